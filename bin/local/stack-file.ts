@@ -1,0 +1,47 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+// What a running local stack tells the admin CLI (and tests): where its services listen.
+
+export interface LocalStackInfo {
+  pid: number;
+  baseUrl: string;
+  dynamodbEndpoint: string;
+  sqsEndpoint: string;
+  tableName: string;
+  deliveryQueueUrl: string;
+  deliveryDlqUrl: string;
+}
+
+export const dataDir = () => resolve(process.env.HERALD_DATA_DIR || '.herald');
+const stackFile = (dir: string) => join(dir, 'stack.json');
+
+export function writeStackInfo(dir: string, info: LocalStackInfo): void {
+  writeFileSync(stackFile(dir), `${JSON.stringify(info, null, 2)}\n`);
+}
+
+export function removeStackInfo(dir: string): void {
+  rmSync(stackFile(dir), { force: true });
+}
+
+export function readStackInfo(dir: string): LocalStackInfo | null {
+  if (!existsSync(stackFile(dir))) return null;
+  const info = JSON.parse(readFileSync(stackFile(dir), 'utf8')) as LocalStackInfo;
+  try {
+    process.kill(info.pid, 0);
+  } catch {
+    return null;
+  }
+  return info;
+}
+
+/** Local secrets are made once per data directory and kept there (mode 600). */
+export function localSecret(dir: string, name: string): string {
+  const file = join(dir, `${name}.secret`);
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(dir, { recursive: true });
+  const value = randomBytes(32).toString('base64url');
+  writeFileSync(file, value, { mode: 0o600 });
+  return value;
+}

@@ -1,0 +1,31 @@
+// Every entity's DynamoDB keys are built here and nowhere else (see README, "Data model").
+// Generic attributes: pk, sk, gsi1pk, gsi1sk.
+
+import type { PostStatus } from '#core/schemas';
+
+export const keys = {
+  org: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
+  user: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `USER#${userId}` }),
+  /** Uniqueness guard for a user's email inside an organization. */
+  userEmail: (orgId: string, email: string) => ({ pk: `ORG#${orgId}`, sk: `EMAIL#${email.toLowerCase()}` }),
+  /** API keys are found by the SHA-256 of the presented key; GSI1 lists an org's keys. */
+  apiKey: (hash: string) => ({ pk: `APIKEY#${hash}`, sk: 'APIKEY' }),
+  apiKeyByOrg: (orgId: string, keyId: string) => ({ gsi1pk: `ORG#${orgId}#KEYS`, gsi1sk: keyId }),
+  apiKeysOfOrg: (orgId: string) => ({ gsi1pk: `ORG#${orgId}#KEYS` }),
+  channel: (orgId: string, channelId: string) => ({ pk: `ORG#${orgId}`, sk: `CHANNEL#${channelId}` }),
+  channelsOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'CHANNEL#' }),
+  /** Platform credentials live apart from the channel so no listing can ever return them. */
+  channelCredentials: (orgId: string, channelId: string) => ({
+    pk: `ORG#${orgId}`,
+    sk: `CREDS#${channelId}`,
+  }),
+  post: (orgId: string, postId: string) => ({ pk: `ORG#${orgId}`, sk: `POST#${postId}` }),
+  postsOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'POST#' }),
+  postByStatus: (orgId: string, status: PostStatus, postId: string) => ({
+    gsi1pk: `ORG#${orgId}#POSTS#${status}`,
+    gsi1sk: `POST#${postId}`,
+  }),
+  postsByStatus: (orgId: string, status: PostStatus) => ({ gsi1pk: `ORG#${orgId}#POSTS#${status}` }),
+  media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
+  idempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
+} as const;

@@ -1,0 +1,187 @@
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { ChannelRecord, Org, OrgSettings } from '#core/accounts';
+import type { MediaAssetRecord } from '#core/media';
+import type { PostRecord } from '#core/posts';
+import type { PostStatus } from '#core/schemas';
+import { ddb } from '#shared/clients';
+import { keys } from './keys.ts';
+import { batchGet, fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
+
+// Posts: one item per post holding its variants and per-channel deliveries, so a post is read and
+// written in one request. GSI1 (`ORG#<org>#POSTS#<status>`) serves the status filter.
+
+export class ConcurrentChangeError extends Error {
+  constructor() {
+    super('the post or the workspace settings changed concurrently');
+    this.name = 'ConcurrentChangeError';
+  }
+}
+
+function toItem(post: PostRecord) {
+  return {
+    ...keys.post(post.org_id, post.id),
+    ...keys.postByStatus(post.org_id, post.status, post.id),
+    entity: 'post',
+    ...post,
+  };
+}
+
+export async function getPost(orgId: string, postId: string): Promise<PostRecord | null> {
+  const res = await ddb.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: keys.post(orgId, postId), ConsistentRead: true }),
+  );
+  return res.Item ? fromItem<PostRecord>(res.Item) : null;
+}
+
+/** The org (for its settings) and the post in one round trip. */
+export async function getPostWithOrg(
+  orgId: string,
+  postId: string,
+): Promise<{ org: Org | null; post: PostRecord | null }> {
+  const [org, post] = await batchGet([keys.org(orgId), keys.post(orgId, postId)]);
+  return { org: org ? fromItem<Org>(org) : null, post: post ? fromItem<PostRecord>(post) : null };
+}
+
+/** Everything createPost checks against, in one round trip: the org, the channels, the media assets. */
+export async function loadPostContext(
+  orgId: string,
+  channelIds: string[],
+  mediaIds: string[],
+): Promise<{ org: Org | null; channels: Map<string, ChannelRecord>; media: Map<string, MediaAssetRecord> }> {
+  const [org, ...found] = await batchGet([
+    keys.org(orgId),
+    ...channelIds.map((id) => keys.channel(orgId, id)),
+    ...mediaIds.map((id) => keys.media(orgId, id)),
+  ]);
+  const channels = new Map<string, ChannelRecord>();
+  const media = new Map<string, MediaAssetRecord>();
+  for (const item of found) {
+    if (item?.entity === 'channel') channels.set(item.id as string, fromItem<ChannelRecord>(item));
+    if (item?.entity === 'media') media.set(item.id as string, fromItem<MediaAssetRecord>(item));
+  }
+  return { org: org ? fromItem<Org>(org) : null, channels, media };
+}
+
+export async function insertPost(post: PostRecord): Promise<void> {
+  await ddb.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: toItem(post),
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+/** The settings a decision was based on must still hold when it is written. */
+function settingsGuard(orgId: string, settings: Partial<OrgSettings>) {
+  const names: Record<string, string> = { '#s': 'settings' };
+  const values: Record<string, unknown> = {};
+  const conds = Object.entries(settings).map(([k, v]) => {
+    names[`#${k}`] = k;
+    values[`:${k}`] = v;
+    return `#s.#${k} = :${k}`;
+  });
+  return {
+    ConditionCheck: {
+      TableName: TABLE_NAME,
+      Key: keys.org(orgId),
+      ConditionExpression: conds.join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/**
+ * Writes `next` over the version that was read, atomically with a check that the org settings the
+ * decision used are unchanged. Throws ConcurrentChangeError when either moved.
+ */
+export async function replacePost(
+  next: PostRecord,
+  readVersion: number,
+  settings: Partial<OrgSettings>,
+): Promise<PostRecord> {
+  const written = { ...next, version: readVersion + 1 };
+  try {
+    await ddb.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          settingsGuard(next.org_id, settings),
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: toItem(written),
+              ConditionExpression: 'version = :v',
+              ExpressionAttributeValues: { ':v': readVersion },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (err) {
+    if (isConditionFailure(err)) throw new ConcurrentChangeError();
+    throw err;
+  }
+  return written;
+}
+
+/** Deletes the post as read, only while dangerous operations are still on. */
+export async function removePost(post: PostRecord): Promise<void> {
+  try {
+    await ddb.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          settingsGuard(post.org_id, { dangerous_ops: true }),
+          {
+            Delete: {
+              TableName: TABLE_NAME,
+              Key: keys.post(post.org_id, post.id),
+              ConditionExpression: 'version = :v',
+              ExpressionAttributeValues: { ':v': post.version },
+            },
+          },
+        ],
+      }),
+    );
+  } catch (err) {
+    if (isConditionFailure(err)) throw new ConcurrentChangeError();
+    throw err;
+  }
+}
+
+/** One page of posts, newest first; `afterId` is the last post id of the previous page. */
+export async function queryPosts(
+  orgId: string,
+  opts: { limit: number; afterId?: string | undefined; status?: PostStatus | undefined },
+): Promise<{ posts: PostRecord[]; hasMore: boolean }> {
+  // One extra item tells whether another page exists without a second request.
+  const common = { TableName: TABLE_NAME, ScanIndexForward: false, Limit: opts.limit + 1 };
+  const after = opts.afterId ? keys.post(orgId, opts.afterId) : undefined;
+  const input = opts.status
+    ? {
+        ...common,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': keys.postsByStatus(orgId, opts.status).gsi1pk },
+        ExclusiveStartKey:
+          after && opts.afterId
+            ? { ...after, ...keys.postByStatus(orgId, opts.status, opts.afterId) }
+            : undefined,
+      }
+    : {
+        ...common,
+        ConsistentRead: true,
+        KeyConditionExpression: 'pk = :p AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: {
+          ':p': keys.postsOfOrg(orgId).pk,
+          ':prefix': keys.postsOfOrg(orgId).skPrefix,
+        },
+        ExclusiveStartKey: after,
+      };
+  const res = await ddb.send(new QueryCommand(input));
+  const items = res.Items ?? [];
+  return {
+    posts: items.slice(0, opts.limit).map((i) => fromItem<PostRecord>(i)),
+    hasMore: items.length > opts.limit,
+  };
+}

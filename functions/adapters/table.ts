@@ -1,0 +1,54 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb } from '#shared/clients';
+import { requireEnv } from '#shared/config';
+
+export const TABLE_NAME = requireEnv('TABLE_NAME');
+
+export type Key = { pk: string; sk: string };
+export type Item = Record<string, unknown>;
+
+const KEY_ATTRS = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', 'entity', 'ttl']);
+
+/** The record without its table bookkeeping (keys, entity tag, TTL). */
+export function fromItem<T>(item: Item): T {
+  const out: Item = {};
+  for (const [k, v] of Object.entries(item)) if (!KEY_ATTRS.has(k)) out[k] = v;
+  return out as T;
+}
+
+/**
+ * Strongly consistent BatchGetItem: up to 100 keys per request, chunks in parallel, so it is one
+ * round trip on the critical path (plus retries of unprocessed keys only when DynamoDB sheds load).
+ * Results come back in the order of `keyList`; null where missing.
+ */
+export async function batchGet(keyList: Key[]): Promise<Array<Item | null>> {
+  const found = new Map<string, Item>();
+  const id = (k: { pk: unknown; sk: unknown }) => `${k.pk}\u0000${k.sk}`;
+  const unique = [...new Map(keyList.map((k) => [id(k), k])).values()];
+  const chunks: Key[][] = [];
+  for (let i = 0; i < unique.length; i += 100) chunks.push(unique.slice(i, i + 100));
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let pending = chunk;
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 6) throw new Error('BatchGetItem kept returning unprocessed keys');
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 25 * 2 ** attempt));
+        const res = await ddb.send(
+          new BatchGetCommand({ RequestItems: { [TABLE_NAME]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of res.Responses?.[TABLE_NAME] ?? []) found.set(id(item as Key), item);
+        pending = (res.UnprocessedKeys?.[TABLE_NAME]?.Keys as Key[] | undefined) ?? [];
+      }
+    }),
+  );
+  return keyList.map((k) => found.get(id(k)) ?? null);
+}
+
+/** True when a transaction was cancelled by a failed condition (a concurrent change). */
+export function isConditionFailure(err: unknown): boolean {
+  if (err instanceof TransactionCanceledException) {
+    return (err.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
+  }
+  return (err as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+}

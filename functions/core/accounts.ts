@@ -1,0 +1,92 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Scope } from '#lib/operations';
+import type { Platform } from './platforms.ts';
+
+// Organizations, their users and API keys, and who may do what.
+
+export const PLANS = ['free', 'starter', 'team', 'agency'] as const;
+export type Plan = (typeof PLANS)[number];
+export const ROLES = ['owner', 'admin', 'member'] as const;
+export type Role = (typeof ROLES)[number];
+
+export interface OrgSettings {
+  dangerous_ops: boolean;
+  approval_required: boolean;
+}
+
+export interface Org {
+  id: string;
+  name: string;
+  plan: Plan;
+  settings: OrgSettings;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface User {
+  id: string;
+  org_id: string;
+  email: string;
+  role: Role;
+  created_at: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  org_id: string;
+  name: string | null;
+  scopes: Scope[];
+  created_by: string;
+  created_at: string;
+  revoked_at: string | null;
+  /** First characters of the key, to recognise it in lists without revealing it. */
+  prefix: string;
+}
+
+export interface ChannelRecord {
+  id: string;
+  org_id: string;
+  platform: Platform;
+  handle: string;
+  avatar_url: string | null;
+  followers: number;
+  status: 'live' | 'reauth_required' | 'error' | 'disconnected';
+  last_sync_at: string | null;
+  last_error: string | null;
+  created_at: string;
+}
+
+export const KEY_PREFIX = 'svc_live_';
+
+/** A new plaintext key: the prefix and 32 random bytes. Shown once, stored only as its hash. */
+export function generateApiKey(): string {
+  return KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Keys are 256-bit random, so a fast hash is enough: no dictionary to protect against. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+export const looksLikeApiKey = (key: string) =>
+  key.startsWith(KEY_PREFIX) && key.length > KEY_PREFIX.length + 20 && key.length < 200;
+
+export const canMintKeys = (role: Role) => role === 'owner' || role === 'admin';
+export const canChangeSettings = (role: Role) => role === 'owner';
+export const canApprovePosts = (role: Role) => role === 'owner' || role === 'admin';
+
+export const defaultSettings = (): OrgSettings => ({ dangerous_ops: false, approval_required: false });
+
+export function toChannel(rec: ChannelRecord) {
+  return {
+    id: rec.id,
+    platform: rec.platform,
+    handle: rec.handle,
+    avatar_url: rec.avatar_url,
+    followers: rec.followers,
+    status: rec.status,
+    last_sync_at: rec.last_sync_at,
+    last_error: rec.last_error,
+    created_at: rec.created_at,
+  };
+}

@@ -1,0 +1,93 @@
+// Every error the API can answer with. Codes are public API (SPEC §7, DECISIONS §2–§5).
+
+export const PROBLEMS = {
+  invalid_request: { status: 400, title: 'Malformed request' },
+  validation_failed: { status: 400, title: 'Validation failed' },
+  authentication_required: { status: 401, title: 'Authentication required' },
+  invalid_api_key: { status: 401, title: 'Invalid API key' },
+  insufficient_scope: { status: 403, title: 'Insufficient scope' },
+  feature_not_enabled: { status: 403, title: 'Feature not enabled' },
+  dangerous_ops_disabled: { status: 403, title: 'Dangerous operations disabled' },
+  resource_not_found: { status: 404, title: 'Resource not found' },
+  method_not_allowed: { status: 405, title: 'Method not allowed' },
+  resource_conflict: { status: 409, title: 'Resource conflict' },
+  idempotency_in_progress: { status: 409, title: 'Idempotent request in progress' },
+  payload_too_large: { status: 413, title: 'Payload too large' },
+  idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
+  rate_limited: { status: 429, title: 'Rate limited' },
+  quota_exhausted: { status: 429, title: 'Quota exhausted' },
+  internal_error: { status: 500, title: 'Internal server error' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemCode = keyof typeof PROBLEMS;
+
+/** One field-level failure of a validation_failed problem. */
+export interface FieldError {
+  /** RFC 6901 JSON Pointer; '' is the whole body, `/query/<name>` a query parameter. */
+  pointer: string;
+  code: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly code: ProblemCode;
+  readonly status: number;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    code: ProblemCode,
+    detail: string,
+    opts: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = PROBLEMS[code].status;
+    this.errors = opts.errors;
+    this.headers = opts.headers ?? {};
+  }
+}
+
+export class ValidationError extends ApiError {
+  constructor(errors: FieldError[], detail = 'The request has invalid fields; see errors.') {
+    super('validation_failed', detail, { errors });
+    this.name = 'ValidationError';
+  }
+}
+
+export const notFound = (what: string) => new ApiError('resource_not_found', `No ${what} with that id.`);
+export const conflict = (detail: string) => new ApiError('resource_conflict', detail);
+export const dangerousOpsDisabled = () =>
+  new ApiError(
+    'dangerous_ops_disabled',
+    'Publishing now and deleting posts are off for this workspace until an owner turns on Dangerous AI operations.',
+  );
+
+/** `https://docs.example/api/problems/validation-failed` */
+export function problemType(docsUrl: string, code: ProblemCode): string {
+  return `${docsUrl}/api/problems/${code.replaceAll('_', '-')}`;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: ProblemCode;
+  detail: string;
+  request_id: string;
+  errors?: FieldError[];
+}
+
+export function toProblem(err: ApiError, requestId: string, docsUrl: string): Problem {
+  const problem: Problem = {
+    type: problemType(docsUrl, err.code),
+    title: PROBLEMS[err.code].title,
+    status: err.status,
+    code: err.code,
+    detail: err.message,
+    request_id: requestId,
+  };
+  if (err.errors) problem.errors = err.errors;
+  return problem;
+}

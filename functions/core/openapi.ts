@@ -1,0 +1,238 @@
+import * as z from 'zod/mini';
+import { operations, SCOPES } from '#lib/operations';
+import { type Contract, contracts, type OperationId } from './contracts.ts';
+import { PROBLEMS, type ProblemCode, problemType } from './errors.ts';
+import './schemas.ts';
+
+// OpenAPI 3.1 generated from the operations manifest, the contracts and the zod schemas: the
+// document cannot drift from what the handlers validate and answer.
+
+type Json = Record<string, unknown>;
+
+const ALWAYS: ProblemCode[] = [
+  'authentication_required',
+  'invalid_api_key',
+  'rate_limited',
+  'quota_exhausted',
+  'internal_error',
+];
+
+const REF = '#/components/schemas/';
+
+// Date-times carry `format: date-time`; zod's equivalent regex only adds noise to the document.
+const override = (ctx: { jsonSchema: Json }) => {
+  if (ctx.jsonSchema.format === 'date-time') delete ctx.jsonSchema.pattern;
+};
+
+function components(): Record<string, Json> {
+  const { schemas } = z.toJSONSchema(z.globalRegistry, {
+    target: 'draft-2020-12',
+    uri: (id) => `${REF}${id}`,
+    override,
+  }) as { schemas: Record<string, Json> };
+  for (const schema of Object.values(schemas)) {
+    delete schema.$schema;
+    delete schema.$id;
+  }
+  return schemas;
+}
+
+/** A registered schema becomes a $ref to its component; anything else is inlined. */
+function inline(schema: z.ZodMiniType): Json {
+  const id = z.globalRegistry.get(schema)?.id;
+  if (id) return { $ref: `${REF}${id}` };
+  const json = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    metadata: z.globalRegistry,
+    override,
+  }) as Json;
+  delete json.$schema;
+  delete json.$defs;
+  return JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', `"${REF}`)) as Json;
+}
+
+function queryParameters(schema: z.ZodMiniType | undefined): Json[] {
+  if (!schema) return [];
+  const json = inline(schema) as { properties?: Record<string, Json>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, s]) => ({
+    name,
+    in: 'query',
+    required: json.required?.includes(name) ?? false,
+    description: QUERY_DOCS[name] ?? name,
+    schema: s,
+  }));
+}
+
+const QUERY_DOCS: Record<string, string> = {
+  limit: 'Page size, 1 to 100 (default 25).',
+  after: 'Opaque cursor: the `next_cursor` of the previous page, unchanged.',
+  status: 'Only posts in this status.',
+};
+
+const requestIdHeader = {
+  'X-Request-Id': {
+    description: 'Request id; equals `request_id` in problem bodies.',
+    schema: { type: 'string' },
+  },
+};
+
+function problemResponse(codes: ProblemCode[], docsUrl: string): Json {
+  const examples = Object.fromEntries(
+    codes.map((code) => [
+      code,
+      {
+        summary: PROBLEMS[code].title,
+        value: {
+          type: problemType(docsUrl, code),
+          title: PROBLEMS[code].title,
+          status: PROBLEMS[code].status,
+          code,
+          detail: PROBLEMS[code].title,
+          request_id: 'req_example',
+          ...(code === 'validation_failed'
+            ? {
+                errors: [
+                  {
+                    pointer: '/variants/0/channel_id',
+                    code: 'unknown_channel',
+                    message: 'No connected channel with this id.',
+                  },
+                ],
+              }
+            : {}),
+        },
+      },
+    ]),
+  );
+  const headers: Json = { ...requestIdHeader };
+  if (codes.some((c) => c === 'rate_limited' || c === 'quota_exhausted')) {
+    headers['Retry-After'] = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
+  }
+  return {
+    description: codes.map((c) => `\`${c}\``).join(', '),
+    headers,
+    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' }, examples } },
+  };
+}
+
+function operationObject(id: OperationId, docsUrl: string): Json {
+  const op = operations.find((o) => o.id === id)!;
+  const contract: Contract = contracts[id];
+  const security = op.scope === null ? [] : [{ bearerAuth: [op.scope] }, { apiKeyHeader: [op.scope] }];
+  const parameters: Json[] = [];
+  if (op.path.includes('{id}')) {
+    parameters.push({
+      name: 'id',
+      in: 'path',
+      required: true,
+      description: 'Resource id.',
+      schema: { type: 'string' },
+    });
+  }
+  parameters.push(...queryParameters(contract.query));
+  if (contract.idempotent) {
+    parameters.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes retries safe: within 24 h the same key and body replay the first response (with `Idempotency-Replayed: true`); another body answers 422. A UUID is recommended.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+    });
+  }
+
+  const successHeaders: Json = { ...requestIdHeader };
+  if (contract.idempotent) {
+    successHeaders['Idempotency-Replayed'] = {
+      description:
+        '`true` when this response is a replay of an earlier request with the same Idempotency-Key.',
+      schema: { type: 'string', enum: ['true'] },
+    };
+  }
+  const responses: Json = {
+    [String(contract.success.status)]: {
+      description: contract.success.description,
+      headers: successHeaders,
+      content: {
+        'application/json': {
+          schema: contract.success.schema ? inline(contract.success.schema) : { type: 'object' },
+        },
+      },
+    },
+  };
+  const codes =
+    op.scope === null ? [...contract.errors, 'internal_error' as const] : [...contract.errors, ...ALWAYS];
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const code of codes)
+    byStatus.set(PROBLEMS[code].status, [...(byStatus.get(PROBLEMS[code].status) ?? []), code]);
+  for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b))
+    responses[String(status)] = problemResponse(list, docsUrl);
+
+  const body = contract.body
+    ? {
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: inline(contract.body) } },
+        },
+      }
+    : {};
+  return {
+    operationId: id,
+    summary: op.summary,
+    description: `${contract.description}${op.scope ? `\n\nRequired scope: \`${op.scope}\`.` : ''}`,
+    tags: [op.tag],
+    security,
+    ...(parameters.length ? { parameters } : {}),
+    ...body,
+    responses,
+  };
+}
+
+export function buildOpenApi(opts: { docsUrl: string; serverUrl?: string }): Json {
+  const paths: Record<string, Json> = {};
+  for (const op of operations) {
+    paths[op.path] ??= {};
+    (paths[op.path] as Json)[op.method.toLowerCase()] = operationObject(op.id as OperationId, opts.docsUrl);
+  }
+  const tags = [...new Set(operations.map((o) => o.tag))].map((name) => ({
+    name,
+    description: TAG_DOCS[name] ?? name,
+  }));
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Herald Social Publishing API',
+      version: '1.0.0',
+      summary: 'Schedule, publish and measure social posts across connected channels.',
+      description:
+        'A versioned REST API over HTTPS with JSON bodies. Authenticate with an organization API key (`svc_live_…`) as `Authorization: Bearer <key>` or `x-api-key: <key>`. Errors are RFC 9457 problem+json with a stable `code`.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: opts.serverUrl ?? '/', description: 'This deployment' }],
+    tags,
+    security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+    paths,
+    components: {
+      schemas: components(),
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `API key as a bearer token. Scopes: ${SCOPES.join(', ')}.`,
+        },
+        apiKeyHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description: 'API key in the x-api-key header.',
+        },
+      },
+    },
+  };
+}
+
+const TAG_DOCS: Record<string, string> = {
+  Channels: 'Connected social accounts.',
+  Posts: 'Drafts, scheduled and published posts and their deliveries.',
+  Meta: 'Machine-readable description of the API.',
+};

@@ -1,0 +1,275 @@
+import * as z from 'zod/mini';
+import type { FieldError } from './errors.ts';
+import { issuesToFieldErrors } from './validation.ts';
+
+// Per-platform rules checked at createPost (DECISIONS §2): text length as each platform counts it,
+// media kinds and counts, and the `options` each platform understands.
+
+export const PLATFORMS = [
+  'x',
+  'linkedin',
+  'bluesky',
+  'mastodon',
+  'threads',
+  'instagram',
+  'facebook',
+  'tiktok',
+  'youtube',
+  'pinterest',
+] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+export type MediaKind = 'image' | 'video' | 'audio';
+
+type Counter = 'graphemes' | 'x_weighted' | 'chars_urls_23' | 'code_points';
+
+interface MediaRule {
+  /** Media is mandatory (Instagram, TikTok, YouTube, Pinterest). */
+  required: boolean;
+  kinds: readonly MediaKind[];
+  maxImages: number;
+  maxVideos: number;
+  /** At most this many items in all. */
+  maxItems: number;
+  /** Images and videos may be combined in one post (carousels). */
+  mixed: boolean;
+}
+
+export interface PlatformRule {
+  maxText: number;
+  counter: Counter;
+  media: MediaRule;
+  options: z.ZodMiniType;
+}
+
+const URL_RE = /https?:\/\/[^\s<>"]+/giu;
+const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
+const EMOJI = /\p{Extended_Pictographic}/u;
+
+function graphemes(text: string): string[] {
+  return Array.from(segmenter.segment(text), (s) => s.segment);
+}
+
+// twitter-text v3 weighting: these code point ranges weigh 1, everything else 2,
+// an emoji sequence 2, and every URL 23 (t.co wrapping).
+const X_LIGHT: ReadonlyArray<readonly [number, number]> = [
+  [0, 4351],
+  [8192, 8205],
+  [8208, 8223],
+  [8242, 8247],
+];
+
+function xWeight(text: string): number {
+  let weight = 0;
+  const rest = text.replace(URL_RE, () => {
+    weight += 23;
+    return '';
+  });
+  for (const g of graphemes(rest)) {
+    if (EMOJI.test(g)) {
+      weight += 2;
+      continue;
+    }
+    for (const ch of g) {
+      const cp = ch.codePointAt(0) ?? 0;
+      weight += X_LIGHT.some(([lo, hi]) => cp >= lo && cp <= hi) ? 1 : 2;
+    }
+  }
+  return weight;
+}
+
+export function textLength(counter: Counter, text: string): number {
+  switch (counter) {
+    case 'graphemes':
+      return graphemes(text).length;
+    case 'x_weighted':
+      return xWeight(text);
+    case 'chars_urls_23': {
+      let n = 0;
+      const rest = text.replace(URL_RE, () => {
+        n += 23;
+        return '';
+      });
+      return n + [...rest].length;
+    }
+    case 'code_points':
+      return [...text].length;
+  }
+}
+
+const str = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
+const httpsUrl = z.url({ protocol: /^https?$/ });
+const noOptions = z.strictObject({});
+
+const media = (m: Partial<MediaRule> & Pick<MediaRule, 'maxItems'>): MediaRule => ({
+  required: false,
+  kinds: ['image', 'video'],
+  maxImages: m.maxItems,
+  maxVideos: 1,
+  mixed: false,
+  ...m,
+});
+
+export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
+  x: {
+    maxText: 280,
+    counter: 'x_weighted',
+    media: media({ maxItems: 4 }),
+    options: z.strictObject({
+      reply_settings: z.optional(z.enum(['following', 'mentionedUsers', 'subscribers', 'verified'])),
+    }),
+  },
+  linkedin: {
+    maxText: 3000,
+    counter: 'code_points',
+    media: media({ maxItems: 20 }),
+    options: z.strictObject({ visibility: z.optional(z.enum(['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'])) }),
+  },
+  bluesky: {
+    maxText: 300,
+    counter: 'graphemes',
+    media: media({ maxItems: 4 }),
+    options: z.strictObject({
+      langs: z.optional(
+        z.array(z.string().check(z.regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$/))).check(z.maxLength(3)),
+      ),
+    }),
+  },
+  mastodon: {
+    maxText: 500,
+    counter: 'chars_urls_23',
+    media: media({ maxItems: 4, kinds: ['image', 'video', 'audio'] }),
+    options: z.strictObject({
+      visibility: z.optional(z.enum(['public', 'unlisted', 'private', 'direct'])),
+      spoiler_text: z.optional(z.string().check(z.maxLength(500))),
+      sensitive: z.optional(z.boolean()),
+      language: z.optional(z.string().check(z.regex(/^[a-z]{2,3}$/))),
+    }),
+  },
+  threads: {
+    maxText: 500,
+    counter: 'code_points',
+    media: media({ maxItems: 20, maxVideos: 20, mixed: true }),
+    options: z.strictObject({
+      reply_control: z.optional(z.enum(['everyone', 'accounts_you_follow', 'mentioned_only'])),
+    }),
+  },
+  instagram: {
+    maxText: 2200,
+    counter: 'code_points',
+    media: media({ required: true, maxItems: 10, maxVideos: 10, mixed: true }),
+    options: noOptions,
+  },
+  facebook: {
+    maxText: 63206,
+    counter: 'code_points',
+    media: media({ maxItems: 10 }),
+    options: z.strictObject({ link: z.optional(httpsUrl) }),
+  },
+  tiktok: {
+    maxText: 2200,
+    counter: 'code_points',
+    media: media({ required: true, maxItems: 35 }),
+    options: z.strictObject({
+      privacy_level: z.optional(
+        z.enum(['PUBLIC_TO_EVERYONE', 'MUTUAL_FOLLOW_FRIENDS', 'FOLLOWER_OF_CREATOR', 'SELF_ONLY']),
+      ),
+      disable_comment: z.optional(z.boolean()),
+      disable_duet: z.optional(z.boolean()),
+      disable_stitch: z.optional(z.boolean()),
+    }),
+  },
+  youtube: {
+    maxText: 5000,
+    counter: 'code_points',
+    media: media({ required: true, maxItems: 1, maxImages: 0, kinds: ['video'] }),
+    options: z.strictObject({
+      title: z.optional(str(100).check(z.regex(/^[^<>]*$/))),
+      privacy_status: z.optional(z.enum(['public', 'unlisted', 'private'])),
+      tags: z.optional(z.array(str(100)).check(z.maxLength(30))),
+      made_for_kids: z.optional(z.boolean()),
+      category_id: z.optional(z.string().check(z.regex(/^[0-9]{1,3}$/))),
+    }),
+  },
+  pinterest: {
+    maxText: 800,
+    counter: 'code_points',
+    media: media({ required: true, maxItems: 1 }),
+    options: z.strictObject({
+      board_id: z.optional(z.string().check(z.regex(/^[0-9]{1,32}$/))),
+      link: z.optional(httpsUrl.check(z.maxLength(2048))),
+      title: z.optional(str(100)),
+    }),
+  },
+};
+
+export interface VariantInput {
+  body: string;
+  media?: ReadonlyArray<{ type: MediaKind }> | undefined;
+  options?: Record<string, unknown> | undefined;
+}
+
+/** Field errors for one variant against its channel's platform; pointers start at `base`. */
+export function checkVariant(platform: Platform, variant: VariantInput, base: string): FieldError[] {
+  const rule = PLATFORM_RULES[platform];
+  const errors: FieldError[] = [];
+  const length = textLength(rule.counter, variant.body);
+  if (length > rule.maxText) {
+    errors.push({
+      pointer: `${base}/body`,
+      code: 'text_too_long',
+      message: `${platform} allows ${rule.maxText} characters as it counts them; this text is ${length}.`,
+    });
+  }
+
+  const items = variant.media ?? [];
+  const images = items.filter((m) => m.type === 'image').length;
+  const videos = items.filter((m) => m.type === 'video').length;
+  items.forEach((m, i) => {
+    if (!rule.media.kinds.includes(m.type)) {
+      errors.push({
+        pointer: `${base}/media/${i}/type`,
+        code: 'unsupported_media',
+        message: `${platform} does not accept ${m.type} attachments.`,
+      });
+    }
+  });
+  if (rule.media.required && items.length === 0) {
+    errors.push({
+      pointer: `${base}/media`,
+      code: 'media_required',
+      message: `${platform} posts need media.`,
+    });
+  } else if (
+    items.length > rule.media.maxItems ||
+    images > rule.media.maxImages ||
+    videos > rule.media.maxVideos ||
+    (!rule.media.mixed && items.length > 1 && (videos > 0 || items.length - images > 0))
+  ) {
+    errors.push({
+      pointer: `${base}/media`,
+      code: 'too_many_media',
+      message: `${platform} allows up to ${rule.media.maxImages} image(s) or ${rule.media.maxVideos} video(s)${
+        rule.media.mixed ? ` (${rule.media.maxItems} items in all)` : ', not combined'
+      }.`,
+    });
+  }
+
+  const parsed = rule.options.safeParse(variant.options ?? {});
+  if (!parsed.success) {
+    for (const e of issuesToFieldErrors(parsed.error.issues, `${base}/options`)) {
+      errors.push({ pointer: e.pointer, code: 'invalid_option', message: `${platform}: ${e.message}` });
+    }
+  }
+  if (platform === 'mastodon' && typeof variant.options?.spoiler_text === 'string') {
+    const total = textLength('chars_urls_23', variant.body) + [...variant.options.spoiler_text].length;
+    if (total > rule.maxText && length <= rule.maxText) {
+      errors.push({
+        pointer: `${base}/body`,
+        code: 'text_too_long',
+        message: `mastodon counts spoiler_text toward its ${rule.maxText} characters; together they are ${total}.`,
+      });
+    }
+  }
+  return errors;
+}

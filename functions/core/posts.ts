@@ -1,0 +1,303 @@
+import type { OrgSettings } from './accounts.ts';
+import { conflict, dangerousOpsDisabled, type FieldError } from './errors.ts';
+import type { MediaKind } from './platforms.ts';
+import { type CreatePostInput, LIMITS, type PostStatus } from './schemas.ts';
+
+// The post state machine (SPEC §3, DECISIONS §2–§3). Pure: it decides, the adapters persist.
+
+export type DeliveryStage = 'queued' | 'sending' | 'retrying' | 'published' | 'failed';
+
+export interface DeliveryRecord {
+  channel_id: string;
+  stage: DeliveryStage;
+  external_id: string | null;
+  url: string | null;
+  error: string | null;
+  error_category: string | null;
+  attempts: number;
+  updated_at: string;
+  /** The publish round this delivery belongs to; a message of an older round is stale. */
+  round: number;
+}
+
+export interface VariantRecord {
+  id: string;
+  channel_id: string;
+  body: string;
+  media: { url: string; type: MediaKind; alt: string }[];
+  options: Record<string, unknown>;
+}
+
+export interface PostRecord {
+  id: string;
+  org_id: string;
+  status: PostStatus;
+  type: 'single';
+  title: string | null;
+  body: string | null;
+  scheduled_at: string | null;
+  published_at: string | null;
+  created_at: string;
+  updated_at: string;
+  variants: VariantRecord[];
+  deliveries: Record<string, DeliveryRecord>;
+  /** Incremented every time the post starts publishing. */
+  round: number;
+  /** Optimistic-concurrency version; every writer increments it. */
+  version: number;
+  /** What a needs_approval post asked for. */
+  approval: { mode: 'schedule' | 'publish' } | null;
+}
+
+export function toPost(rec: PostRecord) {
+  return {
+    id: rec.id,
+    status: rec.status,
+    type: rec.type,
+    title: rec.title,
+    body: rec.body,
+    scheduled_at: rec.scheduled_at,
+    published_at: rec.published_at,
+    created_at: rec.created_at,
+    updated_at: rec.updated_at,
+    variants: rec.variants.map((v) => ({ ...v })),
+    deliveries: rec.variants.flatMap((v) => {
+      const d = rec.deliveries[v.channel_id];
+      if (!d) return [];
+      return [
+        {
+          channel_id: d.channel_id,
+          stage: d.stage,
+          external_id: d.external_id,
+          url: d.url,
+          error: d.error,
+          error_category: d.error_category,
+          attempts: d.attempts,
+          updated_at: d.updated_at,
+        },
+      ];
+    }),
+  };
+}
+export type PostResource = ReturnType<typeof toPost>;
+
+// ---- createPost --------------------------------------------------------------------------------
+
+export type Mode = 'draft' | 'schedule' | 'publish';
+
+/** Exactly one of draft: true, scheduled_at, publish_now: true (DECISIONS §3). */
+export function resolveMode(input: CreatePostInput, now: Date): { mode: Mode } | { errors: FieldError[] } {
+  const given: Array<[Mode, string]> = [];
+  if (input.draft === true) given.push(['draft', '/draft']);
+  if (input.scheduled_at != null) given.push(['schedule', '/scheduled_at']);
+  if (input.publish_now === true) given.push(['publish', '/publish_now']);
+  const [first] = given;
+  if (!first) {
+    return {
+      errors: [
+        {
+          pointer: '',
+          code: 'mode_required',
+          message: 'Give exactly one of draft: true, scheduled_at or publish_now: true.',
+        },
+      ],
+    };
+  }
+  if (given.length > 1) {
+    return {
+      errors: given.map(([, pointer]) => ({
+        pointer,
+        code: 'mode_conflict',
+        message: 'draft, scheduled_at and publish_now are mutually exclusive; give exactly one.',
+      })),
+    };
+  }
+  const errors: FieldError[] = [];
+  if (first[0] === 'schedule') {
+    const e = checkScheduleTime(input.scheduled_at as string, now);
+    if (e) errors.push(e);
+  }
+  if (first[0] !== 'draft' && input.variants.length === 0) {
+    errors.push({
+      pointer: '/variants',
+      code: 'too_few_items',
+      message: 'Scheduling or publishing needs at least one variant.',
+    });
+  }
+  return errors.length ? { errors } : { mode: first[0] };
+}
+
+export function checkScheduleTime(iso: string, now: Date, pointer = '/scheduled_at'): FieldError | null {
+  const at = Date.parse(iso);
+  if (at <= now.getTime())
+    return { pointer, code: 'not_in_future', message: 'scheduled_at must be in the future.' };
+  if (at > now.getTime() + LIMITS.scheduleHorizonDays * 86_400_000) {
+    return {
+      pointer,
+      code: 'too_far_in_future',
+      message: `scheduled_at may be at most ${LIMITS.scheduleHorizonDays} days ahead.`,
+    };
+  }
+  return null;
+}
+
+export function duplicateChannelErrors(input: CreatePostInput): FieldError[] {
+  const seen = new Set<string>();
+  const errors: FieldError[] = [];
+  input.variants.forEach((v, i) => {
+    if (seen.has(v.channel_id)) {
+      errors.push({
+        pointer: `/variants/${i}/channel_id`,
+        code: 'duplicate_channel',
+        message: 'One variant per channel.',
+      });
+    }
+    seen.add(v.channel_id);
+  });
+  return errors;
+}
+
+/** The new post record for a validated createPost request. */
+export function newPost(args: {
+  id: string;
+  orgId: string;
+  input: CreatePostInput;
+  mode: Mode;
+  settings: OrgSettings;
+  variantIds: string[];
+  now: Date;
+}): PostRecord {
+  const { input, mode, settings, now } = args;
+  if (mode === 'publish' && !settings.dangerous_ops) throw dangerousOpsDisabled();
+  const at = now.toISOString();
+  const post: PostRecord = {
+    id: args.id,
+    org_id: args.orgId,
+    status: 'draft',
+    type: 'single',
+    title: input.title ?? null,
+    body: input.body ?? null,
+    scheduled_at: mode === 'schedule' ? new Date(input.scheduled_at as string).toISOString() : null,
+    published_at: null,
+    created_at: at,
+    updated_at: at,
+    variants: input.variants.map((v, i) => ({
+      id: args.variantIds[i] as string,
+      channel_id: v.channel_id,
+      body: v.body,
+      media: (v.media ?? []).map((m) => ({ url: m.url, type: m.type, alt: m.alt ?? '' })),
+      options: v.options ?? {},
+    })),
+    deliveries: {},
+    round: 0,
+    version: 1,
+    approval: null,
+  };
+  if (mode === 'draft') return post;
+  if (settings.approval_required) return { ...post, status: 'needs_approval', approval: { mode } };
+  return mode === 'schedule' ? { ...post, status: 'scheduled' } : startPublishing(post, now);
+}
+
+// ---- transitions -------------------------------------------------------------------------------
+
+/**
+ * Moves a post to publishing: a new round, and every channel that has not published yet queued.
+ * A channel already published for this post is never queued again.
+ */
+export function startPublishing(post: PostRecord, now: Date): PostRecord {
+  const at = now.toISOString();
+  const round = post.round + 1;
+  const deliveries: Record<string, DeliveryRecord> = {};
+  for (const v of post.variants) {
+    const prev = post.deliveries[v.channel_id];
+    deliveries[v.channel_id] =
+      prev?.stage === 'published'
+        ? prev
+        : {
+            channel_id: v.channel_id,
+            stage: 'queued',
+            external_id: null,
+            url: null,
+            error: null,
+            error_category: null,
+            attempts: 0,
+            updated_at: at,
+            round,
+          };
+  }
+  return { ...post, status: 'publishing', round, deliveries, approval: null, updated_at: at };
+}
+
+/** Channels a publishing post must still deliver to in its current round. */
+export function pendingChannels(post: PostRecord): string[] {
+  return Object.values(post.deliveries)
+    .filter((d) => d.stage === 'queued' && d.round === post.round)
+    .map((d) => d.channel_id);
+}
+
+export type Decision = { change: PostRecord } | { unchanged: PostRecord };
+
+export function decidePublish(post: PostRecord, settings: OrgSettings, now: Date): Decision {
+  switch (post.status) {
+    case 'publishing':
+      return { unchanged: post };
+    case 'published':
+      throw conflict('The post is already published.');
+    case 'needs_approval':
+      throw conflict(
+        'The post is waiting for approval; an owner or admin approves it with `herald post approve`.',
+      );
+    default:
+      break;
+  }
+  if (post.variants.length === 0) throw conflict('The post has no variants to publish.');
+  if (post.status === 'draft' && settings.approval_required) {
+    return {
+      change: {
+        ...post,
+        status: 'needs_approval',
+        approval: { mode: 'publish' },
+        updated_at: now.toISOString(),
+      },
+    };
+  }
+  return { change: startPublishing(post, now) };
+}
+
+export function decideReschedule(
+  post: PostRecord,
+  scheduledAt: string,
+  settings: OrgSettings,
+  now: Date,
+): PostRecord {
+  if (post.status === 'published' || post.status === 'publishing' || post.status === 'needs_approval') {
+    throw conflict(`A ${post.status.replace('_', ' ')} post cannot be rescheduled.`);
+  }
+  if (post.status === 'draft' && post.variants.length === 0)
+    throw conflict('A draft needs variants before it can be scheduled.');
+  const at = now.toISOString();
+  const next = { ...post, scheduled_at: new Date(scheduledAt).toISOString(), updated_at: at };
+  if (post.status === 'draft' && settings.approval_required) {
+    return { ...next, status: 'needs_approval', approval: { mode: 'schedule' } };
+  }
+  return { ...next, status: 'scheduled' };
+}
+
+export function decideDelete(post: PostRecord, settings: OrgSettings): void {
+  if (!settings.dangerous_ops) throw dangerousOpsDisabled();
+  if (post.status === 'publishing')
+    throw conflict('The post is publishing; wait until it is published or failed.');
+}
+
+/** needs_approval → scheduled (a future scheduled_at) or publishing. */
+export function decideApprove(post: PostRecord, now: Date): PostRecord {
+  if (post.status !== 'needs_approval')
+    throw conflict(`The post is ${post.status}, not waiting for approval.`);
+  const scheduled =
+    post.approval?.mode === 'schedule' && post.scheduled_at && Date.parse(post.scheduled_at) > now.getTime();
+  if (scheduled) return { ...post, status: 'scheduled', approval: null, updated_at: now.toISOString() };
+  return startPublishing(
+    { ...post, scheduled_at: post.approval?.mode === 'schedule' ? post.scheduled_at : null },
+    now,
+  );
+}

@@ -1,0 +1,205 @@
+import * as z from 'zod/mini';
+import { PLATFORMS } from './platforms.ts';
+
+// The one set of request and resource schemas: request validation, the OpenAPI document and
+// (later) the MCP tools are all generated from these. zod/mini keeps Lambda bundles small.
+
+const meta = <T extends z.ZodMiniType>(
+  schema: T,
+  m: { id?: string; description?: string; example?: unknown },
+): T => {
+  z.globalRegistry.add(schema, m);
+  return schema;
+};
+
+const dateTime = z.iso.datetime({ offset: true });
+const nullableDateTime = z.nullable(dateTime);
+
+export const POST_STATUSES = [
+  'draft',
+  'scheduled',
+  'publishing',
+  'published',
+  'failed',
+  'needs_approval',
+] as const;
+export type PostStatus = (typeof POST_STATUSES)[number];
+export const CHANNEL_STATUSES = ['live', 'reauth_required', 'error', 'disconnected'] as const;
+export const DELIVERY_STAGES = ['queued', 'sending', 'retrying', 'published', 'failed'] as const;
+export const ERROR_CATEGORIES = [
+  'auth_expired',
+  'user_content',
+  'media_error',
+  'rate_limited',
+  'platform_rejected',
+  'system',
+] as const;
+export const MEDIA_KINDS = ['image', 'video', 'audio'] as const;
+
+export const LIMITS = {
+  variants: 50,
+  mediaPerVariant: 35,
+  variantBody: 63206,
+  postBody: 63206,
+  title: 200,
+  alt: 1500,
+  /** How far ahead a post may be scheduled. */
+  scheduleHorizonDays: 730,
+} as const;
+
+// ---- resources -------------------------------------------------------------------------------
+
+export const PostMediaItem = meta(
+  z.object({
+    url: z.url(),
+    type: z.enum(MEDIA_KINDS),
+    alt: z.string(),
+  }),
+  { id: 'PostMediaItem', description: 'An attachment: the url of a ready media asset.' },
+);
+
+export const Variant = meta(
+  z.object({
+    id: z.string(),
+    channel_id: z.string(),
+    body: z.string(),
+    media: z.array(PostMediaItem),
+    options: z.record(z.string(), z.unknown()),
+  }),
+  { id: 'Variant', description: 'What is published to one channel.' },
+);
+
+export const Delivery = meta(
+  z.object({
+    channel_id: z.string(),
+    stage: z.enum(DELIVERY_STAGES),
+    external_id: z.nullable(z.string()),
+    url: z.nullable(z.string()),
+    error: z.nullable(z.string()),
+    error_category: z.nullable(z.enum(ERROR_CATEGORIES)),
+    attempts: z.int(),
+    updated_at: dateTime,
+  }),
+  { id: 'Delivery', description: 'The latest outcome of delivering a post to one channel.' },
+);
+
+export const Post = meta(
+  z.object({
+    id: z.string(),
+    status: z.enum(POST_STATUSES),
+    type: z.literal('single'),
+    title: z.nullable(z.string()),
+    body: z.nullable(z.string()),
+    scheduled_at: nullableDateTime,
+    published_at: nullableDateTime,
+    created_at: dateTime,
+    updated_at: dateTime,
+    variants: z.array(Variant),
+    deliveries: z.array(Delivery),
+  }),
+  { id: 'Post', description: 'A post with one variant per target channel and its latest deliveries.' },
+);
+
+export const Channel = meta(
+  z.object({
+    id: z.string(),
+    platform: z.enum(PLATFORMS),
+    handle: z.string(),
+    avatar_url: z.nullable(z.string()),
+    followers: z.int(),
+    status: z.enum(CHANNEL_STATUSES),
+    last_sync_at: nullableDateTime,
+    last_error: z.nullable(z.string()),
+    created_at: dateTime,
+  }),
+  { id: 'Channel', description: 'A connected social account.' },
+);
+
+export const ChannelList = meta(z.object({ data: z.array(Channel) }), {
+  id: 'ChannelList',
+  description: 'All connected channels (not paginated; the count is bounded by plan).',
+});
+
+export const PostList = meta(
+  z.object({
+    data: z.array(Post),
+    has_more: z.boolean(),
+    next_cursor: z.nullable(z.string()),
+  }),
+  { id: 'PostList', description: 'A page of posts, newest first.' },
+);
+
+export const PublishPostResponse = meta(z.object({ id: z.string(), status: z.enum(POST_STATUSES) }), {
+  id: 'PublishPostResponse',
+});
+
+export const DeletePostResponse = meta(z.object({ id: z.string(), deleted: z.literal(true) }), {
+  id: 'DeletePostResponse',
+});
+
+export const FieldErrorSchema = z.object({ pointer: z.string(), code: z.string(), message: z.string() });
+
+export const ProblemSchema = meta(
+  z.object({
+    type: z.url(),
+    title: z.string(),
+    status: z.int(),
+    code: z.string(),
+    detail: z.string(),
+    request_id: z.string(),
+    errors: z.optional(z.array(FieldErrorSchema)),
+  }),
+  { id: 'Problem', description: 'RFC 9457 problem details.' },
+);
+
+// ---- requests --------------------------------------------------------------------------------
+
+const PostMediaInput = z.strictObject({
+  url: z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)),
+  type: z.enum(MEDIA_KINDS),
+  alt: z.optional(z.string().check(z.maxLength(LIMITS.alt))),
+});
+
+export const VariantInput = z.strictObject({
+  channel_id: z.string().check(z.minLength(1), z.maxLength(64)),
+  body: z.string().check(z.maxLength(LIMITS.variantBody)),
+  media: z.optional(z.array(PostMediaInput).check(z.maxLength(LIMITS.mediaPerVariant))),
+  options: z.optional(z.record(z.string().check(z.maxLength(64)), z.unknown())),
+});
+
+export const CreatePostBody = meta(
+  z.strictObject({
+    variants: z.array(VariantInput).check(z.maxLength(LIMITS.variants)),
+    title: z.optional(z.nullable(z.string().check(z.maxLength(LIMITS.title)))),
+    body: z.optional(z.nullable(z.string().check(z.maxLength(LIMITS.postBody)))),
+    draft: z.optional(z.boolean()),
+    scheduled_at: z.optional(z.nullable(dateTime)),
+    publish_now: z.optional(z.boolean()),
+  }),
+  {
+    id: 'CreatePostRequest',
+    description:
+      'Exactly one mode: draft: true, scheduled_at (a future time) or publish_now: true (needs the Dangerous AI operations toggle).',
+    example: {
+      variants: [{ channel_id: 'ch_01JD0000000000000000000000', body: 'Hello from Herald' }],
+      scheduled_at: '2030-01-01T09:00:00Z',
+    },
+  },
+);
+export type CreatePostInput = z.infer<typeof CreatePostBody>;
+
+export const ReschedulePostBody = meta(z.strictObject({ scheduled_at: dateTime }), {
+  id: 'ReschedulePostRequest',
+  example: { scheduled_at: '2030-01-01T09:00:00Z' },
+});
+
+const limitParam = z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)));
+const afterParam = z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
+
+export const ListPostsQuery = z.strictObject({
+  limit: limitParam,
+  after: afterParam,
+  status: z.optional(z.enum(POST_STATUSES)),
+});
+
+export const NoQuery = z.strictObject({});

@@ -1,0 +1,14 @@
+import { checkIdempotencyKey } from '#adapters/idempotency';
+import { apiHandler } from '#shared/http';
+import { createPost, createPostIdempotent } from '#usecases/posts';
+
+export const { handler, impl } = apiHandler('createPost', async ({ auth, body, headers, now, lambda }) => {
+  const key = checkIdempotencyKey(headers['idempotency-key']);
+  if (key === undefined) return { status: 201, body: await createPost(auth.orgId, body, now) };
+  const recorded = await createPostIdempotent({ org_id: auth.orgId, key, body }, lambda);
+  return {
+    status: recorded.status,
+    body: recorded.body,
+    headers: recorded.replayed ? { 'idempotency-replayed': 'true' } : ({} as Record<string, string>),
+  };
+});

@@ -1,0 +1,7 @@
+import { apiHandler } from '#shared/http';
+import { deletePost } from '#usecases/posts';
+
+export const { handler, impl } = apiHandler('deletePost', async ({ auth, params }) => ({
+  status: 200,
+  body: await deletePost(auth.orgId, params.id ?? ''),
+}));

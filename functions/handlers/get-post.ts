@@ -1,0 +1,7 @@
+import { apiHandler } from '#shared/http';
+import { getPostById } from '#usecases/posts';
+
+export const { handler, impl } = apiHandler('getPost', async ({ auth, params }) => ({
+  status: 200,
+  body: await getPostById(auth.orgId, params.id ?? ''),
+}));

@@ -1,0 +1,173 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type * as z from 'zod/mini';
+import { type Contract, contracts, type OperationId } from '#core/contracts';
+import { ApiError, toProblem } from '#core/errors';
+import { parseOrThrow } from '#core/validation';
+import { findOperation, type Operation } from '#lib/operations';
+import { type AuthContext, authenticate, requireScope } from './auth.ts';
+import { DOCS_URL } from './config.ts';
+import { logger } from './logger.ts';
+
+// The request pipeline every API handler shares: request id → problem+json errors → API-key auth
+// and scope → body/query parsing and validation → the operation → JSON response.
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2 & { headers: Record<string, string> };
+
+/** Request bodies larger than this are refused; it also keeps every post item under DynamoDB's 400 KB. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+export interface ApiInput<B, Q> {
+  body: B;
+  query: Q;
+  params: Record<string, string>;
+  headers: Record<string, string | undefined>;
+  auth: AuthContext;
+  requestId: string;
+  now: Date;
+  /** The Lambda context (remaining time feeds the idempotency in-progress expiry). */
+  lambda: Context;
+}
+
+export interface ApiResult {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+interface HeraldContext extends Context {
+  herald?: { auth?: AuthContext; body?: unknown; query?: unknown };
+}
+
+type Middleware = MiddlewareObj<HttpEvent, HttpResult, Error, HeraldContext>;
+
+const requestIdOf = (event: HttpEvent) => event.requestContext?.requestId ?? 'unknown';
+
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): HttpResult {
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** `X-Request-Id` on every response, success or error. */
+export const requestIdHeader = (): Middleware => {
+  const add = (request: { event: HttpEvent; response: HttpResult | null }) => {
+    if (request.response)
+      request.response.headers = { ...request.response.headers, 'x-request-id': requestIdOf(request.event) };
+  };
+  return { after: add, onError: add };
+};
+
+/** Turns any error into RFC 9457 problem+json; nothing internal leaks for 5xx. */
+export const problemJson = (): Middleware => ({
+  onError: (request) => {
+    const err = request.error;
+    const requestId = requestIdOf(request.event);
+    const apiError =
+      err instanceof ApiError
+        ? err
+        : new ApiError('internal_error', 'The server failed to handle the request; retry later.');
+    if (apiError.status >= 500)
+      logger.error('request failed', { error: err ?? undefined, request_id: requestId });
+    const problem = toProblem(apiError, requestId, DOCS_URL);
+    request.response = {
+      statusCode: apiError.status,
+      headers: {
+        'content-type': 'application/problem+json',
+        'cache-control': 'no-store',
+        ...apiError.headers,
+      },
+      body: JSON.stringify(problem),
+    };
+  },
+});
+
+export const apiKeyAuth = (op: Operation): Middleware => ({
+  before: async (request) => {
+    if (op.scope === null) return;
+    const auth = await authenticate(request.event.headers ?? {});
+    requireScope(auth, op.scope);
+    logger.appendKeys({ org_id: auth.orgId, key_id: auth.keyId });
+    request.context.herald = { ...request.context.herald, auth };
+  },
+});
+
+function readBody(event: HttpEvent): unknown {
+  const raw = event.body ?? '';
+  const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  if (Buffer.byteLength(text, 'utf8') > MAX_BODY_BYTES) {
+    throw new ApiError('payload_too_large', `Request bodies are limited to ${MAX_BODY_BYTES} bytes.`);
+  }
+  const type = (event.headers?.['content-type'] ?? '').toLowerCase();
+  const [mime, ...params] = type.split(';').map((s) => s.trim());
+  if (mime !== 'application/json' || params.some((p) => p.startsWith('charset=') && p !== 'charset=utf-8')) {
+    throw new ApiError('invalid_request', 'Send the body as JSON with `Content-Type: application/json`.');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ApiError('invalid_request', 'The body is not valid JSON.');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ApiError('invalid_request', 'The body must be a JSON object.');
+  }
+  return parsed;
+}
+
+export const parseRequest = (spec: { body?: z.ZodMiniType; query?: z.ZodMiniType }): Middleware => ({
+  before: (request) => {
+    const query = spec.query
+      ? parseOrThrow(spec.query, request.event.queryStringParameters ?? {}, '/query')
+      : undefined;
+    const body = spec.body ? parseOrThrow(spec.body, readBody(request.event)) : undefined;
+    request.context.herald = { ...request.context.herald, query, body };
+  },
+});
+
+type ContractOf<K extends OperationId> = (typeof contracts)[K];
+type BodyOf<K extends OperationId> =
+  ContractOf<K> extends { body: infer S extends z.ZodMiniType } ? z.infer<S> : undefined;
+type QueryOf<K extends OperationId> =
+  ContractOf<K> extends { query: infer S extends z.ZodMiniType } ? z.infer<S> : undefined;
+
+/**
+ * Builds an operation's Lambda handler from its manifest entry, its contract and its use case.
+ * Returns the middy-wrapped `handler` (deployed) and the bare `impl` (unit tests).
+ */
+export function apiHandler<K extends OperationId>(
+  operationId: K,
+  impl: (input: ApiInput<BodyOf<K>, QueryOf<K>>) => Promise<ApiResult>,
+) {
+  const op = findOperation(operationId);
+  const contract: Contract = contracts[operationId];
+  const run = async (event: HttpEvent, context: HeraldContext): Promise<HttpResult> => {
+    const h = context.herald ?? {};
+    const result = await impl({
+      body: h.body as BodyOf<K>,
+      query: h.query as QueryOf<K>,
+      params: (event.pathParameters ?? {}) as Record<string, string>,
+      headers: event.headers ?? {},
+      auth: h.auth as AuthContext,
+      requestId: requestIdOf(event),
+      now: new Date(),
+      lambda: context,
+    });
+    return jsonResponse(result.status, result.body, result.headers);
+  };
+  const handler = middy<HttpEvent, HttpResult, Error, HeraldContext>(run)
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(requestIdHeader())
+    .use(problemJson())
+    .use(apiKeyAuth(op))
+    .use(parseRequest(contract));
+  return { handler, impl, operation: op };
+}

@@ -1,0 +1,7 @@
+import { listChannels } from '#adapters/accounts';
+import { toChannel } from '#core/accounts';
+
+/** listChannels: every channel of the organization, not paginated (the count is plan-bounded). */
+export async function listChannelsOf(orgId: string) {
+  return { data: (await listChannels(orgId)).map(toChannel) };
+}

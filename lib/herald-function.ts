@@ -1,0 +1,80 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+/** Repository root: manifest entries and the lock file are relative to it. */
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export type TableAccessMode = 'RO' | 'RW';
+
+export interface HeraldFunctionProps {
+  /** Handler module relative to the repository root (an `entry` of lib/operations.ts); exports `handler`. */
+  readonly entry: string;
+  /** Removal policy of the function's log group (per stage). */
+  readonly logRemovalPolicy: RemovalPolicy;
+  /** @default 10 seconds */
+  readonly timeout?: Duration;
+  readonly description?: string;
+  readonly environment?: Record<string, string>;
+}
+
+/**
+ * A Lambda function with every Herald default in one place: Node.js 22 on arm64, X-Ray tracing,
+ * JSON logs into its own log group, and an ESM bundle with source maps that includes the AWS SDK
+ * (we pin SDK versions rather than take whatever the runtime ships).
+ */
+export class HeraldFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: HeraldFunctionProps) {
+    // An explicit log group, instead of the implicit /aws/lambda/<name> one, so retention and
+    // removal are managed by the stack (and no LogRetention custom resource is needed).
+    const logGroup = new LogGroup(scope, `${id}Logs`, {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy: props.logRemovalPolicy,
+    });
+
+    super(scope, id, {
+      entry: path.join(REPO_ROOT, props.entry),
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
+      description: props.description,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 1024,
+      timeout: props.timeout ?? Duration.seconds(10),
+      tracing: Tracing.ACTIVE,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      environment: {
+        NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'herald',
+        LOG_LEVEL: 'INFO',
+        ...props.environment,
+      },
+      bundling: {
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        format: OutputFormat.ESM,
+        target: 'node22',
+        mainFields: ['module', 'main'],
+        // Some dependencies still call require(); give the ESM bundle one.
+        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        // Bundle the AWS SDK v3 as well: the versions in package-lock.json are the ones we test.
+        externalModules: [],
+      },
+    });
+  }
+
+  /** Least privilege on the single table: RO reads only, RW reads and writes. Sets TABLE_NAME. */
+  bindTable(table: ITable, accessMode: TableAccessMode): void {
+    if (accessMode === 'RW') table.grantReadWriteData(this);
+    else table.grantReadData(this);
+    this.addEnvironment('TABLE_NAME', table.tableName);
+  }
+}

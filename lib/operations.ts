@@ -1,0 +1,145 @@
+// The one list of HTTP operations. The CDK stack, the local stack, the OpenAPI generator and the MCP
+// server all read it; nothing else names a route.
+
+export const SCOPES = [
+  'posts:read',
+  'posts:write',
+  'channels:read',
+  'channels:write',
+  'inbox:read',
+  'analytics:read',
+  'webhooks:read',
+  'webhooks:write',
+  'ai:generate',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** What a function may touch; the stack turns it into least-privilege grants. */
+export interface Access {
+  table: 'none' | 'RO' | 'RW';
+  /** Needs the cursor-signing secret (paginated lists). */
+  cursor?: boolean;
+}
+
+export interface Operation {
+  id: string;
+  method: HttpMethod;
+  /** API Gateway style path, `{id}` for parameters. */
+  path: string;
+  /** null: served without an API key. */
+  scope: Scope | null;
+  /** Handler module, relative to the repository root; it exports `handler`. */
+  entry: string;
+  summary: string;
+  tag: 'Channels' | 'Posts' | 'Meta';
+  access: Access;
+}
+
+export const operations: readonly Operation[] = [
+  {
+    id: 'listChannels',
+    method: 'GET',
+    path: '/v1/channels',
+    scope: 'channels:read',
+    entry: 'functions/handlers/list-channels.ts',
+    summary: 'List connected channels',
+    tag: 'Channels',
+    access: { table: 'RO' },
+  },
+  {
+    id: 'listPosts',
+    method: 'GET',
+    path: '/v1/posts',
+    scope: 'posts:read',
+    entry: 'functions/handlers/list-posts.ts',
+    summary: 'List posts, newest first',
+    tag: 'Posts',
+    access: { table: 'RO', cursor: true },
+  },
+  {
+    id: 'createPost',
+    method: 'POST',
+    path: '/v1/posts',
+    scope: 'posts:write',
+    entry: 'functions/handlers/create-post.ts',
+    summary: 'Create a draft, scheduled or immediately published post',
+    tag: 'Posts',
+    access: { table: 'RW' },
+  },
+  {
+    id: 'getPost',
+    method: 'GET',
+    path: '/v1/posts/{id}',
+    scope: 'posts:read',
+    entry: 'functions/handlers/get-post.ts',
+    summary: 'Get a post with its per-channel delivery outcomes',
+    tag: 'Posts',
+    access: { table: 'RO' },
+  },
+  {
+    id: 'reschedulePost',
+    method: 'PATCH',
+    path: '/v1/posts/{id}',
+    scope: 'posts:write',
+    entry: 'functions/handlers/reschedule-post.ts',
+    summary: 'Reschedule a post',
+    tag: 'Posts',
+    access: { table: 'RW' },
+  },
+  {
+    id: 'deletePost',
+    method: 'DELETE',
+    path: '/v1/posts/{id}',
+    scope: 'posts:write',
+    entry: 'functions/handlers/delete-post.ts',
+    summary: 'Delete a post',
+    tag: 'Posts',
+    access: { table: 'RW' },
+  },
+  {
+    id: 'publishPost',
+    method: 'POST',
+    path: '/v1/posts/{id}/publish',
+    scope: 'posts:write',
+    entry: 'functions/handlers/publish-post.ts',
+    summary: 'Publish a post now',
+    tag: 'Posts',
+    access: { table: 'RW' },
+  },
+  {
+    id: 'getOpenApi',
+    method: 'GET',
+    path: '/v1/openapi.json',
+    scope: null,
+    entry: 'functions/handlers/get-openapi.ts',
+    summary: 'The OpenAPI 3.1 description of this API',
+    tag: 'Meta',
+    access: { table: 'none' },
+  },
+];
+
+/** Handlers that are not HTTP operations (queue and stream consumers). */
+export interface Worker {
+  id: string;
+  entry: string;
+  access: Access & { deliveryQueue?: 'send' | 'consume' };
+}
+
+export const workers: readonly Worker[] = [
+  {
+    id: 'streamRelay',
+    entry: 'functions/handlers/stream-relay.ts',
+    access: { table: 'RO', deliveryQueue: 'send' },
+  },
+];
+
+/** Operations that are part of the public API (served with an API key). */
+export const apiOperations = operations.filter((op) => op.scope !== null);
+
+export function findOperation(id: string): Operation {
+  const op = operations.find((o) => o.id === id);
+  if (!op) throw new Error(`unknown operation ${id}`);
+  return op;
+}

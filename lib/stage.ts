@@ -1,0 +1,77 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { IConstruct } from 'constructs';
+
+// Deployment stage and the other knobs read from CDK context (`cdk.json`, or `-c key=value`).
+// Read and validated here, once; the stack and the app only see a typed StageConfig.
+
+export const DEFAULT_STAGE = 'dev';
+export const DEFAULT_DOCS_URL = 'https://docs.herald.dev';
+
+const STAGE_PATTERN = /^[a-z0-9][a-z0-9-]{0,15}$/;
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export interface StageConfig {
+  /** Lowercase alphanumerics and dashes, 1–16 characters; part of the stack name. */
+  readonly stage: string;
+  /** Outside `dev`, data is protected: deletion protection on, resources retained on stack delete. */
+  readonly protectData: boolean;
+  /** Origin of the documentation site; problem `type` URIs are built from it. */
+  readonly docsUrl: string;
+  /** Where alarm notifications go; no subscription when absent. */
+  readonly alarmEmail: string | undefined;
+}
+
+export function parseStage(raw: unknown): string {
+  const stage = raw === undefined || raw === null || raw === '' ? DEFAULT_STAGE : raw;
+  if (typeof stage !== 'string' || !STAGE_PATTERN.test(stage)) {
+    throw new Error(
+      `invalid stage ${JSON.stringify(stage)}: use 1-16 lowercase letters, digits or dashes (e.g. dev, prod)`,
+    );
+  }
+  return stage;
+}
+
+/** Only `dev` may lose its data; every other stage (prod, staging, a customer's own) keeps it. */
+export function isProtectedStage(stage: string): boolean {
+  return stage !== DEFAULT_STAGE;
+}
+
+/** RETAIN outside dev, DESTROY in dev. */
+export function removalPolicyFor(config: Pick<StageConfig, 'protectData'>): RemovalPolicy {
+  return config.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+}
+
+function parseDocsUrl(raw: unknown): string {
+  if (raw === undefined || raw === null || raw === '') return DEFAULT_DOCS_URL;
+  if (typeof raw !== 'string' || !URL.canParse(raw) || new URL(raw).protocol !== 'https:') {
+    throw new Error(`invalid docsUrl ${JSON.stringify(raw)}: an https URL is required`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function parseAlarmEmail(raw: unknown): string | undefined {
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (typeof raw !== 'string' || !EMAIL_PATTERN.test(raw)) {
+    throw new Error(`invalid alarmEmail ${JSON.stringify(raw)}: an email address is required`);
+  }
+  return raw;
+}
+
+export function stageConfigFrom(context: Record<string, unknown>): StageConfig {
+  const stage = parseStage(context.stage);
+  return {
+    stage,
+    protectData: isProtectedStage(stage),
+    docsUrl: parseDocsUrl(context.docsUrl),
+    alarmEmail: parseAlarmEmail(context.alarmEmail),
+  };
+}
+
+/** The stage configuration from the CDK context visible at `scope` (usually the App). */
+export function readStageConfig(scope: IConstruct): StageConfig {
+  return stageConfigFrom({
+    stage: scope.node.tryGetContext('stage'),
+    docsUrl: scope.node.tryGetContext('docsUrl'),
+    alarmEmail: scope.node.tryGetContext('alarmEmail'),
+  });
+}
