@@ -21,6 +21,8 @@ const root = resolve(import.meta.dirname, '..');
 const TABLE_NAME = 'herald';
 
 async function main() {
+  // Node 20 is supported here; the SDK's notice about its future Node 22 floor is noise for users.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   try {
     checkJava();
   } catch (err) {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -29,6 +30,9 @@ export interface HeraldFunctionProps {
  * (we pin SDK versions rather than take whatever the runtime ships).
  */
 export class HeraldFunction extends NodejsFunction {
+  /** Set by bindTable: how this function may touch the table (undefined: not at all). */
+  tableAccess: TableAccessMode | undefined;
+
   constructor(scope: Construct, id: string, props: HeraldFunctionProps) {
     // An explicit log group, instead of the implicit /aws/lambda/<name> one, so retention and
     // removal are managed by the stack (and no LogRetention custom resource is needed).
@@ -36,6 +40,13 @@ export class HeraldFunction extends NodejsFunction {
       retention: RetentionDays.ONE_MONTH,
       removalPolicy: props.logRemovalPolicy,
     });
+    // Our own role instead of the default one with the AWS managed AWSLambdaBasicExecutionRole
+    // (logs:* on every log group): this function may write to its own log group and nothing else.
+    const role = new Role(scope, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Herald function ${id}`,
+    });
+    logGroup.grantWrite(role);
 
     super(scope, id, {
       entry: path.join(REPO_ROOT, props.entry),
@@ -48,6 +59,7 @@ export class HeraldFunction extends NodejsFunction {
       memorySize: 1024,
       timeout: props.timeout ?? Duration.seconds(10),
       tracing: Tracing.ACTIVE,
+      role,
       logGroup,
       loggingFormat: LoggingFormat.JSON,
       environment: {
@@ -73,6 +85,7 @@ export class HeraldFunction extends NodejsFunction {
 
   /** Least privilege on the single table: RO reads only, RW reads and writes. Sets TABLE_NAME. */
   bindTable(table: ITable, accessMode: TableAccessMode): void {
+    this.tableAccess = accessMode;
     if (accessMode === 'RW') table.grantReadWriteData(this);
     else table.grantReadData(this);
     this.addEnvironment('TABLE_NAME', table.tableName);

@@ -85,9 +85,9 @@ function settingsGuard(orgId: string, settings: Partial<OrgSettings>) {
     ConditionCheck: {
       TableName: TABLE_NAME,
       Key: keys.org(orgId),
-      ConditionExpression: conds.join(' AND '),
+      ConditionExpression: ['attribute_exists(pk)', ...conds].join(' AND '),
       ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
+      ...(conds.length ? { ExpressionAttributeValues: values } : {}),
     },
   };
 }
