@@ -2,11 +2,11 @@
 // handlers use: against the running local stack by default, or a deployment with --stack.
 import { parseArgs } from 'node:util';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { readStackInfo, dataDir } from './local/stack-file.ts';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from './local/services.ts';
 import { PLANS, ROLES } from '#core/accounts';
 import { PLATFORMS } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from './local/services.ts';
+import { dataDir, readStackInfo } from './local/stack-file.ts';
 
 const USAGE = `Usage: herald <command> [options] [--json] [--stack NAME] [--region R]
 
@@ -56,7 +56,8 @@ function need(values: Values, name: keyof Values): string {
 }
 
 function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
-  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}`);
+  if (!(allowed as readonly string[]).includes(value))
+    throw new UsageError(`--${flag} must be one of ${allowed.join(', ')}`);
   return value as T;
 }
 
@@ -79,7 +80,9 @@ async function connect(values: Values): Promise<void> {
   }
   const info = readStackInfo(dataDir());
   if (!info) {
-    throw new Error(`no local stack is running for ${dataDir()}: start it with \`npm start\` (or pass --stack NAME for a deployment)`);
+    throw new Error(
+      `no local stack is running for ${dataDir()}: start it with \`npm start\` (or pass --stack NAME for a deployment)`,
+    );
   }
   Object.assign(process.env, {
     TABLE_NAME: info.tableName,
@@ -94,22 +97,43 @@ async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   if (values.help || positionals.length === 0) throw new UsageError('');
   const command = positionals.slice(0, 2).join(' ');
-  const known = ['org create', 'user add', 'key mint', 'key revoke', 'key list', 'channel connect', 'settings set', 'plan set', 'post approve'];
-  if (!known.includes(command) || positionals.length > 2) throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+  const known = [
+    'org create',
+    'user add',
+    'key mint',
+    'key revoke',
+    'key list',
+    'channel connect',
+    'settings set',
+    'plan set',
+    'post approve',
+  ];
+  if (!known.includes(command) || positionals.length > 2)
+    throw new UsageError(`unknown command: ${positionals.join(' ')}`);
 
   // Validate everything before touching the target.
   const job = (() => {
     switch (command) {
       case 'org create': {
-        const args = { name: need(values, 'name'), plan: oneOf(need(values, 'plan'), PLANS, 'plan'), ownerEmail: email(need(values, 'owner-email')) };
+        const args = {
+          name: need(values, 'name'),
+          plan: oneOf(need(values, 'plan'), PLANS, 'plan'),
+          ownerEmail: email(need(values, 'owner-email')),
+        };
         return (a: Admin) => a.createOrg(args);
       }
       case 'user add': {
-        const args = { orgId: need(values, 'org'), email: email(need(values, 'email')), role: oneOf(need(values, 'role'), ROLES, 'role') };
+        const args = {
+          orgId: need(values, 'org'),
+          email: email(need(values, 'email')),
+          role: oneOf(need(values, 'role'), ROLES, 'role'),
+        };
         return (a: Admin) => a.addOrgUser(args);
       }
       case 'key mint': {
-        const scopes = need(values, 'scopes').split(',').map((s) => oneOf(s.trim(), SCOPES, 'scopes')) as Scope[];
+        const scopes = need(values, 'scopes')
+          .split(',')
+          .map((s) => oneOf(s.trim(), SCOPES, 'scopes')) as Scope[];
         const args = { orgId: need(values, 'org'), by: need(values, 'by'), scopes, name: values.name };
         return (a: Admin) => a.mintKey(args);
       }
@@ -144,7 +168,8 @@ async function run(argv: string[]): Promise<unknown> {
         const r = onOff(values['approval-required'], 'approval-required');
         if (d !== undefined) patch.dangerous_ops = d;
         if (r !== undefined) patch.approval_required = r;
-        if (!Object.keys(patch).length) throw new UsageError('give --dangerous-ops on|off and/or --approval-required on|off');
+        if (!Object.keys(patch).length)
+          throw new UsageError('give --dangerous-ops on|off and/or --approval-required on|off');
         const args = { orgId: need(values, 'org'), by: need(values, 'by'), patch };
         return (a: Admin) => a.setSettings(args);
       }
@@ -184,7 +209,10 @@ run(argv).then(
   (err: unknown) => {
     const usage = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     const message = err instanceof Error ? err.message : String(err);
-    if (json) process.stderr.write(`${JSON.stringify({ error: message || 'usage', kind: usage ? 'usage' : ((err as { kind?: string }).kind ?? 'error') })}\n`);
+    if (json)
+      process.stderr.write(
+        `${JSON.stringify({ error: message || 'usage', kind: usage ? 'usage' : ((err as { kind?: string }).kind ?? 'error') })}\n`,
+      );
     else process.stderr.write(`${message ? `herald: ${message}\n` : ''}${usage ? `\n${USAGE}\n` : ''}`);
     process.exitCode = usage ? 2 : 1;
   },

@@ -30,8 +30,7 @@ export interface HeraldFunctionProps {
  * (we pin SDK versions rather than take whatever the runtime ships).
  */
 export class HeraldFunction extends NodejsFunction {
-  /** Set by bindTable: how this function may touch the table (undefined: not at all). */
-  tableAccess: TableAccessMode | undefined;
+  #tableAccess: TableAccessMode | undefined;
 
   constructor(scope: Construct, id: string, props: HeraldFunctionProps) {
     // An explicit log group, instead of the implicit /aws/lambda/<name> one, so retention and
@@ -41,7 +40,7 @@ export class HeraldFunction extends NodejsFunction {
       removalPolicy: props.logRemovalPolicy,
     });
     // Our own role instead of the default one with the AWS managed AWSLambdaBasicExecutionRole
-    // (logs:* on every log group): this function may write to its own log group and nothing else.
+    // (log writes on every log group in the account): this one may log only to its own group.
     const role = new Role(scope, `${id}Role`, {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Herald function ${id}`,
@@ -83,9 +82,14 @@ export class HeraldFunction extends NodejsFunction {
     });
   }
 
+  /** How this function may touch the table (set by bindTable; undefined: not at all). */
+  get tableAccess(): TableAccessMode | undefined {
+    return this.#tableAccess;
+  }
+
   /** Least privilege on the single table: RO reads only, RW reads and writes. Sets TABLE_NAME. */
   bindTable(table: ITable, accessMode: TableAccessMode): void {
-    this.tableAccess = accessMode;
+    this.#tableAccess = accessMode;
     if (accessMode === 'RW') table.grantReadWriteData(this);
     else table.grantReadData(this);
     this.addEnvironment('TABLE_NAME', table.tableName);

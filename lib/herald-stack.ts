@@ -1,16 +1,25 @@
 import { CfnOutput, Duration, type Environment, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination, PayloadFormatVersion } from 'aws-cdk-lib/aws-apigatewayv2';
-import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import {
-  Alarm,
-  ComparisonOperator,
-  type IMetric,
-  Stats,
-  TreatMissingData,
-} from 'aws-cdk-lib/aws-cloudwatch';
+  HttpApi,
+  HttpMethod,
+  HttpRoute,
+  HttpRouteKey,
+  HttpStage,
+  LogGroupLogDestination,
+  PayloadFormatVersion,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Alarm, ComparisonOperator, type IMetric, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
@@ -22,7 +31,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { HeraldFunction } from './herald-function.ts';
-import { type Access, operations, workers } from './operations.ts';
+import { type Access, fallback, operations, workers } from './operations.ts';
 import { readStageConfig, removalPolicyFor, type StageConfig } from './stage.ts';
 import { TABLE } from './table-schema.ts';
 
@@ -66,7 +75,7 @@ export class HeraldStack extends Stack {
   readonly streamRelayDlq: Queue;
   readonly cursorSecret: Secret;
   readonly alarmTopic: Topic;
-  /** Every HeraldFunction, keyed by manifest id (operations and workers). */
+  /** Every HeraldFunction, keyed by manifest id (operations, the $default fallback, workers). */
   readonly functions: ReadonlyMap<string, HeraldFunction>;
 
   constructor(scope: Construct, id: string, props: HeraldStackProps) {
@@ -119,8 +128,8 @@ export class HeraldStack extends Stack {
     });
 
     // ---- Cursor secret -------------------------------------------------------------------------
-    // Signs list cursors so they are tamper-evident. It guards no data: a leaked value lets someone
-    // forge a cursor into a list they can already read, nothing more.
+    // HMAC key that makes list cursors tamper-evident. It encrypts no data and is no credential:
+    // every list query is still scoped to the caller's organization by its API key.
     this.cursorSecret = new Secret(this, 'CursorSecret', {
       description: `Herald ${config.stage}: HMAC key for opaque list cursors`,
       generateSecretString: { passwordLength: 48, excludePunctuation: true },
@@ -175,6 +184,17 @@ export class HeraldStack extends Stack {
         }),
       });
     }
+
+    // Everything no operation matches ($default route): 404, or 405 with Allow, as problem+json.
+    new HttpRoute(this.api, 'DefaultRoute', {
+      httpApi: this.api,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: new HttpLambdaIntegration(
+        `${fallback.id}Integration`,
+        makeFunction(fallback.id, fallback.entry, fallback.access),
+        { payloadFormatVersion: PayloadFormatVersion.VERSION_2_0 },
+      ),
+    });
 
     // ---- Workers -------------------------------------------------------------------------------
     this.streamRelayDlq = new Queue(this, 'StreamRelayDlq', {

@@ -17,10 +17,10 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
   'AwsSolutions-APIG4':
     'Authorization is done by the API-key check in each Lambda pipeline (hashed key lookup and scope ' +
     'check, with rate limits and quotas per key), which API Gateway authorizers cannot express; ' +
-    'GET /v1/openapi.json is public by design.',
+    'GET /v1/openapi.json and the $default fallback (404/405 answers) are public by design.',
   'AwsSolutions-SMG4':
     'The cursor secret only makes list cursors tamper-evident (HMAC); rotating it would invalidate every ' +
-    'outstanding cursor mid-pagination. It protects no data and grants no access.',
+    'outstanding cursor mid-pagination. It encrypts no data and is not a credential.',
   'AwsSolutions-IAM5[Resource::*]':
     'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) supports no resource-level ' +
     'permissions; for the stream relay also dynamodb:ListStreams, which only accepts "*".',

@@ -143,3 +143,22 @@ export function findOperation(id: string): Operation {
   if (!op) throw new Error(`unknown operation ${id}`);
   return op;
 }
+
+/** Serves API Gateway's `$default` route: unmatched paths (404) and methods (405) as problem+json. */
+export const fallback: Worker = {
+  id: 'routeNotFound',
+  entry: 'functions/handlers/route-not-found.ts',
+  access: { table: 'none' },
+};
+
+/** Whether an operation's path template matches a concrete path. */
+export function matchPath(template: string, path: string): Record<string, string> | null {
+  const names: string[] = [];
+  const source = template.replace(/\{(\w+)\}/g, (_m, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  const m = new RegExp(`^${source}$`).exec(path);
+  if (!m) return null;
+  return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1] ?? '')]));
+}

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { type Operation, operations } from '#lib/operations';
+import { fallback, matchPath, type Operation, operations } from '#lib/operations';
 
 // The local stand-in for API Gateway (HTTP API, payload v2): routes from the manifest, events built
-// like API Gateway builds them, and the very same handler modules that run in Lambda.
+// like API Gateway builds them, and the very same handler modules that run in Lambda — including
+// the $default route's handler for paths and methods we do not serve.
 
 type Handler = (
   event: APIGatewayProxyEventV2,
@@ -18,24 +19,12 @@ const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 const LAMBDA_TIMEOUT_MS = 10_000;
 
 interface Route {
-  op: Operation;
-  pattern: RegExp;
-  params: string[];
+  op: Pick<Operation, 'id' | 'method' | 'path'>;
   handler: Promise<Handler>;
 }
 
-function compile(op: Operation, root: string): Route {
-  const params: string[] = [];
-  const source = op.path
-    .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
-    .replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, (_m, a, b) => {
-      params.push(a ?? b);
-      return '([^/]+)';
-    });
-  const handler = import(pathToFileURL(join(root, op.entry)).href).then(
-    (m: { handler: Handler }) => m.handler,
-  );
-  return { op, pattern: new RegExp(`^${source}$`), params, handler };
+function load(root: string, entry: string): Promise<Handler> {
+  return import(pathToFileURL(join(root, entry)).href).then((m: { handler: Handler }) => m.handler);
 }
 
 export function lambdaContext(
@@ -60,28 +49,6 @@ export function lambdaContext(
   };
 }
 
-function problem(
-  res: ServerResponse,
-  status: number,
-  code: string,
-  title: string,
-  detail: string,
-  requestId: string,
-  extra: Record<string, string> = {},
-) {
-  res.writeHead(status, { 'content-type': 'application/problem+json', 'x-request-id': requestId, ...extra });
-  res.end(
-    JSON.stringify({
-      type: `https://docs.herald.dev/api/problems/${code.replaceAll('_', '-')}`,
-      title,
-      status,
-      code,
-      detail,
-      request_id: requestId,
-    }),
-  );
-}
-
 async function readBody(req: IncomingMessage): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -97,8 +64,8 @@ const TEXTUAL = /^(application\/(json|[\w.+-]+\+json|x-www-form-urlencoded|xml)|
 
 export function buildEvent(
   req: IncomingMessage,
-  route: Route,
-  match: RegExpExecArray,
+  route: Route | null,
+  pathParameters: Record<string, string>,
   body: Buffer,
   requestId: string,
 ): APIGatewayProxyEventV2 {
@@ -109,19 +76,17 @@ export function buildEvent(
   }
   const query: Record<string, string> = {};
   for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
-  const pathParameters = Object.fromEntries(
-    route.params.map((p, i) => [p, decodeURIComponent(match[i + 1] ?? '')]),
-  );
+  const routeKey = route ? `${route.op.method} ${route.op.path}` : '$default';
   const textual = TEXTUAL.test(headers['content-type'] ?? 'application/json');
   const now = Date.now();
   return {
     version: '2.0',
-    routeKey: `${route.op.method} ${route.op.path}`,
+    routeKey,
     rawPath: url.pathname,
     rawQueryString: url.search.slice(1),
     headers,
     ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
-    ...(route.params.length ? { pathParameters } : {}),
+    ...(Object.keys(pathParameters).length ? { pathParameters } : {}),
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',
@@ -135,7 +100,7 @@ export function buildEvent(
         userAgent: headers['user-agent'] ?? '',
       },
       requestId,
-      routeKey: `${route.op.method} ${route.op.path}`,
+      routeKey,
       stage: '$default',
       time: new Date(now).toISOString(),
       timeEpoch: now,
@@ -146,49 +111,35 @@ export function buildEvent(
 }
 
 export function createFrontDoor(root: string): Server {
-  const routes = operations.map((op) => compile(op, root));
+  const routes: Route[] = operations.map((op) => ({ op, handler: load(root, op.entry) }));
+  const notFound: Route = {
+    op: { id: fallback.id, method: 'GET', path: '$default' },
+    handler: load(root, fallback.entry),
+  };
   return createServer(async (req, res) => {
     const requestId = randomUUID();
     try {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
-      const matches = routes.map((r) => ({ r, m: r.pattern.exec(path) })).filter((x) => x.m);
-      const hit = matches.find((x) => x.r.op.method === req.method);
-      if (!hit) {
-        req.resume();
-        if (matches.length) {
-          const allow = matches.map((x) => x.r.op.method).join(', ');
-          return problem(
-            res,
-            405,
-            'method_not_allowed',
-            'Method not allowed',
-            `Use ${allow} on ${path}.`,
-            requestId,
-            { allow },
-          );
+      let route: Route | null = null;
+      let params: Record<string, string> = {};
+      for (const r of routes) {
+        const m = r.op.method === req.method ? matchPath(r.op.path, path) : null;
+        if (m) {
+          route = r;
+          params = m;
+          break;
         }
-        return problem(
-          res,
-          404,
-          'resource_not_found',
-          'Resource not found',
-          `No route ${req.method} ${path}.`,
-          requestId,
-        );
       }
       const body = await readBody(req);
-      if (body === null)
-        return problem(
-          res,
-          413,
-          'payload_too_large',
-          'Payload too large',
-          'Request body too large.',
-          requestId,
-        );
-      const event = buildEvent(req, hit.r, hit.m as RegExpExecArray, body, requestId);
-      const handler = await hit.r.handler;
-      const result = await handler(event, lambdaContext(hit.r.op.id, requestId));
+      if (body === null) {
+        res.writeHead(413, { 'content-type': 'application/json', 'x-request-id': requestId });
+        res.end(JSON.stringify({ message: 'Request Entity Too Large' }));
+        return;
+      }
+      const target = route ?? notFound;
+      const event = buildEvent(req, route, params, body, requestId);
+      const handler = await target.handler;
+      const result = await handler(event, lambdaContext(target.op.id, requestId));
       const payload = result.isBase64Encoded
         ? Buffer.from(result.body ?? '', 'base64')
         : Buffer.from(result.body ?? '', 'utf8');
@@ -198,18 +149,14 @@ export function createFrontDoor(root: string): Server {
       });
       res.end(payload);
     } catch (err) {
-      // API Gateway answers a crashed integration with 500; so do we, without internals.
+      // API Gateway answers a crashed integration with a bare 500; so do we, without internals.
       console.error(`[front-door] ${requestId}`, err);
-      if (!res.headersSent)
-        problem(
-          res,
-          500,
-          'internal_error',
-          'Internal server error',
-          'The server failed to handle the request.',
-          requestId,
-        );
-      else res.destroy();
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      res.writeHead(500, { 'content-type': 'application/json', 'x-request-id': requestId });
+      res.end(JSON.stringify({ message: 'Internal Server Error' }));
     }
   });
 }

@@ -76,8 +76,9 @@ export class StreamPoller {
       this.state[id] ??= {};
       const st = this.state[id];
       if (st.closed) continue;
-      // A child shard waits until its parent is drained, to keep per-item order.
-      const parent = shard.ParentShardId ? this.state[shard.ParentShardId] : undefined;
+      // A child shard waits until its parent is drained, to keep per-item order (also when the
+      // parent is listed after the child and has no state yet).
+      const parent = shard.ParentShardId ? (this.state[shard.ParentShardId] ?? {}) : undefined;
       if (parent && !parent.closed && shards.some((s) => s.ShardId === shard.ParentShardId)) continue;
       handled += await this.drainShard(id, st);
     }
@@ -155,6 +156,8 @@ export class StreamPoller {
         eventSourceARN: this.opts.streamArn,
         dynamodb: {
           ...(r.dynamodb as object),
+          NewImage: restoreEmptyMaps(r.dynamodb?.NewImage),
+          OldImage: restoreEmptyMaps(r.dynamodb?.OldImage),
           ApproximateCreationDateTime: r.dynamodb?.ApproximateCreationDateTime
             ? Math.floor(r.dynamodb.ApproximateCreationDateTime.getTime() / 1000)
             : undefined,
@@ -194,4 +197,26 @@ export class StreamPoller {
       if (!handled) await new Promise((r) => setTimeout(r, idle));
     }
   }
+}
+
+/**
+ * The Streams SDK client deserializes an empty map `{"M":{}}` to `{}`, which is not an attribute
+ * value at all; Lambda's stream events keep `{"M":{}}`. Restore it so handlers see what Lambda sends.
+ */
+function restoreEmptyMaps<T>(image: T): T {
+  if (image === undefined || image === null) return image;
+  const fix = (v: Record<string, unknown>): Record<string, unknown> => {
+    if (Object.keys(v).length === 0) return { M: {} };
+    if (v.M)
+      return {
+        M: Object.fromEntries(
+          Object.entries(v.M as Record<string, Record<string, unknown>>).map(([k, x]) => [k, fix(x)]),
+        ),
+      };
+    if (v.L) return { L: (v.L as Record<string, unknown>[]).map(fix) };
+    return v;
+  };
+  return Object.fromEntries(
+    Object.entries(image as Record<string, Record<string, unknown>>).map(([k, v]) => [k, fix(v)]),
+  ) as T;
 }

@@ -174,11 +174,12 @@ export async function listApiKeys(orgId: string): Promise<ApiKeyRecord[]> {
 export async function revokeApiKey(orgId: string, keyId: string, now: string): Promise<ApiKeyRecord | null> {
   const item = (await apiKeyItemsOfOrg(orgId)).find((i) => i.id === keyId);
   if (!item) return null;
+  if (item.revoked_at) return fromItem<ApiKeyRecord>(item);
   const res = await ddb.send(
     new UpdateCommand({
       TableName: TABLE_NAME,
       Key: { pk: item.pk as string, sk: item.sk as string },
-      UpdateExpression: 'SET revoked_at = if_not_exists(revoked_at, :now)',
+      UpdateExpression: 'SET revoked_at = :now',
       ConditionExpression: 'org_id = :org',
       ExpressionAttributeValues: { ':now': now, ':org': orgId },
       ReturnValues: 'ALL_NEW',

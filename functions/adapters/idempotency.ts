@@ -33,7 +33,8 @@ export interface IdempotentCall<B> {
 
 export interface Recorded {
   status: number;
-  body: unknown;
+  /** The response body as sent. */
+  json: string;
   replayed?: boolean;
 }
 

@@ -86,8 +86,7 @@ function settingsGuard(orgId: string, settings: Partial<OrgSettings>) {
       TableName: TABLE_NAME,
       Key: keys.org(orgId),
       ConditionExpression: ['attribute_exists(pk)', ...conds].join(' AND '),
-      ExpressionAttributeNames: names,
-      ...(conds.length ? { ExpressionAttributeValues: values } : {}),
+      ...(conds.length ? { ExpressionAttributeNames: names, ExpressionAttributeValues: values } : {}),
     },
   };
 }

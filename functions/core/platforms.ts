@@ -255,7 +255,7 @@ export function checkVariant(platform: Platform, variant: VariantInput, base: st
     });
   }
 
-  const parsed = rule.options.safeParse(variant.options ?? {});
+  const parsed = rule.options.safeParse(variant.options ?? {}, { reportInput: true });
   if (!parsed.success) {
     for (const e of issuesToFieldErrors(parsed.error.issues, `${base}/options`)) {
       errors.push({ pointer: e.pointer, code: 'invalid_option', message: `${platform}: ${e.message}` });

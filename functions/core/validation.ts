@@ -67,7 +67,8 @@ export function issuesToFieldErrors(issues: readonly Issue[], prefix = ''): Fiel
 
 /** Parses or throws validation_failed. `prefix` is '' for bodies and '/query' for query strings. */
 export function parseOrThrow<T extends z.ZodMiniType>(schema: T, input: unknown, prefix = ''): z.infer<T> {
-  const result = schema.safeParse(input);
+  // zod 4 leaves `input` off issues unless asked; `describe` needs it to tell required from invalid_type.
+  const result = schema.safeParse(input, { reportInput: true });
   if (!result.success) throw new ValidationError(issuesToFieldErrors(result.error.issues, prefix));
   return result.data;
 }

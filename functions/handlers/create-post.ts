@@ -8,7 +8,7 @@ export const { handler, impl } = apiHandler('createPost', async ({ auth, body, h
   const recorded = await createPostIdempotent({ org_id: auth.orgId, key, body }, lambda);
   return {
     status: recorded.status,
-    body: recorded.body,
+    rawBody: recorded.json,
     headers: recorded.replayed ? { 'idempotency-replayed': 'true' } : ({} as Record<string, string>),
   };
 });

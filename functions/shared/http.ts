@@ -1,20 +1,27 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import { type Contract, contracts, type OperationId } from '#core/contracts';
-import { ApiError, toProblem } from '#core/errors';
+import { ApiError } from '#core/errors';
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
 import { type AuthContext, authenticate, requireScope } from './auth.ts';
-import { DOCS_URL } from './config.ts';
+import {
+  type HttpEvent,
+  type HttpResult,
+  jsonResponse,
+  problemJson,
+  rawJsonResponse,
+  requestIdHeader,
+  requestIdOf,
+} from './envelope.ts';
 import { logger } from './logger.ts';
+
+export type { HttpEvent, HttpResult } from './envelope.ts';
 
 // The request pipeline every API handler shares: request id → problem+json errors → API-key auth
 // and scope → body/query parsing and validation → the operation → JSON response.
-
-export type HttpEvent = APIGatewayProxyEventV2;
-export type HttpResult = APIGatewayProxyStructuredResultV2 & { headers: Record<string, string> };
 
 /** Request bodies larger than this are refused; it also keeps every post item under DynamoDB's 400 KB. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -33,7 +40,9 @@ export interface ApiInput<B, Q> {
 
 export interface ApiResult {
   status: number;
-  body: unknown;
+  body?: unknown;
+  /** A body already serialized, sent byte for byte (idempotent replays). */
+  rawBody?: string;
   headers?: Record<string, string>;
 }
 
@@ -42,53 +51,6 @@ interface HeraldContext extends Context {
 }
 
 type Middleware = MiddlewareObj<HttpEvent, HttpResult, Error, HeraldContext>;
-
-const requestIdOf = (event: HttpEvent) => event.requestContext?.requestId ?? 'unknown';
-
-export function jsonResponse(
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): HttpResult {
-  return {
-    statusCode: status,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
-    body: JSON.stringify(body),
-  };
-}
-
-/** `X-Request-Id` on every response, success or error. */
-export const requestIdHeader = (): Middleware => {
-  const add = (request: { event: HttpEvent; response: HttpResult | null }) => {
-    if (request.response)
-      request.response.headers = { ...request.response.headers, 'x-request-id': requestIdOf(request.event) };
-  };
-  return { after: add, onError: add };
-};
-
-/** Turns any error into RFC 9457 problem+json; nothing internal leaks for 5xx. */
-export const problemJson = (): Middleware => ({
-  onError: (request) => {
-    const err = request.error;
-    const requestId = requestIdOf(request.event);
-    const apiError =
-      err instanceof ApiError
-        ? err
-        : new ApiError('internal_error', 'The server failed to handle the request; retry later.');
-    if (apiError.status >= 500)
-      logger.error('request failed', { error: err ?? undefined, request_id: requestId });
-    const problem = toProblem(apiError, requestId, DOCS_URL);
-    request.response = {
-      statusCode: apiError.status,
-      headers: {
-        'content-type': 'application/problem+json',
-        'cache-control': 'no-store',
-        ...apiError.headers,
-      },
-      body: JSON.stringify(problem),
-    };
-  },
-});
 
 export const apiKeyAuth = (op: Operation): Middleware => ({
   before: async (request) => {
@@ -161,7 +123,9 @@ export function apiHandler<K extends OperationId>(
       now: new Date(),
       lambda: context,
     });
-    return jsonResponse(result.status, result.body, result.headers);
+    return result.rawBody !== undefined
+      ? rawJsonResponse(result.status, result.rawBody, result.headers)
+      : jsonResponse(result.status, result.body, result.headers);
   };
   const handler = middy<HttpEvent, HttpResult, Error, HeraldContext>(run)
     .use(injectLambdaContext(logger, { resetKeys: true }))

@@ -1,4 +1,5 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 
 // Separate module so only the functions that use SQS carry its client in their bundle.
-export const sqs = new SQSClient({ maxAttempts: 3 });
+// The endpoint comes from the region (or AWS_ENDPOINT_URL_SQS locally), never from a queue URL's host.
+export const sqs = new SQSClient({ maxAttempts: 3, useQueueUrlAsEndpoint: false });

@@ -55,29 +55,55 @@ async function requireOrg(orgId: string): Promise<Org> {
   return org;
 }
 
-async function requireRole(orgId: string, userId: string, allowed: (r: Role) => boolean, what: string): Promise<User> {
+async function requireRole(
+  orgId: string,
+  userId: string,
+  allowed: (r: Role) => boolean,
+  what: string,
+): Promise<User> {
   await requireOrg(orgId);
   const user = await getUser(orgId, userId);
   if (!user) throw new AdminError(`no user ${userId} in organization ${orgId}`, 'not_found');
-  if (!allowed(user.role)) throw new AdminError(`${what} needs a different role; ${userId} is ${user.role}`, 'forbidden');
+  if (!allowed(user.role))
+    throw new AdminError(`${what} needs a different role; ${userId} is ${user.role}`, 'forbidden');
   return user;
 }
 
 export async function createOrg(args: { name: string; plan: Plan; ownerEmail: string }) {
   const at = nowIso();
-  const org: Org = { id: newId('org'), name: args.name, plan: args.plan, settings: defaultSettings(), created_at: at, updated_at: at };
-  const owner: User = { id: newId('user'), org_id: org.id, email: args.ownerEmail.toLowerCase(), role: 'owner', created_at: at };
+  const org: Org = {
+    id: newId('org'),
+    name: args.name,
+    plan: args.plan,
+    settings: defaultSettings(),
+    created_at: at,
+    updated_at: at,
+  };
+  const owner: User = {
+    id: newId('user'),
+    org_id: org.id,
+    email: args.ownerEmail.toLowerCase(),
+    role: 'owner',
+    created_at: at,
+  };
   await createOrgWithOwner(org, owner);
   return { org, owner };
 }
 
 export async function addOrgUser(args: { orgId: string; email: string; role: Role }) {
   await requireOrg(args.orgId);
-  const user: User = { id: newId('user'), org_id: args.orgId, email: args.email.toLowerCase(), role: args.role, created_at: nowIso() };
+  const user: User = {
+    id: newId('user'),
+    org_id: args.orgId,
+    email: args.email.toLowerCase(),
+    role: args.role,
+    created_at: nowIso(),
+  };
   try {
     await addUser(user);
   } catch (err) {
-    if (err instanceof AlreadyExistsError) throw new AdminError(`${args.email} is already a user of ${args.orgId}`, 'conflict');
+    if (err instanceof AlreadyExistsError)
+      throw new AdminError(`${args.email} is already a user of ${args.orgId}`, 'conflict');
     throw err;
   }
   return user;
@@ -94,7 +120,12 @@ const publicKey = (rec: ApiKeyRecord) => ({
 });
 
 /** Mints a key (owners and admins only). The plaintext is returned this once; only its hash is stored. */
-export async function mintKey(args: { orgId: string; by: string; scopes: Scope[]; name?: string | undefined }) {
+export async function mintKey(args: {
+  orgId: string;
+  by: string;
+  scopes: Scope[];
+  name?: string | undefined;
+}) {
   await requireRole(args.orgId, args.by, canMintKeys, 'minting API keys');
   const key = generateApiKey();
   const rec: ApiKeyRecord = {
@@ -124,7 +155,12 @@ export async function listKeys(orgId: string) {
 }
 
 /** Connects a channel. Without credentials it is stored as reauth_required: it cannot publish yet. */
-export async function connectChannel(args: { orgId: string; platform: Platform; handle: string; credentials?: unknown }) {
+export async function connectChannel(args: {
+  orgId: string;
+  platform: Platform;
+  handle: string;
+  credentials?: unknown;
+}) {
   await requireOrg(args.orgId);
   let credentials: Record<string, unknown> = {};
   if (args.credentials !== undefined) {
@@ -147,7 +183,8 @@ export async function connectChannel(args: { orgId: string; platform: Platform; 
     followers: 0,
     status: args.credentials === undefined ? 'reauth_required' : 'live',
     last_sync_at: null,
-    last_error: args.credentials === undefined ? 'No credentials yet: connect again with --credentials.' : null,
+    last_error:
+      args.credentials === undefined ? 'No credentials yet: connect again with --credentials.' : null,
     created_at: at,
   };
   await putChannel(rec, credentials);
@@ -156,7 +193,8 @@ export async function connectChannel(args: { orgId: string; platform: Platform; 
 
 export async function setSettings(args: { orgId: string; by: string; patch: Partial<OrgSettings> }) {
   await requireRole(args.orgId, args.by, canChangeSettings, 'changing workspace settings');
-  if (!Object.keys(args.patch).length) throw new AdminError('nothing to set: give --dangerous-ops and/or --approval-required');
+  if (!Object.keys(args.patch).length)
+    throw new AdminError('nothing to set: give --dangerous-ops and/or --approval-required');
   const org = await updateOrgSettings(args.orgId, args.patch, nowIso());
   return { org_id: org.id, settings: org.settings };
 }
@@ -171,7 +209,8 @@ export async function approvePost(args: { orgId: string; by: string; postId: str
   await requireRole(args.orgId, args.by, canApprovePosts, 'approving posts');
   for (let attempt = 0; attempt < 4; attempt++) {
     const { org, post } = await getPostWithOrg(args.orgId, args.postId);
-    if (!post || !org) throw new AdminError(`no post ${args.postId} in organization ${args.orgId}`, 'not_found');
+    if (!post || !org)
+      throw new AdminError(`no post ${args.postId} in organization ${args.orgId}`, 'not_found');
     let next: ReturnType<typeof decideApprove>;
     try {
       next = decideApprove(post, new Date());

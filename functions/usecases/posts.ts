@@ -126,9 +126,10 @@ export async function createPost(orgId: string, input: CreatePostInput, now: Dat
   return toPost(post);
 }
 
+/** Recorded as JSON text, so a replay is byte-for-byte the first response. */
 export const createPostIdempotent = idempotent<CreatePostInput>('createPost', async (call) => ({
   status: 201,
-  body: await createPost(call.org_id, call.body, new Date()),
+  json: JSON.stringify(await createPost(call.org_id, call.body, new Date())),
 }));
 
 export async function getPostById(orgId: string, postId: string) {

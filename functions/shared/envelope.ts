@@ -1,0 +1,77 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { ApiError, toProblem } from '#core/errors';
+import { DOCS_URL } from './config.ts';
+import { logger } from './logger.ts';
+
+// What every HTTP response shares, authenticated or not: the request id header and RFC 9457
+// problem+json errors. No adapters here, so public handlers stay small and need no table.
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2 & { headers: Record<string, string> };
+
+type Middleware<C extends Context = Context> = MiddlewareObj<HttpEvent, HttpResult, Error, C>;
+
+export const requestIdOf = (event: HttpEvent) => event.requestContext?.requestId ?? 'unknown';
+
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): HttpResult {
+  return rawJsonResponse(status, JSON.stringify(body), headers);
+}
+
+/** For bodies that must go out byte for byte as recorded (idempotent replays). */
+export function rawJsonResponse(
+  status: number,
+  json: string,
+  headers: Record<string, string> = {},
+): HttpResult {
+  return {
+    statusCode: status,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers },
+    body: json,
+  };
+}
+
+/** `X-Request-Id` on every response, success or error. */
+export const requestIdHeader = <C extends Context>(): Middleware<C> => {
+  const add = (request: { event: HttpEvent; response: HttpResult | null }) => {
+    if (request.response)
+      request.response.headers = { ...request.response.headers, 'x-request-id': requestIdOf(request.event) };
+  };
+  return { after: add, onError: add };
+};
+
+/** Turns any error into RFC 9457 problem+json; nothing internal leaks for 5xx. */
+export const problemJson = <C extends Context>(): Middleware<C> => ({
+  onError: (request) => {
+    const err = request.error;
+    const requestId = requestIdOf(request.event);
+    const apiError =
+      err instanceof ApiError
+        ? err
+        : new ApiError('internal_error', 'The server failed to handle the request; retry later.');
+    if (apiError.status >= 500)
+      logger.error('request failed', { error: err ?? undefined, request_id: requestId });
+    request.response = {
+      statusCode: apiError.status,
+      headers: {
+        'content-type': 'application/problem+json',
+        'cache-control': 'no-store',
+        ...apiError.headers,
+      },
+      body: JSON.stringify(toProblem(apiError, requestId, DOCS_URL)),
+    };
+  },
+});
+
+/** A handler served without an API key (the OpenAPI document, the $default route). */
+export function publicHandler(fn: (event: HttpEvent) => Promise<HttpResult>) {
+  return middy<HttpEvent, HttpResult>(fn)
+    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(requestIdHeader())
+    .use(problemJson());
+}

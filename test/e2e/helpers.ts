@@ -1,0 +1,240 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { expect, inject } from 'vitest';
+
+// What the e2e tests share: an HTTP client for the API that checks every response against the
+// OpenAPI document, the admin CLI as users run it, and a reader for the delivery queue.
+
+export const baseUrl = () => inject('baseUrl');
+const root = resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+
+export interface ApiResponse<T = Record<string, unknown>> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+type Json = Record<string, unknown>;
+let openapi: Json | undefined;
+let ajv: InstanceType<typeof Ajv2020> | undefined;
+
+async function spec(): Promise<{ doc: Json; ajv: InstanceType<typeof Ajv2020> }> {
+  if (!openapi || !ajv) {
+    openapi = (await (await fetch(`${baseUrl()}/v1/openapi.json`)).json()) as Json;
+    ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ $id: 'openapi.json', ...(openapi as object) });
+  }
+  return { doc: openapi, ajv };
+}
+
+/** Asserts the response matches the documented schema of its operation and status. */
+async function checkAgainstSpec(method: string, path: string, res: ApiResponse) {
+  const { doc, ajv } = await spec();
+  const paths = doc.paths as Record<string, Record<string, Json>>;
+  const template = Object.keys(paths).find((p) =>
+    new RegExp(`^${p.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
+  );
+  if (!template) return;
+  const op = paths[template]?.[method.toLowerCase()];
+  if (!op) return;
+  const responses = op.responses as Record<string, Json>;
+  const documented = responses[String(res.status)];
+  expect(
+    documented,
+    `${method} ${template} answered ${res.status}, which the OpenAPI document does not list`,
+  ).toBeDefined();
+  const content = documented?.content as Record<string, { schema: Json }> | undefined;
+  const type = res.headers.get('content-type')?.split(';')[0] ?? '';
+  const media = content?.[type];
+  expect(media, `${method} ${template} ${res.status} answered ${type}, not documented`).toBeDefined();
+  const pointer = `openapi.json#/paths/${template.replaceAll('~', '~0').replaceAll('/', '~1').replaceAll('{', '%7B').replaceAll('}', '%7D')}/${method.toLowerCase()}/responses/${res.status}/content/${type.replace('/', '~1')}/schema`;
+  const validate = ajv.getSchema(pointer);
+  expect(validate, `no schema at ${pointer}`).toBeDefined();
+  const ok = validate?.(res.body);
+  expect(
+    ok,
+    `${method} ${template} ${res.status} body does not match the OpenAPI schema: ${JSON.stringify(validate?.errors)}`,
+  ).toBe(true);
+}
+
+export async function api<T = Json>(
+  method: string,
+  path: string,
+  opts: {
+    key?: string;
+    body?: unknown;
+    raw?: string;
+    headers?: Record<string, string>;
+    bearer?: boolean;
+  } = {},
+): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) {
+    if (opts.bearer === false) headers['x-api-key'] = opts.key;
+    else headers.authorization = `Bearer ${opts.key}`;
+  }
+  let body: string | undefined = opts.raw;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${baseUrl()}${path}`, { method, headers, body });
+  const text = await res.text();
+  const parsed = text ? (JSON.parse(text) as T) : ({} as T);
+  const out: ApiResponse<T> = { status: res.status, headers: res.headers, body: parsed, text };
+  // Every response carries a request id; problem bodies repeat it.
+  expect(res.headers.get('x-request-id')).toBeTruthy();
+  if (res.status >= 400) {
+    expect(res.headers.get('content-type')).toBe('application/problem+json');
+    expect((parsed as Json).request_id).toBe(res.headers.get('x-request-id'));
+  }
+  if (path.startsWith('/v1/')) await checkAgainstSpec(method, path.split('?')[0] ?? path, out as ApiResponse);
+  return out;
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: Json;
+}
+
+/** Runs `herald … --json` against the e2e stack, as a user would. */
+export async function cli(...args: string[]): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], {
+      env: { ...process.env, HERALD_DATA_DIR: inject('dataDir') },
+      cwd: root,
+    });
+    return { code: 0, stdout, stderr, json: JSON.parse(stdout) as Json };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr, json: {} };
+  }
+}
+
+export async function cliOk(...args: string[]): Promise<Json> {
+  const res = await cli(...args);
+  expect(res.code, res.stderr).toBe(0);
+  return res.json;
+}
+
+export const ALL_SCOPES =
+  'posts:read,posts:write,channels:read,channels:write,analytics:read,webhooks:read,webhooks:write';
+
+export interface Workspace {
+  orgId: string;
+  ownerId: string;
+  key: string;
+  channels: Record<string, string>;
+}
+
+let seq = 0;
+
+/** An organization with an owner, a full-scope key and a live channel per named platform. */
+export async function workspace(
+  platforms: string[] = ['bluesky', 'mastodon'],
+  plan = 'team',
+): Promise<Workspace> {
+  seq += 1;
+  const created = await cliOk(
+    'org',
+    'create',
+    '--name',
+    `E2E ${seq}`,
+    '--plan',
+    plan,
+    '--owner-email',
+    `owner${seq}@e2e.test`,
+  );
+  const orgId = (created.org as Json).id as string;
+  const ownerId = (created.owner as Json).id as string;
+  const minted = await cliOk(
+    'key',
+    'mint',
+    '--org',
+    orgId,
+    '--by',
+    ownerId,
+    '--scopes',
+    ALL_SCOPES,
+    '--name',
+    'e2e',
+  );
+  const channels: Record<string, string> = {};
+  for (const platform of platforms) {
+    const ch = await cliOk(
+      'channel',
+      'connect',
+      '--org',
+      orgId,
+      '--platform',
+      platform,
+      '--handle',
+      `${platform}-${seq}`,
+      '--credentials',
+      JSON.stringify(CREDENTIALS[platform]),
+    );
+    channels[platform] = ch.id as string;
+  }
+  return { orgId, ownerId, key: minted.key as string, channels };
+}
+
+const oauth = { access_token: 'token', account_id: '12345' };
+export const CREDENTIALS: Record<string, Json> = {
+  bluesky: { identifier: 'e2e.bsky.social', app_password: 'app-pass' },
+  mastodon: { instance: 'https://mastodon.example', access_token: 'token' },
+  linkedin: { access_token: 'token', account_id: 'urn:li:person:abc' },
+  x: oauth,
+  threads: oauth,
+  instagram: oauth,
+  facebook: oauth,
+  tiktok: oauth,
+  youtube: oauth,
+  pinterest: oauth,
+};
+
+export async function mint(ws: Workspace, scopes: string): Promise<string> {
+  return (await cliOk('key', 'mint', '--org', ws.orgId, '--by', ws.ownerId, '--scopes', scopes))
+    .key as string;
+}
+
+export async function dangerous(ws: Workspace, on: boolean) {
+  await cliOk('settings', 'set', '--org', ws.orgId, '--by', ws.ownerId, '--dangerous-ops', on ? 'on' : 'off');
+}
+
+export const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+export function stackInfo(): { sqsEndpoint: string; deliveryQueueUrl: string } {
+  return JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8'));
+}
+
+/**
+ * Waits until the delivery queue holds `want` messages for `postId`. Reads fauxqs's inspection
+ * endpoint, which never changes queue state, so parallel tests do not steal each other's messages.
+ */
+export async function deliveryMessages(postId: string, want: number, timeoutMs = 10_000): Promise<Json[]> {
+  const info = stackInfo();
+  const deadline = Date.now() + timeoutMs;
+  let found: Json[] = [];
+  while (Date.now() < deadline) {
+    const res = await fetch(`${info.sqsEndpoint}/_fauxqs/queues/herald-delivery`);
+    const state = (await res.json()) as {
+      messages: Record<string, Array<{ body?: string; message?: { body: string } }>>;
+    };
+    found = Object.values(state.messages)
+      .flat()
+      .map((m) => JSON.parse(m.body ?? m.message?.body ?? '{}') as Json)
+      .filter((b) => b.post_id === postId);
+    if (found.length >= want) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return found;
+}

@@ -1,0 +1,212 @@
+import {
+  type AttributeValue,
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  DynamoDBClient,
+  PutItemCommand,
+  type PutItemCommandInput,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { PostResource } from '#core/posts';
+import { handler } from '#handlers/create-post';
+import { clearAuthCache } from '#shared/auth';
+import {
+  apiEvent,
+  apiKey,
+  apiKeyItem,
+  channel,
+  channelItem,
+  daysFromNow,
+  jsonHeaders,
+  jsonOf,
+  lambdaContext,
+  OTHER_ORG_ID,
+  org,
+  orgItem,
+  problemOf,
+  serveItems,
+} from '../support/fixtures.ts';
+
+// createPost's Idempotency-Key (SPEC §8.3) on Powertools idempotency, which talks to the low-level
+// DynamoDBClient. The fake below keeps its records like the table would, so replays are real.
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const dynamo = mockClient(DynamoDBClient);
+
+const KEY = apiKey({ scopes: ['posts:write'], n: 1 });
+const OTHER_ORG_KEY = apiKey({ scopes: ['posts:write'], n: 2, orgId: OTHER_ORG_ID });
+const CH1 = channel(1);
+const OTHER_CH = channel(1, 'bluesky', OTHER_ORG_ID);
+
+type Record_ = Record<string, AttributeValue>;
+
+/** Powertools' idempotency records, held as DynamoDB would; `complete: false` leaves them in progress. */
+function fakeIdempotencyStore(opts: { complete: boolean }) {
+  const records = new Map<string, Record_>();
+  const id = (k: Record_ | undefined) => `${k?.pk?.S}\u0000${k?.sk?.S}`;
+  dynamo.on(PutItemCommand).callsFake((input: PutItemCommandInput) => {
+    const existing = records.get(id(input.Item));
+    const now = Date.now();
+    const live =
+      existing &&
+      Number(existing.ttl?.N) > now / 1000 &&
+      !(existing.status?.S === 'INPROGRESS' && Number(existing.in_progress_expiration?.N) < now);
+    if (live) throw new ConditionalCheckFailedException({ message: 'exists', $metadata: {}, Item: existing });
+    records.set(id(input.Item), { ...input.Item });
+    return {};
+  });
+  dynamo.on(UpdateItemCommand).callsFake((input: UpdateItemCommandInput) => {
+    if (!opts.complete) return {};
+    const rec = records.get(id(input.Key)) ?? {};
+    const sets = (input.UpdateExpression ?? '').replace(/^SET /, '').split(', ');
+    for (const set of sets) {
+      const [name, value] = set.split(' = ');
+      const attr = input.ExpressionAttributeNames?.[name ?? ''];
+      const val = input.ExpressionAttributeValues?.[value ?? ''];
+      if (attr && val) rec[attr] = val;
+    }
+    records.set(id(input.Key), rec);
+    return {};
+  });
+  dynamo.on(DeleteItemCommand).resolves({});
+  return records;
+}
+
+const body = (text = 'Hello') =>
+  JSON.stringify({ variants: [{ channel_id: CH1.id, body: text }], scheduled_at: SCHEDULED_AT });
+const SCHEDULED_AT = daysFromNow(3);
+
+const send = (json: string, idempotencyKey?: string, key = KEY) =>
+  handler(
+    apiEvent('createPost', {
+      body: json,
+      headers: {
+        ...jsonHeaders(key),
+        ...(idempotencyKey !== undefined ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+    }),
+    lambdaContext('createPost'),
+  );
+
+beforeEach(() => {
+  ddb.reset();
+  dynamo.reset();
+  clearAuthCache();
+  serveItems(ddb, [
+    apiKeyItem(KEY),
+    apiKeyItem(OTHER_ORG_KEY),
+    orgItem(org()),
+    orgItem(org({}, OTHER_ORG_ID)),
+    channelItem(CH1),
+    channelItem(OTHER_CH),
+  ]);
+  ddb.on(PutCommand).resolves({});
+});
+
+describe('createPost handler', () => {
+  it('answers 201 with the post and touches no idempotency record without the header', async () => {
+    // Act
+    const res = await send(body());
+
+    // Assert
+    expect(res.statusCode).toBe(201);
+    expect(jsonOf<PostResource>(res)).toMatchObject({
+      status: 'scheduled',
+      variants: [{ channel_id: CH1.id }],
+    });
+    expect(res.headers['idempotency-replayed']).toBeUndefined();
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+
+  it('replays the recorded response for the same key and body, creating the post once', async () => {
+    // Arrange
+    fakeIdempotencyStore({ complete: true });
+
+    // Act
+    const first = await send(body(), 'order-42');
+    const again = await send(body(), 'order-42');
+
+    // Assert
+    expect([first.statusCode, again.statusCode]).toEqual([201, 201]);
+    expect(again.body).toBe(first.body);
+    expect(again.headers['idempotency-replayed']).toBe('true');
+    expect(first.headers['idempotency-replayed']).toBeUndefined();
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(1);
+  });
+
+  it('treats the same body with its fields in another order as the same request', async () => {
+    fakeIdempotencyStore({ complete: true });
+    await send(body(), 'order-43');
+    const reordered = JSON.stringify({
+      scheduled_at: SCHEDULED_AT,
+      variants: [{ body: 'Hello', channel_id: CH1.id }],
+    });
+    const again = await send(reordered, 'order-43');
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotency-replayed']).toBe('true');
+  });
+
+  it('stores idempotency records in the single table under IDEMPOTENCY#createPost', async () => {
+    const records = fakeIdempotencyStore({ complete: true });
+    await send(body(), 'order-44');
+    expect([...records.values()].map((r) => r.pk?.S)).toEqual(['IDEMPOTENCY#createPost']);
+  });
+
+  it('answers 422 idempotency_key_reused for the same key with another body', async () => {
+    // Arrange
+    fakeIdempotencyStore({ complete: true });
+    await send(body('first'), 'order-45');
+
+    // Act
+    const res = await send(body('second'), 'order-45');
+
+    // Assert
+    expect(res.statusCode).toBe(422);
+    expect(problemOf(res).code).toBe('idempotency_key_reused');
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(1);
+  });
+
+  it('answers 409 idempotency_in_progress while the first attempt still runs', async () => {
+    // Arrange: the first attempt's record is still INPROGRESS.
+    fakeIdempotencyStore({ complete: false });
+    await send(body(), 'order-46');
+
+    // Act
+    const res = await send(body(), 'order-46');
+
+    // Assert
+    expect(res.statusCode).toBe(409);
+    expect(problemOf(res).code).toBe('idempotency_in_progress');
+  });
+
+  it('scopes keys per organization: the same key in another org is a new request', async () => {
+    // Arrange
+    const records = fakeIdempotencyStore({ complete: true });
+    const otherBody = JSON.stringify({ variants: [{ channel_id: OTHER_CH.id, body: 'Hello' }], draft: true });
+
+    // Act
+    const mine = await send(body(), 'shared-key');
+    const theirs = await send(otherBody, 'shared-key', OTHER_ORG_KEY);
+
+    // Assert
+    expect([mine.statusCode, theirs.statusCode]).toEqual([201, 201]);
+    expect(theirs.headers['idempotency-replayed']).toBeUndefined();
+    expect(records.size).toBe(2);
+  });
+
+  it.each([
+    ['an empty key', ''],
+    ['a non-ASCII key', 'clé'],
+    ['a key with a control character', 'a\tb'],
+    ['a key over 255 characters', 'k'.repeat(256)],
+  ])('answers 400 invalid_request for %s', async (_what, key) => {
+    const res = await send(body(), key);
+    expect(res.statusCode).toBe(400);
+    expect(problemOf(res).code).toBe('invalid_request');
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+});

@@ -1,0 +1,510 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
+import { addNagChecks, applyNag } from '#lib/nag';
+import { fallback, operations, workers } from '#lib/operations';
+import { isProtectedStage, parseStage, stageConfigFrom } from '#lib/stage';
+
+// One bundled synthesis of the prod stage, with the exact nag wiring of bin/app.ts, carries most
+// assertions. The dev-stage syntheses skip bundling (context aws:cdk:bundling-stacks = []): they only
+// check stage-dependent settings and that an unacknowledged nag finding fails synthesis.
+
+const ENV = { account: '111111111111', region: 'eu-west-1' };
+const manifestIds = [...operations.map((op) => op.id), fallback.id, ...workers.map((w) => w.id)];
+
+interface Synth {
+  stack: HeraldStack;
+  template: Template;
+  assembly: CloudAssembly;
+}
+
+let prod: Synth;
+let dev: { stack: HeraldStack; template: Template };
+
+beforeAll(() => {
+  const app = new App({
+    // Asset metadata (as the CDK CLI sets it) tells the bundle tests where each function's code is.
+    context: { stage: 'prod', alarmEmail: 'ops@example.com', 'aws:cdk:enable-asset-metadata': true },
+  });
+  const stack = addHeraldStack(app, ENV);
+  applyNag(app, stack);
+  const assembly = app.synth(); // throws on any unacknowledged nag finding
+  prod = { stack, template: Template.fromStack(stack), assembly };
+
+  const devApp = new App({ context: { stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
+  const devStack = addHeraldStack(devApp, ENV);
+  dev = { stack: devStack, template: Template.fromStack(devStack) };
+}, 180_000);
+
+interface CfnResourceJson {
+  Type: string;
+  Properties: Record<string, unknown>;
+  Metadata?: Record<string, unknown>;
+}
+type Resources = Record<string, CfnResourceJson>;
+const resources = (template: Template): Resources => template.toJSON().Resources as Resources;
+
+function logicalId(stack: Stack, construct: { node: { defaultChild?: unknown } }): string {
+  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+function fnOf(id: string) {
+  const fn = prod.stack.functions.get(id);
+  if (!fn) throw new Error(`no function ${id}`);
+  return fn;
+}
+
+function fnLogicalId(id: string): string {
+  return logicalId(prod.stack, fnOf(id));
+}
+
+interface FunctionResource extends CfnResourceJson {
+  Properties: Record<string, unknown> & { Environment: { Variables: Record<string, unknown> } };
+}
+
+/** The synthesized AWS::Lambda::Function of a manifest id. */
+function fnResource(id: string): FunctionResource {
+  const fn = resources(prod.template)[fnLogicalId(id)];
+  if (fn?.Type !== 'AWS::Lambda::Function') throw new Error(`no Lambda function for ${id}`);
+  return fn as FunctionResource;
+}
+
+const envOf = (id: string): Record<string, unknown> => fnResource(id).Properties.Environment.Variables;
+
+/** Every IAM statement attached to a function's role. */
+function statementsOf(id: string): { Action: string | string[]; Resource: unknown }[] {
+  const role = fnOf(id).role;
+  if (!role) throw new Error(`${id} has no role`);
+  const roleId = logicalId(prod.stack, role);
+  const policies = prod.template.findResources('AWS::IAM::Policy', {
+    Properties: { Roles: Match.arrayWith([{ Ref: roleId }]) },
+  });
+  return Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement);
+}
+
+function actionsOf(id: string): string[] {
+  return statementsOf(id).flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
+}
+
+/** Our functions, leaving out any CDK-internal singleton (custom resources, log retention). */
+function heraldFunctionIds(template: Template): string[] {
+  const internal = /^(LogRetention|CustomResourceProvider|AWS679f53fac002430cb0da5b7982bd2287|Custom)/;
+  return Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) => !internal.test(id));
+}
+
+describe('stage configuration', () => {
+  it('defaults to dev and accepts short lowercase names', () => {
+    expect(parseStage(undefined)).toBe('dev');
+    expect(parseStage('prod')).toBe('prod');
+    expect(parseStage('eu-staging-2')).toBe('eu-staging-2');
+  });
+
+  it('rejects stage names that cannot be part of a stack name', () => {
+    for (const bad of ['Prod', 'my_stage', '-x', 'a-very-long-stage-name', 42]) {
+      expect(() => parseStage(bad)).toThrow(/invalid stage/);
+    }
+  });
+
+  it('protects data everywhere but dev', () => {
+    expect(isProtectedStage('dev')).toBe(false);
+    expect(isProtectedStage('prod')).toBe(true);
+    expect(isProtectedStage('staging')).toBe(true);
+  });
+
+  it('validates docsUrl and alarmEmail', () => {
+    expect(stageConfigFrom({}).docsUrl).toBe('https://docs.herald.dev');
+    expect(stageConfigFrom({ docsUrl: 'https://docs.example.com/' }).docsUrl).toBe(
+      'https://docs.example.com',
+    );
+    expect(() => stageConfigFrom({ docsUrl: 'http://docs.example.com' })).toThrow(/docsUrl/);
+    expect(() => stageConfigFrom({ alarmEmail: 'not-an-email' })).toThrow(/alarmEmail/);
+  });
+});
+
+describe('functions', () => {
+  it('creates one Lambda per manifest operation, the fallback and each worker, and no other', () => {
+    const ids = heraldFunctionIds(prod.template);
+    expect(ids).toHaveLength(operations.length + 1 + workers.length);
+    expect(ids.sort()).toEqual(manifestIds.map(fnLogicalId).sort());
+    prod.template.resourceCountIs('AWS::Lambda::Function', manifestIds.length);
+  });
+
+  it.each(manifestIds)('%s runs Node.js 22 on arm64 with tracing, JSON logs and source maps', (id) => {
+    expect(fnResource(id).Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      MemorySize: 1024,
+      Timeout: 10,
+      TracingConfig: { Mode: 'Active' },
+      LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: logicalId(prod.stack, fnOf(id).logGroup) } },
+      Environment: {
+        Variables: {
+          NODE_OPTIONS: '--enable-source-maps',
+          POWERTOOLS_SERVICE_NAME: 'herald',
+          HERALD_DOCS_URL: 'https://docs.herald.dev',
+        },
+      },
+    });
+  });
+
+  it('gives every function its own log group, retained for a month', () => {
+    prod.template.resourcePropertiesCountIs(
+      'AWS::Logs::LogGroup',
+      { RetentionInDays: 30 },
+      manifestIds.length + 1, // + API access logs
+    );
+  });
+
+  it('uses no AWS managed policy: each role may log only to its own log group', () => {
+    for (const role of Object.values(prod.template.findResources('AWS::IAM::Role'))) {
+      expect(role.Properties.ManagedPolicyArns).toBeUndefined();
+    }
+    for (const id of manifestIds) {
+      expect(statementsOf(id)).toContainEqual(
+        expect.objectContaining({
+          Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          Resource: { 'Fn::GetAtt': [logicalId(prod.stack, fnOf(id).logGroup), 'Arn'] },
+        }),
+      );
+    }
+  });
+
+  it('passes the cursor secret as a dynamic reference only to functions that sign cursors', () => {
+    const withCursor = operations.filter((op) => op.access.cursor).map((op) => op.id);
+    expect(withCursor).toContain('listPosts');
+    for (const id of manifestIds) {
+      const vars = envOf(id);
+      if (withCursor.includes(id)) {
+        expect(JSON.stringify(vars)).toContain('{{resolve:secretsmanager:');
+      } else {
+        expect(vars).not.toHaveProperty('HERALD_CURSOR_SECRET');
+      }
+    }
+    prod.template.hasResourceProperties('AWS::SecretsManager::Secret', {
+      GenerateSecretString: { PasswordLength: 48, ExcludePunctuation: true },
+    });
+  });
+});
+
+describe('HTTP API', () => {
+  it('routes every operation to its own function, and $default to the fallback, with payload format 2.0', () => {
+    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', operations.length + 1);
+    const all = resources(prod.template);
+    const routes: [string, string][] = [
+      ...operations.map((op): [string, string] => [`${op.method} ${op.path}`, op.id]),
+      ['$default', fallback.id],
+    ];
+    for (const [routeKey, id] of routes) {
+      const [route] = Object.values(
+        prod.template.findResources('AWS::ApiGatewayV2::Route', { Properties: { RouteKey: routeKey } }),
+      );
+      expect(route, routeKey).toBeDefined();
+      // Target: { 'Fn::Join': ['', ['integrations/', { Ref: <integration> }]] }
+      const integrationId: string = route?.Properties.Target['Fn::Join'][1][1].Ref;
+      expect(all[integrationId]?.Properties).toMatchObject({
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+        IntegrationUri: { 'Fn::GetAtt': [fnLogicalId(id), 'Arn'] },
+      });
+    }
+  });
+
+  it('throttles and access-logs the default stage as JSON', () => {
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: { ThrottlingBurstLimit: 200, ThrottlingRateLimit: 100 },
+      AccessLogSettings: {
+        DestinationArn: Match.anyValue(),
+        Format: Match.serializedJson(
+          Match.objectLike({
+            requestId: '$context.requestId',
+            ip: '$context.identity.sourceIp',
+            routeKey: '$context.routeKey',
+            status: '$context.status',
+            latency: '$context.responseLatency',
+          }),
+        ),
+      },
+    });
+  });
+});
+
+describe('table', () => {
+  it('is the single table of lib/table-schema.ts, encrypted with a rotating customer managed key', () => {
+    const keyId = logicalId(prod.stack, prod.stack.tableKey);
+    prod.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true });
+    prod.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      BillingMode: 'PAY_PER_REQUEST',
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'gsi1',
+          KeySchema: [
+            { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      SSESpecification: {
+        SSEEnabled: true,
+        SSEType: 'KMS',
+        KMSMasterKeyId: { 'Fn::GetAtt': [keyId, 'Arn'] },
+      },
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    });
+  });
+
+  it('is protected and retained in prod', () => {
+    prod.template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: Match.objectLike({ DeletionProtectionEnabled: true }),
+    });
+  });
+
+  it('is unprotected and destroyed with the stack in dev', () => {
+    dev.template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({ DeletionProtectionEnabled: false }),
+    });
+  });
+});
+
+describe('queues', () => {
+  it('redrives delivery messages to a DLQ after 5 receives', () => {
+    const dlqId = logicalId(prod.stack, prod.stack.deliveryDlq);
+    prod.template.hasResourceProperties('AWS::SQS::Queue', {
+      VisibilityTimeout: 60,
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 5 },
+    });
+    expect(resources(prod.template)[dlqId]?.Properties).toMatchObject({ MessageRetentionPeriod: 1_209_600 });
+  });
+
+  it('encrypts every queue and refuses non-TLS access', () => {
+    const queues = prod.template.findResources('AWS::SQS::Queue');
+    expect(Object.keys(queues)).toHaveLength(3);
+    for (const q of Object.values(queues)) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
+    prod.template.resourcePropertiesCountIs(
+      'AWS::SQS::QueuePolicy',
+      {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          ]),
+        },
+      },
+      3,
+    );
+  });
+});
+
+describe('least privilege', () => {
+  const writes = [
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+  ];
+
+  it('a read-only operation (listPosts) can read but not write the table, nor send messages', () => {
+    const actions = actionsOf('listPosts');
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem']));
+    for (const a of writes) expect(actions).not.toContain(a);
+    expect(actions.filter((a) => a.startsWith('sqs:'))).toEqual([]);
+  });
+
+  it('a read-write operation (createPost) can write the table', () => {
+    expect(actionsOf('createPost')).toEqual(
+      expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']),
+    );
+  });
+
+  it.each(['getOpenApi', fallback.id])('%s has no DynamoDB permission and no TABLE_NAME', (id) => {
+    expect(actionsOf(id).filter((a) => a.startsWith('dynamodb:') || a.startsWith('kms:'))).toEqual([]);
+    expect(envOf(id)).not.toHaveProperty('TABLE_NAME');
+  });
+
+  it('only streamRelay may send to the delivery queue', () => {
+    const queueArn = { 'Fn::GetAtt': [logicalId(prod.stack, prod.stack.deliveryQueue), 'Arn'] };
+    const senders = manifestIds.filter((id) =>
+      statementsOf(id).some(
+        (s) =>
+          JSON.stringify(s.Resource) === JSON.stringify(queueArn) &&
+          [s.Action].flat().includes('sqs:SendMessage'),
+      ),
+    );
+    expect(senders).toEqual(['streamRelay']);
+    const vars = envOf('streamRelay');
+    expect(vars.DELIVERY_QUEUE_URL).toEqual({ Ref: logicalId(prod.stack, prod.stack.deliveryQueue) });
+  });
+});
+
+describe('stream relay', () => {
+  it('reads the table stream in bisecting batches with partial failures, filtered to posts entering publishing', () => {
+    prod.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: fnLogicalId('streamRelay') },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(prod.stack, prod.stack.table), 'StreamArn'] },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      MaximumRecordAgeInSeconds: 86_400,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: {
+        OnFailure: {
+          Destination: { 'Fn::GetAtt': [logicalId(prod.stack, prod.stack.streamRelayDlq), 'Arn'] },
+        },
+      },
+      FilterCriteria: {
+        Filters: [
+          {
+            Pattern: JSON.stringify({
+              dynamodb: { NewImage: { entity: { S: ['post'] }, status: { S: ['publishing'] } } },
+            }),
+          },
+        ],
+      },
+    });
+  });
+});
+
+describe('alarms', () => {
+  const topicRef = () => ({ Ref: logicalId(prod.stack, prod.stack.alarmTopic) });
+  const atLeastOnce = {
+    Threshold: 1,
+    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    EvaluationPeriods: 1,
+  };
+
+  it('alarm on any API 5xx in 5 minutes', () => {
+    prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...atLeastOnce,
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      Statistic: 'Sum',
+      Period: 300,
+      AlarmActions: [topicRef()],
+    });
+  });
+
+  it('alarm when either DLQ holds a message', () => {
+    for (const queue of [prod.stack.deliveryDlq, prod.stack.streamRelayDlq]) {
+      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        ...atLeastOnce,
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [
+          { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(prod.stack, queue), 'QueueName'] } },
+        ],
+        AlarmActions: [topicRef()],
+      });
+    }
+  });
+
+  it('alarm on errors of every function', () => {
+    for (const id of manifestIds) {
+      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        ...atLeastOnce,
+        MetricName: 'Errors',
+        Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnLogicalId(id) } }],
+      });
+    }
+  });
+
+  it('notifies through an encrypted, TLS-only topic with the configured email', () => {
+    prod.template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+    prod.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({ Effect: 'Allow', Principal: { Service: 'cloudwatch.amazonaws.com' } }),
+        ]),
+      },
+    });
+    prod.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    dev.template.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+});
+
+describe('outputs', () => {
+  it('exports ApiUrl, TableName (read by the admin CLI), DeliveryQueueUrl and StackStage', () => {
+    prod.template.hasOutput('TableName', { Value: { Ref: logicalId(prod.stack, prod.stack.table) } });
+    prod.template.hasOutput('ApiUrl', {});
+    prod.template.hasOutput('DeliveryQueueUrl', {});
+    prod.template.hasOutput('StackStage', { Value: 'prod' });
+    expect(prod.stack.stackName).toBe('Herald-prod');
+  });
+});
+
+describe('cdk-nag (AwsSolutions)', () => {
+  it('leaves no unacknowledged finding', () => {
+    const report = JSON.parse(
+      readFileSync(path.join(prod.assembly.directory, 'validation-report.json'), 'utf8'),
+    ) as {
+      pluginReports: { pluginName: string; violations: { ruleName: string }[] }[];
+    };
+    const open = report.pluginReports.flatMap((r) =>
+      r.violations.map((v) => `${r.pluginName}: ${v.ruleName}`),
+    );
+    expect(open).toEqual([]);
+  });
+
+  it('fails synthesis on a finding nobody acknowledged', () => {
+    const app = new App({ context: { stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
+    addHeraldStack(app, ENV);
+    addNagChecks(app); // the checks without the acknowledgements
+    expect(() => app.synth()).toThrow(/AwsSolutions-SMG4/);
+  });
+});
+
+describe('bundles', () => {
+  const exec = promisify(execFile);
+
+  // Catches what esbuild cannot: a module that throws at load, e.g. an environment variable the
+  // stack does not give that function.
+  it.each(manifestIds)('%s loads with exactly the environment the stack gives it', async (id) => {
+    const assetDir = fnResource(id).Metadata?.['aws:asset:path'];
+    if (typeof assetDir !== 'string') throw new Error(`no asset path for ${id}`);
+    const vars = envOf(id);
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      AWS_REGION: ENV.region,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    // Tokens (Ref, GetAtt, dynamic references) become placeholders: only presence matters at load.
+    for (const [name, value] of Object.entries(vars)) {
+      env[name] = typeof value === 'string' ? value : `placeholder-${name}`;
+    }
+    const url = pathToFileURL(path.join(prod.assembly.directory, assetDir, 'index.mjs')).href;
+    const { stdout } = await exec(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(url)}); console.log(typeof m.handler);`,
+      ],
+      { env },
+    ).catch((error: { stderr?: string }) => {
+      const cause = error.stderr?.match(/^\w*Error: .*$/m)?.[0] ?? String(error);
+      throw new Error(`${id} failed to load: ${cause}`);
+    });
+    expect(stdout.trim()).toBe('function');
+  });
+});

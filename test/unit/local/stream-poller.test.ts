@@ -1,0 +1,258 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  GetRecordsCommand,
+  type GetRecordsCommandInput,
+  GetShardIteratorCommand,
+  type GetShardIteratorCommandInput,
+  type Shard,
+  type _Record as StreamRecord,
+} from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StreamPoller } from '../../../bin/local/stream-poller.ts';
+import { lambdaContext } from '../support/fixtures.ts';
+
+const streams = mockClient(DynamoDBStreamsClient);
+const client = new DynamoDBStreamsClient({ region: 'us-east-1' });
+
+const STREAM_ARN = 'arn:aws:dynamodb:us-east-1:000000000000:table/herald-test/stream/2030-01-01T00:00:00.000';
+const seqOf = (n: number) => String(n).padStart(21, '0');
+
+function record(n: number): StreamRecord {
+  return {
+    eventID: `ev-${n}`,
+    eventName: 'MODIFY',
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: 'us-east-1',
+    dynamodb: {
+      Keys: { pk: { S: `ORG#o${n}` }, sk: { S: 'POST#p' } },
+      SequenceNumber: seqOf(n),
+      SizeBytes: 10,
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+      ApproximateCreationDateTime: new Date('2030-01-01T00:00:00Z'),
+    },
+  };
+}
+
+/**
+ * A stream whose shards hold `records` (by shard id). Iterators are `<shard>@<index>`; a shard in
+ * `closed` ends (no NextShardIterator) once read to its end.
+ */
+function fakeStream(shards: Shard[], records: Record<string, StreamRecord[]>, closed: string[] = []) {
+  streams
+    .on(DescribeStreamCommand)
+    .resolves({ StreamDescription: { StreamArn: STREAM_ARN, Shards: shards } });
+  streams.on(GetShardIteratorCommand).callsFake((input: GetShardIteratorCommandInput) => {
+    const list = records[input.ShardId ?? ''] ?? [];
+    const index =
+      input.ShardIteratorType === 'AFTER_SEQUENCE_NUMBER'
+        ? list.findIndex((r) => r.dynamodb?.SequenceNumber === input.SequenceNumber) + 1
+        : 0;
+    return { ShardIterator: `${input.ShardId}@${index}` };
+  });
+  streams.on(GetRecordsCommand).callsFake((input: GetRecordsCommandInput) => {
+    const [shard = '', at = '0'] = (input.ShardIterator ?? '').split('@');
+    const list = records[shard] ?? [];
+    const from = Number(at);
+    const batch = list.slice(from, from + (input.Limit ?? 100));
+    const next = from + batch.length;
+    const ended = closed.includes(shard) && next >= list.length;
+    return { Records: batch, ...(ended ? {} : { NextShardIterator: `${shard}@${next}` }) };
+  });
+}
+
+/** A handler that records what it saw and reports the sequence numbers in `failOnce` as failed once. */
+function recordingHandler(failOnce: string[] = []) {
+  const seen: string[][] = [];
+  const pending = new Set(failOnce);
+  const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+    const seqs = event.Records.map((r) => r.dynamodb?.SequenceNumber ?? '');
+    seen.push(seqs);
+    const failed = seqs.filter((s) => pending.delete(s));
+    return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+  };
+  return { handler, seen };
+}
+
+let dir: string;
+let checkpointFile: string;
+
+const poller = (handler: ReturnType<typeof recordingHandler>['handler'], errors: unknown[] = []) =>
+  new StreamPoller({
+    client,
+    streamArn: STREAM_ARN,
+    handler,
+    context: () => lambdaContext('streamRelay'),
+    checkpointFile,
+    onError: (err) => errors.push(err),
+  });
+
+const checkpoint = () =>
+  JSON.parse(readFileSync(checkpointFile, 'utf8')) as Record<string, { after?: string; closed?: boolean }>;
+
+beforeEach(() => {
+  streams.reset();
+  dir = mkdtempSync(join(tmpdir(), 'herald-poller-'));
+  checkpointFile = join(dir, 'stream-checkpoints.json');
+});
+
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('StreamPoller', () => {
+  it('delivers the records of a shard in order, as one Lambda-shaped event', async () => {
+    // Arrange
+    fakeStream([{ ShardId: 's1' }], { s1: [record(1), record(2), record(3)] });
+    const { handler, seen } = recordingHandler();
+    const events: DynamoDBStreamEvent[] = [];
+
+    // Act
+    const handled = await poller(async (e) => {
+      events.push(e);
+      return handler(e);
+    }).pollOnce();
+
+    // Assert
+    expect(handled).toBe(3);
+    expect(seen).toEqual([[seqOf(1), seqOf(2), seqOf(3)]]);
+    expect(events[0]?.Records[0]).toMatchObject({
+      eventSource: 'aws:dynamodb',
+      eventSourceARN: STREAM_ARN,
+      dynamodb: { ApproximateCreationDateTime: Date.parse('2030-01-01T00:00:00Z') / 1000 },
+    });
+  });
+
+  it('does not advance past a reported failure and re-delivers from it on the next pass', async () => {
+    // Arrange
+    fakeStream([{ ShardId: 's1' }], { s1: [record(1), record(2), record(3)] });
+    const { handler, seen } = recordingHandler([seqOf(2)]);
+    const p = poller(handler);
+
+    // Act
+    const first = await p.pollOnce();
+    const afterFailure = checkpoint();
+    const second = await p.pollOnce();
+
+    // Assert
+    expect(first).toBe(1);
+    expect(afterFailure).toEqual({ s1: { after: seqOf(1) } });
+    expect(seen).toEqual([
+      [seqOf(1), seqOf(2), seqOf(3)],
+      [seqOf(2), seqOf(3)],
+    ]);
+    expect(second).toBe(2);
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(3) } });
+    expect(streams.commandCalls(GetShardIteratorCommand)[1]?.args[0].input).toMatchObject({
+      ShardIteratorType: 'AFTER_SEQUENCE_NUMBER',
+      SequenceNumber: seqOf(1),
+    });
+  });
+
+  it('re-delivers the whole batch when the first record fails', async () => {
+    fakeStream([{ ShardId: 's1' }], { s1: [record(1), record(2)] });
+    const { handler, seen } = recordingHandler([seqOf(1)]);
+    const p = poller(handler);
+    expect(await p.pollOnce()).toBe(0);
+    await p.pollOnce();
+    expect(seen).toEqual([
+      [seqOf(1), seqOf(2)],
+      [seqOf(1), seqOf(2)],
+    ]);
+  });
+
+  it('treats a handler that throws as a failure of the whole batch and reports the error', async () => {
+    // Arrange
+    fakeStream([{ ShardId: 's1' }], { s1: [record(1)] });
+    const errors: unknown[] = [];
+    let calls = 0;
+    const p = poller(async () => {
+      calls += 1;
+      if (calls === 1) throw new Error('relay down');
+      return { batchItemFailures: [] };
+    }, errors);
+
+    // Act
+    await p.pollOnce();
+    await p.pollOnce();
+
+    // Assert
+    expect(calls).toBe(2);
+    expect(errors).toEqual([expect.objectContaining({ message: 'relay down' })]);
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(1) } });
+  });
+
+  it('persists checkpoints so a restarted poller resumes after the last handled record', async () => {
+    // Arrange: a first poller handles records 1–2, then the stream grows.
+    const records = { s1: [record(1), record(2)] };
+    fakeStream([{ ShardId: 's1' }], records);
+    await poller(recordingHandler().handler).pollOnce();
+    records.s1.push(record(3));
+
+    // Act: a new poller (a restart) with the same checkpoint file.
+    const { handler, seen } = recordingHandler();
+    await poller(handler).pollOnce();
+
+    // Assert
+    expect(seen).toEqual([[seqOf(3)]]);
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(3) } });
+  });
+
+  it('reads a checkpoint file written earlier', async () => {
+    writeFileSync(checkpointFile, JSON.stringify({ s1: { after: seqOf(2) } }));
+    fakeStream([{ ShardId: 's1' }], { s1: [record(1), record(2), record(3)] });
+    const { handler, seen } = recordingHandler();
+    await poller(handler).pollOnce();
+    expect(seen).toEqual([[seqOf(3)]]);
+  });
+
+  it('marks a shard without NextShardIterator closed and does not read it again', async () => {
+    // Arrange
+    fakeStream([{ ShardId: 's1' }], { s1: [record(1)] }, ['s1']);
+    const p = poller(recordingHandler().handler);
+
+    // Act
+    await p.pollOnce();
+    const readsAfterFirst = streams.commandCalls(GetRecordsCommand).length;
+    await p.pollOnce();
+
+    // Assert
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(1), closed: true } });
+    expect(readsAfterFirst).toBe(1);
+    expect(streams.commandCalls(GetRecordsCommand)).toHaveLength(1);
+  });
+
+  it('keeps a closed shard open while its last batch has a failure', async () => {
+    fakeStream([{ ShardId: 's1' }], { s1: [record(1), record(2)] }, ['s1']);
+    const { handler, seen } = recordingHandler([seqOf(2)]);
+    const p = poller(handler);
+    await p.pollOnce();
+    expect(checkpoint().s1?.closed).toBeUndefined();
+    await p.pollOnce();
+    expect(seen.at(-1)).toEqual([seqOf(2)]);
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(2), closed: true } });
+  });
+
+  it.each([
+    ['listed after its parent', [{ ShardId: 'parent' }, { ShardId: 'child', ParentShardId: 'parent' }]],
+    ['listed before its parent', [{ ShardId: 'child', ParentShardId: 'parent' }, { ShardId: 'parent' }]],
+  ])('reads a child shard %s only once the parent is closed', async (_order, shards: Shard[]) => {
+    // Arrange: the parent holds records 1–2 and closes; the child holds 3.
+    fakeStream(shards, { parent: [record(1), record(2)], child: [record(3)] }, ['parent']);
+    const { handler, seen } = recordingHandler();
+    const p = poller(handler);
+
+    // Act
+    await p.pollOnce();
+    await p.pollOnce();
+
+    // Assert
+    expect(seen.flat()).toEqual([seqOf(1), seqOf(2), seqOf(3)]);
+  });
+});

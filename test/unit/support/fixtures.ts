@@ -1,0 +1,236 @@
+import {
+  BatchGetCommand,
+  type BatchGetCommandInput,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { AwsClientStub } from 'aws-sdk-client-mock';
+import { keys } from '#adapters/keys';
+import {
+  type ApiKeyRecord,
+  type ChannelRecord,
+  hashApiKey,
+  type Org,
+  type OrgSettings,
+} from '#core/accounts';
+import type { Problem } from '#core/errors';
+import type { IdKind } from '#core/ids';
+import type { Platform } from '#core/platforms';
+import type { PostRecord, VariantRecord } from '#core/posts';
+import { findOperation, type Scope } from '#lib/operations';
+
+// Typed fixtures shared by the unit tests: records as the table stores them, API Gateway v2 events
+// and a Lambda context like the ones the local front door builds.
+
+export type Item = Record<string, unknown>;
+export type DocStub = AwsClientStub<DynamoDBDocumentClient>;
+
+export const TABLE = process.env.TABLE_NAME ?? 'herald-test';
+
+const PREFIX: Record<IdKind, string> = {
+  org: 'org',
+  user: 'usr',
+  key: 'key',
+  channel: 'ch',
+  post: 'post',
+  variant: 'var',
+  media: 'med',
+  webhook: 'whe',
+  message: 'msg',
+};
+
+/** A valid prefixed ULID, stable per (kind, n). */
+export const fixedId = (kind: IdKind, n: number) => `${PREFIX[kind]}_01JD${String(n).padStart(22, '0')}`;
+
+export const ORG_ID = fixedId('org', 1);
+export const OTHER_ORG_ID = fixedId('org', 2);
+export const CREATED_AT = '2030-01-01T00:00:00.000Z';
+
+export function org(settings: Partial<OrgSettings> = {}, id = ORG_ID): Org {
+  return {
+    id,
+    name: 'Acme',
+    plan: 'team',
+    settings: { dangerous_ops: false, approval_required: false, ...settings },
+    created_at: CREATED_AT,
+    updated_at: CREATED_AT,
+  };
+}
+
+export function channel(n: number, platform: Platform = 'bluesky', orgId = ORG_ID): ChannelRecord {
+  return {
+    id: fixedId('channel', n),
+    org_id: orgId,
+    platform,
+    handle: `acme-${n}`,
+    avatar_url: null,
+    followers: 0,
+    status: 'live',
+    last_sync_at: null,
+    last_error: null,
+    created_at: CREATED_AT,
+  };
+}
+
+export function variant(channelId: string, n = 1): VariantRecord {
+  return { id: fixedId('variant', n), channel_id: channelId, body: 'Hello', media: [], options: {} };
+}
+
+export function post(overrides: Partial<PostRecord> = {}): PostRecord {
+  return {
+    id: fixedId('post', 1),
+    org_id: ORG_ID,
+    status: 'draft',
+    type: 'single',
+    title: null,
+    body: null,
+    scheduled_at: null,
+    published_at: null,
+    created_at: CREATED_AT,
+    updated_at: CREATED_AT,
+    variants: [variant(fixedId('channel', 1))],
+    deliveries: {},
+    round: 0,
+    version: 1,
+    approval: null,
+    ...overrides,
+  };
+}
+
+export interface KeyFixture {
+  /** The plaintext key a client presents. */
+  key: string;
+  hash: string;
+  record: ApiKeyRecord;
+}
+
+export function apiKey(opts: { scopes: Scope[]; n?: number; orgId?: string; revoked?: boolean }): KeyFixture {
+  const n = opts.n ?? 1;
+  const key = `svc_live_unitTestKey${String(n).padStart(4, '0')}${'x'.repeat(24)}`;
+  return {
+    key,
+    hash: hashApiKey(key),
+    record: {
+      id: fixedId('key', n),
+      org_id: opts.orgId ?? ORG_ID,
+      name: null,
+      scopes: opts.scopes,
+      created_by: fixedId('user', 1),
+      created_at: CREATED_AT,
+      revoked_at: opts.revoked ? CREATED_AT : null,
+      prefix: key.slice(0, 12),
+    },
+  };
+}
+
+// ---- table items -----------------------------------------------------------------------------
+
+export const orgItem = (o: Org): Item => ({ ...keys.org(o.id), entity: 'org', ...o });
+export const channelItem = (c: ChannelRecord): Item => ({
+  ...keys.channel(c.org_id, c.id),
+  entity: 'channel',
+  ...c,
+});
+export const postItem = (p: PostRecord): Item => ({
+  ...keys.post(p.org_id, p.id),
+  ...keys.postByStatus(p.org_id, p.status, p.id),
+  entity: 'post',
+  ...p,
+});
+export const apiKeyItem = (k: KeyFixture): Item => ({
+  ...keys.apiKey(k.hash),
+  ...keys.apiKeyByOrg(k.record.org_id, k.record.id),
+  entity: 'api_key',
+  ...k.record,
+});
+
+const keyOf = (k: Record<string, unknown>) => `${String(k.pk)}\u0000${String(k.sk)}`;
+
+/** Answers GetItem and BatchGetItem from `items`, as the table would. */
+export function serveItems(ddb: DocStub, items: Item[]): void {
+  const byKey = new Map<string, Item>(items.map((i) => [keyOf(i), i]));
+  ddb.on(GetCommand).callsFake((input: GetCommandInput) => ({ Item: byKey.get(keyOf(input.Key ?? {})) }));
+  ddb.on(BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
+    const responses: Record<string, Item[]> = {};
+    for (const [table, req] of Object.entries(input.RequestItems ?? {})) {
+      responses[table] = (req.Keys ?? []).flatMap((k): Item[] => {
+        const found = byKey.get(keyOf(k));
+        return found ? [found] : [];
+      });
+    }
+    return { Responses: responses, UnprocessedKeys: {} };
+  });
+}
+
+// ---- Lambda ------------------------------------------------------------------------------------
+
+export function lambdaContext(functionName = 'unit', requestId = 'aws-req-unit'): Context {
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'unit',
+    getRemainingTimeInMillis: () => 10_000,
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+export interface EventOptions {
+  headers?: Record<string, string>;
+  pathParameters?: Record<string, string>;
+  query?: Record<string, string>;
+  body?: string;
+  requestId?: string;
+}
+
+/** An HTTP API (payload v2) event for a manifest operation, built as API Gateway builds it. */
+export function apiEvent(operationId: string, opts: EventOptions = {}): APIGatewayProxyEventV2 {
+  const op = findOperation(operationId);
+  const path = op.path.replace(/\{(\w+)\}/g, (_m, name: string) => opts.pathParameters?.[name] ?? '');
+  const requestId = opts.requestId ?? 'req-unit-1';
+  return {
+    version: '2.0',
+    routeKey: `${op.method} ${op.path}`,
+    rawPath: path,
+    rawQueryString: new URLSearchParams(opts.query ?? {}).toString(),
+    headers: opts.headers ?? {},
+    ...(opts.query ? { queryStringParameters: opts.query } : {}),
+    ...(opts.pathParameters ? { pathParameters: opts.pathParameters } : {}),
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'unit',
+      domainName: 'api.unit',
+      domainPrefix: 'api',
+      http: { method: op.method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'vitest' },
+      requestId,
+      routeKey: `${op.method} ${op.path}`,
+      stage: '$default',
+      time: CREATED_AT,
+      timeEpoch: Date.parse(CREATED_AT),
+    },
+    ...(opts.body !== undefined ? { body: opts.body } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+export const bearer = (k: KeyFixture) => ({ authorization: `Bearer ${k.key}` });
+export const jsonHeaders = (k: KeyFixture) => ({ ...bearer(k), 'content-type': 'application/json' });
+
+export function problemOf(res: { body?: string | undefined }): Problem {
+  return JSON.parse(res.body ?? '') as Problem;
+}
+
+export function jsonOf<T>(res: { body?: string | undefined }): T {
+  return JSON.parse(res.body ?? '') as T;
+}
+
+/** An ISO time `days` from now (real clock: handlers read `new Date()`). */
+export const daysFromNow = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();

@@ -1,0 +1,424 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { decodeCursor, encodeCursor } from '#core/cursor';
+import type { PostRecord } from '#core/posts';
+import type { CreatePostInput } from '#core/schemas';
+import { createPost, deletePost, getPostById, listPosts, publishPost, reschedulePost } from '#usecases/posts';
+import { rejectedApiError } from '../support/errors.ts';
+import {
+  channel,
+  channelItem,
+  fixedId,
+  type Item,
+  ORG_ID,
+  OTHER_ORG_ID,
+  org,
+  orgItem,
+  post,
+  postItem,
+  serveItems,
+  TABLE,
+} from '../support/fixtures.ts';
+
+const ddb = mockClient(DynamoDBDocumentClient);
+
+const NOW = new Date('2030-06-01T12:00:00.000Z');
+const LATER = '2030-06-02T12:00:00.000Z';
+const SECRET = 'usecase-cursor-secret';
+const CH1 = channel(1, 'bluesky');
+const POST = post({ id: fixedId('post', 5) });
+
+const conditionFailed = () =>
+  new TransactionCanceledException({
+    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
+    $metadata: {},
+    CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+  });
+
+const draftInput = (overrides: Partial<CreatePostInput> = {}): CreatePostInput => ({
+  variants: [{ channel_id: CH1.id, body: 'Hello' }],
+  draft: true,
+  ...overrides,
+});
+
+function given(items: Item[]) {
+  serveItems(ddb, items);
+}
+
+beforeEach(() => {
+  ddb.reset();
+});
+
+describe('createPost', () => {
+  it('reports unknown_channel at /variants/<i>/channel_id for a channel the org does not have', async () => {
+    // Arrange: the org has CH1 only; another org has channel 2.
+    given([orgItem(org()), channelItem(CH1), channelItem(channel(2, 'x', OTHER_ORG_ID))]);
+    const input = draftInput({
+      variants: [
+        { channel_id: CH1.id, body: 'ok' },
+        { channel_id: fixedId('channel', 2), body: 'not ours' },
+        { channel_id: 'nonsense', body: 'not an id' },
+      ],
+    });
+
+    // Act
+    const err = await rejectedApiError(createPost(ORG_ID, input, NOW));
+
+    // Assert
+    expect(err.code).toBe('validation_failed');
+    expect(err.errors).toEqual([
+      expect.objectContaining({ pointer: '/variants/1/channel_id', code: 'unknown_channel' }),
+      expect.objectContaining({ pointer: '/variants/2/channel_id', code: 'unknown_channel' }),
+    ]);
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it("looks channels up under the caller's organization only", async () => {
+    // Arrange
+    given([orgItem(org())]);
+
+    // Act
+    await rejectedApiError(
+      createPost(ORG_ID, draftInput({ variants: [{ channel_id: fixedId('channel', 2), body: 'x' }] }), NOW),
+    );
+
+    // Assert
+    const keys = ddb.commandCalls(BatchGetCommand)[0]?.args[0].input.RequestItems?.[TABLE]?.Keys ?? [];
+    expect(keys).toEqual([
+      { pk: `ORG#${ORG_ID}`, sk: 'ORG' },
+      { pk: `ORG#${ORG_ID}`, sk: `CHANNEL#${fixedId('channel', 2)}` },
+    ]);
+  });
+
+  it('treats a disconnected channel as unknown', async () => {
+    given([orgItem(org()), channelItem({ ...CH1, status: 'disconnected' })]);
+    const err = await rejectedApiError(createPost(ORG_ID, draftInput(), NOW));
+    expect(err.errors).toEqual([
+      expect.objectContaining({ pointer: '/variants/0/channel_id', code: 'unknown_channel' }),
+    ]);
+  });
+
+  it('reports mode and channel problems together in one answer', async () => {
+    given([orgItem(org())]);
+    const err = await rejectedApiError(createPost(ORG_ID, draftInput({ draft: undefined }), NOW));
+    expect(err.errors?.map((e) => e.code)).toEqual(['mode_required', 'unknown_channel']);
+  });
+
+  it('reports media that is not a ready asset of the org as unknown_media', async () => {
+    given([orgItem(org()), channelItem(CH1)]);
+    const input = draftInput({
+      variants: [
+        { channel_id: CH1.id, body: 'x', media: [{ url: 'https://cdn.example/cat.png', type: 'image' }] },
+      ],
+    });
+    const err = await rejectedApiError(createPost(ORG_ID, input, NOW));
+    expect(err.errors).toEqual([
+      expect.objectContaining({ pointer: '/variants/0/media/0/url', code: 'unknown_media' }),
+    ]);
+  });
+
+  it('refuses publish_now with 403 dangerous_ops_disabled while the toggle is off, writing nothing', async () => {
+    given([orgItem(org()), channelItem(CH1)]);
+    const err = await rejectedApiError(
+      createPost(ORG_ID, draftInput({ draft: undefined, publish_now: true }), NOW),
+    );
+    expect(err).toMatchObject({ code: 'dangerous_ops_disabled', status: 403 });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it('inserts a scheduled post under the caller org, guarded against overwrites', async () => {
+    // Arrange
+    given([orgItem(org()), channelItem(CH1)]);
+
+    // Act
+    const created = await createPost(ORG_ID, draftInput({ draft: undefined, scheduled_at: LATER }), NOW);
+
+    // Assert
+    expect(created).toMatchObject({ status: 'scheduled', scheduled_at: LATER });
+    const put = ddb.commandCalls(PutCommand)[0]?.args[0].input;
+    expect(put?.ConditionExpression).toBe('attribute_not_exists(pk)');
+    expect(put?.Item).toMatchObject({
+      pk: `ORG#${ORG_ID}`,
+      sk: `POST#${created.id}`,
+      gsi1pk: `ORG#${ORG_ID}#POSTS#scheduled`,
+      entity: 'post',
+      version: 1,
+    });
+  });
+});
+
+describe('getPostById', () => {
+  it("reads the post under the caller's organization", async () => {
+    // Arrange
+    given([postItem(POST)]);
+
+    // Act
+    const got = await getPostById(ORG_ID, POST.id);
+
+    // Assert
+    expect(got.id).toBe(POST.id);
+    expect(ddb.commandCalls(GetCommand)[0]?.args[0].input.Key).toEqual({
+      pk: `ORG#${ORG_ID}`,
+      sk: `POST#${POST.id}`,
+    });
+  });
+
+  it("answers 404 for another organization's post", async () => {
+    given([postItem({ ...POST, org_id: OTHER_ORG_ID })]);
+    const err = await rejectedApiError(getPostById(ORG_ID, POST.id));
+    expect(err.code).toBe('resource_not_found');
+    expect(ddb.commandCalls(GetCommand)[0]?.args[0].input.Key?.pk).toBe(`ORG#${ORG_ID}`);
+  });
+
+  it('answers 404 for an id that is not a post id without reading the table', async () => {
+    const err = await rejectedApiError(getPostById(ORG_ID, 'POST#x'));
+    expect(err.code).toBe('resource_not_found');
+    expect(ddb.calls()).toHaveLength(0);
+  });
+});
+
+describe('listPosts', () => {
+  const page = (n: number) =>
+    Array.from({ length: n }, (_, i) => postItem(post({ id: fixedId('post', 100 - i) })));
+
+  it('asks for one extra item and signs a cursor for the last post of a full page', async () => {
+    // Arrange
+    ddb.on(QueryCommand).resolves({ Items: page(3) });
+
+    // Act
+    const res = await listPosts(ORG_ID, { limit: 2 }, SECRET);
+
+    // Assert
+    const input = ddb.commandCalls(QueryCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({ Limit: 3, ScanIndexForward: false, ExclusiveStartKey: undefined });
+    expect(input?.ExpressionAttributeValues).toEqual({ ':p': `ORG#${ORG_ID}`, ':prefix': 'POST#' });
+    expect(res.data.map((p) => p.id)).toEqual([fixedId('post', 100), fixedId('post', 99)]);
+    expect(res.has_more).toBe(true);
+    expect(decodeCursor(SECRET, { list: 'posts', orgId: ORG_ID, filter: '' }, res.next_cursor ?? '')).toBe(
+      fixedId('post', 99),
+    );
+  });
+
+  it('answers has_more false and no cursor on the last page', async () => {
+    ddb.on(QueryCommand).resolves({ Items: page(2) });
+    const res = await listPosts(ORG_ID, { limit: 2 }, SECRET);
+    expect(res).toMatchObject({ has_more: false, next_cursor: null });
+  });
+
+  it('starts the next page after the post named by the cursor', async () => {
+    // Arrange
+    const after = fixedId('post', 99);
+    const cursor = encodeCursor(SECRET, { list: 'posts', orgId: ORG_ID, filter: '' }, after);
+    ddb.on(QueryCommand).resolves({ Items: [] });
+
+    // Act
+    await listPosts(ORG_ID, { after: cursor }, SECRET);
+
+    // Assert
+    const input = ddb.commandCalls(QueryCommand)[0]?.args[0].input;
+    expect(input?.ExclusiveStartKey).toEqual({ pk: `ORG#${ORG_ID}`, sk: `POST#${after}` });
+    expect(input?.Limit).toBe(26);
+  });
+
+  it('serves the status filter from gsi1, resuming with the index keys', async () => {
+    // Arrange
+    const after = fixedId('post', 99);
+    const cursor = encodeCursor(SECRET, { list: 'posts', orgId: ORG_ID, filter: 'scheduled' }, after);
+    ddb.on(QueryCommand).resolves({ Items: [] });
+
+    // Act
+    await listPosts(ORG_ID, { status: 'scheduled', after: cursor, limit: 10 }, SECRET);
+
+    // Assert
+    const input = ddb.commandCalls(QueryCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      ExpressionAttributeValues: { ':p': `ORG#${ORG_ID}#POSTS#scheduled` },
+      ExclusiveStartKey: {
+        pk: `ORG#${ORG_ID}`,
+        sk: `POST#${after}`,
+        gsi1pk: `ORG#${ORG_ID}#POSTS#scheduled`,
+        gsi1sk: `POST#${after}`,
+      },
+    });
+    expect(input?.ConsistentRead).toBeUndefined(); // GSIs cannot be read consistently
+  });
+
+  it.each([
+    ['from another organization', { list: 'posts', orgId: OTHER_ORG_ID, filter: '' }, {}],
+    [
+      'for another status filter',
+      { list: 'posts', orgId: ORG_ID, filter: 'draft' },
+      { status: 'failed' as const },
+    ],
+  ])('refuses a cursor %s with invalid_request before querying', async (_what, scope, query) => {
+    const cursor = encodeCursor(SECRET, scope, fixedId('post', 1));
+    const err = await rejectedApiError(listPosts(ORG_ID, { ...query, after: cursor }, SECRET));
+    expect(err.code).toBe('invalid_request');
+    expect(ddb.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+});
+
+describe('publishPost', () => {
+  const dangerousOrg = orgItem(org({ dangerous_ops: true }));
+
+  it('writes the publishing post with a version check and a settings guard', async () => {
+    // Arrange
+    given([dangerousOrg, postItem(POST)]);
+
+    // Act
+    const res = await publishPost(ORG_ID, POST.id, NOW);
+
+    // Assert
+    expect(res).toEqual({ id: POST.id, status: 'publishing' });
+    const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
+    expect(items[0]?.ConditionCheck).toMatchObject({
+      Key: { pk: `ORG#${ORG_ID}`, sk: 'ORG' },
+      ExpressionAttributeValues: { ':dangerous_ops': true, ':approval_required': false },
+    });
+    expect(items[1]?.Put).toMatchObject({
+      ConditionExpression: 'version = :v',
+      ExpressionAttributeValues: { ':v': 1 },
+      Item: { pk: `ORG#${ORG_ID}`, status: 'publishing', version: 2, round: 1 },
+    });
+  });
+
+  it('retries a concurrent change and answers 409 after 4 attempts', async () => {
+    // Arrange
+    given([dangerousOrg, postItem(POST)]);
+    ddb.on(TransactWriteCommand).rejects(conditionFailed());
+
+    // Act
+    const err = await rejectedApiError(publishPost(ORG_ID, POST.id, NOW));
+
+    // Assert
+    expect(err).toMatchObject({ code: 'resource_conflict', status: 409 });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(4);
+    expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(4); // each attempt re-reads
+  });
+
+  it('succeeds when a retry finds the post unchanged by others', async () => {
+    given([dangerousOrg, postItem(POST)]);
+    ddb.on(TransactWriteCommand).rejectsOnce(conditionFailed()).resolves({});
+    expect(await publishPost(ORG_ID, POST.id, NOW)).toEqual({ id: POST.id, status: 'publishing' });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+  });
+
+  it('does not retry a failure that is not a concurrent change', async () => {
+    given([dangerousOrg, postItem(POST)]);
+    ddb.on(TransactWriteCommand).rejects(new Error('throttled'));
+    await expect(publishPost(ORG_ID, POST.id, NOW)).rejects.toThrow('throttled');
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
+
+  it('accepts a publishing post as-is without writing', async () => {
+    given([dangerousOrg, postItem({ ...POST, status: 'publishing', round: 1 })]);
+    expect(await publishPost(ORG_ID, POST.id, NOW)).toEqual({ id: POST.id, status: 'publishing' });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('answers 403 dangerous_ops_disabled before 404 while the toggle is off', async () => {
+    given([orgItem(org())]);
+    const err = await rejectedApiError(publishPost(ORG_ID, fixedId('post', 404), NOW));
+    expect(err.code).toBe('dangerous_ops_disabled');
+  });
+
+  it('answers 404 for an unknown post with the toggle on', async () => {
+    given([dangerousOrg]);
+    expect((await rejectedApiError(publishPost(ORG_ID, fixedId('post', 404), NOW))).code).toBe(
+      'resource_not_found',
+    );
+  });
+
+  it('answers 409 for a published post', async () => {
+    given([dangerousOrg, postItem({ ...POST, status: 'published' })]);
+    expect((await rejectedApiError(publishPost(ORG_ID, POST.id, NOW))).code).toBe('resource_conflict');
+  });
+});
+
+describe('deletePost', () => {
+  it('deletes the post as read, while the toggle is still on', async () => {
+    // Arrange
+    given([orgItem(org({ dangerous_ops: true })), postItem(POST)]);
+
+    // Act
+    const res = await deletePost(ORG_ID, POST.id);
+
+    // Assert
+    expect(res).toEqual({ id: POST.id, deleted: true });
+    const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
+    expect(items[0]?.ConditionCheck?.ExpressionAttributeValues).toEqual({ ':dangerous_ops': true });
+    expect(items[1]?.Delete).toMatchObject({
+      Key: { pk: `ORG#${ORG_ID}`, sk: `POST#${POST.id}` },
+      ExpressionAttributeValues: { ':v': 1 },
+    });
+  });
+
+  it('answers 409 for a publishing post and deletes nothing', async () => {
+    given([orgItem(org({ dangerous_ops: true })), postItem({ ...POST, status: 'publishing' })]);
+    expect((await rejectedApiError(deletePost(ORG_ID, POST.id))).code).toBe('resource_conflict');
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('answers 403 dangerous_ops_disabled while the toggle is off', async () => {
+    given([orgItem(org()), postItem(POST)]);
+    expect((await rejectedApiError(deletePost(ORG_ID, POST.id))).code).toBe('dangerous_ops_disabled');
+  });
+});
+
+describe('reschedulePost', () => {
+  it('moves the post to the new time under a version check', async () => {
+    // Arrange
+    given([orgItem(org()), postItem({ ...POST, status: 'scheduled', scheduled_at: LATER })]);
+    const next = '2030-06-03T12:00:00.000Z';
+
+    // Act
+    const res = await reschedulePost(ORG_ID, POST.id, next, NOW);
+
+    // Assert
+    expect(res).toMatchObject({ status: 'scheduled', scheduled_at: next });
+    const put = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems?.[1]?.Put;
+    expect(put?.Item).toMatchObject({
+      scheduled_at: next,
+      version: 2,
+      gsi1pk: `ORG#${ORG_ID}#POSTS#scheduled`,
+    });
+  });
+
+  it('refuses a past time with validation_failed before reading anything', async () => {
+    const err = await rejectedApiError(reschedulePost(ORG_ID, POST.id, '2030-05-01T00:00:00Z', NOW));
+    expect(err.errors).toEqual([
+      expect.objectContaining({ pointer: '/scheduled_at', code: 'not_in_future' }),
+    ]);
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it.each<PostRecord['status']>(['published', 'publishing', 'needs_approval'])(
+    'answers 409 for a %s post',
+    async (status) => {
+      given([orgItem(org()), postItem({ ...POST, status })]);
+      expect((await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW))).code).toBe(
+        'resource_conflict',
+      );
+    },
+  );
+
+  it('retries a concurrent change and answers 409 after 4 attempts', async () => {
+    given([orgItem(org()), postItem(POST)]);
+    ddb.on(TransactWriteCommand).rejects(conditionFailed());
+    expect((await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW))).code).toBe(
+      'resource_conflict',
+    );
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(4);
+  });
+});

@@ -1,0 +1,37 @@
+import { defineConfig } from 'vitest/config';
+
+// Two tiers, chosen by folder: unit (mocked AWS clients, CDK assertions) and e2e (HTTP against the
+// local stack that the e2e global setup starts and stops).
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          testTimeout: 20_000,
+          hookTimeout: 180_000,
+          env: {
+            TABLE_NAME: 'herald-test',
+            DELIVERY_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-delivery',
+            HERALD_CURSOR_SECRET: 'unit-test-cursor-secret',
+            AWS_REGION: 'us-east-1',
+            AWS_ACCESS_KEY_ID: 'unit',
+            AWS_SECRET_ACCESS_KEY: 'unit',
+            POWERTOOLS_LOG_LEVEL: 'SILENT',
+            AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+          },
+        },
+      },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/e2e/global-setup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
