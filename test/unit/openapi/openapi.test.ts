@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { contracts } from '#core/contracts';
+import { buildOpenApi } from '#core/openapi';
+import { apiOperations, operations } from '#lib/operations';
+
+const root = resolve(import.meta.dirname, '../../..');
+const doc = buildOpenApi({ docsUrl: 'https://docs.herald.dev' }) as {
+  paths: Record<
+    string,
+    Record<
+      string,
+      { operationId: string; security: Array<Record<string, string[]>>; responses: Record<string, unknown> }
+    >
+  >;
+};
+
+describe('OpenAPI document', () => {
+  it('lints clean with Redocly (recommended rules)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'openapi-'));
+    const file = join(dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(doc));
+    // Throws (failing the test) on any lint error; warnings are errors too via --max-problems 0.
+    const out = execFileSync(
+      join(root, 'node_modules/.bin/redocly'),
+      ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'stylish'],
+      {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    expect(out).not.toMatch(/warning|error/i);
+  }, 60_000);
+
+  it('describes every manifest operation with its operationId and scope', () => {
+    for (const op of operations) {
+      const described = doc.paths[op.path]?.[op.method.toLowerCase()];
+      expect(described?.operationId).toBe(op.id);
+      if (op.scope)
+        expect(described?.security).toEqual([{ bearerAuth: [op.scope] }, { apiKeyHeader: [op.scope] }]);
+    }
+  });
+
+  it('documents 401, 429 and 500 problems on every API-key operation', () => {
+    for (const op of apiOperations) {
+      const responses = doc.paths[op.path]?.[op.method.toLowerCase()]?.responses ?? {};
+      expect(Object.keys(responses)).toEqual(expect.arrayContaining(['401', '429', '500']));
+      expect(Object.keys(responses)).toContain(
+        String(contracts[op.id as keyof typeof contracts].success.status),
+      );
+    }
+  });
+
+  it('the committed docs/openapi.json is the generated one (run `npm run openapi`)', () => {
+    const committed = JSON.parse(readFileSync(join(root, 'docs/openapi.json'), 'utf8'));
+    expect(committed).toEqual(doc);
+  });
+});
