@@ -16,10 +16,11 @@ import {
   type OrgSettings,
 } from '#core/accounts';
 import type { Problem } from '#core/errors';
-import type { IdKind } from '#core/ids';
+import { ID_PREFIXES, type IdKind } from '#core/ids';
 import type { Platform } from '#core/platforms';
 import type { PostRecord, VariantRecord } from '#core/posts';
 import { findOperation, type Scope } from '#lib/operations';
+import { lambdaContext as localLambdaContext } from '../../../bin/local/front-door.ts';
 
 // Typed fixtures shared by the unit tests: records as the table stores them, API Gateway v2 events
 // and a Lambda context like the ones the local front door builds.
@@ -29,20 +30,8 @@ export type DocStub = AwsClientStub<DynamoDBDocumentClient>;
 
 export const TABLE = process.env.TABLE_NAME ?? 'herald-test';
 
-const PREFIX: Record<IdKind, string> = {
-  org: 'org',
-  user: 'usr',
-  key: 'key',
-  channel: 'ch',
-  post: 'post',
-  variant: 'var',
-  media: 'med',
-  webhook: 'whe',
-  message: 'msg',
-};
-
 /** A valid prefixed ULID, stable per (kind, n). */
-export const fixedId = (kind: IdKind, n: number) => `${PREFIX[kind]}_01JD${String(n).padStart(22, '0')}`;
+export const fixedId = (kind: IdKind, n: number) => `${ID_PREFIXES[kind]}_01JD${String(n).padStart(22, '0')}`;
 
 export const ORG_ID = fixedId('org', 1);
 export const OTHER_ORG_ID = fixedId('org', 2);
@@ -167,20 +156,7 @@ export function serveItems(ddb: DocStub, items: Item[]): void {
 // ---- Lambda ------------------------------------------------------------------------------------
 
 export function lambdaContext(functionName = 'unit', requestId = 'aws-req-unit'): Context {
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:us-east-1:000000000000:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'unit',
-    getRemainingTimeInMillis: () => 10_000,
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
+  return localLambdaContext(functionName, requestId);
 }
 
 export interface EventOptions {
