@@ -1,6 +1,6 @@
 import { checkIdempotencyKey } from '#adapters/idempotency';
 import { apiHandler } from '#shared/http';
-import { createPost, createPostIdempotent } from '#usecases/posts';
+import { createPost, createPostIdempotent } from '#usecases/create-post';
 
 export const { handler, impl } = apiHandler('createPost', async ({ auth, body, headers, now, lambda }) => {
   const key = checkIdempotencyKey(headers['idempotency-key']);

@@ -1,44 +1,29 @@
 import { getOrg } from '#adapters/accounts';
-import { idempotent } from '#adapters/idempotency';
 import {
   ConcurrentChangeError,
   getPost,
   getPostWithOrg,
-  insertPost,
-  loadPostContext,
   queryPosts,
   removePost,
   replacePost,
 } from '#adapters/posts';
 import type { Org } from '#core/accounts';
 import { decodeCursor, encodeCursor } from '#core/cursor';
-import {
-  ApiError,
-  conflict,
-  dangerousOpsDisabled,
-  type FieldError,
-  notFound,
-  ValidationError,
-} from '#core/errors';
-import { isId, newId } from '#core/ids';
-import { mediaIdFromUrl } from '#core/media';
-import { checkVariant } from '#core/platforms';
+import { ApiError, conflict, dangerousOpsDisabled, notFound, ValidationError } from '#core/errors';
+import { isId } from '#core/ids';
 import {
   checkScheduleTime,
   decideDelete,
   decidePublish,
   decideReschedule,
-  duplicateChannelErrors,
-  newPost,
   type PostRecord,
-  resolveMode,
   toPost,
 } from '#core/posts';
-import type { CreatePostInput, PostStatus } from '#core/schemas';
+import type { PostStatus } from '#core/schemas';
 
 const postNotFound = () => notFound('post');
 
-function requireOrg(org: Org | null): Org {
+export function requireOrg(org: Org | null): Org {
   // The key was valid moments ago; a missing org means it was removed since.
   if (!org) throw new ApiError('invalid_api_key', 'The API key is not valid.');
   return org;
@@ -58,79 +43,6 @@ async function withRetry<T>(step: () => Promise<T>): Promise<T> {
     }
   }
 }
-
-/**
- * createPost. Primary course: validate the modes → load the org, the channels and the media in
- * one round trip → check each variant against its platform → decide the status (draft, scheduled,
- * publishing or needs_approval) → insert. Publishing continues from the table's change stream.
- */
-export async function createPost(orgId: string, input: CreatePostInput, now: Date) {
-  const mode = resolveMode(input, now);
-  const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
-  errors.push(...duplicateChannelErrors(input));
-
-  const channelIds = [
-    ...new Set(input.variants.map((v) => v.channel_id).filter((id) => isId('channel', id))),
-  ];
-  const mediaIds = [
-    ...new Set(
-      input.variants.flatMap((v) =>
-        (v.media ?? []).map((m) => mediaIdFromUrl(m.url)).filter((id) => id !== null),
-      ),
-    ),
-  ];
-  const ctx = await loadPostContext(orgId, channelIds, mediaIds);
-  const org = requireOrg(ctx.org);
-
-  input.variants.forEach((v, i) => {
-    const channel = ctx.channels.get(v.channel_id);
-    if (!channel || channel.status === 'disconnected') {
-      errors.push({
-        pointer: `/variants/${i}/channel_id`,
-        code: 'unknown_channel',
-        message: 'No connected channel with this id.',
-      });
-      return;
-    }
-    (v.media ?? []).forEach((m, j) => {
-      const id = mediaIdFromUrl(m.url);
-      const asset = id ? ctx.media.get(id) : undefined;
-      if (asset?.status !== 'ready' || asset.url !== m.url) {
-        errors.push({
-          pointer: `/variants/${i}/media/${j}/url`,
-          code: 'unknown_media',
-          message: 'Use the url of a ready media asset of this organization.',
-        });
-      } else if (asset.kind !== m.type) {
-        errors.push({
-          pointer: `/variants/${i}/media/${j}/type`,
-          code: 'media_type_mismatch',
-          message: `The asset is ${asset.kind}.`,
-        });
-      }
-    });
-    errors.push(...checkVariant(channel.platform, v, `/variants/${i}`));
-  });
-  if (errors.length || 'errors' in mode) throw new ValidationError(errors);
-
-  const post = newPost({
-    id: newId('post', now.getTime()),
-    orgId,
-    input,
-    mode: mode.mode,
-    settings: org.settings,
-    variantIds: input.variants.map(() => newId('variant', now.getTime())),
-    now,
-  });
-  await insertPost(post);
-  return toPost(post);
-}
-
-/** Recorded as JSON text, so a replay is byte-for-byte the first response. */
-export const createPostIdempotent = idempotent<CreatePostInput>('createPost', async (call) => ({
-  status: 201,
-  json: JSON.stringify(await createPost(call.org_id, call.body, new Date())),
-}));
 
 export async function getPostById(orgId: string, postId: string) {
   if (!isId('post', postId)) throw postNotFound();

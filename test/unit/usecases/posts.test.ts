@@ -12,7 +12,8 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { decodeCursor, encodeCursor } from '#core/cursor';
 import type { PostRecord } from '#core/posts';
 import type { CreatePostInput } from '#core/schemas';
-import { createPost, deletePost, getPostById, listPosts, publishPost, reschedulePost } from '#usecases/posts';
+import { createPost } from '#usecases/create-post';
+import { deletePost, getPostById, listPosts, publishPost, reschedulePost } from '#usecases/posts';
 import { rejectedApiError } from '../support/errors.ts';
 import {
   channel,

@@ -1,0 +1,85 @@
+import { idempotent } from '#adapters/idempotency';
+import { insertPost, loadPostContext } from '#adapters/posts';
+import type { FieldError } from '#core/errors';
+import { ValidationError } from '#core/errors';
+import { isId, newId } from '#core/ids';
+import { mediaIdFromUrl } from '#core/media';
+import { checkVariant } from '#core/platforms';
+import { duplicateChannelErrors, newPost, resolveMode, toPost } from '#core/posts';
+import type { CreatePostInput } from '#core/schemas';
+import { requireOrg } from './posts.ts';
+
+// Its own module so only createPost's bundle carries (and initializes) the idempotency layer.
+
+/**
+ * createPost. Primary course: validate the modes → load the org, the channels and the media in
+ * one round trip → check each variant against its platform → decide the status (draft, scheduled,
+ * publishing or needs_approval) → insert. Publishing continues from the table's change stream.
+ */
+export async function createPost(orgId: string, input: CreatePostInput, now: Date) {
+  const mode = resolveMode(input, now);
+  const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
+  errors.push(...duplicateChannelErrors(input));
+
+  const channelIds = [
+    ...new Set(input.variants.map((v) => v.channel_id).filter((id) => isId('channel', id))),
+  ];
+  const mediaIds = [
+    ...new Set(
+      input.variants.flatMap((v) =>
+        (v.media ?? []).map((m) => mediaIdFromUrl(m.url)).filter((id) => id !== null),
+      ),
+    ),
+  ];
+  const ctx = await loadPostContext(orgId, channelIds, mediaIds);
+  const org = requireOrg(ctx.org);
+
+  input.variants.forEach((v, i) => {
+    const channel = ctx.channels.get(v.channel_id);
+    if (!channel || channel.status === 'disconnected') {
+      errors.push({
+        pointer: `/variants/${i}/channel_id`,
+        code: 'unknown_channel',
+        message: 'No connected channel with this id.',
+      });
+      return;
+    }
+    (v.media ?? []).forEach((m, j) => {
+      const id = mediaIdFromUrl(m.url);
+      const asset = id ? ctx.media.get(id) : undefined;
+      if (asset?.status !== 'ready' || asset.url !== m.url) {
+        errors.push({
+          pointer: `/variants/${i}/media/${j}/url`,
+          code: 'unknown_media',
+          message: 'Use the url of a ready media asset of this organization.',
+        });
+      } else if (asset.kind !== m.type) {
+        errors.push({
+          pointer: `/variants/${i}/media/${j}/type`,
+          code: 'media_type_mismatch',
+          message: `The asset is ${asset.kind}.`,
+        });
+      }
+    });
+    errors.push(...checkVariant(channel.platform, v, `/variants/${i}`));
+  });
+  if (errors.length || 'errors' in mode) throw new ValidationError(errors);
+
+  const post = newPost({
+    id: newId('post', now.getTime()),
+    orgId,
+    input,
+    mode: mode.mode,
+    settings: org.settings,
+    variantIds: input.variants.map(() => newId('variant', now.getTime())),
+    now,
+  });
+  await insertPost(post);
+  return toPost(post);
+}
+
+/** Recorded as JSON text, so a replay is byte-for-byte the first response. */
+export const createPostIdempotent = idempotent<CreatePostInput>('createPost', async (call) => ({
+  status: 201,
+  json: JSON.stringify(await createPost(call.org_id, call.body, new Date())),
+}));
