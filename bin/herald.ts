@@ -1,12 +1,10 @@
 // The admin CLI (DECISIONS §1). It talks to the table directly, with the same use cases the
 // handlers use: against the running local stack by default, or a deployment with --stack.
 import { parseArgs } from 'node:util';
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { PLANS, ROLES } from '#core/accounts';
 import { PLATFORMS } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from './local/services.ts';
-import { dataDir, readStackInfo } from './local/stack-file.ts';
+import { resolveTarget } from './cli/target.ts';
 
 const USAGE = `Usage: herald <command> [options] [--json] [--stack NAME] [--region R]
 
@@ -68,29 +66,11 @@ function onOff(value: string | undefined, flag: string): boolean | undefined {
 
 /** Points the SDK and the adapters at the target before any adapter module loads. */
 async function connect(values: Values): Promise<void> {
-  const stack = values.stack ?? process.env.HERALD_STACK;
-  if (stack) {
-    const cfn = new CloudFormationClient(values.region ? { region: values.region } : {});
-    const res = await cfn.send(new DescribeStacksCommand({ StackName: stack }));
-    const table = res.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === 'TableName')?.OutputValue;
-    if (!table) throw new Error(`stack ${stack} has no TableName output; is it a Herald stack?`);
-    process.env.TABLE_NAME = table;
-    if (values.region) process.env.AWS_REGION = values.region;
-    return;
-  }
-  const info = readStackInfo(dataDir());
-  if (!info) {
-    throw new Error(
-      `no local stack is running for ${dataDir()}: start it with \`npm start\` (or pass --stack NAME for a deployment)`,
-    );
-  }
-  Object.assign(process.env, {
-    TABLE_NAME: info.tableName,
-    AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
-    AWS_REGION: LOCAL_REGION,
-    AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+  const target = await resolveTarget({
+    stack: values.stack ?? process.env.HERALD_STACK,
+    region: values.region,
   });
+  Object.assign(process.env, target.env);
 }
 
 async function run(argv: string[]): Promise<unknown> {

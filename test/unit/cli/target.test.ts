@@ -1,0 +1,75 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resolveTarget } from '../../../bin/cli/target.ts';
+
+const cfn = mockClient(CloudFormationClient);
+const savedDir = process.env.HERALD_DATA_DIR;
+
+afterEach(() => {
+  cfn.reset();
+  process.env.HERALD_DATA_DIR = savedDir;
+});
+
+describe('admin CLI target', () => {
+  it('uses the TableName output of a deployed stack', async () => {
+    cfn.on(DescribeStacksCommand, { StackName: 'Herald-prod' }).resolves({
+      Stacks: [
+        {
+          StackName: 'Herald-prod',
+          CreationTime: new Date(),
+          StackStatus: 'CREATE_COMPLETE',
+          Outputs: [{ OutputKey: 'TableName', OutputValue: 'Herald-prod-Table-1' }],
+        },
+      ],
+    });
+    const target = await resolveTarget(
+      { stack: 'Herald-prod', region: 'eu-west-1' },
+      new CloudFormationClient({ region: 'eu-west-1' }),
+    );
+    expect(target).toEqual({
+      kind: 'stack',
+      env: { TABLE_NAME: 'Herald-prod-Table-1', AWS_REGION: 'eu-west-1' },
+    });
+  });
+
+  it('refuses a stack without a TableName output', async () => {
+    cfn.on(DescribeStacksCommand).resolves({
+      Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [] }],
+    });
+    await expect(
+      resolveTarget({ stack: 'x' }, new CloudFormationClient({ region: 'us-east-1' })),
+    ).rejects.toThrow(/TableName/);
+  });
+
+  it('points at the running local stack of the data directory', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-target-'));
+    writeFileSync(
+      join(dir, 'stack.json'),
+      JSON.stringify({
+        pid: process.pid,
+        baseUrl: 'http://127.0.0.1:1',
+        dynamodbEndpoint: 'http://127.0.0.1:2',
+        sqsEndpoint: 'x',
+        tableName: 'herald',
+        deliveryQueueUrl: 'q',
+        deliveryDlqUrl: 'd',
+      }),
+    );
+    process.env.HERALD_DATA_DIR = dir;
+    const target = await resolveTarget({});
+    expect(target.kind).toBe('local');
+    expect(target.env).toMatchObject({
+      TABLE_NAME: 'herald',
+      AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:2',
+    });
+  });
+
+  it('says how to start the local stack when none runs', async () => {
+    process.env.HERALD_DATA_DIR = mkdtempSync(join(tmpdir(), 'herald-target-'));
+    await expect(resolveTarget({})).rejects.toThrow(/npm start/);
+  });
+});
