@@ -1,7 +1,8 @@
 // The admin CLI (DECISIONS §1). It talks to the table directly, with the same use cases the
 // handlers use: against the running local stack by default, or a deployment with --stack.
 import { parseArgs } from 'node:util';
-import { PLANS, ROLES } from '#core/accounts';
+import { ROLES } from '#core/accounts';
+import { LIMIT_KEYS, type Limits, PLAN_NAMES as PLANS } from '#core/plans';
 import { PLATFORMS } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
 import { resolveTarget } from './cli/target.ts';
@@ -16,7 +17,7 @@ Commands:
   key list        --org ORG
   channel connect --org ORG --platform P --handle H [--credentials JSON]
   settings set    --org ORG --by USER [--dangerous-ops on|off] [--approval-required on|off]
-  plan set        --org ORG --plan P
+  plan set        --org ORG --plan P [--limits api_requests=N,burst=N,posts_per_month=N,channels=N]
   post approve    --org ORG --by USER --id POST_ID
 
 Target: the local stack under $HERALD_DATA_DIR (default .herald) started by \`npm start\`;
@@ -41,6 +42,7 @@ const options = {
   platform: { type: 'string' },
   handle: { type: 'string' },
   credentials: { type: 'string' },
+  limits: { type: 'string' },
   'dangerous-ops': { type: 'string' },
   'approval-required': { type: 'string' },
 } as const;
@@ -154,7 +156,11 @@ async function run(argv: string[]): Promise<unknown> {
         return (a: Admin) => a.setSettings(args);
       }
       case 'plan set': {
-        const args = { orgId: need(values, 'org'), plan: oneOf(need(values, 'plan'), PLANS, 'plan') };
+        const args = {
+          orgId: need(values, 'org'),
+          plan: oneOf(need(values, 'plan'), PLANS, 'plan'),
+          limits: values.limits === undefined ? undefined : parseLimits(values.limits),
+        };
         return (a: Admin) => a.setPlan(args);
       }
       default: {
@@ -170,6 +176,19 @@ async function run(argv: string[]): Promise<unknown> {
 }
 
 type Admin = typeof import('#usecases/admin');
+
+/** `api_requests=5000,burst=10`: overrides of the plan's allowances, positive integers. */
+function parseLimits(value: string): Partial<Limits> {
+  const out: Partial<Limits> = {};
+  for (const part of value.split(',').filter(Boolean)) {
+    const [name, raw] = part.split('=').map((s) => s.trim());
+    const key = oneOf(name ?? '', LIMIT_KEYS, 'limits');
+    if (!raw || !/^[1-9][0-9]{0,8}$/.test(raw))
+      throw new UsageError(`--limits ${key} must be a positive integer`);
+    out[key] = Number(raw);
+  }
+  return out;
+}
 
 function email(value: string): string {
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)) throw new UsageError(`not an email address: ${value}`);

@@ -16,6 +16,9 @@ export type Scope = (typeof SCOPES)[number];
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** Plan features an operation may need (DECISIONS §4). */
+export type Feature = 'webhooks' | 'analytics' | 'mcp';
+
 /** What a function may touch; the stack turns it into least-privilege grants. */
 export interface Access {
   table: 'none' | 'RO' | 'RW';
@@ -30,10 +33,12 @@ export interface Operation {
   path: string;
   /** null: served without an API key. */
   scope: Scope | null;
+  /** The plan feature the operation needs, if any (403 feature_not_enabled otherwise). */
+  feature?: Feature;
   /** Handler module, relative to the repository root; it exports `handler`. */
   entry: string;
   summary: string;
-  tag: 'Channels' | 'Posts' | 'Meta';
+  tag: 'Channels' | 'Posts' | 'Usage' | 'Meta';
   access: Access;
 }
 
@@ -107,6 +112,16 @@ export const operations: readonly Operation[] = [
     summary: 'Publish a post now',
     tag: 'Posts',
     access: { table: 'RW' },
+  },
+  {
+    id: 'getUsage',
+    method: 'GET',
+    path: '/v1/usage',
+    scope: 'analytics:read',
+    entry: 'functions/handlers/get-usage.ts',
+    summary: 'Read the plan and its usage meters',
+    tag: 'Usage',
+    access: { table: 'RO' },
   },
   {
     id: 'getOpenApi',

@@ -6,6 +6,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, ChannelRecord, Org, OrgSettings, Plan, User } from '#core/accounts';
+import type { Limits } from '#core/plans';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
 import { fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
@@ -114,15 +115,21 @@ export async function updateOrgSettings(
   return fromItem<Org>(res.Attributes ?? {});
 }
 
-export async function setOrgPlan(orgId: string, plan: Plan, now: string): Promise<Org> {
+/** Sets the plan; `limits` replaces the operator's overrides (none: the plan's own allowances). */
+export async function setOrgPlan(
+  orgId: string,
+  plan: Plan,
+  limits: Partial<Limits> | null,
+  now: string,
+): Promise<Org> {
   const res = await ddb.send(
     new UpdateCommand({
       TableName: TABLE_NAME,
       Key: keys.org(orgId),
-      UpdateExpression: 'SET #p = :p, #u = :u',
+      UpdateExpression: 'SET #p = :p, #l = :l, #u = :u',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: { '#p': 'plan', '#u': 'updated_at' },
-      ExpressionAttributeValues: { ':p': plan, ':u': now },
+      ExpressionAttributeNames: { '#p': 'plan', '#l': 'limits', '#u': 'updated_at' },
+      ExpressionAttributeValues: { ':p': plan, ':l': limits, ':u': now },
       ReturnValues: 'ALL_NEW',
     }),
   );
@@ -209,36 +216,52 @@ export async function listChannels(orgId: string): Promise<ChannelRecord[]> {
   return out;
 }
 
-export async function putChannel(rec: ChannelRecord, credentials: Record<string, unknown>): Promise<void> {
-  await ddb.send(
-    new TransactWriteCommand({
-      TransactItems: [
-        {
-          ConditionCheck: {
-            TableName: TABLE_NAME,
-            Key: keys.org(rec.org_id),
-            ConditionExpression: 'attribute_exists(pk)',
-          },
-        },
-        {
-          Put: {
-            TableName: TABLE_NAME,
-            Item: { ...keys.channel(rec.org_id, rec.id), entity: 'channel', ...rec },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        {
-          Put: {
-            TableName: TABLE_NAME,
-            Item: {
-              ...keys.channelCredentials(rec.org_id, rec.id),
-              entity: 'channel_credentials',
-              credentials,
+/** The organization is at its plan's channel bound. */
+export class ChannelLimitError extends Error {}
+
+/** Stores a channel and its credentials, counting it against the plan's bound atomically. */
+export async function putChannel(
+  rec: ChannelRecord,
+  credentials: Record<string, unknown>,
+  channelLimit: number,
+): Promise<void> {
+  try {
+    await ddb.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: TABLE_NAME,
+              Key: keys.org(rec.org_id),
+              UpdateExpression: 'ADD channel_count :one',
+              ConditionExpression:
+                'attribute_exists(pk) AND (attribute_not_exists(channel_count) OR channel_count < :limit)',
+              ExpressionAttributeValues: { ':one': 1, ':limit': channelLimit },
             },
-            ConditionExpression: 'attribute_not_exists(pk)',
           },
-        },
-      ],
-    }),
-  );
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: { ...keys.channel(rec.org_id, rec.id), entity: 'channel', ...rec },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: {
+                ...keys.channelCredentials(rec.org_id, rec.id),
+                entity: 'channel_credentials',
+                credentials,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    );
+  } catch (err) {
+    if (isConditionFailure(err)) throw new ChannelLimitError(`the plan allows ${channelLimit} channels`);
+    throw err;
+  }
 }

@@ -25,10 +25,12 @@ export function checkIdempotencyKey(value: string | undefined): string | undefin
   return value;
 }
 
-export interface IdempotentCall<B> {
+export interface IdempotentCall<B, C> {
   org_id: string;
   key: string;
   body: B;
+  /** Passed through to the operation, not part of the idempotency key or payload hash. */
+  context: C;
 }
 
 export interface Recorded {
@@ -39,7 +41,7 @@ export interface Recorded {
 }
 
 /** Wraps an operation so repeated calls with the same (org, key) replay the first recorded result. */
-export function idempotent<B>(operation: string, fn: (call: IdempotentCall<B>) => Promise<Recorded>) {
+export function idempotent<B, C>(operation: string, fn: (call: IdempotentCall<B, C>) => Promise<Recorded>) {
   const config = new IdempotencyConfig({
     eventKeyJmesPath: '[org_id, key]',
     payloadValidationJmesPath: 'body',
@@ -56,7 +58,7 @@ export function idempotent<B>(operation: string, fn: (call: IdempotentCall<B>) =
     awsSdkV3Client: dynamo,
   });
   const wrapped = makeIdempotent(fn, { persistenceStore, config, keyPrefix: operation });
-  return async (call: IdempotentCall<B>, context: Context): Promise<Recorded> => {
+  return async (call: IdempotentCall<B, C>, context: Context): Promise<Recorded> => {
     config.registerLambdaContext(context);
     try {
       // Canonical key order: the same body sent with its fields in another order is the same request.

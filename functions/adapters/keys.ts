@@ -28,4 +28,8 @@ export const keys = {
   postsByStatus: (orgId: string, status: PostStatus) => ({ gsi1pk: `ORG#${orgId}#POSTS#${status}` }),
   media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
   idempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
+  /** Monthly meters of an organization (`period` is YYYY-MM, UTC). */
+  usage: (orgId: string, period: string) => ({ pk: `ORG#${orgId}`, sk: `USAGE#${period}` }),
+  /** A key's request count in one UTC minute; expires by TTL. */
+  burstWindow: (keyId: string, windowId: number) => ({ pk: `RATE#${keyId}`, sk: `MIN#${windowId}` }),
 } as const;

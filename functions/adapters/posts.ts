@@ -1,3 +1,4 @@
+import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ChannelRecord, Org, OrgSettings } from '#core/accounts';
 import type { MediaAssetRecord } from '#core/media';
@@ -5,6 +6,7 @@ import type { PostRecord } from '#core/posts';
 import type { PostStatus } from '#core/schemas';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
+import { countPostItem } from './limits.ts';
 import { batchGet, fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
 
 // Posts: one item per post holding its variants and per-channel deliveries, so a post is read and
@@ -14,6 +16,37 @@ export class ConcurrentChangeError extends Error {
   constructor() {
     super('the post or the workspace settings changed concurrently');
     this.name = 'ConcurrentChangeError';
+  }
+}
+
+/** The organization's posts_per_month allowance is spent. */
+export class PostQuotaError extends Error {
+  constructor() {
+    super('posts_per_month is exhausted');
+    this.name = 'PostQuotaError';
+  }
+}
+
+/** Count the post against posts_per_month in the same transaction as its write. */
+export interface PostCount {
+  period: string;
+  limit: number;
+}
+
+/** Runs a transaction whose last item may be the posts_per_month count, naming which condition failed. */
+async function transact(
+  items: Record<string, unknown>[],
+  count: PostCount | undefined,
+  orgId: string,
+): Promise<void> {
+  const all = count ? [...items, countPostItem(orgId, count.period, count.limit)] : items;
+  try {
+    await ddb.send(new TransactWriteCommand({ TransactItems: all as never }));
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
+    if (count && reasons[all.length - 1]?.Code === 'ConditionalCheckFailed') throw new PostQuotaError();
+    throw new ConcurrentChangeError();
   }
 }
 
@@ -62,14 +95,13 @@ export async function loadPostContext(
   return { org: org ? fromItem<Org>(org) : null, channels, media };
 }
 
-export async function insertPost(post: PostRecord): Promise<void> {
-  await ddb.send(
-    new PutCommand({
-      TableName: TABLE_NAME,
-      Item: toItem(post),
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+export async function insertPost(post: PostRecord, count?: PostCount): Promise<void> {
+  const put = { TableName: TABLE_NAME, Item: toItem(post), ConditionExpression: 'attribute_not_exists(pk)' };
+  if (!count) {
+    await ddb.send(new PutCommand(put));
+    return;
+  }
+  await transact([{ Put: put }], count, post.org_id);
 }
 
 /** The settings a decision was based on must still hold when it is written. */
@@ -99,28 +131,24 @@ export async function replacePost(
   next: PostRecord,
   readVersion: number,
   settings: Partial<OrgSettings>,
+  count?: PostCount,
 ): Promise<PostRecord> {
   const written = { ...next, version: readVersion + 1 };
-  try {
-    await ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          settingsGuard(next.org_id, settings),
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: toItem(written),
-              ConditionExpression: 'version = :v',
-              ExpressionAttributeValues: { ':v': readVersion },
-            },
-          },
-        ],
-      }),
-    );
-  } catch (err) {
-    if (isConditionFailure(err)) throw new ConcurrentChangeError();
-    throw err;
-  }
+  await transact(
+    [
+      settingsGuard(next.org_id, settings),
+      {
+        Put: {
+          TableName: TABLE_NAME,
+          Item: toItem(written),
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':v': readVersion },
+        },
+      },
+    ],
+    count,
+    next.org_id,
+  );
   return written;
 }
 

@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Scope } from '#lib/operations';
+import type { Limits, PlanName } from './plans.ts';
 import type { Platform } from './platforms.ts';
 
 // Organizations, their users and API keys, and who may do what.
 
-export const PLANS = ['free', 'starter', 'team', 'agency'] as const;
-export type Plan = (typeof PLANS)[number];
+export type Plan = PlanName;
 export const ROLES = ['owner', 'admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -18,6 +18,10 @@ export interface Org {
   id: string;
   name: string;
   plan: Plan;
+  /** Operator overrides of the plan's allowances (`herald plan set --limits`). */
+  limits?: Partial<Limits> | null;
+  /** Connected channels; kept with the org so the plan bound is checked atomically. */
+  channel_count?: number;
   settings: OrgSettings;
   created_at: string;
   updated_at: string;

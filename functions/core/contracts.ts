@@ -10,6 +10,7 @@ import {
   PostList,
   PublishPostResponse,
   ReschedulePostBody,
+  Usage,
 } from './schemas.ts';
 
 // What each operation takes and answers: the request pipeline validates with these, the OpenAPI
@@ -111,6 +112,13 @@ export const contracts = {
       'resource_not_found',
       'resource_conflict',
     ],
+  },
+  getUsage: {
+    description:
+      'The effective plan and its meters for the current UTC calendar month: `api_requests` (every authenticated /v1 call not refused with 429, this one included), `posts_per_month` (posts first scheduled or published this month) and `channels` (connected channels).',
+    query: NoQuery,
+    success: { status: 200, schema: Usage, description: 'The plan and its meters.' },
+    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
   },
   getOpenApi: {
     description: 'This document. Served without an API key.',

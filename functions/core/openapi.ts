@@ -76,7 +76,21 @@ const requestIdHeader = {
   },
 };
 
-function problemResponse(codes: ProblemCode[], docsUrl: string): Json {
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': {
+    description: 'The per-key burst policy as an RFC 9651 structured field, e.g. `"per-key-minute";q=120;w=60`.',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'Remaining requests in the current window and seconds until it resets, e.g. `"per-key-minute";r=119;t=42`.',
+    schema: { type: 'string' },
+  },
+  'X-RateLimit-Limit': { description: 'Requests allowed per key per minute.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current minute.', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': { description: 'Seconds until the current window resets.', schema: { type: 'integer' } },
+};
+
+function problemResponse(codes: ProblemCode[], docsUrl: string, rateLimited: boolean): Json {
   const examples = Object.fromEntries(
     codes.map((code) => [
       code,
@@ -104,7 +118,7 @@ function problemResponse(codes: ProblemCode[], docsUrl: string): Json {
       },
     ]),
   );
-  const headers: Json = { ...requestIdHeader };
+  const headers: Json = { ...requestIdHeader, ...(rateLimited ? RATE_LIMIT_HEADERS : {}) };
   if (codes.some((c) => c === 'rate_limited' || c === 'quota_exhausted')) {
     headers['Retry-After'] = { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } };
   }
@@ -141,7 +155,7 @@ function operationObject(id: OperationId, docsUrl: string): Json {
     });
   }
 
-  const successHeaders: Json = { ...requestIdHeader };
+  const successHeaders: Json = { ...requestIdHeader, ...(op.scope ? RATE_LIMIT_HEADERS : {}) };
   if (contract.idempotent) {
     successHeaders['Idempotency-Replayed'] = {
       description:
@@ -166,7 +180,7 @@ function operationObject(id: OperationId, docsUrl: string): Json {
   for (const code of codes)
     byStatus.set(PROBLEMS[code].status, [...(byStatus.get(PROBLEMS[code].status) ?? []), code]);
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b))
-    responses[String(status)] = problemResponse(list, docsUrl);
+    responses[String(status)] = problemResponse(list, docsUrl, op.scope !== null && status !== 401);
 
   const body = contract.body
     ? {
@@ -205,7 +219,7 @@ export function buildOpenApi(opts: { docsUrl: string; serverUrl?: string }): Jso
       version: '1.0.0',
       summary: 'Schedule, publish and measure social posts across connected channels.',
       description:
-        'A versioned REST API over HTTPS with JSON bodies. Authenticate with an organization API key (`svc_live_…`) as `Authorization: Bearer <key>` or `x-api-key: <key>`. Errors are RFC 9457 problem+json with a stable `code`.',
+        'A versioned REST API over HTTPS with JSON bodies. Authenticate with an organization API key (`svc_live_…`) as `Authorization: Bearer <key>` or `x-api-key: <key>`. Errors are RFC 9457 problem+json with a stable `code`. Every API-key response carries the per-key burst limit in `RateLimit-Policy`/`RateLimit` (RFC 9651 structured fields) and `X-RateLimit-*`; a 429 carries `Retry-After` in seconds (`rate_limited`: until the minute window resets; `quota_exhausted`: until the UTC calendar month ends).',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: opts.serverUrl ?? '/', description: 'This deployment' }],
@@ -234,5 +248,6 @@ export function buildOpenApi(opts: { docsUrl: string; serverUrl?: string }): Jso
 const TAG_DOCS: Record<string, string> = {
   Channels: 'Connected social accounts.',
   Posts: 'Drafts, scheduled and published posts and their deliveries.',
+  Usage: 'The plan and its usage meters.',
   Meta: 'Machine-readable description of the API.',
 };

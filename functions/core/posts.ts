@@ -47,6 +47,8 @@ export interface PostRecord {
   version: number;
   /** What a needs_approval post asked for. */
   approval: { mode: 'schedule' | 'publish' } | null;
+  /** The month (YYYY-MM) whose posts_per_month counted this post; null until first scheduled or published. */
+  counted_period: string | null;
 }
 
 export function toPost(rec: PostRecord) {
@@ -192,6 +194,7 @@ export function newPost(args: {
     round: 0,
     version: 1,
     approval: null,
+    counted_period: null,
   };
   if (mode === 'draft') return post;
   if (settings.approval_required) return { ...post, status: 'needs_approval', approval: { mode } };
@@ -236,6 +239,15 @@ export function pendingChannels(post: PostRecord): string[] {
 }
 
 export type Decision = { change: PostRecord } | { unchanged: PostRecord };
+
+/**
+ * posts_per_month counts a post once, when a write first makes it scheduled or publishing
+ * (DECISIONS §4). Returns the post marked as counted in `period`, or null when it is not counted now.
+ */
+export function countedNow(next: PostRecord, period: string): PostRecord | null {
+  if (next.counted_period || (next.status !== 'scheduled' && next.status !== 'publishing')) return null;
+  return { ...next, counted_period: period };
+}
 
 export function decidePublish(post: PostRecord, settings: OrgSettings, now: Date): Decision {
   switch (post.status) {

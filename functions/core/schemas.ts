@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { PLAN_NAMES } from './plans.ts';
 import { PLATFORMS } from './platforms.ts';
 
 // The one set of request and resource schemas: request validation, the OpenAPI document and
@@ -151,6 +152,23 @@ export const ProblemSchema = meta(
   }),
   { id: 'Problem', description: 'RFC 9457 problem details.' },
 );
+
+export const UsageMeter = meta(
+  z.object({
+    key: z.enum(['api_requests', 'posts_per_month', 'channels']),
+    used: z.int(),
+    limit: z.int(),
+    remaining: z.int(),
+    period_starts_at: dateTime,
+    period_ends_at: dateTime,
+  }),
+  { id: 'UsageMeter', description: 'One allowance of the plan and how much of it this period used.' },
+);
+
+export const Usage = meta(z.object({ plan: z.enum(PLAN_NAMES), meters: z.array(UsageMeter) }), {
+  id: 'Usage',
+  description: 'The effective plan and its meters for the current UTC calendar month.',
+});
 
 // ---- requests --------------------------------------------------------------------------------
 

@@ -2,13 +2,17 @@ import { checkIdempotencyKey } from '#adapters/idempotency';
 import { apiHandler } from '#shared/http';
 import { createPost, createPostIdempotent } from '#usecases/create-post';
 
-export const { handler, impl } = apiHandler('createPost', async ({ auth, body, headers, now, lambda }) => {
-  const key = checkIdempotencyKey(headers['idempotency-key']);
-  if (key === undefined) return { status: 201, body: await createPost(auth.orgId, body, now) };
-  const recorded = await createPostIdempotent({ org_id: auth.orgId, key, body }, lambda);
-  return {
-    status: recorded.status,
-    rawBody: recorded.json,
-    headers: recorded.replayed ? { 'idempotency-replayed': 'true' } : ({} as Record<string, string>),
-  };
-});
+export const { handler, impl } = apiHandler(
+  'createPost',
+  async ({ auth, body, headers, now, lambda, admitted }) => {
+    const gate = { admitted, postsPerMonth: auth.limits.posts_per_month };
+    const key = checkIdempotencyKey(headers['idempotency-key']);
+    if (key === undefined) return { status: 201, body: await createPost(auth.orgId, body, now, gate) };
+    const recorded = await createPostIdempotent({ org_id: auth.orgId, key, body, context: gate }, lambda);
+    return {
+      status: recorded.status,
+      rawBody: recorded.json,
+      headers: recorded.replayed ? { 'idempotency-replayed': 'true' } : ({} as Record<string, string>),
+    };
+  },
+);

@@ -1,7 +1,7 @@
 import { apiHandler } from '#shared/http';
 import { deletePost } from '#usecases/posts';
 
-export const { handler, impl } = apiHandler('deletePost', async ({ auth, params }) => ({
+export const { handler, impl } = apiHandler('deletePost', async ({ auth, params, admitted }) => ({
   status: 200,
-  body: await deletePost(auth.orgId, params.id ?? ''),
+  body: await deletePost(auth.orgId, params.id ?? '', { admitted }),
 }));

@@ -1,7 +1,10 @@
 import { apiHandler } from '#shared/http';
 import { publishPost } from '#usecases/posts';
 
-export const { handler, impl } = apiHandler('publishPost', async ({ auth, params, now }) => ({
+export const { handler, impl } = apiHandler('publishPost', async ({ auth, params, now, admitted }) => ({
   status: 202,
-  body: await publishPost(auth.orgId, params.id ?? '', now),
+  body: await publishPost(auth.orgId, params.id ?? '', now, {
+    admitted,
+    postsPerMonth: auth.limits.posts_per_month,
+  }),
 }));

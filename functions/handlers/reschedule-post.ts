@@ -1,7 +1,13 @@
 import { apiHandler } from '#shared/http';
 import { reschedulePost } from '#usecases/posts';
 
-export const { handler, impl } = apiHandler('reschedulePost', async ({ auth, params, body, now }) => ({
-  status: 200,
-  body: await reschedulePost(auth.orgId, params.id ?? '', body.scheduled_at, now),
-}));
+export const { handler, impl } = apiHandler(
+  'reschedulePost',
+  async ({ auth, params, body, now, admitted }) => ({
+    status: 200,
+    body: await reschedulePost(auth.orgId, params.id ?? '', body.scheduled_at, now, {
+      admitted,
+      postsPerMonth: auth.limits.posts_per_month,
+    }),
+  }),
+);

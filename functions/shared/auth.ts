@@ -1,15 +1,19 @@
-import { getApiKeyByHash } from '#adapters/accounts';
+import { getApiKeyByHash, getOrg } from '#adapters/accounts';
 import { hashApiKey, looksLikeApiKey } from '#core/accounts';
 import { ApiError } from '#core/errors';
+import { effectiveLimits, type Feature, type Limits, type PlanName, requireFeature } from '#core/plans';
 import type { Scope } from '#lib/operations';
 
 // API-key authentication with a short per-container cache, so a warm request pays no extra
-// DynamoDB round trip. A revoked key stops working within CACHE_TTL_MS on every container.
+// DynamoDB round trip. The cache holds the key and its organization's plan: a revoked key stops
+// working, and a plan change takes effect, within CACHE_TTL_MS on every container.
 
 export interface AuthContext {
   orgId: string;
   keyId: string;
   scopes: ReadonlySet<Scope>;
+  plan: PlanName;
+  limits: Limits;
 }
 
 export const CACHE_TTL_MS = 30_000;
@@ -48,7 +52,17 @@ export async function authenticate(
     ctx = hit.ctx;
   } else {
     const rec = await getApiKeyByHash(hash);
-    ctx = rec && !rec.revoked_at ? { orgId: rec.org_id, keyId: rec.id, scopes: new Set(rec.scopes) } : null;
+    const org = rec && !rec.revoked_at ? await getOrg(rec.org_id) : null;
+    ctx =
+      rec && org
+        ? {
+            orgId: rec.org_id,
+            keyId: rec.id,
+            scopes: new Set(rec.scopes),
+            plan: org.plan,
+            limits: effectiveLimits(org.plan, org.limits),
+          }
+        : null;
     if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
     cache.set(hash, { ctx, expires: now + CACHE_TTL_MS });
   }
@@ -60,6 +74,10 @@ export function requireScope(ctx: AuthContext, scope: Scope): void {
   if (!ctx.scopes.has(scope)) {
     throw new ApiError('insufficient_scope', `This API key lacks the ${scope} scope.`);
   }
+}
+
+export function requirePlanFeature(ctx: AuthContext, feature: Feature | undefined): void {
+  if (feature) requireFeature(ctx.plan, feature);
 }
 
 /** For tests: forget cached keys. */

@@ -36,11 +36,25 @@ export function rawJsonResponse(
   };
 }
 
-/** `X-Request-Id` on every response, success or error. */
-export const requestIdHeader = <C extends Context>(): Middleware<C> => {
-  const add = (request: { event: HttpEvent; response: HttpResult | null }) => {
-    if (request.response)
-      request.response.headers = { ...request.response.headers, 'x-request-id': requestIdOf(request.event) };
+/** A context that collects headers for the response, whatever its outcome (e.g. rate-limit headers). */
+export interface HeaderBagContext extends Context {
+  responseHeaders?: Record<string, string>;
+}
+
+export function addResponseHeaders(context: HeaderBagContext, headers: Record<string, string>): void {
+  context.responseHeaders = { ...context.responseHeaders, ...headers };
+}
+
+/** `X-Request-Id` and the collected headers on every response, success or error. Register it first. */
+export const requestIdHeader = <C extends HeaderBagContext>(): Middleware<C> => {
+  const add = (request: { event: HttpEvent; response: HttpResult | null; context: C }) => {
+    if (request.response) {
+      request.response.headers = {
+        ...request.response.headers,
+        ...request.context.responseHeaders,
+        'x-request-id': requestIdOf(request.event),
+      };
+    }
   };
   return { after: add, onError: add };
 };

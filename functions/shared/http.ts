@@ -6,8 +6,11 @@ import { type Contract, contracts, type OperationId } from '#core/contracts';
 import { ApiError } from '#core/errors';
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
-import { type AuthContext, authenticate, requireScope } from './auth.ts';
+import { type Admission, admit } from '#usecases/admission';
+import { type AuthContext, authenticate, requirePlanFeature, requireScope } from './auth.ts';
 import {
+  addResponseHeaders,
+  type HeaderBagContext,
   type HttpEvent,
   type HttpResult,
   jsonResponse,
@@ -20,8 +23,9 @@ import { logger } from './logger.ts';
 
 export type { HttpEvent, HttpResult } from './envelope.ts';
 
-// The request pipeline every API handler shares: request id → problem+json errors → API-key auth
-// and scope → body/query parsing and validation → the operation → JSON response.
+// The request pipeline every API handler shares: request id and response headers → problem+json
+// errors → API-key auth → burst limit and monthly meter (started here, running concurrently with
+// the operation) → scope and plan feature → body/query validation → the operation.
 
 /** Request bodies larger than this are refused; it also keeps every post item under DynamoDB's 400 KB. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -36,6 +40,12 @@ export interface ApiInput<B, Q> {
   now: Date;
   /** The Lambda context (remaining time feeds the idempotency in-progress expiry). */
   lambda: Context;
+  /**
+   * Resolves once the request is admitted by the burst limit and the monthly meter; rejects with
+   * the 429 otherwise. Await it after reading and before writing: the limiter then costs no
+   * extra sequential round trip, and a refused request changes nothing.
+   */
+  admitted: () => Promise<Admission>;
 }
 
 export interface ApiResult {
@@ -46,8 +56,8 @@ export interface ApiResult {
   headers?: Record<string, string>;
 }
 
-interface HeraldContext extends Context {
-  herald?: { auth?: AuthContext; body?: unknown; query?: unknown };
+interface HeraldContext extends HeaderBagContext {
+  herald?: { auth?: AuthContext; body?: unknown; query?: unknown; admission?: Promise<Admission> };
 }
 
 type Middleware = MiddlewareObj<HttpEvent, HttpResult, Error, HeraldContext>;
@@ -56,9 +66,64 @@ export const apiKeyAuth = (op: Operation): Middleware => ({
   before: async (request) => {
     if (op.scope === null) return;
     const auth = await authenticate(request.event.headers ?? {});
-    requireScope(auth, op.scope);
     logger.appendKeys({ org_id: auth.orgId, key_id: auth.keyId });
     request.context.herald = { ...request.context.herald, auth };
+  },
+});
+
+/** Errors that outrank a 429 (DECISIONS §3: 401 → 403 scope/feature → 429 → the rest). */
+const OUTRANKS_429 = new Set([
+  'authentication_required',
+  'invalid_api_key',
+  'insufficient_scope',
+  'feature_not_enabled',
+]);
+
+/**
+ * Starts the admission (burst + api_requests) as soon as the key is known, without waiting for it,
+ * and settles it last: its headers go on every API-key response, and a refusal replaces any
+ * lower-ranked outcome with the 429.
+ */
+export const rateLimit = (): Middleware => {
+  const settle = async (request: { context: HeraldContext }) => {
+    const admission = request.context.herald?.admission;
+    if (!admission) return undefined;
+    const a = await admission;
+    addResponseHeaders(request.context, a.headers);
+    return a;
+  };
+  return {
+    before: (request) => {
+      const auth = request.context.herald?.auth;
+      if (!auth) return;
+      const admission = admit(auth, Date.now());
+      admission.catch(() => undefined); // settled in after/onError
+      request.context.herald = { ...request.context.herald, admission };
+    },
+    after: async (request) => {
+      const a = await settle(request);
+      if (a && !a.allowed) throw a.error;
+    },
+    onError: async (request) => {
+      let a: Admission | undefined;
+      try {
+        a = await settle(request);
+      } catch (err) {
+        request.error = err as Error;
+        return;
+      }
+      const code = request.error instanceof ApiError ? request.error.code : undefined;
+      if (a && !a.allowed && !(code && OUTRANKS_429.has(code))) request.error = a.error;
+    },
+  };
+};
+
+export const authorize = (op: Operation): Middleware => ({
+  before: (request) => {
+    const auth = request.context.herald?.auth;
+    if (op.scope === null || !auth) return;
+    requireScope(auth, op.scope);
+    requirePlanFeature(auth, op.feature);
   },
 });
 
@@ -113,6 +178,7 @@ export function apiHandler<K extends OperationId>(
   const contract: Contract = contracts[operationId];
   const run = async (event: HttpEvent, context: HeraldContext): Promise<HttpResult> => {
     const h = context.herald ?? {};
+    const admission = h.admission;
     const result = await impl({
       body: h.body as BodyOf<K>,
       query: h.query as QueryOf<K>,
@@ -122,6 +188,12 @@ export function apiHandler<K extends OperationId>(
       requestId: requestIdOf(event),
       now: new Date(),
       lambda: context,
+      admitted: async () => {
+        if (!admission) throw new Error(`${operationId} has no admission to await`);
+        const a = await admission;
+        if (!a.allowed) throw a.error;
+        return a;
+      },
     });
     return result.rawBody !== undefined
       ? rawJsonResponse(result.status, result.rawBody, result.headers)
@@ -132,6 +204,8 @@ export function apiHandler<K extends OperationId>(
     .use(requestIdHeader())
     .use(problemJson())
     .use(apiKeyAuth(op))
+    .use(rateLimit())
+    .use(authorize(op))
     .use(parseRequest(contract));
   return { handler, impl, operation: op };
 }

@@ -1,6 +1,7 @@
 import {
   AlreadyExistsError,
   addUser,
+  ChannelLimitError,
   createOrgWithOwner,
   getOrg,
   getUser,
@@ -11,7 +12,7 @@ import {
   setOrgPlan,
   updateOrgSettings,
 } from '#adapters/accounts';
-import { ConcurrentChangeError, getPostWithOrg, replacePost } from '#adapters/posts';
+import { ConcurrentChangeError, getPostWithOrg, PostQuotaError, replacePost } from '#adapters/posts';
 import {
   type ApiKeyRecord,
   type ChannelRecord,
@@ -30,8 +31,9 @@ import {
 } from '#core/accounts';
 import { CREDENTIALS } from '#core/credentials';
 import { newId } from '#core/ids';
+import { billingPeriod, effectiveLimits, type Limits } from '#core/plans';
 import type { Platform } from '#core/platforms';
-import { decideApprove, toPost } from '#core/posts';
+import { countedNow, decideApprove, toPost } from '#core/posts';
 import { issuesToFieldErrors } from '#core/validation';
 import type { Scope } from '#lib/operations';
 
@@ -161,7 +163,7 @@ export async function connectChannel(args: {
   handle: string;
   credentials?: unknown;
 }) {
-  await requireOrg(args.orgId);
+  const org = await requireOrg(args.orgId);
   let credentials: Record<string, unknown> = {};
   if (args.credentials !== undefined) {
     const parsed = CREDENTIALS[args.platform].safeParse(args.credentials);
@@ -187,7 +189,18 @@ export async function connectChannel(args: {
       args.credentials === undefined ? 'No credentials yet: connect again with --credentials.' : null,
     created_at: at,
   };
-  await putChannel(rec, credentials);
+  const limit = effectiveLimits(org.plan, org.limits).channels;
+  try {
+    await putChannel(rec, credentials, limit);
+  } catch (err) {
+    if (err instanceof ChannelLimitError) {
+      throw new AdminError(
+        `${args.orgId} is at its ${org.plan} plan's bound of ${limit} channels`,
+        'conflict',
+      );
+    }
+    throw err;
+  }
   return toChannel(rec);
 }
 
@@ -199,9 +212,14 @@ export async function setSettings(args: { orgId: string; by: string; patch: Part
   return { org_id: org.id, settings: org.settings };
 }
 
-export async function setPlan(args: { orgId: string; plan: Plan }) {
+/**
+ * Sets the plan. Takes effect on every container within the auth cache's 30 s. `limits` are the
+ * operator's overrides of the plan's allowances; omitting them restores the plan's own.
+ */
+export async function setPlan(args: { orgId: string; plan: Plan; limits?: Partial<Limits> | undefined }) {
   await requireOrg(args.orgId);
-  return setOrgPlan(args.orgId, args.plan, nowIso());
+  const org = await setOrgPlan(args.orgId, args.plan, args.limits ?? null, nowIso());
+  return { ...org, effective_limits: effectiveLimits(org.plan, org.limits) };
 }
 
 /** needs_approval → scheduled or publishing (owners and admins). */
@@ -217,9 +235,16 @@ export async function approvePost(args: { orgId: string; by: string; postId: str
     } catch (err) {
       throw new AdminError((err as Error).message, 'conflict');
     }
+    const period = billingPeriod(Date.now());
+    const counted = countedNow(next, period.id);
+    const count = counted
+      ? { period: period.id, limit: effectiveLimits(org.plan, org.limits).posts_per_month }
+      : undefined;
     try {
-      return toPost(await replacePost(next, post.version, {}));
+      return toPost(await replacePost(counted ?? next, post.version, {}, count));
     } catch (err) {
+      if (err instanceof PostQuotaError)
+        throw new AdminError(`${args.orgId} has used its posts_per_month for ${period.id}`, 'conflict');
       if (!(err instanceof ConcurrentChangeError)) throw err;
     }
   }

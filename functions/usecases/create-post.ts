@@ -7,7 +7,7 @@ import { mediaIdFromUrl } from '#core/media';
 import { checkVariant } from '#core/platforms';
 import { duplicateChannelErrors, newPost, resolveMode, toPost } from '#core/posts';
 import type { CreatePostInput } from '#core/schemas';
-import { requireOrg } from './posts.ts';
+import { type Gate, postCount, quotaAware, requireOrg } from './posts.ts';
 
 // Its own module so only createPost's bundle carries (and initializes) the idempotency layer.
 
@@ -16,7 +16,7 @@ import { requireOrg } from './posts.ts';
  * one round trip → check each variant against its platform → decide the status (draft, scheduled,
  * publishing or needs_approval) → insert. Publishing continues from the table's change stream.
  */
-export async function createPost(orgId: string, input: CreatePostInput, now: Date) {
+export async function createPost(orgId: string, input: CreatePostInput, now: Date, gate: Gate) {
   const mode = resolveMode(input, now);
   const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
   errors.push(...duplicateChannelErrors(input));
@@ -65,7 +65,7 @@ export async function createPost(orgId: string, input: CreatePostInput, now: Dat
   });
   if (errors.length || 'errors' in mode) throw new ValidationError(errors);
 
-  const post = newPost({
+  const created = newPost({
     id: newId('post', now.getTime()),
     orgId,
     input,
@@ -74,12 +74,14 @@ export async function createPost(orgId: string, input: CreatePostInput, now: Dat
     variantIds: input.variants.map(() => newId('variant', now.getTime())),
     now,
   });
-  await insertPost(post);
+  const { next: post, count } = postCount(created, gate, now);
+  await gate.admitted();
+  await quotaAware(() => insertPost(post, count), now);
   return toPost(post);
 }
 
 /** Recorded as JSON text, so a replay is byte-for-byte the first response. */
-export const createPostIdempotent = idempotent<CreatePostInput>('createPost', async (call) => ({
+export const createPostIdempotent = idempotent<CreatePostInput, Gate>('createPost', async (call) => ({
   status: 201,
-  json: JSON.stringify(await createPost(call.org_id, call.body, new Date())),
+  json: JSON.stringify(await createPost(call.org_id, call.body, new Date(), call.context)),
 }));

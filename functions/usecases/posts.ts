@@ -3,6 +3,8 @@ import {
   ConcurrentChangeError,
   getPost,
   getPostWithOrg,
+  type PostCount,
+  PostQuotaError,
   queryPosts,
   removePost,
   replacePost,
@@ -11,8 +13,10 @@ import type { Org } from '#core/accounts';
 import { decodeCursor, encodeCursor } from '#core/cursor';
 import { ApiError, conflict, dangerousOpsDisabled, notFound, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
+import { billingPeriod } from '#core/plans';
 import {
   checkScheduleTime,
+  countedNow,
   decideDelete,
   decidePublish,
   decideReschedule,
@@ -27,6 +31,36 @@ export function requireOrg(org: Org | null): Org {
   // The key was valid moments ago; a missing org means it was removed since.
   if (!org) throw new ApiError('invalid_api_key', 'The API key is not valid.');
   return org;
+}
+
+/** What a write needs from the pipeline: the admission to await before writing, and the posts allowance. */
+export interface Gate {
+  admitted: () => Promise<unknown>;
+  postsPerMonth: number;
+}
+
+/** The posts_per_month count for a write that makes `next` count now, or none. */
+export function postCount(next: PostRecord, gate: Gate, now: Date): { next: PostRecord; count?: PostCount } {
+  const period = billingPeriod(now.getTime());
+  const counted = countedNow(next, period.id);
+  return counted ? { next: counted, count: { period: period.id, limit: gate.postsPerMonth } } : { next };
+}
+
+/** Turns the posts_per_month refusal of a write into the 429 clients see. */
+export async function quotaAware<T>(write: () => Promise<T>, now: Date): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (!(err instanceof PostQuotaError)) throw err;
+    const period = billingPeriod(now.getTime());
+    throw new ApiError(
+      'quota_exhausted',
+      `The organization has scheduled or published its posts_per_month allowance for ${period.id}; it resets at ${period.endsAt}.`,
+      {
+        headers: { 'retry-after': String(period.secondsLeft) },
+      },
+    );
+  }
 }
 
 /** Runs a read-decide-write step again when a concurrent writer got there first. */
@@ -70,7 +104,13 @@ export async function listPosts(
 }
 
 /** reschedulePost: draft/scheduled/failed → scheduled at a new future time (SPEC §3). */
-export async function reschedulePost(orgId: string, postId: string, scheduledAt: string, now: Date) {
+export async function reschedulePost(
+  orgId: string,
+  postId: string,
+  scheduledAt: string,
+  now: Date,
+  gate: Gate,
+) {
   const timeError = checkScheduleTime(scheduledAt, now);
   if (timeError) throw new ValidationError([timeError]);
   if (!isId('post', postId)) throw postNotFound();
@@ -78,32 +118,37 @@ export async function reschedulePost(orgId: string, postId: string, scheduledAt:
     const { org, post } = await getPostWithOrg(orgId, postId);
     const settings = requireOrg(org).settings;
     if (!post) throw postNotFound();
-    const next = decideReschedule(post, scheduledAt, settings, now);
-    return toPost(await replacePost(next, post.version, { approval_required: settings.approval_required }));
+    const { next, count } = postCount(decideReschedule(post, scheduledAt, settings, now), gate, now);
+    await gate.admitted();
+    return toPost(
+      await quotaAware(
+        () => replacePost(next, post.version, { approval_required: settings.approval_required }, count),
+        now,
+      ),
+    );
   });
 }
 
 /** publishPost: needs the dangerous-operations toggle; draft/scheduled/failed → publishing. */
-export async function publishPost(orgId: string, postId: string, now: Date) {
+export async function publishPost(orgId: string, postId: string, now: Date, gate: Gate) {
   return withRetry(async () => {
     const { org, post } = await loadForDangerousOp(orgId, postId);
     const decision = decidePublish(post, org.settings, now);
-    const result: PostRecord =
-      'unchanged' in decision
-        ? decision.unchanged
-        : await replacePost(decision.change, post.version, {
-            dangerous_ops: true,
-            approval_required: org.settings.approval_required,
-          });
+    await gate.admitted();
+    if ('unchanged' in decision) return { id: post.id, status: post.status };
+    const { next, count } = postCount(decision.change, gate, now);
+    const settings = { dangerous_ops: true, approval_required: org.settings.approval_required };
+    const result = await quotaAware(() => replacePost(next, post.version, settings, count), now);
     return { id: result.id, status: result.status };
   });
 }
 
 /** deletePost: needs the toggle; anything but publishing is removed. Published content stays on platforms. */
-export async function deletePost(orgId: string, postId: string) {
+export async function deletePost(orgId: string, postId: string, gate: Pick<Gate, 'admitted'>) {
   return withRetry(async () => {
     const { org, post } = await loadForDangerousOp(orgId, postId);
     decideDelete(post, org.settings);
+    await gate.admitted();
     await removePost(post);
     return { id: post.id, deleted: true as const };
   });

@@ -1,0 +1,7 @@
+import { apiHandler } from '#shared/http';
+import { getUsage } from '#usecases/usage';
+
+export const { handler, impl } = apiHandler('getUsage', async ({ auth, admitted, now }) => ({
+  status: 200,
+  body: await getUsage(auth.orgId, admitted, now.getTime()),
+}));
