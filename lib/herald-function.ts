@@ -2,7 +2,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -85,6 +86,37 @@ export class HeraldFunction extends NodejsFunction {
   /** How this function may touch the table (set by bindTable; undefined: not at all). */
   get tableAccess(): TableAccessMode | undefined {
     return this.#tableAccess;
+  }
+
+  /** Whether this function writes the request limiter's counters (every API-key operation does). */
+  #countsRequests = false;
+
+  get countsRequests(): boolean {
+    return this.#countsRequests;
+  }
+
+  /**
+   * The request limiter's counters and nothing else: UpdateItem on the burst windows (`RATE#…`) and
+   * the monthly meters (`ORG#…`), touching only their counter attributes. Read-only operations get
+   * this instead of general write access.
+   */
+  grantRequestCounters(table: ITable, key: IKey): void {
+    this.#countsRequests = true;
+    if (this.#tableAccess === 'RW') return;
+    this.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*', 'ORG#*'] },
+          'ForAllValues:StringEquals': {
+            'dynamodb:Attributes': ['pk', 'sk', 'count', 'ttl', 'api_requests'],
+          },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_NEW'] },
+        },
+      }),
+    );
+    key.grant(this, 'kms:Encrypt', 'kms:GenerateDataKey*');
   }
 
   /** Least privilege on the single table: RO reads only, RW reads and writes. Sets TABLE_NAME. */

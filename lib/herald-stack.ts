@@ -176,6 +176,8 @@ export class HeraldStack extends Stack {
 
     for (const op of operations) {
       const fn = makeFunction(op.id, op.entry, op.access);
+      // Every API-key request is admitted through the limiter's counters (burst + api_requests).
+      if (op.scope !== null) fn.grantRequestCounters(this.table, this.tableKey);
       this.api.addRoutes({
         path: op.path,
         methods: [HttpMethod[op.method]],

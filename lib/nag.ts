@@ -69,6 +69,8 @@ export function acknowledgeNagFindings(stack: HeraldStack): void {
     if (fn.tableAccess === 'RW') {
       acknowledge(role, 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]');
       acknowledge(role, 'AwsSolutions-IAM5[Action::kms:ReEncrypt*]');
+    } else if (fn.countsRequests) {
+      acknowledge(role, 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]');
     }
   }
 }

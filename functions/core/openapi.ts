@@ -78,16 +78,24 @@ const requestIdHeader = {
 
 const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': {
-    description: 'The per-key burst policy as an RFC 9651 structured field, e.g. `"per-key-minute";q=120;w=60`.',
+    description:
+      'The per-key burst policy as an RFC 9651 structured field, e.g. `"per-key-minute";q=120;w=60`.',
     schema: { type: 'string' },
   },
   RateLimit: {
-    description: 'Remaining requests in the current window and seconds until it resets, e.g. `"per-key-minute";r=119;t=42`.',
+    description:
+      'Remaining requests in the current window and seconds until it resets, e.g. `"per-key-minute";r=119;t=42`.',
     schema: { type: 'string' },
   },
   'X-RateLimit-Limit': { description: 'Requests allowed per key per minute.', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in the current minute.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Seconds until the current window resets.', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in the current minute.',
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Reset': {
+    description: 'Seconds until the current window resets.',
+    schema: { type: 'integer' },
+  },
 };
 
 function problemResponse(codes: ProblemCode[], docsUrl: string, rateLimited: boolean): Json {

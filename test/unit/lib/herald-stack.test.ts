@@ -320,12 +320,30 @@ describe('least privilege', () => {
     'dynamodb:BatchWriteItem',
   ];
 
-  it('a read-only operation (listPosts) can read but not write the table, nor send messages', () => {
+  it('a read-only operation (listPosts) reads the table, writes only the limiter counters, sends nothing', () => {
     const actions = actionsOf('listPosts');
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem']));
-    for (const a of writes) expect(actions).not.toContain(a);
+    for (const a of writes.filter((w) => w !== 'dynamodb:UpdateItem')) expect(actions).not.toContain(a);
     expect(actions.filter((a) => a.startsWith('sqs:'))).toEqual([]);
+    // UpdateItem only on the counters' key prefixes and attributes.
+    const updates = statementsOf('listPosts').filter((st) =>
+      ([] as string[]).concat(st.Action).includes('dynamodb:UpdateItem'),
+    );
+    expect(updates).toHaveLength(1);
+    expect((updates[0] as { Condition?: unknown }).Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*', 'ORG#*'] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'count', 'ttl', 'api_requests'] },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_NEW'] },
+    });
   });
+
+  it.each(['getPost', 'listChannels', 'getUsage'])(
+    '%s (read-only, API key) may update the limiter counters',
+    (id) => {
+      expect(actionsOf(id)).toContain('dynamodb:UpdateItem');
+      expect(actionsOf(id)).not.toContain('dynamodb:PutItem');
+    },
+  );
 
   it('a read-write operation (createPost) can write the table', () => {
     expect(actionsOf('createPost')).toEqual(

@@ -1,6 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { PLANS } from '#core/plans';
 import { handler as getPost } from '#handlers/get-post';
 import { authenticate, CACHE_TTL_MS, clearAuthCache, presentedKey, requireScope } from '#shared/auth';
 import { rejectedApiError } from '../support/errors.ts';
@@ -15,6 +16,7 @@ import {
   orgItem,
   post,
   postItem,
+  serveCounters,
   serveItems,
 } from '../support/fixtures.ts';
 
@@ -32,6 +34,7 @@ beforeEach(() => {
   ddb.reset();
   clearAuthCache();
   serveItems(ddb, [apiKeyItem(KEY), orgItem(org()), postItem(POST)]);
+  serveCounters(ddb);
 });
 
 describe('presentedKey', () => {
@@ -48,12 +51,60 @@ describe('presentedKey', () => {
 });
 
 describe('authenticate', () => {
-  it('resolves the org, key id and scopes of a valid key', async () => {
+  it('resolves the org, key id, scopes, plan and limits of a valid key', async () => {
     // Act
     const ctx = await authenticate(bearer(KEY), T0);
 
     // Assert
-    expect(ctx).toEqual({ orgId: ORG_ID, keyId: KEY.record.id, scopes: new Set(['posts:read']) });
+    expect(ctx).toEqual({
+      orgId: ORG_ID,
+      keyId: KEY.record.id,
+      scopes: new Set(['posts:read']),
+      plan: 'team',
+      limits: PLANS.team.limits,
+    });
+  });
+
+  it('reads the key, then its organization, on a cold request', async () => {
+    await authenticate(bearer(KEY), T0);
+    expect(ddb.commandCalls(GetCommand).map((c) => c.args[0].input.Key)).toEqual([
+      { pk: `APIKEY#${KEY.hash}`, sk: 'APIKEY' },
+      { pk: `ORG#${ORG_ID}`, sk: 'ORG' },
+    ]);
+  });
+
+  it("applies the organization's limit overrides on top of its plan", async () => {
+    // Arrange
+    ddb.reset();
+    serveItems(ddb, [apiKeyItem(KEY), orgItem({ ...org(), plan: 'free', limits: { burst: 5 } })]);
+
+    // Act
+    const ctx = await authenticate(bearer(KEY), T0);
+
+    // Assert
+    expect(ctx.plan).toBe('free');
+    expect(ctx.limits).toEqual({ ...PLANS.free.limits, burst: 5 });
+  });
+
+  it('answers invalid_api_key when the organization of the key is gone', async () => {
+    ddb.reset();
+    serveItems(ddb, [apiKeyItem(KEY)]);
+    expect((await rejectedApiError(authenticate(bearer(KEY), T0))).code).toBe('invalid_api_key');
+  });
+
+  it('picks up a plan change once the cache entry expires', async () => {
+    // Arrange
+    await authenticate(bearer(KEY), T0);
+    ddb.reset();
+    serveItems(ddb, [apiKeyItem(KEY), orgItem({ ...org(), plan: 'agency' })]);
+
+    // Act
+    const cached = await authenticate(bearer(KEY), T0 + CACHE_TTL_MS - 1);
+    const fresh = await authenticate(bearer(KEY), T0 + CACHE_TTL_MS + 1);
+
+    // Assert
+    expect(cached.plan).toBe('team');
+    expect(fresh).toMatchObject({ plan: 'agency', limits: PLANS.agency.limits });
   });
 
   it('reads the key from DynamoDB once while cached, again after the TTL', async () => {

@@ -22,6 +22,7 @@ import {
   post,
   postItem,
   problemOf,
+  serveCounters,
   serveItems,
 } from '../support/fixtures.ts';
 
@@ -67,6 +68,7 @@ beforeEach(() => {
     channelItem(channel(1)),
     postItem(POST),
   ]);
+  serveCounters(ddb);
 });
 
 describe('problem+json errors', () => {
@@ -138,7 +140,8 @@ describe('API-key authentication', () => {
     // Assert
     expect(res.statusCode).toBe(403);
     expect(problemOf(res)).toMatchObject({ code: 'insufficient_scope', request_id: REQUEST_ID });
-    expect(ddb.commandCalls(GetCommand)).toHaveLength(1); // the key only: the post is never read
+    // The key and its org only: the post is never read.
+    expect(ddb.commandCalls(GetCommand).map((c) => c.args[0].input.Key?.sk)).toEqual(['APIKEY', 'ORG']);
   });
 
   it('does not let a read-only key write', async () => {

@@ -1,9 +1,12 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandInput,
   type DynamoDBDocumentClient,
   GetCommand,
   type GetCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { AwsClientStub } from 'aws-sdk-client-mock';
@@ -84,6 +87,7 @@ export function post(overrides: Partial<PostRecord> = {}): PostRecord {
     round: 0,
     version: 1,
     approval: null,
+    counted_period: null,
     ...overrides,
   };
 }
@@ -137,20 +141,100 @@ export const apiKeyItem = (k: KeyFixture): Item => ({
 
 const keyOf = (k: Record<string, unknown>) => `${String(k.pk)}\u0000${String(k.sk)}`;
 
+/** GetItem and BatchGetItem answers from `items`, as the table would give them. */
+export function tableReads(items: Item[]) {
+  const byKey = new Map<string, Item>(items.map((i) => [keyOf(i), i]));
+  return {
+    get: (input: GetCommandInput) => ({ Item: byKey.get(keyOf(input.Key ?? {})) }),
+    batchGet: (input: BatchGetCommandInput) => {
+      const responses: Record<string, Item[]> = {};
+      for (const [table, req] of Object.entries(input.RequestItems ?? {})) {
+        responses[table] = (req.Keys ?? []).flatMap((k): Item[] => {
+          const found = byKey.get(keyOf(k));
+          return found ? [found] : [];
+        });
+      }
+      return { Responses: responses, UnprocessedKeys: {} };
+    },
+  };
+}
+
 /** Answers GetItem and BatchGetItem from `items`, as the table would. */
 export function serveItems(ddb: DocStub, items: Item[]): void {
-  const byKey = new Map<string, Item>(items.map((i) => [keyOf(i), i]));
-  ddb.on(GetCommand).callsFake((input: GetCommandInput) => ({ Item: byKey.get(keyOf(input.Key ?? {})) }));
-  ddb.on(BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
-    const responses: Record<string, Item[]> = {};
-    for (const [table, req] of Object.entries(input.RequestItems ?? {})) {
-      responses[table] = (req.Keys ?? []).flatMap((k): Item[] => {
-        const found = byKey.get(keyOf(k));
-        return found ? [found] : [];
-      });
+  const reads = tableReads(items);
+  ddb.on(GetCommand).callsFake(reads.get);
+  ddb.on(BatchGetCommand).callsFake(reads.batchGet);
+}
+
+/** Starting values of counters nobody has touched yet (a fresh window or month starts at 0). */
+export interface CounterStart {
+  /** The burst window of any key (`RATE#<key>` / `MIN#<minute>`). */
+  burst?: number;
+  /** The org's api_requests this month (`ORG#<org>` / `USAGE#<YYYY-MM>`). */
+  api_requests?: number;
+  posts_per_month?: number;
+}
+
+/**
+ * UpdateItem answers like DynamoDB's atomic counters: `ADD` / `SET` clauses, and the limiter's
+ * `attribute_not_exists(n) OR n < :limit` conditions (ConditionalCheckFailedException when false).
+ * `items` holds the counters, keyed `pk sk`, for inspection.
+ */
+export function counters(start: CounterStart = {}) {
+  const items = new Map<string, Item>();
+  const initial = (key: Record<string, unknown>): Item => {
+    const pk = String(key.pk);
+    const sk = String(key.sk);
+    if (pk.startsWith('RATE#')) return start.burst === undefined ? {} : { count: start.burst };
+    if (sk.startsWith('USAGE#')) {
+      const out: Item = {};
+      if (start.api_requests !== undefined) out.api_requests = start.api_requests;
+      if (start.posts_per_month !== undefined) out.posts_per_month = start.posts_per_month;
+      return out;
     }
-    return { Responses: responses, UnprocessedKeys: {} };
-  });
+    return {};
+  };
+  const update = (input: UpdateCommandInput) => {
+    const key = input.Key ?? {};
+    const id = `${String(key.pk)} ${String(key.sk)}`;
+    const item = { ...(items.get(id) ?? initial(key)) };
+    const name = (n: string) => input.ExpressionAttributeNames?.[n] ?? n;
+    const value = (v: string) => input.ExpressionAttributeValues?.[v];
+    if (input.ConditionExpression) {
+      const m = /^attribute_not_exists\((\S+)\) OR (\S+) < (:\w+)$/.exec(input.ConditionExpression);
+      if (!m?.[1] || m[1] !== m[2] || !m[3])
+        throw new Error(`counters: unsupported condition ${input.ConditionExpression}`);
+      const current = item[name(m[1])];
+      if (current !== undefined && !(Number(current) < Number(value(m[3])))) {
+        throw new ConditionalCheckFailedException({
+          message: 'The conditional request failed',
+          $metadata: {},
+        });
+      }
+    }
+    const updated: Item = {};
+    const expr = input.UpdateExpression ?? '';
+    for (const clause of expr.split(/\s+(?=ADD |SET )/)) {
+      const [verb, ...rest] = clause.trim().split(' ');
+      for (const part of rest.join(' ').split(',')) {
+        const [n, v] = part.trim().split(/\s*=\s*|\s+/);
+        if ((verb !== 'ADD' && verb !== 'SET') || !n || !v)
+          throw new Error(`counters: unsupported update ${expr}`);
+        const attr = name(n);
+        updated[attr] = verb === 'ADD' ? Number(item[attr] ?? 0) + Number(value(v)) : value(v);
+      }
+    }
+    items.set(id, { ...item, ...updated });
+    return input.ReturnValues === 'UPDATED_NEW' ? { Attributes: updated } : {};
+  };
+  return { items, update };
+}
+
+/** Serves UpdateItem from `counters(start)`; returns the counter items, keyed `pk sk`. */
+export function serveCounters(ddb: DocStub, start: CounterStart = {}): Map<string, Item> {
+  const c = counters(start);
+  ddb.on(UpdateCommand).callsFake(c.update);
+  return c.items;
 }
 
 // ---- Lambda ------------------------------------------------------------------------------------

@@ -8,12 +8,13 @@ import {
   TransactWriteCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeCursor, encodeCursor } from '#core/cursor';
+import { ApiError } from '#core/errors';
 import type { PostRecord } from '#core/posts';
 import type { CreatePostInput } from '#core/schemas';
 import { createPost } from '#usecases/create-post';
-import { deletePost, getPostById, listPosts, publishPost, reschedulePost } from '#usecases/posts';
+import { deletePost, type Gate, getPostById, listPosts, publishPost, reschedulePost } from '#usecases/posts';
 import { rejectedApiError } from '../support/errors.ts';
 import {
   channel,
@@ -38,12 +39,16 @@ const SECRET = 'usecase-cursor-secret';
 const CH1 = channel(1, 'bluesky');
 const POST = post({ id: fixedId('post', 5) });
 
+/** The post's version check failed (item 1); any posts_per_month count after it passed. */
 const conditionFailed = () =>
   new TransactionCanceledException({
     message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
     $metadata: {},
-    CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }],
+    CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
   });
+
+/** An admitted request: the admission resolves at once. */
+let gate: Gate & { admitted: ReturnType<typeof vi.fn> };
 
 const draftInput = (overrides: Partial<CreatePostInput> = {}): CreatePostInput => ({
   variants: [{ channel_id: CH1.id, body: 'Hello' }],
@@ -57,6 +62,7 @@ function given(items: Item[]) {
 
 beforeEach(() => {
   ddb.reset();
+  gate = { admitted: vi.fn(async () => undefined), postsPerMonth: 30 };
 });
 
 describe('createPost', () => {
@@ -72,7 +78,7 @@ describe('createPost', () => {
     });
 
     // Act
-    const err = await rejectedApiError(createPost(ORG_ID, input, NOW));
+    const err = await rejectedApiError(createPost(ORG_ID, input, NOW, gate));
 
     // Assert
     expect(err.code).toBe('validation_failed');
@@ -89,7 +95,12 @@ describe('createPost', () => {
 
     // Act
     await rejectedApiError(
-      createPost(ORG_ID, draftInput({ variants: [{ channel_id: fixedId('channel', 2), body: 'x' }] }), NOW),
+      createPost(
+        ORG_ID,
+        draftInput({ variants: [{ channel_id: fixedId('channel', 2), body: 'x' }] }),
+        NOW,
+        gate,
+      ),
     );
 
     // Assert
@@ -102,7 +113,7 @@ describe('createPost', () => {
 
   it('treats a disconnected channel as unknown', async () => {
     given([orgItem(org()), channelItem({ ...CH1, status: 'disconnected' })]);
-    const err = await rejectedApiError(createPost(ORG_ID, draftInput(), NOW));
+    const err = await rejectedApiError(createPost(ORG_ID, draftInput(), NOW, gate));
     expect(err.errors).toEqual([
       expect.objectContaining({ pointer: '/variants/0/channel_id', code: 'unknown_channel' }),
     ]);
@@ -110,7 +121,7 @@ describe('createPost', () => {
 
   it('reports mode and channel problems together in one answer', async () => {
     given([orgItem(org())]);
-    const err = await rejectedApiError(createPost(ORG_ID, draftInput({ draft: undefined }), NOW));
+    const err = await rejectedApiError(createPost(ORG_ID, draftInput({ draft: undefined }), NOW, gate));
     expect(err.errors?.map((e) => e.code)).toEqual(['mode_required', 'unknown_channel']);
   });
 
@@ -121,7 +132,7 @@ describe('createPost', () => {
         { channel_id: CH1.id, body: 'x', media: [{ url: 'https://cdn.example/cat.png', type: 'image' }] },
       ],
     });
-    const err = await rejectedApiError(createPost(ORG_ID, input, NOW));
+    const err = await rejectedApiError(createPost(ORG_ID, input, NOW, gate));
     expect(err.errors).toEqual([
       expect.objectContaining({ pointer: '/variants/0/media/0/url', code: 'unknown_media' }),
     ]);
@@ -130,7 +141,7 @@ describe('createPost', () => {
   it('refuses publish_now with 403 dangerous_ops_disabled while the toggle is off, writing nothing', async () => {
     given([orgItem(org()), channelItem(CH1)]);
     const err = await rejectedApiError(
-      createPost(ORG_ID, draftInput({ draft: undefined, publish_now: true }), NOW),
+      createPost(ORG_ID, draftInput({ draft: undefined, publish_now: true }), NOW, gate),
     );
     expect(err).toMatchObject({ code: 'dangerous_ops_disabled', status: 403 });
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
@@ -141,11 +152,17 @@ describe('createPost', () => {
     given([orgItem(org()), channelItem(CH1)]);
 
     // Act
-    const created = await createPost(ORG_ID, draftInput({ draft: undefined, scheduled_at: LATER }), NOW);
+    const created = await createPost(
+      ORG_ID,
+      draftInput({ draft: undefined, scheduled_at: LATER }),
+      NOW,
+      gate,
+    );
 
     // Assert
     expect(created).toMatchObject({ status: 'scheduled', scheduled_at: LATER });
-    const put = ddb.commandCalls(PutCommand)[0]?.args[0].input;
+    // A scheduled post is counted against posts_per_month in the same transaction as its insert.
+    const put = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems?.[0]?.Put;
     expect(put?.ConditionExpression).toBe('attribute_not_exists(pk)');
     expect(put?.Item).toMatchObject({
       pk: `ORG#${ORG_ID}`,
@@ -278,7 +295,7 @@ describe('publishPost', () => {
     given([dangerousOrg, postItem(POST)]);
 
     // Act
-    const res = await publishPost(ORG_ID, POST.id, NOW);
+    const res = await publishPost(ORG_ID, POST.id, NOW, gate);
 
     // Assert
     expect(res).toEqual({ id: POST.id, status: 'publishing' });
@@ -300,7 +317,7 @@ describe('publishPost', () => {
     ddb.on(TransactWriteCommand).rejects(conditionFailed());
 
     // Act
-    const err = await rejectedApiError(publishPost(ORG_ID, POST.id, NOW));
+    const err = await rejectedApiError(publishPost(ORG_ID, POST.id, NOW, gate));
 
     // Assert
     expect(err).toMatchObject({ code: 'resource_conflict', status: 409 });
@@ -311,39 +328,39 @@ describe('publishPost', () => {
   it('succeeds when a retry finds the post unchanged by others', async () => {
     given([dangerousOrg, postItem(POST)]);
     ddb.on(TransactWriteCommand).rejectsOnce(conditionFailed()).resolves({});
-    expect(await publishPost(ORG_ID, POST.id, NOW)).toEqual({ id: POST.id, status: 'publishing' });
+    expect(await publishPost(ORG_ID, POST.id, NOW, gate)).toEqual({ id: POST.id, status: 'publishing' });
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
   });
 
   it('does not retry a failure that is not a concurrent change', async () => {
     given([dangerousOrg, postItem(POST)]);
     ddb.on(TransactWriteCommand).rejects(new Error('throttled'));
-    await expect(publishPost(ORG_ID, POST.id, NOW)).rejects.toThrow('throttled');
+    await expect(publishPost(ORG_ID, POST.id, NOW, gate)).rejects.toThrow('throttled');
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
   });
 
   it('accepts a publishing post as-is without writing', async () => {
     given([dangerousOrg, postItem({ ...POST, status: 'publishing', round: 1 })]);
-    expect(await publishPost(ORG_ID, POST.id, NOW)).toEqual({ id: POST.id, status: 'publishing' });
+    expect(await publishPost(ORG_ID, POST.id, NOW, gate)).toEqual({ id: POST.id, status: 'publishing' });
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 
   it('answers 403 dangerous_ops_disabled before 404 while the toggle is off', async () => {
     given([orgItem(org())]);
-    const err = await rejectedApiError(publishPost(ORG_ID, fixedId('post', 404), NOW));
+    const err = await rejectedApiError(publishPost(ORG_ID, fixedId('post', 404), NOW, gate));
     expect(err.code).toBe('dangerous_ops_disabled');
   });
 
   it('answers 404 for an unknown post with the toggle on', async () => {
     given([dangerousOrg]);
-    expect((await rejectedApiError(publishPost(ORG_ID, fixedId('post', 404), NOW))).code).toBe(
+    expect((await rejectedApiError(publishPost(ORG_ID, fixedId('post', 404), NOW, gate))).code).toBe(
       'resource_not_found',
     );
   });
 
   it('answers 409 for a published post', async () => {
     given([dangerousOrg, postItem({ ...POST, status: 'published' })]);
-    expect((await rejectedApiError(publishPost(ORG_ID, POST.id, NOW))).code).toBe('resource_conflict');
+    expect((await rejectedApiError(publishPost(ORG_ID, POST.id, NOW, gate))).code).toBe('resource_conflict');
   });
 });
 
@@ -353,7 +370,7 @@ describe('deletePost', () => {
     given([orgItem(org({ dangerous_ops: true })), postItem(POST)]);
 
     // Act
-    const res = await deletePost(ORG_ID, POST.id);
+    const res = await deletePost(ORG_ID, POST.id, gate);
 
     // Assert
     expect(res).toEqual({ id: POST.id, deleted: true });
@@ -367,24 +384,27 @@ describe('deletePost', () => {
 
   it('answers 409 for a publishing post and deletes nothing', async () => {
     given([orgItem(org({ dangerous_ops: true })), postItem({ ...POST, status: 'publishing' })]);
-    expect((await rejectedApiError(deletePost(ORG_ID, POST.id))).code).toBe('resource_conflict');
+    expect((await rejectedApiError(deletePost(ORG_ID, POST.id, gate))).code).toBe('resource_conflict');
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 
   it('answers 403 dangerous_ops_disabled while the toggle is off', async () => {
     given([orgItem(org()), postItem(POST)]);
-    expect((await rejectedApiError(deletePost(ORG_ID, POST.id))).code).toBe('dangerous_ops_disabled');
+    expect((await rejectedApiError(deletePost(ORG_ID, POST.id, gate))).code).toBe('dangerous_ops_disabled');
   });
 });
 
 describe('reschedulePost', () => {
   it('moves the post to the new time under a version check', async () => {
     // Arrange
-    given([orgItem(org()), postItem({ ...POST, status: 'scheduled', scheduled_at: LATER })]);
+    given([
+      orgItem(org()),
+      postItem({ ...POST, status: 'scheduled', scheduled_at: LATER, counted_period: '2030-06' }),
+    ]);
     const next = '2030-06-03T12:00:00.000Z';
 
     // Act
-    const res = await reschedulePost(ORG_ID, POST.id, next, NOW);
+    const res = await reschedulePost(ORG_ID, POST.id, next, NOW, gate);
 
     // Assert
     expect(res).toMatchObject({ status: 'scheduled', scheduled_at: next });
@@ -397,7 +417,7 @@ describe('reschedulePost', () => {
   });
 
   it('refuses a past time with validation_failed before reading anything', async () => {
-    const err = await rejectedApiError(reschedulePost(ORG_ID, POST.id, '2030-05-01T00:00:00Z', NOW));
+    const err = await rejectedApiError(reschedulePost(ORG_ID, POST.id, '2030-05-01T00:00:00Z', NOW, gate));
     expect(err.errors).toEqual([
       expect.objectContaining({ pointer: '/scheduled_at', code: 'not_in_future' }),
     ]);
@@ -408,7 +428,7 @@ describe('reschedulePost', () => {
     'answers 409 for a %s post',
     async (status) => {
       given([orgItem(org()), postItem({ ...POST, status })]);
-      expect((await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW))).code).toBe(
+      expect((await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW, gate))).code).toBe(
         'resource_conflict',
       );
     },
@@ -417,9 +437,54 @@ describe('reschedulePost', () => {
   it('retries a concurrent change and answers 409 after 4 attempts', async () => {
     given([orgItem(org()), postItem(POST)]);
     ddb.on(TransactWriteCommand).rejects(conditionFailed());
-    expect((await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW))).code).toBe(
+    expect((await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW, gate))).code).toBe(
       'resource_conflict',
     );
     expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(4);
+  });
+});
+
+describe('the admission gate', () => {
+  const refused = () => new ApiError('rate_limited', 'slow down', { headers: { 'retry-after': '7' } });
+
+  it('createPost reads first, then awaits the admission, and writes nothing when refused', async () => {
+    // Arrange
+    given([orgItem(org()), channelItem(CH1)]);
+    gate.admitted.mockRejectedValue(refused());
+
+    // Act
+    const err = await rejectedApiError(createPost(ORG_ID, draftInput(), NOW, gate));
+
+    // Assert
+    expect(err.code).toBe('rate_limited');
+    expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(1);
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('createPost answers a validation failure without waiting for the admission', async () => {
+    given([orgItem(org())]);
+    const err = await rejectedApiError(createPost(ORG_ID, draftInput(), NOW, gate));
+    expect(err.code).toBe('validation_failed');
+    expect(gate.admitted).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['publishPost', () => publishPost(ORG_ID, POST.id, NOW, gate)],
+    ['reschedulePost', () => reschedulePost(ORG_ID, POST.id, LATER, NOW, gate)],
+    ['deletePost', () => deletePost(ORG_ID, POST.id, gate)],
+  ])('%s reads, awaits the admission once, and writes nothing when refused', async (_op, call) => {
+    // Arrange
+    given([orgItem(org({ dangerous_ops: true })), postItem(POST)]);
+    gate.admitted.mockRejectedValue(refused());
+
+    // Act
+    const err = await rejectedApiError(call());
+
+    // Assert
+    expect(err.code).toBe('rate_limited');
+    expect(gate.admitted).toHaveBeenCalledTimes(1);
+    expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(1);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 });

@@ -6,6 +6,9 @@ import {
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -13,6 +16,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as deletePost } from '#handlers/delete-post';
 import { handler as getPost } from '#handlers/get-post';
+import { handler as getUsage } from '#handlers/get-usage';
 import { handler as listChannels } from '#handlers/list-channels';
 import { handler as listPosts } from '#handlers/list-posts';
 import { handler as publishPost } from '#handlers/publish-post';
@@ -25,164 +29,336 @@ import {
   bearer,
   channel,
   channelItem,
+  counters,
   daysFromNow,
   type EventOptions,
+  fixedId,
+  type Item,
   jsonHeaders,
   lambdaContext,
   org,
   orgItem,
   post,
   postItem,
-  serveItems,
+  tableReads,
 } from '../support/fixtures.ts';
 
-// DynamoDB round trips per operation on the warm path (API key already in the per-container
-// cache), through the real handlers. BENCHMARKS.md cites these numbers: a change here adds or
-// removes a round trip on the request path and must be deliberate.
+// DynamoDB requests per operation through the real handlers, on the warm path (API key and org in
+// the per-container auth cache), and how many of them are sequential on the critical path.
+// BENCHMARKS.md cites these numbers: a change here adds or removes a round trip on the request path
+// and must be deliberate.
+//
+// Sequential depth: every mocked DynamoDB call resolves after a real delay; a call's generation is
+// 1 + the highest generation among the calls that had completed before it started, and the depth
+// of an operation is its highest generation (1: everything ran concurrently).
+//
+// Measured through these handlers before issue 3 (commit 86a07c3) and after it. Calls: DynamoDB
+// requests per invocation; depth: how many of them are sequential on the critical path.
+//
+// | operation                           | before: calls | depth | after: calls                              | depth |
+// |-------------------------------------|---------------|-------|-------------------------------------------|-------|
+// | getPost                             | 1 GetItem     | 1     | 3 = GetItem + 2 UpdateItem                | 1     |
+// | listPosts (with or without status)  | 1 Query       | 1     | 3 = Query + 2 UpdateItem                  | 1     |
+// | listChannels                        | 1 Query       | 1     | 3 = Query + 2 UpdateItem                  | 1     |
+// | getUsage                            | (new)         | -     | 3 = BatchGetItem + 2 UpdateItem           | 1     |
+// | createPost scheduled, no Idem-Key   | 2 = BG + Put  | 2     | 4 = BG + 2 UpdateItem, then TWI[2]        | 2     |
+// | createPost draft, no Idem-Key       | 2 = BG + Put  | 2     | 4 = BG + 2 UpdateItem, then PutItem       | 2     |
+// | publishPost (of a draft)            | 2 = BG + TWI  | 2     | 4 = BG + 2 UpdateItem, then TWI[3]        | 2     |
+// | reschedulePost (of a draft)         | 2 = BG + TWI  | 2     | 4 = BG + 2 UpdateItem, then TWI[3]        | 2     |
+// | reschedulePost (already counted)    | 2 = BG + TWI  | 2     | 4 = BG + 2 UpdateItem, then TWI[2]        | 2     |
+// | deletePost                          | 2 = BG + TWI  | 2     | 4 = BG + 2 UpdateItem, then TWI[2]        | 2     |
+// | cold request (getPost, key uncached)| 2 (+1 GetItem)| 2 (+1)| 5 (+2 GetItem: key, then org)             | 3 (+2)|
+//
+// BG = BatchGetItem, TWI[n] = TransactWriteItems of n items (before: always 2 items).
+//
+// The 2 UpdateItem are the limiter's: the key's burst window (`RATE#<key>` / `MIN#<minute>`) and
+// the org's api_requests (`ORG#<org>` / `USAGE#<YYYY-MM>`). They start as soon as the key is known
+// and run concurrently with the operation's read, so they add calls but no sequential depth.
+// posts_per_month rides in the post's own TransactWriteItems (its last item), never a round trip.
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const dynamo = mockClient(DynamoDBClient);
 
-const KEY = apiKey({ scopes: ['posts:read', 'posts:write', 'channels:read'] });
+const DELAY_MS = 5;
+
+const KEY = apiKey({ scopes: ['posts:read', 'posts:write', 'channels:read', 'analytics:read'] });
 const CH1 = channel(1, 'bluesky');
 const DRAFT = post();
+const COUNTED = post({
+  id: fixedId('post', 2),
+  status: 'scheduled',
+  scheduled_at: daysFromNow(1),
+  counted_period: new Date().toISOString().slice(0, 7),
+});
 
 type Handler = (
   event: APIGatewayProxyEventV2,
   context: Context,
 ) => Promise<APIGatewayProxyStructuredResultV2>;
 
+interface Traced {
+  /** e.g. `GetItem`, `UpdateItem (burst)`, `TransactWriteItems[3]`. */
+  call: string;
+  generation: number;
+}
+
+let traced: Traced[] = [];
+let completed: number[] = [];
+let queryItems: Item[] = [];
+
+/** Wraps a mocked DynamoDB answer: records the call's generation, answers after DELAY_MS. */
+function trace<I>(label: (input: I) => string, answer: (input: I) => unknown) {
+  return async (input: I) => {
+    const generation = 1 + Math.max(0, ...completed);
+    traced.push({ call: label(input), generation });
+    try {
+      return answer(input);
+    } finally {
+      await new Promise((resolve) => setTimeout(resolve, DELAY_MS));
+      completed.push(generation);
+    }
+  };
+}
+
+const updateLabel = (input: UpdateCommandInput) =>
+  String(input.Key?.pk).startsWith('RATE#')
+    ? 'UpdateItem (burst)'
+    : String(input.Key?.sk).startsWith('USAGE#')
+      ? 'UpdateItem (api_requests)'
+      : 'UpdateItem (other)';
+
 interface RoundTrips {
   status: number | undefined;
-  Get: number;
-  Query: number;
-  BatchGet: number;
-  Put: number;
-  TransactWrite: number;
-  total: number;
+  /** The calls of each generation, sorted: [0] ran first and concurrently, and so on. */
+  generations: string[][];
+  depth: number;
+  /** DynamoDB calls in all, and those made through the low-level client (idempotency). */
+  calls: number;
   lowLevel: number;
 }
 
-/** Invokes `handler` warm and counts the DynamoDB requests the invocation made. */
-async function roundTrips(handler: Handler, operationId: string, opts: EventOptions): Promise<RoundTrips> {
-  await authenticate(bearer(KEY)); // warm the key cache, as any earlier request on this container did
+/** Invokes `handler` and traces the DynamoDB requests of that invocation. */
+async function invoke(handler: Handler, operationId: string, opts: EventOptions): Promise<RoundTrips> {
+  traced = [];
+  completed = [];
   ddb.resetHistory();
   dynamo.resetHistory();
   const res = await handler(apiEvent(operationId, opts), lambdaContext(operationId));
+  const depth = Math.max(0, ...traced.map((t) => t.generation));
   return {
     status: res.statusCode,
-    Get: ddb.commandCalls(GetCommand).length,
-    Query: ddb.commandCalls(QueryCommand).length,
-    BatchGet: ddb.commandCalls(BatchGetCommand).length,
-    Put: ddb.commandCalls(PutCommand).length,
-    TransactWrite: ddb.commandCalls(TransactWriteCommand).length,
-    total: ddb.calls().length,
+    generations: Array.from({ length: depth }, (_, g) =>
+      traced
+        .filter((t) => t.generation === g + 1)
+        .map((t) => t.call)
+        .sort(),
+    ),
+    depth,
+    calls: ddb.calls().length,
     lowLevel: dynamo.calls().length,
   };
 }
 
-const counts = (c: Partial<Omit<RoundTrips, 'status' | 'lowLevel'>>) => ({
-  Get: 0,
-  Query: 0,
-  BatchGet: 0,
-  Put: 0,
-  TransactWrite: 0,
-  lowLevel: 0,
-  ...c,
-});
+/** The warm path: the key is cached and the code has run once, as on any busy container. */
+async function warm(handler: Handler, operationId: string, opts: EventOptions): Promise<RoundTrips> {
+  await authenticate(bearer(KEY));
+  await invoke(handler, operationId, opts);
+  return invoke(handler, operationId, opts);
+}
+
+/** The limiter's two counters, which every authenticated request starts with. */
+const LIMITER = ['UpdateItem (api_requests)', 'UpdateItem (burst)'];
 
 beforeEach(() => {
   ddb.reset();
   dynamo.reset();
   clearAuthCache();
-  serveItems(ddb, [
+  const reads = tableReads([
     apiKeyItem(KEY),
     orgItem(org({ dangerous_ops: true })),
     channelItem(CH1),
     postItem(DRAFT),
+    postItem(COUNTED),
   ]);
-  ddb.on(QueryCommand).resolves({ Items: [postItem(DRAFT)] });
-  ddb.on(PutCommand).resolves({});
-  ddb.on(TransactWriteCommand).resolves({});
+  const limiter = counters();
+  queryItems = [postItem(DRAFT)];
+  ddb.on(GetCommand).callsFake(trace(() => 'GetItem', reads.get));
+  ddb.on(BatchGetCommand).callsFake(trace(() => 'BatchGetItem', reads.batchGet));
+  ddb.on(QueryCommand).callsFake(
+    trace(
+      () => 'Query',
+      () => ({ Items: queryItems }),
+    ),
+  );
+  ddb.on(PutCommand).callsFake(
+    trace(
+      () => 'PutItem',
+      () => ({}),
+    ),
+  );
+  ddb.on(UpdateCommand).callsFake(trace(updateLabel, limiter.update));
+  ddb.on(TransactWriteCommand).callsFake(
+    trace(
+      (input: TransactWriteCommandInput) => `TransactWriteItems[${input.TransactItems?.length ?? 0}]`,
+      () => ({}),
+    ),
+  );
 });
 
 describe('DynamoDB round trips per operation, warm', () => {
-  it('getPost: 1 GetItem', async () => {
-    const rt = await roundTrips(getPost, 'getPost', {
-      headers: bearer(KEY),
-      pathParameters: { id: DRAFT.id },
+  it('getPost: GetItem + 2 UpdateItem, all concurrent (depth 1)', async () => {
+    const rt = await warm(getPost, 'getPost', { headers: bearer(KEY), pathParameters: { id: DRAFT.id } });
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['GetItem', ...LIMITER]],
+      depth: 1,
+      calls: 3,
+      lowLevel: 0,
     });
-    expect(rt).toEqual({ status: 200, total: 1, ...counts({ Get: 1 }) });
   });
 
-  it('listPosts: 1 Query', async () => {
-    const rt = await roundTrips(listPosts, 'listPosts', {
-      headers: bearer(KEY),
-      query: { limit: '10' },
+  it.each([
+    ['without a filter', { limit: '10' }],
+    ['with a status filter', { status: 'draft' }],
+  ])('listPosts %s: Query + 2 UpdateItem (depth 1)', async (_what, query) => {
+    const rt = await warm(listPosts, 'listPosts', { headers: bearer(KEY), query });
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['Query', ...LIMITER]],
+      depth: 1,
+      calls: 3,
+      lowLevel: 0,
     });
-    expect(rt).toEqual({ status: 200, total: 1, ...counts({ Query: 1 }) });
   });
 
-  it('listPosts with a status filter: 1 Query', async () => {
-    const rt = await roundTrips(listPosts, 'listPosts', {
-      headers: bearer(KEY),
-      query: { status: 'draft' },
+  it('listChannels: Query + 2 UpdateItem (depth 1)', async () => {
+    queryItems = [channelItem(CH1)];
+    const rt = await warm(listChannels, 'listChannels', { headers: bearer(KEY) });
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['Query', ...LIMITER]],
+      depth: 1,
+      calls: 3,
+      lowLevel: 0,
     });
-    expect(rt).toEqual({ status: 200, total: 1, ...counts({ Query: 1 }) });
   });
 
-  it('listChannels: 1 Query', async () => {
-    ddb.on(QueryCommand).resolves({ Items: [channelItem(CH1)] });
-    const rt = await roundTrips(listChannels, 'listChannels', { headers: bearer(KEY) });
-    expect(rt).toEqual({ status: 200, total: 1, ...counts({ Query: 1 }) });
+  it('getUsage: BatchGetItem (org + meters) + 2 UpdateItem (depth 1)', async () => {
+    const rt = await warm(getUsage, 'getUsage', { headers: bearer(KEY) });
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['BatchGetItem', ...LIMITER]],
+      depth: 1,
+      calls: 3,
+      lowLevel: 0,
+    });
   });
 
-  it('createPost without Idempotency-Key: 1 BatchGetItem + 1 PutItem', async () => {
-    const rt = await roundTrips(createPost, 'createPost', {
+  it('createPost, scheduled, without Idempotency-Key: read + limiter, then one transaction (depth 2)', async () => {
+    const rt = await warm(createPost, 'createPost', {
       headers: jsonHeaders(KEY),
       body: JSON.stringify({
         variants: [{ channel_id: CH1.id, body: 'Hello' }],
         scheduled_at: daysFromNow(1),
       }),
     });
-    expect(rt).toEqual({ status: 201, total: 2, ...counts({ BatchGet: 1, Put: 1 }) });
+    expect(rt).toEqual({
+      status: 201,
+      generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[2]']],
+      depth: 2,
+      calls: 4,
+      lowLevel: 0,
+    });
   });
 
-  it('publishPost: 1 BatchGetItem + 1 TransactWriteItems', async () => {
-    const rt = await roundTrips(publishPost, 'publishPost', {
+  it('createPost, draft, without Idempotency-Key: read + limiter, then PutItem (depth 2)', async () => {
+    const rt = await warm(createPost, 'createPost', {
+      headers: jsonHeaders(KEY),
+      body: JSON.stringify({ variants: [{ channel_id: CH1.id, body: 'Hello' }], draft: true }),
+    });
+    expect(rt).toEqual({
+      status: 201,
+      generations: [['BatchGetItem', ...LIMITER], ['PutItem']],
+      depth: 2,
+      calls: 4,
+      lowLevel: 0,
+    });
+  });
+
+  it('publishPost of a draft: read + limiter, then one transaction that also counts it (depth 2)', async () => {
+    const rt = await warm(publishPost, 'publishPost', {
       headers: bearer(KEY),
       pathParameters: { id: DRAFT.id },
     });
-    expect(rt).toEqual({ status: 202, total: 2, ...counts({ BatchGet: 1, TransactWrite: 1 }) });
-  });
-
-  it('deletePost: 1 BatchGetItem + 1 TransactWriteItems', async () => {
-    const rt = await roundTrips(deletePost, 'deletePost', {
-      headers: bearer(KEY),
-      pathParameters: { id: DRAFT.id },
+    expect(rt).toEqual({
+      status: 202,
+      generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[3]']],
+      depth: 2,
+      calls: 4,
+      lowLevel: 0,
     });
-    expect(rt).toEqual({ status: 200, total: 2, ...counts({ BatchGet: 1, TransactWrite: 1 }) });
   });
 
-  it('reschedulePost: 1 BatchGetItem + 1 TransactWriteItems', async () => {
-    const rt = await roundTrips(reschedulePost, 'reschedulePost', {
+  it('reschedulePost of a draft: read + limiter, then one transaction that also counts it (depth 2)', async () => {
+    const rt = await warm(reschedulePost, 'reschedulePost', {
       headers: jsonHeaders(KEY),
       pathParameters: { id: DRAFT.id },
       body: JSON.stringify({ scheduled_at: daysFromNow(2) }),
     });
-    expect(rt).toEqual({ status: 200, total: 2, ...counts({ BatchGet: 1, TransactWrite: 1 }) });
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[3]']],
+      depth: 2,
+      calls: 4,
+      lowLevel: 0,
+    });
   });
 
-  it('a cold request adds exactly one GetItem for the API key', async () => {
-    // Act: no warm-up.
-    const res = await getPost(
-      apiEvent('getPost', { headers: bearer(KEY), pathParameters: { id: DRAFT.id } }),
-      lambdaContext('getPost'),
-    );
+  it('reschedulePost of a post already counted: no count item (depth 2)', async () => {
+    const rt = await warm(reschedulePost, 'reschedulePost', {
+      headers: jsonHeaders(KEY),
+      pathParameters: { id: COUNTED.id },
+      body: JSON.stringify({ scheduled_at: daysFromNow(2) }),
+    });
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[2]']],
+      depth: 2,
+      calls: 4,
+      lowLevel: 0,
+    });
+  });
+
+  it('deletePost: read + limiter, then one transaction (depth 2)', async () => {
+    const rt = await warm(deletePost, 'deletePost', {
+      headers: bearer(KEY),
+      pathParameters: { id: DRAFT.id },
+    });
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[2]']],
+      depth: 2,
+      calls: 4,
+      lowLevel: 0,
+    });
+  });
+
+  it('a cold request adds two sequential GetItems: the key, then its organization', async () => {
+    // Act: no warm-up of the auth cache.
+    const rt = await invoke(getPost, 'getPost', { headers: bearer(KEY), pathParameters: { id: DRAFT.id } });
 
     // Assert
-    expect(res.statusCode).toBe(200);
-    expect(ddb.commandCalls(GetCommand)).toHaveLength(2);
-    expect(ddb.calls()).toHaveLength(2);
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['GetItem'], ['GetItem'], ['GetItem', ...LIMITER]],
+      depth: 3,
+      calls: 5,
+      lowLevel: 0,
+    });
+    expect(ddb.commandCalls(GetCommand).map((c) => c.args[0].input.Key?.sk)).toEqual([
+      'APIKEY',
+      'ORG',
+      `POST#${DRAFT.id}`,
+    ]);
   });
 });
