@@ -4,7 +4,8 @@ import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { workers } from '#lib/operations';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { queues, workers } from '#lib/operations';
 import { createFrontDoor, lambdaContext } from './local/front-door.ts';
 import {
   checkJava,
@@ -15,6 +16,8 @@ import {
   startQueues,
 } from './local/services.ts';
 import { dataDir, localSecret, removeStackInfo, writeStackInfo } from './local/stack-file.ts';
+import { IntervalRunner } from './local/interval-runner.ts';
+import { QueuePoller } from './local/queue-poller.ts';
 import { StreamPoller } from './local/stream-poller.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -49,8 +52,8 @@ async function main() {
   try {
     const dynamo = await startDynamo(join(dir, 'dynamodb'));
     stops.push(dynamo.stop);
-    const queues = await startQueues();
-    stops.push(queues.stop);
+    const sqsQueues = await startQueues();
+    stops.push(sqsQueues.stop);
     const streamArn = await ensureTable(dynamo.endpoint, TABLE_NAME);
 
     // The handlers read these at load, exactly as in Lambda; the SDK reads the endpoints.
@@ -59,32 +62,57 @@ async function main() {
       AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_ENDPOINT_URL_SQS: queues.endpoint,
+      AWS_ENDPOINT_URL_SQS: sqsQueues.endpoint,
       TABLE_NAME,
-      DELIVERY_QUEUE_URL: queues.deliveryQueueUrl,
+      ...Object.fromEntries(queues.map((q) => [q.env, sqsQueues.queues[q.name].url])),
       HERALD_CURSOR_SECRET: localSecret(dir, 'cursor'),
       POWERTOOLS_SERVICE_NAME: 'herald',
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'WARN',
     });
 
-    const relay = workers.find((w) => w.id === 'streamRelay');
-    const relayModule = (await import(join(root, relay?.entry ?? ''))) as {
-      handler: ConstructorParameters<typeof StreamPoller>[0]['handler'];
-    };
-    const poller = new StreamPoller({
-      client: new DynamoDBStreamsClient({
-        endpoint: dynamo.endpoint,
-        region: LOCAL_REGION,
-        credentials: LOCAL_CREDENTIALS,
-      }),
-      streamArn,
-      handler: relayModule.handler,
-      context: () => lambdaContext('streamRelay', `relay-${Date.now()}`, 60_000),
-      checkpointFile: join(dir, 'stream-checkpoints.json'),
-      onError: (err) => console.error('[stream-relay]', err),
+    // Every worker of the manifest, on its trigger: the stream, a queue, or a timer.
+    const sqs = new SQSClient({
+      endpoint: sqsQueues.endpoint,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+      useQueueUrlAsEndpoint: false,
     });
-    poller.start();
-    stops.push(() => poller.stop());
+    for (const worker of workers) {
+      const mod = (await import(join(root, worker.entry))) as { handler: (...args: never[]) => Promise<unknown> };
+      const context = () => lambdaContext(worker.id, `${worker.id}-${Date.now()}`, worker.timeoutSeconds * 1000);
+      const onError = (err: unknown) => console.error(`[${worker.id}]`, err);
+      const trigger = worker.trigger;
+      if (trigger.kind === 'stream') {
+        const poller = new StreamPoller({
+          client: new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+          streamArn,
+          handler: mod.handler as ConstructorParameters<typeof StreamPoller>[0]['handler'],
+          context,
+          checkpointFile: join(dir, 'stream-checkpoints.json'),
+          onError,
+        });
+        poller.start();
+        stops.push(() => poller.stop());
+      } else if (trigger.kind === 'queue') {
+        const q = sqsQueues.queues[trigger.queue];
+        const poller = new QueuePoller({
+          client: sqs,
+          queueUrl: trigger.dlq ? q.dlqUrl : q.url,
+          queueArn: trigger.dlq ? q.dlqArn : q.arn,
+          handler: mod.handler as ConstructorParameters<typeof QueuePoller>[0]['handler'],
+          context,
+          concurrency: trigger.concurrency,
+          batchSize: trigger.batchSize,
+          onError,
+        });
+        poller.start();
+        stops.push(() => poller.stop());
+      } else {
+        const timer = new IntervalRunner(() => mod.handler() as Promise<unknown>, trigger.localEverySeconds * 1000, onError);
+        timer.start();
+        stops.push(() => timer.stop());
+      }
+    }
 
     const server = createFrontDoor(root);
     await new Promise<void>((ok, fail) => {
@@ -104,10 +132,9 @@ async function main() {
       pid: process.pid,
       baseUrl,
       dynamodbEndpoint: dynamo.endpoint,
-      sqsEndpoint: queues.endpoint,
+      sqsEndpoint: sqsQueues.endpoint,
       tableName: TABLE_NAME,
-      deliveryQueueUrl: queues.deliveryQueueUrl,
-      deliveryDlqUrl: queues.deliveryDlqUrl,
+      queues: Object.fromEntries(Object.entries(sqsQueues.queues).map(([k, v]) => [k, { url: v.url, dlqUrl: v.dlqUrl }])),
     });
     console.log(`herald ready ${baseUrl}`);
   } catch (err) {

@@ -23,7 +23,9 @@ import {
 import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -31,7 +33,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { HeraldFunction } from './herald-function.ts';
-import { type Access, fallback, operations, workers } from './operations.ts';
+import { type Access, fallback, operations, type QueueName, queues, workers } from './operations.ts';
 import { readStageConfig, removalPolicyFor, type StageConfig } from './stage.ts';
 import { TABLE } from './table-schema.ts';
 
@@ -73,6 +75,7 @@ export class HeraldStack extends Stack {
   readonly deliveryQueue: Queue;
   readonly deliveryDlq: Queue;
   readonly streamRelayDlq: Queue;
+  readonly queues: ReadonlyMap<QueueName, { queue: Queue; dlq: Queue }>;
   readonly cursorSecret: Secret;
   readonly alarmTopic: Topic;
   /** Every HeraldFunction, keyed by manifest id (operations, the $default fallback, workers). */
@@ -110,22 +113,35 @@ export class HeraldStack extends Stack {
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
-        projectionType: ProjectionType.ALL,
+        projectionType: index.projection === 'ALL' ? ProjectionType.ALL : ProjectionType.KEYS_ONLY,
       });
     }
 
-    // ---- Delivery queue ------------------------------------------------------------------------
-    this.deliveryDlq = new Queue(this, 'DeliveryDlq', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.deliveryQueue = new Queue(this, 'DeliveryQueue', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(60),
-      deadLetterQueue: { queue: this.deliveryDlq, maxReceiveCount: 5 },
-    });
+    // ---- Queues (from the manifest), each with its DLQ -------------------------------------------
+    const queueMap = new Map<QueueName, { queue: Queue; dlq: Queue }>();
+    for (const spec of queues) {
+      const name = spec.name.charAt(0).toUpperCase() + spec.name.slice(1);
+      const dlq = new Queue(this, `${name}Dlq`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
+      const queue = new Queue(this, `${name}Queue`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: Duration.seconds(spec.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: dlq, maxReceiveCount: spec.maxReceiveCount },
+      });
+      queueMap.set(spec.name, { queue, dlq });
+    }
+    const queueOf = (name: QueueName) => {
+      const q = queueMap.get(name);
+      if (!q) throw new Error(`no queue ${name}`);
+      return q;
+    };
+    this.deliveryQueue = queueOf('delivery').queue;
+    this.deliveryDlq = queueOf('delivery').dlq;
+    this.queues = queueMap;
 
     // ---- Cursor secret -------------------------------------------------------------------------
     // HMAC key that makes list cursors tamper-evident. It encrypts no data and is no credential:
@@ -157,9 +173,10 @@ export class HeraldStack extends Stack {
       },
     });
 
-    const makeFunction = (id: string, entry: string, access: Access): HeraldFunction => {
+    const makeFunction = (id: string, entry: string, access: Access, timeoutSeconds?: number): HeraldFunction => {
       const fn = new HeraldFunction(this, id, {
         entry,
+        ...(timeoutSeconds ? { timeout: Duration.seconds(timeoutSeconds) } : {}),
         logRemovalPolicy: removalPolicy,
         environment: { HERALD_DOCS_URL: config.docsUrl },
       });
@@ -206,40 +223,44 @@ export class HeraldStack extends Stack {
     });
 
     for (const worker of workers) {
-      const fn = makeFunction(worker.id, worker.entry, worker.access);
-      if (worker.access.deliveryQueue === 'send') {
-        this.deliveryQueue.grantSendMessages(fn);
-        fn.addEnvironment('DELIVERY_QUEUE_URL', this.deliveryQueue.queueUrl);
-      } else if (worker.access.deliveryQueue === 'consume') {
-        this.deliveryQueue.grantConsumeMessages(fn);
-        fn.addEnvironment('DELIVERY_QUEUE_URL', this.deliveryQueue.queueUrl);
+      const fn = makeFunction(worker.id, worker.entry, worker.access, worker.timeoutSeconds);
+      for (const name of worker.access.sends ?? []) {
+        queueOf(name).queue.grantSendMessages(fn);
+        fn.addEnvironment(queues.find((q) => q.name === name)?.env ?? '', queueOf(name).queue.queueUrl);
+      }
+      const trigger = worker.trigger;
+      if (trigger.kind === 'stream') {
+        fn.addEventSource(
+          new DynamoEventSource(this.table, {
+            startingPosition: StartingPosition.TRIM_HORIZON,
+            batchSize: 100,
+            bisectBatchOnError: true,
+            retryAttempts: 10,
+            reportBatchItemFailures: true,
+            maxRecordAge: Duration.days(1),
+            onFailure: new SqsDlq(this.streamRelayDlq),
+            // Posts and channels make deliveries and events; nothing else wakes the function.
+            filters: ['post', 'channel'].map((entity) =>
+              FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: FilterRule.isEqual(entity) } } } }),
+            ),
+          }),
+        );
+      } else if (trigger.kind === 'queue') {
+        const q = queueOf(trigger.queue);
+        fn.addEventSource(
+          new SqsEventSource(trigger.dlq ? q.dlq : q.queue, {
+            batchSize: trigger.batchSize,
+            reportBatchItemFailures: true,
+            maxConcurrency: Math.max(2, trigger.concurrency),
+          }),
+        );
+      } else {
+        new Rule(this, `${worker.id}Schedule`, {
+          schedule: Schedule.rate(Duration.seconds(trigger.everySeconds)),
+          targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+        });
       }
     }
-
-    const streamRelay = functions.get('streamRelay');
-    if (!streamRelay) throw new Error('the workers manifest has no streamRelay');
-    streamRelay.addEventSource(
-      new DynamoEventSource(this.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        bisectBatchOnError: true,
-        retryAttempts: 10,
-        reportBatchItemFailures: true,
-        maxRecordAge: Duration.days(1),
-        onFailure: new SqsDlq(this.streamRelayDlq),
-        // Only a post entering `publishing` needs relaying; everything else never wakes the function.
-        filters: [
-          FilterCriteria.filter({
-            dynamodb: {
-              NewImage: {
-                entity: { S: FilterRule.isEqual('post') },
-                status: { S: FilterRule.isEqual('publishing') },
-              },
-            },
-          }),
-        ],
-      }),
-    );
 
     // ---- Alarms --------------------------------------------------------------------------------
     // CloudWatch cannot publish to a topic under the AWS managed SNS key (its key policy is fixed),
@@ -295,14 +316,13 @@ export class HeraldStack extends Stack {
       this.api.metricServerError({ period: ALARM_PERIOD, statistic: Stats.SUM }),
       'The HTTP API answered 5xx at least once in 5 minutes.',
     );
-    alarm(
-      'DeliveryDlqDepthAlarm',
-      this.deliveryDlq.metricApproximateNumberOfMessagesVisible({
-        period: ALARM_PERIOD,
-        statistic: Stats.MAXIMUM,
-      }),
-      'Delivery messages failed 5 times and wait in the delivery DLQ.',
-    );
+    for (const [name, { dlq }] of queueMap) {
+      alarm(
+        `${name.charAt(0).toUpperCase()}${name.slice(1)}DlqAlarm`,
+        dlq.metricNumberOfMessagesSent({ period: ALARM_PERIOD, statistic: Stats.SUM }),
+        `Messages of the ${name} queue failed ${queues.find((q) => q.name === name)?.maxReceiveCount} times and went to its DLQ.`,
+      );
+    }
     alarm(
       'StreamRelayDlqDepthAlarm',
       this.streamRelayDlq.metricApproximateNumberOfMessagesVisible({

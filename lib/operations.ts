@@ -135,18 +135,74 @@ export const operations: readonly Operation[] = [
   },
 ];
 
-/** Handlers that are not HTTP operations (queue and stream consumers). */
+/** The queues (each with a DLQ). Handlers find them through the named environment variable. */
+export type QueueName = 'delivery' | 'schedule' | 'events';
+
+export interface QueueSpec {
+  name: QueueName;
+  env: string;
+  /** Longer than the consuming function's timeout, and than a delivery's lease (90 s). */
+  visibilityTimeoutSeconds: number;
+  maxReceiveCount: number;
+}
+
+export const queues: readonly QueueSpec[] = [
+  { name: 'delivery', env: 'DELIVERY_QUEUE_URL', visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
+  { name: 'schedule', env: 'SCHEDULE_QUEUE_URL', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  { name: 'events', env: 'EVENTS_QUEUE_URL', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+];
+
+export type Trigger =
+  | { kind: 'stream' }
+  /** `dlq: true` consumes the queue's dead-letter queue. */
+  | { kind: 'queue'; queue: QueueName; dlq?: boolean; batchSize: number; concurrency: number }
+  /** Every `everySeconds` in AWS; the local stack runs the same handler every `localEverySeconds`. */
+  | { kind: 'schedule'; everySeconds: number; localEverySeconds: number };
+
+/** Handlers that are not HTTP operations (stream, queue and schedule consumers). */
 export interface Worker {
   id: string;
   entry: string;
-  access: Access & { deliveryQueue?: 'send' | 'consume' };
+  access: Access & { sends?: QueueName[] };
+  trigger: Trigger;
+  timeoutSeconds: number;
 }
 
 export const workers: readonly Worker[] = [
   {
     id: 'streamRelay',
     entry: 'functions/handlers/stream-relay.ts',
-    access: { table: 'RO', deliveryQueue: 'send' },
+    access: { table: 'none', sends: ['delivery', 'events'] },
+    trigger: { kind: 'stream' },
+    timeoutSeconds: 30,
+  },
+  {
+    id: 'scheduleSweeper',
+    entry: 'functions/handlers/schedule-sweeper.ts',
+    access: { table: 'RW', sends: ['schedule', 'delivery'] },
+    trigger: { kind: 'schedule', everySeconds: 60, localEverySeconds: 1 },
+    timeoutSeconds: 50,
+  },
+  {
+    id: 'scheduleDispatcher',
+    entry: 'functions/handlers/schedule-dispatcher.ts',
+    access: { table: 'RW', sends: ['schedule'] },
+    trigger: { kind: 'queue', queue: 'schedule', batchSize: 10, concurrency: 4 },
+    timeoutSeconds: 30,
+  },
+  {
+    id: 'deliveryWorker',
+    entry: 'functions/handlers/delivery-worker.ts',
+    access: { table: 'RW', sends: ['delivery'] },
+    trigger: { kind: 'queue', queue: 'delivery', batchSize: 5, concurrency: 8 },
+    timeoutSeconds: 60,
+  },
+  {
+    id: 'deliveryDeadLetters',
+    entry: 'functions/handlers/delivery-dead-letters.ts',
+    access: { table: 'RW' },
+    trigger: { kind: 'queue', queue: 'delivery', dlq: true, batchSize: 10, concurrency: 1 },
+    timeoutSeconds: 30,
   },
 ];
 
@@ -160,7 +216,7 @@ export function findOperation(id: string): Operation {
 }
 
 /** Serves API Gateway's `$default` route: unmatched paths (404) and methods (405) as problem+json. */
-export const fallback: Worker = {
+export const fallback: { id: string; entry: string; access: Access } = {
   id: 'routeNotFound',
   entry: 'functions/handlers/route-not-found.ts',
   access: { table: 'none' },

@@ -8,9 +8,11 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
   ResourceNotFoundException,
+  UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { startFauxqs } from 'fauxqs';
+import { type QueueName, queues } from '#lib/operations';
 import { TABLE } from '#lib/table-schema';
 
 // Local stand-ins for the AWS services: DynamoDB Local (the real engine, in Java) and fauxqs (SQS).
@@ -108,6 +110,31 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
   const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
   try {
     const existing = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    // A data directory from an older version: add the indexes it lacks.
+    const have = new Set((existing.Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
+    for (const i of TABLE.indexes.filter((x) => !have.has(x.name))) {
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          AttributeDefinitions: [
+            { AttributeName: i.partitionKey, AttributeType: 'S' },
+            { AttributeName: i.sortKey, AttributeType: 'S' },
+          ],
+          GlobalSecondaryIndexUpdates: [
+            {
+              Create: {
+                IndexName: i.name,
+                KeySchema: [
+                  { AttributeName: i.partitionKey, KeyType: 'HASH' },
+                  { AttributeName: i.sortKey, KeyType: 'RANGE' },
+                ],
+                Projection: { ProjectionType: i.projection },
+              },
+            },
+          ],
+        }),
+      );
+    }
     return existing.Table?.LatestStreamArn as string;
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
@@ -129,7 +156,7 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
           { AttributeName: i.partitionKey, KeyType: 'HASH' },
           { AttributeName: i.sortKey, KeyType: 'RANGE' },
         ],
-        Projection: { ProjectionType: 'ALL' },
+        Projection: { ProjectionType: i.projection },
       })),
       StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
     }),
@@ -138,34 +165,39 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
   return created.TableDescription?.LatestStreamArn as string;
 }
 
-export interface Queues extends Service {
-  deliveryQueueUrl: string;
-  deliveryDlqUrl: string;
+export interface LocalQueue {
+  url: string;
+  arn: string;
+  dlqUrl: string;
+  dlqArn: string;
 }
 
-/** fauxqs: the delivery queue with its DLQ and the same redrive policy as in AWS. */
+export interface Queues extends Service {
+  queues: Record<QueueName, LocalQueue>;
+}
+
+/** fauxqs: every queue of the manifest with its DLQ and the same redrive policy as in AWS. */
 export async function startQueues(): Promise<Queues> {
   const server = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://127.0.0.1:${server.port}`;
-  const sqs = new SQSClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
-  const dlq = await sqs.send(new CreateQueueCommand({ QueueName: 'herald-delivery-dlq' }));
-  const dlqArn = (
-    await sqs.send(new GetQueueAttributesCommand({ QueueUrl: dlq.QueueUrl, AttributeNames: ['QueueArn'] }))
-  ).Attributes?.QueueArn;
-  const queue = await sqs.send(
-    new CreateQueueCommand({
-      QueueName: 'herald-delivery',
-      Attributes: {
-        VisibilityTimeout: '60',
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: 5 }),
-      },
-    }),
-  );
+  const sqs = new SQSClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, useQueueUrlAsEndpoint: false });
+  const arnOf = async (url: string | undefined) =>
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn as string;
+  const out = {} as Record<QueueName, LocalQueue>;
+  for (const q of queues) {
+    const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `herald-${q.name}-dlq` }));
+    const dlqArn = await arnOf(dlq.QueueUrl);
+    const main = await sqs.send(
+      new CreateQueueCommand({
+        QueueName: `herald-${q.name}`,
+        Attributes: {
+          VisibilityTimeout: String(q.visibilityTimeoutSeconds),
+          RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: q.maxReceiveCount }),
+        },
+      }),
+    );
+    out[q.name] = { url: main.QueueUrl as string, arn: await arnOf(main.QueueUrl), dlqUrl: dlq.QueueUrl as string, dlqArn };
+  }
   sqs.destroy();
-  return {
-    endpoint,
-    deliveryQueueUrl: queue.QueueUrl as string,
-    deliveryDlqUrl: dlq.QueueUrl as string,
-    stop: () => server.stop(),
-  };
+  return { endpoint, queues: out, stop: () => server.stop() };
 }

@@ -10,8 +10,7 @@ export interface LocalStackInfo {
   dynamodbEndpoint: string;
   sqsEndpoint: string;
   tableName: string;
-  deliveryQueueUrl: string;
-  deliveryDlqUrl: string;
+  queues: Record<string, { url: string; dlqUrl: string }>;
 }
 
 export const dataDir = () => resolve(process.env.HERALD_DATA_DIR || '.herald');

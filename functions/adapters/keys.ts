@@ -26,6 +26,12 @@ export const keys = {
     gsi1sk: `POST#${postId}`,
   }),
   postsByStatus: (orgId: string, status: PostStatus) => ({ gsi1pk: `ORG#${orgId}#POSTS#${status}` }),
+  /** A post in the due-work index: the UTC minute bucket of `at`, then `at` and where to find it. */
+  dueWork: (at: string, orgId: string, postId: string) => ({
+    gsi2pk: `DUE#${at.slice(0, 16)}`,
+    gsi2sk: `${at}#${orgId}#${postId}`,
+  }),
+  dueBucket: (minute: Date) => ({ gsi2pk: `DUE#${minute.toISOString().slice(0, 16)}` }),
   media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
   idempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
   /** Monthly meters of an organization (`period` is YYYY-MM, UTC). */

@@ -50,10 +50,19 @@ async function transact(
   }
 }
 
+/** Where the post sits in the due-work index, if anywhere. */
+function dueAt(post: PostRecord): string | null {
+  if (post.status === 'scheduled') return post.scheduled_at;
+  if (post.status === 'publishing') return post.watch_at ?? null;
+  return null;
+}
+
 function toItem(post: PostRecord) {
+  const due = dueAt(post);
   return {
     ...keys.post(post.org_id, post.id),
     ...keys.postByStatus(post.org_id, post.status, post.id),
+    ...(due ? keys.dueWork(due, post.org_id, post.id) : {}),
     entity: 'post',
     ...post,
   };
@@ -211,4 +220,62 @@ export async function queryPosts(
     posts: items.slice(0, opts.limit).map((i) => fromItem<PostRecord>(i)),
     hasMore: items.length > opts.limit,
   };
+}
+
+/**
+ * Read-modify-write of one post under optimistic locking: `change` gets the current post and
+ * returns the next one (or null: nothing to write). Concurrent writers (one worker per channel,
+ * the sweeper, API calls) each retry from a fresh read, so no change is ever lost.
+ */
+export async function mutatePost(
+  orgId: string,
+  postId: string,
+  change: (post: PostRecord) => PostRecord | null,
+  attempts = 12,
+): Promise<{ before: PostRecord; after: PostRecord } | null> {
+  for (let i = 0; i < attempts; i++) {
+    const before = await getPost(orgId, postId);
+    if (!before) return null;
+    const next = change(before);
+    if (!next) return { before, after: before };
+    const after = { ...next, version: before.version + 1 };
+    try {
+      await ddb.send(
+        new PutCommand({
+          TableName: TABLE_NAME,
+          Item: toItem(after),
+          ConditionExpression: 'version = :v',
+          ExpressionAttributeValues: { ':v': before.version },
+        }),
+      );
+      return { before, after };
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
+    }
+  }
+  throw new ConcurrentChangeError();
+}
+
+/** Post ids in one minute bucket of the due-work index. */
+export async function dueInBucket(minute: Date): Promise<Array<{ orgId: string; postId: string; at: string }>> {
+  const out: Array<{ orgId: string; postId: string; at: string }> = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await ddb.send(
+      new QueryCommand({
+        TableName: TABLE_NAME,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :p',
+        ExpressionAttributeValues: { ':p': keys.dueBucket(minute).gsi2pk },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of res.Items ?? []) {
+      const [at, orgId, postId] = String(item.gsi2sk).split('#');
+      if (at && orgId && postId) out.push({ at, orgId, postId });
+    }
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return out;
 }

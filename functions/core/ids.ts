@@ -28,3 +28,22 @@ const patterns = Object.fromEntries(
 export function isId(kind: IdKind, value: unknown): value is string {
   return typeof value === 'string' && patterns[kind].test(value);
 }
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * A prefixed ULID that is the same every time for the same `seed`: the time part from `timeMs`, the
+ * rest from a hash of the seed. Event ids are derived from the change that caused them, so a
+ * retried relay emits the same id (and webhook receivers see one `webhook-id`).
+ */
+export function deterministicId(kind: IdKind, timeMs: number, seedHash: Uint8Array): string {
+  let time = '';
+  let t = Math.max(0, Math.floor(timeMs));
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  let rand = '';
+  for (let i = 0; i < 16; i++) rand += CROCKFORD[(seedHash[i] ?? 0) % 32];
+  return `${ID_PREFIXES[kind]}_${time}${rand}`;
+}

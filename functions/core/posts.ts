@@ -1,4 +1,5 @@
 import type { OrgSettings } from './accounts.ts';
+import { WATCHDOG_SECONDS } from './delivery.ts';
 import { conflict, dangerousOpsDisabled, type FieldError } from './errors.ts';
 import type { MediaKind } from './platforms.ts';
 import { type CreatePostInput, LIMITS, type PostStatus } from './schemas.ts';
@@ -18,6 +19,14 @@ export interface DeliveryRecord {
   updated_at: string;
   /** The publish round this delivery belongs to; a message of an older round is stale. */
   round: number;
+  /** The attempt in flight: who holds it, until when, and since when. */
+  claim_id?: string | undefined;
+  lease_until?: string | undefined;
+  attempt_started_at?: string | undefined;
+  /** When a retrying delivery is due again. */
+  next_attempt_at?: string | undefined;
+  /** What the connector saved before an irreversible step (container ids, upload sessions). */
+  checkpoint?: Record<string, unknown> | null;
 }
 
 export interface VariantRecord {
@@ -49,6 +58,10 @@ export interface PostRecord {
   approval: { mode: 'schedule' | 'publish' } | null;
   /** The month (YYYY-MM) whose posts_per_month counted this post; null until first scheduled or published. */
   counted_period: string | null;
+  /** While publishing: when the sweeper re-examines the post for lost messages or dead workers. */
+  watch_at?: string | null;
+  /** The scheduled_at the sweeper last dispatched, and when. */
+  dispatched?: { for: string; at: string } | null;
 }
 
 export function toPost(rec: PostRecord) {
@@ -228,7 +241,15 @@ export function startPublishing(post: PostRecord, now: Date): PostRecord {
             round,
           };
   }
-  return { ...post, status: 'publishing', round, deliveries, approval: null, updated_at: at };
+  return {
+    ...post,
+    status: 'publishing',
+    round,
+    deliveries,
+    approval: null,
+    updated_at: at,
+    watch_at: new Date(now.getTime() + WATCHDOG_SECONDS * 1000).toISOString(),
+  };
 }
 
 /** Channels a publishing post must still deliver to in its current round. */

@@ -188,9 +188,14 @@ export async function workspace(
 }
 
 const oauth = { access_token: 'token', account_id: '12345' };
+/** Bluesky and Mastodon take their origin from the channel: point them at the contract fakes. */
 export const CREDENTIALS: Record<string, Json> = {
-  bluesky: { identifier: 'e2e.bsky.social', app_password: 'app-pass' },
-  mastodon: { instance: 'https://mastodon.example', access_token: 'token' },
+  get bluesky() {
+    return { service: `${inject('fakesOrigin')}/bluesky`, identifier: 'e2e.bsky.social', app_password: 'app-pass' };
+  },
+  get mastodon() {
+    return { instance: `${inject('fakesOrigin')}/mastodon`, access_token: 'token' };
+  },
   linkedin: { access_token: 'token', account_id: 'urn:li:person:abc' },
   x: oauth,
   threads: oauth,
@@ -237,4 +242,35 @@ export async function deliveryMessages(postId: string, want: number, timeoutMs =
     await new Promise((r) => setTimeout(r, 100));
   }
   return found;
+}
+
+export interface FakeState {
+  posts: Array<Record<string, unknown>> | null;
+  requests: Array<{ method: string; path: string; json: unknown }>;
+}
+
+/** What a platform's fake received (posts it holds, requests it saw). */
+export async function fakeState(platform: string): Promise<FakeState> {
+  return (await (await fetch(`${inject('fakesOrigin')}/__fakes/${platform}/state`)).json()) as FakeState;
+}
+
+/** Makes the platform's fake answer the next matching request(s) with this failure. */
+export async function failPlatform(
+  platform: string,
+  failure: { status: number; body?: unknown; headers?: Record<string, string>; times?: number; pathPattern?: string },
+): Promise<void> {
+  const res = await fetch(`${inject('fakesOrigin')}/__fakes/${platform}/fail`, { method: 'POST', body: JSON.stringify(failure) });
+  expect(res.status).toBe(204);
+}
+
+/** Polls getPost until `done` holds for it (or the deadline passes, failing the test). */
+export async function waitForPost<T extends { status: string }>(key: string, id: string, done: (p: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = (await api<T>('GET', `/v1/posts/${id}`, { key })).body;
+    if (done(last)) return last;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`post ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(last)}`);
 }

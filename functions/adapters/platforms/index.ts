@@ -1,0 +1,20 @@
+import type { Platform } from '#core/platforms';
+import type { Connector } from './types.ts';
+
+// Connectors load on first use, so a worker's cold start pays only for the platforms it serves.
+const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
+  x: () => import('./x.ts'),
+  linkedin: () => import('./linkedin.ts'),
+  bluesky: () => import('./bluesky.ts'),
+  mastodon: () => import('./mastodon.ts'),
+  threads: () => import('./threads.ts'),
+  instagram: () => import('./instagram.ts'),
+  facebook: () => import('./facebook.ts'),
+  tiktok: () => import('./tiktok.ts'),
+  youtube: () => import('./youtube.ts'),
+  pinterest: () => import('./pinterest.ts'),
+};
+
+export async function connectorFor(platform: Platform): Promise<Connector> {
+  return (await loaders[platform]()).connector;
+}

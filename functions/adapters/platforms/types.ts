@@ -1,0 +1,86 @@
+import type { ErrorCategory } from '#core/delivery';
+import type { MediaKind, Platform } from '#core/platforms';
+
+// The contract every platform connector implements. A connector turns one variant into one post on
+// its platform through the platform's documented public API, and reports failures in our error
+// taxonomy (DECISIONS §2) so the delivery worker can decide: retry, fail, or ask for re-auth.
+
+export type Credentials = Record<string, unknown>;
+
+export interface MediaInput {
+  type: MediaKind;
+  alt: string;
+  contentType: string;
+  filename: string;
+  sizeBytes: number;
+  /** Public URL of the asset (Meta container flows fetch media by URL). */
+  url: string;
+  /** The asset's bytes (upload flows). */
+  read(): Promise<Uint8Array>;
+}
+
+export interface PublishContext {
+  channel: { id: string; handle: string; platform: Platform };
+  credentials: Credentials;
+  text: string;
+  title: string | null;
+  options: Record<string, unknown>;
+  media: MediaInput[];
+  /** Stable for one (post, channel): the platform's idempotency key where it has one. */
+  idempotencyKey: string;
+  /** What a previous attempt of this delivery saved before an irreversible step, if anything. */
+  checkpoint: Record<string, unknown> | null;
+  /** Persist progress (a container id, an upload session) before the step that cannot be undone. */
+  saveCheckpoint(checkpoint: Record<string, unknown>): Promise<void>;
+  /** Called when the connector refreshed the tokens; the worker stores them. */
+  saveCredentials(credentials: Credentials): Promise<void>;
+  /** The attempt's start: platforms that can be searched use it to find a post an earlier attempt made. */
+  attemptStartedAt: Date;
+}
+
+export interface PublishResult {
+  externalId: string;
+  url: string | null;
+}
+
+export interface Engagement {
+  impressions: number;
+  likes: number;
+  comments: number;
+  shares: number;
+  clicks: number;
+}
+
+export interface MetricsContext {
+  channel: { id: string; handle: string; platform: Platform };
+  credentials: Credentials;
+  externalIds: string[];
+  saveCredentials(credentials: Credentials): Promise<void>;
+}
+
+export interface Connector {
+  publish(ctx: PublishContext): Promise<PublishResult>;
+  /**
+   * After a worker died mid-publish: find the post an earlier attempt may have made (via the
+   * platform's idempotency, the saved checkpoint, or a lookup). null: it certainly does not exist.
+   * Throw PlatformError('system', …, retryable false) when the outcome cannot be known.
+   */
+  reconcile(ctx: PublishContext): Promise<PublishResult | null>;
+  /** Engagement per external id, for platforms that expose metrics. */
+  metrics?(ctx: MetricsContext): Promise<Record<string, Engagement>>;
+}
+
+export class PlatformError extends Error {
+  constructor(
+    readonly category: ErrorCategory,
+    message: string,
+    readonly opts: { retryable?: boolean; retryAfterSeconds?: number; status?: number } = {},
+  ) {
+    super(message);
+    this.name = 'PlatformError';
+  }
+
+  get retryable(): boolean {
+    return this.opts.retryable ?? (this.category === 'rate_limited' || this.category === 'system');
+  }
+}

@@ -1,0 +1,89 @@
+import { type DeliveryMessage, enqueueDeliveries } from '#adapters/delivery-queue';
+import { dueInBucket, mutatePost } from '#adapters/posts';
+import { type DispatchMessage, MAX_DELAY_SECONDS, sendDelayed, sendDispatches } from '#adapters/work-queues';
+import { LEASE_SECONDS, WATCHDOG_SECONDS } from '#core/delivery';
+import { startPublishing } from '#core/posts';
+import { requireEnv } from '#shared/config';
+
+// The scheduler. The sweeper runs every minute in AWS (every second locally: same code) and reads
+// the due-work index (GSI2, minute buckets); what falls due within the lookahead goes onto the
+// dispatch queue with an SQS delay for the sub-minute part, and the dispatcher moves the post to
+// publishing at its time. Rescheduling or deleting a post makes its dispatch stale: the dispatcher
+// only acts on a post still scheduled for the very time the message names.
+
+export const LOOKAHEAD_SECONDS = 120;
+const LOOKBACK_MINUTES = 30;
+/** A dispatch not acted on within this long is sent again (a lost message, a crashed sweeper). */
+const REDISPATCH_SECONDS = 120;
+const CONCURRENCY = 16;
+
+async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
+/**
+ * One sweep. Primary course: for every due-work entry up to now + lookahead — a scheduled post not
+ * yet dispatched for its time → mark it dispatched and send a delayed dispatch message; a publishing
+ * post whose watchdog time passed → re-send delivery messages that were lost (queued/retrying past
+ * due) or abandoned (sending with an expired lease). Duplicates are harmless downstream.
+ */
+export async function sweep(now: Date): Promise<{ dispatched: number; redriven: number }> {
+  const first = Math.floor(now.getTime() / 60_000) - LOOKBACK_MINUTES;
+  const last = Math.floor((now.getTime() + LOOKAHEAD_SECONDS * 1000) / 60_000);
+  const buckets = Array.from({ length: last - first + 1 }, (_, i) => new Date((first + i) * 60_000));
+  const entries = (await Promise.all(buckets.map(dueInBucket))).flat().filter((e) => Date.parse(e.at) <= now.getTime() + LOOKAHEAD_SECONDS * 1000);
+
+  const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
+  const redrive: DeliveryMessage[] = [];
+  await inParallel(entries, async (e) => {
+    await mutatePost(e.orgId, e.postId, (post) => {
+      if (post.status === 'scheduled' && post.scheduled_at === e.at) {
+        const fresh = post.dispatched?.for === e.at && Date.parse(post.dispatched.at) > now.getTime() - REDISPATCH_SECONDS * 1000;
+        if (fresh) return null;
+        dispatches.push({
+          body: { org_id: post.org_id, post_id: post.id, scheduled_at: e.at },
+          delaySeconds: (Date.parse(e.at) - now.getTime()) / 1000,
+        });
+        return { ...post, dispatched: { for: e.at, at: now.toISOString() } };
+      }
+      if (post.status === 'publishing' && post.watch_at && Date.parse(post.watch_at) <= now.getTime()) {
+        for (const d of Object.values(post.deliveries)) {
+          if (d.round !== post.round) continue;
+          const lost = (d.stage === 'queued' || d.stage === 'retrying') && Date.parse(d.next_attempt_at ?? d.updated_at) < now.getTime() - 60_000;
+          const abandoned = d.stage === 'sending' && (!d.lease_until || Date.parse(d.lease_until) < now.getTime());
+          if (lost || abandoned) redrive.push({ org_id: post.org_id, post_id: post.id, channel_id: d.channel_id, round: post.round });
+        }
+        return { ...post, watch_at: new Date(now.getTime() + WATCHDOG_SECONDS * 1000).toISOString() };
+      }
+      return null;
+    });
+  });
+  if (dispatches.length) await sendDispatches(dispatches);
+  if (redrive.length) await enqueueDeliveries(redrive);
+  return { dispatched: dispatches.length, redriven: redrive.length };
+}
+
+/**
+ * Dispatch: the post starts publishing at its scheduled time (SQS delays have one-second
+ * resolution; the last fraction is waited here). A dispatch for a time more than 15 minutes away
+ * (a chained delay) is sent on again.
+ */
+export async function dispatch(msg: DispatchMessage, clock: () => Date = () => new Date()): Promise<'started' | 'stale' | 'deferred'> {
+  const wait = Date.parse(msg.scheduled_at) - clock().getTime();
+  if (wait > 1000) {
+    await sendDelayed(requireEnv('SCHEDULE_QUEUE_URL'), msg, Math.min(MAX_DELAY_SECONDS, wait / 1000));
+    return 'deferred';
+  }
+  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+  const res = await mutatePost(msg.org_id, msg.post_id, (post) =>
+    post.status === 'scheduled' && post.scheduled_at === msg.scheduled_at ? startPublishing(post, clock()) : null,
+  );
+  return res && res.after !== res.before ? 'started' : 'stale';
+}
+
+export { LEASE_SECONDS };

@@ -1,0 +1,198 @@
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// One loopback HTTP server hosting the contract fakes of the platforms, each under its own path
+// prefix (`/x`, `/bluesky`, …). A fake implements the documented request and response shapes and
+// error bodies of its platform's API, keeps state (posts, uploads, containers), records every
+// request, and can be told to fail the next calls. Used by connector tests and the e2e tests
+// (HERALD_PLATFORM_<NAME>_URL=<url>/<name>; Bluesky/Mastodon take the origin from the channel).
+
+export interface FakeRequest {
+  method: string;
+  /** Path below the fake's prefix, e.g. `/2/tweets`. */
+  path: string;
+  query: URLSearchParams;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** Parsed JSON body when the request sent JSON. */
+  json: unknown;
+  /** When the fake received it (ms since epoch). */
+  at: number;
+}
+
+export interface FakeResponse {
+  status: number;
+  headers?: Record<string, string>;
+  /** Objects are sent as JSON. */
+  body?: unknown;
+}
+
+export interface FakePlatform {
+  readonly name: string;
+  handle(req: FakeRequest, fake: FakeContext): FakeResponse | Promise<FakeResponse>;
+  reset(): void;
+}
+
+export interface FakeContext {
+  /** This fake's public origin including its prefix, for URLs it hands out (upload URLs, permalinks). */
+  base: string;
+}
+
+export interface InjectedFailure {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** Only requests whose path matches (default: any). */
+  path?: RegExp;
+  /** How many requests to fail (default 1). */
+  times?: number;
+  /** Delay before answering, to provoke client timeouts. */
+  delayMs?: number;
+}
+
+export class FakePlatforms {
+  private server: Server | undefined;
+  private readonly fakes = new Map<string, FakePlatform>();
+  private readonly log = new Map<string, FakeRequest[]>();
+  private readonly failures = new Map<string, InjectedFailure[]>();
+  origin = '';
+
+  constructor(fakes: FakePlatform[]) {
+    for (const f of fakes) this.fakes.set(f.name, f);
+  }
+
+  async start(port = 0): Promise<this> {
+    this.server = createServer((req, res) => void this.dispatch(req, res));
+    await new Promise<void>((ok) => this.server?.listen(port, '127.0.0.1', () => ok()));
+    this.origin = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((ok) => {
+      this.server?.close(() => ok());
+      this.server?.closeAllConnections();
+    });
+  }
+
+  /** Base URL of one platform's fake. */
+  url(platform: string): string {
+    return `${this.origin}/${platform}`;
+  }
+
+  /** `HERALD_PLATFORM_<NAME>_URL` for every fake. */
+  env(): Record<string, string> {
+    return Object.fromEntries([...this.fakes.keys()].map((name) => [`HERALD_PLATFORM_${name.toUpperCase()}_URL`, this.url(name)]));
+  }
+
+  requests(platform: string): FakeRequest[] {
+    return this.log.get(platform) ?? [];
+  }
+
+  fake<T extends FakePlatform>(platform: string): T {
+    const f = this.fakes.get(platform);
+    if (!f) throw new Error(`no fake for ${platform}`);
+    return f as T;
+  }
+
+  failNext(platform: string, failure: InjectedFailure): void {
+    this.failures.set(platform, [...(this.failures.get(platform) ?? []), { times: 1, ...failure }]);
+  }
+
+  reset(): void {
+    for (const f of this.fakes.values()) f.reset();
+    this.log.clear();
+    this.failures.clear();
+  }
+
+  /** What a fake holds, for tests in other processes: its `posts` (and `uploads`) when it keeps them. */
+  snapshot(platform: string): unknown {
+    const f = this.fakes.get(platform) as (FakePlatform & { posts?: unknown; uploads?: unknown }) | undefined;
+    const plain = (v: unknown) => JSON.parse(JSON.stringify(v ?? null, (_k, x) => (x instanceof Uint8Array || Buffer.isBuffer(x) ? Buffer.from(x).toString('base64') : x)));
+    return { posts: plain(f?.posts), uploads: plain(f?.uploads), requests: this.requests(platform).map((r) => ({ method: r.method, path: r.path, headers: r.headers, json: r.json, at: r.at })),
+    };
+  }
+
+  /** The control API under `/__fakes`: state, failure injection and reset over HTTP. */
+  private async control(method: string, parts: string[], body: Buffer): Promise<{ status: number; body: unknown }> {
+    const [platform, action] = parts;
+    if (method === 'POST' && platform === 'reset') {
+      this.reset();
+      return { status: 204, body: null };
+    }
+    if (!platform || !this.fakes.has(platform)) return { status: 404, body: { error: 'no such fake' } };
+    if (method === 'GET' && action === 'state') return { status: 200, body: this.snapshot(platform) };
+    if (method === 'POST' && action === 'fail') {
+      const f = JSON.parse(body.toString('utf8')) as InjectedFailure & { pathPattern?: string };
+      this.failNext(platform, { ...f, ...(f.pathPattern ? { path: new RegExp(f.pathPattern) } : {}) });
+      return { status: 204, body: null };
+    }
+    return { status: 404, body: { error: 'unknown control call' } };
+  }
+
+  private async dispatch(req: IncomingMessage, res: import('node:http').ServerResponse) {
+    const url = new URL(req.url ?? '/', this.origin);
+    const [, name, ...rest] = url.pathname.split('/');
+    if (name === '__fakes') {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const out = await this.control(req.method ?? 'GET', rest, Buffer.concat(chunks));
+      res.writeHead(out.status, { 'content-type': 'application/json' });
+      res.end(out.body === null ? '' : JSON.stringify(out.body));
+      return;
+    }
+    const fake = name ? this.fakes.get(name) : undefined;
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
+    let parsed: unknown;
+    if ((headers['content-type'] ?? '').includes('json') && body.length) {
+      try {
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch {
+        parsed = undefined;
+      }
+    }
+    const fr: FakeRequest = {
+      method: req.method ?? 'GET',
+      path: `/${rest.join('/')}`,
+      query: url.searchParams,
+      headers,
+      body,
+      json: parsed,
+      at: Date.now(),
+    };
+    let out: FakeResponse;
+    if (!fake || !name) {
+      out = { status: 404, body: { error: 'no such fake' } };
+    } else {
+      this.log.set(name, [...(this.log.get(name) ?? []), fr]);
+      const queue = this.failures.get(name) ?? [];
+      const failure = queue.find((f) => !f.path || f.path.test(fr.path));
+      if (failure) {
+        failure.times = (failure.times ?? 1) - 1;
+        if (failure.times <= 0) this.failures.set(name, queue.filter((f) => f !== failure));
+        if (failure.delayMs) await new Promise((r) => setTimeout(r, failure.delayMs));
+        out = { status: failure.status, body: failure.body, headers: failure.headers };
+      } else {
+        try {
+          out = await fake.handle(fr, { base: this.url(name) });
+        } catch (err) {
+          out = { status: 500, body: { error: (err as Error).message } };
+        }
+      }
+    }
+    const isBuffer = Buffer.isBuffer(out.body);
+    const payload = out.body === undefined ? '' : isBuffer || typeof out.body === 'string' ? out.body : JSON.stringify(out.body);
+    const type = out.body !== undefined && !isBuffer && typeof out.body !== 'string' ? { 'content-type': 'application/json' } : {};
+    res.writeHead(out.status, { ...type, ...out.headers });
+    res.end(payload);
+  }
+}
+
+/** Reads a bearer token, or undefined. */
+export function bearer(req: FakeRequest): string | undefined {
+  return /^Bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+}
