@@ -7,6 +7,8 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { queues, workers } from '#lib/operations';
 import { createFrontDoor, lambdaContext } from './local/front-door.ts';
+import { IntervalRunner } from './local/interval-runner.ts';
+import { QueuePoller } from './local/queue-poller.ts';
 import {
   checkJava,
   ensureTable,
@@ -16,8 +18,6 @@ import {
   startQueues,
 } from './local/services.ts';
 import { dataDir, localSecret, removeStackInfo, writeStackInfo } from './local/stack-file.ts';
-import { IntervalRunner } from './local/interval-runner.ts';
-import { QueuePoller } from './local/queue-poller.ts';
 import { StreamPoller } from './local/stream-poller.ts';
 
 const root = resolve(import.meta.dirname, '..');
@@ -78,13 +78,20 @@ async function main() {
       useQueueUrlAsEndpoint: false,
     });
     for (const worker of workers) {
-      const mod = (await import(join(root, worker.entry))) as { handler: (...args: never[]) => Promise<unknown> };
-      const context = () => lambdaContext(worker.id, `${worker.id}-${Date.now()}`, worker.timeoutSeconds * 1000);
+      const mod = (await import(join(root, worker.entry))) as {
+        handler: (...args: never[]) => Promise<unknown>;
+      };
+      const context = () =>
+        lambdaContext(worker.id, `${worker.id}-${Date.now()}`, worker.timeoutSeconds * 1000);
       const onError = (err: unknown) => console.error(`[${worker.id}]`, err);
       const trigger = worker.trigger;
       if (trigger.kind === 'stream') {
         const poller = new StreamPoller({
-          client: new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS }),
+          client: new DynamoDBStreamsClient({
+            endpoint: dynamo.endpoint,
+            region: LOCAL_REGION,
+            credentials: LOCAL_CREDENTIALS,
+          }),
           streamArn,
           handler: mod.handler as ConstructorParameters<typeof StreamPoller>[0]['handler'],
           context,
@@ -108,7 +115,11 @@ async function main() {
         poller.start();
         stops.push(() => poller.stop());
       } else {
-        const timer = new IntervalRunner(() => mod.handler() as Promise<unknown>, trigger.localEverySeconds * 1000, onError);
+        const timer = new IntervalRunner(
+          () => mod.handler() as Promise<unknown>,
+          trigger.localEverySeconds * 1000,
+          onError,
+        );
         timer.start();
         stops.push(() => timer.stop());
       }
@@ -134,7 +145,9 @@ async function main() {
       dynamodbEndpoint: dynamo.endpoint,
       sqsEndpoint: sqsQueues.endpoint,
       tableName: TABLE_NAME,
-      queues: Object.fromEntries(Object.entries(sqsQueues.queues).map(([k, v]) => [k, { url: v.url, dlqUrl: v.dlqUrl }])),
+      queues: Object.fromEntries(
+        Object.entries(sqsQueues.queues).map(([k, v]) => [k, { url: v.url, dlqUrl: v.dlqUrl }]),
+      ),
     });
     console.log(`herald ready ${baseUrl}`);
   } catch (err) {

@@ -20,12 +20,12 @@ import {
   Table,
   TableEncryption,
 } from 'aws-cdk-lib/aws-dynamodb';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
-import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -173,7 +173,12 @@ export class HeraldStack extends Stack {
       },
     });
 
-    const makeFunction = (id: string, entry: string, access: Access, timeoutSeconds?: number): HeraldFunction => {
+    const makeFunction = (
+      id: string,
+      entry: string,
+      access: Access,
+      timeoutSeconds?: number,
+    ): HeraldFunction => {
       const fn = new HeraldFunction(this, id, {
         entry,
         ...(timeoutSeconds ? { timeout: Duration.seconds(timeoutSeconds) } : {}),
@@ -241,7 +246,9 @@ export class HeraldStack extends Stack {
             onFailure: new SqsDlq(this.streamRelayDlq),
             // Posts and channels make deliveries and events; nothing else wakes the function.
             filters: ['post', 'channel'].map((entity) =>
-              FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: FilterRule.isEqual(entity) } } } }),
+              FilterCriteria.filter({
+                dynamodb: { NewImage: { entity: { S: FilterRule.isEqual(entity) } } },
+              }),
             ),
           }),
         );

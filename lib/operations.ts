@@ -114,6 +114,17 @@ export const operations: readonly Operation[] = [
     access: { table: 'RW' },
   },
   {
+    id: 'getAnalytics',
+    method: 'GET',
+    path: '/v1/analytics',
+    scope: 'analytics:read',
+    feature: 'analytics',
+    entry: 'functions/handlers/get-analytics.ts',
+    summary: 'Read the workspace analytics summary',
+    tag: 'Usage',
+    access: { table: 'RO' },
+  },
+  {
     id: 'getUsage',
     method: 'GET',
     path: '/v1/usage',
@@ -196,6 +207,13 @@ export const workers: readonly Worker[] = [
     access: { table: 'RW', sends: ['delivery'] },
     trigger: { kind: 'queue', queue: 'delivery', batchSize: 5, concurrency: 8 },
     timeoutSeconds: 60,
+  },
+  {
+    id: 'engagementSync',
+    entry: 'functions/handlers/engagement-sync.ts',
+    access: { table: 'RW' },
+    trigger: { kind: 'schedule', everySeconds: 3600, localEverySeconds: 5 },
+    timeoutSeconds: 300,
   },
   {
     id: 'deliveryDeadLetters',

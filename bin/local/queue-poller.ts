@@ -57,7 +57,8 @@ export class QueuePoller {
               ApproximateReceiveCount: m.Attributes?.ApproximateReceiveCount ?? '1',
               SentTimestamp: m.Attributes?.SentTimestamp ?? String(Date.now()),
               SenderId: 'local',
-              ApproximateFirstReceiveTimestamp: m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+              ApproximateFirstReceiveTimestamp:
+                m.Attributes?.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
             },
             messageAttributes: {},
             md5OfBody: m.MD5OfBody ?? '',

@@ -180,9 +180,15 @@ export interface Queues extends Service {
 export async function startQueues(): Promise<Queues> {
   const server = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://127.0.0.1:${server.port}`;
-  const sqs = new SQSClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS, useQueueUrlAsEndpoint: false });
+  const sqs = new SQSClient({
+    endpoint,
+    region: LOCAL_REGION,
+    credentials: LOCAL_CREDENTIALS,
+    useQueueUrlAsEndpoint: false,
+  });
   const arnOf = async (url: string | undefined) =>
-    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }))).Attributes?.QueueArn as string;
+    (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] })))
+      .Attributes?.QueueArn as string;
   const out = {} as Record<QueueName, LocalQueue>;
   for (const q of queues) {
     const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `herald-${q.name}-dlq` }));
@@ -196,7 +202,12 @@ export async function startQueues(): Promise<Queues> {
         },
       }),
     );
-    out[q.name] = { url: main.QueueUrl as string, arn: await arnOf(main.QueueUrl), dlqUrl: dlq.QueueUrl as string, dlqArn };
+    out[q.name] = {
+      url: main.QueueUrl as string,
+      arn: await arnOf(main.QueueUrl),
+      dlqUrl: dlq.QueueUrl as string,
+      dlqArn,
+    };
   }
   sqs.destroy();
   return { endpoint, queues: out, stop: () => server.stop() };

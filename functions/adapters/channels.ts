@@ -10,14 +10,21 @@ export async function getChannelWithCredentials(
   orgId: string,
   channelId: string,
 ): Promise<{ channel: ChannelRecord | null; credentials: Record<string, unknown> }> {
-  const [channel, creds] = await batchGet([keys.channel(orgId, channelId), keys.channelCredentials(orgId, channelId)]);
+  const [channel, creds] = await batchGet([
+    keys.channel(orgId, channelId),
+    keys.channelCredentials(orgId, channelId),
+  ]);
   return {
     channel: channel ? fromItem<ChannelRecord>(channel) : null,
     credentials: (creds?.credentials as Record<string, unknown> | undefined) ?? {},
   };
 }
 
-export async function saveChannelCredentials(orgId: string, channelId: string, credentials: Record<string, unknown>): Promise<void> {
+export async function saveChannelCredentials(
+  orgId: string,
+  channelId: string,
+  credentials: Record<string, unknown>,
+): Promise<void> {
   await ddb.send(
     new UpdateCommand({
       TableName: TABLE_NAME,
@@ -30,7 +37,12 @@ export async function saveChannelCredentials(orgId: string, channelId: string, c
 }
 
 /** The platform refused the channel's tokens: it needs re-authorization (emits channel.reauth_required). */
-export async function markChannelReauthRequired(orgId: string, channelId: string, error: string, now: string): Promise<void> {
+export async function markChannelReauthRequired(
+  orgId: string,
+  channelId: string,
+  error: string,
+  now: string,
+): Promise<void> {
   await ddb.send(
     new UpdateCommand({
       TableName: TABLE_NAME,

@@ -4,7 +4,13 @@ import { sqs } from '#shared/sqs';
 
 // The durable event stream the webhooks consume: one SQS message per event.
 
-export const EVENT_TYPES = ['post.published', 'post.failed', 'delivery.failed', 'channel.connected', 'channel.reauth_required'] as const;
+export const EVENT_TYPES = [
+  'post.published',
+  'post.failed',
+  'delivery.failed',
+  'channel.connected',
+  'channel.reauth_required',
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface HeraldEvent {
@@ -26,6 +32,7 @@ export async function publishEvents(events: HeraldEvent[]): Promise<void> {
         Entries: chunk.map((e, j) => ({ Id: String(j), MessageBody: JSON.stringify(e) })),
       }),
     );
-    if (res.Failed?.length) throw new Error(`SQS refused ${res.Failed.length} event(s): ${res.Failed[0]?.Code}`);
+    if (res.Failed?.length)
+      throw new Error(`SQS refused ${res.Failed.length} event(s): ${res.Failed[0]?.Code}`);
   }
 }

@@ -32,10 +32,26 @@ export const keys = {
     gsi2sk: `${at}#${orgId}#${postId}`,
   }),
   dueBucket: (minute: Date) => ({ gsi2pk: `DUE#${minute.toISOString().slice(0, 16)}` }),
+  /**
+   * A published post in the due-work index for engagement sync: the UTC day of `publishedAt`, then
+   * `publishedAt` and where to find it. Only the last days' buckets are ever read.
+   */
+  syncWork: (publishedAt: string, orgId: string, postId: string) => ({
+    gsi2pk: `SYNC#${publishedAt.slice(0, 10)}`,
+    gsi2sk: `${publishedAt}#${orgId}#${postId}`,
+  }),
+  /** `day` is YYYY-MM-DD (UTC). */
+  syncBucket: (day: string) => ({ gsi2pk: `SYNC#${day}` }),
   media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
   idempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
   /** Monthly meters of an organization (`period` is YYYY-MM, UTC). */
   usage: (orgId: string, period: string) => ({ pk: `ORG#${orgId}`, sk: `USAGE#${period}` }),
+  /** Analytics counters of an organization: deliveries and engagement totals (kept from the stream). */
+  orgStats: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'STATS' }),
+  /** Posts published and failed on one UTC day (`day` is YYYY-MM-DD); expires by TTL. */
+  dayStats: (orgId: string, day: string) => ({ pk: `ORG#${orgId}`, sk: `STATS#DAY#${day}` }),
+  /** A stream change already counted into the stats (dedupes stream retries); expires by TTL. */
+  statsMarker: (orgId: string, hash: string) => ({ pk: `ORG#${orgId}`, sk: `STATSEEN#${hash}` }),
   /** A key's request count in one UTC minute; expires by TTL. */
   burstWindow: (keyId: string, windowId: number) => ({ pk: `RATE#${keyId}`, sk: `MIN#${windowId}` }),
 } as const;

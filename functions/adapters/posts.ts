@@ -258,7 +258,9 @@ export async function mutatePost(
 }
 
 /** Post ids in one minute bucket of the due-work index. */
-export async function dueInBucket(minute: Date): Promise<Array<{ orgId: string; postId: string; at: string }>> {
+export async function dueInBucket(
+  minute: Date,
+): Promise<Array<{ orgId: string; postId: string; at: string }>> {
   const out: Array<{ orgId: string; postId: string; at: string }> = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -14,7 +14,10 @@ export interface DispatchMessage {
   scheduled_at: string;
 }
 
-async function sendBatch(queueUrl: string, entries: Array<{ body: unknown; delaySeconds: number }>): Promise<void> {
+async function sendBatch(
+  queueUrl: string,
+  entries: Array<{ body: unknown; delaySeconds: number }>,
+): Promise<void> {
   for (let i = 0; i < entries.length; i += 10) {
     const chunk = entries.slice(i, i + 10);
     const res = await sqs.send(
@@ -27,11 +30,14 @@ async function sendBatch(queueUrl: string, entries: Array<{ body: unknown; delay
         })),
       }),
     );
-    if (res.Failed?.length) throw new Error(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Code}`);
+    if (res.Failed?.length)
+      throw new Error(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Code}`);
   }
 }
 
-export function sendDispatches(messages: Array<{ body: DispatchMessage; delaySeconds: number }>): Promise<void> {
+export function sendDispatches(
+  messages: Array<{ body: DispatchMessage; delaySeconds: number }>,
+): Promise<void> {
   return sendBatch(requireEnv('SCHEDULE_QUEUE_URL'), messages);
 }
 

@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
 import type { ProblemCode } from './errors.ts';
 import {
+  Analytics,
   ChannelList,
   CreatePostBody,
   DeletePostResponse,
@@ -112,6 +113,13 @@ export const contracts = {
       'resource_not_found',
       'resource_conflict',
     ],
+  },
+  getAnalytics: {
+    description:
+      'A summary of the workspace: posts per status, delivery outcomes per (post, channel) and their success rate, posts published and failed per UTC day over the last 14 days (today last), and engagement summed across the platforms synced so far (refreshed hourly for posts published in the last 7 days).',
+    query: NoQuery,
+    success: { status: 200, schema: Analytics, description: 'The analytics summary.' },
+    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
   },
   getUsage: {
     description:

@@ -12,6 +12,10 @@ const oauth = (accountId: z.ZodMiniType) =>
     refresh_token: z.optional(token),
     expires_at: z.optional(z.iso.datetime({ offset: true })),
     account_id: accountId,
+    // The app's client credentials, which the token endpoints need to refresh (TikTok calls it client_key).
+    client_id: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
+    client_key: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
+    client_secret: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
   });
 
 const anyId = z.string().check(z.minLength(1), z.maxLength(200));

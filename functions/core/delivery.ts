@@ -1,13 +1,24 @@
 // Delivery outcomes (DECISIONS §2): the stages, the error taxonomy, and the retry policy.
 
-export const ERROR_CATEGORY = ['auth_expired', 'user_content', 'media_error', 'rate_limited', 'platform_rejected', 'system'] as const;
+export const ERROR_CATEGORY = [
+  'auth_expired',
+  'user_content',
+  'media_error',
+  'rate_limited',
+  'platform_rejected',
+  'system',
+] as const;
 export type ErrorCategory = (typeof ERROR_CATEGORY)[number];
 
 /** Attempts per delivery before it is finally failed. */
 export const MAX_ATTEMPTS = 5;
 
 /** Backoff before attempt n+1 (seconds): the platform's hint when it gave one, else exponential with jitter, ≤ 15 min. */
-export function retryDelaySeconds(attempt: number, hintSeconds: number | undefined, random = Math.random): number {
+export function retryDelaySeconds(
+  attempt: number,
+  hintSeconds: number | undefined,
+  random = Math.random,
+): number {
   if (hintSeconds !== undefined && hintSeconds >= 0) return Math.min(900, Math.ceil(hintSeconds));
   const base = Math.min(900, 5 * 3 ** (attempt - 1));
   return Math.max(1, Math.round(base * (0.8 + 0.4 * random())));
@@ -32,11 +43,19 @@ export type ClaimOutcome =
  * worker holds under a live lease is not taken. A `sending` delivery whose lease ran out was
  * abandoned mid-send: it is taken with `recovering`, so the worker reconciles before re-sending.
  */
-export function claimDelivery(post: PostRecord, channelId: string, round: number, claimId: string, now: Date): ClaimOutcome {
+export function claimDelivery(
+  post: PostRecord,
+  channelId: string,
+  round: number,
+  claimId: string,
+  now: Date,
+): ClaimOutcome {
   const d = post.deliveries[channelId];
-  if (!d || post.status !== 'publishing' || d.round !== round || post.round !== round) return { kind: 'skip', reason: 'stale message' };
+  if (!d || post.status !== 'publishing' || d.round !== round || post.round !== round)
+    return { kind: 'skip', reason: 'stale message' };
   if (d.stage === 'published' || d.stage === 'failed') return { kind: 'skip', reason: `already ${d.stage}` };
-  const leaseLive = d.stage === 'sending' && d.lease_until !== undefined && Date.parse(d.lease_until) > now.getTime();
+  const leaseLive =
+    d.stage === 'sending' && d.lease_until !== undefined && Date.parse(d.lease_until) > now.getTime();
   if (leaseLive) return { kind: 'busy' };
   if (d.stage === 'retrying' && d.next_attempt_at && Date.parse(d.next_attempt_at) > now.getTime() + 1000) {
     return { kind: 'skip', reason: 'not due yet' };
@@ -58,8 +77,12 @@ export function claimDelivery(post: PostRecord, channelId: string, round: number
 /** The post with one delivery replaced, its status derived, and its watchdog moved. */
 export function withDelivery(post: PostRecord, delivery: DeliveryRecord, now: Date): PostRecord {
   const deliveries = { ...post.deliveries, [delivery.channel_id]: delivery };
-  const current = post.variants.map((v) => deliveries[v.channel_id]).filter((d): d is DeliveryRecord => d?.round === post.round || d?.stage === 'published');
-  const allFinal = current.length === post.variants.length && current.every((d) => d.stage === 'published' || d.stage === 'failed');
+  const current = post.variants
+    .map((v) => deliveries[v.channel_id])
+    .filter((d): d is DeliveryRecord => d?.round === post.round || d?.stage === 'published');
+  const allFinal =
+    current.length === post.variants.length &&
+    current.every((d) => d.stage === 'published' || d.stage === 'failed');
   let status = post.status;
   let publishedAt = post.published_at;
   if (post.status === 'publishing' && allFinal) {
@@ -79,7 +102,11 @@ export function withDelivery(post: PostRecord, delivery: DeliveryRecord, now: Da
   };
 }
 
-export function deliverySucceeded(d: DeliveryRecord, result: { externalId: string; url: string | null }, now: Date): DeliveryRecord {
+export function deliverySucceeded(
+  d: DeliveryRecord,
+  result: { externalId: string; url: string | null },
+  now: Date,
+): DeliveryRecord {
   return {
     ...d,
     stage: 'published',
@@ -98,13 +125,29 @@ export function deliverySucceeded(d: DeliveryRecord, result: { externalId: strin
 /** A failed attempt: retry later (with the platform's hint) or fail for good. */
 export function deliveryFailed(
   d: DeliveryRecord,
-  err: { category: ErrorCategory; message: string; retryable: boolean; retryAfterSeconds?: number | undefined },
+  err: {
+    category: ErrorCategory;
+    message: string;
+    retryable: boolean;
+    retryAfterSeconds?: number | undefined;
+  },
   now: Date,
   random = Math.random,
 ): DeliveryRecord {
   const retry = err.retryable && d.attempts < MAX_ATTEMPTS;
-  const base = { ...d, error: err.message.slice(0, 1000), error_category: err.category, lease_until: undefined, claim_id: undefined, updated_at: now.toISOString() };
+  const base = {
+    ...d,
+    error: err.message.slice(0, 1000),
+    error_category: err.category,
+    lease_until: undefined,
+    claim_id: undefined,
+    updated_at: now.toISOString(),
+  };
   if (!retry) return { ...base, stage: 'failed', next_attempt_at: undefined };
   const delay = retryDelaySeconds(d.attempts, err.retryAfterSeconds, random);
-  return { ...base, stage: 'retrying', next_attempt_at: new Date(now.getTime() + delay * 1000).toISOString() };
+  return {
+    ...base,
+    stage: 'retrying',
+    next_attempt_at: new Date(now.getTime() + delay * 1000).toISOString(),
+  };
 }

@@ -170,6 +170,48 @@ export const Usage = meta(z.object({ plan: z.enum(PLAN_NAMES), meters: z.array(U
   description: 'The effective plan and its meters for the current UTC calendar month.',
 });
 
+const count = z.int().check(z.minimum(0));
+
+export const AnalyticsDay = meta(z.object({ date: z.iso.date(), published: count, failed: count }), {
+  id: 'AnalyticsDay',
+  description: 'Posts that reached published or failed on one UTC day.',
+});
+
+export const Analytics = meta(
+  z.object({
+    posts: z.object({
+      total: count,
+      draft: count,
+      scheduled: count,
+      publishing: count,
+      published: count,
+      failed: count,
+      needs_approval: count,
+    }),
+    deliveries: z.object({
+      total: count,
+      published: count,
+      failed: count,
+      success_rate: z.nullable(z.number().check(z.minimum(0), z.maximum(1))),
+    }),
+    timeline: z.array(AnalyticsDay),
+    engagement: z.object({
+      impressions: count,
+      likes: count,
+      comments: count,
+      shares: count,
+      clicks: count,
+    }),
+    synced_platforms: z.array(z.enum(PLATFORMS)),
+    generated_at: dateTime,
+  }),
+  {
+    id: 'Analytics',
+    description:
+      'Workspace summary: posts per status, delivery outcomes counted per (post, channel) with success_rate = published / (published + failed) (null before any), a 14-day UTC publish timeline (oldest first, today last) and engagement summed across the platforms that synced it.',
+  },
+);
+
 // ---- requests --------------------------------------------------------------------------------
 
 const PostMediaInput = z.strictObject({

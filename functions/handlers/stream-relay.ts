@@ -6,6 +6,7 @@ import type { ChannelRecord } from '#core/accounts';
 import type { PostRecord } from '#core/posts';
 import { logger } from '#shared/logger';
 import { relayChannelChange, relayPostChange } from '#usecases/relay-post-changes';
+import { recordStats } from '#usecases/stats';
 
 const processor = new BatchProcessor(EventType.DynamoDBStreams);
 
@@ -22,11 +23,23 @@ async function recordHandler(record: DynamoDBRecord): Promise<void> {
     timeMs: (record.dynamodb?.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000,
   };
   let sent = 0;
-  if (entity === 'post') sent = await relayPostChange({ ...base, old: read<PostRecord>(oldImage), new: read<PostRecord>(newImage) });
-  if (entity === 'channel') sent = await relayChannelChange({ ...base, old: read<ChannelRecord>(oldImage), new: read<ChannelRecord>(newImage) });
+  if (entity === 'post') {
+    const change = { ...base, old: read<PostRecord>(oldImage), new: read<PostRecord>(newImage) };
+    [sent] = await Promise.all([relayPostChange(change), recordStats(change)]);
+  }
+  if (entity === 'channel')
+    sent = await relayChannelChange({
+      ...base,
+      old: read<ChannelRecord>(oldImage),
+      new: read<ChannelRecord>(newImage),
+    });
   if (sent) logger.debug('relayed', { count: sent, sequence: record.dynamodb?.SequenceNumber });
 }
 
 /** A failed record is reported back so the stream retries from it; later records wait (order kept). */
 export const handler = async (event: DynamoDBStreamEvent, context: Context) =>
-  processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false, processInParallel: false });
+  processPartialResponse(event, recordHandler, processor, {
+    context,
+    throwOnFullBatchFailure: false,
+    processInParallel: false,
+  });

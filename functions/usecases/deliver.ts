@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { getChannelWithCredentials, markChannelReauthRequired, saveChannelCredentials } from '#adapters/channels';
+import {
+  getChannelWithCredentials,
+  markChannelReauthRequired,
+  saveChannelCredentials,
+} from '#adapters/channels';
 import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { mediaOf } from '#adapters/media-files';
 import { connectorFor } from '#adapters/platforms/index';
@@ -23,7 +27,10 @@ export type DeliveryOutcome = 'published' | 'retrying' | 'failed' | 'skipped';
  * Duplicated or stale messages find nothing to claim; a failed attempt is retried with backoff
  * (the platform's hint first) or fails for good; an auth failure marks the channel reauth_required.
  */
-export async function deliver(msg: DeliveryMessage, clock: () => Date = () => new Date()): Promise<DeliveryOutcome> {
+export async function deliver(
+  msg: DeliveryMessage,
+  clock: () => Date = () => new Date(),
+): Promise<DeliveryOutcome> {
   const claimId = randomUUID();
   let outcome: ReturnType<typeof claimDelivery> | undefined;
   const claimed = await mutatePost(msg.org_id, msg.post_id, (post) => {
@@ -31,7 +38,8 @@ export async function deliver(msg: DeliveryMessage, clock: () => Date = () => ne
     return outcome.kind === 'claimed' ? outcome.post : null;
   });
   if (!claimed || !outcome || outcome.kind === 'skip') {
-    if (outcome?.kind === 'skip' && outcome.reason === 'not due yet') await requeueWhenDue(msg, claimed?.after);
+    if (outcome?.kind === 'skip' && outcome.reason === 'not due yet')
+      await requeueWhenDue(msg, claimed?.after);
     return 'skipped';
   }
   if (outcome.kind === 'busy') throw new RetryLaterError('another worker holds this delivery');
@@ -45,7 +53,9 @@ export async function deliver(msg: DeliveryMessage, clock: () => Date = () => ne
   try {
     const { channel, credentials } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
     if (!channel || channel.status === 'disconnected' || !variant) {
-      throw new PlatformError('platform_rejected', 'The channel is no longer connected.', { retryable: false });
+      throw new PlatformError('platform_rejected', 'The channel is no longer connected.', {
+        retryable: false,
+      });
     }
     const connector = await connectorFor(channel.platform);
     const ctx: PublishContext = {
@@ -66,8 +76,14 @@ export async function deliver(msg: DeliveryMessage, clock: () => Date = () => ne
     if (recovering) result = await connector.reconcile(ctx);
     result ??= await connector.publish(ctx);
   } catch (err) {
-    failure = err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
-    logger.warn('delivery attempt failed', { post_id: msg.post_id, channel_id: msg.channel_id, category: failure.category, error: failure.message });
+    failure =
+      err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
+    logger.warn('delivery attempt failed', {
+      post_id: msg.post_id,
+      channel_id: msg.channel_id,
+      category: failure.category,
+      error: failure.message,
+    });
   }
 
   if (result) {
@@ -80,11 +96,24 @@ export async function deliver(msg: DeliveryMessage, clock: () => Date = () => ne
     await markChannelReauthRequired(msg.org_id, msg.channel_id, err.message, clock().toISOString());
   }
   const after = await updateClaimed(msg, claimId, clock, (d) =>
-    deliveryFailed(d, { category: err.category, message: err.message, retryable: err.retryable, retryAfterSeconds: err.opts.retryAfterSeconds }, clock()),
+    deliveryFailed(
+      d,
+      {
+        category: err.category,
+        message: err.message,
+        retryable: err.retryable,
+        retryAfterSeconds: err.opts.retryAfterSeconds,
+      },
+      clock(),
+    ),
   );
   const d = after?.deliveries[msg.channel_id];
   if (d?.stage === 'retrying' && d.next_attempt_at) {
-    await sendDelayed(requireEnv('DELIVERY_QUEUE_URL'), msg, (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000);
+    await sendDelayed(
+      requireEnv('DELIVERY_QUEUE_URL'),
+      msg,
+      (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000,
+    );
     return 'retrying';
   }
   return 'failed';

@@ -4,7 +4,7 @@ import { enqueueDeliveries } from '#adapters/delivery-queue';
 import { type EventType, type HeraldEvent, publishEvents } from '#adapters/events-queue';
 import { type ChannelRecord, toChannel } from '#core/accounts';
 import { deterministicId } from '#core/ids';
-import { pendingChannels, type PostRecord, toPost } from '#core/posts';
+import { type PostRecord, pendingChannels, toPost } from '#core/posts';
 
 /**
  * Primary course: an item changed in the table (DynamoDB Streams). When a post starts a new publish
@@ -14,7 +14,10 @@ import { pendingChannels, type PostRecord, toPost } from '#core/posts';
  * until this relay has handled it (at least once; ids are derived from the change, so a retry
  * repeats the same messages and events).
  */
-export function deliveriesToEnqueue(oldPost: PostRecord | undefined, newPost: PostRecord | undefined): DeliveryMessage[] {
+export function deliveriesToEnqueue(
+  oldPost: PostRecord | undefined,
+  newPost: PostRecord | undefined,
+): DeliveryMessage[] {
   if (newPost?.status !== 'publishing') return [];
   if (oldPost && oldPost.status === 'publishing' && oldPost.round === newPost.round) return [];
   return pendingChannels(newPost).map((channel_id) => ({
@@ -33,7 +36,13 @@ export interface Change<T> {
   new: T | undefined;
 }
 
-function event(change: Change<unknown>, type: EventType, orgId: string, data: Record<string, unknown>, suffix = ''): HeraldEvent {
+function event(
+  change: Change<unknown>,
+  type: EventType,
+  orgId: string,
+  data: Record<string, unknown>,
+  suffix = '',
+): HeraldEvent {
   const seed = createHash('sha256').update(`${change.eventId}|${type}|${suffix}`).digest();
   return {
     id: deterministicId('message', change.timeMs, seed),
@@ -49,14 +58,26 @@ export function postEvents(change: Change<PostRecord>): HeraldEvent[] {
   if (!after) return [];
   const out: HeraldEvent[] = [];
   if (after.status !== before?.status && (after.status === 'published' || after.status === 'failed')) {
-    out.push(event(change, after.status === 'published' ? 'post.published' : 'post.failed', after.org_id, { post: toPost(after) }));
+    out.push(
+      event(change, after.status === 'published' ? 'post.published' : 'post.failed', after.org_id, {
+        post: toPost(after),
+      }),
+    );
   }
   const resource = toPost(after);
   for (const d of Object.values(after.deliveries)) {
     const prev = before?.deliveries[d.channel_id];
     if (d.stage === 'failed' && !(prev?.stage === 'failed' && prev.round === d.round)) {
       const delivery = resource.deliveries.find((x) => x.channel_id === d.channel_id);
-      out.push(event(change, 'delivery.failed', after.org_id, { post_id: after.id, channel_id: d.channel_id, delivery }, d.channel_id));
+      out.push(
+        event(
+          change,
+          'delivery.failed',
+          after.org_id,
+          { post_id: after.id, channel_id: d.channel_id, delivery },
+          d.channel_id,
+        ),
+      );
     }
   }
   return out;
@@ -75,7 +96,10 @@ export function channelEvents(change: Change<ChannelRecord>): HeraldEvent[] {
 export async function relayPostChange(change: Change<PostRecord>): Promise<number> {
   const messages = deliveriesToEnqueue(change.old, change.new);
   const events = postEvents(change);
-  await Promise.all([messages.length ? enqueueDeliveries(messages) : undefined, events.length ? publishEvents(events) : undefined]);
+  await Promise.all([
+    messages.length ? enqueueDeliveries(messages) : undefined,
+    events.length ? publishEvents(events) : undefined,
+  ]);
   return messages.length + events.length;
 }
 

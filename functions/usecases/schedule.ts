@@ -36,14 +36,18 @@ export async function sweep(now: Date): Promise<{ dispatched: number; redriven: 
   const first = Math.floor(now.getTime() / 60_000) - LOOKBACK_MINUTES;
   const last = Math.floor((now.getTime() + LOOKAHEAD_SECONDS * 1000) / 60_000);
   const buckets = Array.from({ length: last - first + 1 }, (_, i) => new Date((first + i) * 60_000));
-  const entries = (await Promise.all(buckets.map(dueInBucket))).flat().filter((e) => Date.parse(e.at) <= now.getTime() + LOOKAHEAD_SECONDS * 1000);
+  const entries = (await Promise.all(buckets.map(dueInBucket)))
+    .flat()
+    .filter((e) => Date.parse(e.at) <= now.getTime() + LOOKAHEAD_SECONDS * 1000);
 
   const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   const redrive: DeliveryMessage[] = [];
   await inParallel(entries, async (e) => {
     await mutatePost(e.orgId, e.postId, (post) => {
       if (post.status === 'scheduled' && post.scheduled_at === e.at) {
-        const fresh = post.dispatched?.for === e.at && Date.parse(post.dispatched.at) > now.getTime() - REDISPATCH_SECONDS * 1000;
+        const fresh =
+          post.dispatched?.for === e.at &&
+          Date.parse(post.dispatched.at) > now.getTime() - REDISPATCH_SECONDS * 1000;
         if (fresh) return null;
         dispatches.push({
           body: { org_id: post.org_id, post_id: post.id, scheduled_at: e.at },
@@ -54,9 +58,18 @@ export async function sweep(now: Date): Promise<{ dispatched: number; redriven: 
       if (post.status === 'publishing' && post.watch_at && Date.parse(post.watch_at) <= now.getTime()) {
         for (const d of Object.values(post.deliveries)) {
           if (d.round !== post.round) continue;
-          const lost = (d.stage === 'queued' || d.stage === 'retrying') && Date.parse(d.next_attempt_at ?? d.updated_at) < now.getTime() - 60_000;
-          const abandoned = d.stage === 'sending' && (!d.lease_until || Date.parse(d.lease_until) < now.getTime());
-          if (lost || abandoned) redrive.push({ org_id: post.org_id, post_id: post.id, channel_id: d.channel_id, round: post.round });
+          const lost =
+            (d.stage === 'queued' || d.stage === 'retrying') &&
+            Date.parse(d.next_attempt_at ?? d.updated_at) < now.getTime() - 60_000;
+          const abandoned =
+            d.stage === 'sending' && (!d.lease_until || Date.parse(d.lease_until) < now.getTime());
+          if (lost || abandoned)
+            redrive.push({
+              org_id: post.org_id,
+              post_id: post.id,
+              channel_id: d.channel_id,
+              round: post.round,
+            });
         }
         return { ...post, watch_at: new Date(now.getTime() + WATCHDOG_SECONDS * 1000).toISOString() };
       }
@@ -73,7 +86,10 @@ export async function sweep(now: Date): Promise<{ dispatched: number; redriven: 
  * resolution; the last fraction is waited here). A dispatch for a time more than 15 minutes away
  * (a chained delay) is sent on again.
  */
-export async function dispatch(msg: DispatchMessage, clock: () => Date = () => new Date()): Promise<'started' | 'stale' | 'deferred'> {
+export async function dispatch(
+  msg: DispatchMessage,
+  clock: () => Date = () => new Date(),
+): Promise<'started' | 'stale' | 'deferred'> {
   const wait = Date.parse(msg.scheduled_at) - clock().getTime();
   if (wait > 1000) {
     await sendDelayed(requireEnv('SCHEDULE_QUEUE_URL'), msg, Math.min(MAX_DELAY_SECONDS, wait / 1000));
@@ -81,7 +97,9 @@ export async function dispatch(msg: DispatchMessage, clock: () => Date = () => n
   }
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const res = await mutatePost(msg.org_id, msg.post_id, (post) =>
-    post.status === 'scheduled' && post.scheduled_at === msg.scheduled_at ? startPublishing(post, clock()) : null,
+    post.status === 'scheduled' && post.scheduled_at === msg.scheduled_at
+      ? startPublishing(post, clock())
+      : null,
   );
   return res && res.after !== res.before ? 'started' : 'stale';
 }

@@ -21,21 +21,61 @@ export interface SchedulerResult {
   deliveriesPerSecond: number;
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+const pct = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 
 export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<SchedulerResult> {
   const fakes = await allFakes().start();
-  const stack = await startLocalStack({ ...fakes.env(), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
+  const stack = await startLocalStack({
+    ...fakes.env(),
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  });
   try {
     const cli = async (...args: string[]) =>
-      JSON.parse((await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], { env: { ...process.env, HERALD_DATA_DIR: stack.dataDir } })).stdout);
-    const created = await cli('org', 'create', '--name', 'Bench', '--plan', 'agency', '--owner-email', 'bench@example.com');
+      JSON.parse(
+        (
+          await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], {
+            env: { ...process.env, HERALD_DATA_DIR: stack.dataDir },
+          })
+        ).stdout,
+      );
+    const created = await cli(
+      'org',
+      'create',
+      '--name',
+      'Bench',
+      '--plan',
+      'agency',
+      '--owner-email',
+      'bench@example.com',
+    );
     const org = created.org.id as string;
     const owner = created.owner.id as string;
-    await cli('plan', 'set', '--org', org, '--plan', 'agency', '--limits', 'burst=1000000,api_requests=100000000,posts_per_month=1000000');
-    const key = (await cli('key', 'mint', '--org', org, '--by', owner, '--scopes', 'posts:read,posts:write')).key as string;
+    await cli(
+      'plan',
+      'set',
+      '--org',
+      org,
+      '--plan',
+      'agency',
+      '--limits',
+      'burst=1000000,api_requests=100000000,posts_per_month=1000000',
+    );
+    const key = (await cli('key', 'mint', '--org', org, '--by', owner, '--scopes', 'posts:read,posts:write'))
+      .key as string;
     const channel = (
-      await cli('channel', 'connect', '--org', org, '--platform', 'mastodon', '--handle', 'bench', '--credentials', JSON.stringify({ instance: fakes.url('mastodon'), access_token: 'token' }))
+      await cli(
+        'channel',
+        'connect',
+        '--org',
+        org,
+        '--platform',
+        'mastodon',
+        '--handle',
+        'bench',
+        '--credentials',
+        JSON.stringify({ instance: fakes.url('mastodon'), access_token: 'token' }),
+      )
     ).id as string;
 
     const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + leadSeconds * 1000).toISOString();
@@ -49,7 +89,10 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
           const res = await fetch(`${stack.baseUrl}/v1/posts`, {
             method: 'POST',
             headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ variants: [{ channel_id: channel, body: `bench ${i}` }], scheduled_at: at }),
+            body: JSON.stringify({
+              variants: [{ channel_id: channel, body: `bench ${i}` }],
+              scheduled_at: at,
+            }),
           });
           if (res.status !== 201) throw new Error(`createPost answered ${res.status}: ${await res.text()}`);
           ids.push(((await res.json()) as { id: string }).id);
@@ -57,25 +100,38 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
       }),
     );
     const createSeconds = (Date.now() - t0) / 1000;
-    if (Date.now() > Date.parse(at) - 5000) throw new Error(`creating ${n} posts took ${createSeconds} s; raise the lead time`);
+    if (Date.now() > Date.parse(at) - 5000)
+      throw new Error(`creating ${n} posts took ${createSeconds} s; raise the lead time`);
 
     const deadline = Date.parse(at) + 180_000;
     let received: Array<{ at: number }> = [];
     while (Date.now() < deadline) {
-      received = fakes.requests('mastodon').filter((r) => r.method === 'POST' && r.path === '/api/v1/statuses');
+      received = fakes
+        .requests('mastodon')
+        .filter((r) => r.method === 'POST' && r.path === '/api/v1/statuses');
       if (received.length >= n) break;
       await new Promise((r) => setTimeout(r, 250));
     }
     if (received.length < n) throw new Error(`only ${received.length} of ${n} posts reached the fake`);
 
-    const info = JSON.parse(readFileSync(join(stack.dataDir, 'stack.json'), 'utf8')) as { dynamodbEndpoint: string; tableName: string };
-    const ddb = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: info.dynamodbEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } }));
+    const info = JSON.parse(readFileSync(join(stack.dataDir, 'stack.json'), 'utf8')) as {
+      dynamodbEndpoint: string;
+      tableName: string;
+    };
+    const ddb = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: info.dynamodbEndpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+      }),
+    );
     const lateness: number[] = [];
     for (let i = 0; i < ids.length; i += 100) {
       const keys = ids.slice(i, i + 100).map((id) => ({ pk: `ORG#${org}`, sk: `POST#${id}` }));
       const res = await ddb.send(new BatchGetCommand({ RequestItems: { [info.tableName]: { Keys: keys } } }));
       for (const item of res.Responses?.[info.tableName] ?? []) {
-        const started = (item.deliveries as Record<string, { attempt_started_at?: string }>)[channel]?.attempt_started_at;
+        const started = (item.deliveries as Record<string, { attempt_started_at?: string }>)[channel]
+          ?.attempt_started_at;
         if (started) lateness.push(Date.parse(started) - Date.parse(at));
       }
     }
@@ -85,7 +141,12 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     return {
       posts: n,
       createSeconds,
-      latenessMs: { p50: pct(lateness, 50), p90: pct(lateness, 90), p99: pct(lateness, 99), max: lateness.at(-1) ?? NaN },
+      latenessMs: {
+        p50: pct(lateness, 50),
+        p90: pct(lateness, 90),
+        p99: pct(lateness, 99),
+        max: lateness.at(-1) ?? NaN,
+      },
       deliveriesPerSecond: span > 0 ? n / span : n,
     };
   } finally {

@@ -1,12 +1,29 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
-import { api, dangerous, failPlatform, fakeState, stackInfo, waitForPost, type Workspace, workspace } from './helpers.ts';
+import {
+  api,
+  dangerous,
+  failPlatform,
+  fakeState,
+  stackInfo,
+  type Workspace,
+  waitForPost,
+  workspace,
+} from './helpers.ts';
 
 // The delivery engine against the platforms' contract fakes (issue 4): publish-now and scheduled
 // posts reach each platform once; failures land in the right category; republish re-sends only
 // what failed; a 401 asks for re-authorization; duplicated queue messages change nothing.
 
-type Delivery = { channel_id: string; stage: string; external_id: string | null; url: string | null; error: string | null; error_category: string | null; attempts: number };
+type Delivery = {
+  channel_id: string;
+  stage: string;
+  external_id: string | null;
+  url: string | null;
+  error: string | null;
+  error_category: string | null;
+  attempts: number;
+};
 type Post = { id: string; status: string; published_at: string | null; deliveries: Delivery[] };
 
 const PLATFORMS = ['bluesky', 'mastodon', 'x', 'linkedin'];
@@ -20,7 +37,10 @@ async function postsWith(platform: string, marker: string): Promise<number> {
 async function publishNow(ws: Workspace, marker: string, platforms = Object.keys(ws.channels)) {
   const res = await api<Post>('POST', '/v1/posts', {
     key: ws.key,
-    body: { variants: platforms.map((p) => ({ channel_id: ws.channels[p], body: `${marker} on ${p}` })), publish_now: true },
+    body: {
+      variants: platforms.map((p) => ({ channel_id: ws.channels[p], body: `${marker} on ${p}` })),
+      publish_now: true,
+    },
   });
   expect(res.status).toBe(201);
   return res.body;
@@ -35,7 +55,7 @@ describe('delivery to the platforms', () => {
     const marker = `now-${Date.now()}`;
     const created = await publishNow(ws, marker);
     const post = await waitForPost<Post>(ws.key, created.id, settled);
-    expect(post.status).toBe('published');
+    expect(post.status, JSON.stringify(post.deliveries)).toBe('published');
     expect(post.published_at).not.toBeNull();
     for (const d of post.deliveries) {
       expect(d).toMatchObject({ stage: 'published', error: null, error_category: null, attempts: 1 });
@@ -50,7 +70,10 @@ describe('delivery to the platforms', () => {
     const at = new Date(Date.now() + 4000).toISOString();
     const res = await api<Post>('POST', '/v1/posts', {
       key: ws.key,
-      body: { variants: Object.entries(ws.channels).map(([p, id]) => ({ channel_id: id, body: `${marker} ${p}` })), scheduled_at: at },
+      body: {
+        variants: Object.entries(ws.channels).map(([p, id]) => ({ channel_id: id, body: `${marker} ${p}` })),
+        scheduled_at: at,
+      },
     });
     expect(res.body.status).toBe('scheduled');
     expect(await postsWith('bluesky', marker)).toBe(0);
@@ -64,25 +87,44 @@ describe('delivery to the platforms', () => {
     const marker = `moved-${Date.now()}`;
     const res = await api<Post>('POST', '/v1/posts', {
       key: ws.key,
-      body: { variants: [{ channel_id: ws.channels.mastodon, body: marker }], scheduled_at: new Date(Date.now() + 3000).toISOString() },
+      body: {
+        variants: [{ channel_id: ws.channels.mastodon, body: marker }],
+        scheduled_at: new Date(Date.now() + 3000).toISOString(),
+      },
     });
-    await api('PATCH', `/v1/posts/${res.body.id}`, { key: ws.key, body: { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() } });
+    await api('PATCH', `/v1/posts/${res.body.id}`, {
+      key: ws.key,
+      body: { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() },
+    });
     await new Promise((r) => setTimeout(r, 6000));
-    expect((await api<Post>('GET', `/v1/posts/${res.body.id}`, { key: ws.key })).body.status).toBe('scheduled');
+    expect((await api<Post>('GET', `/v1/posts/${res.body.id}`, { key: ws.key })).body.status).toBe(
+      'scheduled',
+    );
     expect(await postsWith('mastodon', marker)).toBe(0);
   });
 
   it('a rejected variant fails with its category; republishing sends only the failed channel', async () => {
     const ws = await workspace(['bluesky', 'x']);
     await dangerous(ws, true);
-    await failPlatform('x', { status: 400, pathPattern: '^/2/tweets$', body: { title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: 'https://api.twitter.com/2/problems/invalid-request' } });
+    await failPlatform('x', {
+      status: 400,
+      pathPattern: '^/2/tweets$',
+      body: {
+        title: 'Invalid Request',
+        detail: 'One or more parameters to your request was invalid.',
+        type: 'https://api.twitter.com/2/problems/invalid-request',
+      },
+    });
     const marker = `reject-${Date.now()}`;
     const created = await publishNow(ws, marker);
     const failed = await waitForPost<Post>(ws.key, created.id, settled);
     expect(failed.status).toBe('failed');
     const byChannel = Object.fromEntries(failed.deliveries.map((d) => [d.channel_id, d]));
     expect(byChannel[ws.channels.bluesky as string]?.stage).toBe('published');
-    expect(byChannel[ws.channels.x as string]).toMatchObject({ stage: 'failed', error_category: 'user_content' });
+    expect(byChannel[ws.channels.x as string]).toMatchObject({
+      stage: 'failed',
+      error_category: 'user_content',
+    });
 
     const again = await api('POST', `/v1/posts/${created.id}/publish`, { key: ws.key });
     expect(again.status).toBe(202);
@@ -95,7 +137,12 @@ describe('delivery to the platforms', () => {
   it('a transient platform error is retried with backoff and then succeeds', async () => {
     const ws = await workspace(['mastodon']);
     await dangerous(ws, true);
-    await failPlatform('mastodon', { status: 503, pathPattern: '^/api/v1/statuses$', body: { error: 'Service Unavailable' }, headers: { 'retry-after': '1' } });
+    await failPlatform('mastodon', {
+      status: 503,
+      pathPattern: '^/api/v1/statuses$',
+      body: { error: 'Service Unavailable' },
+      headers: { 'retry-after': '1' },
+    });
     const marker = `retry-${Date.now()}`;
     const created = await publishNow(ws, marker);
     const post = await waitForPost<Post>(ws.key, created.id, settled, 30_000);
@@ -107,12 +154,26 @@ describe('delivery to the platforms', () => {
   it('a 401 fails the delivery as auth_expired and flips the channel to reauth_required', async () => {
     const ws = await workspace(['linkedin']);
     await dangerous(ws, true);
-    await failPlatform('linkedin', { status: 401, pathPattern: '^/rest/posts$', times: 3, body: { status: 401, serviceErrorCode: 65601, code: 'REVOKED_ACCESS_TOKEN', message: 'The token used in the request has been revoked by the user' } });
+    await failPlatform('linkedin', {
+      status: 401,
+      pathPattern: '^/rest/posts$',
+      times: 3,
+      body: {
+        status: 401,
+        serviceErrorCode: 65601,
+        code: 'REVOKED_ACCESS_TOKEN',
+        message: 'The token used in the request has been revoked by the user',
+      },
+    });
     const created = await publishNow(ws, `auth-${Date.now()}`);
     const post = await waitForPost<Post>(ws.key, created.id, settled);
     expect(post.status).toBe('failed');
     expect(post.deliveries[0]).toMatchObject({ stage: 'failed', error_category: 'auth_expired' });
-    const channels = await api<{ data: Array<{ id: string; status: string; last_error: string | null }> }>('GET', '/v1/channels', { key: ws.key });
+    const channels = await api<{ data: Array<{ id: string; status: string; last_error: string | null }> }>(
+      'GET',
+      '/v1/channels',
+      { key: ws.key },
+    );
     expect(channels.body.data[0]).toMatchObject({ id: ws.channels.linkedin, status: 'reauth_required' });
     expect(channels.body.data[0]?.last_error).toBeTruthy();
   });
@@ -123,13 +184,24 @@ describe('delivery to the platforms', () => {
     const marker = `dup-${Date.now()}`;
     const created = await publishNow(ws, marker);
     const info = stackInfo();
-    const sqs = new SQSClient({ endpoint: info.sqsEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' }, useQueueUrlAsEndpoint: false });
-    const queueUrl = (info as unknown as { queues: Record<string, { url: string }> }).queues.delivery?.url as string;
+    const sqs = new SQSClient({
+      endpoint: info.sqsEndpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+      useQueueUrlAsEndpoint: false,
+    });
+    const queueUrl = (info as unknown as { queues: Record<string, { url: string }> }).queues.delivery
+      ?.url as string;
     // The same messages again, racing the originals, and again after the post published.
     const send = () =>
       Promise.all(
         Object.values(ws.channels).map((channel_id) =>
-          sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify({ org_id: ws.orgId, post_id: created.id, channel_id, round: 1 }) })),
+          sqs.send(
+            new SendMessageCommand({
+              QueueUrl: queueUrl,
+              MessageBody: JSON.stringify({ org_id: ws.orgId, post_id: created.id, channel_id, round: 1 }),
+            }),
+          ),
         ),
       );
     await Promise.all([send(), send()]);
@@ -140,7 +212,11 @@ describe('delivery to the platforms', () => {
     sqs.destroy();
     expect(await postsWith('bluesky', marker)).toBe(1);
     expect(await postsWith('mastodon', marker)).toBe(1);
-    expect((await api<Post>('GET', `/v1/posts/${created.id}`, { key: ws.key })).body.deliveries.map((d) => d.attempts)).toEqual([1, 1]);
+    expect(
+      (await api<Post>('GET', `/v1/posts/${created.id}`, { key: ws.key })).body.deliveries.map(
+        (d) => d.attempts,
+      ),
+    ).toEqual([1, 1]);
   });
 
   it('emits post.published and delivery.failed on the event stream', async () => {
@@ -148,21 +224,47 @@ describe('delivery to the platforms', () => {
     await dangerous(ws, true);
     const ok = await publishNow(ws, `evt-ok-${Date.now()}`, ['bluesky']);
     await waitForPost<Post>(ws.key, ok.id, settled);
-    await failPlatform('x', { status: 400, pathPattern: '^/2/tweets$', body: { title: 'Invalid Request', detail: 'bad', type: 'https://api.twitter.com/2/problems/invalid-request' } });
+    await failPlatform('x', {
+      status: 400,
+      pathPattern: '^/2/tweets$',
+      body: {
+        title: 'Invalid Request',
+        detail: 'bad',
+        type: 'https://api.twitter.com/2/problems/invalid-request',
+      },
+    });
     const bad = await publishNow(ws, `evt-bad-${Date.now()}`, ['x']);
     await waitForPost<Post>(ws.key, bad.id, settled);
     const info = stackInfo();
     const deadline = Date.now() + 10_000;
     let types: string[] = [];
     while (Date.now() < deadline) {
-      const state = (await (await fetch(`${info.sqsEndpoint}/_fauxqs/queues/herald-events`)).json()) as { messages: Record<string, Array<{ body?: string; message?: { body: string } }>> };
-      const events = Object.values(state.messages).flat().map((m) => JSON.parse(m.body ?? m.message?.body ?? '{}') as { type: string; org_id: string; data: Record<string, unknown> });
-      types = events.filter((e) => e.org_id === ws.orgId).map((e) => e.type).sort();
+      const state = (await (await fetch(`${info.sqsEndpoint}/_fauxqs/queues/herald-events`)).json()) as {
+        messages: Record<string, Array<{ body?: string; message?: { body: string } }>>;
+      };
+      const events = Object.values(state.messages)
+        .flat()
+        .map(
+          (m) =>
+            JSON.parse(m.body ?? m.message?.body ?? '{}') as {
+              type: string;
+              org_id: string;
+              data: Record<string, unknown>;
+            },
+        );
+      types = events
+        .filter((e) => e.org_id === ws.orgId)
+        .map((e) => e.type)
+        .sort();
       if (types.includes('post.failed')) break;
       await new Promise((r) => setTimeout(r, 200));
     }
-    expect(types).toEqual(['channel.connected', 'channel.connected', 'delivery.failed', 'post.failed', 'post.published']);
+    expect(types).toEqual([
+      'channel.connected',
+      'channel.connected',
+      'delivery.failed',
+      'post.failed',
+      'post.published',
+    ]);
   });
 });
-
-

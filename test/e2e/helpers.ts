@@ -191,7 +191,11 @@ const oauth = { access_token: 'token', account_id: '12345' };
 /** Bluesky and Mastodon take their origin from the channel: point them at the contract fakes. */
 export const CREDENTIALS: Record<string, Json> = {
   get bluesky() {
-    return { service: `${inject('fakesOrigin')}/bluesky`, identifier: 'e2e.bsky.social', app_password: 'app-pass' };
+    return {
+      service: `${inject('fakesOrigin')}/bluesky`,
+      identifier: 'e2e.bsky.social',
+      app_password: 'app-password',
+    };
   },
   get mastodon() {
     return { instance: `${inject('fakesOrigin')}/mastodon`, access_token: 'token' };
@@ -257,14 +261,28 @@ export async function fakeState(platform: string): Promise<FakeState> {
 /** Makes the platform's fake answer the next matching request(s) with this failure. */
 export async function failPlatform(
   platform: string,
-  failure: { status: number; body?: unknown; headers?: Record<string, string>; times?: number; pathPattern?: string },
+  failure: {
+    status: number;
+    body?: unknown;
+    headers?: Record<string, string>;
+    times?: number;
+    pathPattern?: string;
+  },
 ): Promise<void> {
-  const res = await fetch(`${inject('fakesOrigin')}/__fakes/${platform}/fail`, { method: 'POST', body: JSON.stringify(failure) });
+  const res = await fetch(`${inject('fakesOrigin')}/__fakes/${platform}/fail`, {
+    method: 'POST',
+    body: JSON.stringify(failure),
+  });
   expect(res.status).toBe(204);
 }
 
 /** Polls getPost until `done` holds for it (or the deadline passes, failing the test). */
-export async function waitForPost<T extends { status: string }>(key: string, id: string, done: (p: T) => boolean, timeoutMs = 20_000): Promise<T> {
+export async function waitForPost<T extends { status: string }>(
+  key: string,
+  id: string,
+  done: (p: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   while (Date.now() < deadline) {

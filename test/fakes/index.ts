@@ -11,7 +11,18 @@ import { createFake as tiktok } from './tiktok.ts';
 import { createFake as x } from './x.ts';
 import { createFake as youtube } from './youtube.ts';
 
-const factories = { x, linkedin, bluesky, mastodon, threads, instagram, facebook, tiktok, youtube, pinterest } satisfies Record<Platform, unknown>;
+const factories = {
+  x,
+  linkedin,
+  bluesky,
+  mastodon,
+  threads,
+  instagram,
+  facebook,
+  tiktok,
+  youtube,
+  pinterest,
+} satisfies Record<Platform, unknown>;
 
 /** Every platform's contract fake on one loopback server. */
 export function allFakes(): FakePlatforms {

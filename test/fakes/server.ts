@@ -82,7 +82,9 @@ export class FakePlatforms {
 
   /** `HERALD_PLATFORM_<NAME>_URL` for every fake. */
   env(): Record<string, string> {
-    return Object.fromEntries([...this.fakes.keys()].map((name) => [`HERALD_PLATFORM_${name.toUpperCase()}_URL`, this.url(name)]));
+    return Object.fromEntries(
+      [...this.fakes.keys()].map((name) => [`HERALD_PLATFORM_${name.toUpperCase()}_URL`, this.url(name)]),
+    );
   }
 
   requests(platform: string): FakeRequest[] {
@@ -108,13 +110,31 @@ export class FakePlatforms {
   /** What a fake holds, for tests in other processes: its `posts` (and `uploads`) when it keeps them. */
   snapshot(platform: string): unknown {
     const f = this.fakes.get(platform) as (FakePlatform & { posts?: unknown; uploads?: unknown }) | undefined;
-    const plain = (v: unknown) => JSON.parse(JSON.stringify(v ?? null, (_k, x) => (x instanceof Uint8Array || Buffer.isBuffer(x) ? Buffer.from(x).toString('base64') : x)));
-    return { posts: plain(f?.posts), uploads: plain(f?.uploads), requests: this.requests(platform).map((r) => ({ method: r.method, path: r.path, headers: r.headers, json: r.json, at: r.at })),
+    const plain = (v: unknown) =>
+      JSON.parse(
+        JSON.stringify(v ?? null, (_k, x) =>
+          x instanceof Uint8Array || Buffer.isBuffer(x) ? Buffer.from(x).toString('base64') : x,
+        ),
+      );
+    return {
+      posts: plain(f?.posts),
+      uploads: plain(f?.uploads),
+      requests: this.requests(platform).map((r) => ({
+        method: r.method,
+        path: r.path,
+        headers: r.headers,
+        json: r.json,
+        at: r.at,
+      })),
     };
   }
 
   /** The control API under `/__fakes`: state, failure injection and reset over HTTP. */
-  private async control(method: string, parts: string[], body: Buffer): Promise<{ status: number; body: unknown }> {
+  private async control(
+    method: string,
+    parts: string[],
+    body: Buffer,
+  ): Promise<{ status: number; body: unknown }> {
     const [platform, action] = parts;
     if (method === 'POST' && platform === 'reset') {
       this.reset();
@@ -146,7 +166,8 @@ export class FakePlatforms {
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks);
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(',') : v;
     let parsed: unknown;
     if ((headers['content-type'] ?? '').includes('json') && body.length) {
       try {
@@ -173,7 +194,11 @@ export class FakePlatforms {
       const failure = queue.find((f) => !f.path || f.path.test(fr.path));
       if (failure) {
         failure.times = (failure.times ?? 1) - 1;
-        if (failure.times <= 0) this.failures.set(name, queue.filter((f) => f !== failure));
+        if (failure.times <= 0)
+          this.failures.set(
+            name,
+            queue.filter((f) => f !== failure),
+          );
         if (failure.delayMs) await new Promise((r) => setTimeout(r, failure.delayMs));
         out = { status: failure.status, body: failure.body, headers: failure.headers };
       } else {
@@ -185,8 +210,16 @@ export class FakePlatforms {
       }
     }
     const isBuffer = Buffer.isBuffer(out.body);
-    const payload = out.body === undefined ? '' : isBuffer || typeof out.body === 'string' ? out.body : JSON.stringify(out.body);
-    const type = out.body !== undefined && !isBuffer && typeof out.body !== 'string' ? { 'content-type': 'application/json' } : {};
+    const payload =
+      out.body === undefined
+        ? ''
+        : isBuffer || typeof out.body === 'string'
+          ? out.body
+          : JSON.stringify(out.body);
+    const type =
+      out.body !== undefined && !isBuffer && typeof out.body !== 'string'
+        ? { 'content-type': 'application/json' }
+        : {};
     res.writeHead(out.status, { ...type, ...out.headers });
     res.end(payload);
   }

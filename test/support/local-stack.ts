@@ -12,7 +12,10 @@ export interface RunningStack {
   stop(): Promise<void>;
 }
 
-export async function startLocalStack(env: Record<string, string> = {}, verbose = false): Promise<RunningStack> {
+export async function startLocalStack(
+  env: Record<string, string> = {},
+  verbose = false,
+): Promise<RunningStack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'herald-stack-'));
   const root = resolve(import.meta.dirname, '../..');
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
@@ -22,7 +25,10 @@ export async function startLocalStack(env: Record<string, string> = {}, verbose 
   });
   let log = '';
   const baseUrl = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`local stack did not become ready in 60 s:\n${log}`)), 60_000);
+    const timer = setTimeout(
+      () => fail(new Error(`local stack did not become ready in 60 s:\n${log}`)),
+      60_000,
+    );
     child.stdout?.on('data', (d: Buffer) => {
       log += d.toString();
       const m = /herald ready (\S+)/.exec(log);

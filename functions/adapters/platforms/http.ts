@@ -29,30 +29,56 @@ export function retryAfterSeconds(headers: Headers, resetHeader?: string): numbe
     if (!Number.isNaN(at)) return Math.max(0, Math.ceil((at - Date.now()) / 1000));
   }
   const reset = resetHeader ? headers.get(resetHeader) : null;
-  if (reset && Number.isFinite(Number(reset))) return Math.max(0, Math.ceil(Number(reset) - Date.now() / 1000));
+  if (reset && Number.isFinite(Number(reset)))
+    return Math.max(0, Math.ceil(Number(reset) - Date.now() / 1000));
   return undefined;
 }
 
 /** Default mapping of a failed HTTP answer; connectors refine it from the platform's error body. */
-export function errorFromStatus(platform: string, res: HttpResponse, detail: string, resetHeader?: string): PlatformError {
+export function errorFromStatus(
+  platform: string,
+  res: HttpResponse,
+  detail: string,
+  resetHeader?: string,
+): PlatformError {
   const msg = `${platform}: ${res.status} ${detail}`.slice(0, 500);
   if (res.status === 401) return new PlatformError('auth_expired', msg, { status: 401, retryable: false });
-  if (res.status === 403) return new PlatformError('platform_rejected', msg, { status: 403, retryable: false });
+  if (res.status === 403)
+    return new PlatformError('platform_rejected', msg, { status: 403, retryable: false });
   if (res.status === 429) {
-    return new PlatformError('rate_limited', msg, { status: 429, retryAfterSeconds: retryAfterSeconds(res.headers, resetHeader) });
+    return new PlatformError('rate_limited', msg, {
+      status: 429,
+      retryAfterSeconds: retryAfterSeconds(res.headers, resetHeader),
+    });
   }
-  if (res.status === 413 || res.status === 415) return new PlatformError('media_error', msg, { status: res.status, retryable: false });
-  if (res.status >= 500) return new PlatformError('system', msg, { status: res.status, retryAfterSeconds: retryAfterSeconds(res.headers) });
+  if (res.status === 413 || res.status === 415)
+    return new PlatformError('media_error', msg, { status: res.status, retryable: false });
+  if (res.status >= 500)
+    return new PlatformError('system', msg, {
+      status: res.status,
+      retryAfterSeconds: retryAfterSeconds(res.headers),
+    });
   return new PlatformError('user_content', msg, { status: res.status, retryable: false });
 }
 
 /** fetch with a timeout; network failures and timeouts are retryable system errors. */
-export async function request<T = unknown>(platform: string, url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<HttpResponse<T>> {
+export async function request<T = unknown>(
+  platform: string,
+  url: string,
+  init: RequestInit & { timeoutMs?: number } = {},
+): Promise<HttpResponse<T>> {
   let res: Response;
   try {
-    res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(init.timeoutMs ?? TIMEOUT_MS) });
+    res = await fetch(url, {
+      ...init,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(init.timeoutMs ?? TIMEOUT_MS),
+    });
   } catch (err) {
-    throw new PlatformError('system', `${platform}: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}`);
+    throw new PlatformError(
+      'system',
+      `${platform}: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}`,
+    );
   }
   const text = await res.text();
   let body: unknown = text;

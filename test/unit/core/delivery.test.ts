@@ -1,11 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { claimDelivery, deliveryFailed, deliverySucceeded, LEASE_SECONDS, MAX_ATTEMPTS, retryDelaySeconds, withDelivery } from '#core/delivery';
+import {
+  claimDelivery,
+  deliveryFailed,
+  deliverySucceeded,
+  LEASE_SECONDS,
+  MAX_ATTEMPTS,
+  retryDelaySeconds,
+  withDelivery,
+} from '#core/delivery';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 
 const NOW = new Date('2027-03-01T12:00:00.000Z');
 
 function delivery(channel: string, patch: Partial<DeliveryRecord> = {}): DeliveryRecord {
-  return { channel_id: channel, stage: 'queued', external_id: null, url: null, error: null, error_category: null, attempts: 0, updated_at: NOW.toISOString(), round: 1, ...patch };
+  return {
+    channel_id: channel,
+    stage: 'queued',
+    external_id: null,
+    url: null,
+    error: null,
+    error_category: null,
+    attempts: 0,
+    updated_at: NOW.toISOString(),
+    round: 1,
+    ...patch,
+  };
 }
 
 function post(deliveries: DeliveryRecord[], patch: Partial<PostRecord> = {}): PostRecord {
@@ -20,7 +39,13 @@ function post(deliveries: DeliveryRecord[], patch: Partial<PostRecord> = {}): Po
     published_at: null,
     created_at: NOW.toISOString(),
     updated_at: NOW.toISOString(),
-    variants: deliveries.map((d, i) => ({ id: `var_${i}`, channel_id: d.channel_id, body: 'x', media: [], options: {} })),
+    variants: deliveries.map((d, i) => ({
+      id: `var_${i}`,
+      channel_id: d.channel_id,
+      body: 'x',
+      media: [],
+      options: {},
+    })),
     deliveries: Object.fromEntries(deliveries.map((d) => [d.channel_id, d])),
     round: 1,
     version: 3,
@@ -36,56 +61,116 @@ describe('claimDelivery', () => {
     expect(out.kind).toBe('claimed');
     if (out.kind !== 'claimed') return;
     expect(out.recovering).toBe(false);
-    expect(out.post.deliveries.a).toMatchObject({ stage: 'sending', attempts: 1, claim_id: 'c1', lease_until: new Date(NOW.getTime() + LEASE_SECONDS * 1000).toISOString() });
+    expect(out.post.deliveries.a).toMatchObject({
+      stage: 'sending',
+      attempts: 1,
+      claim_id: 'c1',
+      lease_until: new Date(NOW.getTime() + LEASE_SECONDS * 1000).toISOString(),
+    });
   });
 
   it('skips stale rounds, final deliveries and posts no longer publishing', () => {
-    expect(claimDelivery(post([delivery('a')]), 'a', 0, 'c', NOW)).toEqual({ kind: 'skip', reason: 'stale message' });
+    expect(claimDelivery(post([delivery('a')]), 'a', 0, 'c', NOW)).toEqual({
+      kind: 'skip',
+      reason: 'stale message',
+    });
     expect(claimDelivery(post([delivery('a', { stage: 'published' })]), 'a', 1, 'c', NOW).kind).toBe('skip');
     expect(claimDelivery(post([delivery('a', { stage: 'failed' })]), 'a', 1, 'c', NOW).kind).toBe('skip');
     expect(claimDelivery(post([delivery('a')], { status: 'failed' }), 'a', 1, 'c', NOW).kind).toBe('skip');
   });
 
   it('leaves a delivery under a live lease to its worker (a duplicate message)', () => {
-    const live = delivery('a', { stage: 'sending', lease_until: new Date(NOW.getTime() + 10_000).toISOString(), claim_id: 'other', attempts: 1 });
+    const live = delivery('a', {
+      stage: 'sending',
+      lease_until: new Date(NOW.getTime() + 10_000).toISOString(),
+      claim_id: 'other',
+      attempts: 1,
+    });
     expect(claimDelivery(post([live]), 'a', 1, 'c', NOW)).toEqual({ kind: 'busy' });
   });
 
   it('recovers an abandoned send (expired lease) without counting a new attempt', () => {
-    const dead = delivery('a', { stage: 'sending', lease_until: new Date(NOW.getTime() - 1).toISOString(), claim_id: 'dead', attempts: 1, attempt_started_at: '2027-03-01T11:58:00.000Z' });
+    const dead = delivery('a', {
+      stage: 'sending',
+      lease_until: new Date(NOW.getTime() - 1).toISOString(),
+      claim_id: 'dead',
+      attempts: 1,
+      attempt_started_at: '2027-03-01T11:58:00.000Z',
+    });
     const out = claimDelivery(post([dead]), 'a', 1, 'c2', NOW);
     expect(out).toMatchObject({ kind: 'claimed', recovering: true });
-    if (out.kind === 'claimed') expect(out.post.deliveries.a).toMatchObject({ attempts: 1, claim_id: 'c2', attempt_started_at: '2027-03-01T11:58:00.000Z' });
+    if (out.kind === 'claimed')
+      expect(out.post.deliveries.a).toMatchObject({
+        attempts: 1,
+        claim_id: 'c2',
+        attempt_started_at: '2027-03-01T11:58:00.000Z',
+      });
   });
 
   it('does not take a retry before it is due', () => {
-    const later = delivery('a', { stage: 'retrying', next_attempt_at: new Date(NOW.getTime() + 60_000).toISOString(), attempts: 1 });
+    const later = delivery('a', {
+      stage: 'retrying',
+      next_attempt_at: new Date(NOW.getTime() + 60_000).toISOString(),
+      attempts: 1,
+    });
     expect(claimDelivery(post([later]), 'a', 1, 'c', NOW)).toEqual({ kind: 'skip', reason: 'not due yet' });
   });
 });
 
 describe('outcomes and the post status', () => {
   it('the post is published when every delivery is', () => {
-    const p = post([delivery('a', { stage: 'published', external_id: '1' }), delivery('b', { stage: 'sending', claim_id: 'c' })]);
-    const done = withDelivery(p, deliverySucceeded(p.deliveries.b as DeliveryRecord, { externalId: '2', url: 'https://x/2' }, NOW), NOW);
+    const p = post([
+      delivery('a', { stage: 'published', external_id: '1' }),
+      delivery('b', { stage: 'sending', claim_id: 'c' }),
+    ]);
+    const done = withDelivery(
+      p,
+      deliverySucceeded(p.deliveries.b as DeliveryRecord, { externalId: '2', url: 'https://x/2' }, NOW),
+      NOW,
+    );
     expect(done).toMatchObject({ status: 'published', published_at: NOW.toISOString(), watch_at: null });
-    expect(done.deliveries.b).toMatchObject({ stage: 'published', external_id: '2', url: 'https://x/2', claim_id: undefined });
+    expect(done.deliveries.b).toMatchObject({
+      stage: 'published',
+      external_id: '2',
+      url: 'https://x/2',
+      claim_id: undefined,
+    });
   });
 
   it('the post fails only when every delivery is final and one failed', () => {
     const p = post([delivery('a', { stage: 'sending', attempts: 1 }), delivery('b', { stage: 'queued' })]);
-    const fail = deliveryFailed(p.deliveries.a as DeliveryRecord, { category: 'user_content', message: 'too long', retryable: false }, NOW);
+    const fail = deliveryFailed(
+      p.deliveries.a as DeliveryRecord,
+      { category: 'user_content', message: 'too long', retryable: false },
+      NOW,
+    );
     const mid = withDelivery(p, fail, NOW);
     expect(mid.status).toBe('publishing');
-    const end = withDelivery(mid, deliverySucceeded(mid.deliveries.b as DeliveryRecord, { externalId: '9', url: null }, NOW), NOW);
+    const end = withDelivery(
+      mid,
+      deliverySucceeded(mid.deliveries.b as DeliveryRecord, { externalId: '9', url: null }, NOW),
+      NOW,
+    );
     expect(end.status).toBe('failed');
   });
 
   it('a retryable failure retries with backoff until MAX_ATTEMPTS, honouring the platform hint', () => {
     const d = delivery('a', { stage: 'sending', attempts: 1 });
-    const r = deliveryFailed(d, { category: 'rate_limited', message: '429', retryable: true, retryAfterSeconds: 30 }, NOW);
-    expect(r).toMatchObject({ stage: 'retrying', error_category: 'rate_limited', next_attempt_at: new Date(NOW.getTime() + 30_000).toISOString() });
-    const last = deliveryFailed({ ...d, attempts: MAX_ATTEMPTS }, { category: 'system', message: '503', retryable: true }, NOW);
+    const r = deliveryFailed(
+      d,
+      { category: 'rate_limited', message: '429', retryable: true, retryAfterSeconds: 30 },
+      NOW,
+    );
+    expect(r).toMatchObject({
+      stage: 'retrying',
+      error_category: 'rate_limited',
+      next_attempt_at: new Date(NOW.getTime() + 30_000).toISOString(),
+    });
+    const last = deliveryFailed(
+      { ...d, attempts: MAX_ATTEMPTS },
+      { category: 'system', message: '503', retryable: true },
+      NOW,
+    );
     expect(last.stage).toBe('failed');
   });
 
@@ -101,7 +186,15 @@ describe('outcomes and the post status', () => {
 
   it('a publishing post keeps a watchdog time after its latest pending retry', () => {
     const p = post([delivery('a', { stage: 'sending', attempts: 1 })]);
-    const r = withDelivery(p, deliveryFailed(p.deliveries.a as DeliveryRecord, { category: 'system', message: 'x', retryable: true, retryAfterSeconds: 60 }, NOW), NOW);
+    const r = withDelivery(
+      p,
+      deliveryFailed(
+        p.deliveries.a as DeliveryRecord,
+        { category: 'system', message: 'x', retryable: true, retryAfterSeconds: 60 },
+        NOW,
+      ),
+      NOW,
+    );
     expect(Date.parse(r.watch_at as string)).toBe(NOW.getTime() + 60_000 + 300_000);
   });
 });

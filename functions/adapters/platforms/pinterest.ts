@@ -1,0 +1,412 @@
+import { type HttpResponse, json, platformOrigin, request, retryAfterSeconds } from './http.ts';
+import {
+  type Connector,
+  type Credentials,
+  type Engagement,
+  type MediaInput,
+  type MetricsContext,
+  PlatformError,
+  type PublishContext,
+  type PublishResult,
+} from './types.ts';
+
+// Pinterest API v5 (https://developers.pinterest.com/docs/api/v5/): one Pin per post, on the variant's
+// `board_id` or else the channel's default board (credentials `account_id`).
+//   Image: POST /v5/pins with media_source image_base64 (JPEG/PNG, the bytes themselves) or image_url (other
+//   types; Pinterest fetches our public URL).
+//   Video: POST /v5/media {media_type: video} → multipart POST of upload_parameters + file to upload_url →
+//   poll GET /v5/media/{media_id} until succeeded → POST /v5/pins with source_type video_id.
+// Errors are {"code", "message"}; 401 auth, 429 rate limit (Retry-After or X-RateLimit-Reset), 400 content.
+// Pin creation has no idempotency key, so the checkpoint marks the attempt before POST /v5/pins, and reconcile
+// lists the board's Pins for one with our description created since that attempt began.
+//
+// Token refresh: POST /v5/oauth/token (grant_type=refresh_token) with HTTP Basic client authentication from the
+// channel credentials' `client_id` and `client_secret`.
+
+const P = 'pinterest';
+const origin = () => platformOrigin(P, 'https://api.pinterest.com');
+
+const EXPIRY_SKEW_MS = 60_000;
+const UPLOAD_TIMEOUT_MS = 300_000;
+/** Clock skew allowed between us and Pinterest's created_at when matching a Pin to an attempt. */
+const MATCH_SKEW_MS = 120_000;
+/** Board pages read while looking for a Pin (boards may be custom-sorted, so the whole board is read). */
+const LOOKUP_PAGES = 10;
+/** Pin analytics reach 90 days back. */
+const ANALYTICS_DAYS = 90;
+
+/** Poll pacing of video processing; tests shrink it. */
+export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 120_000 };
+
+interface PinterestErrorBody {
+  code?: number;
+  message?: string;
+}
+
+interface Pin {
+  id?: string;
+  created_at?: string;
+  description?: string | null;
+  board_id?: string;
+}
+
+interface MediaUpload {
+  media_id?: string;
+  upload_url?: string;
+  upload_parameters?: Record<string, string>;
+  status?: string;
+}
+
+interface TokenAnswer {
+  access_token?: string;
+  refresh_token?: string;
+  expires_in?: number;
+  code?: number;
+  message?: string;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** Retry-After when sent, else X-RateLimit-Reset (seconds until the window resets, or an epoch). */
+function rateHint(headers: Headers): number | undefined {
+  const ra = retryAfterSeconds(headers);
+  if (ra !== undefined) return ra;
+  const reset = Number(headers.get('x-ratelimit-reset') ?? '');
+  if (!Number.isFinite(reset) || reset <= 0) return undefined;
+  return reset > 1e9 ? Math.max(0, Math.ceil(reset - Date.now() / 1000)) : Math.ceil(reset);
+}
+
+function pinterestError(res: HttpResponse, what: string): PlatformError {
+  const b = (typeof res.body === 'object' && res.body ? res.body : {}) as PinterestErrorBody;
+  const message = b.message ?? (typeof res.body === 'string' ? res.body : '');
+  const msg = `${P}: ${what}: ${res.status}${b.code !== undefined ? ` code ${b.code}` : ''} ${message}`.slice(
+    0,
+    500,
+  );
+  const status = res.status;
+  if (status === 401) return new PlatformError('auth_expired', msg, { status, retryable: false });
+  if (status === 429)
+    return new PlatformError('rate_limited', msg, { status, retryAfterSeconds: rateHint(res.headers) });
+  if (status === 403) return new PlatformError('platform_rejected', msg, { status, retryable: false });
+  if (status >= 500)
+    return new PlatformError('system', msg, { status, retryAfterSeconds: retryAfterSeconds(res.headers) });
+  // A 400 about the image/video (unreachable URL, unsupported format, not processed) is the media's fault.
+  if (
+    status === 413 ||
+    status === 415 ||
+    (status === 400 && /\b(image|video|media|cover)\b/i.test(message))
+  ) {
+    return new PlatformError('media_error', msg, { status, retryable: false });
+  }
+  // 400 invalid fields or a blocked link, 404 board not found, 409: the variant's content or options.
+  return new PlatformError('user_content', msg, { status, retryable: false });
+}
+
+function unknownOutcome(why: string): PlatformError {
+  return new PlatformError('system', `${P}: outcome unknown: ${why}`, { retryable: false });
+}
+
+/** The channel's tokens: proactive refresh when expired, and at most one refresh after a 401. */
+class Tokens {
+  private creds: Credentials;
+  private refreshed = false;
+
+  constructor(
+    private readonly ctx: { credentials: Credentials; saveCredentials(c: Credentials): Promise<void> },
+  ) {
+    this.creds = { ...ctx.credentials };
+  }
+
+  get authorization(): string {
+    return `Bearer ${str(this.creds.access_token) ?? ''}`;
+  }
+
+  private get canRefresh(): boolean {
+    return !!(str(this.creds.refresh_token) && str(this.creds.client_id) && str(this.creds.client_secret));
+  }
+
+  async ensureFresh(): Promise<void> {
+    const exp = Date.parse(str(this.creds.expires_at) ?? '');
+    if (Number.isFinite(exp) && exp <= Date.now() + EXPIRY_SKEW_MS && this.canRefresh) await this.refresh();
+  }
+
+  async refreshAfter401(): Promise<boolean> {
+    if (this.refreshed || !this.canRefresh) return false;
+    await this.refresh();
+    return true;
+  }
+
+  private async refresh(): Promise<void> {
+    this.refreshed = true;
+    const basic = Buffer.from(`${str(this.creds.client_id)}:${str(this.creds.client_secret)}`).toString(
+      'base64',
+    );
+    const res = await request<TokenAnswer>(P, `${origin()}/v5/oauth/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: str(this.creds.refresh_token) ?? '',
+      }).toString(),
+    });
+    const body: TokenAnswer = typeof res.body === 'object' && res.body ? res.body : {};
+    if (res.status !== 200 || !body.access_token) {
+      const detail = `${body.code ?? ''} ${body.message ?? ''}`.trim();
+      if (res.status >= 500)
+        throw new PlatformError('system', `${P}: token refresh: ${res.status} ${detail}`);
+      throw new PlatformError('auth_expired', `${P}: token refresh refused: ${res.status} ${detail}`, {
+        status: res.status,
+        retryable: false,
+      });
+    }
+    // Pinterest returns a new refresh_token only with continuous refresh; otherwise the old one stays valid.
+    this.creds = {
+      ...this.creds,
+      access_token: body.access_token,
+      ...(body.refresh_token ? { refresh_token: body.refresh_token } : {}),
+      ...(typeof body.expires_in === 'number'
+        ? { expires_at: new Date(Date.now() + body.expires_in * 1000).toISOString() }
+        : {}),
+    };
+    await this.ctx.saveCredentials(this.creds);
+  }
+}
+
+async function call<T>(
+  tokens: Tokens,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<HttpResponse<T>> {
+  for (let attempt = 0; ; attempt++) {
+    const init = body === undefined ? { method } : { method, ...json(body) };
+    const res = await request<T>(P, `${origin()}${path}`, {
+      ...init,
+      headers: {
+        ...(init.headers as Record<string, string> | undefined),
+        authorization: tokens.authorization,
+      },
+    });
+    if (res.status === 401 && attempt === 0 && (await tokens.refreshAfter401())) continue;
+    return res;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const result = (id: string): PublishResult => ({
+  externalId: id,
+  url: `https://www.pinterest.com/pin/${id}/`,
+});
+
+function cut(text: string, max: number): string {
+  return Array.from(text).slice(0, max).join('');
+}
+
+/** Poll a registered video until Pinterest has processed it. */
+async function waitForMedia(tokens: Tokens, mediaId: string): Promise<void> {
+  const started = Date.now();
+  for (let i = 0; ; i++) {
+    const delay = polling.delaysMs[Math.min(i, polling.delaysMs.length - 1)] ?? 1000;
+    if (i > 0 && Date.now() - started + delay > polling.budgetMs) break;
+    if (delay) await sleep(delay);
+    const res = await call<MediaUpload>(tokens, 'GET', `/v5/media/${encodeURIComponent(mediaId)}`);
+    if (res.status !== 200) throw pinterestError(res, 'media status');
+    if (res.body.status === 'succeeded') return;
+    if (res.body.status === 'failed') {
+      throw new PlatformError(
+        'media_error',
+        `${P}: Pinterest could not process the video (media ${mediaId})`,
+        { retryable: false },
+      );
+    }
+  }
+  throw new PlatformError('system', `${P}: video ${mediaId} is still processing`, { retryAfterSeconds: 60 });
+}
+
+/** Register, upload and process a video; returns its media_id (reused from the checkpoint when still good). */
+async function videoMediaId(tokens: Tokens, ctx: PublishContext, item: MediaInput): Promise<string> {
+  const earlier = str(ctx.checkpoint?.media_id);
+  if (earlier) {
+    const res = await call<MediaUpload>(tokens, 'GET', `/v5/media/${encodeURIComponent(earlier)}`);
+    if (res.status === 200 && res.body.status !== 'failed' && res.body.status !== 'registered') {
+      await waitForMedia(tokens, earlier);
+      return earlier;
+    }
+  }
+  const reg = await call<MediaUpload>(tokens, 'POST', '/v5/media', { media_type: 'video' });
+  if (reg.status !== 201 && reg.status !== 200) throw pinterestError(reg, 'register media');
+  const mediaId = str(reg.body.media_id);
+  const uploadUrl = str(reg.body.upload_url);
+  if (!mediaId || !uploadUrl)
+    throw new PlatformError('system', `${P}: media registration answered without media_id/upload_url`);
+
+  // The upload URL is a pre-signed S3 form: every upload parameter as a field, then the file (no bearer token).
+  const bytes = await item.read();
+  const form = new FormData();
+  for (const [k, v] of Object.entries(reg.body.upload_parameters ?? {})) form.append(k, v);
+  form.append('file', new Blob([bytes], { type: item.contentType }), item.filename);
+  const up = await request(P, uploadUrl, { method: 'POST', body: form, timeoutMs: UPLOAD_TIMEOUT_MS });
+  if (up.status < 200 || up.status >= 300) {
+    const msg = `${P}: video upload: ${up.status} ${typeof up.body === 'string' ? up.body.slice(0, 200) : ''}`;
+    if (up.status >= 500) throw new PlatformError('system', msg, { status: up.status });
+    throw new PlatformError('media_error', msg, { status: up.status, retryable: false });
+  }
+  // An uploaded video is not a Pin yet; keeping its id lets a retry skip the upload.
+  await ctx.saveCheckpoint({ media_id: mediaId });
+  await waitForMedia(tokens, mediaId);
+  return mediaId;
+}
+
+async function mediaSource(
+  tokens: Tokens,
+  ctx: PublishContext,
+  item: MediaInput,
+): Promise<Record<string, unknown>> {
+  if (item.type === 'video') {
+    // No poster frame is known here: the cover is the video's first frame.
+    return {
+      source_type: 'video_id',
+      media_id: await videoMediaId(tokens, ctx, item),
+      cover_image_key_frame_time: 0,
+    };
+  }
+  if (item.type !== 'image')
+    throw new PlatformError('media_error', `${P}: Pins take an image or a video`, { retryable: false });
+  if (item.contentType === 'image/jpeg' || item.contentType === 'image/png') {
+    const data = Buffer.from(await item.read()).toString('base64');
+    return { source_type: 'image_base64', content_type: item.contentType, data };
+  }
+  return { source_type: 'image_url', url: item.url };
+}
+
+/**
+ * A Pin on the board with our description created since `since`: the Pin, null when the whole board was read
+ * without one, and an unknown outcome when the board is too large to read to the end.
+ */
+async function findPin(tokens: Tokens, boardId: string, text: string, since: number): Promise<Pin | null> {
+  let bookmark: string | undefined;
+  for (let page = 0; page < LOOKUP_PAGES; page++) {
+    const q = new URLSearchParams({ page_size: '100', ...(bookmark ? { bookmark } : {}) });
+    const res = await call<{ items?: Pin[]; bookmark?: string | null }>(
+      tokens,
+      'GET',
+      `/v5/boards/${encodeURIComponent(boardId)}/pins?${q}`,
+    );
+    if (res.status !== 200) throw pinterestError(res, 'list board pins');
+    const hit = (res.body.items ?? []).find(
+      (p) => (p.description ?? '').trim() === text.trim() && Date.parse(p.created_at ?? '') >= since,
+    );
+    if (hit?.id) return hit;
+    bookmark = str(res.body.bookmark);
+    if (!bookmark) return null;
+  }
+  throw unknownOutcome(`board ${boardId} has more Pins than the lookup reads`);
+}
+
+/** When the attempt that may have created the Pin began (its checkpoint mark, or the attempt's start). */
+function attemptSince(ctx: PublishContext): number {
+  const marked = Date.parse(str(ctx.checkpoint?.creating_since) ?? '');
+  const start = Math.min(
+    ctx.attemptStartedAt.getTime(),
+    Number.isFinite(marked) ? marked : Number.POSITIVE_INFINITY,
+  );
+  return start - MATCH_SKEW_MS;
+}
+
+function boardOf(ctx: PublishContext): string | undefined {
+  return str(ctx.checkpoint?.board_id) ?? str(ctx.options.board_id) ?? str(ctx.credentials.account_id);
+}
+
+export const connector: Connector = {
+  async publish(ctx) {
+    const item = ctx.media[0];
+    if (!item)
+      throw new PlatformError('user_content', `${P}: a Pin needs an image or a video`, { retryable: false });
+    const boardId = str(ctx.options.board_id) ?? str(ctx.credentials.account_id);
+    if (!boardId)
+      throw new PlatformError('user_content', `${P}: no board_id option and no default board`, {
+        retryable: false,
+      });
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+
+    // An earlier attempt may have created the Pin before dying: look before creating another.
+    if (ctx.checkpoint?.creating_since) {
+      const found = await findPin(
+        tokens,
+        str(ctx.checkpoint.board_id) ?? boardId,
+        ctx.text,
+        attemptSince(ctx),
+      );
+      if (found?.id) return result(found.id);
+    }
+
+    const source = await mediaSource(tokens, ctx, item);
+    const title = str(ctx.options.title) ?? str(ctx.title);
+    const link = str(ctx.options.link);
+    const body = {
+      board_id: boardId,
+      ...(title ? { title: cut(title, 100) } : {}),
+      description: ctx.text,
+      ...(link ? { link } : {}),
+      ...(item.type === 'image' && item.alt ? { alt_text: cut(item.alt, 500) } : {}),
+      media_source: source,
+    };
+    // POST /v5/pins cannot be repeated safely: mark the attempt so a crash is reconciled by lookup.
+    await ctx.saveCheckpoint({
+      ...(source.media_id ? { media_id: source.media_id } : {}),
+      board_id: boardId,
+      creating_since: new Date().toISOString(),
+    });
+    const res = await call<Pin>(tokens, 'POST', '/v5/pins', body);
+    if ((res.status === 201 || res.status === 200) && res.body.id) return result(res.body.id);
+    throw pinterestError(res, 'create pin');
+  },
+
+  async reconcile(ctx) {
+    // Nothing marked: POST /v5/pins was never sent.
+    if (!ctx.checkpoint?.creating_since) return null;
+    const boardId = boardOf(ctx);
+    if (!boardId) throw unknownOutcome('the board of the earlier attempt is not known');
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+    const found = await findPin(tokens, boardId, ctx.text, attemptSince(ctx));
+    return found?.id ? result(found.id) : null;
+  },
+
+  // GET /v5/pins/{id}/analytics over the last 90 days. A save re-shares the Pin to another board, so saves count
+  // as shares; Pin clicks and outbound clicks are clicks. Pinterest has no likes or comments metric here.
+  async metrics(ctx: MetricsContext) {
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+    const day = (d: Date) => d.toISOString().slice(0, 10);
+    const end = new Date();
+    const start = new Date(end.getTime() - (ANALYTICS_DAYS - 1) * 86_400_000);
+    const out: Record<string, Engagement> = {};
+    for (const id of ctx.externalIds) {
+      const q = new URLSearchParams({
+        start_date: day(start),
+        end_date: day(end),
+        metric_types: 'IMPRESSION,SAVE,PIN_CLICK,OUTBOUND_CLICK',
+      });
+      const res = await call<{ all?: { summary_metrics?: Record<string, number> } }>(
+        tokens,
+        'GET',
+        `/v5/pins/${encodeURIComponent(id)}/analytics?${q}`,
+      );
+      if (res.status === 404) continue; // deleted Pin
+      if (res.status !== 200) throw pinterestError(res, 'pin analytics');
+      const m = res.body.all?.summary_metrics ?? {};
+      const n = (k: string) => (typeof m[k] === 'number' ? m[k] : 0);
+      out[id] = {
+        impressions: n('IMPRESSION'),
+        likes: 0,
+        comments: 0,
+        shares: n('SAVE'),
+        clicks: n('PIN_CLICK') + n('OUTBOUND_CLICK'),
+      };
+    }
+    return out;
+  },
+};

@@ -1,0 +1,537 @@
+import { errorFromStatus, type HttpResponse, platformOrigin, retryAfterSeconds } from './http.ts';
+import {
+  type Connector,
+  type Credentials,
+  type Engagement,
+  type MediaInput,
+  type MetricsContext,
+  PlatformError,
+  type PublishContext,
+  type PublishResult,
+} from './types.ts';
+
+// TikTok Content Posting API, Direct Post (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post).
+//
+// Video: query the creator (allowed privacy levels, disabled interactions) → POST /v2/post/publish/video/init/
+// (FILE_UPLOAD) → PUT the bytes to upload_url in chunks → poll POST /v2/post/publish/status/fetch/ until
+// PUBLISH_COMPLETE. Photos: POST /v2/post/publish/content/init/ (PULL_FROM_URL: TikTok fetches our public media
+// URLs, whose domain must be verified in the TikTok app) → poll the same status endpoint.
+//
+// Every answer is an envelope {"data": …, "error": {"code": "ok" | …, "message", "log_id"}}; `code` decides the
+// error category. The post id arrives as `publicaly_available_post_id` (sic), a list of 64-bit integers sent as
+// JSON numbers, so we parse it without losing digits. Private (SELF_ONLY) posts never get a public id: the
+// publish_id is then the external id and there is no permalink.
+//
+// Client credentials for token refresh (`client_key`, `client_secret`) come from the channel credentials.
+
+const P = 'tiktok';
+const origin = () => platformOrigin(P, 'https://open.tiktokapis.com');
+
+const TIMEOUT_MS = 15_000;
+const UPLOAD_TIMEOUT_MS = 120_000;
+/** Chunk size: TikTok wants 5–64 MB chunks (last one up to 128 MB); anything under one chunk goes whole. */
+const CHUNK = 10 * 1024 * 1024;
+/** Refresh a little before expiry so the token does not lapse mid-upload. */
+const EXPIRY_SKEW_MS = 60_000;
+
+/** Poll pacing of the status endpoint (30 requests/min per token); tests shrink it. */
+export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 90_000 };
+
+/** Most to least public: the default when the variant names no privacy_level. */
+const PRIVACY_ORDER = ['PUBLIC_TO_EVERYONE', 'FOLLOWER_OF_CREATOR', 'MUTUAL_FOLLOW_FRIENDS', 'SELF_ONLY'];
+
+interface Envelope<T> {
+  data?: T;
+  error?: { code?: string; message?: string; log_id?: string };
+}
+
+interface CreatorInfo {
+  privacy_level_options?: string[];
+  comment_disabled?: boolean;
+  duet_disabled?: boolean;
+  stitch_disabled?: boolean;
+}
+
+interface PublishStatus {
+  status?: string;
+  fail_reason?: string;
+  publicaly_available_post_id?: string[];
+  uploaded_bytes?: number;
+}
+
+interface TokenAnswer {
+  access_token?: string;
+  refresh_token?: string;
+  expires_in?: number;
+  error?: string;
+  error_description?: string;
+}
+
+type MediaKind = 'video' | 'photo';
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+// TikTok ids are int64 sent as bare JSON numbers; quote them before JSON.parse rounds them.
+function parseBody(text: string): unknown {
+  if (!text) return undefined;
+  const safe = text.replace(
+    /("publicaly_available_post_id"\s*:\s*\[)([^\]]*)\]/g,
+    (_m, head: string, list: string) =>
+      `${head}${list
+        .split(',')
+        .map((item) => (/^\s*-?\d+\s*$/.test(item) ? `"${item.trim()}"` : item))
+        .join(',')}]`,
+  );
+  try {
+    return JSON.parse(safe);
+  } catch {
+    return text;
+  }
+}
+
+async function send(url: string, init: RequestInit, timeoutMs = TIMEOUT_MS): Promise<HttpResponse> {
+  let res: Response;
+  try {
+    res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    const e = err as Error;
+    throw new PlatformError('system', `${P}: ${e.name === 'TimeoutError' ? 'timed out' : e.message}`);
+  }
+  return { status: res.status, headers: res.headers, body: parseBody(await res.text()) };
+}
+
+/** Our category for one of TikTok's error codes (api error codes, direct-post error table). */
+function tiktokError(res: HttpResponse, what: string): PlatformError {
+  const err = (res.body as Envelope<unknown> | undefined)?.error;
+  const code = err?.code ?? '';
+  const detail = `${code}${err?.message ? ` ${err.message}` : ''}`.trim() || String(res.body ?? '');
+  const msg = `${P}: ${what}: ${res.status} ${detail}`.slice(0, 500);
+  const status = res.status;
+  switch (code) {
+    case 'access_token_invalid':
+    case 'scope_not_authorized':
+    case 'scope_permission_missed':
+      return new PlatformError('auth_expired', msg, { status, retryable: false });
+    case 'rate_limit_exceeded':
+    // Posting caps (per creator per day, pending shares, the app's daily active creators): wait and retry.
+    case 'spam_risk_too_many_posts':
+    case 'spam_risk_too_many_pending_share':
+    case 'reached_active_user_cap':
+      return new PlatformError('rate_limited', msg, {
+        status,
+        retryAfterSeconds: retryAfterSeconds(res.headers),
+      });
+    case 'spam_risk_user_banned_from_posting':
+    case 'unaudited_client_can_only_post_to_private_accounts':
+    case 'url_ownership_unverified':
+      return new PlatformError('platform_rejected', msg, { status, retryable: false });
+    case 'privacy_level_option_mismatch':
+    case 'invalid_params':
+    case 'spam_risk_text':
+      return new PlatformError('user_content', msg, { status, retryable: false });
+    case 'invalid_file_upload':
+      return new PlatformError('media_error', msg, { status, retryable: false });
+    case 'internal_error':
+      return new PlatformError('system', msg, { status });
+  }
+  return errorFromStatus(P, res, detail);
+}
+
+/** A FAILED post's fail_reason (status fetch reference) as our category. */
+function failReasonError(reason: string | undefined, publishId: string): PlatformError {
+  const msg = `${P}: post ${publishId} failed: ${reason ?? 'unknown reason'}`;
+  const r = reason ?? '';
+  if (r === 'auth_removed') return new PlatformError('auth_expired', msg, { retryable: false });
+  if (r === 'spam_risk_too_many_posts') return new PlatformError('rate_limited', msg);
+  if (r === 'spam_risk_text') return new PlatformError('user_content', msg, { retryable: false });
+  if (r.endsWith('_check_failed') || r === 'video_pull_failed' || r === 'photo_pull_failed') {
+    return new PlatformError('media_error', msg, { retryable: false });
+  }
+  if (r === 'internal') return new PlatformError('system', msg);
+  return new PlatformError('platform_rejected', msg, { retryable: false });
+}
+
+function unknownOutcome(why: string): PlatformError {
+  return new PlatformError('system', `${P}: outcome unknown: ${why}`, { retryable: false });
+}
+
+/** The channel's tokens: proactive refresh when expired, and at most one refresh after a 401. */
+class Tokens {
+  private creds: Credentials;
+  private refreshed = false;
+
+  constructor(
+    private readonly ctx: { credentials: Credentials; saveCredentials(c: Credentials): Promise<void> },
+  ) {
+    this.creds = { ...ctx.credentials };
+  }
+
+  get accessToken(): string {
+    return str(this.creds.access_token) ?? '';
+  }
+
+  private get canRefresh(): boolean {
+    return !!(str(this.creds.refresh_token) && str(this.creds.client_key) && str(this.creds.client_secret));
+  }
+
+  async ensureFresh(): Promise<void> {
+    const exp = Date.parse(str(this.creds.expires_at) ?? '');
+    if (Number.isFinite(exp) && exp <= Date.now() + EXPIRY_SKEW_MS && this.canRefresh) await this.refresh();
+  }
+
+  /** After a 401: refresh once; false when that is not possible (again). */
+  async refreshAfter401(): Promise<boolean> {
+    if (this.refreshed || !this.canRefresh) return false;
+    await this.refresh();
+    return true;
+  }
+
+  private async refresh(): Promise<void> {
+    this.refreshed = true;
+    const refreshToken = str(this.creds.refresh_token) ?? '';
+    const res = await send(`${origin()}/v2/oauth/token/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-cache' },
+      body: new URLSearchParams({
+        client_key: str(this.creds.client_key) ?? '',
+        client_secret: str(this.creds.client_secret) ?? '',
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+      }).toString(),
+    });
+    const body = (res.body ?? {}) as TokenAnswer;
+    if (res.status !== 200 || !body.access_token) {
+      const detail = `${body.error ?? ''} ${body.error_description ?? ''}`.trim();
+      if (res.status >= 500)
+        throw new PlatformError('system', `${P}: token refresh: ${res.status} ${detail}`);
+      throw new PlatformError('auth_expired', `${P}: token refresh refused: ${res.status} ${detail}`, {
+        status: res.status,
+        retryable: false,
+      });
+    }
+    // Refresh tokens rotate: the old one stops working, so the new one must be stored now.
+    this.creds = {
+      ...this.creds,
+      access_token: body.access_token,
+      refresh_token: body.refresh_token ?? refreshToken,
+      ...(typeof body.expires_in === 'number'
+        ? { expires_at: new Date(Date.now() + body.expires_in * 1000).toISOString() }
+        : {}),
+    };
+    await this.ctx.saveCredentials(this.creds);
+  }
+}
+
+/** One authenticated JSON call; `data` on success (HTTP 200 and error.code "ok"). */
+async function api<T>(tokens: Tokens, path: string, body?: unknown, query = ''): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await send(`${origin()}${path}${query}`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${tokens.accessToken}`,
+        'content-type': 'application/json; charset=UTF-8',
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const env = res.body as Envelope<T> | undefined;
+    if (res.status === 200 && typeof env === 'object' && (env.error?.code ?? 'ok') === 'ok')
+      return (env.data ?? {}) as T;
+    if (res.status === 401 && attempt === 0 && (await tokens.refreshAfter401())) continue;
+    throw tiktokError(res, path);
+  }
+}
+
+/** The privacy level: the variant's option when the creator allows it, else the most public one allowed. */
+function privacyLevel(ctx: PublishContext, info: CreatorInfo): string {
+  const allowed = info.privacy_level_options ?? [];
+  const wanted = str(ctx.options.privacy_level);
+  if (wanted) {
+    if (allowed.length && !allowed.includes(wanted)) {
+      throw new PlatformError(
+        'user_content',
+        `${P}: privacy_level ${wanted} is not available to this creator (allowed: ${allowed.join(', ')})`,
+        { retryable: false },
+      );
+    }
+    return wanted;
+  }
+  return PRIVACY_ORDER.find((p) => allowed.includes(p)) ?? allowed[0] ?? 'SELF_ONLY';
+}
+
+/** The creator's own interaction settings win: a feature they disabled cannot be enabled per post. */
+function interaction(ctx: PublishContext, option: string, creatorDisabled: boolean | undefined): boolean {
+  return ctx.options[option] === true || creatorDisabled === true;
+}
+
+/** Cut to at most `max` UTF-16 code units (TikTok counts "UTF-16 runes") without splitting a character. */
+function cutUtf16(text: string, max: number): string {
+  let out = '';
+  for (const ch of text) {
+    if (out.length + ch.length > max) break;
+    out += ch;
+  }
+  return out;
+}
+
+function handleOf(ctx: { channel: { handle: string } }): string {
+  return ctx.channel.handle.replace(/^@/, '');
+}
+
+function toResult(
+  ctx: PublishContext,
+  publishId: string,
+  media: MediaKind,
+  st: PublishStatus,
+): PublishResult {
+  const id = st.publicaly_available_post_id?.[0];
+  if (!id) return { externalId: publishId, url: null };
+  return { externalId: id, url: `https://www.tiktok.com/@${handleOf(ctx)}/${media}/${id}` };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function fetchStatus(tokens: Tokens, publishId: string): Promise<PublishStatus> {
+  return api<PublishStatus>(tokens, '/v2/post/publish/status/fetch/', { publish_id: publishId });
+}
+
+/** Poll until TikTok has published (or refused) the post; still processing after the budget → retry later. */
+async function waitForPost(tokens: Tokens, ctx: PublishContext, publishId: string, media: MediaKind) {
+  const started = Date.now();
+  for (let i = 0; ; i++) {
+    const delay = polling.delaysMs[Math.min(i, polling.delaysMs.length - 1)] ?? 1000;
+    if (i > 0 && Date.now() - started + delay > polling.budgetMs) break;
+    if (delay) await sleep(delay);
+    const st = await fetchStatus(tokens, publishId);
+    // SEND_TO_USER_INBOX only happens in MEDIA_UPLOAD mode; the content is on TikTok either way.
+    if (st.status === 'PUBLISH_COMPLETE' || st.status === 'SEND_TO_USER_INBOX')
+      return toResult(ctx, publishId, media, st);
+    if (st.status === 'FAILED') throw failReasonError(st.fail_reason, publishId);
+  }
+  throw new PlatformError('system', `${P}: post ${publishId} is still processing`, { retryAfterSeconds: 60 });
+}
+
+type Prior =
+  | { kind: 'none' }
+  | { kind: 'unknown'; why: string }
+  | { kind: 'done'; result: PublishResult }
+  | { kind: 'pending'; publishId: string; media: MediaKind };
+
+/** What an earlier attempt left behind, judged from its checkpoint and TikTok's status of its publish_id. */
+async function inspect(tokens: Tokens, ctx: PublishContext): Promise<Prior> {
+  const cp = ctx.checkpoint ?? {};
+  const media: MediaKind = cp.media === 'photo' ? 'photo' : 'video';
+  const publishId = str(cp.publish_id);
+  if (!publishId) {
+    // A photo init was sent but its answer never recorded: TikTok may have created the post.
+    return cp.phase === 'photo_init'
+      ? { kind: 'unknown', why: 'a photo post was requested, its publish_id was not recorded' }
+      : { kind: 'none' };
+  }
+  let st: PublishStatus;
+  try {
+    st = await fetchStatus(tokens, publishId);
+  } catch (err) {
+    if (err instanceof PlatformError && err.category === 'user_content') {
+      return { kind: 'unknown', why: `TikTok no longer knows publish_id ${publishId}` };
+    }
+    throw err;
+  }
+  switch (st.status) {
+    case 'PUBLISH_COMPLETE':
+    case 'SEND_TO_USER_INBOX':
+      return { kind: 'done', result: toResult(ctx, publishId, media, st) };
+    case 'FAILED':
+      return { kind: 'none' };
+    case 'PROCESSING_UPLOAD': {
+      // Only we hold the upload URL: an upload that stopped short can never turn into a post.
+      const size = typeof cp.video_size === 'number' ? cp.video_size : undefined;
+      if (
+        media === 'video' &&
+        size !== undefined &&
+        typeof st.uploaded_bytes === 'number' &&
+        st.uploaded_bytes < size
+      ) {
+        return { kind: 'none' };
+      }
+      return { kind: 'pending', publishId, media };
+    }
+    default:
+      return { kind: 'pending', publishId, media };
+  }
+}
+
+async function creatorInfo(tokens: Tokens): Promise<CreatorInfo> {
+  return api<CreatorInfo>(tokens, '/v2/post/publish/creator_info/query/');
+}
+
+async function postVideo(tokens: Tokens, ctx: PublishContext, video: MediaInput): Promise<PublishResult> {
+  const info = await creatorInfo(tokens);
+  const privacy = privacyLevel(ctx, info);
+  const bytes = await video.read();
+  const size = bytes.byteLength;
+  if (size === 0) throw new PlatformError('media_error', `${P}: the video is empty`, { retryable: false });
+  // total_chunk_count = floor(size / chunk_size); the last chunk carries the remainder.
+  const chunkSize = size < CHUNK ? size : CHUNK;
+  const count = Math.floor(size / chunkSize);
+
+  const init = await api<{ publish_id?: string; upload_url?: string }>(
+    tokens,
+    '/v2/post/publish/video/init/',
+    {
+      post_info: {
+        title: ctx.text,
+        privacy_level: privacy,
+        disable_comment: interaction(ctx, 'disable_comment', info.comment_disabled),
+        disable_duet: interaction(ctx, 'disable_duet', info.duet_disabled),
+        disable_stitch: interaction(ctx, 'disable_stitch', info.stitch_disabled),
+      },
+      source_info: {
+        source: 'FILE_UPLOAD',
+        video_size: size,
+        chunk_size: chunkSize,
+        total_chunk_count: count,
+      },
+    },
+  );
+  const publishId = str(init.publish_id);
+  const uploadUrl = str(init.upload_url);
+  if (!publishId || !uploadUrl)
+    throw new PlatformError('system', `${P}: video init answered without publish_id/upload_url`);
+  // The complete upload publishes the post: record the publish_id first so a crash can be reconciled.
+  await ctx.saveCheckpoint({ publish_id: publishId, media: 'video', video_size: size });
+
+  for (let i = 0; i < count; i++) {
+    const start = i * chunkSize;
+    const end = i === count - 1 ? size : start + chunkSize;
+    const res = await send(
+      uploadUrl,
+      {
+        method: 'PUT',
+        headers: { 'content-type': video.contentType, 'content-range': `bytes ${start}-${end - 1}/${size}` },
+        body: bytes.subarray(start, end),
+      },
+      UPLOAD_TIMEOUT_MS,
+    );
+    // 206 Partial Content after a chunk, 201 Created after the last one.
+    if (res.status !== 206 && res.status !== 201 && res.status !== 200) {
+      const msg = `${P}: video upload chunk ${i + 1}/${count}: ${res.status}`;
+      if (res.status >= 500) throw new PlatformError('system', msg, { status: res.status });
+      throw new PlatformError('media_error', msg, { status: res.status, retryable: false });
+    }
+  }
+  return waitForPost(tokens, ctx, publishId, 'video');
+}
+
+const PHOTO_TYPES = ['image/jpeg', 'image/webp'];
+
+async function postPhotos(tokens: Tokens, ctx: PublishContext, photos: MediaInput[]): Promise<PublishResult> {
+  const wrong = photos.find((p) => !PHOTO_TYPES.includes(p.contentType));
+  if (wrong) {
+    throw new PlatformError(
+      'media_error',
+      `${P}: photo posts take JPEG or WebP images, not ${wrong.contentType}`,
+      {
+        retryable: false,
+      },
+    );
+  }
+  const info = await creatorInfo(tokens);
+  const privacy = privacyLevel(ctx, info);
+  const title = ctx.title ? cutUtf16(ctx.title, 90) : '';
+  const body = {
+    media_type: 'PHOTO',
+    post_mode: 'DIRECT_POST',
+    post_info: {
+      ...(title ? { title } : {}),
+      description: ctx.text,
+      privacy_level: privacy,
+      disable_comment: interaction(ctx, 'disable_comment', info.comment_disabled),
+      auto_add_music: true,
+    },
+    source_info: { source: 'PULL_FROM_URL', photo_images: photos.map((p) => p.url), photo_cover_index: 0 },
+  };
+  // This one request creates the post (TikTok pulls the photos itself): mark it before sending.
+  await ctx.saveCheckpoint({ phase: 'photo_init', media: 'photo' });
+  let data: { publish_id?: string };
+  try {
+    data = await api<{ publish_id?: string }>(tokens, '/v2/post/publish/content/init/', body);
+  } catch (err) {
+    // A 4xx answer means TikTok refused the request: nothing was created.
+    if (err instanceof PlatformError && err.opts.status !== undefined && err.opts.status < 500)
+      await ctx.saveCheckpoint({});
+    throw err;
+  }
+  const publishId = str(data.publish_id);
+  if (!publishId) throw unknownOutcome('photo init answered without a publish_id');
+  await ctx.saveCheckpoint({ publish_id: publishId, media: 'photo' });
+  return waitForPost(tokens, ctx, publishId, 'photo');
+}
+
+interface VideoStats {
+  id?: string;
+  like_count?: number;
+  comment_count?: number;
+  share_count?: number;
+  view_count?: number;
+}
+
+export const connector: Connector = {
+  async publish(ctx) {
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+    const prior = await inspect(tokens, ctx);
+    if (prior.kind === 'done') return prior.result;
+    if (prior.kind === 'pending') return waitForPost(tokens, ctx, prior.publishId, prior.media);
+    if (prior.kind === 'unknown') throw unknownOutcome(prior.why);
+
+    const video = ctx.media.find((m) => m.type === 'video');
+    if (video) return postVideo(tokens, ctx, video);
+    const photos = ctx.media.filter((m) => m.type === 'image');
+    if (photos.length) return postPhotos(tokens, ctx, photos);
+    throw new PlatformError('user_content', `${P}: a post needs a video or photos`, { retryable: false });
+  },
+
+  async reconcile(ctx) {
+    if (!ctx.checkpoint) return null;
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+    const prior = await inspect(tokens, ctx);
+    switch (prior.kind) {
+      case 'none':
+        return null;
+      case 'done':
+        return prior.result;
+      case 'unknown':
+        throw unknownOutcome(prior.why);
+      case 'pending':
+        return waitForPost(tokens, ctx, prior.publishId, prior.media);
+    }
+  },
+
+  // Display API video query (scope video.list): up to 20 ids per request; ids without metrics are left out.
+  async metrics(ctx: MetricsContext) {
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+    const out: Record<string, Engagement> = {};
+    const ids = ctx.externalIds.filter((id) => /^\d+$/.test(id)); // publish_ids of private posts have none
+    for (let i = 0; i < ids.length; i += 20) {
+      const data = await api<{ videos?: VideoStats[] }>(
+        tokens,
+        '/v2/video/query/',
+        { filters: { video_ids: ids.slice(i, i + 20) } },
+        '?fields=id,like_count,comment_count,share_count,view_count',
+      );
+      for (const v of data.videos ?? []) {
+        if (!v.id) continue;
+        out[String(v.id)] = {
+          impressions: v.view_count ?? 0,
+          likes: v.like_count ?? 0,
+          comments: v.comment_count ?? 0,
+          shares: v.share_count ?? 0,
+          clicks: 0,
+        };
+      }
+    }
+    return out;
+  },
+};

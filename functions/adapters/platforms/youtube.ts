@@ -1,0 +1,386 @@
+import { errorFromStatus, type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
+import {
+  type Connector,
+  type Credentials,
+  type Engagement,
+  type MediaInput,
+  type MetricsContext,
+  PlatformError,
+  type PublishContext,
+  type PublishResult,
+} from './types.ts';
+
+// YouTube Data API v3, videos.insert through the resumable upload protocol
+// (https://developers.google.com/youtube/v3/guides/using_resumable_upload_protocol):
+//   1. POST /upload/youtube/v3/videos?uploadType=resumable&part=snippet,status with the video resource and
+//      X-Upload-Content-Length/-Type → 200 and the session URI in Location;
+//   2. PUT the bytes to the session URI in chunks (Content-Range); 308 Resume Incomplete says how much arrived
+//      (Range: bytes=0-N), the final 200/201 carries the video resource and its id.
+// The video exists only once the last byte is in, so the session URI is the checkpoint: querying it with
+// `Content-Range: bytes */<size>` tells a crashed attempt whether the video was created (200/201) or how far the
+// upload got (308), and a later attempt resumes from there instead of uploading twice.
+//
+// Tokens are Google OAuth tokens: refresh at https://oauth2.googleapis.com/token (grant_type=refresh_token) with
+// the channel credentials' `client_id` and `client_secret`. Locally the token origin is
+// HERALD_PLATFORM_YOUTUBE_OAUTH_URL, or else the YouTube override itself (one sandbox or fake serves both).
+
+const P = 'youtube';
+const GOOGLE_API = 'https://www.googleapis.com';
+const GOOGLE_OAUTH = 'https://oauth2.googleapis.com';
+const apiOrigin = () => platformOrigin(P, GOOGLE_API);
+function oauthOrigin(): string {
+  const api = apiOrigin();
+  return platformOrigin('youtube_oauth', api === GOOGLE_API ? GOOGLE_OAUTH : api);
+}
+
+/** Chunk size: all chunks but the last must be multiples of 256 KiB. */
+export const CHUNK = 8 * 1024 * 1024;
+const UPLOAD_TIMEOUT_MS = 300_000;
+const EXPIRY_SKEW_MS = 60_000;
+
+interface GoogleError {
+  error?: {
+    code?: number;
+    message?: string;
+    status?: string;
+    errors?: { reason?: string; message?: string }[];
+  };
+}
+
+interface TokenAnswer {
+  access_token?: string;
+  refresh_token?: string;
+  expires_in?: number;
+  error?: string;
+  error_description?: string;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+const RATE_REASONS = new Set([
+  'quotaExceeded',
+  'rateLimitExceeded',
+  'userRateLimitExceeded',
+  'dailyLimitExceeded',
+]);
+const MEDIA_REASONS = new Set(['mediaBodyRequired', 'invalidFilename', 'uploadTooLarge']);
+
+/** Our category from Google's error body: the first `errors[].reason` decides, the status otherwise. */
+function youtubeError(res: HttpResponse, what: string): PlatformError {
+  const e = (res.body as GoogleError | undefined)?.error;
+  const reason = e?.errors?.[0]?.reason ?? '';
+  const detail = `${reason} ${e?.message ?? (typeof res.body === 'string' ? res.body : '')}`.trim();
+  const msg = `${P}: ${what}: ${res.status} ${detail}`.slice(0, 500);
+  const status = res.status;
+  // 401 youtubeSignupRequired: the Google account has no YouTube channel; new tokens will not help.
+  if (status === 401 && reason === 'youtubeSignupRequired')
+    return new PlatformError('platform_rejected', msg, { status, retryable: false });
+  if (status === 401) return new PlatformError('auth_expired', msg, { status, retryable: false });
+  // The daily quota (403 quotaExceeded) and per-user rate limits: try again later.
+  if (RATE_REASONS.has(reason) || status === 429) {
+    return new PlatformError('rate_limited', msg, {
+      status,
+      retryAfterSeconds: retryAfterSeconds(res.headers),
+    });
+  }
+  // The channel's own upload cap (400 uploadLimitExceeded): a policy refusal, not a transient limit.
+  if (reason === 'uploadLimitExceeded')
+    return new PlatformError('platform_rejected', msg, { status, retryable: false });
+  if (MEDIA_REASONS.has(reason)) return new PlatformError('media_error', msg, { status, retryable: false });
+  // invalidTitle, invalidDescription, invalidTags, invalidCategoryId, invalidVideoMetadata…: the variant's content.
+  if (status === 400) return new PlatformError('user_content', msg, { status, retryable: false });
+  return errorFromStatus(P, res, detail);
+}
+
+function unknownOutcome(why: string): PlatformError {
+  return new PlatformError('system', `${P}: outcome unknown: ${why}`, { retryable: false });
+}
+
+/** The channel's tokens: proactive refresh when expired, and at most one refresh after a 401. */
+class Tokens {
+  private creds: Credentials;
+  private refreshed = false;
+
+  constructor(
+    private readonly ctx: { credentials: Credentials; saveCredentials(c: Credentials): Promise<void> },
+  ) {
+    this.creds = { ...ctx.credentials };
+  }
+
+  get authorization(): string {
+    return `Bearer ${str(this.creds.access_token) ?? ''}`;
+  }
+
+  private get canRefresh(): boolean {
+    return !!(str(this.creds.refresh_token) && str(this.creds.client_id) && str(this.creds.client_secret));
+  }
+
+  async ensureFresh(): Promise<void> {
+    const exp = Date.parse(str(this.creds.expires_at) ?? '');
+    if (Number.isFinite(exp) && exp <= Date.now() + EXPIRY_SKEW_MS && this.canRefresh) await this.refresh();
+  }
+
+  async refreshAfter401(): Promise<boolean> {
+    if (this.refreshed || !this.canRefresh) return false;
+    await this.refresh();
+    return true;
+  }
+
+  private async refresh(): Promise<void> {
+    this.refreshed = true;
+    const res = await request<TokenAnswer>(P, `${oauthOrigin()}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        client_id: str(this.creds.client_id) ?? '',
+        client_secret: str(this.creds.client_secret) ?? '',
+        refresh_token: str(this.creds.refresh_token) ?? '',
+        grant_type: 'refresh_token',
+      }).toString(),
+    });
+    const body: TokenAnswer = typeof res.body === 'object' && res.body ? res.body : {};
+    if (res.status !== 200 || !body.access_token) {
+      const detail = `${body.error ?? ''} ${body.error_description ?? ''}`.trim();
+      if (res.status >= 500)
+        throw new PlatformError('system', `${P}: token refresh: ${res.status} ${detail}`);
+      // invalid_grant: the refresh token was revoked or expired; the channel must be connected again.
+      throw new PlatformError('auth_expired', `${P}: token refresh refused: ${res.status} ${detail}`, {
+        status: res.status,
+        retryable: false,
+      });
+    }
+    this.creds = {
+      ...this.creds,
+      access_token: body.access_token,
+      ...(body.refresh_token ? { refresh_token: body.refresh_token } : {}),
+      ...(typeof body.expires_in === 'number'
+        ? { expires_at: new Date(Date.now() + body.expires_in * 1000).toISOString() }
+        : {}),
+    };
+    await this.ctx.saveCredentials(this.creds);
+  }
+}
+
+/** A request with the bearer token, refreshed and retried once on 401. */
+async function authed<T>(
+  tokens: Tokens,
+  url: string,
+  init: RequestInit & { timeoutMs?: number },
+): Promise<HttpResponse<T>> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await request<T>(P, url, {
+      ...init,
+      headers: { ...(init.headers as Record<string, string>), authorization: tokens.authorization },
+    });
+    if (res.status === 401 && attempt === 0 && (await tokens.refreshAfter401())) continue;
+    return res;
+  }
+}
+
+/** A title YouTube accepts: ≤ 100 characters, no angle brackets, not empty. */
+function cleanTitle(raw: string | undefined): string {
+  if (!raw) return '';
+  const flat = raw.replace(/[<>]/g, '').replace(/\s+/g, ' ').trim();
+  return Array.from(flat).slice(0, 100).join('').trim();
+}
+
+function videoResource(ctx: PublishContext, video: MediaInput) {
+  const o = ctx.options;
+  const title =
+    cleanTitle(str(o.title) ?? str(ctx.title) ?? ctx.text.split('\n').find((l) => l.trim())) ||
+    cleanTitle(video.filename.replace(/\.[^.]+$/, '')) ||
+    'Video';
+  const tags = Array.isArray(o.tags) ? o.tags.filter((t): t is string => typeof t === 'string') : [];
+  return {
+    snippet: {
+      title,
+      description: ctx.text,
+      ...(tags.length ? { tags } : {}),
+      // 22 = People & Blogs, YouTube's own default category.
+      categoryId: str(o.category_id) ?? '22',
+    },
+    status: {
+      privacyStatus: str(o.privacy_status) ?? 'public',
+      selfDeclaredMadeForKids: o.made_for_kids === true,
+    },
+  };
+}
+
+const result = (id: string): PublishResult => ({
+  externalId: id,
+  url: `https://www.youtube.com/watch?v=${id}`,
+});
+
+function videoIdOf(res: HttpResponse): string {
+  const id = str((res.body as { id?: unknown } | undefined)?.id);
+  if (!id) throw new PlatformError('system', `${P}: the upload finished without a video id`);
+  return id;
+}
+
+/** Where the server's `Range: bytes=0-N` says the next byte goes (0 when it has none). */
+function nextOffset(headers: Headers): number {
+  const m = /bytes=\d+-(\d+)/.exec(headers.get('range') ?? '');
+  return m ? Number(m[1]) + 1 : 0;
+}
+
+type SessionState =
+  | { kind: 'complete'; id: string }
+  | { kind: 'incomplete'; offset: number }
+  | { kind: 'gone' };
+
+// Upload status of a session: an empty PUT with `Content-Range: bytes */<size>`.
+async function querySession(tokens: Tokens, uri: string, size: number): Promise<SessionState> {
+  const res = await authed(tokens, uri, {
+    method: 'PUT',
+    headers: { 'content-range': `bytes */${size}` },
+    body: new Uint8Array(0),
+  });
+  if (res.status === 200 || res.status === 201) return { kind: 'complete', id: videoIdOf(res) };
+  if (res.status === 308) return { kind: 'incomplete', offset: nextOffset(res.headers) };
+  // Sessions expire (about a week); an expired one no longer says whether it finished.
+  if (res.status === 404 || res.status === 410) return { kind: 'gone' };
+  throw youtubeError(res, 'upload status');
+}
+
+async function startSession(
+  tokens: Tokens,
+  ctx: PublishContext,
+  video: MediaInput,
+  size: number,
+): Promise<string> {
+  const res = await authed(
+    tokens,
+    `${apiOrigin()}/upload/youtube/v3/videos?uploadType=resumable&part=snippet,status`,
+    {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json; charset=UTF-8',
+        'x-upload-content-length': String(size),
+        'x-upload-content-type': video.contentType,
+      },
+      body: JSON.stringify(videoResource(ctx, video)),
+    },
+  );
+  const location = res.headers.get('location');
+  if (res.status !== 200 || !location) {
+    if (res.status === 200)
+      throw new PlatformError('system', `${P}: resumable session answered without a Location`);
+    throw youtubeError(res, 'videos.insert');
+  }
+  return location;
+}
+
+/** Sends bytes[offset…] to the session; the final answer carries the video resource. */
+async function upload(
+  tokens: Tokens,
+  ctx: PublishContext,
+  uri: string,
+  bytes: Uint8Array,
+  from: number,
+  contentType: string,
+) {
+  const size = bytes.byteLength;
+  let offset = from;
+  let stalls = 0;
+  while (offset < size) {
+    const end = Math.min(offset + CHUNK, size);
+    const res = await authed(tokens, uri, {
+      method: 'PUT',
+      headers: { 'content-type': contentType, 'content-range': `bytes ${offset}-${end - 1}/${size}` },
+      body: bytes.subarray(offset, end),
+      timeoutMs: UPLOAD_TIMEOUT_MS,
+    });
+    if (res.status === 200 || res.status === 201) return videoIdOf(res);
+    if (res.status === 308) {
+      const next = nextOffset(res.headers);
+      stalls = next > offset ? 0 : stalls + 1;
+      if (stalls >= 3)
+        throw new PlatformError('system', `${P}: the upload makes no progress at byte ${offset}`);
+      offset = next;
+      continue;
+    }
+    if (res.status === 404 || res.status === 410) {
+      // The session expired while we were still sending (it answered 308 so far): no video was created.
+      await ctx.saveCheckpoint({});
+      throw new PlatformError('system', `${P}: the upload session expired; the next attempt starts over`, {
+        status: res.status,
+      });
+    }
+    throw youtubeError(res, 'upload');
+  }
+  // Every byte is in but no final answer yet: ask the session.
+  const st = await querySession(tokens, uri, size);
+  if (st.kind === 'complete') return st.id;
+  throw new PlatformError('system', `${P}: the upload is complete but YouTube has not confirmed the video`);
+}
+
+export const connector: Connector = {
+  async publish(ctx) {
+    const video = ctx.media.find((m) => m.type === 'video');
+    if (!video) throw new PlatformError('user_content', `${P}: a post needs a video`, { retryable: false });
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+    const cp = ctx.checkpoint ?? {};
+    const bytes = await video.read();
+    const size = bytes.byteLength;
+    if (size === 0) throw new PlatformError('media_error', `${P}: the video is empty`, { retryable: false });
+
+    let session = str(cp.session_uri);
+    let offset = 0;
+    if (session) {
+      // An earlier attempt opened a session: finish it rather than upload a second video.
+      const st = await querySession(tokens, session, typeof cp.size === 'number' ? cp.size : size);
+      if (st.kind === 'complete') return result(st.id);
+      if (st.kind === 'gone') throw unknownOutcome('the upload session of an earlier attempt has expired');
+      offset = st.offset;
+    } else {
+      session = await startSession(tokens, ctx, video, size);
+      await ctx.saveCheckpoint({ session_uri: session, size });
+    }
+    return result(await upload(tokens, ctx, session, bytes, offset, video.contentType));
+  },
+
+  async reconcile(ctx) {
+    const cp = ctx.checkpoint ?? {};
+    const session = str(cp.session_uri);
+    // No session: no byte was sent, so no video exists.
+    if (!session || typeof cp.size !== 'number') return null;
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+    const st = await querySession(tokens, session, cp.size);
+    if (st.kind === 'complete') return result(st.id);
+    // Incomplete: the video is not created until the last byte; publish resumes the same session.
+    if (st.kind === 'incomplete') return null;
+    throw unknownOutcome('the upload session has expired');
+  },
+
+  // videos.list part=statistics, up to 50 ids per request (1 quota unit each).
+  async metrics(ctx: MetricsContext) {
+    const tokens = new Tokens(ctx);
+    await tokens.ensureFresh();
+    const out: Record<string, Engagement> = {};
+    for (let i = 0; i < ctx.externalIds.length; i += 50) {
+      const ids = ctx.externalIds.slice(i, i + 50);
+      const q = new URLSearchParams({ part: 'statistics', id: ids.join(','), maxResults: '50' });
+      const res = await authed<{ items?: { id?: string; statistics?: Record<string, string> }[] }>(
+        tokens,
+        `${apiOrigin()}/youtube/v3/videos?${q}`,
+        { method: 'GET' },
+      );
+      if (res.status !== 200) throw youtubeError(res, 'videos.list');
+      for (const item of res.body.items ?? []) {
+        if (!item.id) continue;
+        const s = item.statistics ?? {};
+        const n = (k: string) => Number(s[k] ?? 0) || 0;
+        out[item.id] = {
+          impressions: n('viewCount'),
+          likes: n('likeCount'),
+          comments: n('commentCount'),
+          shares: 0,
+          clicks: 0,
+        };
+      }
+    }
+    return out;
+  },
+};

@@ -1,0 +1,9 @@
+import { logger } from '#shared/logger';
+import { type SyncResult, syncEngagement } from '#usecases/engagement';
+
+/** Runs every hour (EventBridge schedule; every 5 seconds in the local stack). */
+export const handler = async (): Promise<SyncResult> => {
+  const result = await syncEngagement(new Date());
+  if (result.updated || result.failed) logger.info('engagement sync', { ...result });
+  return result;
+};

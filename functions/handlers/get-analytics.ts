@@ -1,0 +1,7 @@
+import { apiHandler } from '#shared/http';
+import { getAnalytics } from '#usecases/analytics';
+
+export const { handler, impl } = apiHandler('getAnalytics', async ({ auth, admitted, now }) => ({
+  status: 200,
+  body: await getAnalytics(auth.orgId, admitted, now.getTime()),
+}));

@@ -1,0 +1,467 @@
+import { randomBytes } from 'node:crypto';
+import {
+  bearer,
+  type FakeContext,
+  type FakePlatform,
+  type FakeRequest,
+  type FakeResponse,
+} from './server.ts';
+
+// Contract fake of the Facebook Pages API (graph.facebook.com) — and the Graph API conventions the
+// Threads and Instagram fakes share: parameters from the query string, a form body or JSON; the
+// token as `access_token` (or a Bearer header); the error body
+// `{"error": {"message", "type", "code", "error_subcode", "fbtrace_id"}}` with HTTP 400 for
+// OAuth and parameter errors; an optional `/vNN.N` version prefix; media fetched from public URLs.
+
+// ---- Graph conventions (shared by the Meta fakes) ------------------------------------------
+
+export const fbtrace = () => randomBytes(8).toString('base64url');
+
+export function graphErrorResponse(
+  code: number,
+  message: string,
+  opts: {
+    subcode?: number;
+    type?: string;
+    status?: number;
+    userMsg?: string;
+    headers?: Record<string, string>;
+  } = {},
+): FakeResponse {
+  return {
+    status: opts.status ?? 400,
+    headers: opts.headers,
+    body: {
+      error: {
+        message,
+        type: opts.type ?? 'OAuthException',
+        code,
+        ...(opts.subcode ? { error_subcode: opts.subcode } : {}),
+        ...(opts.userMsg ? { error_user_msg: opts.userMsg } : {}),
+        fbtrace_id: fbtrace(),
+      },
+    },
+  };
+}
+
+/** Query string, form body and JSON body merged, as the Graph API accepts them. */
+export function graphParams(req: FakeRequest): URLSearchParams {
+  const out = new URLSearchParams(req.query);
+  const type = req.headers['content-type'] ?? '';
+  if (type.includes('application/x-www-form-urlencoded')) {
+    for (const [k, v] of new URLSearchParams(req.body.toString('utf8'))) out.set(k, v);
+  } else if (req.json && typeof req.json === 'object') {
+    for (const [k, v] of Object.entries(req.json as Record<string, unknown>)) {
+      out.set(k, typeof v === 'string' ? v : JSON.stringify(v));
+    }
+  }
+  return out;
+}
+
+/** Path segments below the fake's prefix, without the optional version. */
+export function graphPath(req: FakeRequest): string[] {
+  return req.path
+    .split('/')
+    .filter(Boolean)
+    .filter((seg, i) => !(i === 0 && /^v\d+\.\d+$/.test(seg)));
+}
+
+/** Checks the access token; an error response when it is missing, unknown or expired. */
+export function checkToken(
+  req: FakeRequest,
+  params: URLSearchParams,
+  valid: Set<string>,
+  expired: Set<string>,
+): FakeResponse | null {
+  const token = params.get('access_token') ?? bearer(req);
+  if (!token) return graphErrorResponse(104, 'An access token is required to request this resource.');
+  if (expired.has(token)) {
+    return graphErrorResponse(
+      190,
+      'Error validating access token: Session has expired on Thursday, 01-Jan-26 00:00:00 PST.',
+      { subcode: 463 },
+    );
+  }
+  if (!valid.has(token)) {
+    return graphErrorResponse(190, 'Invalid OAuth access token - Cannot parse access token', {
+      headers: {
+        'www-authenticate': 'OAuth "Facebook Platform" "invalid_token" "Invalid OAuth access token"',
+      },
+    });
+  }
+  return null;
+}
+
+export interface Downloaded {
+  bytes: Buffer;
+  contentType: string;
+}
+
+/** Meta cURLs media from the public URL it is given. */
+export async function download(url: string | null): Promise<Downloaded | null> {
+  if (!url || !/^https?:\/\//.test(url)) return null;
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+    if (!res.ok) return null;
+    return {
+      bytes: Buffer.from(await res.arrayBuffer()),
+      contentType: res.headers.get('content-type') ?? '',
+    };
+  } catch {
+    return null;
+  }
+}
+
+export const isJpeg = (b: Buffer) => b.length > 3 && b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff;
+export const isPng = (b: Buffer) =>
+  b.length > 8 && b.subarray(0, 8).equals(Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]));
+
+/** `since`/`until` (unix seconds) filter plus `limit`/`after` cursor pagination, newest first. */
+export function pageOf<T>(
+  items: T[],
+  time: (t: T) => number,
+  params: URLSearchParams,
+): { data: T[]; paging?: { cursors: { before: string; after: string }; next?: string } } {
+  const since = Number(params.get('since') ?? Number.NaN);
+  const until = Number(params.get('until') ?? Number.NaN);
+  const filtered = items
+    .filter((t) => (Number.isFinite(since) ? time(t) >= since * 1000 : true))
+    .filter((t) => (Number.isFinite(until) ? time(t) <= until * 1000 : true))
+    .sort((a, b) => time(b) - time(a));
+  const limit = Math.min(100, Number(params.get('limit') ?? 25) || 25);
+  const start = Number(Buffer.from(params.get('after') ?? '', 'base64url').toString() || 0);
+  const data = filtered.slice(start, start + limit);
+  if (!data.length) return { data };
+  const end = start + data.length;
+  const cursors = {
+    before: Buffer.from(String(start)).toString('base64url'),
+    after: Buffer.from(String(end)).toString('base64url'),
+  };
+  return { data, paging: { cursors, ...(end < filtered.length ? { next: `next-page-after-${end}` } : {}) } };
+}
+
+/** Graph timestamps: `2026-04-15T14:30:00+0000`. */
+export const graphTime = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, '+0000');
+
+let seq = 0;
+/** A numeric Graph-style id. */
+export const graphId = (prefix = '1789') =>
+  `${prefix}${String(Date.now() % 1e6).padStart(6, '0')}${String(++seq).padStart(5, '0')}`;
+
+// ---- Facebook Pages --------------------------------------------------------------------------
+
+export interface FakeFacebookMedia {
+  kind: 'photo' | 'video';
+  url: string;
+  alt?: string;
+  bytes: Buffer;
+  contentType: string;
+}
+
+export interface FakeFacebookPost {
+  id: string;
+  message?: string;
+  link?: string;
+  createdAt: number;
+  permalink: string;
+  media: FakeFacebookMedia[];
+  /** For video posts, the video id (the id POST /videos answered). */
+  videoId?: string;
+}
+
+interface Photo {
+  id: string;
+  media: FakeFacebookMedia;
+  published: boolean;
+}
+
+export interface FacebookFake extends FakePlatform {
+  /** The Page the tokens act for. */
+  pageId: string;
+  validTokens: Set<string>;
+  expiredTokens: Set<string>;
+  posts: FakeFacebookPost[];
+  photos: Map<string, Photo>;
+  /** Engagement per post id (reactions, comments, shares, views). */
+  engagement: Map<string, { reactions: number; comments: number; shares: number; views: number }>;
+  /** Perform the next publishing call but answer 500, as if the connection died after Meta acted. */
+  loseNextResponse: boolean;
+}
+
+const INSIGHT_METRICS = new Set(['post_media_view', 'post_clicks', 'post_reactions_by_type_total']);
+const DEPRECATED_METRICS = new Set(['post_impressions', 'post_impressions_unique', 'post_engaged_users']);
+
+export function createFake(): FacebookFake {
+  const fake: FacebookFake = {
+    name: 'facebook',
+    pageId: '104857600000001',
+    validTokens: new Set(['token']),
+    expiredTokens: new Set(),
+    posts: [],
+    photos: new Map(),
+    engagement: new Map(),
+    loseNextResponse: false,
+    reset() {
+      fake.validTokens = new Set(['token']);
+      fake.expiredTokens = new Set();
+      fake.posts = [];
+      fake.photos = new Map();
+      fake.engagement = new Map();
+      fake.loseNextResponse = false;
+    },
+    handle: (req, ctx) => handle(fake, req, ctx),
+  };
+  return fake;
+}
+
+const lost = (fake: FacebookFake, ok: FakeResponse): FakeResponse => {
+  if (!fake.loseNextResponse) return ok;
+  fake.loseNextResponse = false;
+  return graphErrorResponse(2, 'An unexpected error has occurred. Please retry your request later.', {
+    status: 500,
+    type: 'OAuthException',
+  });
+};
+
+async function handle(fake: FacebookFake, req: FakeRequest, _ctx: FakeContext): Promise<FakeResponse> {
+  const params = graphParams(req);
+  const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
+  if (denied) return denied;
+  const [node, edge, extra] = graphPath(req);
+  if (!node || extra) return unknownPath(req);
+
+  if (node === fake.pageId && edge) {
+    if (req.method === 'POST' && edge === 'feed') return postFeed(fake, params);
+    if (req.method === 'POST' && edge === 'photos') return postPhoto(fake, params);
+    if (req.method === 'POST' && edge === 'videos') return postVideo(fake, params);
+    if (req.method === 'GET' && edge === 'feed') {
+      return {
+        status: 200,
+        body: pageOf(
+          fake.posts.map((p) => postFields(fake, p, params)),
+          (p) => p._t,
+          params,
+        ),
+      };
+    }
+    if (req.method === 'GET' && edge === 'videos') {
+      const videos = fake.posts.filter((p) => p.videoId).map((p) => videoFields(p, params));
+      return { status: 200, body: pageOf(videos, (p) => p._t, params) };
+    }
+    return unknownPath(req);
+  }
+  if (!edge && req.method === 'GET') return getNode(fake, node, params);
+  if (edge === 'insights' && req.method === 'GET') return insights(fake, node, params);
+  if (!edge || /^\d+$/.test(node)) {
+    return graphErrorResponse(
+      100,
+      `Unsupported ${req.method.toLowerCase()} request. Object with ID '${node}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+      { subcode: 33, type: 'GraphMethodException' },
+    );
+  }
+  return unknownPath(req);
+}
+
+const unknownPath = (req: FakeRequest) =>
+  graphErrorResponse(2500, `Unknown path components: ${req.path}`, { type: 'OAuthException' });
+
+async function postFeed(fake: FacebookFake, params: URLSearchParams): Promise<FakeResponse> {
+  const message = params.get('message') ?? undefined;
+  const link = params.get('link') ?? undefined;
+  const attached: Photo[] = [];
+  for (let i = 0; params.has(`attached_media[${i}]`); i++) {
+    let fbid: unknown;
+    try {
+      fbid = (JSON.parse(params.get(`attached_media[${i}]`) ?? '') as { media_fbid?: unknown }).media_fbid;
+    } catch {
+      fbid = undefined;
+    }
+    const photo = typeof fbid === 'string' ? fake.photos.get(fbid) : undefined;
+    if (!photo || photo.published) {
+      return graphErrorResponse(
+        100,
+        `(#100) param attached_media[${i}] must be an unpublished photo of this Page.`,
+        {
+          type: 'OAuthException',
+        },
+      );
+    }
+    attached.push(photo);
+  }
+  if (!message && !link && !attached.length) {
+    return graphErrorResponse(100, '(#100) Missing message or attachment');
+  }
+  if ((message?.length ?? 0) > 63206)
+    return graphErrorResponse(100, '(#100) Param message must be at most 63206 characters');
+  if (link && !/^https?:\/\/\S+$/.test(link)) {
+    return graphErrorResponse(1609005, 'Error posting link: the URL could not be scraped.', {
+      type: 'OAuthException',
+    });
+  }
+  // Meta refuses the same status twice in a row.
+  const last = fake.posts.at(-1);
+  if (message && last?.message === message && !attached.length && !last.media.length) {
+    return graphErrorResponse(506, 'Duplicate status message', { type: 'OAuthException' });
+  }
+  for (const p of attached) p.published = true;
+  const post = addPost(fake, { message, link, media: attached.map((p) => p.media) });
+  return lost(fake, { status: 200, body: { id: post.id } });
+}
+
+function addPost(
+  fake: FacebookFake,
+  p: Pick<FakeFacebookPost, 'message' | 'link' | 'media' | 'videoId'>,
+): FakeFacebookPost {
+  const n = graphId('');
+  const post: FakeFacebookPost = {
+    ...p,
+    id: `${fake.pageId}_${n}`,
+    createdAt: Date.now(),
+    permalink: `https://www.facebook.com/${fake.pageId}/posts/${n}`,
+  };
+  fake.posts.push(post);
+  return post;
+}
+
+async function postPhoto(fake: FacebookFake, params: URLSearchParams): Promise<FakeResponse> {
+  const url = params.get('url');
+  if (!url) return graphErrorResponse(324, '(#324) Requires upload file');
+  const got = await download(url);
+  if (!got) return graphErrorResponse(324, '(#324) Missing or invalid image file');
+  if (!isJpeg(got.bytes) && !isPng(got.bytes) && !got.contentType.startsWith('image/')) {
+    return graphErrorResponse(324, '(#324) Missing or invalid image file');
+  }
+  const media: FakeFacebookMedia = {
+    kind: 'photo',
+    url,
+    alt: params.get('alt_text_custom') ?? undefined,
+    bytes: got.bytes,
+    contentType: got.contentType,
+  };
+  const published = params.get('published') !== 'false';
+  const photo: Photo = { id: graphId('5'), media, published: false };
+  fake.photos.set(photo.id, photo);
+  if (!published) return { status: 200, body: { id: photo.id } };
+  photo.published = true;
+  const post = addPost(fake, {
+    message: params.get('caption') ?? params.get('message') ?? undefined,
+    media: [media],
+  });
+  return lost(fake, { status: 200, body: { id: photo.id, post_id: post.id } });
+}
+
+async function postVideo(fake: FacebookFake, params: URLSearchParams): Promise<FakeResponse> {
+  const url = params.get('file_url');
+  if (!url)
+    return graphErrorResponse(100, '(#100) Invalid parameter', { userMsg: 'A video file is required.' });
+  const got = await download(url);
+  if (!got) {
+    return graphErrorResponse(
+      351,
+      '(#351) Sorry, there was a problem with your video file. Please try again with another file.',
+      {
+        type: 'OAuthException',
+      },
+    );
+  }
+  const videoId = graphId('7');
+  const media: FakeFacebookMedia = { kind: 'video', url, bytes: got.bytes, contentType: got.contentType };
+  const post = addPost(fake, { message: params.get('description') ?? undefined, media: [media], videoId });
+  post.permalink = `/${fake.pageId}/videos/${videoId}/`;
+  return lost(fake, { status: 200, body: { id: videoId } });
+}
+
+type Row = Record<string, unknown> & { _t: number };
+
+function counts(fake: FacebookFake, id: string) {
+  return fake.engagement.get(id) ?? { reactions: 0, comments: 0, shares: 0, views: 0 };
+}
+
+/** Fields a node read asked for (`a,b.limit(0).summary(true)` → `a`, `b`). */
+const fieldNames = (params: URLSearchParams) =>
+  (params.get('fields') ?? 'id').split(',').map((f) => f.trim().split(/[.{(]/)[0] ?? '');
+
+function postFields(fake: FacebookFake, p: FakeFacebookPost, params: URLSearchParams): Row {
+  const row: Row = { _t: p.createdAt, id: p.id };
+  const c = counts(fake, p.id);
+  for (const f of fieldNames(params)) {
+    if (f === 'message' && p.message !== undefined) row.message = p.message;
+    if (f === 'created_time') row.created_time = graphTime(p.createdAt);
+    if (f === 'permalink_url') row.permalink_url = p.permalink;
+    if (f === 'shares' && c.shares) row.shares = { count: c.shares };
+    if (f === 'reactions')
+      row.reactions = { data: [], summary: { total_count: c.reactions, viewer_reaction: 'NONE' } };
+    if (f === 'comments')
+      row.comments = { data: [], summary: { order: 'ranked', total_count: c.comments, can_comment: true } };
+  }
+  return row;
+}
+
+function videoFields(p: FakeFacebookPost, params: URLSearchParams): Row {
+  const row: Row = { _t: p.createdAt, id: p.videoId ?? p.id };
+  for (const f of fieldNames(params)) {
+    if (f === 'description' && p.message !== undefined) row.description = p.message;
+    if (f === 'created_time') row.created_time = graphTime(p.createdAt);
+    if (f === 'permalink_url') row.permalink_url = p.permalink;
+  }
+  return row;
+}
+
+function getNode(fake: FacebookFake, id: string, params: URLSearchParams): FakeResponse {
+  const post = fake.posts.find((p) => p.id === id);
+  if (post) {
+    const { _t, ...row } = postFields(fake, post, params);
+    return { status: 200, body: row };
+  }
+  const video = fake.posts.find((p) => p.videoId === id);
+  if (video) {
+    const { _t, ...row } = videoFields(video, params);
+    const c = counts(fake, id);
+    for (const f of fieldNames(params)) {
+      if (f === 'shares')
+        return graphErrorResponse(
+          100,
+          '(#100) Tried accessing nonexisting field (shares) on node type (Video)',
+        );
+      if (f === 'reactions') row.reactions = { data: [], summary: { total_count: c.reactions } };
+      if (f === 'comments') row.comments = { data: [], summary: { total_count: c.comments } };
+    }
+    return { status: 200, body: row };
+  }
+  const photo = fake.photos.get(id);
+  if (photo) return { status: 200, body: { id } };
+  return graphErrorResponse(
+    100,
+    `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+    { subcode: 33, type: 'GraphMethodException' },
+  );
+}
+
+function insights(fake: FacebookFake, id: string, params: URLSearchParams): FakeResponse {
+  const post = fake.posts.find((p) => p.id === id);
+  if (!post) return getNode(fake, id, params);
+  const metrics = (params.get('metric') ?? '').split(',').filter(Boolean);
+  if (!metrics.length) {
+    return graphErrorResponse(3001, 'No metric was specified to be fetched.', { subcode: 1504028 });
+  }
+  for (const m of metrics) {
+    if (DEPRECATED_METRICS.has(m) || !INSIGHT_METRICS.has(m)) {
+      return graphErrorResponse(100, '(#100) The value must be a valid insights metric');
+    }
+  }
+  const c = counts(fake, id);
+  return {
+    status: 200,
+    body: {
+      data: metrics.map((name) => ({
+        name,
+        period: 'lifetime',
+        values: [{ value: name === 'post_media_view' ? c.views : 0 }],
+        title: name,
+        description: name,
+        id: `${id}/insights/${name}/lifetime`,
+      })),
+      paging: {},
+    },
+  };
+}

@@ -1,0 +1,341 @@
+import {
+  checkToken,
+  type Downloaded,
+  download,
+  graphErrorResponse,
+  graphId,
+  graphParams,
+  graphPath,
+  graphTime,
+  isJpeg,
+  pageOf,
+} from './facebook.ts';
+import type { FakePlatform, FakeRequest, FakeResponse } from './server.ts';
+
+// Contract fake of Instagram content publishing (Instagram API with Facebook Login, graph.facebook.com):
+// POST /{ig-user-id}/media creates containers (image_url; media_type=REELS + video_url; VIDEO items and
+// CAROUSEL parents), GET /{container-id}?fields=status_code,status reports processing
+// (IN_PROGRESS → FINISHED | ERROR; PUBLISHED after POST /{ig-user-id}/media_publish), plus the
+// account's media list (since/until), single media reads, insights, and the documented error codes
+// (9004/2207052 fetch failure, 36001/2207005 format, 9007/2207027 not ready, 9/2207042 publish limit).
+
+export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
+
+export interface FakeIgContainer {
+  id: string;
+  kind: 'IMAGE' | 'REELS' | 'VIDEO' | 'CAROUSEL';
+  url?: string;
+  caption?: string;
+  altText?: string;
+  isCarouselItem: boolean;
+  children: string[];
+  status: ContainerStatus;
+  statusText?: string;
+  pollsLeft: number;
+  downloading: boolean;
+  media?: Downloaded;
+}
+
+export interface FakeIgMedia {
+  id: string;
+  mediaType: 'IMAGE' | 'VIDEO' | 'CAROUSEL_ALBUM';
+  productType: 'FEED' | 'REELS';
+  caption?: string;
+  timestamp: number;
+  permalink: string;
+  containerId: string;
+  items: Array<{
+    kind: 'IMAGE' | 'VIDEO';
+    url: string;
+    altText?: string;
+    bytes: Buffer;
+    contentType: string;
+  }>;
+}
+
+export interface InstagramFake extends FakePlatform {
+  igUserId: string;
+  validTokens: Set<string>;
+  expiredTokens: Set<string>;
+  containers: Map<string, FakeIgContainer>;
+  media: FakeIgMedia[];
+  processingPolls: number;
+  /** Posts the account may publish through the API per 24 hours. */
+  publishLimit: number;
+  insights: Map<string, Partial<Record<string, number>>>;
+  loseNextPublishResponse: boolean;
+}
+
+const METRICS = new Set(['views', 'reach', 'likes', 'comments', 'shares', 'saved', 'total_interactions']);
+const DEPRECATED = new Set(['impressions', 'plays', 'video_views', 'clips_replays_count']);
+
+export function createFake(): InstagramFake {
+  const fake: InstagramFake = {
+    name: 'instagram',
+    igUserId: '17841405822304914',
+    validTokens: new Set(['token']),
+    expiredTokens: new Set(),
+    containers: new Map(),
+    media: [],
+    processingPolls: 0,
+    publishLimit: 50,
+    insights: new Map(),
+    loseNextPublishResponse: false,
+    reset() {
+      fake.validTokens = new Set(['token']);
+      fake.expiredTokens = new Set();
+      fake.containers = new Map();
+      fake.media = [];
+      fake.processingPolls = 0;
+      fake.publishLimit = 50;
+      fake.insights = new Map();
+      fake.loseNextPublishResponse = false;
+    },
+    handle: (req) => handle(fake, req),
+  };
+  return fake;
+}
+
+const notFound = (method: string, id: string) =>
+  graphErrorResponse(
+    100,
+    `Unsupported ${method.toLowerCase()} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+    { subcode: 33, type: 'GraphMethodException' },
+  );
+
+async function handle(fake: InstagramFake, req: FakeRequest): Promise<FakeResponse> {
+  const params = graphParams(req);
+  const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
+  if (denied) return denied;
+  const [node, edge, extra] = graphPath(req);
+  if (!node || extra) return graphErrorResponse(2500, `Unknown path components: ${req.path}`);
+
+  if (node === fake.igUserId) {
+    if (edge === 'media' && req.method === 'POST') return createContainer(fake, params);
+    if (edge === 'media_publish' && req.method === 'POST') return publish(fake, params);
+    if (edge === 'media' && req.method === 'GET') {
+      const rows = fake.media.map((m) => ({ _t: m.timestamp, ...fields(m, params) }));
+      const page = pageOf(rows, (r) => r._t, params);
+      return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
+    }
+  }
+  if (!edge && req.method === 'GET') {
+    const c = fake.containers.get(node);
+    if (c) {
+      const status = currentStatus(c);
+      const wanted = (params.get('fields') ?? 'id').split(',');
+      return {
+        status: 200,
+        body: {
+          id: c.id,
+          ...(wanted.includes('status_code') ? { status_code: status } : {}),
+          ...(wanted.includes('status') ? { status: c.statusText ?? status } : {}),
+        },
+      };
+    }
+    const m = fake.media.find((x) => x.id === node);
+    if (m) return { status: 200, body: fields(m, params) };
+  }
+  if (edge === 'insights' && req.method === 'GET' && fake.media.some((m) => m.id === node)) {
+    return insights(fake, node, params);
+  }
+  return notFound(req.method, node);
+}
+
+async function createContainer(fake: InstagramFake, params: URLSearchParams): Promise<FakeResponse> {
+  const mediaType = params.get('media_type');
+  const isCarouselItem = params.get('is_carousel_item') === 'true';
+  const caption = params.get('caption') ?? undefined;
+  if (caption && [...caption].length > 2200)
+    return graphErrorResponse(100, 'Param caption must be at most 2200 characters long.');
+  const imageUrl = params.get('image_url');
+  const videoUrl = params.get('video_url');
+  let kind: FakeIgContainer['kind'];
+  if (!mediaType || mediaType === 'IMAGE') kind = 'IMAGE';
+  else if (mediaType === 'REELS' || mediaType === 'CAROUSEL') kind = mediaType;
+  else if (mediaType === 'VIDEO') {
+    if (!isCarouselItem) {
+      return graphErrorResponse(
+        100,
+        'The video media type is no longer supported for feed videos. Use media_type=REELS.',
+        {
+          subcode: 2207023,
+        },
+      );
+    }
+    kind = 'VIDEO';
+  } else
+    return graphErrorResponse(100, 'The media type entered is not one of the expected media types.', {
+      subcode: 2207023,
+    });
+
+  if (kind === 'IMAGE' && !imageUrl) return graphErrorResponse(100, 'The parameter image_url is required');
+  if ((kind === 'REELS' || kind === 'VIDEO') && !videoUrl)
+    return graphErrorResponse(100, 'The parameter video_url is required');
+  const children = (params.get('children') ?? '').split(',').filter(Boolean);
+  if (kind === 'CAROUSEL') {
+    if (children.length < 2 || children.length > 10) {
+      return graphErrorResponse(100, 'Carousel validation failed: a carousel has 2 to 10 items.', {
+        subcode: 2207028,
+      });
+    }
+    for (const id of children) {
+      const child = fake.containers.get(id);
+      if (!child?.isCarouselItem || child.status !== 'FINISHED') {
+        return graphErrorResponse(
+          100,
+          `Carousel validation failed: item ${id} is not a finished carousel item.`,
+          {
+            subcode: 2207028,
+          },
+        );
+      }
+    }
+  }
+  const container: FakeIgContainer = {
+    id: graphId('1790'),
+    kind,
+    url: imageUrl ?? videoUrl ?? undefined,
+    caption,
+    altText: params.get('alt_text') ?? undefined,
+    isCarouselItem,
+    children,
+    status: 'IN_PROGRESS',
+    pollsLeft: fake.processingPolls,
+    downloading: false,
+  };
+  if (kind === 'IMAGE') {
+    // Images are fetched while the container is created; JPEG is the only supported format.
+    const got = await download(imageUrl);
+    if (!got) {
+      return graphErrorResponse(9004, `The media could not be fetched from this uri: ${imageUrl}`, {
+        subcode: 2207052,
+        userMsg: 'Media download has failed. The media URI doesn’t meet our requirements.',
+      });
+    }
+    if (!isJpeg(got.bytes)) {
+      return graphErrorResponse(36001, 'The image format is not supported.', {
+        subcode: 2207005,
+        userMsg: 'The image format is not supported. Only JPEG images are supported.',
+      });
+    }
+    container.media = got;
+  } else if (videoUrl) {
+    // Videos are downloaded and transcoded after the answer.
+    container.downloading = true;
+    void download(videoUrl).then((got) => {
+      container.downloading = false;
+      if (got) container.media = got;
+      else {
+        container.status = 'ERROR';
+        container.statusText =
+          'Error: Media download has failed. The media URI doesn’t meet our requirements. (2207052)';
+      }
+    });
+  }
+  fake.containers.set(container.id, container);
+  return { status: 200, body: { id: container.id } };
+}
+
+function currentStatus(c: FakeIgContainer): ContainerStatus {
+  if (c.status !== 'IN_PROGRESS' || c.downloading) return c.status;
+  if (c.pollsLeft > 0) {
+    c.pollsLeft--;
+    return 'IN_PROGRESS';
+  }
+  c.status = 'FINISHED';
+  return c.status;
+}
+
+function publish(fake: InstagramFake, params: URLSearchParams): FakeResponse {
+  const id = params.get('creation_id');
+  const c = id ? fake.containers.get(id) : undefined;
+  if (!c || c.isCarouselItem) return notFound('post', id ?? '');
+  const dayAgo = Date.now() - 24 * 3600_000;
+  if (fake.media.filter((m) => m.timestamp > dayAgo).length >= fake.publishLimit) {
+    return graphErrorResponse(9, 'Application request limit reached', {
+      subcode: 2207042,
+      userMsg:
+        'You reached maximum number of posts that is allowed to be published by Content Publishing API.',
+    });
+  }
+  if (c.status === 'PUBLISHED')
+    return graphErrorResponse(9007, 'Media ID is not available', { subcode: 2207027 });
+  if (currentStatus(c) !== 'FINISHED') {
+    return graphErrorResponse(9007, 'Media ID is not available', {
+      subcode: 2207027,
+      userMsg: 'The media is not ready for publishing, please wait for a moment',
+    });
+  }
+  const items =
+    c.kind === 'CAROUSEL'
+      ? c.children.map((x) => fake.containers.get(x)).filter((x) => x !== undefined)
+      : [c];
+  const m: FakeIgMedia = {
+    id: graphId('1792'),
+    mediaType: c.kind === 'CAROUSEL' ? 'CAROUSEL_ALBUM' : c.kind === 'IMAGE' ? 'IMAGE' : 'VIDEO',
+    productType: c.kind === 'REELS' ? 'REELS' : 'FEED',
+    caption: c.caption,
+    timestamp: Date.now(),
+    permalink: '',
+    containerId: c.id,
+    items: items.map((x) => ({
+      kind: x.kind === 'IMAGE' ? 'IMAGE' : 'VIDEO',
+      url: x.url ?? '',
+      altText: x.altText,
+      bytes: x.media?.bytes ?? Buffer.alloc(0),
+      contentType: x.media?.contentType ?? '',
+    })),
+  };
+  m.permalink = `https://www.instagram.com/${c.kind === 'REELS' ? 'reel' : 'p'}/${m.id.slice(-11)}/`;
+  fake.media.push(m);
+  c.status = 'PUBLISHED';
+  if (fake.loseNextPublishResponse) {
+    fake.loseNextPublishResponse = false;
+    return graphErrorResponse(2, 'Service temporarily unavailable', { status: 500, type: 'OAuthException' });
+  }
+  return { status: 200, body: { id: m.id } };
+}
+
+function fields(m: FakeIgMedia, params: URLSearchParams): Record<string, unknown> {
+  const row: Record<string, unknown> = { id: m.id };
+  for (const f of (params.get('fields') ?? 'id').split(',')) {
+    if (f === 'caption' && m.caption !== undefined) row.caption = m.caption;
+    if (f === 'timestamp') row.timestamp = graphTime(m.timestamp);
+    if (f === 'permalink') row.permalink = m.permalink;
+    if (f === 'media_type') row.media_type = m.mediaType;
+    if (f === 'media_product_type') row.media_product_type = m.productType;
+  }
+  return row;
+}
+
+function insights(fake: InstagramFake, id: string, params: URLSearchParams): FakeResponse {
+  const metrics = (params.get('metric') ?? '').split(',').filter(Boolean);
+  for (const name of metrics) {
+    if (DEPRECATED.has(name)) {
+      return graphErrorResponse(
+        100,
+        `(#100) The Media Insights API does not support the ${name} metric for this media product type.`,
+      );
+    }
+    if (!METRICS.has(name))
+      return graphErrorResponse(
+        100,
+        `(#100) metric[0] must be one of the following values: ${[...METRICS].join(', ')}`,
+      );
+  }
+  const values = fake.insights.get(id) ?? {};
+  return {
+    status: 200,
+    body: {
+      data: metrics.map((name) => ({
+        name,
+        period: 'lifetime',
+        values: [{ value: values[name] ?? 0 }],
+        title: name,
+        description: name,
+        id: `${id}/insights/${name}/lifetime`,
+      })),
+    },
+  };
+}

@@ -1,0 +1,328 @@
+import {
+  checkToken,
+  type Downloaded,
+  download,
+  graphErrorResponse,
+  graphId,
+  graphParams,
+  graphPath,
+  graphTime,
+  pageOf,
+} from './facebook.ts';
+import type { FakePlatform, FakeRequest, FakeResponse } from './server.ts';
+
+// Contract fake of the Threads API (graph.threads.net/v1.0): media containers
+// (POST /{user-id}/threads), their processing status (GET /{container-id}?fields=status,error_message:
+// IN_PROGRESS while Meta downloads the media, then FINISHED or ERROR; PUBLISHED after
+// POST /{user-id}/threads_publish), the user's threads (GET /{user-id}/threads with since/until),
+// single media (GET /{media-id}?fields=…), insights, and GET /refresh_access_token.
+
+export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
+
+export interface FakeThreadsContainer {
+  id: string;
+  mediaType: 'TEXT' | 'IMAGE' | 'VIDEO' | 'CAROUSEL';
+  text?: string;
+  url?: string;
+  altText?: string;
+  replyControl?: string;
+  isCarouselItem: boolean;
+  children: string[];
+  status: ContainerStatus;
+  errorMessage?: string;
+  /** Status reads still answered IN_PROGRESS after the download finished. */
+  pollsLeft: number;
+  downloading: boolean;
+  media?: Downloaded;
+  mediaId?: string;
+}
+
+export interface FakeThreadsPost {
+  id: string;
+  mediaType: 'TEXT_POST' | 'IMAGE' | 'VIDEO' | 'CAROUSEL_ALBUM';
+  text?: string;
+  replyControl: string;
+  timestamp: number;
+  permalink: string;
+  containerId: string;
+  media: Array<{
+    type: 'IMAGE' | 'VIDEO';
+    url: string;
+    altText?: string;
+    bytes: Buffer;
+    contentType: string;
+  }>;
+}
+
+export interface ThreadsFake extends FakePlatform {
+  userId: string;
+  username: string;
+  validTokens: Set<string>;
+  expiredTokens: Set<string>;
+  /** Tokens minted by GET /refresh_access_token, in order. */
+  refreshed: string[];
+  containers: Map<string, FakeThreadsContainer>;
+  posts: FakeThreadsPost[];
+  /** Status reads a new media container answers IN_PROGRESS (after its download). */
+  processingPolls: number;
+  insights: Map<
+    string,
+    Partial<Record<'views' | 'likes' | 'replies' | 'reposts' | 'quotes' | 'shares', number>>
+  >;
+  /** Publish the next container but answer 500, as if the connection died after Meta acted. */
+  loseNextPublishResponse: boolean;
+}
+
+const METRICS = new Set(['views', 'likes', 'replies', 'reposts', 'quotes', 'shares']);
+const REPLY_CONTROL = new Set([
+  'everyone',
+  'accounts_you_follow',
+  'mentioned_only',
+  'parent_post_author_only',
+  'followers_only',
+]);
+
+export function createFake(): ThreadsFake {
+  const fake: ThreadsFake = {
+    name: 'threads',
+    userId: '17841400000000001',
+    username: 'herald_test',
+    validTokens: new Set(['token']),
+    expiredTokens: new Set(),
+    refreshed: [],
+    containers: new Map(),
+    posts: [],
+    processingPolls: 0,
+    insights: new Map(),
+    loseNextPublishResponse: false,
+    reset() {
+      fake.validTokens = new Set(['token']);
+      fake.expiredTokens = new Set();
+      fake.refreshed = [];
+      fake.containers = new Map();
+      fake.posts = [];
+      fake.processingPolls = 0;
+      fake.insights = new Map();
+      fake.loseNextPublishResponse = false;
+    },
+    handle: (req) => handle(fake, req),
+  };
+  return fake;
+}
+
+const param = (code: number, message: string, subcode?: number) =>
+  graphErrorResponse(code, message, { type: 'THApiException', subcode });
+
+async function handle(fake: ThreadsFake, req: FakeRequest): Promise<FakeResponse> {
+  const params = graphParams(req);
+  const [node, edge, extra] = graphPath(req);
+  if (node === 'refresh_access_token' && req.method === 'GET') return refresh(fake, params);
+
+  const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
+  if (denied) return denied;
+  if (!node || extra) return param(100, `Unknown path components: ${req.path}`);
+  const isUser = node === fake.userId || node === 'me';
+
+  if (isUser && edge === 'threads' && req.method === 'POST') return createContainer(fake, params);
+  if (isUser && edge === 'threads_publish' && req.method === 'POST') return publish(fake, params);
+  if (isUser && edge === 'threads' && req.method === 'GET') {
+    const rows = fake.posts.map((p) => ({ _t: p.timestamp, ...fields(fake, p, params) }));
+    const page = pageOf(rows, (r) => r._t, params);
+    return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
+  }
+  if (!edge && req.method === 'GET') {
+    const container = fake.containers.get(node);
+    if (container) return { status: 200, body: containerFields(container, params) };
+    const post = fake.posts.find((p) => p.id === node);
+    if (post) return { status: 200, body: fields(fake, post, params) };
+  }
+  if (edge === 'insights' && req.method === 'GET') {
+    const post = fake.posts.find((p) => p.id === node);
+    if (post) return insights(fake, post.id, params);
+  }
+  return param(
+    100,
+    `Unsupported ${req.method.toLowerCase()} request. Object with ID '${node}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+    33,
+  );
+}
+
+function refresh(fake: ThreadsFake, params: URLSearchParams): FakeResponse {
+  if (params.get('grant_type') !== 'th_refresh_token') {
+    return graphErrorResponse(100, 'Invalid grant_type; expected th_refresh_token');
+  }
+  const token = params.get('access_token');
+  if (!token || !fake.validTokens.has(token)) {
+    return graphErrorResponse(190, 'Invalid OAuth access token - Cannot parse access token');
+  }
+  const fresh = `threads-refreshed-${fake.refreshed.length + 1}`;
+  fake.refreshed.push(fresh);
+  fake.validTokens.add(fresh);
+  return { status: 200, body: { access_token: fresh, token_type: 'bearer', expires_in: 5_183_944 } };
+}
+
+async function createContainer(fake: ThreadsFake, params: URLSearchParams): Promise<FakeResponse> {
+  const mediaType = params.get('media_type');
+  if (mediaType !== 'TEXT' && mediaType !== 'IMAGE' && mediaType !== 'VIDEO' && mediaType !== 'CAROUSEL') {
+    return param(100, 'Param media_type must be one of {TEXT, IMAGE, VIDEO, CAROUSEL}');
+  }
+  const text = params.get('text') ?? undefined;
+  // Threads counts up to 500 characters (emoji by their UTF-8 byte count; code points are close enough here).
+  if (text && [...text].length > 500) return param(100, 'Param text must be at most 500 characters long.');
+  if (mediaType === 'TEXT' && !text) return param(100, 'Param text is required for media_type=TEXT');
+  const replyControl = params.get('reply_control') ?? undefined;
+  if (replyControl && !REPLY_CONTROL.has(replyControl)) return param(100, 'Param reply_control is invalid');
+  const altText = params.get('alt_text') ?? undefined;
+  if (altText && altText.length > 1000)
+    return param(100, 'Param alt_text must be at most 1000 characters long.');
+  const isCarouselItem = params.get('is_carousel_item') === 'true';
+  const url =
+    mediaType === 'IMAGE' ? params.get('image_url') : mediaType === 'VIDEO' ? params.get('video_url') : null;
+  if ((mediaType === 'IMAGE' || mediaType === 'VIDEO') && !url) {
+    return param(
+      100,
+      `Param ${mediaType === 'IMAGE' ? 'image_url' : 'video_url'} is required for media_type=${mediaType}`,
+    );
+  }
+  const children = (params.get('children') ?? '').split(',').filter(Boolean);
+  if (mediaType === 'CAROUSEL') {
+    if (children.length < 2 || children.length > 20) return param(100, 'A carousel needs 2 to 20 children');
+    for (const id of children) {
+      const child = fake.containers.get(id);
+      if (!child?.isCarouselItem) return param(100, `Param children: ${id} is not a carousel item container`);
+      if (child.status !== 'FINISHED') return param(24, `Carousel item ${id} is not ready`, 4279009);
+    }
+  }
+  const container: FakeThreadsContainer = {
+    id: graphId('1790'),
+    mediaType,
+    text,
+    url: url ?? undefined,
+    altText,
+    replyControl,
+    isCarouselItem,
+    children,
+    status: 'IN_PROGRESS',
+    pollsLeft: fake.processingPolls,
+    downloading: Boolean(url),
+  };
+  fake.containers.set(container.id, container);
+  if (url) {
+    // Meta downloads the media after answering; the container stays IN_PROGRESS meanwhile.
+    void download(url).then((got) => {
+      container.downloading = false;
+      if (got) container.media = got;
+      else {
+        container.status = 'ERROR';
+        container.errorMessage = mediaType === 'VIDEO' ? 'FAILED_DOWNLOADING_VIDEO' : 'UNKNOWN';
+      }
+    });
+  }
+  return { status: 200, body: { id: container.id } };
+}
+
+function currentStatus(c: FakeThreadsContainer): ContainerStatus {
+  if (c.status !== 'IN_PROGRESS' || c.downloading) return c.status;
+  if (c.pollsLeft > 0) {
+    c.pollsLeft--;
+    return 'IN_PROGRESS';
+  }
+  c.status = 'FINISHED';
+  return c.status;
+}
+
+function containerFields(c: FakeThreadsContainer, params: URLSearchParams) {
+  const wanted = (params.get('fields') ?? 'id').split(',');
+  const status = currentStatus(c);
+  return {
+    id: c.id,
+    ...(wanted.includes('status') ? { status } : {}),
+    ...(wanted.includes('error_message') && c.errorMessage ? { error_message: c.errorMessage } : {}),
+  };
+}
+
+function publish(fake: ThreadsFake, params: URLSearchParams): FakeResponse {
+  const id = params.get('creation_id');
+  const container = id ? fake.containers.get(id) : undefined;
+  if (!container || container.isCarouselItem)
+    return param(100, 'Param creation_id is not a publishable container', 4279009);
+  if (container.status === 'PUBLISHED') return param(24, 'The container has already been published', 4279009);
+  if (currentStatus(container) !== 'FINISHED') {
+    return param(24, 'The media is not ready to be published. Please wait a moment.', 4279009);
+  }
+  const items =
+    container.mediaType === 'CAROUSEL'
+      ? container.children
+          .map((c) => fake.containers.get(c))
+          .filter((c): c is FakeThreadsContainer => Boolean(c))
+      : container.mediaType === 'TEXT'
+        ? []
+        : [container];
+  const post: FakeThreadsPost = {
+    id: graphId('1791'),
+    mediaType:
+      container.mediaType === 'TEXT'
+        ? 'TEXT_POST'
+        : container.mediaType === 'CAROUSEL'
+          ? 'CAROUSEL_ALBUM'
+          : container.mediaType,
+    text: container.text,
+    replyControl: container.replyControl ?? 'everyone',
+    timestamp: Date.now(),
+    permalink: '',
+    containerId: container.id,
+    media: items.map((c) => ({
+      type: c.mediaType === 'VIDEO' ? 'VIDEO' : 'IMAGE',
+      url: c.url ?? '',
+      altText: c.altText,
+      bytes: c.media?.bytes ?? Buffer.alloc(0),
+      contentType: c.media?.contentType ?? '',
+    })),
+  };
+  post.permalink = `https://www.threads.net/@${fake.username}/post/${post.id.slice(-8)}`;
+  fake.posts.push(post);
+  container.status = 'PUBLISHED';
+  container.mediaId = post.id;
+  if (fake.loseNextPublishResponse) {
+    fake.loseNextPublishResponse = false;
+    return graphErrorResponse(2, 'Service temporarily unavailable', { status: 500, type: 'THApiException' });
+  }
+  return { status: 200, body: { id: post.id } };
+}
+
+function fields(fake: ThreadsFake, p: FakeThreadsPost, params: URLSearchParams): Record<string, unknown> {
+  const row: Record<string, unknown> = { id: p.id };
+  for (const f of (params.get('fields') ?? 'id').split(',')) {
+    if (f === 'text' && p.text !== undefined) row.text = p.text;
+    if (f === 'timestamp') row.timestamp = graphTime(p.timestamp);
+    if (f === 'permalink') row.permalink = p.permalink;
+    if (f === 'media_type') row.media_type = p.mediaType;
+    if (f === 'media_product_type') row.media_product_type = 'THREADS';
+    if (f === 'username') row.username = fake.username;
+  }
+  return row;
+}
+
+function insights(fake: ThreadsFake, id: string, params: URLSearchParams): FakeResponse {
+  const metrics = (params.get('metric') ?? '').split(',').filter(Boolean);
+  if (!metrics.length || metrics.some((m) => !METRICS.has(m))) {
+    return param(
+      100,
+      'Param metric must be a comma-separated list of views, likes, replies, reposts, quotes, shares',
+    );
+  }
+  const values = fake.insights.get(id) ?? {};
+  return {
+    status: 200,
+    body: {
+      data: metrics.map((name) => ({
+        name,
+        period: 'lifetime',
+        values: [{ value: values[name as keyof typeof values] ?? 0 }],
+        title: name,
+        description: name,
+        id: `${id}/insights/${name}/lifetime`,
+      })),
+    },
+  };
+}

@@ -1,0 +1,458 @@
+import { textLength } from '#core/platforms';
+import {
+  bearer,
+  type FakeContext,
+  type FakePlatform,
+  type FakeRequest,
+  type FakeResponse,
+} from './server.ts';
+
+// Contract fake of the X API v2: OAuth 2.0 refresh (POST /2/oauth2/token, single-use refresh tokens),
+// media upload (simple POST /2/media/upload for images; initialize / {id}/append / {id}/finalize and
+// GET ?command=STATUS with processing_info for video and GIFs; POST /2/media/metadata for alt text),
+// POST /2/tweets, GET /2/users/:id/tweets (text as X returns it: links as t.co, a media link appended,
+// & < > escaped) and GET /2/tweets?ids=&tweet.fields=public_metrics. Errors are RFC 7807 problems as
+// X sends them; every answer carries x-rate-limit-limit/-remaining/-reset.
+
+export interface FakeXMedia {
+  id: string;
+  media_key: string;
+  category: string;
+  mimeType: string;
+  totalBytes: number;
+  segments: Map<number, Buffer>;
+  bytes: Buffer;
+  state: 'uploading' | 'pending' | 'in_progress' | 'succeeded' | 'failed';
+  pollsLeft: number;
+  alt: string | null;
+}
+
+export interface FakeTweet {
+  id: string;
+  text: string;
+  author_id: string;
+  created_at: string;
+  media: FakeXMedia[];
+  reply_settings: string | null;
+  public_metrics: {
+    retweet_count: number;
+    reply_count: number;
+    like_count: number;
+    quote_count: number;
+    bookmark_count: number;
+    impression_count: number;
+  };
+}
+
+export interface FakeX extends FakePlatform {
+  validTokens: Set<string>;
+  refreshTokens: Set<string>;
+  /** client_ids accepted by the token endpoint. */
+  clientIds: Set<string>;
+  user: { id: string; username: string };
+  media: Map<string, FakeXMedia>;
+  posts: FakeTweet[];
+  /** STATUS polls that answer in_progress before a video succeeds. */
+  processingPolls: number;
+  /** Make processing of the next chunked upload fail (InvalidMedia). */
+  failProcessing: boolean;
+  /** Tokens minted by refreshes, newest last. */
+  minted: Array<{ access_token: string; refresh_token: string }>;
+}
+
+const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeResponse => ({
+  status,
+  body: { title, detail, type, status },
+});
+const invalid = (message: string, parameters: Record<string, unknown> = {}): FakeResponse => ({
+  status: 400,
+  body: {
+    errors: [{ parameters, message }],
+    title: 'Invalid Request',
+    detail: 'One or more parameters to your request was invalid.',
+    type: 'https://api.twitter.com/2/problems/invalid-request',
+  },
+});
+
+const IMAGE_TYPES = ['image/jpeg', 'image/bmp', 'image/png', 'image/webp', 'image/pjpeg', 'image/tiff'];
+const CHUNKED_TYPES = [
+  'video/mp4',
+  'video/webm',
+  'video/mp2t',
+  'video/quicktime',
+  'image/gif',
+  ...IMAGE_TYPES,
+];
+
+export function createFake(): FakeX {
+  let seq = 0;
+  const snowflake = () => String(1860000000000000000n + BigInt(++seq) * 4096n);
+
+  function withLimits(res: FakeResponse): FakeResponse {
+    return {
+      ...res,
+      headers: {
+        'x-rate-limit-limit': '100',
+        'x-rate-limit-remaining': '99',
+        'x-rate-limit-reset': String(Math.floor(Date.now() / 1000) + 900),
+        ...res.headers,
+      },
+    };
+  }
+
+  function mediaJson(m: FakeXMedia) {
+    const processing =
+      m.state === 'pending' || m.state === 'in_progress' || m.state === 'failed'
+        ? {
+            processing_info: {
+              state: m.state,
+              ...(m.state === 'failed'
+                ? { error: { code: 1, name: 'InvalidMedia', message: 'Unsupported video format' } }
+                : { check_after_secs: 0, progress_percent: m.state === 'pending' ? 0 : 50 }),
+            },
+          }
+        : m.category.includes('video') || m.category === 'tweet_gif'
+          ? { processing_info: { state: 'succeeded', progress_percent: 100 } }
+          : {};
+    return { id: m.id, media_key: m.media_key, size: m.totalBytes, expires_after_secs: 86400, ...processing };
+  }
+
+  function shown(t: FakeTweet): string {
+    let n = 0;
+    const text = t.text
+      .replace(/https?:\/\/[^\s]+/gu, () => `https://t.co/${(++n).toString(36).padStart(10, 'a')}`)
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;');
+    return t.media.length ? `${text} https://t.co/m${t.id.slice(-9)}` : text;
+  }
+
+  async function handle(req: FakeRequest): Promise<FakeResponse> {
+    if (req.method === 'POST' && req.path === '/2/oauth2/token') {
+      const form = new URLSearchParams(req.body.toString('utf8'));
+      let clientId = form.get('client_id') ?? '';
+      const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+      if (basic) clientId = Buffer.from(basic, 'base64').toString('utf8').split(':')[0] ?? clientId;
+      if (!clientId)
+        return {
+          status: 400,
+          body: { error: 'invalid_request', error_description: 'Missing required parameter [client_id].' },
+        };
+      if (!fake.clientIds.has(clientId))
+        return {
+          status: 401,
+          body: { error: 'unauthorized_client', error_description: 'Missing valid authorization header' },
+        };
+      if (form.get('grant_type') !== 'refresh_token')
+        return {
+          status: 400,
+          body: { error: 'unsupported_grant_type', error_description: 'grant_type not supported' },
+        };
+      const old = form.get('refresh_token') ?? '';
+      if (!fake.refreshTokens.has(old))
+        return {
+          status: 400,
+          body: { error: 'invalid_request', error_description: 'Value passed for the token was invalid.' },
+        };
+      fake.refreshTokens.delete(old); // single use
+      const pair = { access_token: `at-${snowflake()}`, refresh_token: `rt-${snowflake()}` };
+      fake.validTokens.add(pair.access_token);
+      fake.refreshTokens.add(pair.refresh_token);
+      fake.minted.push(pair);
+      return {
+        status: 200,
+        body: {
+          token_type: 'bearer',
+          expires_in: 7200,
+          scope: 'tweet.read tweet.write users.read offline.access media.write',
+          ...pair,
+        },
+      };
+    }
+
+    const token = bearer(req);
+    if (!token || !fake.validTokens.has(token)) return problem(401, 'Unauthorized', 'Unauthorized');
+
+    if (req.method === 'POST' && req.path === '/2/media/upload') {
+      const b = (req.json ?? {}) as Record<string, unknown>;
+      if (typeof b.media !== 'string' || !b.media)
+        return invalid('The `media` field is required.', { media: [] });
+      if (!['tweet_image', 'dm_image', 'subtitles'].includes(String(b.media_category))) {
+        return invalid(
+          `The \`media_category\` query parameter value [${String(b.media_category)}] is not one of [tweet_image,dm_image,subtitles]`,
+        );
+      }
+      if (b.media_type !== undefined && !IMAGE_TYPES.includes(String(b.media_type)))
+        return invalid(`Unsupported media_type ${String(b.media_type)}`);
+      const bytes = Buffer.from(b.media, 'base64');
+      const id = snowflake();
+      const m: FakeXMedia = {
+        id,
+        media_key: `3_${id}`,
+        category: String(b.media_category),
+        mimeType: String(b.media_type ?? 'application/octet-stream'),
+        totalBytes: bytes.length,
+        segments: new Map([[0, bytes]]),
+        bytes,
+        state: 'succeeded',
+        pollsLeft: 0,
+        alt: null,
+      };
+      fake.media.set(id, m);
+      return { status: 200, body: { data: mediaJson(m) } };
+    }
+
+    if (req.method === 'POST' && req.path === '/2/media/upload/initialize') {
+      const b = (req.json ?? {}) as Record<string, unknown>;
+      if (!CHUNKED_TYPES.includes(String(b.media_type)))
+        return invalid(`Unsupported media_type ${String(b.media_type)}`, { media_type: [b.media_type] });
+      if (typeof b.total_bytes !== 'number' || b.total_bytes <= 0)
+        return invalid('The `total_bytes` field is required.');
+      const category = String(b.media_category ?? 'tweet_video');
+      if (
+        ![
+          'amplify_video',
+          'tweet_gif',
+          'tweet_image',
+          'tweet_video',
+          'dm_gif',
+          'dm_image',
+          'dm_video',
+          'subtitles',
+        ].includes(category)
+      ) {
+        return invalid(`Unsupported media_category ${category}`);
+      }
+      const id = snowflake();
+      fake.media.set(id, {
+        id,
+        media_key: `7_${id}`,
+        category,
+        mimeType: String(b.media_type),
+        totalBytes: b.total_bytes,
+        segments: new Map(),
+        bytes: Buffer.alloc(0),
+        state: 'uploading',
+        pollsLeft: fake.processingPolls,
+        alt: null,
+      });
+      return { status: 200, body: { data: { id, media_key: `7_${id}`, expires_after_secs: 86399 } } };
+    }
+
+    const append = /^\/2\/media\/upload\/(\d+)\/append$/.exec(req.path);
+    if (req.method === 'POST' && append) {
+      const m = fake.media.get(append[1] ?? '');
+      if (m?.state !== 'uploading') return invalid('Invalid media id or upload session.');
+      const form = await new Response(req.body, {
+        headers: { 'content-type': req.headers['content-type'] ?? '' },
+      }).formData();
+      const segment = Number(form.get('segment_index'));
+      const media = form.get('media');
+      if (!Number.isInteger(segment) || segment < 0 || segment > 999)
+        return invalid('segment_index must be between 0 and 999');
+      if (!media || typeof media === 'string') return invalid('The `media` field is required.');
+      const chunk = Buffer.from(await media.arrayBuffer());
+      if (chunk.length > 5 * 1024 * 1024) return invalid('Segment too large: must be <= 5 MB');
+      m.segments.set(segment, chunk);
+      return { status: 200, body: { data: { expires_at: Math.floor(Date.now() / 1000) + 86400 } } };
+    }
+
+    const finalize = /^\/2\/media\/upload\/(\d+)\/finalize$/.exec(req.path);
+    if (req.method === 'POST' && finalize) {
+      const m = fake.media.get(finalize[1] ?? '');
+      if (m?.state !== 'uploading') return invalid('Invalid media id or upload session.');
+      const order = [...m.segments.keys()].sort((a, b) => a - b);
+      if (order.some((s, i) => s !== i))
+        return invalid('Segments missing: upload every segment_index from 0.');
+      m.bytes = Buffer.concat(order.map((s) => m.segments.get(s) ?? Buffer.alloc(0)));
+      if (m.bytes.length !== m.totalBytes)
+        return invalid(`File size mismatch: expected ${m.totalBytes} bytes, got ${m.bytes.length}`);
+      m.state = fake.failProcessing
+        ? 'failed'
+        : m.pollsLeft > 0 || m.category !== 'tweet_image'
+          ? 'pending'
+          : 'succeeded';
+      fake.failProcessing = false;
+      return { status: 200, body: { data: mediaJson(m) } };
+    }
+
+    if (req.method === 'GET' && req.path === '/2/media/upload') {
+      if (req.query.get('command') !== 'STATUS') return invalid('command must be STATUS');
+      const m = fake.media.get(req.query.get('media_id') ?? '');
+      if (!m) return invalid('Invalid media id.', { media_id: [req.query.get('media_id')] });
+      if (m.state === 'pending' || m.state === 'in_progress') {
+        if (m.pollsLeft > 0) {
+          m.pollsLeft--;
+          m.state = 'in_progress';
+        } else {
+          m.state = 'succeeded';
+        }
+      }
+      return { status: 200, body: { data: mediaJson(m) } };
+    }
+
+    if (req.method === 'POST' && req.path === '/2/media/metadata') {
+      const b = (req.json ?? {}) as { id?: string; metadata?: { alt_text?: { text?: string } } };
+      const m = fake.media.get(String(b.id ?? ''));
+      if (!m) return invalid('Invalid media id.');
+      const alt = b.metadata?.alt_text?.text;
+      if (typeof alt === 'string' && alt.length > 1000) return invalid('alt_text must be <= 1000 characters');
+      m.alt = alt ?? null;
+      return { status: 200, body: { data: { id: m.id, associated_metadata: b.metadata ?? {} } } };
+    }
+
+    if (req.method === 'POST' && req.path === '/2/tweets') {
+      const b = (req.json ?? {}) as {
+        text?: unknown;
+        media?: { media_ids?: unknown };
+        reply_settings?: unknown;
+      };
+      const text = typeof b.text === 'string' ? b.text : '';
+      const ids = Array.isArray(b.media?.media_ids) ? b.media.media_ids.map(String) : [];
+      if (!text && ids.length === 0) return invalid('Tweet text or media is required.');
+      if (textLength('x_weighted', text) > 280)
+        return problem(
+          403,
+          'Forbidden',
+          'Your Tweet text is too long. For help, please check the length of the Tweet.',
+        );
+      if (ids.length > 4)
+        return invalid('media.media_ids: size must be between 1 and 4', { 'media.media_ids': ids });
+      if (
+        b.reply_settings !== undefined &&
+        !['following', 'mentionedUsers', 'subscribers', 'verified'].includes(String(b.reply_settings))
+      ) {
+        return invalid(
+          `$.reply_settings: does not have a value in the enumeration [following, mentionedUsers, subscribers, verified]`,
+        );
+      }
+      const media: FakeXMedia[] = [];
+      for (const id of ids) {
+        const m = fake.media.get(id);
+        if (m?.state !== 'succeeded')
+          return invalid(`Your media IDs are invalid.`, { 'media.media_ids': [id] });
+        media.push(m);
+      }
+      if (text && fake.posts.some((t) => t.author_id === fake.user.id && t.text === text)) {
+        return problem(403, 'Forbidden', 'You are not allowed to create a Tweet with duplicate content.');
+      }
+      const tweet: FakeTweet = {
+        id: snowflake(),
+        text,
+        author_id: fake.user.id,
+        created_at: new Date().toISOString(),
+        media,
+        reply_settings: typeof b.reply_settings === 'string' ? b.reply_settings : null,
+        public_metrics: {
+          retweet_count: 0,
+          reply_count: 0,
+          like_count: 0,
+          quote_count: 0,
+          bookmark_count: 0,
+          impression_count: 0,
+        },
+      };
+      fake.posts.push(tweet);
+      return {
+        status: 201,
+        body: { data: { id: tweet.id, text: shown(tweet), edit_history_tweet_ids: [tweet.id] } },
+      };
+    }
+
+    const timeline = /^\/2\/users\/(\d+)\/tweets$/.exec(req.path);
+    if (req.method === 'GET' && timeline) {
+      const max = Number(req.query.get('max_results') ?? 10);
+      if (!Number.isInteger(max) || max < 5 || max > 100)
+        return invalid(`The \`max_results\` query parameter value [${max}] is not between 5 and 100`);
+      const start = req.query.get('start_time');
+      if (start && !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{3})?Z$/.test(start))
+        return invalid(`Invalid 'start_time':'${start}'. 'start_time' must be a valid RFC 3339 date-time.`);
+      const from = start ? Date.parse(start) : 0;
+      const offset = Number(req.query.get('pagination_token') ?? 0);
+      const all = fake.posts
+        .filter((t) => t.author_id === timeline[1] && Date.parse(t.created_at) >= from)
+        .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
+      const page = all.slice(offset, offset + max);
+      const fields = (req.query.get('tweet.fields') ?? '').split(',');
+      const data = page.map((t) => ({
+        id: t.id,
+        text: shown(t),
+        edit_history_tweet_ids: [t.id],
+        ...(fields.includes('created_at') ? { created_at: t.created_at } : {}),
+      }));
+      const meta: Record<string, unknown> = { result_count: data.length };
+      if (data.length) Object.assign(meta, { newest_id: data[0]?.id, oldest_id: data.at(-1)?.id });
+      if (offset + max < all.length) meta.next_token = String(offset + max);
+      return { status: 200, body: data.length ? { data, meta } : { meta } };
+    }
+
+    if (req.method === 'GET' && req.path === '/2/tweets') {
+      const ids = (req.query.get('ids') ?? '').split(',').filter(Boolean);
+      if (ids.length === 0 || ids.length > 100)
+        return invalid('The `ids` query parameter value must have 1 to 100 items');
+      const fields = (req.query.get('tweet.fields') ?? '').split(',');
+      const data = ids.flatMap((id) => {
+        const t = fake.posts.find((p) => p.id === id);
+        if (!t) return [];
+        return [
+          {
+            id: t.id,
+            text: shown(t),
+            edit_history_tweet_ids: [t.id],
+            ...(fields.includes('public_metrics') ? { public_metrics: t.public_metrics } : {}),
+          },
+        ];
+      });
+      const missing = ids.filter((id) => !fake.posts.some((p) => p.id === id));
+      return {
+        status: 200,
+        body: {
+          ...(data.length ? { data } : {}),
+          ...(missing.length
+            ? {
+                errors: missing.map((id) => ({
+                  value: id,
+                  detail: `Could not find tweet with ids: [${id}].`,
+                  title: 'Not Found Error',
+                  resource_type: 'tweet',
+                  parameter: 'ids',
+                  resource_id: id,
+                  type: 'https://api.twitter.com/2/problems/resource-not-found',
+                })),
+              }
+            : {}),
+        },
+      };
+    }
+
+    return problem(404, 'Not Found Error', `No route for ${req.method} ${req.path}`);
+  }
+
+  const fake: FakeX = {
+    name: 'x',
+    validTokens: new Set(['token']),
+    refreshTokens: new Set(['refresh']),
+    clientIds: new Set(['client-id']),
+    user: { id: '1500000000000000001', username: 'acme' },
+    media: new Map(),
+    posts: [],
+    processingPolls: 0,
+    failProcessing: false,
+    minted: [],
+    reset() {
+      seq = 0;
+      fake.validTokens = new Set(['token']);
+      fake.refreshTokens = new Set(['refresh']);
+      fake.clientIds = new Set(['client-id']);
+      fake.media = new Map();
+      fake.posts = [];
+      fake.processingPolls = 0;
+      fake.failProcessing = false;
+      fake.minted = [];
+    },
+    async handle(req: FakeRequest, _ctx: FakeContext) {
+      return withLimits(await handle(req));
+    },
+  };
+  return fake;
+}

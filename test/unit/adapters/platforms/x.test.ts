@@ -1,0 +1,361 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type Credentials,
+  type MediaInput,
+  PlatformError,
+  type PublishContext,
+} from '#adapters/platforms/types';
+import { comparableText, connector } from '#adapters/platforms/x';
+import { FakePlatforms } from '../../../fakes/server.ts';
+import { createFake, type FakeX } from '../../../fakes/x.ts';
+
+// The X connector against the contract fake of the X API v2 (test/fakes/x.ts).
+
+let fakes: FakePlatforms;
+let fake: FakeX;
+const env = { ...process.env };
+
+beforeAll(async () => {
+  fakes = await new FakePlatforms([createFake()]).start();
+  fake = fakes.fake<FakeX>('x');
+});
+afterAll(() => fakes.stop());
+beforeEach(() => {
+  fakes.reset();
+  process.env.HERALD_PLATFORM_X_URL = fakes.url('x');
+  process.env.HERALD_X_CLIENT_ID = 'client-id';
+});
+afterEach(() => {
+  process.env = { ...env };
+});
+
+function media(type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = ''): MediaInput {
+  return {
+    type,
+    alt,
+    contentType,
+    filename: `file.${contentType.split('/')[1]}`,
+    sizeBytes: bytes.byteLength,
+    url: 'https://media.example/asset',
+    read: async () => bytes,
+  };
+}
+
+function context(over: Partial<PublishContext> = {}) {
+  const checkpoints: Array<Record<string, unknown>> = [];
+  const saved: Credentials[] = [];
+  const ctx: PublishContext = {
+    channel: { id: 'ch_1', handle: '@acme', platform: 'x' },
+    credentials: { access_token: 'token', account_id: '1500000000000000001' },
+    text: 'Hello from Herald',
+    title: null,
+    options: {},
+    media: [],
+    idempotencyKey: 'post_1:ch_1',
+    checkpoint: null,
+    saveCheckpoint: async (c) => {
+      checkpoints.push(c);
+    },
+    saveCredentials: async (c) => {
+      saved.push(c);
+    },
+    attemptStartedAt: new Date(),
+    ...over,
+  };
+  return { ctx, checkpoints, saved };
+}
+
+const calls = (method: string, path: RegExp) =>
+  fakes.requests('x').filter((r) => r.method === method && path.test(r.path));
+
+async function failure(p: Promise<unknown>): Promise<PlatformError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(PlatformError);
+  return err as PlatformError;
+}
+
+describe('publish', () => {
+  it('posts POST /2/tweets {text} with the user token and returns the id and x.com permalink', async () => {
+    const { ctx, checkpoints } = context();
+    const result = await connector.publish(ctx);
+    const [post] = calls('POST', /^\/2\/tweets$/);
+    expect(post?.headers.authorization).toBe('Bearer token');
+    expect(post?.json).toEqual({ text: 'Hello from Herald' });
+    const id = fake.posts[0]?.id;
+    expect(result).toEqual({ externalId: id, url: `https://x.com/acme/status/${id}` });
+    expect(checkpoints[0]).toMatchObject({ stage: 'posting', mediaIds: [] });
+  });
+
+  it('maps options.reply_settings', async () => {
+    await connector.publish(context({ options: { reply_settings: 'mentionedUsers' } }).ctx);
+    expect(calls('POST', /^\/2\/tweets$/)[0]?.json).toEqual({
+      text: 'Hello from Herald',
+      reply_settings: 'mentionedUsers',
+    });
+    expect(fake.posts[0]?.reply_settings).toBe('mentionedUsers');
+  });
+
+  it('uploads images with the simple v2 upload (base64, tweet_image), sets alt text, attaches media_ids', async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 255]);
+    const jpg = new Uint8Array([0xff, 0xd8, 0xff, 7]);
+    await connector.publish(
+      context({ media: [media('image', 'image/png', png, 'A chart'), media('image', 'image/jpeg', jpg)] })
+        .ctx,
+    );
+    const uploads = calls('POST', /^\/2\/media\/upload$/);
+    expect(
+      uploads.map((u) => (u.json as { media_category: string; media_type: string }).media_category),
+    ).toEqual(['tweet_image', 'tweet_image']);
+    expect(uploads.map((u) => (u.json as { media_type: string }).media_type)).toEqual([
+      'image/png',
+      'image/jpeg',
+    ]);
+    const tweet = fake.posts[0];
+    expect(tweet?.media.map((m) => [[...m.bytes], m.alt])).toEqual([
+      [[...png], 'A chart'],
+      [[...jpg], null],
+    ]);
+    expect(calls('POST', /^\/2\/media\/metadata$/)[0]?.json).toEqual({
+      id: tweet?.media[0]?.id,
+      metadata: { alt_text: { text: 'A chart' } },
+    });
+    expect(calls('POST', /^\/2\/tweets$/)[0]?.json).toEqual({
+      text: 'Hello from Herald',
+      media: { media_ids: tweet?.media.map((m) => m.id) },
+    });
+  });
+
+  it('uploads video in chunks (initialize, append ×3, finalize), waits for processing, then posts', async () => {
+    fake.processingPolls = 1;
+    const mp4 = new Uint8Array(9 * 1024 * 1024 + 5).map((_, i) => (i * 31) % 256);
+    await connector.publish(context({ media: [media('video', 'video/mp4', mp4)] }).ctx);
+    expect(calls('POST', /^\/2\/media\/upload\/initialize$/)[0]?.json).toEqual({
+      media_type: 'video/mp4',
+      total_bytes: mp4.byteLength,
+      media_category: 'tweet_video',
+    });
+    expect(calls('POST', /\/append$/)).toHaveLength(3);
+    expect(calls('POST', /\/finalize$/)).toHaveLength(1);
+    expect(calls('GET', /^\/2\/media\/upload$/).map((r) => r.query.get('command'))).toEqual([
+      'STATUS',
+      'STATUS',
+    ]);
+    expect(Buffer.compare(fake.posts[0]?.media[0]?.bytes ?? Buffer.alloc(0), Buffer.from(mp4))).toBe(0);
+  });
+
+  it('failed video processing is media_error and nothing is posted', async () => {
+    fake.failProcessing = true;
+    const err = await failure(
+      connector.publish(context({ media: [media('video', 'video/mp4', new Uint8Array(100))] }).ctx),
+    );
+    expect(err.category).toBe('media_error');
+    expect(err.message).toMatch(/InvalidMedia/);
+    expect(fake.posts).toHaveLength(0);
+  });
+});
+
+describe('errors', () => {
+  it('401 without a refresh token is auth_expired', async () => {
+    const { ctx } = context();
+    ctx.credentials = { access_token: 'revoked', account_id: '1' };
+    const err = await failure(connector.publish(ctx));
+    expect(err.category).toBe('auth_expired');
+    expect(err.retryable).toBe(false);
+  });
+
+  it('429 is rate_limited with the x-rate-limit-reset hint (epoch seconds)', async () => {
+    const reset = Math.floor(Date.now() / 1000) + 300;
+    fakes.failNext('x', {
+      path: /^\/2\/tweets$/,
+      status: 429,
+      body: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 },
+      headers: {
+        'x-rate-limit-limit': '100',
+        'x-rate-limit-remaining': '0',
+        'x-rate-limit-reset': String(reset),
+      },
+    });
+    const err = await failure(connector.publish(context().ctx));
+    expect(err.category).toBe('rate_limited');
+    expect(err.opts.retryAfterSeconds).toBeGreaterThanOrEqual(298);
+    expect(err.opts.retryAfterSeconds).toBeLessThanOrEqual(300);
+  });
+
+  it('500 is a retryable system error', async () => {
+    fakes.failNext('x', { status: 500, body: { title: 'Internal Server Error', status: 500 } });
+    const err = await failure(connector.publish(context().ctx));
+    expect(err.category).toBe('system');
+    expect(err.retryable).toBe(true);
+  });
+
+  it('403 duplicate content is user_content; any other 403 is platform_rejected', async () => {
+    await connector.publish(context().ctx);
+    const dup = await failure(connector.publish(context({ idempotencyKey: 'post_2:ch_1' }).ctx));
+    expect(dup.category).toBe('user_content');
+    expect(dup.message).toMatch(/duplicate content/);
+
+    fakes.failNext('x', {
+      status: 403,
+      body: {
+        title: 'Forbidden',
+        detail: 'You are not permitted to perform this action.',
+        type: 'about:blank',
+        status: 403,
+      },
+    });
+    expect((await failure(connector.publish(context({ text: 'other' }).ctx))).category).toBe(
+      'platform_rejected',
+    );
+  });
+
+  it('400 invalid request is user_content', async () => {
+    const err = await failure(connector.publish(context({ options: { reply_settings: 'everyone' } }).ctx));
+    expect(err.category).toBe('user_content');
+    expect(err.message).toMatch(/Invalid Request/);
+  });
+});
+
+describe('tokens', () => {
+  it('on a 401 refreshes once (refresh_token grant, client_id) and retries; saves the new pair', async () => {
+    const { ctx, saved } = context();
+    ctx.credentials = {
+      access_token: 'stale',
+      refresh_token: 'refresh',
+      expires_at: '2099-01-01T00:00:00.000Z',
+      account_id: '1500000000000000001',
+    };
+    const result = await connector.publish(ctx);
+    expect(result.externalId).toBe(fake.posts[0]?.id);
+    const [tokenCall] = calls('POST', /^\/2\/oauth2\/token$/);
+    expect(Object.fromEntries(new URLSearchParams(tokenCall?.body.toString()))).toEqual({
+      grant_type: 'refresh_token',
+      refresh_token: 'refresh',
+      client_id: 'client-id',
+    });
+    const minted = fake.minted[0];
+    expect(saved).toEqual([
+      {
+        access_token: minted?.access_token,
+        refresh_token: minted?.refresh_token,
+        expires_at: expect.any(String),
+        account_id: '1500000000000000001',
+      },
+    ]);
+    expect(Date.parse(String(saved[0]?.expires_at))).toBeGreaterThan(Date.now() + 7000_000);
+    expect(calls('POST', /^\/2\/tweets$/).map((r) => r.headers.authorization)).toEqual([
+      'Bearer stale',
+      `Bearer ${minted?.access_token}`,
+    ]);
+  });
+
+  it('refreshes before the first call when expires_at has passed', async () => {
+    const { ctx, saved } = context();
+    ctx.credentials = {
+      access_token: 'stale',
+      refresh_token: 'refresh',
+      expires_at: '2020-01-01T00:00:00.000Z',
+      account_id: '1',
+    };
+    await connector.publish(ctx);
+    expect(calls('POST', /^\/2\/tweets$/).map((r) => r.headers.authorization)).toEqual([
+      `Bearer ${fake.minted[0]?.access_token}`,
+    ]);
+    expect(saved).toHaveLength(1);
+  });
+
+  it('a refused refresh is auth_expired', async () => {
+    const { ctx } = context();
+    ctx.credentials = { access_token: 'stale', refresh_token: 'used-up', account_id: '1' };
+    const err = await failure(connector.publish(ctx));
+    expect(err.category).toBe('auth_expired');
+    expect(err.message).toMatch(/Value passed for the token was invalid/);
+  });
+});
+
+describe('checkpoint and reconcile', () => {
+  const text = 'Launch day & more <3 https://example.com/launch?utm=1';
+
+  it('after a crash past POST /2/tweets, reconcile finds the tweet among the user’s tweets; publish again posts nothing', async () => {
+    const png = new Uint8Array([1, 2, 3]);
+    const { ctx, checkpoints } = context({ text, media: [media('image', 'image/png', png)] });
+    const published = await connector.publish(ctx);
+    const crashed = checkpoints[0] as Record<string, unknown>;
+    const again = context({ text, checkpoint: crashed, attemptStartedAt: ctx.attemptStartedAt });
+
+    expect(await connector.reconcile(again.ctx)).toEqual(published);
+    const [lookup] = calls('GET', /^\/2\/users\/1500000000000000001\/tweets$/);
+    expect(lookup?.query.get('start_time')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    expect(lookup?.query.get('exclude')).toBe('retweets,replies');
+
+    expect(await connector.publish(again.ctx)).toEqual(published);
+    expect(fake.posts).toHaveLength(1);
+  });
+
+  it('a retry whose lookup fails is saved by X’s duplicate refusal plus a second look', async () => {
+    const { ctx, checkpoints } = context({ text });
+    const published = await connector.publish(ctx);
+    fakes.failNext('x', {
+      path: /\/tweets$/,
+      status: 503,
+      body: { title: 'Service Unavailable', status: 503 },
+    });
+    const again = context({ text, checkpoint: checkpoints[0] ?? null });
+    expect(await connector.publish(again.ctx)).toEqual(published);
+    expect(fake.posts).toHaveLength(1);
+  });
+
+  it('reconcile is null without a checkpoint (no request) and when no tweet matches', async () => {
+    expect(await connector.reconcile(context().ctx)).toBeNull();
+    expect(fakes.requests('x')).toHaveLength(0);
+    await connector.publish(context({ text: 'something else' }).ctx);
+    expect(await connector.reconcile(context({ checkpoint: { stage: 'posting' } }).ctx)).toBeNull();
+  });
+
+  it('reconcile says "outcome unknown" when the timeline cannot be read', async () => {
+    fakes.failNext('x', {
+      status: 403,
+      body: {
+        title: 'Forbidden',
+        detail:
+          'When authenticating requests to the Twitter API v2 endpoints, you must use keys and tokens from a Twitter developer App that is attached to a Project.',
+        type: 'https://api.twitter.com/2/problems/client-forbidden',
+        status: 403,
+      },
+    });
+    const err = await failure(connector.reconcile(context({ checkpoint: { stage: 'posting' } }).ctx));
+    expect(err.category).toBe('system');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/outcome unknown/);
+  });
+
+  it('comparableText sees through t.co links, the media link and escaped entities', () => {
+    expect(comparableText('Launch day &amp; more &lt;3 https://t.co/abc https://t.co/media')).toBe(
+      comparableText(text),
+    );
+  });
+});
+
+describe('metrics', () => {
+  it('maps public_metrics', async () => {
+    const { ctx } = context();
+    const { externalId } = await connector.publish(ctx);
+    Object.assign(fake.posts[0]?.public_metrics ?? {}, {
+      impression_count: 100,
+      like_count: 9,
+      reply_count: 2,
+      retweet_count: 3,
+      quote_count: 1,
+    });
+    const m = await connector.metrics?.({
+      channel: ctx.channel,
+      credentials: ctx.credentials,
+      externalIds: [externalId],
+      saveCredentials: async () => {},
+    });
+    expect(m).toEqual({ [externalId]: { impressions: 100, likes: 9, comments: 2, shares: 4, clicks: 0 } });
+    expect(calls('GET', /^\/2\/tweets$/)[0]?.query.get('tweet.fields')).toBe('public_metrics');
+  });
+});

@@ -1,0 +1,166 @@
+import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { DeliveryMessage } from '#adapters/delivery-queue';
+import { type PostRecord, startPublishing } from '#core/posts';
+import { handler } from '#handlers/stream-relay';
+import {
+  channel,
+  channelItem,
+  fixedId,
+  type Item,
+  lambdaContext,
+  post,
+  postItem,
+  variant,
+} from '../support/fixtures.ts';
+
+const sqs = mockClient(SQSClient);
+const ddb = mockClient(DynamoDBDocumentClient);
+beforeEach(() => {
+  ddb.reset();
+  ddb.on(TransactWriteCommand).resolves({});
+});
+
+const NOW = new Date('2030-06-01T12:00:00.000Z');
+const CH1 = fixedId('channel', 1);
+const CH2 = fixedId('channel', 2);
+
+type Image = NonNullable<NonNullable<DynamoDBRecord['dynamodb']>['NewImage']>;
+const image = (item: Item): Image => marshall(item, { removeUndefinedValues: true }) as unknown as Image;
+
+let seq = 100;
+/** A stream record as Lambda delivers it (NEW_AND_OLD_IMAGES). */
+function change(oldItem: Item | undefined, newItem: Item | undefined): DynamoDBRecord {
+  seq += 1;
+  const keyed = newItem ?? oldItem ?? {};
+  return {
+    eventID: `ev-${seq}`,
+    eventName: oldItem && newItem ? 'MODIFY' : newItem ? 'INSERT' : 'REMOVE',
+    eventVersion: '1.1',
+    eventSource: 'aws:dynamodb',
+    awsRegion: 'us-east-1',
+    eventSourceARN: 'arn:aws:dynamodb:us-east-1:000000000000:table/herald-test/stream/2030',
+    dynamodb: {
+      Keys: image({ pk: keyed.pk, sk: keyed.sk }),
+      ...(oldItem ? { OldImage: image(oldItem) } : {}),
+      ...(newItem ? { NewImage: image(newItem) } : {}),
+      SequenceNumber: String(seq).padStart(21, '0'),
+      SizeBytes: 100,
+      StreamViewType: 'NEW_AND_OLD_IMAGES',
+    },
+  };
+}
+const sequenceOf = (r: DynamoDBRecord) => r.dynamodb?.SequenceNumber ?? '';
+const relay = (...records: DynamoDBRecord[]) =>
+  handler({ Records: records } satisfies DynamoDBStreamEvent, lambdaContext('streamRelay'));
+
+const twoChannelDraft = (n = 1): PostRecord =>
+  post({ id: fixedId('post', n), variants: [variant(CH1, 1), variant(CH2, 2)] });
+const startsPublishing = (n = 1) => {
+  const draft = twoChannelDraft(n);
+  return change(postItem(draft), postItem(startPublishing(draft, NOW)));
+};
+
+const sentMessages = (): DeliveryMessage[] =>
+  sqs
+    .commandCalls(SendMessageBatchCommand)
+    .flatMap((c) => (c.args[0].input as SendMessageBatchCommandInput).Entries ?? [])
+    .map((e) => JSON.parse(e.MessageBody ?? '') as DeliveryMessage);
+
+/** SQS fails every batch that carries a message of `postId`, in the way `how` says. */
+function sqsFailsFor(postId: string, how: 'reject' | 'failed-entries') {
+  sqs.on(SendMessageBatchCommand).callsFake((input: SendMessageBatchCommandInput) => {
+    const entries = input.Entries ?? [];
+    const ours = entries.some((e) => (JSON.parse(e.MessageBody ?? '') as DeliveryMessage).post_id === postId);
+    if (!ours) return { Successful: entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}` })), Failed: [] };
+    if (how === 'reject') throw new Error('SQS unavailable');
+    return {
+      Successful: [],
+      Failed: entries.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false })),
+    };
+  });
+}
+
+beforeEach(() => {
+  sqs.reset();
+  sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+});
+
+describe('stream relay', () => {
+  it('enqueues one delivery message per pending channel when a draft starts publishing', async () => {
+    // Act
+    const res = await relay(startsPublishing());
+
+    // Assert
+    expect(res).toEqual({ batchItemFailures: [] });
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(1);
+    expect(sentMessages()).toEqual([
+      { org_id: expect.any(String), post_id: fixedId('post', 1), channel_id: CH1, round: 1 },
+      { org_id: expect.any(String), post_id: fixedId('post', 1), channel_id: CH2, round: 1 },
+    ]);
+  });
+
+  it('enqueues a post inserted as publishing (publish_now)', async () => {
+    await relay(change(undefined, postItem(startPublishing(twoChannelDraft(), NOW))));
+    expect(sentMessages().map((m) => m.channel_id)).toEqual([CH1, CH2]);
+  });
+
+  it('enqueues nothing for publishing → publishing in the same round', async () => {
+    // Arrange
+    const publishing = startPublishing(twoChannelDraft(), NOW);
+    const progressed: PostRecord = { ...publishing, version: 3 };
+
+    // Act
+    const res = await relay(change(postItem(publishing), postItem(progressed)));
+
+    // Assert
+    expect(res).toEqual({ batchItemFailures: [] });
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it('enqueues nothing for an item that is not a post', async () => {
+    // Arrange: a channel item that happens to carry post-like attributes.
+    const item = { ...channelItem(channel(1)), status: 'publishing', round: 1, deliveries: {} };
+
+    // Act
+    await relay(change(channelItem(channel(1)), item));
+
+    // Assert
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it('enqueues nothing when a post is removed', async () => {
+    await relay(change(postItem(startPublishing(twoChannelDraft(), NOW)), undefined));
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it.each(['reject', 'failed-entries'] as const)(
+    'reports the record whose messages SQS did not take (%s) so the stream retries it',
+    async (how) => {
+      // Arrange: post 2's batch fails, posts 1 and 3 go through.
+      const records = [startsPublishing(1), startsPublishing(2), startsPublishing(3)];
+      sqsFailsFor(fixedId('post', 2), how);
+
+      // Act
+      const res = await relay(...records);
+
+      // Assert
+      expect(res).toEqual({
+        batchItemFailures: [{ itemIdentifier: sequenceOf(records[1] as DynamoDBRecord) }],
+      });
+      expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(3);
+    },
+  );
+
+  it('fails the whole invocation when every record failed, so Lambda retries the batch', async () => {
+    // Arrange
+    sqsFailsFor(fixedId('post', 1), 'reject');
+
+    // Act / Assert
+    await expect(relay(startsPublishing(1))).rejects.toThrow();
+  });
+});
