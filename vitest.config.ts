@@ -14,6 +14,8 @@ export default defineConfig({
           env: {
             TABLE_NAME: 'herald-test',
             DELIVERY_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-delivery',
+            SCHEDULE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-schedule',
+            EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-events',
             HERALD_CURSOR_SECRET: 'unit-test-cursor-secret',
             AWS_REGION: 'us-east-1',
             AWS_ACCESS_KEY_ID: 'unit',

@@ -183,7 +183,8 @@ export const workers: readonly Worker[] = [
   {
     id: 'streamRelay',
     entry: 'functions/handlers/stream-relay.ts',
-    access: { table: 'none', sends: ['delivery', 'events'] },
+    // RW: it maintains the analytics counters (deliveries, timeline) from the same changes.
+    access: { table: 'RW', sends: ['delivery', 'events'] },
     trigger: { kind: 'stream' },
     timeoutSeconds: 30,
   },
@@ -205,14 +206,14 @@ export const workers: readonly Worker[] = [
     id: 'deliveryWorker',
     entry: 'functions/handlers/delivery-worker.ts',
     access: { table: 'RW', sends: ['delivery'] },
-    trigger: { kind: 'queue', queue: 'delivery', batchSize: 5, concurrency: 8 },
+    trigger: { kind: 'queue', queue: 'delivery', batchSize: 10, concurrency: 8 },
     timeoutSeconds: 60,
   },
   {
     id: 'engagementSync',
     entry: 'functions/handlers/engagement-sync.ts',
     access: { table: 'RW' },
-    trigger: { kind: 'schedule', everySeconds: 3600, localEverySeconds: 5 },
+    trigger: { kind: 'schedule', everySeconds: 3600, localEverySeconds: 60 },
     timeoutSeconds: 300,
   },
   {

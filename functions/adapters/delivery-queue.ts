@@ -2,8 +2,6 @@ import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import { requireEnv } from '#shared/config';
 import { sqs } from '#shared/sqs';
 
-const QUEUE_URL = requireEnv('DELIVERY_QUEUE_URL');
-
 /** One message per (post, channel, round); the delivery worker claims it, so duplicates are harmless. */
 export interface DeliveryMessage {
   org_id: string;
@@ -19,7 +17,8 @@ export async function enqueueDeliveries(messages: DeliveryMessage[]): Promise<vo
     const chunk = messages.slice(i, i + 10);
     const res = await sqs.send(
       new SendMessageBatchCommand({
-        QueueUrl: QUEUE_URL,
+        // Read on use: the scheduler's dispatcher loads this module without ever sending here.
+        QueueUrl: requireEnv('DELIVERY_QUEUE_URL'),
         Entries: chunk.map((m, j) => ({ Id: String(j), MessageBody: JSON.stringify(m) })),
       }),
     );

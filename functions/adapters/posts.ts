@@ -50,19 +50,37 @@ async function transact(
   }
 }
 
-/** Where the post sits in the due-work index, if anywhere. */
+/**
+ * Where the post sits in the due-work index, if anywhere. A scheduled post already dispatched for
+ * its time moves past the sweeper's lookahead: sweeps skip it, and see it again only if it is still
+ * scheduled well after its time (a lost dispatch).
+ */
+export const REDISPATCH_AFTER_SECONDS = 180;
+
 function dueAt(post: PostRecord): string | null {
-  if (post.status === 'scheduled') return post.scheduled_at;
+  if (post.status === 'scheduled' && post.scheduled_at) {
+    if (post.dispatched?.for !== post.scheduled_at) return post.scheduled_at;
+    const at =
+      Math.max(Date.parse(post.scheduled_at), Date.parse(post.dispatched.at)) +
+      REDISPATCH_AFTER_SECONDS * 1000;
+    return new Date(at).toISOString();
+  }
   if (post.status === 'publishing') return post.watch_at ?? null;
   return null;
 }
 
 function toItem(post: PostRecord) {
   const due = dueAt(post);
+  // Published posts sit in the same index by publish day, for the engagement sync (7 days back).
+  const sync =
+    post.status === 'published' && post.published_at
+      ? keys.syncWork(post.published_at, post.org_id, post.id)
+      : null;
   return {
     ...keys.post(post.org_id, post.id),
     ...keys.postByStatus(post.org_id, post.status, post.id),
     ...(due ? keys.dueWork(due, post.org_id, post.id) : {}),
+    ...(sync ?? {}),
     entity: 'post',
     ...post,
   };

@@ -1,20 +1,17 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { Context, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { ChannelRecord } from '#core/accounts';
 import type { PostRecord } from '#core/posts';
 import { logger } from '#shared/logger';
 import { relayChannelChange, relayPostChange } from '#usecases/relay-post-changes';
 import { recordStats } from '#usecases/stats';
 
-const processor = new BatchProcessor(EventType.DynamoDBStreams);
-
 type Image = Record<string, AttributeValue> | undefined;
 const entityOf = (image: Image) => image?.entity?.S;
 const read = <T>(image: Image) => (image ? (unmarshall(image) as T) : undefined);
 
-async function recordHandler(record: DynamoDBRecord): Promise<void> {
+async function relay(record: DynamoDBRecord): Promise<void> {
   const oldImage = record.dynamodb?.OldImage as Image;
   const newImage = record.dynamodb?.NewImage as Image;
   const entity = entityOf(newImage) ?? entityOf(oldImage);
@@ -22,24 +19,45 @@ async function recordHandler(record: DynamoDBRecord): Promise<void> {
     eventId: record.eventID ?? record.dynamodb?.SequenceNumber ?? '',
     timeMs: (record.dynamodb?.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000,
   };
-  let sent = 0;
   if (entity === 'post') {
     const change = { ...base, old: read<PostRecord>(oldImage), new: read<PostRecord>(newImage) };
-    [sent] = await Promise.all([relayPostChange(change), recordStats(change)]);
-  }
-  if (entity === 'channel')
-    sent = await relayChannelChange({
+    await Promise.all([relayPostChange(change), recordStats(change)]);
+  } else if (entity === 'channel') {
+    await relayChannelChange({
       ...base,
       old: read<ChannelRecord>(oldImage),
       new: read<ChannelRecord>(newImage),
     });
-  if (sent) logger.debug('relayed', { count: sent, sequence: record.dynamodb?.SequenceNumber });
+  }
 }
 
-/** A failed record is reported back so the stream retries from it; later records wait (order kept). */
-export const handler = async (event: DynamoDBStreamEvent, context: Context) =>
-  processPartialResponse(event, recordHandler, processor, {
-    context,
-    throwOnFullBatchFailure: false,
-    processInParallel: false,
-  });
+const itemKey = (r: DynamoDBRecord) => `${r.dynamodb?.Keys?.pk?.S}\u0000${r.dynamodb?.Keys?.sk?.S}`;
+
+/**
+ * Records of one item are relayed in order; different items concurrently (a batch of 100 posts
+ * starting to publish must not wait on each other). On failure the earliest failed record is
+ * reported: the stream resumes from it, and records after it are relayed again (ids derived from
+ * the change make that harmless).
+ */
+export const handler = async (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> => {
+  const groups = new Map<string, DynamoDBRecord[]>();
+  for (const r of event.Records) groups.set(itemKey(r), [...(groups.get(itemKey(r)) ?? []), r]);
+  const failed: DynamoDBRecord[] = [];
+  await Promise.all(
+    [...groups.values()].map(async (records) => {
+      for (const r of records) {
+        try {
+          await relay(r);
+        } catch (err) {
+          logger.error('relay failed', { error: err as Error, sequence: r.dynamodb?.SequenceNumber });
+          failed.push(r);
+          return;
+        }
+      }
+    }),
+  );
+  const first = failed
+    .map((r) => r.dynamodb?.SequenceNumber ?? '')
+    .sort((a, b) => (BigInt(a || '0') < BigInt(b || '0') ? -1 : 1))[0];
+  return { batchItemFailures: first ? [{ itemIdentifier: first }] : [] };
+};

@@ -69,7 +69,13 @@ export async function deliver(
       checkpoint: delivery.checkpoint ?? null,
       attemptStartedAt: new Date(delivery.attempt_started_at ?? clock().toISOString()),
       saveCheckpoint: async (checkpoint) => {
-        await updateClaimed(msg, claimId, clock, (d) => ({ ...d, checkpoint }));
+        // Lost the claim (our lease ran out and another worker took over): stop before the
+        // irreversible step rather than risk a second post.
+        const held = await updateClaimed(msg, claimId, clock, (d) => ({ ...d, checkpoint }));
+        if (!held)
+          throw new PlatformError('system', 'The delivery was taken over by another attempt.', {
+            retryable: false,
+          });
       },
       saveCredentials: (next) => saveChannelCredentials(msg.org_id, msg.channel_id, next),
     };
@@ -119,7 +125,7 @@ export async function deliver(
   return 'failed';
 }
 
-/** Applies `change` to the delivery only while this worker's claim still holds it. */
+/** Applies `change` to the delivery only while this worker's claim still holds it; null when it did not. */
 async function updateClaimed(
   msg: DeliveryMessage,
   claimId: string,
@@ -131,7 +137,8 @@ async function updateClaimed(
     if (!d || d.claim_id !== claimId) return null;
     return withDelivery(post, change(d), clock());
   });
-  return res?.after ?? null;
+  // mutatePost hands back the unchanged post (after === before) when nothing was written.
+  return res && res.after !== res.before ? res.after : null;
 }
 
 /** A retry not due yet (a long platform hint chained over SQS's 15-minute delay cap). */

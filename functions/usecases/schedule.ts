@@ -43,28 +43,36 @@ export async function sweep(now: Date): Promise<{ dispatched: number; redriven: 
   const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   const redrive: DeliveryMessage[] = [];
   await inParallel(entries, async (e) => {
-    await mutatePost(e.orgId, e.postId, (post) => {
-      if (post.status === 'scheduled' && post.scheduled_at === e.at) {
+    // Collected per attempt and kept only once the write went through (a conflict re-runs the change).
+    let dispatch: (typeof dispatches)[number] | undefined;
+    let lost: DeliveryMessage[] = [];
+    const res = await mutatePost(e.orgId, e.postId, (post) => {
+      dispatch = undefined;
+      lost = [];
+      // The post's own time decides, not the entry's: a dispatched post's entry sits past its time
+      // (REDISPATCH_AFTER_SECONDS), and is only seen again when that dispatch was lost.
+      const at = post.scheduled_at;
+      if (post.status === 'scheduled' && at && Date.parse(at) <= now.getTime() + LOOKAHEAD_SECONDS * 1000) {
         const fresh =
-          post.dispatched?.for === e.at &&
+          post.dispatched?.for === at &&
           Date.parse(post.dispatched.at) > now.getTime() - REDISPATCH_SECONDS * 1000;
         if (fresh) return null;
-        dispatches.push({
-          body: { org_id: post.org_id, post_id: post.id, scheduled_at: e.at },
-          delaySeconds: (Date.parse(e.at) - now.getTime()) / 1000,
-        });
-        return { ...post, dispatched: { for: e.at, at: now.toISOString() } };
+        dispatch = {
+          body: { org_id: post.org_id, post_id: post.id, scheduled_at: at },
+          delaySeconds: (Date.parse(at) - now.getTime()) / 1000,
+        };
+        return { ...post, dispatched: { for: at, at: now.toISOString() } };
       }
       if (post.status === 'publishing' && post.watch_at && Date.parse(post.watch_at) <= now.getTime()) {
         for (const d of Object.values(post.deliveries)) {
           if (d.round !== post.round) continue;
-          const lost =
+          const stale =
             (d.stage === 'queued' || d.stage === 'retrying') &&
             Date.parse(d.next_attempt_at ?? d.updated_at) < now.getTime() - 60_000;
           const abandoned =
             d.stage === 'sending' && (!d.lease_until || Date.parse(d.lease_until) < now.getTime());
-          if (lost || abandoned)
-            redrive.push({
+          if (stale || abandoned)
+            lost.push({
               org_id: post.org_id,
               post_id: post.id,
               channel_id: d.channel_id,
@@ -75,6 +83,9 @@ export async function sweep(now: Date): Promise<{ dispatched: number; redriven: 
       }
       return null;
     });
+    if (!res || res.after === res.before) return;
+    if (dispatch) dispatches.push(dispatch);
+    redrive.push(...lost);
   });
   if (dispatches.length) await sendDispatches(dispatches);
   if (redrive.length) await enqueueDeliveries(redrive);

@@ -3,13 +3,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { App, type CfnElement, type Stack } from 'aws-cdk-lib';
+import { App, type CfnElement, Duration, type Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Schedule } from 'aws-cdk-lib/aws-events';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
 import { addNagChecks, applyNag } from '#lib/nag';
-import { fallback, operations, workers } from '#lib/operations';
+import { fallback, operations, queues as queueSpecs, workers } from '#lib/operations';
 import { isProtectedStage, parseStage, stageConfigFrom } from '#lib/stage';
 
 // One bundled synthesis of the prod stage, with the exact nag wiring of bin/app.ts, carries most
@@ -141,7 +142,7 @@ describe('functions', () => {
       Runtime: 'nodejs22.x',
       Architectures: ['arm64'],
       MemorySize: 1024,
-      Timeout: 10,
+      Timeout: workers.find((w) => w.id === id)?.timeoutSeconds ?? 10,
       TracingConfig: { Mode: 'Active' },
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: logicalId(prod.stack, fnOf(id).logGroup) } },
       Environment: {
@@ -256,6 +257,14 @@ describe('table', () => {
           ],
           Projection: { ProjectionType: 'ALL' },
         },
+        {
+          IndexName: 'gsi2',
+          KeySchema: [
+            { AttributeName: 'gsi2pk', KeyType: 'HASH' },
+            { AttributeName: 'gsi2sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
       ],
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
       SSESpecification: {
@@ -285,18 +294,31 @@ describe('table', () => {
 });
 
 describe('queues', () => {
-  it('redrives delivery messages to a DLQ after 5 receives', () => {
-    const dlqId = logicalId(prod.stack, prod.stack.deliveryDlq);
-    prod.template.hasResourceProperties('AWS::SQS::Queue', {
-      VisibilityTimeout: 60,
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: 5 },
+  it.each(queueSpecs)('redrives $name messages to its DLQ after $maxReceiveCount receives', (spec) => {
+    const pair = prod.stack.queues.get(spec.name);
+    if (!pair) throw new Error(`no ${spec.name} queue`);
+    const dlqId = logicalId(prod.stack, pair.dlq);
+    expect(resources(prod.template)[logicalId(prod.stack, pair.queue)]?.Properties).toMatchObject({
+      VisibilityTimeout: spec.visibilityTimeoutSeconds,
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
+        maxReceiveCount: spec.maxReceiveCount,
+      },
     });
     expect(resources(prod.template)[dlqId]?.Properties).toMatchObject({ MessageRetentionPeriod: 1_209_600 });
   });
 
+  it('gives every queue consumer a visibility timeout longer than its function timeout', () => {
+    for (const w of workers) {
+      if (w.trigger.kind !== 'queue') continue;
+      const spec = queueSpecs.find((q) => q.name === (w.trigger as { queue: string }).queue);
+      expect(spec?.visibilityTimeoutSeconds ?? 0).toBeGreaterThan(w.timeoutSeconds);
+    }
+  });
+
   it('encrypts every queue and refuses non-TLS access', () => {
     const queues = prod.template.findResources('AWS::SQS::Queue');
-    expect(Object.keys(queues)).toHaveLength(3);
+    expect(Object.keys(queues)).toHaveLength(queueSpecs.length * 2 + 1); // each with its DLQ, + the stream relay's
     for (const q of Object.values(queues)) expect(q.Properties.SqsManagedSseEnabled).toBe(true);
     prod.template.resourcePropertiesCountIs(
       'AWS::SQS::QueuePolicy',
@@ -307,7 +329,7 @@ describe('queues', () => {
           ]),
         },
       },
-      3,
+      queueSpecs.length * 2 + 1,
     );
   });
 });
@@ -356,8 +378,10 @@ describe('least privilege', () => {
     expect(envOf(id)).not.toHaveProperty('TABLE_NAME');
   });
 
-  it('only streamRelay may send to the delivery queue', () => {
-    const queueArn = { 'Fn::GetAtt': [logicalId(prod.stack, prod.stack.deliveryQueue), 'Arn'] };
+  it.each(queueSpecs)('only the workers the manifest names may send to the $name queue', (spec) => {
+    const pair = prod.stack.queues.get(spec.name);
+    if (!pair) throw new Error(`no ${spec.name} queue`);
+    const queueArn = { 'Fn::GetAtt': [logicalId(prod.stack, pair.queue), 'Arn'] };
     const senders = manifestIds.filter((id) =>
       statementsOf(id).some(
         (s) =>
@@ -365,15 +389,24 @@ describe('least privilege', () => {
           [s.Action].flat().includes('sqs:SendMessage'),
       ),
     );
-    expect(senders).toEqual(['streamRelay']);
-    const vars = envOf('streamRelay');
-    expect(vars.DELIVERY_QUEUE_URL).toEqual({ Ref: logicalId(prod.stack, prod.stack.deliveryQueue) });
+    expect(senders.sort()).toEqual(
+      workers
+        .filter((w) => w.access.sends?.includes(spec.name))
+        .map((w) => w.id)
+        .sort(),
+    );
+    for (const id of senders) expect(envOf(id)[spec.env]).toEqual({ Ref: logicalId(prod.stack, pair.queue) });
+  });
+
+  it('no API operation may send to any queue', () => {
+    for (const op of operations) expect(actionsOf(op.id).filter((a) => a.startsWith('sqs:'))).toEqual([]);
   });
 });
 
 describe('stream relay', () => {
-  it('reads the table stream in bisecting batches with partial failures, filtered to posts entering publishing', () => {
-    prod.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+  it('reads the table stream in bisecting batches with partial failures, filtered to posts and channels', () => {
+    const queueConsumers = workers.filter((w) => w.trigger.kind === 'queue').length;
+    prod.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1 + queueConsumers);
     prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       FunctionName: { Ref: fnLogicalId('streamRelay') },
       EventSourceArn: { 'Fn::GetAtt': [logicalId(prod.stack, prod.stack.table), 'StreamArn'] },
@@ -390,11 +423,8 @@ describe('stream relay', () => {
       },
       FilterCriteria: {
         Filters: [
-          {
-            Pattern: JSON.stringify({
-              dynamodb: { NewImage: { entity: { S: ['post'] }, status: { S: ['publishing'] } } },
-            }),
-          },
+          { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['post'] } } } }) },
+          { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['channel'] } } } }) },
         ],
       },
     });
@@ -420,15 +450,36 @@ describe('alarms', () => {
     });
   });
 
-  it('alarm when either DLQ holds a message', () => {
-    for (const queue of [prod.stack.deliveryDlq, prod.stack.streamRelayDlq]) {
+  it('alarm when a message reaches any DLQ', () => {
+    const dlqs = [...prod.stack.queues.values()].map((q) => q.dlq);
+    for (const queue of dlqs) {
       prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
         ...atLeastOnce,
-        MetricName: 'ApproximateNumberOfMessagesVisible',
+        MetricName: 'NumberOfMessagesSent',
         Dimensions: [
           { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(prod.stack, queue), 'QueueName'] } },
         ],
         AlarmActions: [topicRef()],
+      });
+    }
+    prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...atLeastOnce,
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [
+        {
+          Name: 'QueueName',
+          Value: { 'Fn::GetAtt': [logicalId(prod.stack, prod.stack.streamRelayDlq), 'QueueName'] },
+        },
+      ],
+    });
+  });
+
+  it('runs the scheduled workers on EventBridge rules at their manifest rates', () => {
+    for (const w of workers) {
+      if (w.trigger.kind !== 'schedule') continue;
+      prod.template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: Schedule.rate(Duration.seconds(w.trigger.everySeconds)).expressionString,
+        Targets: Match.arrayWith([Match.objectLike({ Arn: { 'Fn::GetAtt': [fnLogicalId(w.id), 'Arn'] } })]),
       });
     }
   });

@@ -3,7 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { type PostRecord, startPublishing } from '#core/posts';
-import { deliveriesToEnqueue, relayPostChange } from '#usecases/relay-post-changes';
+import { type Change, deliveriesToEnqueue, relayPostChange } from '#usecases/relay-post-changes';
 import { fixedId, ORG_ID, post, variant } from '../support/fixtures.ts';
 
 const sqs = mockClient(SQSClient);
@@ -68,13 +68,21 @@ describe('deliveriesToEnqueue', () => {
   });
 });
 
+/** A stream change of one post item. */
+const change = (old: PostRecord | undefined, next: PostRecord | undefined): Change<PostRecord> => ({
+  eventId: 'evt-1',
+  timeMs: NOW.getTime(),
+  old,
+  new: next,
+});
+
 describe('relayPostChange', () => {
   it('sends the messages to the delivery queue in batches of at most 10', async () => {
     // Arrange: 12 channels → two SendMessageBatch requests.
     const before = draftTo(12);
 
     // Act
-    const sent = await relayPostChange(before, startPublishing(before, NOW));
+    const sent = await relayPostChange(change(before, startPublishing(before, NOW)));
 
     // Assert
     expect(sent).toBe(12);
@@ -85,7 +93,7 @@ describe('relayPostChange', () => {
   });
 
   it('sends nothing when there is nothing to deliver', async () => {
-    expect(await relayPostChange(draftTo(1), draftTo(1))).toBe(0);
+    expect(await relayPostChange(change(draftTo(1), draftTo(1)))).toBe(0);
     expect(sqs.calls()).toHaveLength(0);
   });
 
@@ -98,6 +106,8 @@ describe('relayPostChange', () => {
     const before = draftTo(2);
 
     // Act / Assert
-    await expect(relayPostChange(before, startPublishing(before, NOW))).rejects.toThrow(/InternalError/);
+    await expect(relayPostChange(change(before, startPublishing(before, NOW)))).rejects.toThrow(
+      /InternalError/,
+    );
   });
 });
