@@ -27,5 +27,10 @@ ${results.map(row).join('\n')}
 const file = join(root, 'BENCHMARKS.md');
 const text = readFileSync(file, 'utf8');
 const marker = /<!-- bench:scheduler:start -->[\s\S]*<!-- bench:scheduler:end -->/;
-writeFileSync(file, marker.test(text) ? text.replace(marker, section) : `${text.trimEnd()}\n\n## Scheduler lateness and delivery throughput\n\n${section}\n`);
+writeFileSync(
+  file,
+  marker.test(text)
+    ? text.replace(marker, section)
+    : `${text.trimEnd()}\n\n## Scheduler lateness and delivery throughput\n\n${section}\n`,
+);
 console.log(JSON.stringify(results, null, 2));

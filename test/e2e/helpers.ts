@@ -225,29 +225,6 @@ export function stackInfo(): { sqsEndpoint: string; deliveryQueueUrl: string } {
   return JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8'));
 }
 
-/**
- * Waits until the delivery queue holds `want` messages for `postId`. Reads fauxqs's inspection
- * endpoint, which never changes queue state, so parallel tests do not steal each other's messages.
- */
-export async function deliveryMessages(postId: string, want: number, timeoutMs = 10_000): Promise<Json[]> {
-  const info = stackInfo();
-  const deadline = Date.now() + timeoutMs;
-  let found: Json[] = [];
-  while (Date.now() < deadline) {
-    const res = await fetch(`${info.sqsEndpoint}/_fauxqs/queues/herald-delivery`);
-    const state = (await res.json()) as {
-      messages: Record<string, Array<{ body?: string; message?: { body: string } }>>;
-    };
-    found = Object.values(state.messages)
-      .flat()
-      .map((m) => JSON.parse(m.body ?? m.message?.body ?? '{}') as Json)
-      .filter((b) => b.post_id === postId);
-    if (found.length >= want) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return found;
-}
-
 export interface FakeState {
   posts: Array<Record<string, unknown>> | null;
   requests: Array<{ method: string; path: string; json: unknown }>;
