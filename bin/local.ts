@@ -16,6 +16,7 @@ import {
   LOCAL_REGION,
   startDynamo,
   startQueues,
+  startS3,
 } from './local/services.ts';
 import { dataDir, localSecret, removeStackInfo, writeStackInfo } from './local/stack-file.ts';
 import { StreamPoller } from './local/stream-poller.ts';
@@ -34,6 +35,7 @@ async function main() {
   }
   const dir = dataDir();
   mkdirSync(join(dir, 'dynamodb'), { recursive: true });
+  mkdirSync(join(dir, 's3'), { recursive: true });
   const port = Number(process.env.PORT ?? 3000);
   const host = process.env.HOST ?? '127.0.0.1';
 
@@ -55,6 +57,8 @@ async function main() {
     const sqsQueues = await startQueues();
     stops.push(sqsQueues.stop);
     const streamArn = await ensureTable(dynamo.endpoint, TABLE_NAME);
+    const s3 = await startS3(join(dir, 's3'));
+    stops.push(s3.stop);
 
     // The handlers read these at load, exactly as in Lambda; the SDK reads the endpoints.
     Object.assign(process.env, {
@@ -63,6 +67,9 @@ async function main() {
       AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqsQueues.endpoint,
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      HERALD_UPLOAD_BUCKET: s3.buckets.uploads,
+      HERALD_MEDIA_BUCKET: s3.buckets.media,
       TABLE_NAME,
       ...Object.fromEntries(queues.map((q) => [q.env, sqsQueues.queues[q.name].url])),
       HERALD_CURSOR_SECRET: localSecret(dir, 'cursor'),
@@ -125,7 +132,11 @@ async function main() {
       }
     }
 
-    const server = createFrontDoor(root);
+    const server = createFrontDoor(root, {
+      endpoint: s3.endpoint,
+      uploadBucket: s3.buckets.uploads,
+      mediaBucket: s3.buckets.media,
+    });
     await new Promise<void>((ok, fail) => {
       server.once('error', fail);
       server.listen(port, host, () => ok());
@@ -139,11 +150,15 @@ async function main() {
     );
     const addr = server.address() as AddressInfo;
     const baseUrl = `http://${host}:${addr.port}`;
+    // Media is delivered, and uploads are received, by this front door (read per request).
+    process.env.HERALD_MEDIA_BASE_URL = baseUrl;
+    process.env.HERALD_LOCAL_UPLOAD_ORIGIN = baseUrl;
     writeStackInfo(dir, {
       pid: process.pid,
       baseUrl,
       dynamodbEndpoint: dynamo.endpoint,
       sqsEndpoint: sqsQueues.endpoint,
+      s3Endpoint: s3.endpoint,
       tableName: TABLE_NAME,
       queues: Object.fromEntries(
         Object.entries(sqsQueues.queues).map(([k, v]) => [k, { url: v.url, dlqUrl: v.dlqUrl }]),

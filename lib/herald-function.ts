@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, type Size } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, type ILayerVersion, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
@@ -23,6 +23,15 @@ export interface HeraldFunctionProps {
   readonly timeout?: Duration;
   readonly description?: string;
   readonly environment?: Record<string, string>;
+  /** @default 1024 */
+  readonly memorySize?: number;
+  /** @default arm64 */
+  readonly architecture?: Architecture;
+  readonly layers?: ILayerVersion[];
+  /** /tmp size. @default 512 MiB */
+  readonly ephemeralStorageSize?: Size;
+  /** Packages left out of the bundle (they come from a layer or are loaded only outside Lambda). */
+  readonly externalModules?: string[];
 }
 
 /**
@@ -55,8 +64,10 @@ export class HeraldFunction extends NodejsFunction {
       depsLockFilePath: path.join(REPO_ROOT, 'package-lock.json'),
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
-      architecture: Architecture.ARM_64,
-      memorySize: 1024,
+      architecture: props.architecture ?? Architecture.ARM_64,
+      memorySize: props.memorySize ?? 1024,
+      ...(props.layers ? { layers: props.layers } : {}),
+      ...(props.ephemeralStorageSize ? { ephemeralStorageSize: props.ephemeralStorageSize } : {}),
       timeout: props.timeout ?? Duration.seconds(10),
       tracing: Tracing.ACTIVE,
       role,
@@ -78,7 +89,7 @@ export class HeraldFunction extends NodejsFunction {
         // Some dependencies still call require(); give the ESM bundle one.
         banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
         // Bundle the AWS SDK v3 as well: the versions in package-lock.json are the ones we test.
-        externalModules: [],
+        externalModules: props.externalModules ?? [],
       },
     });
   }

@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, type Environment, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, type Environment, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
   HttpApi,
@@ -33,7 +33,16 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { HeraldFunction } from './herald-function.ts';
-import { type Access, fallback, operations, type QueueName, queues, workers } from './operations.ts';
+import { Media, PROBE_ARCHITECTURE } from './media.ts';
+import {
+  type Access,
+  fallback,
+  type Operation,
+  operations,
+  type QueueName,
+  queues,
+  workers,
+} from './operations.ts';
 import { readStageConfig, removalPolicyFor, type StageConfig } from './stage.ts';
 import { TABLE } from './table-schema.ts';
 
@@ -78,6 +87,7 @@ export class HeraldStack extends Stack {
   readonly queues: ReadonlyMap<QueueName, { queue: Queue; dlq: Queue }>;
   readonly cursorSecret: Secret;
   readonly alarmTopic: Topic;
+  readonly media: Media;
   /** Every HeraldFunction, keyed by manifest id (operations, the $default fallback, workers). */
   readonly functions: ReadonlyMap<string, HeraldFunction>;
 
@@ -152,6 +162,9 @@ export class HeraldStack extends Stack {
       removalPolicy,
     });
 
+    // ---- Media (buckets, CDN, ffmpeg layer) ------------------------------------------------------
+    this.media = new Media(this, 'Media', { removalPolicy });
+
     // ---- HTTP API ------------------------------------------------------------------------------
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', {
       retention: RetentionDays.ONE_MONTH,
@@ -178,13 +191,32 @@ export class HeraldStack extends Stack {
       entry: string,
       access: Access,
       timeoutSeconds?: number,
+      memoryMb?: Operation['memoryMb'],
     ): HeraldFunction => {
       const fn = new HeraldFunction(this, id, {
         entry,
         ...(timeoutSeconds ? { timeout: Duration.seconds(timeoutSeconds) } : {}),
+        ...(memoryMb ? { memorySize: memoryMb } : {}),
         logRemovalPolicy: removalPolicy,
         environment: { HERALD_DOCS_URL: config.docsUrl },
+        // Only the probe function gets the ffmpeg/ffprobe layer (and its architecture, and /tmp room
+        // for a 1 GiB video plus its poster).
+        ...(access.ffmpeg
+          ? {
+              layers: [this.media.ffmpegLayer],
+              architecture: PROBE_ARCHITECTURE,
+              ephemeralStorageSize: Size.gibibytes(2),
+            }
+          : {}),
       });
+      if (access.media) {
+        this.media.grant(fn, access.media);
+        for (const [k, v] of Object.entries(this.media.environment())) fn.addEnvironment(k, v);
+      }
+      if (access.ffmpeg) {
+        fn.addEnvironment('HERALD_FFPROBE_PATH', '/opt/bin/ffprobe');
+        fn.addEnvironment('HERALD_FFMPEG_PATH', '/opt/bin/ffmpeg');
+      }
       if (access.table !== 'none') fn.bindTable(this.table, access.table);
       if (access.cursor) {
         // A CloudFormation dynamic reference ({{resolve:secretsmanager:…}}), resolved at deploy time
@@ -197,7 +229,7 @@ export class HeraldStack extends Stack {
     };
 
     for (const op of operations) {
-      const fn = makeFunction(op.id, op.entry, op.access);
+      const fn = makeFunction(op.id, op.entry, op.access, op.timeoutSeconds, op.memoryMb);
       // Every API-key request is admitted through the limiter's counters (burst + api_requests).
       if (op.scope !== null) fn.grantRequestCounters(this.table, this.tableKey);
       this.api.addRoutes({
@@ -352,6 +384,10 @@ export class HeraldStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'DeliveryQueueUrl', { value: this.deliveryQueue.queueUrl });
     new CfnOutput(this, 'StackStage', { value: config.stage });
+    new CfnOutput(this, 'MediaBaseUrl', {
+      value: this.media.baseUrl,
+      description: 'Origin of media asset urls',
+    });
   }
 }
 

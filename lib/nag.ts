@@ -36,6 +36,25 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
   'AwsSolutions-L1':
     'Runtime pinned to nodejs22.x on purpose: bundles target node22 and are tested on it; moving to a ' +
     'newer runtime is a deliberate, tested upgrade rather than drift.',
+  'AwsSolutions-S1':
+    'The upload and media buckets are reached only through presigned PUTs (short-lived, per-object), ' +
+    'the Lambda roles and CloudFront; every API call that creates or completes an upload is logged with ' +
+    'its request id, and CloudTrail data events can be enabled per account. A log bucket per stage is ' +
+    'left to the operator.',
+  'AwsSolutions-CFR1':
+    'Media urls are attached to public social posts and fetched by platforms worldwide; no geo restriction.',
+  'AwsSolutions-CFR2':
+    'The distribution serves immutable, already-public media objects (GET/HEAD only, no origin logic); ' +
+    'a WAF web ACL (a per-month cost) is left to the operator.',
+  'AwsSolutions-CFR3':
+    'Access logs of public media downloads are optional for operators (standard logging needs a log ' +
+    'bucket with ACLs); the API, not the CDN, is where requests are accounted.',
+  'AwsSolutions-CFR4':
+    'The distribution uses the default *.cloudfront.net certificate (no custom domain is required to ' +
+    'deploy Herald); with a custom domain and ACM certificate, TLS 1.2 is the minimum.',
+  'AwsSolutions-IAM5[Resource::<bucket>/<prefix>/*]':
+    'Object-level S3 permissions on one prefix of one bucket (uploads/* or orgs/*): object keys are ' +
+    'created per asset, so they cannot be listed in advance.',
   'AwsSolutions-SQS3':
     'StreamRelayDlq is itself a dead-letter queue: the on-failure destination of the table stream ' +
     'event source mapping (cdk-nag only recognises redrive policies of other queues).',
@@ -53,12 +72,34 @@ export function acknowledgeNagFindings(stack: HeraldStack): void {
   acknowledge(stack.cursorSecret, 'AwsSolutions-SMG4');
   acknowledge(stack.streamRelayDlq, 'AwsSolutions-SQS3');
 
+  acknowledge(stack.media.uploadBucket, 'AwsSolutions-S1');
+  acknowledge(stack.media.mediaBucket, 'AwsSolutions-S1');
+  for (const id of [
+    'AwsSolutions-CFR1',
+    'AwsSolutions-CFR2',
+    'AwsSolutions-CFR3',
+    'AwsSolutions-CFR4',
+  ] as const)
+    acknowledge(stack.media.distribution, id);
+  const bucketId = (b: { node: { defaultChild?: unknown } }) =>
+    stack.getLogicalId(b.node.defaultChild as CfnResource);
+  const prefixes = [
+    `<${bucketId(stack.media.uploadBucket)}.Arn>/uploads/*`,
+    `<${bucketId(stack.media.mediaBucket)}.Arn>/orgs/*`,
+  ];
+
   const tableLogicalId = stack.getLogicalId(stack.table.node.defaultChild as CfnResource);
   for (const fn of stack.functions.values()) {
     acknowledge(fn, 'AwsSolutions-L1');
     const role = fn.role;
     if (!role) throw new Error(`${fn.node.id} has no role`);
     acknowledge(role, 'AwsSolutions-IAM5[Resource::*]');
+    for (const prefix of prefixes)
+      acknowledge(
+        role,
+        'AwsSolutions-IAM5[Resource::<bucket>/<prefix>/*]',
+        `AwsSolutions-IAM5[Resource::${prefix}]`,
+      );
     if (fn.tableAccess !== undefined) {
       acknowledge(
         role,

@@ -24,6 +24,13 @@ export interface Access {
   table: 'none' | 'RO' | 'RW';
   /** Needs the cursor-signing secret (paginated lists). */
   cursor?: boolean;
+  /**
+   * The media bucket: `presign` signs uploads (PutObject, no reads), `RW` probes and writes
+   * posters (GetObject + PutObject), `RO` reads asset bytes (GetObject).
+   */
+  media?: 'presign' | 'RW' | 'RO';
+  /** Needs the ffmpeg/ffprobe layer (the probe function only; no other bundle carries it). */
+  ffmpeg?: boolean;
 }
 
 export interface Operation {
@@ -38,8 +45,12 @@ export interface Operation {
   /** Handler module, relative to the repository root; it exports `handler`. */
   entry: string;
   summary: string;
-  tag: 'Channels' | 'Posts' | 'Usage' | 'Meta';
+  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Meta';
   access: Access;
+  /** @default 10 */
+  timeoutSeconds?: number;
+  /** @default 1024 */
+  memoryMb?: number;
 }
 
 export const operations: readonly Operation[] = [
@@ -52,6 +63,39 @@ export const operations: readonly Operation[] = [
     summary: 'List connected channels',
     tag: 'Channels',
     access: { table: 'RO' },
+  },
+  {
+    id: 'listMedia',
+    method: 'GET',
+    path: '/v1/media',
+    scope: 'posts:read',
+    entry: 'functions/handlers/list-media.ts',
+    summary: 'List media assets, newest first',
+    tag: 'Media',
+    access: { table: 'RO', cursor: true },
+  },
+  {
+    id: 'createMediaUpload',
+    method: 'POST',
+    path: '/v1/media/uploads',
+    scope: 'posts:write',
+    entry: 'functions/handlers/create-media-upload.ts',
+    summary: 'Start a media upload (presigned PUT)',
+    tag: 'Media',
+    access: { table: 'RW', media: 'presign' },
+  },
+  {
+    id: 'completeMediaUpload',
+    method: 'POST',
+    path: '/v1/media/uploads/{id}/complete',
+    scope: 'posts:write',
+    entry: 'functions/handlers/complete-media-upload.ts',
+    summary: 'Probe an uploaded file and make the asset ready',
+    tag: 'Media',
+    access: { table: 'RW', media: 'RW', ffmpeg: true },
+    // Downloads and probes up to 1 GiB of video; API Gateway still answers after 30 s at most.
+    timeoutSeconds: 29,
+    memoryMb: 3008,
   },
   {
     id: 'listPosts',
@@ -205,7 +249,7 @@ export const workers: readonly Worker[] = [
   {
     id: 'deliveryWorker',
     entry: 'functions/handlers/delivery-worker.ts',
-    access: { table: 'RW', sends: ['delivery'] },
+    access: { table: 'RW', sends: ['delivery'], media: 'RO' },
     trigger: { kind: 'queue', queue: 'delivery', batchSize: 10, concurrency: 8 },
     timeoutSeconds: 60,
   },

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { fallback, matchPath, type Operation, operations } from '#lib/operations';
+import { createMediaDoor, type LocalS3 } from './media-door.ts';
 
 // The local stand-in for API Gateway (HTTP API, payload v2): routes from the manifest, events built
 // like API Gateway builds them, and the very same handler modules that run in Lambda — including
@@ -110,7 +111,8 @@ export function buildEvent(
   };
 }
 
-export function createFrontDoor(root: string): Server {
+export function createFrontDoor(root: string, media?: LocalS3): Server {
+  const mediaDoor = media ? createMediaDoor(media) : null;
   const routes: Route[] = operations.map((op) => ({ op, handler: load(root, op.entry) }));
   const notFound: Route = {
     op: { id: fallback.id, method: 'GET', path: '$default' },
@@ -119,6 +121,7 @@ export function createFrontDoor(root: string): Server {
   return createServer(async (req, res) => {
     const requestId = randomUUID();
     try {
+      if (mediaDoor && (await mediaDoor(req, res))) return;
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       let route: Route | null = null;
       let params: Record<string, string> = {};

@@ -212,3 +212,31 @@ export async function startQueues(): Promise<Queues> {
   sqs.destroy();
   return { endpoint, queues: out, stop: () => server.stop() };
 }
+
+export interface S3Service extends Service {
+  buckets: { uploads: string; media: string };
+}
+
+/** s3rver (S3 API on loopback) with the upload and media buckets, persisted under `directory`. */
+export async function startS3(directory: string): Promise<S3Service> {
+  const require = createRequire(import.meta.url);
+  const S3rver = require('s3rver') as new (
+    opts: Record<string, unknown>,
+  ) => { run(): Promise<{ port: number }>; close(): Promise<void> };
+  // s3rver knows only its own access key; the local stack signs with LOCAL_CREDENTIALS.
+  const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account') as {
+    DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void };
+  };
+  DUMMY_ACCOUNT.createKeyPair(LOCAL_CREDENTIALS.accessKeyId, LOCAL_CREDENTIALS.secretAccessKey);
+  const buckets = { uploads: 'herald-uploads', media: 'herald-media' };
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: await freePort(),
+    directory,
+    silent: true,
+    vhostBuckets: false,
+    configureBuckets: [{ name: buckets.uploads }, { name: buckets.media }],
+  });
+  const { port } = await server.run();
+  return { endpoint: `http://127.0.0.1:${port}`, buckets, stop: () => server.close() };
+}

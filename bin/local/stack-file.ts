@@ -9,6 +9,7 @@ export interface LocalStackInfo {
   baseUrl: string;
   dynamodbEndpoint: string;
   sqsEndpoint: string;
+  s3Endpoint?: string;
   tableName: string;
   queues: Record<string, { url: string; dlqUrl: string }>;
 }

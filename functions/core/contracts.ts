@@ -3,14 +3,19 @@ import type { ProblemCode } from './errors.ts';
 import {
   Analytics,
   ChannelList,
+  CreateMediaUploadBody,
   CreatePostBody,
   DeletePostResponse,
+  ListMediaQuery,
   ListPostsQuery,
+  MediaAsset,
+  MediaList,
   NoQuery,
   Post,
   PostList,
   PublishPostResponse,
   ReschedulePostBody,
+  UploadTicket,
   Usage,
 } from './schemas.ts';
 
@@ -35,6 +40,39 @@ export const contracts = {
     query: NoQuery,
     success: { status: 200, schema: ChannelList, description: 'The channels.' },
     errors: ['insufficient_scope', 'feature_not_enabled'],
+  },
+  listMedia: {
+    description:
+      'Media assets newest first, pending ones included. Pass `next_cursor` as `after` for the next page.',
+    query: ListMediaQuery,
+    success: { status: 200, schema: MediaList, description: 'A page of media assets.' },
+    errors: ['invalid_request', 'validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+  },
+  createMediaUpload: {
+    description:
+      'Starts an upload: creates a `pending` asset and answers a presigned `upload_url` valid for 15 minutes. PUT the raw bytes there with the same Content-Type, then call completeMediaUpload. The asset kind is inferred from content_type.',
+    body: CreateMediaUploadBody,
+    success: { status: 201, schema: UploadTicket, description: 'The upload ticket.' },
+    errors: [
+      'invalid_request',
+      'validation_failed',
+      'insufficient_scope',
+      'feature_not_enabled',
+      'payload_too_large',
+    ],
+  },
+  completeMediaUpload: {
+    description:
+      'Probes the uploaded bytes (type, image dimensions, video/audio duration, a poster frame for videos) and makes the asset `ready`. No body. Repeating the call on a ready asset is a no-op. Before the bytes arrived or after the ticket expired: 409. Bytes that are not what content_type says: 400 (`content_mismatch`), the asset stays pending.',
+    query: NoQuery,
+    success: { status: 200, schema: MediaAsset, description: 'The ready asset.' },
+    errors: [
+      'validation_failed',
+      'insufficient_scope',
+      'feature_not_enabled',
+      'resource_not_found',
+      'resource_conflict',
+    ],
   },
   listPosts: {
     description:

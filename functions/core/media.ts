@@ -1,13 +1,119 @@
+import type { FieldError } from './errors.ts';
+import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from './media-probe.ts';
 import type { MediaKind } from './platforms.ts';
 
-// Media assets as createPost sees them (the upload flow owns the rest).
+// Media assets: the record, the upload rules of DECISIONS §2 and the public shape (SPEC §2.7).
+// Asset urls contain `/media/<med_id>/`; createPost and the connectors find the asset by that id.
+
+export type MediaStatus = 'pending' | 'ready';
 
 export interface MediaAssetRecord {
   id: string;
   org_id: string;
-  status: 'pending' | 'ready';
+  status: MediaStatus;
   kind: MediaKind;
   url: string;
+  filename: string;
+  content_type: string;
+  /** Claimed at createMediaUpload (0 when not given), the real size once ready. */
+  size_bytes: number;
+  width: number | null;
+  height: number | null;
+  duration_sec: number | null;
+  poster_url: string | null;
+  /** Where the client PUTs the bytes: `uploads/<org>/<med_id>/<safe filename>` in the upload bucket. */
+  upload_key: string;
+  /** The probed copy in the media bucket (served by the CDN): `orgs/<org>/media/<med_id>/<safe filename>`. */
+  object_key: string;
+  poster_key: string | null;
+  /** End of the upload ticket: no PUT and no completeMediaUpload after it. */
+  expires_at: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Upload tickets live 15 minutes (DECISIONS §2). */
+export const TICKET_SECONDS = 900;
+
+/** The checks of createMediaUpload's body beyond its schema: type, extension, size. */
+export function checkUpload(input: {
+  filename: string;
+  content_type: string;
+  size_bytes?: number | undefined;
+}): FieldError[] {
+  const errors: FieldError[] = [];
+  const contentType = normalizeContentType(input.content_type);
+  if (!isAllowed(contentType)) {
+    errors.push({
+      pointer: '/content_type',
+      code: 'unsupported_media_type',
+      message: `Allowed: ${Object.keys(ALLOWED_MEDIA).join(', ')}.`,
+    });
+    return errors;
+  }
+  const type = ALLOWED_MEDIA[contentType];
+  const ext = /\.([A-Za-z0-9]+)$/.exec(input.filename)?.[1]?.toLowerCase();
+  if (!ext || !type.extensions.includes(ext)) {
+    errors.push({
+      pointer: '/filename',
+      code: 'extension_mismatch',
+      message: `The filename must end in ${type.extensions.map((e) => `.${e}`).join(' or ')} for ${input.content_type}.`,
+    });
+  }
+  if (input.size_bytes !== undefined && input.size_bytes > type.maxBytes) {
+    errors.push({
+      pointer: '/size_bytes',
+      code: 'too_large',
+      message: `${input.content_type} uploads are limited to ${type.maxBytes} bytes.`,
+    });
+  }
+  return errors;
+}
+
+/** The filename as it appears in object keys and urls: ASCII letters, digits, `.`, `-`, `_`. */
+export function safeFilename(filename: string): string {
+  const base = filename.split(/[\\/]/).pop() ?? '';
+  const cleaned = base
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[._-]+/, '')
+    .slice(-120);
+  return cleaned || 'file';
+}
+
+export function uploadKeyOf(orgId: string, mediaId: string, filename: string): string {
+  return `uploads/${orgId}/${mediaId}/${safeFilename(filename)}`;
+}
+
+export function objectKeyOf(orgId: string, mediaId: string, filename: string): string {
+  return `orgs/${orgId}/media/${mediaId}/${safeFilename(filename)}`;
+}
+
+/** The poster frame of a video, stored next to it (safe filenames never start with `_`). */
+export function posterKeyOf(objectKey: string): string {
+  return `${objectKey.slice(0, objectKey.lastIndexOf('/'))}/_poster.jpg`;
+}
+
+/** The public address of a media-bucket object: the CDN origin + its key (stable). */
+export function mediaUrl(baseUrl: string, objectKey: string): string {
+  return `${baseUrl.replace(/\/+$/, '')}/${objectKey}`;
+}
+
+export function toMediaAsset(r: MediaAssetRecord) {
+  return {
+    id: r.id,
+    filename: r.filename,
+    content_type: r.content_type,
+    kind: r.kind,
+    status: r.status,
+    url: r.url,
+    size_bytes: r.size_bytes,
+    width: r.width,
+    height: r.height,
+    duration_sec: r.duration_sec,
+    poster_url: r.poster_url,
+    created_at: r.created_at,
+  };
 }
 
 const ASSET_IN_URL = /\/media\/(med_[0-9A-HJKMNP-TV-Z]{26})(?:[/?#]|$)/;

@@ -263,3 +263,66 @@ export const ListPostsQuery = z.strictObject({
 });
 
 export const NoQuery = z.strictObject({});
+
+// ---- media -----------------------------------------------------------------------------------
+
+export const MediaAsset = meta(
+  z.object({
+    id: z.string(),
+    filename: z.string(),
+    content_type: z.string(),
+    kind: z.enum(MEDIA_KINDS),
+    status: z.enum(['pending', 'ready']),
+    url: z.string(),
+    size_bytes: z.int(),
+    width: z.nullable(z.int()),
+    height: z.nullable(z.int()),
+    duration_sec: z.nullable(z.number()),
+    poster_url: z.nullable(z.string()),
+    created_at: dateTime,
+  }),
+  {
+    id: 'MediaAsset',
+    description:
+      'An uploaded file. `url` is stable: use it as media[].url in posts once the asset is ready. size_bytes is the claimed size while pending (0 when none was given), the real one once ready; width/height for images and videos, duration_sec for videos and audio, poster_url for videos (a JPEG frame); null otherwise or while pending.',
+  },
+);
+
+export const MediaList = meta(
+  z.object({
+    data: z.array(MediaAsset),
+    has_more: z.boolean(),
+    next_cursor: z.nullable(z.string()),
+  }),
+  { id: 'MediaList', description: 'A page of media assets (pending ones included), newest first.' },
+);
+
+export const UploadTicket = meta(
+  z.object({
+    asset_id: z.string(),
+    upload_url: z.string(),
+    method: z.literal('PUT'),
+    expires_at: dateTime,
+  }),
+  {
+    id: 'CreateUploadResponse',
+    description:
+      'PUT the raw bytes to upload_url with the same Content-Type (and Content-Length, when size_bytes was given) before expires_at, then call completeMediaUpload.',
+  },
+);
+
+export const CreateMediaUploadBody = meta(
+  z.strictObject({
+    filename: z.string().check(z.minLength(1), z.maxLength(255)),
+    content_type: z.string().check(z.minLength(1), z.maxLength(100)),
+    size_bytes: z.optional(z.int().check(z.minimum(1))),
+  }),
+  {
+    id: 'CreateMediaUploadRequest',
+    description:
+      'filename includes an extension matching content_type. Allowed: image/jpeg, image/png, image/gif, image/webp (≤ 20 MB); video/mp4, video/quicktime, video/webm (≤ 1 GiB); audio/mpeg, audio/mp4, audio/wav (≤ 200 MB).',
+    example: { filename: 'launch.png', content_type: 'image/png', size_bytes: 48213 },
+  },
+);
+
+export const ListMediaQuery = z.strictObject({ limit: limitParam, after: afterParam });

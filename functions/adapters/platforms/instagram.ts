@@ -1,33 +1,24 @@
 import { platformOrigin } from './http.ts';
 import {
   asContainerStatus,
-  bestEffort,
-  type ContainerCheckpoint,
+  type ContainerPlatform,
   type ContainerState,
   channelAuth,
-  found,
   GRAPH_VERSION,
   GraphClient,
-  insightNumbers,
-  listEdge,
-  noEngagement,
-  outcomeUnknown,
   type Params,
-  parseGraphTime,
+  postInsights,
+  publishThroughContainer,
   readContainerCheckpoint,
-  sameText,
-  searchSince,
-  skippable,
+  reconcileContainer,
   waitForContainer,
 } from './meta-graph.ts';
 import {
   type Connector,
   type Credentials,
-  type Engagement,
   type MediaInput,
   PlatformError,
   type PublishContext,
-  type PublishResult,
 } from './types.ts';
 
 // Instagram API with Facebook Login (graph.facebook.com), content publishing for professional
@@ -102,119 +93,44 @@ async function createContainer(s: Session, ctx: PublishContext): Promise<{ id: s
   return { id: parent.id, children };
 }
 
-interface IgMedia {
-  id: string;
-  caption?: string;
-  timestamp?: string;
-  permalink?: string;
-}
-
-/** The media a PUBLISHED container became: the account's media since the attempt, matched on caption. */
-async function findPublished(
-  s: Session,
-  ctx: PublishContext,
-  cp: ContainerCheckpoint,
-): Promise<PublishResult | null> {
-  const since = searchSince(ctx, cp.created_at);
-  const items = await listEdge<IgMedia>(s.client, `/${s.igUserId}/media`, {
-    fields: 'id,caption,timestamp,permalink',
-    since,
-    limit: 50,
-  });
-  const hit = items
-    .filter((m) => sameText(m.caption, ctx.text) && !(parseGraphTime(m.timestamp) < since * 1000))
-    .sort((a, b) => parseGraphTime(a.timestamp) - parseGraphTime(b.timestamp))[0];
-  return hit ? found(hit.id, hit.permalink) : null;
-}
-
-async function resolvePublished(
-  s: Session,
-  ctx: PublishContext,
-  cp: ContainerCheckpoint,
-): Promise<PublishResult> {
-  const hit = await findPublished(s, ctx, cp);
-  if (!hit)
-    throw outcomeUnknown(PLATFORM, `container ${cp.container_id} is PUBLISHED but its media was not found`);
-  return hit;
-}
-
-async function publishContainer(
-  s: Session,
-  ctx: PublishContext,
-  cp: ContainerCheckpoint,
-): Promise<PublishResult> {
-  const state = await waitForContainer(PLATFORM, cp.container_id, () => containerState(s, cp.container_id));
-  if (state === 'PUBLISHED') return resolvePublished(s, ctx, cp);
-  const media = await s.client.post<{ id: string }>(`/${s.igUserId}/media_publish`, {
-    creation_id: cp.container_id,
-  });
-  const permalink = await bestEffort(() =>
-    s.client.get<{ permalink?: string }>(`/${media.id}`, { fields: 'permalink' }),
-  );
-  return found(media.id, permalink?.permalink);
-}
-
-async function checkpointState(s: Session, cp: ContainerCheckpoint): Promise<ContainerState | null> {
-  try {
-    return await containerState(s, cp.container_id);
-  } catch (err) {
-    if (err instanceof PlatformError && err.category === 'user_content') return null;
-    throw err;
-  }
+/** The Graph calls that differ for Instagram; the container flow itself is meta-graph's. */
+function containers(s: Session, ctx: PublishContext): ContainerPlatform {
+  return {
+    platform: PLATFORM,
+    client: s.client,
+    accountId: s.igUserId,
+    publishEdge: 'media_publish',
+    postsEdge: 'media',
+    textField: 'caption',
+    noun: 'media',
+    state: (id) => containerState(s, id),
+    create: () => createContainer(s, ctx),
+  };
 }
 
 export const connector: Connector = {
   async publish(ctx) {
-    const s = open(ctx.credentials);
-    const cp = readContainerCheckpoint(ctx.checkpoint);
-    if (cp) {
-      const state = await checkpointState(s, cp);
-      if (state?.status === 'PUBLISHED') return resolvePublished(s, ctx, cp);
-      if (state?.status === 'FINISHED' || state?.status === 'IN_PROGRESS')
-        return publishContainer(s, ctx, cp);
-      // ERROR, EXPIRED or gone: start over with a new container.
-    }
-    const container = await createContainer(s, ctx);
-    const next: ContainerCheckpoint = {
-      container_id: container.id,
-      children: container.children,
-      created_at: new Date().toISOString(),
-    };
-    await ctx.saveCheckpoint({ ...next });
-    return publishContainer(s, ctx, next);
+    return publishThroughContainer(containers(open(ctx.credentials), ctx), ctx);
   },
 
   async reconcile(ctx) {
     const cp = readContainerCheckpoint(ctx.checkpoint);
     if (!cp) return null;
-    const s = open(ctx.credentials);
-    const state = await checkpointState(s, cp);
-    if (!state) throw outcomeUnknown(PLATFORM, `container ${cp.container_id} can no longer be read`);
-    if (state.status !== 'PUBLISHED') return null;
-    return resolvePublished(s, ctx, cp);
+    return reconcileContainer(containers(open(ctx.credentials), ctx), ctx, cp);
   },
 
   async metrics(ctx) {
-    const s = open(ctx.credentials);
-    const out: Record<string, Engagement> = {};
-    for (const id of ctx.externalIds) {
-      try {
-        // `impressions` is deprecated for media since v22.0; `views` replaces it.
-        const body = await s.client.get<Parameters<typeof insightNumbers>[0]>(`/${id}/insights`, {
-          metric: 'views,likes,comments,shares',
-        });
-        const n = insightNumbers(body);
-        out[id] = {
-          ...noEngagement(),
-          impressions: n.views ?? 0,
-          likes: n.likes ?? 0,
-          comments: n.comments ?? 0,
-          shares: n.shares ?? 0,
-        };
-      } catch (err) {
-        if (!skippable(err)) throw err;
-      }
-    }
-    return out;
+    // `impressions` is deprecated for media since v22.0; `views` replaces it.
+    return postInsights(
+      open(ctx.credentials).client,
+      ctx.externalIds,
+      'views,likes,comments,shares',
+      (n) => ({
+        impressions: n.views ?? 0,
+        likes: n.likes ?? 0,
+        comments: n.comments ?? 0,
+        shares: n.shares ?? 0,
+      }),
+    );
   },
 };

@@ -1,7 +1,8 @@
 import { type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
+import { type CredentialStore, expiresAt, type OAuthOptions, OAuthTokens } from './oauth.ts';
+import { sleep, str } from './support.ts';
 import {
   type Connector,
-  type Credentials,
   type Engagement,
   type MediaInput,
   PlatformError,
@@ -94,62 +95,22 @@ function linkedinError(res: HttpResponse, what: string, media = false): Platform
 // ---------------------------------------------------------------------------------------------
 // Tokens
 
-class Auth {
-  private creds: Credentials;
-  private refreshed = false;
-
-  constructor(
-    creds: Credentials,
-    private readonly save: (c: Credentials) => Promise<void>,
-  ) {
-    this.creds = { ...creds };
-  }
-
-  get author(): string {
-    const urn = String(this.creds.account_id ?? '');
-    if (!/^urn:li:(person|organization):/.test(urn)) {
-      throw new PlatformError('auth_expired', 'linkedin: channel has no author URN (account_id)', {
-        retryable: false,
-      });
-    }
-    return urn;
-  }
-
-  private get canRefresh() {
-    return !this.refreshed && typeof this.creds.refresh_token === 'string' && this.creds.refresh_token !== '';
-  }
-
-  async token(): Promise<string> {
-    const exp = typeof this.creds.expires_at === 'string' ? Date.parse(this.creds.expires_at) : Number.NaN;
-    if (!Number.isNaN(exp) && exp <= Date.now() + 60_000 && this.canRefresh) await this.refresh();
-    const token = String(this.creds.access_token ?? '');
-    if (!token)
-      throw new PlatformError('auth_expired', 'linkedin: channel has no access_token', { retryable: false });
-    return token;
-  }
-
-  async retryAfter401(): Promise<boolean> {
-    if (!this.canRefresh) return false;
-    await this.refresh();
-    return true;
-  }
-
-  private async refresh(): Promise<void> {
-    this.refreshed = true;
-    const clientId = String(this.creds.client_id ?? process.env.HERALD_LINKEDIN_CLIENT_ID ?? '');
-    const secret = String(this.creds.client_secret ?? process.env.HERALD_LINKEDIN_CLIENT_SECRET ?? '');
+const oauth: OAuthOptions = {
+  platform: 'linkedin',
+  canRefresh: (creds) => str(creds.refresh_token) !== undefined,
+  async exchange(creds) {
+    const clientId = String(creds.client_id ?? process.env.HERALD_LINKEDIN_CLIENT_ID ?? '');
+    const secret = String(creds.client_secret ?? process.env.HERALD_LINKEDIN_CLIENT_SECRET ?? '');
     if (!clientId || !secret) {
       throw new PlatformError(
         'auth_expired',
         'linkedin: access token expired and no OAuth client id/secret is configured to refresh it',
-        {
-          retryable: false,
-        },
+        { retryable: false },
       );
     }
     const form = new URLSearchParams({
       grant_type: 'refresh_token',
-      refresh_token: String(this.creds.refresh_token),
+      refresh_token: String(creds.refresh_token),
       client_id: clientId,
       client_secret: secret,
     });
@@ -170,15 +131,27 @@ class Auth {
         { status: res.status, retryable: false },
       );
     }
-    this.creds = {
-      ...this.creds,
+    return {
       access_token: res.body.access_token,
-      refresh_token: res.body.refresh_token ?? this.creds.refresh_token,
-      ...(res.body.expires_in
-        ? { expires_at: new Date(Date.now() + res.body.expires_in * 1000).toISOString() }
-        : {}),
+      refresh_token: res.body.refresh_token ?? creds.refresh_token,
+      ...expiresAt(res.body.expires_in || undefined),
     };
-    await this.save({ ...this.creds });
+  },
+};
+
+class Auth extends OAuthTokens {
+  constructor(ctx: CredentialStore) {
+    super(oauth, ctx);
+  }
+
+  get author(): string {
+    const urn = String(this.credentials.account_id ?? '');
+    if (!/^urn:li:(person|organization):/.test(urn)) {
+      throw new PlatformError('auth_expired', 'linkedin: channel has no author URN (account_id)', {
+        retryable: false,
+      });
+    }
+    return urn;
   }
 }
 
@@ -196,7 +169,7 @@ async function call<T>(
   init: CallInit = {},
 ): Promise<HttpResponse<T>> {
   const url = /^https?:\/\//.test(pathOrUrl) ? pathOrUrl : `${apiOrigin()}${pathOrUrl}`;
-  for (let attempt = 0; ; attempt++) {
+  return auth.retrying401(async () => {
     const headers: Record<string, string> = { authorization: `Bearer ${await auth.token()}` };
     let body: RequestInit['body'];
     if (!/^https?:\/\//.test(pathOrUrl)) {
@@ -210,10 +183,8 @@ async function call<T>(
       headers['content-type'] = 'application/octet-stream';
       body = init.bytes;
     }
-    const res = await request<T>('linkedin', url, { method, headers, body, timeoutMs: init.timeoutMs });
-    if (res.status === 401 && attempt === 0 && (await auth.retryAfter401())) continue;
-    return res;
-  }
+    return request<T>('linkedin', url, { method, headers, body, timeoutMs: init.timeoutMs });
+  });
 }
 
 async function ok<T>(
@@ -231,8 +202,6 @@ async function ok<T>(
 
 // ---------------------------------------------------------------------------------------------
 // Media
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Images and videos are usable in a post once their status is AVAILABLE. */
 async function waitAvailable(auth: Auth, kind: 'images' | 'videos', urn: string): Promise<void> {
@@ -390,7 +359,7 @@ async function saveQuietly(ctx: PublishContext, checkpoint: Record<string, unkno
 }
 
 async function publish(ctx: PublishContext): Promise<PublishResult> {
-  const auth = new Auth(ctx.credentials, (c) => ctx.saveCredentials(c));
+  const auth = new Auth(ctx);
   const sentBefore = ctx.checkpoint?.stage === 'posting';
   if (sentBefore) {
     const found = await lookup(auth, ctx).catch(() => null);
@@ -444,7 +413,7 @@ async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
   }
   // No checkpoint before POST /rest/posts: the attempt died before it, so there is no post.
   if (cp?.stage !== 'posting') return null;
-  const auth = new Auth(ctx.credentials, (c) => ctx.saveCredentials(c));
+  const auth = new Auth(ctx);
   try {
     return await lookup(auth, ctx);
   } catch (err) {
@@ -473,7 +442,7 @@ export const connector: Connector = {
   // Reactions and comments per post from the socialMetadata API. Impressions and shares need the
   // organization/member analytics products, which a plain posting app does not have: 0 here.
   async metrics(ctx) {
-    const auth = new Auth(ctx.credentials, (c) => ctx.saveCredentials(c));
+    const auth = new Auth(ctx);
     const out: Record<string, Engagement> = {};
     for (const urn of ctx.externalIds) {
       const res = await call<SocialMetadata>(auth, 'GET', `/rest/socialMetadata/${encodeURIComponent(urn)}`);

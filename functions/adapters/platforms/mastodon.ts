@@ -1,4 +1,5 @@
 import { type HttpResponse, request, retryAfterSeconds } from './http.ts';
+import { sleep } from './support.ts';
 import {
   type Connector,
   type Credentials,
@@ -132,8 +133,6 @@ class Api {
     return res.body;
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function upload(api: Api, item: MediaInput): Promise<string> {
   const bytes = await item.read();

@@ -1,4 +1,5 @@
 import { errorFromStatus, type HttpResponse, request, retryAfterSeconds } from './http.ts';
+import { outcomeUnknown, sleep } from './support.ts';
 import {
   type Credentials,
   type Engagement,
@@ -339,7 +340,7 @@ export async function waitForContainer(
         },
       );
     }
-    await new Promise((r) => setTimeout(r, delay));
+    await sleep(delay);
     delay = Math.min(containerPolling.maxDelayMs, delay * 2);
   }
 }
@@ -412,12 +413,136 @@ export async function bestEffort<T>(fn: () => Promise<T>): Promise<T | null> {
   }
 }
 
-export function outcomeUnknown(platform: string, why: string): PlatformError {
-  return new PlatformError('system', `${platform}: outcome unknown: ${why}`, { retryable: false });
-}
-
 export function found(externalId: string, url: unknown): PublishResult {
   return { externalId, url: typeof url === 'string' && url ? url : null };
+}
+
+// ---- Publishing through containers (Threads, Instagram) ------------------------------------------
+
+/** What differs between the platforms that publish through media containers. */
+export interface ContainerPlatform {
+  platform: string;
+  client: GraphClient;
+  /** The account whose edges make, publish and list the posts. */
+  accountId: string;
+  /** The edge that publishes a container (`media_publish`, `threads_publish`). */
+  publishEdge: string;
+  /** The edge listing the account's posts, and the field that holds their text. */
+  postsEdge: string;
+  textField: 'caption' | 'text';
+  /** What the platform calls a post, for messages. */
+  noun: string;
+  /** A container's status (and on ERROR, why). */
+  state(id: string): Promise<ContainerState>;
+  /** Makes the container for the variant (and its carousel items). */
+  create(): Promise<{ id: string; children: string[] }>;
+}
+
+interface PostItem {
+  id: string;
+  caption?: string;
+  text?: string;
+  timestamp?: string;
+  permalink?: string;
+}
+
+/** The post a PUBLISHED container became: the account's posts since the attempt, matched on text. */
+async function findPublished(
+  p: ContainerPlatform,
+  ctx: PublishContext,
+  cp: ContainerCheckpoint,
+): Promise<PublishResult | null> {
+  const since = searchSince(ctx, cp.created_at);
+  const items = await listEdge<PostItem>(p.client, `/${p.accountId}/${p.postsEdge}`, {
+    fields: `id,${p.textField},timestamp,permalink`,
+    since,
+    limit: 50,
+  });
+  const hit = items
+    .filter((m) => sameText(m[p.textField], ctx.text) && !(parseGraphTime(m.timestamp) < since * 1000))
+    .sort((a, b) => parseGraphTime(a.timestamp) - parseGraphTime(b.timestamp))[0];
+  return hit ? found(hit.id, hit.permalink) : null;
+}
+
+async function resolvePublished(
+  p: ContainerPlatform,
+  ctx: PublishContext,
+  cp: ContainerCheckpoint,
+): Promise<PublishResult> {
+  const hit = await findPublished(p, ctx, cp);
+  if (!hit)
+    throw outcomeUnknown(
+      p.platform,
+      `container ${cp.container_id} is PUBLISHED but its ${p.noun} was not found`,
+    );
+  return hit;
+}
+
+async function publishContainer(
+  p: ContainerPlatform,
+  ctx: PublishContext,
+  cp: ContainerCheckpoint,
+): Promise<PublishResult> {
+  const state = await waitForContainer(p.platform, cp.container_id, () => p.state(cp.container_id));
+  if (state === 'PUBLISHED') return resolvePublished(p, ctx, cp);
+  const media = await p.client.post<{ id: string }>(`/${p.accountId}/${p.publishEdge}`, {
+    creation_id: cp.container_id,
+  });
+  const permalink = await bestEffort(() =>
+    p.client.get<{ permalink?: string }>(`/${media.id}`, { fields: 'permalink' }),
+  );
+  return found(media.id, permalink?.permalink);
+}
+
+/** The checkpointed container's status, or null when it no longer exists. */
+async function checkpointState(
+  p: ContainerPlatform,
+  cp: ContainerCheckpoint,
+): Promise<ContainerState | null> {
+  try {
+    return await p.state(cp.container_id);
+  } catch (err) {
+    if (err instanceof PlatformError && err.category === 'user_content') return null;
+    throw err;
+  }
+}
+
+/** Publish: resume the checkpointed container of an earlier attempt, or make, checkpoint and publish one. */
+export async function publishThroughContainer(
+  p: ContainerPlatform,
+  ctx: PublishContext,
+): Promise<PublishResult> {
+  const cp = readContainerCheckpoint(ctx.checkpoint);
+  if (cp) {
+    // An earlier attempt made a container: publish it, or find the post it already became.
+    const state = await checkpointState(p, cp);
+    if (state?.status === 'PUBLISHED') return resolvePublished(p, ctx, cp);
+    if (state?.status === 'FINISHED' || state?.status === 'IN_PROGRESS') return publishContainer(p, ctx, cp);
+    // ERROR, EXPIRED or gone: start over with a new container.
+  }
+  const container = await p.create();
+  const next: ContainerCheckpoint = {
+    container_id: container.id,
+    children: container.children,
+    created_at: new Date().toISOString(),
+  };
+  await ctx.saveCheckpoint({ ...next });
+  return publishContainer(p, ctx, next);
+}
+
+/**
+ * Reconcile from the checkpointed container: containers are made before the checkpoint and published
+ * only after it, so without one there is no post.
+ */
+export async function reconcileContainer(
+  p: ContainerPlatform,
+  ctx: PublishContext,
+  cp: ContainerCheckpoint,
+): Promise<PublishResult | null> {
+  const state = await checkpointState(p, cp);
+  if (!state) throw outcomeUnknown(p.platform, `container ${cp.container_id} can no longer be read`);
+  if (state.status !== 'PUBLISHED') return null;
+  return resolvePublished(p, ctx, cp);
 }
 
 // ---- Insights --------------------------------------------------------------------------------
@@ -433,6 +558,25 @@ export function insightNumbers(body: InsightsBody): Record<string, number> {
     if (!m.name) continue;
     const v = m.values?.[0]?.value ?? m.total_value?.value;
     out[m.name] = typeof v === 'number' ? v : 0;
+  }
+  return out;
+}
+
+/** Engagement per post from its insights; posts that vanished or cannot be read are left out. */
+export async function postInsights(
+  client: GraphClient,
+  ids: string[],
+  metric: string,
+  engagement: (n: Record<string, number>) => Partial<Engagement>,
+): Promise<Record<string, Engagement>> {
+  const out: Record<string, Engagement> = {};
+  for (const id of ids) {
+    try {
+      const body = await client.get<InsightsBody>(`/${id}/insights`, { metric });
+      out[id] = { ...noEngagement(), ...engagement(insightNumbers(body)) };
+    } catch (err) {
+      if (!skippable(err)) throw err;
+    }
   }
   return out;
 }

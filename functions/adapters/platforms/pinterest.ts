@@ -1,7 +1,8 @@
 import { type HttpResponse, json, platformOrigin, request, retryAfterSeconds } from './http.ts';
+import { expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
+import { outcomeUnknown, pollWithin, str } from './support.ts';
 import {
   type Connector,
-  type Credentials,
   type Engagement,
   type MediaInput,
   type MetricsContext,
@@ -65,8 +66,6 @@ interface TokenAnswer {
   message?: string;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-
 /** Retry-After when sent, else X-RateLimit-Reset (seconds until the window resets, or an epoch). */
 function rateHint(headers: Headers): number | undefined {
   const ra = retryAfterSeconds(headers);
@@ -102,97 +101,50 @@ function pinterestError(res: HttpResponse, what: string): PlatformError {
   return new PlatformError('user_content', msg, { status, retryable: false });
 }
 
-function unknownOutcome(why: string): PlatformError {
-  return new PlatformError('system', `${P}: outcome unknown: ${why}`, { retryable: false });
-}
-
-/** The channel's tokens: proactive refresh when expired, and at most one refresh after a 401. */
-class Tokens {
-  private creds: Credentials;
-  private refreshed = false;
-
-  constructor(
-    private readonly ctx: { credentials: Credentials; saveCredentials(c: Credentials): Promise<void> },
-  ) {
-    this.creds = { ...ctx.credentials };
-  }
-
-  get authorization(): string {
-    return `Bearer ${str(this.creds.access_token) ?? ''}`;
-  }
-
-  private get canRefresh(): boolean {
-    return !!(str(this.creds.refresh_token) && str(this.creds.client_id) && str(this.creds.client_secret));
-  }
-
-  async ensureFresh(): Promise<void> {
-    const exp = Date.parse(str(this.creds.expires_at) ?? '');
-    if (Number.isFinite(exp) && exp <= Date.now() + EXPIRY_SKEW_MS && this.canRefresh) await this.refresh();
-  }
-
-  async refreshAfter401(): Promise<boolean> {
-    if (this.refreshed || !this.canRefresh) return false;
-    await this.refresh();
-    return true;
-  }
-
-  private async refresh(): Promise<void> {
-    this.refreshed = true;
-    const basic = Buffer.from(`${str(this.creds.client_id)}:${str(this.creds.client_secret)}`).toString(
-      'base64',
-    );
+/** Token refresh with HTTP Basic client authentication from the channel's client id and secret. */
+const oauth: OAuthOptions = {
+  platform: P,
+  skewMs: EXPIRY_SKEW_MS,
+  canRefresh: (c) => !!(str(c.refresh_token) && str(c.client_id) && str(c.client_secret)),
+  async exchange(creds) {
+    const basic = Buffer.from(`${str(creds.client_id)}:${str(creds.client_secret)}`).toString('base64');
     const res = await request<TokenAnswer>(P, `${origin()}/v5/oauth/token`, {
       method: 'POST',
       headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
         grant_type: 'refresh_token',
-        refresh_token: str(this.creds.refresh_token) ?? '',
+        refresh_token: str(creds.refresh_token) ?? '',
       }).toString(),
     });
     const body: TokenAnswer = typeof res.body === 'object' && res.body ? res.body : {};
-    if (res.status !== 200 || !body.access_token) {
-      const detail = `${body.code ?? ''} ${body.message ?? ''}`.trim();
-      if (res.status >= 500)
-        throw new PlatformError('system', `${P}: token refresh: ${res.status} ${detail}`);
-      throw new PlatformError('auth_expired', `${P}: token refresh refused: ${res.status} ${detail}`, {
-        status: res.status,
-        retryable: false,
-      });
-    }
+    if (res.status !== 200 || !body.access_token)
+      throw refreshFailed(P, res.status, `${body.code ?? ''} ${body.message ?? ''}`.trim());
     // Pinterest returns a new refresh_token only with continuous refresh; otherwise the old one stays valid.
-    this.creds = {
-      ...this.creds,
+    return {
       access_token: body.access_token,
       ...(body.refresh_token ? { refresh_token: body.refresh_token } : {}),
-      ...(typeof body.expires_in === 'number'
-        ? { expires_at: new Date(Date.now() + body.expires_in * 1000).toISOString() }
-        : {}),
+      ...expiresAt(body.expires_in),
     };
-    await this.ctx.saveCredentials(this.creds);
-  }
-}
+  },
+};
 
 async function call<T>(
-  tokens: Tokens,
+  tokens: OAuthTokens,
   method: string,
   path: string,
   body?: unknown,
 ): Promise<HttpResponse<T>> {
-  for (let attempt = 0; ; attempt++) {
-    const init = body === undefined ? { method } : { method, ...json(body) };
-    const res = await request<T>(P, `${origin()}${path}`, {
+  const init = body === undefined ? { method } : { method, ...json(body) };
+  return tokens.retrying401(() =>
+    request<T>(P, `${origin()}${path}`, {
       ...init,
       headers: {
         ...(init.headers as Record<string, string> | undefined),
         authorization: tokens.authorization,
       },
-    });
-    if (res.status === 401 && attempt === 0 && (await tokens.refreshAfter401())) continue;
-    return res;
-  }
+    }),
+  );
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const result = (id: string): PublishResult => ({
   externalId: id,
@@ -204,15 +156,11 @@ function cut(text: string, max: number): string {
 }
 
 /** Poll a registered video until Pinterest has processed it. */
-async function waitForMedia(tokens: Tokens, mediaId: string): Promise<void> {
-  const started = Date.now();
-  for (let i = 0; ; i++) {
-    const delay = polling.delaysMs[Math.min(i, polling.delaysMs.length - 1)] ?? 1000;
-    if (i > 0 && Date.now() - started + delay > polling.budgetMs) break;
-    if (delay) await sleep(delay);
+async function waitForMedia(tokens: OAuthTokens, mediaId: string): Promise<void> {
+  const done = await pollWithin(polling, async () => {
     const res = await call<MediaUpload>(tokens, 'GET', `/v5/media/${encodeURIComponent(mediaId)}`);
     if (res.status !== 200) throw pinterestError(res, 'media status');
-    if (res.body.status === 'succeeded') return;
+    if (res.body.status === 'succeeded') return true;
     if (res.body.status === 'failed') {
       throw new PlatformError(
         'media_error',
@@ -220,12 +168,13 @@ async function waitForMedia(tokens: Tokens, mediaId: string): Promise<void> {
         { retryable: false },
       );
     }
-  }
+    return undefined;
+  });
+  if (done) return;
   throw new PlatformError('system', `${P}: video ${mediaId} is still processing`, { retryAfterSeconds: 60 });
 }
 
-/** Register, upload and process a video; returns its media_id (reused from the checkpoint when still good). */
-async function videoMediaId(tokens: Tokens, ctx: PublishContext, item: MediaInput): Promise<string> {
+async function videoMediaId(tokens: OAuthTokens, ctx: PublishContext, item: MediaInput): Promise<string> {
   const earlier = str(ctx.checkpoint?.media_id);
   if (earlier) {
     const res = await call<MediaUpload>(tokens, 'GET', `/v5/media/${encodeURIComponent(earlier)}`);
@@ -259,7 +208,7 @@ async function videoMediaId(tokens: Tokens, ctx: PublishContext, item: MediaInpu
 }
 
 async function mediaSource(
-  tokens: Tokens,
+  tokens: OAuthTokens,
   ctx: PublishContext,
   item: MediaInput,
 ): Promise<Record<string, unknown>> {
@@ -284,7 +233,12 @@ async function mediaSource(
  * A Pin on the board with our description created since `since`: the Pin, null when the whole board was read
  * without one, and an unknown outcome when the board is too large to read to the end.
  */
-async function findPin(tokens: Tokens, boardId: string, text: string, since: number): Promise<Pin | null> {
+async function findPin(
+  tokens: OAuthTokens,
+  boardId: string,
+  text: string,
+  since: number,
+): Promise<Pin | null> {
   let bookmark: string | undefined;
   for (let page = 0; page < LOOKUP_PAGES; page++) {
     const q = new URLSearchParams({ page_size: '100', ...(bookmark ? { bookmark } : {}) });
@@ -301,7 +255,7 @@ async function findPin(tokens: Tokens, boardId: string, text: string, since: num
     bookmark = str(res.body.bookmark);
     if (!bookmark) return null;
   }
-  throw unknownOutcome(`board ${boardId} has more Pins than the lookup reads`);
+  throw outcomeUnknown(P, `board ${boardId} has more Pins than the lookup reads`);
 }
 
 /** When the attempt that may have created the Pin began (its checkpoint mark, or the attempt's start). */
@@ -328,8 +282,7 @@ export const connector: Connector = {
       throw new PlatformError('user_content', `${P}: no board_id option and no default board`, {
         retryable: false,
       });
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    const tokens = await OAuthTokens.open(oauth, ctx);
 
     // An earlier attempt may have created the Pin before dying: look before creating another.
     if (ctx.checkpoint?.creating_since) {
@@ -368,9 +321,8 @@ export const connector: Connector = {
     // Nothing marked: POST /v5/pins was never sent.
     if (!ctx.checkpoint?.creating_since) return null;
     const boardId = boardOf(ctx);
-    if (!boardId) throw unknownOutcome('the board of the earlier attempt is not known');
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    if (!boardId) throw outcomeUnknown(P, 'the board of the earlier attempt is not known');
+    const tokens = await OAuthTokens.open(oauth, ctx);
     const found = await findPin(tokens, boardId, ctx.text, attemptSince(ctx));
     return found?.id ? result(found.id) : null;
   },
@@ -378,8 +330,7 @@ export const connector: Connector = {
   // GET /v5/pins/{id}/analytics over the last 90 days. A save re-shares the Pin to another board, so saves count
   // as shares; Pin clicks and outbound clicks are clicks. Pinterest has no likes or comments metric here.
   async metrics(ctx: MetricsContext) {
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    const tokens = await OAuthTokens.open(oauth, ctx);
     const day = (d: Date) => d.toISOString().slice(0, 10);
     const end = new Date();
     const start = new Date(end.getTime() - (ANALYTICS_DAYS - 1) * 86_400_000);

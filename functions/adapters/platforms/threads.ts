@@ -1,32 +1,23 @@
 import { platformOrigin, request } from './http.ts';
 import {
   asContainerStatus,
-  bestEffort,
-  type ContainerCheckpoint,
+  type ContainerPlatform,
   type ContainerState,
   channelAuth,
-  found,
   GraphClient,
-  insightNumbers,
-  listEdge,
-  noEngagement,
-  outcomeUnknown,
   type Params,
-  parseGraphTime,
+  postInsights,
+  publishThroughContainer,
   readContainerCheckpoint,
-  sameText,
-  searchSince,
-  skippable,
+  reconcileContainer,
   waitForContainer,
 } from './meta-graph.ts';
 import {
   type Connector,
   type Credentials,
-  type Engagement,
   type MediaInput,
   PlatformError,
   type PublishContext,
-  type PublishResult,
 } from './types.ts';
 
 // Threads API (graph.threads.net, v1.0). Publishing is two steps: create a media container
@@ -139,121 +130,39 @@ async function createContainer(s: Session, ctx: PublishContext): Promise<{ id: s
   return { id: parent.id, children };
 }
 
-interface ThreadsMedia {
-  id: string;
-  text?: string;
-  timestamp?: string;
-  permalink?: string;
-}
-
-/** The post a PUBLISHED container became: the user's threads since the attempt, matched on text. */
-async function findPublished(
-  s: Session,
-  ctx: PublishContext,
-  cp: ContainerCheckpoint,
-): Promise<PublishResult | null> {
-  const since = searchSince(ctx, cp.created_at);
-  const items = await listEdge<ThreadsMedia>(s.client, `/${s.userId}/threads`, {
-    fields: 'id,text,timestamp,permalink',
-    since,
-    limit: 50,
-  });
-  const matches = items
-    .filter((m) => sameText(m.text, ctx.text) && !(parseGraphTime(m.timestamp) < since * 1000))
-    .sort((a, b) => parseGraphTime(a.timestamp) - parseGraphTime(b.timestamp));
-  const hit = matches[0];
-  return hit ? found(hit.id, hit.permalink) : null;
-}
-
-async function publishContainer(
-  s: Session,
-  ctx: PublishContext,
-  cp: ContainerCheckpoint,
-): Promise<PublishResult> {
-  const state = await waitForContainer(PLATFORM, cp.container_id, () => containerState(s, cp.container_id));
-  if (state === 'PUBLISHED') return resolvePublished(s, ctx, cp);
-  const media = await s.client.post<{ id: string }>(`/${s.userId}/threads_publish`, {
-    creation_id: cp.container_id,
-  });
-  const permalink = await bestEffort(() =>
-    s.client.get<{ permalink?: string }>(`/${media.id}`, { fields: 'permalink' }),
-  );
-  return found(media.id, permalink?.permalink);
-}
-
-async function resolvePublished(
-  s: Session,
-  ctx: PublishContext,
-  cp: ContainerCheckpoint,
-): Promise<PublishResult> {
-  const hit = await findPublished(s, ctx, cp);
-  if (!hit)
-    throw outcomeUnknown(PLATFORM, `container ${cp.container_id} is PUBLISHED but its post was not found`);
-  return hit;
-}
-
-/** The checkpointed container's status, or null when it no longer exists. */
-async function checkpointState(s: Session, cp: ContainerCheckpoint): Promise<ContainerState | null> {
-  try {
-    return await containerState(s, cp.container_id);
-  } catch (err) {
-    if (err instanceof PlatformError && err.category === 'user_content') return null;
-    throw err;
-  }
+/** The Graph calls that differ for Threads; the container flow itself is meta-graph's. */
+function containers(s: Session, ctx: PublishContext): ContainerPlatform {
+  return {
+    platform: PLATFORM,
+    client: s.client,
+    accountId: s.userId,
+    publishEdge: 'threads_publish',
+    postsEdge: 'threads',
+    textField: 'text',
+    noun: 'post',
+    state: (id) => containerState(s, id),
+    create: () => createContainer(s, ctx),
+  };
 }
 
 export const connector: Connector = {
   async publish(ctx) {
-    const s = await open(ctx);
-    const cp = readContainerCheckpoint(ctx.checkpoint);
-    if (cp) {
-      // An earlier attempt made a container: publish it, or find the post it already became.
-      const state = await checkpointState(s, cp);
-      if (state?.status === 'PUBLISHED') return resolvePublished(s, ctx, cp);
-      if (state?.status === 'FINISHED' || state?.status === 'IN_PROGRESS')
-        return publishContainer(s, ctx, cp);
-    }
-    const container = await createContainer(s, ctx);
-    const next: ContainerCheckpoint = {
-      container_id: container.id,
-      children: container.children,
-      created_at: new Date().toISOString(),
-    };
-    await ctx.saveCheckpoint({ ...next });
-    return publishContainer(s, ctx, next);
+    return publishThroughContainer(containers(await open(ctx), ctx), ctx);
   },
 
   async reconcile(ctx) {
     const cp = readContainerCheckpoint(ctx.checkpoint);
-    // Containers are made before the checkpoint and published only after it: no checkpoint, no post.
     if (!cp) return null;
-    const s = await open(ctx);
-    const state = await checkpointState(s, cp);
-    if (!state) throw outcomeUnknown(PLATFORM, `container ${cp.container_id} can no longer be read`);
-    if (state.status !== 'PUBLISHED') return null;
-    return resolvePublished(s, ctx, cp);
+    return reconcileContainer(containers(await open(ctx), ctx), ctx, cp);
   },
 
   async metrics(ctx) {
     const s = await open(ctx);
-    const out: Record<string, Engagement> = {};
-    for (const id of ctx.externalIds) {
-      try {
-        const body = await s.client.get<Parameters<typeof insightNumbers>[0]>(`/${id}/insights`, {
-          metric: 'views,likes,replies,reposts,quotes',
-        });
-        const n = insightNumbers(body);
-        out[id] = {
-          ...noEngagement(),
-          impressions: n.views ?? 0,
-          likes: n.likes ?? 0,
-          comments: n.replies ?? 0,
-          shares: (n.reposts ?? 0) + (n.quotes ?? 0),
-        };
-      } catch (err) {
-        if (!skippable(err)) throw err;
-      }
-    }
-    return out;
+    return postInsights(s.client, ctx.externalIds, 'views,likes,replies,reposts,quotes', (n) => ({
+      impressions: n.views ?? 0,
+      likes: n.likes ?? 0,
+      comments: n.replies ?? 0,
+      shares: (n.reposts ?? 0) + (n.quotes ?? 0),
+    }));
   },
 };

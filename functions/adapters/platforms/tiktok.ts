@@ -1,7 +1,8 @@
 import { errorFromStatus, type HttpResponse, platformOrigin, retryAfterSeconds } from './http.ts';
+import { expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
+import { outcomeUnknown, pollWithin, str } from './support.ts';
 import {
   type Connector,
-  type Credentials,
   type Engagement,
   type MediaInput,
   type MetricsContext,
@@ -68,8 +69,6 @@ interface TokenAnswer {
 }
 
 type MediaKind = 'video' | 'photo';
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 // TikTok ids are int64 sent as bare JSON numbers; quote them before JSON.parse rounds them.
 function parseBody(text: string): unknown {
@@ -151,94 +150,50 @@ function failReasonError(reason: string | undefined, publishId: string): Platfor
   return new PlatformError('platform_rejected', msg, { retryable: false });
 }
 
-function unknownOutcome(why: string): PlatformError {
-  return new PlatformError('system', `${P}: outcome unknown: ${why}`, { retryable: false });
-}
-
-/** The channel's tokens: proactive refresh when expired, and at most one refresh after a 401. */
-class Tokens {
-  private creds: Credentials;
-  private refreshed = false;
-
-  constructor(
-    private readonly ctx: { credentials: Credentials; saveCredentials(c: Credentials): Promise<void> },
-  ) {
-    this.creds = { ...ctx.credentials };
-  }
-
-  get accessToken(): string {
-    return str(this.creds.access_token) ?? '';
-  }
-
-  private get canRefresh(): boolean {
-    return !!(str(this.creds.refresh_token) && str(this.creds.client_key) && str(this.creds.client_secret));
-  }
-
-  async ensureFresh(): Promise<void> {
-    const exp = Date.parse(str(this.creds.expires_at) ?? '');
-    if (Number.isFinite(exp) && exp <= Date.now() + EXPIRY_SKEW_MS && this.canRefresh) await this.refresh();
-  }
-
-  /** After a 401: refresh once; false when that is not possible (again). */
-  async refreshAfter401(): Promise<boolean> {
-    if (this.refreshed || !this.canRefresh) return false;
-    await this.refresh();
-    return true;
-  }
-
-  private async refresh(): Promise<void> {
-    this.refreshed = true;
-    const refreshToken = str(this.creds.refresh_token) ?? '';
+/** Token refresh with the channel's client key and secret; refresh tokens rotate, so the new one is kept. */
+const oauth: OAuthOptions = {
+  platform: P,
+  skewMs: EXPIRY_SKEW_MS,
+  canRefresh: (c) => !!(str(c.refresh_token) && str(c.client_key) && str(c.client_secret)),
+  async exchange(creds) {
+    const refreshToken = str(creds.refresh_token) ?? '';
     const res = await send(`${origin()}/v2/oauth/token/`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-cache' },
       body: new URLSearchParams({
-        client_key: str(this.creds.client_key) ?? '',
-        client_secret: str(this.creds.client_secret) ?? '',
+        client_key: str(creds.client_key) ?? '',
+        client_secret: str(creds.client_secret) ?? '',
         grant_type: 'refresh_token',
         refresh_token: refreshToken,
       }).toString(),
     });
     const body = (res.body ?? {}) as TokenAnswer;
-    if (res.status !== 200 || !body.access_token) {
-      const detail = `${body.error ?? ''} ${body.error_description ?? ''}`.trim();
-      if (res.status >= 500)
-        throw new PlatformError('system', `${P}: token refresh: ${res.status} ${detail}`);
-      throw new PlatformError('auth_expired', `${P}: token refresh refused: ${res.status} ${detail}`, {
-        status: res.status,
-        retryable: false,
-      });
-    }
-    // Refresh tokens rotate: the old one stops working, so the new one must be stored now.
-    this.creds = {
-      ...this.creds,
+    if (res.status !== 200 || !body.access_token)
+      throw refreshFailed(P, res.status, `${body.error ?? ''} ${body.error_description ?? ''}`.trim());
+    return {
       access_token: body.access_token,
       refresh_token: body.refresh_token ?? refreshToken,
-      ...(typeof body.expires_in === 'number'
-        ? { expires_at: new Date(Date.now() + body.expires_in * 1000).toISOString() }
-        : {}),
+      ...expiresAt(body.expires_in),
     };
-    await this.ctx.saveCredentials(this.creds);
-  }
-}
+  },
+};
 
 /** One authenticated JSON call; `data` on success (HTTP 200 and error.code "ok"). */
-async function api<T>(tokens: Tokens, path: string, body?: unknown, query = ''): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    const res = await send(`${origin()}${path}${query}`, {
+async function api<T>(tokens: OAuthTokens, path: string, body?: unknown, query = ''): Promise<T> {
+  const res = await tokens.retrying401(() =>
+    send(`${origin()}${path}${query}`, {
       method: 'POST',
       headers: {
         authorization: `Bearer ${tokens.accessToken}`,
         'content-type': 'application/json; charset=UTF-8',
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const env = res.body as Envelope<T> | undefined;
-    if (res.status === 200 && typeof env === 'object' && (env.error?.code ?? 'ok') === 'ok')
-      return (env.data ?? {}) as T;
-    if (res.status === 401 && attempt === 0 && (await tokens.refreshAfter401())) continue;
-    throw tiktokError(res, path);
-  }
+    }),
+  );
+  const env = res.body as Envelope<T> | undefined;
+  if (res.status === 200 && typeof env === 'object' && (env.error?.code ?? 'ok') === 'ok')
+    return (env.data ?? {}) as T;
+  throw tiktokError(res, path);
 }
 
 /** The privacy level: the variant's option when the creator allows it, else the most public one allowed. */
@@ -288,25 +243,21 @@ function toResult(
   return { externalId: id, url: `https://www.tiktok.com/@${handleOf(ctx)}/${media}/${id}` };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function fetchStatus(tokens: Tokens, publishId: string): Promise<PublishStatus> {
+async function fetchStatus(tokens: OAuthTokens, publishId: string): Promise<PublishStatus> {
   return api<PublishStatus>(tokens, '/v2/post/publish/status/fetch/', { publish_id: publishId });
 }
 
 /** Poll until TikTok has published (or refused) the post; still processing after the budget → retry later. */
-async function waitForPost(tokens: Tokens, ctx: PublishContext, publishId: string, media: MediaKind) {
-  const started = Date.now();
-  for (let i = 0; ; i++) {
-    const delay = polling.delaysMs[Math.min(i, polling.delaysMs.length - 1)] ?? 1000;
-    if (i > 0 && Date.now() - started + delay > polling.budgetMs) break;
-    if (delay) await sleep(delay);
+async function waitForPost(tokens: OAuthTokens, ctx: PublishContext, publishId: string, media: MediaKind) {
+  const done = await pollWithin(polling, async () => {
     const st = await fetchStatus(tokens, publishId);
     // SEND_TO_USER_INBOX only happens in MEDIA_UPLOAD mode; the content is on TikTok either way.
     if (st.status === 'PUBLISH_COMPLETE' || st.status === 'SEND_TO_USER_INBOX')
       return toResult(ctx, publishId, media, st);
     if (st.status === 'FAILED') throw failReasonError(st.fail_reason, publishId);
-  }
+    return undefined;
+  });
+  if (done) return done;
   throw new PlatformError('system', `${P}: post ${publishId} is still processing`, { retryAfterSeconds: 60 });
 }
 
@@ -317,7 +268,7 @@ type Prior =
   | { kind: 'pending'; publishId: string; media: MediaKind };
 
 /** What an earlier attempt left behind, judged from its checkpoint and TikTok's status of its publish_id. */
-async function inspect(tokens: Tokens, ctx: PublishContext): Promise<Prior> {
+async function inspect(tokens: OAuthTokens, ctx: PublishContext): Promise<Prior> {
   const cp = ctx.checkpoint ?? {};
   const media: MediaKind = cp.media === 'photo' ? 'photo' : 'video';
   const publishId = str(cp.publish_id);
@@ -360,11 +311,15 @@ async function inspect(tokens: Tokens, ctx: PublishContext): Promise<Prior> {
   }
 }
 
-async function creatorInfo(tokens: Tokens): Promise<CreatorInfo> {
+async function creatorInfo(tokens: OAuthTokens): Promise<CreatorInfo> {
   return api<CreatorInfo>(tokens, '/v2/post/publish/creator_info/query/');
 }
 
-async function postVideo(tokens: Tokens, ctx: PublishContext, video: MediaInput): Promise<PublishResult> {
+async function postVideo(
+  tokens: OAuthTokens,
+  ctx: PublishContext,
+  video: MediaInput,
+): Promise<PublishResult> {
   const info = await creatorInfo(tokens);
   const privacy = privacyLevel(ctx, info);
   const bytes = await video.read();
@@ -424,7 +379,11 @@ async function postVideo(tokens: Tokens, ctx: PublishContext, video: MediaInput)
 
 const PHOTO_TYPES = ['image/jpeg', 'image/webp'];
 
-async function postPhotos(tokens: Tokens, ctx: PublishContext, photos: MediaInput[]): Promise<PublishResult> {
+async function postPhotos(
+  tokens: OAuthTokens,
+  ctx: PublishContext,
+  photos: MediaInput[],
+): Promise<PublishResult> {
   const wrong = photos.find((p) => !PHOTO_TYPES.includes(p.contentType));
   if (wrong) {
     throw new PlatformError(
@@ -462,7 +421,7 @@ async function postPhotos(tokens: Tokens, ctx: PublishContext, photos: MediaInpu
     throw err;
   }
   const publishId = str(data.publish_id);
-  if (!publishId) throw unknownOutcome('photo init answered without a publish_id');
+  if (!publishId) throw outcomeUnknown(P, 'photo init answered without a publish_id');
   await ctx.saveCheckpoint({ publish_id: publishId, media: 'photo' });
   return waitForPost(tokens, ctx, publishId, 'photo');
 }
@@ -477,12 +436,11 @@ interface VideoStats {
 
 export const connector: Connector = {
   async publish(ctx) {
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    const tokens = await OAuthTokens.open(oauth, ctx);
     const prior = await inspect(tokens, ctx);
     if (prior.kind === 'done') return prior.result;
     if (prior.kind === 'pending') return waitForPost(tokens, ctx, prior.publishId, prior.media);
-    if (prior.kind === 'unknown') throw unknownOutcome(prior.why);
+    if (prior.kind === 'unknown') throw outcomeUnknown(P, prior.why);
 
     const video = ctx.media.find((m) => m.type === 'video');
     if (video) return postVideo(tokens, ctx, video);
@@ -493,8 +451,7 @@ export const connector: Connector = {
 
   async reconcile(ctx) {
     if (!ctx.checkpoint) return null;
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    const tokens = await OAuthTokens.open(oauth, ctx);
     const prior = await inspect(tokens, ctx);
     switch (prior.kind) {
       case 'none':
@@ -502,7 +459,7 @@ export const connector: Connector = {
       case 'done':
         return prior.result;
       case 'unknown':
-        throw unknownOutcome(prior.why);
+        throw outcomeUnknown(P, prior.why);
       case 'pending':
         return waitForPost(tokens, ctx, prior.publishId, prior.media);
     }
@@ -510,8 +467,7 @@ export const connector: Connector = {
 
   // Display API video query (scope video.list): up to 20 ids per request; ids without metrics are left out.
   async metrics(ctx: MetricsContext) {
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    const tokens = await OAuthTokens.open(oauth, ctx);
     const out: Record<string, Engagement> = {};
     const ids = ctx.externalIds.filter((id) => /^\d+$/.test(id)); // publish_ids of private posts have none
     for (let i = 0; i < ids.length; i += 20) {

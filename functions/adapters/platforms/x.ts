@@ -1,7 +1,8 @@
 import { type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
+import { type CredentialStore, expiresAt, type OAuthOptions, OAuthTokens } from './oauth.ts';
+import { sleep, str } from './support.ts';
 import {
   type Connector,
-  type Credentials,
   type Engagement,
   type MediaInput,
   PlatformError,
@@ -100,45 +101,12 @@ const isDuplicate = (err: unknown) =>
 // ---------------------------------------------------------------------------------------------
 // Tokens
 
-class Auth {
-  private creds: Credentials;
-  private refreshed = false;
-
-  constructor(
-    creds: Credentials,
-    private readonly save: (c: Credentials) => Promise<void>,
-  ) {
-    this.creds = { ...creds };
-  }
-
-  get userId(): string {
-    return String(this.creds.account_id ?? '');
-  }
-
-  private get canRefresh() {
-    return !this.refreshed && typeof this.creds.refresh_token === 'string' && this.creds.refresh_token !== '';
-  }
-
-  async token(): Promise<string> {
-    const exp = typeof this.creds.expires_at === 'string' ? Date.parse(this.creds.expires_at) : Number.NaN;
-    if (!Number.isNaN(exp) && exp <= Date.now() + 60_000 && this.canRefresh) await this.refresh();
-    const token = String(this.creds.access_token ?? '');
-    if (!token)
-      throw new PlatformError('auth_expired', 'x: channel has no access_token', { retryable: false });
-    return token;
-  }
-
-  /** A 401 gets one refresh, then the call is retried once. */
-  async retryAfter401(): Promise<boolean> {
-    if (!this.canRefresh) return false;
-    await this.refresh();
-    return true;
-  }
-
-  private async refresh(): Promise<void> {
-    this.refreshed = true;
-    const clientId = String(this.creds.client_id ?? process.env.HERALD_X_CLIENT_ID ?? '');
-    const secret = String(this.creds.client_secret ?? process.env.HERALD_X_CLIENT_SECRET ?? '');
+const oauth: OAuthOptions = {
+  platform: 'x',
+  canRefresh: (creds) => str(creds.refresh_token) !== undefined,
+  async exchange(creds) {
+    const clientId = String(creds.client_id ?? process.env.HERALD_X_CLIENT_ID ?? '');
+    const secret = String(creds.client_secret ?? process.env.HERALD_X_CLIENT_SECRET ?? '');
     if (!clientId)
       throw new PlatformError(
         'auth_expired',
@@ -147,7 +115,7 @@ class Auth {
       );
     const form = new URLSearchParams({
       grant_type: 'refresh_token',
-      refresh_token: String(this.creds.refresh_token),
+      refresh_token: String(creds.refresh_token),
       client_id: clientId,
     });
     const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -155,11 +123,7 @@ class Auth {
     const res = await request<{ access_token?: string; refresh_token?: string; expires_in?: number }>(
       'x',
       `${origin()}/2/oauth2/token`,
-      {
-        method: 'POST',
-        headers,
-        body: form.toString(),
-      },
+      { method: 'POST', headers, body: form.toString() },
     );
     if (res.status >= 500 || res.status === 429) throw xError(res, 'POST /2/oauth2/token');
     if (res.status !== 200 || !res.body.access_token) {
@@ -169,15 +133,21 @@ class Auth {
         { status: res.status, retryable: false },
       );
     }
-    this.creds = {
-      ...this.creds,
+    return {
       access_token: res.body.access_token,
-      refresh_token: res.body.refresh_token ?? this.creds.refresh_token,
-      ...(res.body.expires_in
-        ? { expires_at: new Date(Date.now() + res.body.expires_in * 1000).toISOString() }
-        : {}),
+      refresh_token: res.body.refresh_token ?? creds.refresh_token,
+      ...expiresAt(res.body.expires_in || undefined),
     };
-    await this.save({ ...this.creds });
+  },
+};
+
+class Auth extends OAuthTokens {
+  constructor(ctx: CredentialStore) {
+    super(oauth, ctx);
+  }
+
+  get userId(): string {
+    return String(this.credentials.account_id ?? '');
   }
 }
 
@@ -187,7 +157,7 @@ async function call<T>(
   path: string,
   init: { json?: unknown; form?: FormData; timeoutMs?: number } = {},
 ): Promise<HttpResponse<T>> {
-  for (let attempt = 0; ; attempt++) {
+  return auth.retrying401(async () => {
     const headers: Record<string, string> = { authorization: `Bearer ${await auth.token()}` };
     let body: RequestInit['body'];
     if (init.json !== undefined) {
@@ -196,15 +166,8 @@ async function call<T>(
     } else if (init.form) {
       body = init.form;
     }
-    const res = await request<T>('x', `${origin()}${path}`, {
-      method,
-      headers,
-      body,
-      timeoutMs: init.timeoutMs,
-    });
-    if (res.status === 401 && attempt === 0 && (await auth.retryAfter401())) continue;
-    return res;
-  }
+    return request<T>('x', `${origin()}${path}`, { method, headers, body, timeoutMs: init.timeoutMs });
+  });
 }
 
 async function ok<T>(
@@ -221,8 +184,6 @@ async function ok<T>(
 
 // ---------------------------------------------------------------------------------------------
 // Media
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function waitForProcessing(auth: Auth, media: MediaData): Promise<void> {
   let info = media.processing_info;
@@ -381,7 +342,7 @@ async function saveQuietly(ctx: PublishContext, checkpoint: Record<string, unkno
 }
 
 async function publish(ctx: PublishContext): Promise<PublishResult> {
-  const auth = new Auth(ctx.credentials, (c) => ctx.saveCredentials(c));
+  const auth = new Auth(ctx);
   const sentBefore = ctx.checkpoint?.stage === 'posting';
   if (sentBefore) {
     // An earlier attempt sent POST /2/tweets and never learned the answer: look before posting again.
@@ -430,7 +391,7 @@ async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
   }
   // Nothing saved before POST /2/tweets: the attempt died before it, no tweet exists.
   if (cp?.stage !== 'posting') return null;
-  const auth = new Auth(ctx.credentials, (c) => ctx.saveCredentials(c));
+  const auth = new Auth(ctx);
   try {
     return await lookup(auth, ctx);
   } catch (err) {
@@ -451,7 +412,7 @@ export const connector: Connector = {
   publish,
   reconcile,
   async metrics(ctx) {
-    const auth = new Auth(ctx.credentials, (c) => ctx.saveCredentials(c));
+    const auth = new Auth(ctx);
     const out: Record<string, Engagement> = {};
     for (let i = 0; i < ctx.externalIds.length; i += 100) {
       const qs = new URLSearchParams({

@@ -1,7 +1,8 @@
 import { errorFromStatus, type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
+import { expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
+import { outcomeUnknown, str } from './support.ts';
 import {
   type Connector,
-  type Credentials,
   type Engagement,
   type MediaInput,
   type MetricsContext,
@@ -55,8 +56,6 @@ interface TokenAnswer {
   error_description?: string;
 }
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
-
 const RATE_REASONS = new Set([
   'quotaExceeded',
   'rateLimitExceeded',
@@ -92,89 +91,45 @@ function youtubeError(res: HttpResponse, what: string): PlatformError {
   return errorFromStatus(P, res, detail);
 }
 
-function unknownOutcome(why: string): PlatformError {
-  return new PlatformError('system', `${P}: outcome unknown: ${why}`, { retryable: false });
-}
-
-/** The channel's tokens: proactive refresh when expired, and at most one refresh after a 401. */
-class Tokens {
-  private creds: Credentials;
-  private refreshed = false;
-
-  constructor(
-    private readonly ctx: { credentials: Credentials; saveCredentials(c: Credentials): Promise<void> },
-  ) {
-    this.creds = { ...ctx.credentials };
-  }
-
-  get authorization(): string {
-    return `Bearer ${str(this.creds.access_token) ?? ''}`;
-  }
-
-  private get canRefresh(): boolean {
-    return !!(str(this.creds.refresh_token) && str(this.creds.client_id) && str(this.creds.client_secret));
-  }
-
-  async ensureFresh(): Promise<void> {
-    const exp = Date.parse(str(this.creds.expires_at) ?? '');
-    if (Number.isFinite(exp) && exp <= Date.now() + EXPIRY_SKEW_MS && this.canRefresh) await this.refresh();
-  }
-
-  async refreshAfter401(): Promise<boolean> {
-    if (this.refreshed || !this.canRefresh) return false;
-    await this.refresh();
-    return true;
-  }
-
-  private async refresh(): Promise<void> {
-    this.refreshed = true;
+const oauth: OAuthOptions = {
+  platform: P,
+  skewMs: EXPIRY_SKEW_MS,
+  canRefresh: (c) => !!(str(c.refresh_token) && str(c.client_id) && str(c.client_secret)),
+  async exchange(creds) {
     const res = await request<TokenAnswer>(P, `${oauthOrigin()}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
-        client_id: str(this.creds.client_id) ?? '',
-        client_secret: str(this.creds.client_secret) ?? '',
-        refresh_token: str(this.creds.refresh_token) ?? '',
+        client_id: str(creds.client_id) ?? '',
+        client_secret: str(creds.client_secret) ?? '',
+        refresh_token: str(creds.refresh_token) ?? '',
         grant_type: 'refresh_token',
       }).toString(),
     });
     const body: TokenAnswer = typeof res.body === 'object' && res.body ? res.body : {};
-    if (res.status !== 200 || !body.access_token) {
-      const detail = `${body.error ?? ''} ${body.error_description ?? ''}`.trim();
-      if (res.status >= 500)
-        throw new PlatformError('system', `${P}: token refresh: ${res.status} ${detail}`);
-      // invalid_grant: the refresh token was revoked or expired; the channel must be connected again.
-      throw new PlatformError('auth_expired', `${P}: token refresh refused: ${res.status} ${detail}`, {
-        status: res.status,
-        retryable: false,
-      });
-    }
-    this.creds = {
-      ...this.creds,
+    // invalid_grant: the refresh token was revoked or expired; the channel must be connected again.
+    if (res.status !== 200 || !body.access_token)
+      throw refreshFailed(P, res.status, `${body.error ?? ''} ${body.error_description ?? ''}`.trim());
+    return {
       access_token: body.access_token,
       ...(body.refresh_token ? { refresh_token: body.refresh_token } : {}),
-      ...(typeof body.expires_in === 'number'
-        ? { expires_at: new Date(Date.now() + body.expires_in * 1000).toISOString() }
-        : {}),
+      ...expiresAt(body.expires_in),
     };
-    await this.ctx.saveCredentials(this.creds);
-  }
-}
+  },
+};
 
 /** A request with the bearer token, refreshed and retried once on 401. */
 async function authed<T>(
-  tokens: Tokens,
+  tokens: OAuthTokens,
   url: string,
   init: RequestInit & { timeoutMs?: number },
 ): Promise<HttpResponse<T>> {
-  for (let attempt = 0; ; attempt++) {
-    const res = await request<T>(P, url, {
+  return tokens.retrying401(() =>
+    request<T>(P, url, {
       ...init,
       headers: { ...(init.headers as Record<string, string>), authorization: tokens.authorization },
-    });
-    if (res.status === 401 && attempt === 0 && (await tokens.refreshAfter401())) continue;
-    return res;
-  }
+    }),
+  );
 }
 
 /** A title YouTube accepts: ≤ 100 characters, no angle brackets, not empty. */
@@ -229,7 +184,7 @@ type SessionState =
   | { kind: 'gone' };
 
 // Upload status of a session: an empty PUT with `Content-Range: bytes */<size>`.
-async function querySession(tokens: Tokens, uri: string, size: number): Promise<SessionState> {
+async function querySession(tokens: OAuthTokens, uri: string, size: number): Promise<SessionState> {
   const res = await authed(tokens, uri, {
     method: 'PUT',
     headers: { 'content-range': `bytes */${size}` },
@@ -243,7 +198,7 @@ async function querySession(tokens: Tokens, uri: string, size: number): Promise<
 }
 
 async function startSession(
-  tokens: Tokens,
+  tokens: OAuthTokens,
   ctx: PublishContext,
   video: MediaInput,
   size: number,
@@ -272,7 +227,7 @@ async function startSession(
 
 /** Sends bytes[offset…] to the session; the final answer carries the video resource. */
 async function upload(
-  tokens: Tokens,
+  tokens: OAuthTokens,
   ctx: PublishContext,
   uri: string,
   bytes: Uint8Array,
@@ -318,8 +273,7 @@ export const connector: Connector = {
   async publish(ctx) {
     const video = ctx.media.find((m) => m.type === 'video');
     if (!video) throw new PlatformError('user_content', `${P}: a post needs a video`, { retryable: false });
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    const tokens = await OAuthTokens.open(oauth, ctx);
     const cp = ctx.checkpoint ?? {};
     const bytes = await video.read();
     const size = bytes.byteLength;
@@ -331,7 +285,7 @@ export const connector: Connector = {
       // An earlier attempt opened a session: finish it rather than upload a second video.
       const st = await querySession(tokens, session, typeof cp.size === 'number' ? cp.size : size);
       if (st.kind === 'complete') return result(st.id);
-      if (st.kind === 'gone') throw unknownOutcome('the upload session of an earlier attempt has expired');
+      if (st.kind === 'gone') throw outcomeUnknown(P, 'the upload session of an earlier attempt has expired');
       offset = st.offset;
     } else {
       session = await startSession(tokens, ctx, video, size);
@@ -345,19 +299,17 @@ export const connector: Connector = {
     const session = str(cp.session_uri);
     // No session: no byte was sent, so no video exists.
     if (!session || typeof cp.size !== 'number') return null;
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    const tokens = await OAuthTokens.open(oauth, ctx);
     const st = await querySession(tokens, session, cp.size);
     if (st.kind === 'complete') return result(st.id);
     // Incomplete: the video is not created until the last byte; publish resumes the same session.
     if (st.kind === 'incomplete') return null;
-    throw unknownOutcome('the upload session has expired');
+    throw outcomeUnknown(P, 'the upload session has expired');
   },
 
   // videos.list part=statistics, up to 50 ids per request (1 quota unit each).
   async metrics(ctx: MetricsContext) {
-    const tokens = new Tokens(ctx);
-    await tokens.ensureFresh();
+    const tokens = await OAuthTokens.open(oauth, ctx);
     const out: Record<string, Engagement> = {};
     for (let i = 0; i < ctx.externalIds.length; i += 50) {
       const ids = ctx.externalIds.slice(i, i + 50);

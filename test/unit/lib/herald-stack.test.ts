@@ -138,11 +138,13 @@ describe('functions', () => {
   });
 
   it.each(manifestIds)('%s runs Node.js 22 on arm64 with tracing, JSON logs and source maps', (id) => {
+    const op = operations.find((o) => o.id === id);
     expect(fnResource(id).Properties).toMatchObject({
       Runtime: 'nodejs22.x',
-      Architectures: ['arm64'],
-      MemorySize: 1024,
-      Timeout: workers.find((w) => w.id === id)?.timeoutSeconds ?? 10,
+      // The probe function runs on x86_64: the registry binaries in its layer are linux-x64.
+      Architectures: [op?.access.ffmpeg ? 'x86_64' : 'arm64'],
+      MemorySize: op?.memoryMb ?? 1024,
+      Timeout: workers.find((w) => w.id === id)?.timeoutSeconds ?? op?.timeoutSeconds ?? 10,
       TracingConfig: { Mode: 'Active' },
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: logicalId(prod.stack, fnOf(id).logGroup) } },
       Environment: {
@@ -509,6 +511,130 @@ describe('alarms', () => {
       Endpoint: 'ops@example.com',
     });
     dev.template.resourceCountIs('AWS::SNS::Subscription', 0);
+  });
+});
+
+describe('media', () => {
+  const buckets = () => prod.template.findResources('AWS::S3::Bucket');
+
+  it('keeps both buckets private, encrypted and TLS-only; never-completed uploads expire', () => {
+    expect(Object.keys(buckets())).toHaveLength(2);
+    for (const b of Object.values(buckets())) {
+      expect(b.Properties).toMatchObject({
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+      });
+    }
+    const uploads = buckets()[logicalId(prod.stack, prod.stack.media.uploadBucket)];
+    expect(uploads?.Properties.LifecycleConfiguration).toMatchObject({
+      Rules: [
+        expect.objectContaining({
+          ExpirationInDays: 1,
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          Status: 'Enabled',
+        }),
+      ],
+    });
+    prod.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+
+  it('serves the media bucket only through CloudFront with origin access control', () => {
+    prod.template.resourceCountIs('AWS::CloudFront::OriginAccessControl', 1);
+    prod.template.hasResourceProperties('AWS::CloudFront::OriginAccessControl', {
+      OriginAccessControlConfig: { OriginAccessControlOriginType: 's3', SigningBehavior: 'always' },
+    });
+    prod.template.hasResourceProperties('AWS::CloudFront::Distribution', {
+      DistributionConfig: {
+        DefaultCacheBehavior: { ViewerProtocolPolicy: 'redirect-to-https', AllowedMethods: ['GET', 'HEAD'] },
+        Origins: [
+          Match.objectLike({
+            DomainName: {
+              'Fn::GetAtt': [logicalId(prod.stack, prod.stack.media.mediaBucket), 'RegionalDomainName'],
+            },
+            OriginAccessControlId: Match.anyValue(),
+          }),
+        ],
+      },
+    });
+    prod.template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      Bucket: { Ref: logicalId(prod.stack, prod.stack.media.mediaBucket) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Principal: { Service: 'cloudfront.amazonaws.com' }, Action: 's3:GetObject' }),
+        ]),
+      },
+    });
+  });
+
+  it('gives the ffmpeg layer (and its binary paths) to the probe function only', () => {
+    const layerId = logicalId(prod.stack, prod.stack.media.ffmpegLayer);
+    for (const id of manifestIds) {
+      const props = fnResource(id).Properties;
+      if (id === 'completeMediaUpload') {
+        expect(props.Layers).toEqual([{ Ref: layerId }]);
+        expect(props.EphemeralStorage).toEqual({ Size: 2048 });
+        expect(envOf(id)).toMatchObject({
+          HERALD_FFPROBE_PATH: '/opt/bin/ffprobe',
+          HERALD_FFMPEG_PATH: '/opt/bin/ffmpeg',
+        });
+      } else {
+        expect(props.Layers, id).toBeUndefined();
+        expect(envOf(id).HERALD_FFPROBE_PATH, id).toBeUndefined();
+      }
+    }
+    prod.template.hasResourceProperties('AWS::Lambda::LayerVersion', { CompatibleArchitectures: ['x86_64'] });
+  });
+
+  it('grants S3 by manifest access: presign PutObject, probe Get/Delete uploads + Put media, worker Get', () => {
+    const s3Actions = (id: string) =>
+      actionsOf(id)
+        .filter((a) => a.startsWith('s3:'))
+        .sort();
+    expect(s3Actions('createMediaUpload')).toEqual(['s3:PutObject']);
+    expect(s3Actions('completeMediaUpload')).toEqual([
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:PutObject',
+    ]);
+    expect(s3Actions('deliveryWorker')).toEqual(['s3:GetObject']);
+    for (const id of manifestIds.filter(
+      (i) => !['createMediaUpload', 'completeMediaUpload', 'deliveryWorker'].includes(i),
+    ))
+      expect(s3Actions(id), id).toEqual([]);
+    expect(envOf('createMediaUpload')).toMatchObject({
+      HERALD_UPLOAD_BUCKET: { Ref: logicalId(prod.stack, prod.stack.media.uploadBucket) },
+      HERALD_MEDIA_BASE_URL: {
+        'Fn::Join': [
+          '',
+          [
+            'https://',
+            { 'Fn::GetAtt': [logicalId(prod.stack, prod.stack.media.distribution), 'DomainName'] },
+          ],
+        ],
+      },
+    });
+  });
+
+  it('keeps the ffmpeg binaries out of every bundle', () => {
+    for (const id of manifestIds) {
+      const dir = fnResource(id).Metadata?.['aws:asset:path'];
+      const code = readFileSync(path.join(prod.assembly.directory, String(dir), 'index.mjs'));
+      expect(code.length, id).toBeLessThan(1024 * 1024);
+    }
   });
 });
 

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector } from '#adapters/platforms/bluesky';
-import {
-  type Credentials,
-  type MediaInput,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeBluesky } from '../../../fakes/bluesky.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
+import { failure, mediaInput, publishContext   metricsContext,
+} from './context.ts';
 
 // The Bluesky connector against the contract fake of a PDS (test/fakes/bluesky.ts).
 
@@ -27,54 +24,22 @@ beforeEach(() => {
 
 const TID = /^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$/;
 
-function media(type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = ''): MediaInput {
-  return {
-    type,
-    alt,
-    contentType,
-    filename: `file.${contentType.split('/')[1]}`,
-    sizeBytes: bytes.byteLength,
-    url: 'https://media.example/asset',
-    read: async () => bytes,
-  };
-}
+const media = (type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = '') =>
+  mediaInput(bytes, type, contentType, { alt });
 
 /** A PublishContext on a fresh account (sessions are cached per identifier inside the connector). */
 function context(over: Partial<PublishContext> = {}) {
-  const checkpoints: Array<Record<string, unknown>> = [];
-  const saved: Credentials[] = [];
   const identifier = `acme${n}.bsky.social`;
-  const ctx: PublishContext = {
+  const recorded = publishContext({
     channel: { id: 'ch_1', handle: identifier, platform: 'bluesky' },
     credentials: { service: fakes.url('bluesky'), identifier, app_password: 'app-password' },
-    text: 'Hello from Herald',
-    title: null,
-    options: {},
-    media: [],
     idempotencyKey: `post_${n}:ch_1`,
-    checkpoint: null,
-    saveCheckpoint: async (c) => {
-      checkpoints.push(c);
-    },
-    saveCredentials: async (c) => {
-      saved.push(c);
-    },
-    attemptStartedAt: new Date(),
     ...over,
-  };
-  return { ctx, checkpoints, saved, identifier };
+  });
+  return { ...recorded, identifier };
 }
 
 const calls = (nsid: string) => fakes.requests('bluesky').filter((r) => r.path === `/xrpc/${nsid}`);
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 describe('publish', () => {
   it('creates an app.bsky.feed.post record under a TID key and returns its at:// URI and permalink', async () => {
@@ -340,12 +305,7 @@ describe('metrics', () => {
     const { ctx } = context();
     const { externalId } = await connector.publish(ctx);
     fake.counts.set(externalId, { likeCount: 7, repostCount: 2, replyCount: 3, quoteCount: 1 });
-    const m = await connector.metrics?.({
-      channel: ctx.channel,
-      credentials: ctx.credentials,
-      externalIds: [externalId],
-      saveCredentials: async () => {},
-    });
+    const m = await connector.metrics?.(metricsContext(ctx, [externalId]));
     expect(m).toEqual({ [externalId]: { impressions: 0, likes: 7, comments: 3, shares: 3, clicks: 0 } });
     expect(calls('app.bsky.feed.getPosts')[0]?.query.getAll('uris')).toEqual([externalId]);
   });

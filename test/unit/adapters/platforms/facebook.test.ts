@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector } from '#adapters/platforms/facebook';
-import {
-  type Credentials,
-  type MediaInput,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { PublishContext } from '#adapters/platforms/types';
 import { createFake, type FacebookFake } from '../../../fakes/facebook.ts';
-import { type FakePlatform, FakePlatforms } from '../../../fakes/server.ts';
+import { FakePlatforms } from '../../../fakes/server.ts';
+import { cdn, failure, mediaInput, publishContext   metricsContext,
+} from './context.ts';
 
 // The Facebook Pages connector against the contract fake: feed posts, unpublished photos attached to
 // one feed post, videos by file_url, Graph error codes, checkpoint + feed lookup reconcile, metrics.
@@ -15,21 +12,6 @@ import { type FakePlatform, FakePlatforms } from '../../../fakes/server.ts';
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from('facebook-jpeg-1')]);
 const PNG = Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), Buffer.from('facebook-png-2')]);
 const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42-page-video')]);
-
-function cdn(): FakePlatform & { files: Map<string, { bytes: Buffer; type: string }> } {
-  const files = new Map<string, { bytes: Buffer; type: string }>();
-  return {
-    name: 'cdn',
-    files,
-    reset: () => files.clear(),
-    handle(req) {
-      const f = files.get(req.path.slice(1));
-      return f
-        ? { status: 200, headers: { 'content-type': f.type }, body: f.bytes }
-        : { status: 404, body: 'not found' };
-    },
-  };
-}
 
 const cdnFake = cdn();
 const platforms = new FakePlatforms([createFake(), cdnFake]);
@@ -46,47 +28,20 @@ afterAll(async () => {
 });
 beforeEach(() => platforms.reset());
 
-function media(
-  name: string,
-  type: 'image' | 'video',
-  bytes: Buffer,
-  contentType: string,
-  alt = '',
-): MediaInput {
+function media(name: string, type: 'image' | 'video', bytes: Buffer, contentType: string, alt = '') {
   cdnFake.files.set(name, { bytes, type: contentType });
-  return {
-    type,
-    alt,
-    contentType,
-    filename: name,
-    sizeBytes: bytes.length,
-    url: `${platforms.url('cdn')}/${name}`,
-    read: async () => new Uint8Array(bytes),
-  };
+  const url = `${platforms.url('cdn')}/${name}`;
+  return mediaInput(new Uint8Array(bytes), type, contentType, { alt, filename: name, url });
 }
 
 function context(over: Partial<PublishContext> = {}) {
-  const checkpoints: Record<string, unknown>[] = [];
-  const credentials: Credentials[] = [];
-  const ctx: PublishContext = {
+  const { saved, ...recorded } = publishContext({
     channel: { id: 'ch_fb', handle: 'Herald Page', platform: 'facebook' },
     credentials: { access_token: 'token', account_id: fake.pageId },
     text: 'We are open on Sunday!',
-    title: null,
-    options: {},
-    media: [],
-    idempotencyKey: 'post_1:ch_fb',
-    checkpoint: null,
-    attemptStartedAt: new Date(),
-    async saveCheckpoint(cp) {
-      checkpoints.push(structuredClone(cp));
-    },
-    async saveCredentials(c) {
-      credentials.push(c);
-    },
     ...over,
-  };
-  return { ctx, checkpoints, credentials };
+  });
+  return { ...recorded, credentials: saved };
 }
 
 const posted = (edge: string) =>
@@ -94,15 +49,6 @@ const posted = (edge: string) =>
     .requests('facebook')
     .filter((r) => r.method === 'POST' && r.path.endsWith(`/${fake.pageId}/${edge}`))
     .map((r) => new URLSearchParams(r.body.toString('utf8')));
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 const graphBody = (code: number, message: string, subcode?: number) => ({
   error: {
@@ -358,12 +304,7 @@ describe('facebook metrics', () => {
     const { externalId } = await connector.publish(ctx);
     fake.engagement.set(externalId, { reactions: 12, comments: 4, shares: 3, views: 250 });
 
-    const metrics = await connector.metrics!({
-      channel: ctx.channel,
-      credentials: ctx.credentials,
-      externalIds: [externalId],
-      saveCredentials: ctx.saveCredentials,
-    });
+    const metrics = await connector.metrics!(metricsContext(ctx, [externalId], ctx.saveCredentials));
 
     expect(metrics).toEqual({
       [externalId]: { impressions: 250, likes: 12, comments: 4, shares: 3, clicks: 0 },
@@ -377,12 +318,7 @@ describe('facebook metrics', () => {
     const { externalId } = await connector.publish(ctx);
     fake.engagement.set(externalId, { reactions: 5, comments: 1, shares: 0, views: 0 });
 
-    const metrics = await connector.metrics!({
-      channel: ctx.channel,
-      credentials: ctx.credentials,
-      externalIds: [externalId],
-      saveCredentials: ctx.saveCredentials,
-    });
+    const metrics = await connector.metrics!(metricsContext(ctx, [externalId], ctx.saveCredentials));
 
     expect(metrics[externalId]).toEqual({ impressions: 0, likes: 5, comments: 1, shares: 0, clicks: 0 });
   });

@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector } from '#adapters/platforms/instagram';
 import { containerPolling, GRAPH_VERSION } from '#adapters/platforms/meta-graph';
-import {
-  type Credentials,
-  type MediaInput,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { PublishContext } from '#adapters/platforms/types';
 import { createFake, type InstagramFake } from '../../../fakes/instagram.ts';
-import { type FakePlatform, FakePlatforms } from '../../../fakes/server.ts';
+import { FakePlatforms } from '../../../fakes/server.ts';
+import { cdn, failure, mediaInput, publishContext   metricsContext,
+} from './context.ts';
 
 // The Instagram connector (Instagram API with Facebook Login) against the contract fake: containers,
 // status_code polling, media_publish, carousels, error codes, checkpoint and reconcile, insights.
@@ -17,21 +14,6 @@ const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe1]), Buffer.from('
 const JPEG2 = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xdb]), Buffer.from('second-jpeg')]);
 const PNG = Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), Buffer.from('png')]);
 const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x20]), Buffer.from('ftypisom-reel')]);
-
-function cdn(): FakePlatform & { files: Map<string, { bytes: Buffer; type: string }> } {
-  const files = new Map<string, { bytes: Buffer; type: string }>();
-  return {
-    name: 'cdn',
-    files,
-    reset: () => files.clear(),
-    handle(req) {
-      const f = files.get(req.path.slice(1));
-      return f
-        ? { status: 200, headers: { 'content-type': f.type }, body: f.bytes }
-        : { status: 404, body: 'not found' };
-    },
-  };
-}
 
 const cdnFake = cdn();
 const platforms = new FakePlatforms([createFake(), cdnFake]);
@@ -51,42 +33,22 @@ afterAll(async () => {
 });
 beforeEach(() => platforms.reset());
 
-function media(name: string, type: 'image' | 'video', bytes: Buffer, alt = '', contentType = ''): MediaInput {
+function media(name: string, type: 'image' | 'video', bytes: Buffer, alt = '', contentType = '') {
   const ct = contentType || (type === 'image' ? 'image/jpeg' : 'video/mp4');
   cdnFake.files.set(name, { bytes, type: ct });
-  return {
-    type,
-    alt,
-    contentType: ct,
-    filename: name,
-    sizeBytes: bytes.length,
-    url: `${platforms.url('cdn')}/${name}`,
-    read: async () => new Uint8Array(bytes),
-  };
+  const url = `${platforms.url('cdn')}/${name}`;
+  return mediaInput(new Uint8Array(bytes), type, ct, { alt, filename: name, url });
 }
 
 function context(over: Partial<PublishContext> = {}) {
-  const checkpoints: Record<string, unknown>[] = [];
-  const credentials: Credentials[] = [];
-  const ctx: PublishContext = {
+  const { saved, ...recorded } = publishContext({
     channel: { id: 'ch_ig', handle: 'herald', platform: 'instagram' },
     credentials: { access_token: 'token', account_id: fake.igUserId },
     text: 'Sunset over the harbour #herald',
-    title: null,
-    options: {},
     media: [media('photo.jpg', 'image', JPEG, 'Boats at sunset')],
-    idempotencyKey: 'post_1:ch_ig',
-    checkpoint: null,
-    attemptStartedAt: new Date(),
-    async saveCheckpoint(cp) {
-      checkpoints.push(structuredClone(cp));
-    },
-    async saveCredentials(c) {
-      credentials.push(c);
-    },
     ...over,
-  };
-  return { ctx, checkpoints, credentials };
+  });
+  return { ...recorded, credentials: saved };
 }
 
 const posts = (path: RegExp) =>
@@ -94,15 +56,6 @@ const posts = (path: RegExp) =>
     .requests('instagram')
     .filter((r) => r.method === 'POST' && path.test(r.path))
     .map((r) => new URLSearchParams(r.body.toString('utf8')));
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 const graphBody = (code: number, message: string, subcode?: number) => ({
   error: {
@@ -321,12 +274,7 @@ describe('instagram metrics', () => {
     const { externalId } = await connector.publish(ctx);
     fake.insights.set(externalId, { views: 900, likes: 40, comments: 6, shares: 2 });
 
-    const metrics = await connector.metrics!({
-      channel: ctx.channel,
-      credentials: ctx.credentials,
-      externalIds: [externalId],
-      saveCredentials: ctx.saveCredentials,
-    });
+    const metrics = await connector.metrics!(metricsContext(ctx, [externalId], ctx.saveCredentials));
 
     expect(metrics).toEqual({
       [externalId]: { impressions: 900, likes: 40, comments: 6, shares: 2, clicks: 0 },

@@ -5,14 +5,11 @@ import {
   LINKEDIN_VERSION,
   unescapeLittleText,
 } from '#adapters/platforms/linkedin';
-import {
-  type Credentials,
-  type MediaInput,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeLinkedIn } from '../../../fakes/linkedin.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
+import { failure, mediaInput, publishContext   metricsContext,
+} from './context.ts';
 
 // The LinkedIn connector against the contract fake of LinkedIn's REST API (test/fakes/linkedin.ts).
 
@@ -36,53 +33,18 @@ afterEach(() => {
   process.env = { ...env };
 });
 
-function media(type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = ''): MediaInput {
-  return {
-    type,
-    alt,
-    contentType,
-    filename: `file.${contentType.split('/')[1]}`,
-    sizeBytes: bytes.byteLength,
-    url: 'https://media.example/asset',
-    read: async () => bytes,
-  };
-}
+const media = (type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = '') =>
+  mediaInput(bytes, type, contentType, { alt });
 
-function context(over: Partial<PublishContext> = {}) {
-  const checkpoints: Array<Record<string, unknown>> = [];
-  const saved: Credentials[] = [];
-  const ctx: PublishContext = {
+const context = (over: Partial<PublishContext> = {}) =>
+  publishContext({
     channel: { id: 'ch_1', handle: 'acme', platform: 'linkedin' },
     credentials: { access_token: 'token', account_id: AUTHOR },
-    text: 'Hello from Herald',
-    title: null,
-    options: {},
-    media: [],
-    idempotencyKey: 'post_1:ch_1',
-    checkpoint: null,
-    saveCheckpoint: async (c) => {
-      checkpoints.push(c);
-    },
-    saveCredentials: async (c) => {
-      saved.push(c);
-    },
-    attemptStartedAt: new Date(),
     ...over,
-  };
-  return { ctx, checkpoints, saved };
-}
+  });
 
 const calls = (method: string, path: RegExp) =>
   fakes.requests('linkedin').filter((r) => r.method === method && path.test(r.path));
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 describe('publish', () => {
   it('POSTs /rest/posts with the versioned headers and the documented body; the URN comes from x-restli-id', async () => {
@@ -356,12 +318,7 @@ describe('metrics', () => {
     const { ctx } = context();
     const { externalId } = await connector.publish(ctx);
     fake.reactions.set(externalId, { likes: 6, comments: 2 });
-    const m = await connector.metrics?.({
-      channel: ctx.channel,
-      credentials: ctx.credentials,
-      externalIds: [externalId],
-      saveCredentials: async () => {},
-    });
+    const m = await connector.metrics?.(metricsContext(ctx, [externalId]));
     expect(m).toEqual({ [externalId]: { impressions: 0, likes: 6, comments: 2, shares: 0, clicks: 0 } });
   });
 });

@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector, htmlToText } from '#adapters/platforms/mastodon';
-import {
-  type Credentials,
-  type MediaInput,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeMastodon } from '../../../fakes/mastodon.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
+import { failure, mediaInput, publishContext   metricsContext,
+} from './context.ts';
 
 // The Mastodon connector against the contract fake of an instance (test/fakes/mastodon.ts).
 
@@ -21,53 +18,18 @@ beforeAll(async () => {
 afterAll(() => fakes.stop());
 beforeEach(() => fakes.reset());
 
-function media(type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = ''): MediaInput {
-  return {
-    type,
-    alt,
-    contentType,
-    filename: `file.${contentType.split('/')[1]}`,
-    sizeBytes: bytes.byteLength,
-    url: 'https://media.example/asset',
-    read: async () => bytes,
-  };
-}
+const media = (type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = '') =>
+  mediaInput(bytes, type, contentType, { alt });
 
-function context(over: Partial<PublishContext> = {}) {
-  const checkpoints: Array<Record<string, unknown>> = [];
-  const saved: Credentials[] = [];
-  const ctx: PublishContext = {
+const context = (over: Partial<PublishContext> = {}) =>
+  publishContext({
     channel: { id: 'ch_1', handle: '@acme@example.social', platform: 'mastodon' },
     credentials: { instance: fakes.url('mastodon'), access_token: 'token' },
-    text: 'Hello from Herald',
-    title: null,
-    options: {},
-    media: [],
-    idempotencyKey: 'post_1:ch_1',
-    checkpoint: null,
-    saveCheckpoint: async (c) => {
-      checkpoints.push(c);
-    },
-    saveCredentials: async (c) => {
-      saved.push(c);
-    },
-    attemptStartedAt: new Date(),
     ...over,
-  };
-  return { ctx, checkpoints, saved };
-}
+  });
 
 const calls = (method: string, path: RegExp) =>
   fakes.requests('mastodon').filter((r) => r.method === method && path.test(r.path));
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 describe('publish', () => {
   it('posts the status with the delivery’s Idempotency-Key and returns id and permalink', async () => {
@@ -244,12 +206,7 @@ describe('metrics', () => {
     const { ctx } = context();
     const { externalId } = await connector.publish(ctx);
     Object.assign(fake.posts[0] ?? {}, { favourites_count: 5, replies_count: 2, reblogs_count: 4 });
-    const m = await connector.metrics?.({
-      channel: ctx.channel,
-      credentials: ctx.credentials,
-      externalIds: [externalId, '999'],
-      saveCredentials: async () => {},
-    });
+    const m = await connector.metrics?.(metricsContext(ctx, [externalId, '999']));
     expect(m).toEqual({ [externalId]: { impressions: 0, likes: 5, comments: 2, shares: 4, clicks: 0 } });
   });
 });

@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector, polling } from '#adapters/platforms/pinterest';
-import {
-  type Credentials,
-  type MediaInput,
-  type MetricsContext,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
 import { createFake, DEFAULT_BOARD, type PinterestFake } from '../../../fakes/pinterest.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
+import { type Fixture, failure, mediaInput, patternBytes, publishFixture } from './context.ts';
 
 // The Pinterest connector against the contract fake of API v5.
 
@@ -32,11 +27,7 @@ afterAll(async () => {
 
 beforeEach(() => fakes.reset());
 
-function bytesOf(n: number, seed = 5): Uint8Array {
-  const b = new Uint8Array(n);
-  for (let i = 0; i < n; i++) b[i] = (i * 13 + seed) & 0xff;
-  return b;
-}
+const bytesOf = (n: number, seed = 5) => patternBytes(n, seed, 13);
 
 function item(
   type: 'image' | 'video',
@@ -44,21 +35,8 @@ function item(
   bytes = bytesOf(2048),
   extra: Partial<MediaInput> = {},
 ): MediaInput {
-  return {
-    type,
-    alt: '',
-    contentType,
-    filename: type === 'video' ? 'clip.mp4' : 'photo.jpg',
-    sizeBytes: bytes.byteLength,
-    url: 'https://media.example/m/1',
-    read: async () => bytes,
-    ...extra,
-  };
-}
-
-interface Fixture extends PublishContext {
-  checkpoints: Record<string, unknown>[];
-  saved: Credentials[];
+  const filename = type === 'video' ? 'clip.mp4' : 'photo.jpg';
+  return mediaInput(bytes, type, contentType, { filename, url: 'https://media.example/m/1', ...extra });
 }
 
 const CREDS = {
@@ -70,37 +48,14 @@ const CREDS = {
 };
 
 function ctxOf(over: Partial<PublishContext> = {}): Fixture {
-  const f: Fixture = {
+  return publishFixture({
     channel: { id: 'ch_1', handle: 'herald', platform: 'pinterest' },
     credentials: CREDS,
     text: 'Ten ideas for a spring table',
-    title: null,
-    options: {},
     media: [item('image', 'image/jpeg')],
     idempotencyKey: 'post_1.ch_1',
-    checkpoint: null,
-    attemptStartedAt: new Date(),
-    checkpoints: [],
-    saved: [],
-    async saveCheckpoint(cp) {
-      f.checkpoints.push(cp);
-      f.checkpoint = cp;
-    },
-    async saveCredentials(c) {
-      f.saved.push(c);
-    },
     ...over,
-  };
-  return f;
-}
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
+  });
 }
 
 const requests = () => fakes.requests('pinterest');

@@ -1,14 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { containerPolling } from '#adapters/platforms/meta-graph';
 import { connector } from '#adapters/platforms/threads';
-import {
-  type Credentials,
-  type MediaInput,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
-import { type FakePlatform, FakePlatforms } from '../../../fakes/server.ts';
+import type { PublishContext } from '#adapters/platforms/types';
+import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type ThreadsFake } from '../../../fakes/threads.ts';
+import { cdn, failure, mediaInput, publishContext   metricsContext,
+} from './context.ts';
 
 // The Threads connector against the contract fake: container → status → threads_publish, media
 // pulled by URL from a stand-in CDN, error mapping, token refresh, checkpoint and reconcile.
@@ -17,21 +14,6 @@ const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.from('
 const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42-threads-video')]);
 
 /** Serves media at public URLs, as Herald's media bucket does for Meta's fetchers. */
-function cdn(): FakePlatform & { files: Map<string, { bytes: Buffer; type: string }> } {
-  const files = new Map<string, { bytes: Buffer; type: string }>();
-  return {
-    name: 'cdn',
-    files,
-    reset: () => files.clear(),
-    handle(req) {
-      const f = files.get(req.path.slice(1));
-      return f
-        ? { status: 200, headers: { 'content-type': f.type }, body: f.bytes }
-        : { status: 404, body: 'not found' };
-    },
-  };
-}
-
 const cdnFake = cdn();
 const platforms = new FakePlatforms([createFake(), cdnFake]);
 let fake: ThreadsFake;
@@ -51,56 +33,25 @@ afterAll(async () => {
 beforeEach(() => platforms.reset());
 afterEach(() => Object.assign(containerPolling, { firstDelayMs: 5, maxDelayMs: 20, budgetMs: 2000 }));
 
-function media(name: string, type: 'image' | 'video', bytes: Buffer, alt = ''): MediaInput {
+function media(name: string, type: 'image' | 'video', bytes: Buffer, alt = '') {
   const contentType = type === 'image' ? 'image/jpeg' : 'video/mp4';
   cdnFake.files.set(name, { bytes, type: contentType });
-  return {
-    type,
-    alt,
-    contentType,
-    filename: name,
-    sizeBytes: bytes.length,
-    url: `${platforms.url('cdn')}/${name}`,
-    read: async () => new Uint8Array(bytes),
-  };
+  const url = `${platforms.url('cdn')}/${name}`;
+  return mediaInput(new Uint8Array(bytes), type, contentType, { alt, filename: name, url });
 }
 
 function context(over: Partial<PublishContext> = {}) {
-  const checkpoints: Record<string, unknown>[] = [];
-  const credentials: Credentials[] = [];
-  const ctx: PublishContext = {
+  const { saved, ...recorded } = publishContext({
     channel: { id: 'ch_threads', handle: 'herald_test', platform: 'threads' },
     credentials: { access_token: 'token', account_id: fake.userId },
-    text: 'Hello from Herald',
-    title: null,
-    options: {},
-    media: [],
-    idempotencyKey: 'post_1:ch_threads',
-    checkpoint: null,
-    attemptStartedAt: new Date(),
-    async saveCheckpoint(cp) {
-      checkpoints.push(structuredClone(cp));
-    },
-    async saveCredentials(c) {
-      credentials.push(c);
-    },
     ...over,
-  };
-  return { ctx, checkpoints, credentials };
+  });
+  return { ...recorded, credentials: saved };
 }
 
 const requests = (method: string, path: RegExp) =>
   platforms.requests('threads').filter((r) => r.method === method && path.test(r.path));
 const form = (r: { body: Buffer }) => new URLSearchParams(r.body.toString('utf8'));
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 describe('threads publish', () => {
   it('posts text through a TEXT container and threads_publish, returning the permalink', async () => {
@@ -451,12 +402,7 @@ describe('threads metrics', () => {
     const { externalId } = await connector.publish(ctx);
     fake.insights.set(externalId, { views: 120, likes: 7, replies: 3, reposts: 2, quotes: 1 });
 
-    const metrics = await connector.metrics!({
-      channel: ctx.channel,
-      credentials: ctx.credentials,
-      externalIds: [externalId, '999999'],
-      saveCredentials: ctx.saveCredentials,
-    });
+    const metrics = await connector.metrics!(metricsContext(ctx, [externalId, '999999'], ctx.saveCredentials));
 
     expect(metrics).toEqual({
       [externalId]: { impressions: 120, likes: 7, comments: 3, shares: 3, clicks: 0 },

@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector, polling } from '#adapters/platforms/tiktok';
-import {
-  type Credentials,
-  type MediaInput,
-  type MetricsContext,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type TikTokFake } from '../../../fakes/tiktok.ts';
+import { type Fixture, failure, mediaInput, patternBytes, publishFixture } from './context.ts';
 
 // The TikTok connector against the contract fake of the Content Posting API.
 
@@ -33,11 +28,7 @@ afterAll(async () => {
 
 beforeEach(() => fakes.reset());
 
-function bytesOf(n: number, seed = 7): Uint8Array {
-  const b = new Uint8Array(n);
-  for (let i = 0; i < n; i++) b[i] = (i * 31 + seed) & 0xff;
-  return b;
-}
+const bytesOf = (n: number, seed = 7) => patternBytes(n, seed, 31);
 
 function mediaItem(
   type: 'image' | 'video',
@@ -45,26 +36,13 @@ function mediaItem(
   bytes: Uint8Array,
   url = 'https://media.example/m/1',
 ): MediaInput {
-  return {
-    type,
-    alt: '',
-    contentType,
-    filename: 'file',
-    sizeBytes: bytes.byteLength,
-    url,
-    read: async () => bytes,
-  };
+  return mediaInput(bytes, type, contentType, { filename: 'file', url });
 }
 
 const video = (bytes = bytesOf(3000)) => mediaItem('video', 'video/mp4', bytes);
 
-interface Fixture extends PublishContext {
-  checkpoints: Record<string, unknown>[];
-  saved: Credentials[];
-}
-
 function ctxOf(over: Partial<PublishContext> = {}): Fixture {
-  const f: Fixture = {
+  return publishFixture({
     channel: { id: 'ch_1', handle: '@herald', platform: 'tiktok' },
     credentials: {
       access_token: 'token',
@@ -74,33 +52,10 @@ function ctxOf(over: Partial<PublishContext> = {}): Fixture {
       account_id: 'open-id-1',
     },
     text: 'Hello TikTok #herald',
-    title: null,
-    options: {},
     media: [video()],
     idempotencyKey: 'post_1.ch_1',
-    checkpoint: null,
-    attemptStartedAt: new Date(),
-    checkpoints: [],
-    saved: [],
-    async saveCheckpoint(cp) {
-      f.checkpoints.push(cp);
-      f.checkpoint = cp;
-    },
-    async saveCredentials(c) {
-      f.saved.push(c);
-    },
     ...over,
-  };
-  return f;
-}
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
+  });
 }
 
 const paths = () => fakes.requests('tiktok').map((r) => `${r.method} ${r.path}`);

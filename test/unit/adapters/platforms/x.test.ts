@@ -1,13 +1,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type Credentials,
-  type MediaInput,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { comparableText, connector } from '#adapters/platforms/x';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type FakeX } from '../../../fakes/x.ts';
+import { failure, mediaInput, publishContext   metricsContext,
+} from './context.ts';
 
 // The X connector against the contract fake of the X API v2 (test/fakes/x.ts).
 
@@ -29,53 +26,18 @@ afterEach(() => {
   process.env = { ...env };
 });
 
-function media(type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = ''): MediaInput {
-  return {
-    type,
-    alt,
-    contentType,
-    filename: `file.${contentType.split('/')[1]}`,
-    sizeBytes: bytes.byteLength,
-    url: 'https://media.example/asset',
-    read: async () => bytes,
-  };
-}
+const media = (type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = '') =>
+  mediaInput(bytes, type, contentType, { alt });
 
-function context(over: Partial<PublishContext> = {}) {
-  const checkpoints: Array<Record<string, unknown>> = [];
-  const saved: Credentials[] = [];
-  const ctx: PublishContext = {
+const context = (over: Partial<PublishContext> = {}) =>
+  publishContext({
     channel: { id: 'ch_1', handle: '@acme', platform: 'x' },
     credentials: { access_token: 'token', account_id: '1500000000000000001' },
-    text: 'Hello from Herald',
-    title: null,
-    options: {},
-    media: [],
-    idempotencyKey: 'post_1:ch_1',
-    checkpoint: null,
-    saveCheckpoint: async (c) => {
-      checkpoints.push(c);
-    },
-    saveCredentials: async (c) => {
-      saved.push(c);
-    },
-    attemptStartedAt: new Date(),
     ...over,
-  };
-  return { ctx, checkpoints, saved };
-}
+  });
 
 const calls = (method: string, path: RegExp) =>
   fakes.requests('x').filter((r) => r.method === method && path.test(r.path));
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
-}
 
 describe('publish', () => {
   it('posts POST /2/tweets {text} with the user token and returns the id and x.com permalink', async () => {
@@ -349,12 +311,7 @@ describe('metrics', () => {
       retweet_count: 3,
       quote_count: 1,
     });
-    const m = await connector.metrics?.({
-      channel: ctx.channel,
-      credentials: ctx.credentials,
-      externalIds: [externalId],
-      saveCredentials: async () => {},
-    });
+    const m = await connector.metrics?.(metricsContext(ctx, [externalId]));
     expect(m).toEqual({ [externalId]: { impressions: 100, likes: 9, comments: 2, shares: 4, clicks: 0 } });
     expect(calls('GET', /^\/2\/tweets$/)[0]?.query.get('tweet.fields')).toBe('public_metrics');
   });

@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  type Credentials,
-  type MediaInput,
-  type MetricsContext,
-  PlatformError,
-  type PublishContext,
-} from '#adapters/platforms/types';
+import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
 import { CHUNK, connector } from '#adapters/platforms/youtube';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type YouTubeFake } from '../../../fakes/youtube.ts';
+import { type Fixture, failure, mediaInput, patternBytes, publishFixture } from './context.ts';
 
 // The YouTube connector against the contract fake of the Data API's resumable upload and Google's token endpoint.
 // HERALD_PLATFORM_YOUTUBE_OAUTH_URL is left unset: the token endpoint is then served by the same fake.
@@ -29,27 +24,13 @@ afterAll(async () => {
 
 beforeEach(() => fakes.reset());
 
-function bytesOf(n: number, seed = 3): Uint8Array {
-  const b = new Uint8Array(n);
-  for (let i = 0; i < n; i++) b[i] = (i * 17 + seed) & 0xff;
-  return b;
-}
+const bytesOf = (n: number, seed = 3) => patternBytes(n, seed, 17);
 
 function video(bytes = bytesOf(4096), contentType = 'video/mp4'): MediaInput {
-  return {
-    type: 'video',
-    alt: '',
-    contentType,
+  return mediaInput(bytes, 'video', contentType, {
     filename: 'launch-day.mp4',
-    sizeBytes: bytes.byteLength,
     url: 'https://media.example/v.mp4',
-    read: async () => bytes,
-  };
-}
-
-interface Fixture extends PublishContext {
-  checkpoints: Record<string, unknown>[];
-  saved: Credentials[];
+  });
 }
 
 const CREDS = {
@@ -61,37 +42,14 @@ const CREDS = {
 };
 
 function ctxOf(over: Partial<PublishContext> = {}): Fixture {
-  const f: Fixture = {
+  return publishFixture({
     channel: { id: 'ch_1', handle: 'Herald', platform: 'youtube' },
     credentials: CREDS,
     text: 'Launch day!\nEverything we shipped this week.',
-    title: null,
-    options: {},
     media: [video()],
     idempotencyKey: 'post_1.ch_1',
-    checkpoint: null,
-    attemptStartedAt: new Date(),
-    checkpoints: [],
-    saved: [],
-    async saveCheckpoint(cp) {
-      f.checkpoints.push(cp);
-      f.checkpoint = cp;
-    },
-    async saveCredentials(c) {
-      f.saved.push(c);
-    },
     ...over,
-  };
-  return f;
-}
-
-async function failure(p: Promise<unknown>): Promise<PlatformError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PlatformError);
-  return err as PlatformError;
+  });
 }
 
 const requests = () => fakes.requests('youtube');

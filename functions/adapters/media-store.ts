@@ -1,0 +1,117 @@
+import { createWriteStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { requireEnv } from '#shared/config';
+import { s3 } from '#shared/s3';
+
+// The media bucket: presigned uploads, probing reads, posters, and the bytes connectors send.
+
+// Two buckets: uploads (where clients PUT; never served; a lifecycle rule expires what is never
+// completed) and media (probed copies and posters, served by the CDN).
+export type BucketName = 'uploads' | 'media';
+const bucketOf = (b: BucketName) =>
+  requireEnv(b === 'uploads' ? 'HERALD_UPLOAD_BUCKET' : 'HERALD_MEDIA_BUCKET');
+
+/** A presigned PUT bound to the key, the Content-Type and (when given) the length. */
+export async function presignUpload(
+  key: string,
+  contentType: string,
+  sizeBytes: number | undefined,
+  expiresInSeconds: number,
+): Promise<string> {
+  const command = new PutObjectCommand({
+    Bucket: bucketOf('uploads'),
+    Key: key,
+    ContentType: contentType,
+    ...(sizeBytes !== undefined ? { ContentLength: sizeBytes } : {}),
+  });
+  const url = await getSignedUrl(s3, command, {
+    expiresIn: expiresInSeconds,
+    // Sign the content type (and length) so S3 refuses other headers.
+    signableHeaders: new Set(['content-type', ...(sizeBytes !== undefined ? ['content-length'] : [])]),
+  });
+  return localUploadUrl(url);
+}
+
+/**
+ * The local stack only (never in a Lambda): s3rver does not check signatures, so uploads go through
+ * the local front door (`HERALD_LOCAL_UPLOAD_ORIGIN`), which checks the ticket and forwards them.
+ */
+function localUploadUrl(url: string): string {
+  const origin = process.env.HERALD_LOCAL_UPLOAD_ORIGIN;
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME || !origin) return url;
+  const u = new URL(url);
+  return `${origin.replace(/\/+$/, '')}/_uploads${u.pathname}${u.search}`;
+}
+
+/** Size and type of an uploaded object, or null when nothing was uploaded. */
+export async function headObject(
+  b: BucketName,
+  key: string,
+): Promise<{ size: number; contentType: string } | null> {
+  try {
+    const res = await s3.send(new HeadObjectCommand({ Bucket: bucketOf(b), Key: key }));
+    return { size: res.ContentLength ?? 0, contentType: res.ContentType ?? '' };
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+    if (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return null;
+    throw err;
+  }
+}
+
+/** The first `bytes` bytes of an object (one ranged GET). */
+export async function readHead(b: BucketName, key: string, bytes: number): Promise<Uint8Array> {
+  const res = await s3.send(
+    new GetObjectCommand({ Bucket: bucketOf(b), Key: key, Range: `bytes=0-${Math.max(0, bytes - 1)}` }),
+  );
+  return res.Body ? await res.Body.transformToByteArray() : new Uint8Array();
+}
+
+/** The whole object. */
+export async function readObject(b: BucketName, key: string): Promise<Uint8Array> {
+  const res = await s3.send(new GetObjectCommand({ Bucket: bucketOf(b), Key: key }));
+  return res.Body ? await res.Body.transformToByteArray() : new Uint8Array();
+}
+
+/** Streams an object into a local file (for ffprobe/ffmpeg). */
+export async function downloadObject(b: BucketName, key: string, filePath: string): Promise<void> {
+  const res = await s3.send(new GetObjectCommand({ Bucket: bucketOf(b), Key: key }));
+  if (!res.Body) throw new Error(`media object ${key} has no body`);
+  await pipeline(res.Body as Readable, createWriteStream(filePath));
+}
+
+/** Into the media bucket (posters). */
+export async function putMediaObject(key: string, body: Uint8Array, contentType: string): Promise<void> {
+  await s3.send(
+    new PutObjectCommand({ Bucket: bucketOf('media'), Key: key, Body: body, ContentType: contentType }),
+  );
+}
+
+/** The probed upload into the media bucket (server-side copy; single copies go up to 5 GB). */
+export async function promoteUpload(
+  uploadKey: string,
+  objectKey: string,
+  contentType: string,
+): Promise<void> {
+  await s3.send(
+    new CopyObjectCommand({
+      Bucket: bucketOf('media'),
+      Key: objectKey,
+      CopySource: `${bucketOf('uploads')}/${uploadKey.split('/').map(encodeURIComponent).join('/')}`,
+      ContentType: contentType,
+      MetadataDirective: 'REPLACE',
+    }),
+  );
+}
+
+export async function deleteUpload(uploadKey: string): Promise<void> {
+  await s3.send(new DeleteObjectCommand({ Bucket: bucketOf('uploads'), Key: uploadKey }));
+}

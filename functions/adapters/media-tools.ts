@@ -1,0 +1,166 @@
+import { execFile } from 'node:child_process';
+import { rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+
+// ffprobe and ffmpeg, run as child processes on files the caller has downloaded to /tmp. In Lambda
+// the binaries come from a layer (/opt/bin) named by HERALD_FFPROBE_PATH / HERALD_FFMPEG_PATH; the
+// installer packages are only the local/test fallback and are loaded lazily through a renamed
+// require, which bundlers leave alone, so no function bundle carries them.
+
+const TIMEOUT_MS = 30_000;
+
+export type ProbeErrorReason = 'timeout' | 'failed' | 'unreadable' | 'no_frame';
+
+/**
+ * The file could not be probed: the tool exited non-zero (`failed`), found no audio or video
+ * (`unreadable`), made no poster (`no_frame`), or ran out of time (`timeout`). A missing or
+ * unrunnable binary is a plain Error instead.
+ */
+export class ProbeError extends Error {
+  override readonly name = 'ProbeError';
+  constructor(
+    readonly reason: ProbeErrorReason,
+    message: string,
+    /** The tool's stderr (trimmed), for the logs; never shown to API clients. */
+    readonly detail = '',
+  ) {
+    super(message);
+  }
+}
+
+const loadPackage = createRequire(import.meta.url);
+
+function binary(envName: string, pkg: string): string {
+  const fromEnv = process.env[envName];
+  if (fromEnv) return fromEnv;
+  return (loadPackage(pkg) as { path: string }).path;
+}
+
+export const ffprobePath = () => binary('HERALD_FFPROBE_PATH', '@ffprobe-installer/ffprobe');
+export const ffmpegPath = () => binary('HERALD_FFMPEG_PATH', '@ffmpeg-installer/ffmpeg');
+
+/** Runs a tool; resolves with stdout, rejects with a ProbeError. */
+function run(file: string, args: readonly string[], tool: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      file,
+      args,
+      { timeout: TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        if (!error) return resolve(stdout);
+        // A string code (ENOENT, EACCES…) means the binary did not run: a deployment fault (500),
+        // not a ProbeError, which callers turn into "these bytes are not media" (400).
+        if (typeof error.code === 'string') {
+          return reject(new Error(`cannot run ${tool} at ${file}: ${error.message}`, { cause: error }));
+        }
+        const detail = stderr.trim().slice(-2000);
+        if (error.killed)
+          reject(new ProbeError('timeout', `${tool} timed out after ${TIMEOUT_MS} ms`, detail));
+        else reject(new ProbeError('failed', `${tool} failed: ${detail || error.message}`, detail));
+      },
+    );
+  });
+}
+
+export interface ProbeResult {
+  /** Null when the container tells no duration (e.g. a still image). */
+  durationSec: number | null;
+  /** Displayed size of the first video stream (rotation applied); null without video. */
+  width: number | null;
+  height: number | null;
+  /** Real video only: an MP3's or M4A's cover art (an `attached_pic` stream) does not count. */
+  hasVideo: boolean;
+  hasAudio: boolean;
+  /** ffprobe's demuxer list, e.g. `mov,mp4,m4a,3gp,3g2,mj2`, `matroska,webm`, `mp3`, `wav`. */
+  formatName: string;
+  videoCodec: string | null;
+  audioCodec: string | null;
+}
+
+interface FfprobeStream {
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  duration?: string;
+  disposition?: { attached_pic?: number };
+  tags?: { rotate?: string };
+  side_data_list?: { rotation?: number }[];
+}
+
+interface FfprobeOutput {
+  streams?: FfprobeStream[];
+  format?: { format_name?: string; duration?: string };
+}
+
+const seconds = (s: string | undefined) => {
+  const n = Number(s);
+  return s !== undefined && Number.isFinite(n) && n >= 0 ? n : null;
+};
+
+/** Phones store portrait video as landscape plus a display rotation (tag or display matrix). */
+function rotation(s: FfprobeStream): number {
+  const fromMatrix = s.side_data_list?.find((d) => typeof d.rotation === 'number')?.rotation;
+  return Math.abs(Number(fromMatrix ?? s.tags?.rotate ?? 0)) % 180;
+}
+
+export async function ffprobe(filePath: string): Promise<ProbeResult> {
+  const out = await run(
+    ffprobePath(),
+    ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', filePath],
+    'ffprobe',
+  );
+  let parsed: FfprobeOutput;
+  try {
+    parsed = JSON.parse(out) as FfprobeOutput;
+  } catch {
+    throw new ProbeError('unreadable', 'ffprobe printed no JSON', out.slice(0, 500));
+  }
+  const streams = parsed.streams ?? [];
+  const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
+  const audio = streams.find((s) => s.codec_type === 'audio');
+  if (!parsed.format || (!video && !audio)) {
+    throw new ProbeError('unreadable', 'no audio or video stream found');
+  }
+  const turned = video ? rotation(video) === 90 : false;
+  const w = video?.width ?? null;
+  const h = video?.height ?? null;
+  return {
+    durationSec: seconds(parsed.format.duration) ?? seconds(video?.duration) ?? seconds(audio?.duration),
+    width: turned ? h : w,
+    height: turned ? w : h,
+    hasVideo: video !== undefined,
+    hasAudio: audio !== undefined,
+    formatName: parsed.format.format_name ?? '',
+    videoCodec: video?.codec_name ?? null,
+    audioCodec: audio?.codec_name ?? null,
+  };
+}
+
+async function nonEmpty(path: string): Promise<boolean> {
+  const info = await stat(path).catch(() => null);
+  return info?.isFile() === true && info.size > 0;
+}
+
+/**
+ * A JPEG poster frame of a video, at most 1280 px wide (aspect kept, even height). Taken at 0.5 s,
+ * past the black or fade-in first frame many clips start with; a video shorter than that yields no
+ * frame there (ffmpeg still exits 0), so the first frame is taken instead. ffmpeg applies the
+ * display rotation itself, so the poster matches `ffprobe`'s width/height. Returns `outJpegPath`.
+ */
+export async function posterFrame(videoPath: string, outJpegPath: string): Promise<string> {
+  for (const at of ['0.5', '0']) {
+    // The image muxer leaves the file alone when no frame comes: a stale one must not pass.
+    await rm(outJpegPath, { force: true });
+    await run(
+      ffmpegPath(),
+      [
+        ...['-v', 'error', '-nostdin', '-y', '-ss', at, '-i', videoPath],
+        ...['-frames:v', '1', '-an', '-sn', '-vf', "scale='min(1280,iw)':-2", '-q:v', '3', outJpegPath],
+      ],
+      'ffmpeg',
+    );
+    if (await nonEmpty(outJpegPath)) return outJpegPath;
+  }
+  throw new ProbeError('no_frame', 'ffmpeg produced no poster frame');
+}

@@ -1,0 +1,7 @@
+import { apiHandler } from '#shared/http';
+import { createMediaUpload } from '#usecases/media';
+
+export const { handler, impl } = apiHandler('createMediaUpload', async ({ auth, body, now, admitted }) => ({
+  status: 201,
+  body: await createMediaUpload(auth.orgId, body, now, { admitted }),
+}));

@@ -1,0 +1,233 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getAsset, insertAsset, markReady } from '#adapters/media';
+import {
+  deleteUpload,
+  downloadObject,
+  headObject,
+  presignUpload,
+  promoteUpload,
+  putMediaObject,
+  readHead,
+} from '#adapters/media-store';
+import { ffprobe, ProbeError, type ProbeResult, posterFrame } from '#adapters/media-tools';
+import { conflict, notFound, ValidationError } from '#core/errors';
+import { isId, newId } from '#core/ids';
+import {
+  checkUpload,
+  type MediaAssetRecord,
+  mediaUrl,
+  objectKeyOf,
+  posterKeyOf,
+  TICKET_SECONDS,
+  toMediaAsset,
+  uploadKeyOf,
+} from '#core/media';
+import {
+  ALLOWED_MEDIA,
+  HEAD_BYTES,
+  imageDimensions,
+  isAllowed,
+  MAX_IMAGE_HEAD_BYTES,
+  matchesClaim,
+  normalizeContentType,
+  sniff,
+  streamsMatchClaim,
+} from '#core/media-probe';
+import { requireEnv } from '#shared/config';
+
+const assetNotFound = () => notFound('media asset');
+
+/** Delivery origin of the assets (CloudFront in AWS, the local front door locally). Read per call. */
+const mediaBaseUrl = () => requireEnv('HERALD_MEDIA_BASE_URL');
+
+/**
+ * Ticket lifetime: 15 minutes. `HERALD_UPLOAD_TICKET_SECONDS` shortens it in the local stack only
+ * (tests of expired tickets); a Lambda (AWS_LAMBDA_FUNCTION_NAME set) never reads it.
+ */
+export function ticketSeconds(): number {
+  if (process.env.AWS_LAMBDA_FUNCTION_NAME) return TICKET_SECONDS;
+  const knob = Number(process.env.HERALD_UPLOAD_TICKET_SECONDS);
+  return Number.isInteger(knob) && knob > 0 ? knob : TICKET_SECONDS;
+}
+
+export async function createMediaUpload(
+  orgId: string,
+  input: { filename: string; content_type: string; size_bytes?: number | undefined },
+  now: Date,
+  gate: { admitted: () => Promise<unknown> },
+) {
+  const errors = checkUpload(input);
+  if (errors.length) throw new ValidationError(errors);
+  const contentType = normalizeContentType(input.content_type);
+  if (!isAllowed(contentType)) throw new Error('unreachable: checked content type');
+  const type = ALLOWED_MEDIA[contentType];
+  const id = newId('media', now.getTime());
+  const objectKey = objectKeyOf(orgId, id, input.filename);
+  const uploadKey = uploadKeyOf(orgId, id, input.filename);
+  const seconds = ticketSeconds();
+  const expiresAt = new Date(now.getTime() + seconds * 1000).toISOString();
+  const asset: MediaAssetRecord = {
+    id,
+    org_id: orgId,
+    status: 'pending',
+    kind: type.kind,
+    url: mediaUrl(mediaBaseUrl(), objectKey),
+    filename: input.filename,
+    content_type: contentType,
+    size_bytes: input.size_bytes ?? 0,
+    width: null,
+    height: null,
+    duration_sec: null,
+    poster_url: null,
+    upload_key: uploadKey,
+    object_key: objectKey,
+    poster_key: null,
+    expires_at: expiresAt,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString(),
+  };
+  const uploadUrl = await presignUpload(uploadKey, contentType, input.size_bytes, seconds);
+  await gate.admitted();
+  await insertAsset(asset);
+  return { asset_id: id, upload_url: uploadUrl, method: 'PUT' as const, expires_at: expiresAt };
+}
+
+interface Probed {
+  width: number | null;
+  height: number | null;
+  duration_sec: number | null;
+  poster?: Uint8Array;
+}
+
+async function probeImage(key: string, size: number, head: Uint8Array): Promise<Probed> {
+  let dims = imageDimensions(head);
+  if (!dims && size > head.length)
+    dims = imageDimensions(await readHead('uploads', key, Math.min(size, MAX_IMAGE_HEAD_BYTES)));
+  if (!dims) throw contentMismatch('The image dimensions could not be read; the file may be corrupt.');
+  return { width: dims.width, height: dims.height, duration_sec: null };
+}
+
+async function probeAudioVideo(key: string, contentType: string, kind: 'video' | 'audio'): Promise<Probed> {
+  const dir = await mkdtemp(join(tmpdir(), 'herald-probe-'));
+  try {
+    const file = join(dir, 'input');
+    await downloadObject('uploads', key, file);
+    let info: ProbeResult;
+    try {
+      info = await ffprobe(file);
+    } catch (err) {
+      if (err instanceof ProbeError && err.reason !== 'timeout')
+        throw contentMismatch(`The file could not be read as ${kind}; it may be corrupt.`);
+      throw err;
+    }
+    if (!streamsMatchClaim(contentType, info))
+      throw contentMismatch(
+        kind === 'video' ? 'The file has no video stream.' : 'The file is not audio-only.',
+      );
+    if (kind === 'audio') return { width: null, height: null, duration_sec: info.durationSec };
+    const poster = join(dir, 'poster.jpg');
+    try {
+      await posterFrame(file, poster);
+    } catch (err) {
+      if (err instanceof ProbeError && err.reason !== 'timeout')
+        throw contentMismatch('No frame of the video could be decoded; it may be corrupt.');
+      throw err;
+    }
+    return {
+      width: info.width,
+      height: info.height,
+      duration_sec: info.durationSec,
+      poster: new Uint8Array(await readFile(poster)),
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function contentMismatch(message: string): ValidationError {
+  return new ValidationError([{ pointer: '/content_type', code: 'content_mismatch', message }]);
+}
+
+/**
+ * completeMediaUpload: probe the uploaded bytes and make the asset ready. Ready assets are returned
+ * as they are; a ticket past its expiry or an object never uploaded is 409; bytes that are not
+ * what content_type says are 400 and the asset stays pending.
+ */
+export async function completeMediaUpload(
+  orgId: string,
+  mediaId: string,
+  now: Date,
+  gate: { admitted: () => Promise<unknown> },
+) {
+  if (!isId('media', mediaId)) throw assetNotFound();
+  const asset = await getAsset(orgId, mediaId);
+  if (!asset) throw assetNotFound();
+  if (asset.status === 'ready') {
+    await gate.admitted();
+    return toMediaAsset(asset);
+  }
+  if (now.getTime() > Date.parse(asset.expires_at))
+    throw conflict('The upload ticket expired; create a new upload.');
+  const object = await headObject('uploads', asset.upload_key);
+  if (!object) {
+    // A concurrent complete may have made it ready (and removed the upload) meanwhile.
+    const current = await getAsset(orgId, mediaId);
+    if (current?.status === 'ready') {
+      await gate.admitted();
+      return toMediaAsset(current);
+    }
+    throw conflict('No bytes were uploaded for this asset yet; PUT them to upload_url first.');
+  }
+  if (!isAllowed(asset.content_type)) throw new Error(`asset ${asset.id} has an unknown content type`);
+  const type = ALLOWED_MEDIA[asset.content_type];
+  if (object.size > type.maxBytes) {
+    throw new ValidationError([
+      {
+        pointer: '/size_bytes',
+        code: 'too_large',
+        message: `${asset.content_type} uploads are limited to ${type.maxBytes} bytes.`,
+      },
+    ]);
+  }
+  if (object.size === 0) throw contentMismatch('The uploaded object is empty.');
+  const head = await readHead('uploads', asset.upload_key, Math.min(HEAD_BYTES, object.size));
+  const sniffed = sniff(head);
+  if (!matchesClaim(asset.content_type, sniffed)) {
+    throw contentMismatch(
+      sniffed
+        ? `The uploaded bytes are ${sniffed}, not ${asset.content_type}.`
+        : `The uploaded bytes are not ${asset.content_type}.`,
+    );
+  }
+  const probed =
+    asset.kind === 'image'
+      ? await probeImage(asset.upload_key, object.size, head)
+      : await probeAudioVideo(asset.upload_key, asset.content_type, asset.kind);
+  await gate.admitted();
+  await promoteUpload(asset.upload_key, asset.object_key, asset.content_type);
+  let posterKey: string | null = null;
+  if (probed.poster) {
+    posterKey = posterKeyOf(asset.object_key);
+    await putMediaObject(posterKey, probed.poster, 'image/jpeg');
+  }
+  const ready = await markReady(asset, {
+    size_bytes: object.size,
+    width: probed.width,
+    height: probed.height,
+    duration_sec: probed.duration_sec,
+    poster_key: posterKey,
+    poster_url: posterKey ? mediaUrl(mediaBaseUrl(), posterKey) : null,
+    updated_at: now.toISOString(),
+  });
+  if (ready) {
+    // Never-completed uploads expire by lifecycle; completed ones are removed at once.
+    await deleteUpload(asset.upload_key);
+    return toMediaAsset(ready);
+  }
+  // A concurrent complete won the race: answer with the asset it made ready.
+  const current = await getAsset(orgId, mediaId);
+  if (!current) throw assetNotFound();
+  return toMediaAsset(current);
+}

@@ -1,0 +1,296 @@
+import { Readable } from 'node:stream';
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { keys } from '#adapters/keys';
+import type { MediaAssetRecord } from '#core/media';
+import { completeMediaUpload, createMediaUpload } from '#usecases/media';
+import { listMedia } from '#usecases/media-list';
+import { fixedId, ORG_ID } from '../support/fixtures.ts';
+
+// The media use cases against mocked DynamoDB and S3 (the ffmpeg tools mocked too): tickets, the
+// 404/409/400 cases, the ready no-op and the lost race of concurrent completes.
+
+const tools = vi.hoisted(() => ({
+  ffprobe: vi.fn(),
+  posterFrame: vi.fn(),
+}));
+vi.mock('#adapters/media-tools', async (orig) => ({
+  ...(await orig<typeof import('#adapters/media-tools')>()),
+  ffprobe: tools.ffprobe,
+  posterFrame: tools.posterFrame,
+}));
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const s3 = mockClient(S3Client);
+const gate = { admitted: vi.fn(async () => undefined) };
+const NOW = new Date('2030-01-01T00:00:00.000Z');
+const MED = fixedId('media', 1);
+
+// A 2x3 PNG: signature, IHDR with width 2 and height 3.
+const PNG = Uint8Array.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 2, 0, 0, 0, 3,
+  8, 6, 0, 0, 0, 0, 0, 0, 0,
+]);
+
+/** An S3 body: a stream (downloads) that also answers transformToByteArray (ranged reads). */
+const body = (bytes: Uint8Array) =>
+  Object.assign(Readable.from([Buffer.from(bytes)]), { transformToByteArray: async () => bytes }) as never;
+
+function asset(over: Partial<MediaAssetRecord> = {}): MediaAssetRecord {
+  return {
+    id: MED,
+    org_id: ORG_ID,
+    status: 'pending',
+    kind: 'image',
+    url: `https://media.example/orgs/${ORG_ID}/media/${MED}/a.png`,
+    filename: 'a.png',
+    content_type: 'image/png',
+    size_bytes: 0,
+    width: null,
+    height: null,
+    duration_sec: null,
+    poster_url: null,
+    upload_key: `uploads/${ORG_ID}/${MED}/a.png`,
+    object_key: `orgs/${ORG_ID}/media/${MED}/a.png`,
+    poster_key: null,
+    expires_at: '2030-01-01T00:15:00.000Z',
+    created_at: '2030-01-01T00:00:00.000Z',
+    updated_at: '2030-01-01T00:00:00.000Z',
+    ...over,
+  };
+}
+const item = (a: MediaAssetRecord) => ({ ...keys.media(a.org_id, a.id), entity: 'media', ...a });
+
+beforeEach(() => {
+  ddb.reset();
+  s3.reset();
+  gate.admitted.mockClear();
+  tools.ffprobe.mockReset();
+  tools.posterFrame.mockReset();
+});
+afterEach(() => vi.restoreAllMocks());
+
+describe('createMediaUpload', () => {
+  it('creates a pending asset and a presigned PUT bound to key, type and length, 15 minutes', async () => {
+    ddb.on(PutCommand).resolves({});
+    const t = await createMediaUpload(
+      ORG_ID,
+      { filename: 'My Photo.PNG', content_type: 'image/png', size_bytes: 1234 },
+      NOW,
+      gate,
+    );
+    expect(t.method).toBe('PUT');
+    expect(t.expires_at).toBe('2030-01-01T00:15:00.000Z');
+    const url = new URL(t.upload_url);
+    expect(url.pathname).toContain(`/uploads/${ORG_ID}/${t.asset_id}/My-Photo.PNG`);
+    expect(url.searchParams.get('X-Amz-Expires')).toBe('900');
+    expect(url.searchParams.get('X-Amz-SignedHeaders')).toBe('content-length;content-type;host');
+    const put = ddb.commandCalls(PutCommand)[0]?.args[0].input;
+    expect(put?.Item).toMatchObject({
+      status: 'pending',
+      kind: 'image',
+      size_bytes: 1234,
+      url: `https://media.example/orgs/${ORG_ID}/media/${t.asset_id}/My-Photo.PNG`,
+    });
+    expect(put?.ConditionExpression).toBe('attribute_not_exists(pk)');
+    expect(gate.admitted).toHaveBeenCalled();
+  });
+
+  it.each([
+    [{ filename: 'a.tiff', content_type: 'image/tiff' }, '/content_type'],
+    [{ filename: 'a.gif', content_type: 'image/png' }, '/filename'],
+    [{ filename: 'noext', content_type: 'image/png' }, '/filename'],
+    [{ filename: 'a.png', content_type: 'image/png', size_bytes: 20 * 1024 * 1024 + 1 }, '/size_bytes'],
+    [{ filename: 'a.mp3', content_type: 'audio/mpeg', size_bytes: 201 * 1024 * 1024 }, '/size_bytes'],
+  ])('refuses %o at %s without writing', async (input, pointer) => {
+    await expect(createMediaUpload(ORG_ID, input, NOW, gate)).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ pointer })],
+    });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+});
+
+describe('completeMediaUpload', () => {
+  it('404 for an unknown id or another organization', async () => {
+    ddb.on(GetCommand).resolves({});
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toMatchObject({
+      code: 'resource_not_found',
+    });
+    await expect(completeMediaUpload(ORG_ID, 'nope', NOW, gate)).rejects.toMatchObject({
+      code: 'resource_not_found',
+    });
+  });
+
+  it('a ready asset is returned as it is, nothing probed', async () => {
+    ddb.on(GetCommand).resolves({ Item: item(asset({ status: 'ready', size_bytes: 33 })) });
+    const a = await completeMediaUpload(ORG_ID, MED, NOW, gate);
+    expect(a).toMatchObject({ id: MED, status: 'ready', size_bytes: 33 });
+    expect(s3.calls()).toHaveLength(0);
+  });
+
+  it('409 after the ticket expired, and before the bytes arrived', async () => {
+    ddb.on(GetCommand).resolves({ Item: item(asset()) });
+    await expect(
+      completeMediaUpload(ORG_ID, MED, new Date('2030-01-01T00:15:00.001Z'), gate),
+    ).rejects.toMatchObject({ code: 'resource_conflict' });
+    s3.on(HeadObjectCommand).rejects(Object.assign(new Error('NotFound'), { name: 'NotFound' }));
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toMatchObject({
+      code: 'resource_conflict',
+    });
+  });
+
+  it('400 content_mismatch when the bytes are not the claimed type; nothing written', async () => {
+    ddb.on(GetCommand).resolves({ Item: item(asset({ content_type: 'image/jpeg', filename: 'a.jpg' })) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG.length });
+    s3.on(GetObjectCommand).resolves({ Body: body(PNG) });
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ pointer: '/content_type', code: 'content_mismatch' })],
+    });
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(s3.commandCalls(CopyObjectCommand)).toHaveLength(0);
+  });
+
+  it('an image: ranged read, dimensions, copy to the media bucket, conditional ready, upload removed', async () => {
+    ddb.on(GetCommand).resolves({ Item: item(asset()) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG.length });
+    s3.on(GetObjectCommand).resolves({ Body: body(PNG) });
+    ddb.on(UpdateCommand).callsFake((input) => ({
+      Attributes: { ...item(asset()), ...valuesOf(input), status: 'ready' },
+    }));
+    const a = await completeMediaUpload(ORG_ID, MED, NOW, gate);
+    expect(a).toMatchObject({
+      status: 'ready',
+      width: 2,
+      height: 3,
+      size_bytes: PNG.length,
+      poster_url: null,
+    });
+    expect(s3.commandCalls(GetObjectCommand)[0]?.args[0].input.Range).toBe(`bytes=0-${PNG.length - 1}`);
+    expect(s3.commandCalls(CopyObjectCommand)[0]?.args[0].input).toMatchObject({
+      Bucket: 'herald-test-media',
+      Key: `orgs/${ORG_ID}/media/${MED}/a.png`,
+      CopySource: `herald-test-uploads/uploads/${ORG_ID}/${MED}/a.png`,
+    });
+    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ConditionExpression).toBe('#s = :pending');
+    expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(1);
+    expect(tools.ffprobe).not.toHaveBeenCalled();
+  });
+
+  it('a video: ffprobe metadata and a poster stored next to it', async () => {
+    const mp4Head = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(12)]);
+    const video = asset({ kind: 'video', content_type: 'video/mp4', filename: 'v.mp4' });
+    ddb.on(GetCommand).resolves({ Item: item(video) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: mp4Head.length });
+    s3.on(GetObjectCommand).callsFake(() => ({ Body: body(mp4Head) }));
+    tools.ffprobe.mockResolvedValue({
+      durationSec: 2.5,
+      width: 320,
+      height: 240,
+      hasVideo: true,
+      hasAudio: true,
+    });
+    tools.posterFrame.mockImplementation(async (_in: string, out: string) => {
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(out, Buffer.from([0xff, 0xd8, 0xff, 0xd9]));
+      return out;
+    });
+    ddb.on(UpdateCommand).callsFake((input) => ({
+      Attributes: { ...item(video), ...valuesOf(input), status: 'ready' },
+    }));
+    const a = await completeMediaUpload(ORG_ID, MED, NOW, gate);
+    expect(a).toMatchObject({
+      status: 'ready',
+      width: 320,
+      height: 240,
+      duration_sec: 2.5,
+      poster_url: `https://media.example/orgs/${ORG_ID}/media/${MED}/_poster.jpg`,
+    });
+    expect(s3.commandCalls(PutObjectCommand)[0]?.args[0].input).toMatchObject({
+      Key: `orgs/${ORG_ID}/media/${MED}/_poster.jpg`,
+      ContentType: 'image/jpeg',
+    });
+  });
+
+  it('an audio claim over a file with video is a mismatch', async () => {
+    const mp4Head = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(12)]);
+    ddb.on(GetCommand).resolves({
+      Item: item(asset({ kind: 'audio', content_type: 'audio/mp4', filename: 'a.m4a' })),
+    });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: mp4Head.length });
+    s3.on(GetObjectCommand).callsFake(() => ({ Body: body(mp4Head) }));
+    tools.ffprobe.mockResolvedValue({
+      durationSec: 2,
+      width: 320,
+      height: 240,
+      hasVideo: true,
+      hasAudio: true,
+    });
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+  });
+
+  it('a concurrent complete that lost the conditional write answers the ready asset', async () => {
+    ddb
+      .on(GetCommand)
+      .resolvesOnce({ Item: item(asset()) })
+      .resolves({ Item: item(asset({ status: 'ready', width: 2, height: 3 })) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG.length });
+    s3.on(GetObjectCommand).resolves({ Body: body(PNG) });
+    ddb
+      .on(UpdateCommand)
+      .rejects(Object.assign(new Error('conditional'), { name: 'ConditionalCheckFailedException' }));
+    const a = await completeMediaUpload(ORG_ID, MED, NOW, gate);
+    expect(a).toMatchObject({ status: 'ready', width: 2 });
+    expect(s3.commandCalls(DeleteObjectCommand)).toHaveLength(0);
+  });
+});
+
+describe('listMedia', () => {
+  it('queries MEDIA# newest first and pages with a signed cursor', async () => {
+    const items = [3, 2, 1].map((n) => item(asset({ id: fixedId('media', n) })));
+    ddb.on(QueryCommand).resolves({ Items: items });
+    const page = await listMedia(ORG_ID, { limit: 2 }, 'secret');
+    expect(page.data.map((a) => a.id)).toEqual([fixedId('media', 3), fixedId('media', 2)]);
+    expect(page.has_more).toBe(true);
+    const input = ddb.commandCalls(QueryCommand)[0]?.args[0].input;
+    expect(input).toMatchObject({ ScanIndexForward: false, Limit: 3 });
+    expect(input?.ExpressionAttributeValues).toMatchObject({ ':prefix': 'MEDIA#' });
+    await listMedia(ORG_ID, { limit: 2, after: page.next_cursor ?? '' }, 'secret');
+    expect(ddb.commandCalls(QueryCommand)[1]?.args[0].input.ExclusiveStartKey).toEqual(
+      keys.media(ORG_ID, fixedId('media', 2)),
+    );
+    await expect(listMedia('org_other', { after: page.next_cursor ?? '' }, 'secret')).rejects.toMatchObject({
+      code: 'invalid_request',
+    });
+  });
+});
+
+function valuesOf(input: { ExpressionAttributeValues?: Record<string, unknown> }) {
+  const v = input.ExpressionAttributeValues ?? {};
+  return {
+    size_bytes: v[':size'],
+    width: v[':w'],
+    height: v[':h'],
+    duration_sec: v[':d'],
+    poster_url: v[':pu'],
+    poster_key: v[':pk'],
+  };
+}
