@@ -3,8 +3,7 @@ import { connector } from '#adapters/platforms/bluesky';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeBluesky } from '../../../fakes/bluesky.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
-import { failure, mediaInput, publishContext   metricsContext,
-} from './context.ts';
+import { failure, mediaInput, metricsContext, publishContext } from './context.ts';
 
 // The Bluesky connector against the contract fake of a PDS (test/fakes/bluesky.ts).
 

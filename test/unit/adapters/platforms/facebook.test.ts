@@ -3,8 +3,7 @@ import { connector } from '#adapters/platforms/facebook';
 import type { PublishContext } from '#adapters/platforms/types';
 import { createFake, type FacebookFake } from '../../../fakes/facebook.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
-import { cdn, failure, mediaInput, publishContext   metricsContext,
-} from './context.ts';
+import { cdn, failure, mediaInput, metricsContext, publishContext } from './context.ts';
 
 // The Facebook Pages connector against the contract fake: feed posts, unpublished photos attached to
 // one feed post, videos by file_url, Graph error codes, checkpoint + feed lookup reconcile, metrics.

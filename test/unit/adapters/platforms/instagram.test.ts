@@ -4,8 +4,7 @@ import { containerPolling, GRAPH_VERSION } from '#adapters/platforms/meta-graph'
 import type { PublishContext } from '#adapters/platforms/types';
 import { createFake, type InstagramFake } from '../../../fakes/instagram.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
-import { cdn, failure, mediaInput, publishContext   metricsContext,
-} from './context.ts';
+import { cdn, failure, mediaInput, metricsContext, publishContext } from './context.ts';
 
 // The Instagram connector (Instagram API with Facebook Login) against the contract fake: containers,
 // status_code polling, media_publish, carousels, error codes, checkpoint and reconcile, insights.

@@ -8,8 +8,7 @@ import {
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeLinkedIn } from '../../../fakes/linkedin.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
-import { failure, mediaInput, publishContext   metricsContext,
-} from './context.ts';
+import { failure, mediaInput, metricsContext, publishContext } from './context.ts';
 
 // The LinkedIn connector against the contract fake of LinkedIn's REST API (test/fakes/linkedin.ts).
 

@@ -3,8 +3,7 @@ import { connector, htmlToText } from '#adapters/platforms/mastodon';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeMastodon } from '../../../fakes/mastodon.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
-import { failure, mediaInput, publishContext   metricsContext,
-} from './context.ts';
+import { failure, mediaInput, metricsContext, publishContext } from './context.ts';
 
 // The Mastodon connector against the contract fake of an instance (test/fakes/mastodon.ts).
 

@@ -4,8 +4,7 @@ import { connector } from '#adapters/platforms/threads';
 import type { PublishContext } from '#adapters/platforms/types';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type ThreadsFake } from '../../../fakes/threads.ts';
-import { cdn, failure, mediaInput, publishContext   metricsContext,
-} from './context.ts';
+import { cdn, failure, mediaInput, metricsContext, publishContext } from './context.ts';
 
 // The Threads connector against the contract fake: container → status → threads_publish, media
 // pulled by URL from a stand-in CDN, error mapping, token refresh, checkpoint and reconcile.
@@ -402,7 +401,9 @@ describe('threads metrics', () => {
     const { externalId } = await connector.publish(ctx);
     fake.insights.set(externalId, { views: 120, likes: 7, replies: 3, reposts: 2, quotes: 1 });
 
-    const metrics = await connector.metrics!(metricsContext(ctx, [externalId, '999999'], ctx.saveCredentials));
+    const metrics = await connector.metrics!(
+      metricsContext(ctx, [externalId, '999999'], ctx.saveCredentials),
+    );
 
     expect(metrics).toEqual({
       [externalId]: { impressions: 120, likes: 7, comments: 3, shares: 3, clicks: 0 },

@@ -3,8 +3,7 @@ import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { comparableText, connector } from '#adapters/platforms/x';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type FakeX } from '../../../fakes/x.ts';
-import { failure, mediaInput, publishContext   metricsContext,
-} from './context.ts';
+import { failure, mediaInput, metricsContext, publishContext } from './context.ts';
 
 // The X connector against the contract fake of the X API v2 (test/fakes/x.ts).
 
