@@ -1,0 +1,190 @@
+/**
+ * SSRF-safe webhook POST (DECISIONS §5). The host is resolved exactly once, every answer is checked
+ * against the address policy (one forbidden answer refuses the request), and the socket is pinned to
+ * the first checked address through a custom `lookup`, so no second resolution (DNS rebinding) can
+ * redirect the connection. Host header and TLS SNI keep the original name. Redirects are never
+ * followed, the whole exchange is bounded by a timeout and the response body read is capped.
+ */
+import { promises as dns, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import {
+  bareHostname,
+  type CidrList,
+  checkWebhookUrl,
+  isForbiddenAddress,
+  isIpLiteral,
+} from '#core/address-policy';
+
+export type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
+
+export interface SafePostOptions {
+  allow: CidrList;
+  requireHttps: boolean;
+  /** Total budget for connect, request and response (default 15 s). */
+  timeoutMs?: number;
+  /** How much of the response body is read at most (default 64 KiB). */
+  maxResponseBytes?: number;
+  /** Injected resolver (tests); defaults to one `dns.lookup(host, { all: true, verbatim: true })`. */
+  resolver?: Resolver;
+}
+
+export interface SafePostResult {
+  status: number;
+  durationMs: number;
+  bodyExcerpt: string;
+  /** True when the body was longer than maxResponseBytes and reading stopped. */
+  truncated: boolean;
+}
+
+export const DEFAULT_TIMEOUT_MS = 15_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024;
+
+export class ForbiddenAddressError extends Error {
+  override readonly name = 'ForbiddenAddressError';
+  readonly code = 'forbidden_address';
+  constructor(readonly address: string) {
+    super(`webhook address is forbidden: ${address}`);
+  }
+}
+
+export class WebhookRequestError extends Error {
+  override readonly name = 'WebhookRequestError';
+  constructor(
+    readonly reason: string,
+    message?: string,
+  ) {
+    super(message ?? reason);
+  }
+}
+
+const systemResolver: Resolver = async (host) => dns.lookup(host, { all: true, verbatim: true });
+
+/**
+ * Resolves `host` once (IP literals are not resolved) and checks every answer. Returns the answers,
+ * first one first; throws ForbiddenAddressError if any answer is forbidden, WebhookRequestError when
+ * resolution fails. Also usable at endpoint create/update.
+ */
+export async function resolveChecked(
+  host: string,
+  allow: CidrList,
+  resolver: Resolver = systemResolver,
+): Promise<LookupAddress[]> {
+  let answers: LookupAddress[];
+  if (isIpLiteral(host)) {
+    answers = [{ address: host, family: host.includes(':') ? 6 : 4 }];
+  } else {
+    try {
+      answers = (await resolver(host)).map((a) => ({ address: a.address, family: a.family }));
+    } catch (error) {
+      throw new WebhookRequestError('dns_failed', `cannot resolve ${host}: ${(error as Error).message}`);
+    }
+  }
+  if (answers.length === 0) throw new WebhookRequestError('dns_failed', `no address for ${host}`);
+  for (const answer of answers) {
+    if (isForbiddenAddress(answer.address, allow)) throw new ForbiddenAddressError(answer.address);
+  }
+  return answers;
+}
+
+/** A `lookup` that ignores the name and always answers the one checked address. */
+export function pinnedLookup(pinned: LookupAddress): LookupFunction {
+  return (_hostname, options, callback) => {
+    if (typeof options === 'object' && options !== null && options.all === true) {
+      (callback as (err: null, addresses: LookupAddress[]) => void)(null, [
+        { address: pinned.address, family: pinned.family },
+      ]);
+    } else {
+      callback(null, pinned.address, pinned.family);
+    }
+  };
+}
+
+/** POSTs `body` to `rawUrl` under the address policy. Never follows a redirect: a 3xx is a result. */
+export async function safePost(
+  rawUrl: string | URL,
+  body: string,
+  headers: Record<string, string>,
+  opts: SafePostOptions,
+): Promise<SafePostResult> {
+  const started = performance.now();
+  const checked = checkWebhookUrl(String(rawUrl), { requireHttps: opts.requireHttps, allow: opts.allow });
+  if (!checked.ok) {
+    if (checked.reason === 'forbidden_address')
+      throw new ForbiddenAddressError(new URL(String(rawUrl)).hostname);
+    throw new WebhookRequestError(checked.reason);
+  }
+  const url = checked.url;
+  const host = bareHostname(url);
+  const [pinned] = await resolveChecked(host, opts.allow, opts.resolver);
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  const isHttps = url.protocol === 'https:';
+  const elapsed = performance.now() - started;
+  const remaining = Math.max(1, timeoutMs - elapsed);
+
+  return new Promise<SafePostResult>((resolve, reject) => {
+    let settled = false;
+    const finish = (fn: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      fn();
+    };
+    const options: https.RequestOptions = {
+      method: 'POST',
+      protocol: url.protocol,
+      hostname: host,
+      port: url.port === '' ? (isHttps ? 443 : 80) : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      headers: { ...headers, host: url.host, 'content-length': String(Buffer.byteLength(body)) },
+      lookup: pinnedLookup(pinned!),
+      agent: false,
+      ...(isHttps && !isIpLiteral(host) ? { servername: host } : {}),
+    };
+    const req = (isHttps ? https : http).request(options, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let truncated = false;
+      const done = () =>
+        finish(() =>
+          resolve({
+            status: res.statusCode ?? 0,
+            durationMs: Math.round(performance.now() - started),
+            bodyExcerpt: Buffer.concat(chunks).toString('utf8'),
+            truncated,
+          }),
+        );
+      res.on('data', (chunk: Buffer) => {
+        if (settled) return;
+        const room = maxBytes - size;
+        if (chunk.length >= room) {
+          chunks.push(chunk.subarray(0, room));
+          size = maxBytes;
+          truncated = chunk.length > room || truncated;
+          if (truncated) {
+            done();
+            res.destroy();
+            req.destroy();
+          }
+          return;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      });
+      res.on('end', done);
+      res.on('error', (error) =>
+        finish(() => reject(new WebhookRequestError('response_error', error.message))),
+      );
+    });
+    const timer = setTimeout(() => {
+      finish(() => reject(new WebhookRequestError('timeout', `no complete response within ${timeoutMs} ms`)));
+      req.destroy();
+    }, remaining);
+    req.on('error', (error) =>
+      finish(() => reject(new WebhookRequestError('connection_error', error.message))),
+    );
+    req.end(body);
+  });
+}
