@@ -1,5 +1,5 @@
 import { type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
-import { type CredentialStore, expiresAt, type OAuthOptions, OAuthTokens } from './oauth.ts';
+import { type CredentialStore, expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
 import { sleep, str } from './support.ts';
 import {
   type Connector,
@@ -125,11 +125,7 @@ const oauth: OAuthOptions = {
     );
     if (res.status >= 500 || res.status === 429) throw linkedinError(res, 'POST /oauth/v2/accessToken');
     if (res.status !== 200 || !res.body.access_token) {
-      throw new PlatformError(
-        'auth_expired',
-        `linkedin: refresh refused: ${res.status} ${describe(res)}`.slice(0, 500),
-        { status: res.status, retryable: false },
-      );
+      throw refreshFailed('linkedin', res.status, describe(res).slice(0, 400));
     }
     return {
       access_token: res.body.access_token,

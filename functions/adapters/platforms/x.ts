@@ -1,5 +1,5 @@
 import { type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
-import { type CredentialStore, expiresAt, type OAuthOptions, OAuthTokens } from './oauth.ts';
+import { type CredentialStore, expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
 import { sleep, str } from './support.ts';
 import {
   type Connector,
@@ -127,11 +127,7 @@ const oauth: OAuthOptions = {
     );
     if (res.status >= 500 || res.status === 429) throw xError(res, 'POST /2/oauth2/token');
     if (res.status !== 200 || !res.body.access_token) {
-      throw new PlatformError(
-        'auth_expired',
-        `x: refresh refused: ${res.status} ${describe(res)}`.slice(0, 500),
-        { status: res.status, retryable: false },
-      );
+      throw refreshFailed('x', res.status, describe(res).slice(0, 400));
     }
     return {
       access_token: res.body.access_token,
