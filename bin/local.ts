@@ -1,11 +1,12 @@
 // `npm start`: the local stack. The same handler modules as in AWS, behind a local front door,
 // against DynamoDB Local (with its stream) and fauxqs (SQS). Prints `herald ready <url>`.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { queues, workers } from '#lib/operations';
+import { queues, stateMachines, workers } from '#lib/operations';
+import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
 import { createFrontDoor, lambdaContext } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
 import { QueuePoller } from './local/queue-poller.ts';
@@ -77,7 +78,25 @@ async function main() {
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'WARN',
     });
 
-    // Every worker of the manifest, on its trigger: the stream, a queue, or a timer.
+    // KMS, Step Functions and SES stand-ins; the state machines run their ASL files with Task states
+    // invoking the same worker handlers Lambda would.
+    const standins: AwsStandins = await startAwsStandins({
+      kmsKeyMaterial: Buffer.from(localSecret(dir, 'kms'), 'base64url'),
+      stateMachines: await Promise.all(stateMachines.map((spec) => localStateMachine(spec))),
+      log: (line) => console.log(`[aws] ${line}`),
+    });
+    stops.push(() => standins.stop());
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL_KMS: standins.endpoint,
+      AWS_ENDPOINT_URL_SFN: standins.endpoint,
+      AWS_ENDPOINT_URL_SESV2: standins.endpoint,
+      WEBHOOK_SECRETS_KEY_ID: 'alias/herald-webhook-secrets',
+      HERALD_NOTIFY_FROM: process.env.HERALD_NOTIFY_FROM ?? 'herald@localhost',
+      ...Object.fromEntries(stateMachines.map((spec) => [spec.env, localStateMachineArn(spec.name)])),
+    });
+
+    // Every worker of the manifest, on its trigger: the stream, a queue, a timer (state machine
+    // tasks are invoked by the Step Functions stand-in).
     const sqs = new SQSClient({
       endpoint: sqsQueues.endpoint,
       region: LOCAL_REGION,
@@ -121,7 +140,7 @@ async function main() {
         });
         poller.start();
         stops.push(() => poller.stop());
-      } else {
+      } else if (trigger.kind === 'schedule') {
         const timer = new IntervalRunner(
           () => mod.handler() as Promise<unknown>,
           trigger.localEverySeconds * 1000,
@@ -169,6 +188,32 @@ async function main() {
     console.error(`herald: ${err instanceof Error ? err.message : String(err)}`);
     await shutdown(1);
   }
+}
+
+const localStateMachineArn = (name: string) =>
+  `arn:aws:states:${LOCAL_REGION}:000000000000:stateMachine:herald-${name}`;
+
+/** The ASL file with `${<worker>FunctionArn}` bound to the worker's handler module. */
+async function localStateMachine(spec: (typeof stateMachines)[number]): Promise<LocalStateMachine> {
+  const text = readFileSync(join(root, spec.definition), 'utf8');
+  const asl = JSON.parse(text) as {
+    States: Record<string, { Type: string; Parameters?: { FunctionName?: string } }>;
+  };
+  const taskHandlers: LocalStateMachine['taskHandlers'] = {};
+  for (const [stateName, state] of Object.entries(asl.States)) {
+    const ref = /^\$\{(\w+)FunctionArn\}$/.exec(state.Parameters?.FunctionName ?? '');
+    if (state.Type !== 'Task' || !ref) continue;
+    const worker = workers.find((w) => w.id === ref[1]);
+    if (!worker) throw new Error(`${spec.definition}: state ${stateName} names no worker (${ref[1]})`);
+    const mod = (await import(join(root, worker.entry))) as {
+      handler: (payload: unknown) => Promise<unknown>;
+    };
+    // lambda:invoke answers {Payload: <the function's result>}; the ASL's ResultSelector reads it.
+    taskHandlers[stateName] = async (input) => ({
+      Payload: await mod.handler((input as { Payload?: unknown }).Payload),
+    });
+  }
+  return { arn: localStateMachineArn(spec.name), definition: text, taskHandlers };
 }
 
 void main();

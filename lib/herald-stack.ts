@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { CfnOutput, Duration, type Environment, Size, Stack, type StackProps } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
@@ -31,8 +32,9 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
-import { HeraldFunction } from './herald-function.ts';
+import { HeraldFunction, REPO_ROOT } from './herald-function.ts';
 import { Media, PROBE_ARCHITECTURE } from './media.ts';
 import {
   type Access,
@@ -41,6 +43,8 @@ import {
   operations,
   type QueueName,
   queues,
+  type StateMachineName,
+  stateMachines,
   workers,
 } from './operations.ts';
 import { readStageConfig, removalPolicyFor, type StageConfig } from './stage.ts';
@@ -90,6 +94,14 @@ export class HeraldStack extends Stack {
   readonly media: Media;
   /** Every HeraldFunction, keyed by manifest id (operations, the $default fallback, workers). */
   readonly functions: ReadonlyMap<string, HeraldFunction>;
+  readonly webhookSecretsKey: Key;
+  readonly stateMachines = new Map<StateMachineName, StateMachine>();
+
+  functionOf(id: string): HeraldFunction {
+    const fn = this.functions.get(id);
+    if (!fn) throw new Error(`no function ${id}`);
+    return fn;
+  }
 
   constructor(scope: Construct, id: string, props: HeraldStackProps) {
     super(scope, id, props);
@@ -162,6 +174,15 @@ export class HeraldStack extends Stack {
       removalPolicy,
     });
 
+    // ---- Webhook signing secrets -----------------------------------------------------------------
+    // A key of their own: only the functions that seal (create, rotate) or open (deliver, test)
+    // secrets may use it, and the encryption context binds each ciphertext to its endpoint.
+    this.webhookSecretsKey = new Key(this, 'WebhookSecretsKey', {
+      description: `Herald ${config.stage}: encryption of webhook signing secrets`,
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+
     // ---- Media (buckets, CDN, ffmpeg layer) ------------------------------------------------------
     this.media = new Media(this, 'Media', { removalPolicy });
 
@@ -218,6 +239,25 @@ export class HeraldStack extends Stack {
         fn.addEnvironment('HERALD_FFMPEG_PATH', '/opt/bin/ffmpeg');
       }
       if (access.table !== 'none') fn.bindTable(this.table, access.table);
+      if (access.secrets?.length) {
+        fn.addEnvironment('WEBHOOK_SECRETS_KEY_ID', this.webhookSecretsKey.keyArn);
+        this.webhookSecretsKey.grant(
+          fn,
+          ...access.secrets.map((use) => (use === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt')),
+        );
+      }
+      if (access.email && config.notifySender) {
+        fn.addEnvironment('HERALD_NOTIFY_FROM', config.notifySender);
+        fn.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['ses:SendEmail'],
+            resources: [
+              `arn:${this.partition}:ses:${this.region}:${this.account}:identity/${config.notifySender}`,
+              `arn:${this.partition}:ses:${this.region}:${this.account}:identity/${config.notifySender.split('@')[1]}`,
+            ],
+          }),
+        );
+      }
       if (access.cursor) {
         // A CloudFormation dynamic reference ({{resolve:secretsmanager:…}}), resolved at deploy time
         // into the function's configuration. Acceptable because the secret only makes list cursors
@@ -276,8 +316,9 @@ export class HeraldStack extends Stack {
             reportBatchItemFailures: true,
             maxRecordAge: Duration.days(1),
             onFailure: new SqsDlq(this.streamRelayDlq),
-            // Posts and channels make deliveries and events; nothing else wakes the function.
-            filters: ['post', 'channel'].map((entity) =>
+            // Posts and channels make deliveries and events, endpoints start failure ladders;
+            // nothing else wakes the function.
+            filters: ['post', 'channel', 'webhook_endpoint'].map((entity) =>
               FilterCriteria.filter({
                 dynamodb: { NewImage: { entity: { S: FilterRule.isEqual(entity) } } },
               }),
@@ -293,12 +334,40 @@ export class HeraldStack extends Stack {
             maxConcurrency: Math.max(2, trigger.concurrency),
           }),
         );
-      } else {
+      } else if (trigger.kind === 'schedule') {
         new Rule(this, `${worker.id}Schedule`, {
           schedule: Schedule.rate(Duration.seconds(trigger.everySeconds)),
           targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
         });
       }
+    }
+
+    // ---- State machines (ASL files; Task states invoke workers by `${<worker>FunctionArn}`) -------
+    for (const spec of stateMachines) {
+      const name = spec.name.charAt(0).toUpperCase() + spec.name.slice(1);
+      const tasks = workers.filter((w) => w.trigger.kind === 'task' && w.trigger.stateMachine === spec.name);
+      const substitutions = Object.fromEntries(
+        tasks.map((w) => [`${w.id}FunctionArn`, this.functionOf(w.id).functionArn]),
+      );
+      const machine = new StateMachine(this, `${name}StateMachine`, {
+        definitionBody: DefinitionBody.fromFile(path.join(REPO_ROOT, spec.definition)),
+        definitionSubstitutions: substitutions,
+        stateMachineType: StateMachineType.STANDARD,
+        tracingEnabled: true,
+        logs: {
+          destination: new LogGroup(this, `${name}Logs`, {
+            retention: RetentionDays.ONE_MONTH,
+            removalPolicy,
+          }),
+          level: LogLevel.ALL,
+        },
+      });
+      for (const w of tasks) this.functionOf(w.id).grantInvoke(machine);
+      for (const w of workers.filter((x) => x.access.starts?.includes(spec.name))) {
+        machine.grantStartExecution(this.functionOf(w.id));
+        this.functionOf(w.id).addEnvironment(spec.env, machine.stateMachineArn);
+      }
+      this.stateMachines.set(spec.name, machine);
     }
 
     // ---- Alarms --------------------------------------------------------------------------------
@@ -370,6 +439,13 @@ export class HeraldStack extends Stack {
       }),
       'Table stream batches the relay could not process wait in the stream relay DLQ.',
     );
+    for (const [name, machine] of this.stateMachines) {
+      alarm(
+        `${name.charAt(0).toUpperCase()}${name.slice(1)}FailedAlarm`,
+        machine.metricFailed({ period: ALARM_PERIOD, statistic: Stats.SUM }),
+        `An execution of the ${name} state machine failed.`,
+      );
+    }
     for (const [id, fn] of functions) {
       alarm(
         `${id}ErrorsAlarm`,

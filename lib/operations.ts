@@ -31,6 +31,12 @@ export interface Access {
   media?: 'presign' | 'RW' | 'RO';
   /** Needs the ffmpeg/ffprobe layer (the probe function only; no other bundle carries it). */
   ffmpeg?: boolean;
+  /** The webhook signing-secret key: `encrypt` seals new secrets, `decrypt` opens them to sign. */
+  secrets?: Array<'encrypt' | 'decrypt'>;
+  /** May start executions of these state machines. */
+  starts?: StateMachineName[];
+  /** Sends the webhook owner notification email (SES). */
+  email?: boolean;
 }
 
 export interface Operation {
@@ -45,7 +51,7 @@ export interface Operation {
   /** Handler module, relative to the repository root; it exports `handler`. */
   entry: string;
   summary: string;
-  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Meta';
+  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta';
   access: Access;
   /** @default 10 */
   timeoutSeconds?: number;
@@ -179,6 +185,85 @@ export const operations: readonly Operation[] = [
     access: { table: 'RO' },
   },
   {
+    id: 'listWebhookEndpoints',
+    method: 'GET',
+    path: '/v1/webhook-endpoints',
+    scope: 'webhooks:read',
+    feature: 'webhooks',
+    entry: 'functions/handlers/list-webhook-endpoints.ts',
+    summary: 'List webhook endpoints',
+    tag: 'Webhooks',
+    access: { table: 'RO' },
+  },
+  {
+    id: 'createWebhookEndpoint',
+    method: 'POST',
+    path: '/v1/webhook-endpoints',
+    scope: 'webhooks:write',
+    feature: 'webhooks',
+    entry: 'functions/handlers/create-webhook-endpoint.ts',
+    summary: 'Create a webhook endpoint (answers its signing secret once)',
+    tag: 'Webhooks',
+    access: { table: 'RW', secrets: ['encrypt'] },
+  },
+  {
+    id: 'updateWebhookEndpoint',
+    method: 'PATCH',
+    path: '/v1/webhook-endpoints/{id}',
+    scope: 'webhooks:write',
+    feature: 'webhooks',
+    entry: 'functions/handlers/update-webhook-endpoint.ts',
+    summary: 'Update a webhook endpoint',
+    tag: 'Webhooks',
+    access: { table: 'RW' },
+  },
+  {
+    id: 'deleteWebhookEndpoint',
+    method: 'DELETE',
+    path: '/v1/webhook-endpoints/{id}',
+    scope: 'webhooks:write',
+    feature: 'webhooks',
+    entry: 'functions/handlers/delete-webhook-endpoint.ts',
+    summary: 'Delete a webhook endpoint',
+    tag: 'Webhooks',
+    access: { table: 'RW' },
+  },
+  {
+    id: 'testWebhookEndpoint',
+    method: 'POST',
+    path: '/v1/webhook-endpoints/{id}/test',
+    scope: 'webhooks:write',
+    feature: 'webhooks',
+    entry: 'functions/handlers/test-webhook-endpoint.ts',
+    summary: 'Send a signed test event now',
+    tag: 'Webhooks',
+    access: { table: 'RW', secrets: ['decrypt'] },
+    // A receiver has 15 s to answer.
+    timeoutSeconds: 20,
+  },
+  {
+    id: 'rotateWebhookSecret',
+    method: 'POST',
+    path: '/v1/webhook-endpoints/{id}/rotate-secret',
+    scope: 'webhooks:write',
+    feature: 'webhooks',
+    entry: 'functions/handlers/rotate-webhook-secret.ts',
+    summary: 'Rotate the signing secret (24 h overlap)',
+    tag: 'Webhooks',
+    access: { table: 'RW', secrets: ['encrypt'] },
+  },
+  {
+    id: 'listWebhookDeliveries',
+    method: 'GET',
+    path: '/v1/webhook-endpoints/{id}/deliveries',
+    scope: 'webhooks:read',
+    feature: 'webhooks',
+    entry: 'functions/handlers/list-webhook-deliveries.ts',
+    summary: "Read an endpoint's delivery log",
+    tag: 'Webhooks',
+    access: { table: 'RO' },
+  },
+  {
     id: 'getOpenApi',
     method: 'GET',
     path: '/v1/openapi.json',
@@ -191,7 +276,7 @@ export const operations: readonly Operation[] = [
 ];
 
 /** The queues (each with a DLQ). Handlers find them through the named environment variable. */
-export type QueueName = 'delivery' | 'schedule' | 'events';
+export type QueueName = 'delivery' | 'schedule' | 'events' | 'webhooks';
 
 export interface QueueSpec {
   name: QueueName;
@@ -205,6 +290,26 @@ export const queues: readonly QueueSpec[] = [
   { name: 'delivery', env: 'DELIVERY_QUEUE_URL', visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
   { name: 'schedule', env: 'SCHEDULE_QUEUE_URL', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
   { name: 'events', env: 'EVENTS_QUEUE_URL', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  // One message per (event, endpoint, attempt); waits longer than SQS's 15-minute delay are chained.
+  { name: 'webhooks', env: 'WEBHOOKS_QUEUE_URL', visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
+];
+
+/** Step Functions state machines, defined in ASL files; their Task states invoke workers. */
+export type StateMachineName = 'webhookLadder';
+
+export interface StateMachineSpec {
+  name: StateMachineName;
+  /** ASL (JSONPath) relative to the repository root; `${<Worker id>FunctionArn}` names a worker. */
+  definition: string;
+  env: string;
+}
+
+export const stateMachines: readonly StateMachineSpec[] = [
+  {
+    name: 'webhookLadder',
+    definition: 'lib/state-machines/webhook-ladder.asl.json',
+    env: 'WEBHOOK_LADDER_ARN',
+  },
 ];
 
 export type Trigger =
@@ -212,7 +317,9 @@ export type Trigger =
   /** `dlq: true` consumes the queue's dead-letter queue. */
   | { kind: 'queue'; queue: QueueName; dlq?: boolean; batchSize: number; concurrency: number }
   /** Every `everySeconds` in AWS; the local stack runs the same handler every `localEverySeconds`. */
-  | { kind: 'schedule'; everySeconds: number; localEverySeconds: number };
+  | { kind: 'schedule'; everySeconds: number; localEverySeconds: number }
+  /** Invoked by Task states of a state machine. */
+  | { kind: 'task'; stateMachine: StateMachineName };
 
 /** Handlers that are not HTTP operations (stream, queue and schedule consumers). */
 export interface Worker {
@@ -228,7 +335,7 @@ export const workers: readonly Worker[] = [
     id: 'streamRelay',
     entry: 'functions/handlers/stream-relay.ts',
     // RW: it maintains the analytics counters (deliveries, timeline) from the same changes.
-    access: { table: 'RW', sends: ['delivery', 'events'] },
+    access: { table: 'RW', sends: ['delivery', 'events'], starts: ['webhookLadder'] },
     trigger: { kind: 'stream' },
     timeoutSeconds: 30,
   },
@@ -265,6 +372,28 @@ export const workers: readonly Worker[] = [
     entry: 'functions/handlers/delivery-dead-letters.ts',
     access: { table: 'RW' },
     trigger: { kind: 'queue', queue: 'delivery', dlq: true, batchSize: 10, concurrency: 1 },
+    timeoutSeconds: 30,
+  },
+  {
+    id: 'webhookFanout',
+    entry: 'functions/handlers/webhook-fanout.ts',
+    access: { table: 'RO', sends: ['webhooks'] },
+    trigger: { kind: 'queue', queue: 'events', batchSize: 10, concurrency: 2 },
+    timeoutSeconds: 30,
+  },
+  {
+    id: 'webhookDelivery',
+    entry: 'functions/handlers/webhook-delivery.ts',
+    access: { table: 'RW', sends: ['webhooks'], secrets: ['decrypt'] },
+    // Ten receivers at 15 s each, in parallel; the queue's visibility (120 s) covers it.
+    trigger: { kind: 'queue', queue: 'webhooks', batchSize: 10, concurrency: 8 },
+    timeoutSeconds: 60,
+  },
+  {
+    id: 'webhookLadderStep',
+    entry: 'functions/handlers/webhook-ladder-step.ts',
+    access: { table: 'RW', email: true },
+    trigger: { kind: 'task', stateMachine: 'webhookLadder' },
     timeoutSeconds: 30,
   },
 ];

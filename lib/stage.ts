@@ -19,6 +19,11 @@ export interface StageConfig {
   readonly docsUrl: string;
   /** Where alarm notifications go; no subscription when absent. */
   readonly alarmEmail: string | undefined;
+  /**
+   * A verified SES identity (email address) the webhook warning emails are sent from; without it
+   * the warning shows only as the endpoint's `warning` state and `warned_at`, and in the logs.
+   */
+  readonly notifySender: string | undefined;
 }
 
 export function parseStage(raw: unknown): string {
@@ -49,10 +54,10 @@ function parseDocsUrl(raw: unknown): string {
   return raw.replace(/\/+$/, '');
 }
 
-function parseAlarmEmail(raw: unknown): string | undefined {
+function parseEmail(name: string, raw: unknown): string | undefined {
   if (raw === undefined || raw === null || raw === '') return undefined;
   if (typeof raw !== 'string' || !EMAIL_PATTERN.test(raw)) {
-    throw new Error(`invalid alarmEmail ${JSON.stringify(raw)}: an email address is required`);
+    throw new Error(`invalid ${name} ${JSON.stringify(raw)}: an email address is required`);
   }
   return raw;
 }
@@ -63,7 +68,8 @@ export function stageConfigFrom(context: Record<string, unknown>): StageConfig {
     stage,
     protectData: isProtectedStage(stage),
     docsUrl: parseDocsUrl(context.docsUrl),
-    alarmEmail: parseAlarmEmail(context.alarmEmail),
+    alarmEmail: parseEmail('alarmEmail', context.alarmEmail),
+    notifySender: parseEmail('notifySender', context.notifySender),
   };
 }
 
@@ -73,5 +79,6 @@ export function readStageConfig(scope: IConstruct): StageConfig {
     stage: scope.node.tryGetContext('stage'),
     docsUrl: scope.node.tryGetContext('docsUrl'),
     alarmEmail: scope.node.tryGetContext('alarmEmail'),
+    notifySender: scope.node.tryGetContext('notifySender'),
   });
 }

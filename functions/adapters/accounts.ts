@@ -265,3 +265,17 @@ export async function putChannel(
     throw err;
   }
 }
+
+/** Emails of the organization's owners (who are warned about failing webhooks). */
+export async function listOwnerEmails(orgId: string): Promise<string[]> {
+  const res = await ddb.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      FilterExpression: '#role = :owner',
+      ExpressionAttributeNames: { '#role': 'role' },
+      ExpressionAttributeValues: { ':pk': keys.org(orgId).pk, ':sk': 'USER#', ':owner': 'owner' },
+    }),
+  );
+  return (res.Items ?? []).map((u) => String(u.email)).filter((e) => e.includes('@'));
+}

@@ -1,17 +1,11 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
+import type { EventType } from '#core/webhooks';
 import { requireEnv } from '#shared/config';
 import { sqs } from '#shared/sqs';
 
 // The durable event stream the webhooks consume: one SQS message per event.
 
-export const EVENT_TYPES = [
-  'post.published',
-  'post.failed',
-  'delivery.failed',
-  'channel.connected',
-  'channel.reauth_required',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from '#core/webhooks';
 
 export interface HeraldEvent {
   /** `msg_…`, stable for the change that caused it (the webhook-id). */

@@ -52,6 +52,23 @@ export const keys = {
   dayStats: (orgId: string, day: string) => ({ pk: `ORG#${orgId}`, sk: `STATS#DAY#${day}` }),
   /** A stream change already counted into the stats (dedupes stream retries); expires by TTL. */
   statsMarker: (orgId: string, hash: string) => ({ pk: `ORG#${orgId}`, sk: `STATSEEN#${hash}` }),
+  webhookEndpoint: (orgId: string, endpointId: string) => ({ pk: `ORG#${orgId}`, sk: `WHE#${endpointId}` }),
+  webhookEndpointsOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'WHE#' }),
+  /** How many endpoints an organization has (bounded by MAX_ENDPOINTS_PER_ORG). */
+  webhookCount: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'WEBHOOKS' }),
+  /** One event's deliveries to one endpoint; expires by TTL. */
+  webhookDelivery: (orgId: string, endpointId: string, eventId: string) => ({
+    pk: `ORG#${orgId}`,
+    sk: `WHD#${endpointId}#${eventId}`,
+  }),
+  /** The delivery log: an endpoint's deliveries by last attempt time. */
+  webhookDeliveryByTime: (orgId: string, endpointId: string, at: string, eventId: string) => ({
+    gsi1pk: `ORG#${orgId}#WHE#${endpointId}#LOG`,
+    gsi1sk: `${at}#${eventId}`,
+  }),
+  webhookDeliveriesOf: (orgId: string, endpointId: string) => ({
+    gsi1pk: `ORG#${orgId}#WHE#${endpointId}#LOG`,
+  }),
   /** A key's request count in one UTC minute; expires by TTL. */
   burstWindow: (keyId: string, windowId: number) => ({ pk: `RATE#${keyId}`, sk: `MIN#${windowId}` }),
 } as const;

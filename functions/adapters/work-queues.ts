@@ -14,7 +14,7 @@ export interface DispatchMessage {
   scheduled_at: string;
 }
 
-async function sendBatch(
+export async function sendBatch(
   queueUrl: string,
   entries: Array<{ body: unknown; delaySeconds: number }>,
 ): Promise<void> {

@@ -5,6 +5,7 @@ import {
   ChannelList,
   CreateMediaUploadBody,
   CreatePostBody,
+  CreateWebhookEndpointBody,
   DeletePostResponse,
   ListMediaQuery,
   ListPostsQuery,
@@ -15,8 +16,16 @@ import {
   PostList,
   PublishPostResponse,
   ReschedulePostBody,
+  UpdateWebhookEndpointBody,
   UploadTicket,
   Usage,
+  WebhookDeliveryList,
+  WebhookEndpoint,
+  WebhookEndpointCreated,
+  WebhookEndpointDeleted,
+  WebhookEndpointList,
+  WebhookSecretRotated,
+  WebhookTestResult,
 } from './schemas.ts';
 
 // What each operation takes and answers: the request pipeline validates with these, the OpenAPI
@@ -165,6 +174,69 @@ export const contracts = {
     query: NoQuery,
     success: { status: 200, schema: Usage, description: 'The plan and its meters.' },
     errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+  },
+  listWebhookEndpoints: {
+    description:
+      'All webhook endpoints of the workspace with their subscription and failure-ladder state, newest first. Secrets are never listed.',
+    query: NoQuery,
+    success: { status: 200, schema: WebhookEndpointList, description: 'The endpoints.' },
+    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+  },
+  createWebhookEndpoint: {
+    description:
+      'Registers a delivery URL for the listed event types. The answer carries the signing secret (`whsec_…`), shown only this once. Every delivery is signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature), body `{type, timestamp, data}`; failed deliveries are retried at +5 s, +5 min, +30 min, +2 h, +5 h, +10 h and +14 h (≈31.7 h). The URL is checked against private and cloud-metadata address space now and at every delivery (field code forbidden_address). At most 20 endpoints per workspace (409 beyond).',
+    body: CreateWebhookEndpointBody,
+    success: { status: 201, schema: WebhookEndpointCreated, description: 'The endpoint and its secret.' },
+    errors: [
+      'invalid_request',
+      'validation_failed',
+      'insufficient_scope',
+      'feature_not_enabled',
+      'resource_conflict',
+      'payload_too_large',
+    ],
+  },
+  updateWebhookEndpoint: {
+    description:
+      'Partially updates an endpoint (url, event_types, description, enabled; at least one). A new url is re-checked like at creation. `enabled: true` on an auto-disabled or disabled endpoint clears its failure state and resumes deliveries. A concurrent change answers 409; read and retry.',
+    body: UpdateWebhookEndpointBody,
+    success: { status: 200, schema: WebhookEndpoint, description: 'The updated endpoint.' },
+    errors: [
+      'invalid_request',
+      'validation_failed',
+      'insufficient_scope',
+      'feature_not_enabled',
+      'resource_not_found',
+      'resource_conflict',
+      'payload_too_large',
+    ],
+  },
+  deleteWebhookEndpoint: {
+    description: 'Removes an endpoint; its pending retries are dropped.',
+    query: NoQuery,
+    success: { status: 200, schema: WebhookEndpointDeleted, description: 'The endpoint was deleted.' },
+    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
+  },
+  testWebhookEndpoint: {
+    description:
+      'Sends one signed `webhook.test` event to the endpoint now, whatever its subscription or state, and answers with the result. Not retried and not counted by the failure ladder; it appears in the delivery log.',
+    query: NoQuery,
+    success: { status: 200, schema: WebhookTestResult, description: 'The delivery result.' },
+    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
+  },
+  rotateWebhookSecret: {
+    description:
+      'Replaces the signing secret. The new one is answered once; the previous one keeps signing alongside it for 24 h (two `v1,` signatures in webhook-signature), then stops. Rotating again within the 24 h drops the older secret at once.',
+    query: NoQuery,
+    success: { status: 200, schema: WebhookSecretRotated, description: 'The new secret.' },
+    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
+  },
+  listWebhookDeliveries: {
+    description:
+      "The delivery log: the endpoint's 50 most recently attempted events, newest first, each with every attempt (status code, duration, error) and the next retry time.",
+    query: NoQuery,
+    success: { status: 200, schema: WebhookDeliveryList, description: 'The latest deliveries.' },
+    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
   },
   getOpenApi: {
     description: 'This document. Served without an API key.',

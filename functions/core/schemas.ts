@@ -1,6 +1,14 @@
 import * as z from 'zod/mini';
 import { PLAN_NAMES } from './plans.ts';
 import { PLATFORMS } from './platforms.ts';
+import {
+  DELIVERY_LOG_DAYS,
+  DELIVERY_LOG_PAGE,
+  DELIVERY_STATUSES,
+  ENDPOINT_STATES,
+  EVENT_TYPES,
+  MAX_ENDPOINTS_PER_ORG,
+} from './webhooks.ts';
 
 // The one set of request and resource schemas: request validation, the OpenAPI document and
 // (later) the MCP tools are all generated from these. zod/mini keeps Lambda bundles small.
@@ -326,3 +334,148 @@ export const CreateMediaUploadBody = meta(
 );
 
 export const ListMediaQuery = z.strictObject({ limit: limitParam, after: afterParam });
+
+// ---- webhooks --------------------------------------------------------------------------------
+
+const webhookUrl = z.string().check(z.minLength(1), z.maxLength(2048));
+const eventTypes = z.array(z.enum(EVENT_TYPES)).check(z.minLength(1), z.maxLength(EVENT_TYPES.length));
+const description = z.nullable(z.string().check(z.maxLength(500)));
+
+export const WebhookEndpoint = meta(
+  z.object({
+    id: z.string(),
+    url: z.string(),
+    description: z.nullable(z.string()),
+    event_types: z.array(z.enum(EVENT_TYPES)),
+    enabled: z.boolean(),
+    state: z.enum(ENDPOINT_STATES),
+    failure: z.object({
+      consecutive_failures: z.int(),
+      failing_since: nullableDateTime,
+      last_failure_at: nullableDateTime,
+      last_status_code: z.nullable(z.int()),
+      last_error: z.nullable(z.string()),
+      warned_at: nullableDateTime,
+      disabled_at: nullableDateTime,
+    }),
+    created_at: dateTime,
+    updated_at: dateTime,
+  }),
+  {
+    id: 'WebhookEndpoint',
+    description:
+      'A delivery URL with its event subscription and failure-ladder state. `state`: active; warning (failing continuously for 24 h, the owner was notified); auto_disabled (failing for 72 h, or answered 410 Gone; `enabled` became false); disabled (`enabled: false` by you). The signing secret is never part of it.',
+  },
+);
+
+export const WebhookEndpointList = meta(
+  z.object({
+    data: z.array(WebhookEndpoint),
+    has_more: z.boolean(),
+    next_cursor: z.nullable(z.string()),
+  }),
+  {
+    id: 'WebhookEndpointList',
+    description: `All endpoints of the workspace (at most ${MAX_ENDPOINTS_PER_ORG}, so one page), newest first.`,
+  },
+);
+
+export const WebhookEndpointDeleted = meta(z.object({ id: z.string(), deleted: z.literal(true) }), {
+  id: 'WebhookEndpointDeleted',
+});
+
+export const WebhookEndpointCreated = meta(z.object({ ...WebhookEndpoint.def.shape, secret: z.string() }), {
+  id: 'WebhookEndpointWithSecret',
+  description:
+    'The new endpoint and its signing secret (`whsec_…`). This is the only time the secret is shown: store it now.',
+});
+
+export const CreateWebhookEndpointBody = meta(
+  z.strictObject({
+    url: webhookUrl,
+    event_types: eventTypes,
+    description: z.optional(description),
+    enabled: z.optional(z.boolean()),
+  }),
+  {
+    id: 'CreateWebhookEndpointRequest',
+    description:
+      'url: http(s) in the local stack, https only in AWS; refused with field code forbidden_address when it names or resolves to private, loopback, link-local, CGNAT, multicast, reserved or cloud-metadata address space.',
+    example: { url: 'https://hooks.example.com/herald', event_types: ['post.published', 'post.failed'] },
+  },
+);
+
+export const UpdateWebhookEndpointBody = meta(
+  z
+    .strictObject({
+      url: z.optional(webhookUrl),
+      event_types: z.optional(eventTypes),
+      description: z.optional(description),
+      enabled: z.optional(z.boolean()),
+    })
+    .check(
+      z.refine((b) => Object.keys(b).length > 0, {
+        message: 'At least one field is required.',
+        params: { code: 'empty_update' },
+      }),
+    ),
+  {
+    id: 'UpdateWebhookEndpointRequest',
+    description:
+      'A partial update; at least one field. A new url passes the same address checks as at creation. `enabled: true` on an auto-disabled or disabled endpoint clears its failure state and resumes deliveries; `enabled: false` stops them (state disabled).',
+    example: { enabled: true },
+  },
+);
+
+export const WebhookTestResult = meta(
+  z.object({
+    event_id: z.string(),
+    delivered: z.boolean(),
+    status_code: z.nullable(z.int()),
+    duration_ms: z.int(),
+    error: z.nullable(z.string()),
+  }),
+  {
+    id: 'WebhookTestResult',
+    description:
+      'The outcome of one signed `webhook.test` delivery: delivered is true on a 2xx within 15 s. Not retried, not counted by the failure ladder.',
+  },
+);
+
+export const WebhookSecretRotated = meta(
+  z.object({ id: z.string(), secret: z.string(), previous_secret_expires_at: dateTime }),
+  {
+    id: 'WebhookSecretRotated',
+    description:
+      'The new signing secret (shown this once). Until previous_secret_expires_at (24 h) every delivery carries two signatures, one per secret, so receivers can switch without dropping a message.',
+  },
+);
+
+export const WebhookDelivery = meta(
+  z.object({
+    event_id: z.string(),
+    event_type: z.string(),
+    status: z.enum(DELIVERY_STATUSES),
+    attempts: z.array(
+      z.object({
+        attempt: z.int(),
+        attempted_at: dateTime,
+        status_code: z.nullable(z.int()),
+        duration_ms: z.int(),
+        error: z.nullable(z.string()),
+      }),
+    ),
+    next_attempt_at: nullableDateTime,
+    updated_at: dateTime,
+  }),
+  {
+    id: 'WebhookDelivery',
+    description:
+      'One event sent to one endpoint, with every attempt (the same webhook-id each time). status: pending (retries are scheduled at next_attempt_at), delivered, failed (all attempts failed, or 410 Gone), skipped (the endpoint was disabled before an attempt).',
+  },
+);
+
+export const WebhookDeliveryList = meta(z.object({ data: z.array(WebhookDelivery) }), {
+  id: 'WebhookDeliveryList',
+  description: `The endpoint's ${DELIVERY_LOG_PAGE} most recently attempted deliveries, newest first (kept ${DELIVERY_LOG_DAYS} days).`,
+});

@@ -3,9 +3,11 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import type { ChannelRecord } from '#core/accounts';
 import type { PostRecord } from '#core/posts';
+import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
 import { relayChannelChange, relayPostChange } from '#usecases/relay-post-changes';
 import { recordStats } from '#usecases/stats';
+import { startLadderOnChange } from '#usecases/webhook-ladder';
 
 type Image = Record<string, AttributeValue> | undefined;
 const entityOf = (image: Image) => image?.entity?.S;
@@ -28,6 +30,8 @@ async function relay(record: DynamoDBRecord): Promise<void> {
       old: read<ChannelRecord>(oldImage),
       new: read<ChannelRecord>(newImage),
     });
+  } else if (entity === 'webhook_endpoint') {
+    await startLadderOnChange(read<WebhookEndpointRecord>(oldImage), read<WebhookEndpointRecord>(newImage));
   }
 }
 

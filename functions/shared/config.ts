@@ -13,3 +13,20 @@ export function optionalEnv(name: string, fallback: string): string {
 
 /** Origin of the documentation site; problem `type` URIs live under it. */
 export const DOCS_URL = optionalEnv('HERALD_DOCS_URL', 'https://docs.herald.dev').replace(/\/+$/, '');
+
+/** In AWS Lambda; local-only knobs are never honoured there. */
+export const inLambda = (): boolean => Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
+
+/**
+ * HERALD_TIME_SCALE (local stack only): multiplies webhook retry delays and failure-ladder waits so
+ * tests can run a 72-hour ladder in seconds. Always 1 in Lambda.
+ */
+export function timeScale(): number {
+  if (inLambda()) return 1;
+  const raw = process.env.HERALD_TIME_SCALE;
+  if (raw === undefined || raw === '') return 1;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`HERALD_TIME_SCALE must be a positive number: ${raw}`);
+  return value;
+}

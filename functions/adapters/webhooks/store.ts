@@ -1,0 +1,467 @@
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import {
+  DELIVERY_LOG_DAYS,
+  DELIVERY_LOG_PAGE,
+  type DeliveryAttempt,
+  type DeliveryStatus,
+  MAX_ENDPOINTS_PER_ORG,
+  type WebhookDeliveryRecord,
+  type WebhookEndpointRecord,
+} from '#core/webhooks';
+import { ddb } from '#shared/clients';
+import { keys } from '../keys.ts';
+import { fromItem, isConditionFailure, TABLE_NAME } from '../table.ts';
+
+// Webhook endpoints and their delivery records. Endpoint configuration changes (PATCH) and the
+// delivery workers' failure bookkeeping touch different attributes with single UpdateItems, so a
+// busy endpoint never makes a PATCH fail with a version conflict.
+
+const ttlIn = (days: number, from = Date.now()) => Math.floor(from / 1000) + days * 86_400;
+
+export class EndpointLimitError extends Error {
+  override readonly name = 'EndpointLimitError';
+}
+
+export async function listEndpoints(orgId: string): Promise<WebhookEndpointRecord[]> {
+  const k = keys.webhookEndpointsOfOrg(orgId);
+  const res = await ddb.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+      ExpressionAttributeValues: { ':pk': k.pk, ':sk': k.skPrefix },
+      ScanIndexForward: false,
+      ConsistentRead: true,
+    }),
+  );
+  return (res.Items ?? []).map((i) => fromItem<WebhookEndpointRecord>(i));
+}
+
+export async function getEndpoint(orgId: string, id: string): Promise<WebhookEndpointRecord | null> {
+  const res = await ddb.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: keys.webhookEndpoint(orgId, id), ConsistentRead: true }),
+  );
+  return res.Item ? fromItem<WebhookEndpointRecord>(res.Item) : null;
+}
+
+/** The endpoint and the org's endpoint count in one transaction; EndpointLimitError past the cap. */
+export async function createEndpoint(rec: WebhookEndpointRecord): Promise<void> {
+  try {
+    await ddb.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: TABLE_NAME,
+              Key: keys.webhookCount(rec.org_id),
+              UpdateExpression: 'ADD endpoints :one',
+              ConditionExpression: 'attribute_not_exists(endpoints) OR endpoints < :max',
+              ExpressionAttributeValues: { ':one': 1, ':max': MAX_ENDPOINTS_PER_ORG },
+            },
+          },
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: { ...keys.webhookEndpoint(rec.org_id, rec.id), ...rec },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    );
+  } catch (err) {
+    if (isConditionFailure(err)) throw new EndpointLimitError('endpoint limit reached');
+    throw err;
+  }
+}
+
+async function conditional(cmd: UpdateCommand): Promise<WebhookEndpointRecord | null> {
+  try {
+    const res = await ddb.send(cmd);
+    return res.Attributes ? fromItem<WebhookEndpointRecord>(res.Attributes) : null;
+  } catch (err) {
+    if (isConditionFailure(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * Sets attributes of an endpoint if it still exists and `expect` (attribute → value, nested paths
+ * with dots) still holds; null otherwise (the caller re-reads).
+ */
+export async function updateEndpoint(
+  orgId: string,
+  id: string,
+  set: Record<string, unknown>,
+  expect: Record<string, unknown> = {},
+): Promise<WebhookEndpointRecord | null> {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':one': 1 };
+  const path = (p: string, tag: string) =>
+    p
+      .split('.')
+      .map((part, j) => {
+        names[`#${tag}${j}`] = part;
+        return `#${tag}${j}`;
+      })
+      .join('.');
+  const parts = Object.entries(set).map(([k, v], i) => {
+    values[`:s${i}`] = v;
+    return `${path(k, `s${i}_`)} = :s${i}`;
+  });
+  const conditions = ['attribute_exists(pk)'].concat(
+    Object.entries(expect).map(([k, v], i) => {
+      values[`:e${i}`] = v;
+      return `${path(k, `e${i}_`)} = :e${i}`;
+    }),
+  );
+  return conditional(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: keys.webhookEndpoint(orgId, id),
+      UpdateExpression: `SET ${parts.join(', ')} ADD version :one`,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+}
+
+/** False when there was no such endpoint. Pending deliveries find it gone and stop. */
+export async function deleteEndpoint(orgId: string, id: string): Promise<boolean> {
+  try {
+    await ddb.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Delete: {
+              TableName: TABLE_NAME,
+              Key: keys.webhookEndpoint(orgId, id),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+          {
+            Update: {
+              TableName: TABLE_NAME,
+              Key: keys.webhookCount(orgId),
+              UpdateExpression: 'ADD endpoints :minus',
+              ExpressionAttributeValues: { ':minus': -1 },
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+// ---- failure bookkeeping (delivery worker and ladder) -------------------------------------------
+
+const DELIVERING = { ':active': 'active', ':warning': 'warning' };
+
+/** One more failed attempt; starts the streak (failing_since) if none is running. */
+export function recordEndpointFailure(
+  orgId: string,
+  id: string,
+  f: { at: string; statusCode: number | null; error: string },
+): Promise<WebhookEndpointRecord | null> {
+  return conditional(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: keys.webhookEndpoint(orgId, id),
+      UpdateExpression: `SET failure.consecutive_failures = failure.consecutive_failures + :one,
+        failure.failing_since = if_not_exists(failure.failing_since, :at),
+        failure.last_failure_at = :at, failure.last_error = :err${f.statusCode === null ? '' : ', failure.last_status_code = :code'}
+        ${f.statusCode === null ? 'REMOVE failure.last_status_code' : ''}`,
+      ConditionExpression: 'attribute_exists(pk) AND #state IN (:active, :warning)',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':one': 1,
+        ':at': f.at,
+        ':err': f.error.slice(0, 500),
+        ...(f.statusCode === null ? {} : { ':code': f.statusCode }),
+        ...DELIVERING,
+      },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+}
+
+/** A success ends the streak: failure state cleared, warning back to active. */
+export function recordEndpointSuccess(orgId: string, id: string): Promise<WebhookEndpointRecord | null> {
+  return conditional(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: keys.webhookEndpoint(orgId, id),
+      UpdateExpression: 'SET failure = :fresh, #state = :active',
+      ConditionExpression: 'attribute_exists(pk) AND #state IN (:active, :warning)',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':fresh': { consecutive_failures: 0 }, ...DELIVERING },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+}
+
+/** 410 Gone: auto-disabled at once. */
+export function disableGoneEndpoint(
+  orgId: string,
+  id: string,
+  at: string,
+): Promise<WebhookEndpointRecord | null> {
+  return conditional(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: keys.webhookEndpoint(orgId, id),
+      UpdateExpression: `SET #state = :disabled, enabled = :false, failure.disabled_at = :at,
+        failure.consecutive_failures = failure.consecutive_failures + :one,
+        failure.failing_since = if_not_exists(failure.failing_since, :at), failure.last_failure_at = :at,
+        failure.last_status_code = :gone, failure.last_error = :err`,
+      ConditionExpression: 'attribute_exists(pk) AND #state IN (:active, :warning)',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':disabled': 'auto_disabled',
+        ':false': false,
+        ':at': at,
+        ':one': 1,
+        ':gone': 410,
+        ':err': 'HTTP 410 Gone: endpoint disabled',
+        ...DELIVERING,
+      },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+}
+
+/** The ladder's first rung, only for the same unbroken streak. */
+export function warnEndpoint(
+  orgId: string,
+  id: string,
+  failingSince: string,
+  at: string,
+): Promise<WebhookEndpointRecord | null> {
+  return conditional(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: keys.webhookEndpoint(orgId, id),
+      UpdateExpression: 'SET #state = :warning, failure.warned_at = :at',
+      ConditionExpression: 'failure.failing_since = :fs AND #state = :active',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':fs': failingSince, ':at': at, ...DELIVERING },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+}
+
+/** The ladder's last rung, only for the same unbroken streak. */
+export function autoDisableEndpoint(
+  orgId: string,
+  id: string,
+  failingSince: string,
+  at: string,
+): Promise<WebhookEndpointRecord | null> {
+  return conditional(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: keys.webhookEndpoint(orgId, id),
+      UpdateExpression: 'SET #state = :disabled, enabled = :false, failure.disabled_at = :at',
+      ConditionExpression: 'failure.failing_since = :fs AND #state IN (:active, :warning)',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: {
+        ':fs': failingSince,
+        ':at': at,
+        ':disabled': 'auto_disabled',
+        ':false': false,
+        ...DELIVERING,
+      },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+}
+
+// ---- delivery records -----------------------------------------------------------------------
+
+export type Claim =
+  | { claimed: true }
+  | { claimed: false; current: (WebhookDeliveryRecord & { claim_until?: number }) | null };
+
+/**
+ * Claims attempt `n` of one event to one endpoint for `leaseMs`. Fails while another worker holds a
+ * live claim on it, or when its outcome is already recorded (a duplicate or late message); a claim
+ * whose worker died expires with its lease and can be taken again.
+ */
+export async function claimAttempt(
+  c: { orgId: string; endpointId: string; eventId: string; eventType: string },
+  n: number,
+  token: string,
+  now: number,
+  leaseMs: number,
+): Promise<Claim> {
+  const condition =
+    n === 1
+      ? 'attribute_not_exists(pk) OR (done = :zero AND #status = :pending AND claim_until < :now)'
+      : 'done = :prev AND #status = :pending AND (attribute_not_exists(claim_n) OR claim_n < :n OR claim_until < :now)';
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.webhookDelivery(c.orgId, c.endpointId, c.eventId),
+        UpdateExpression: `SET claim_n = :n, claim_token = :token, claim_until = :until,
+          entity = :entity, org_id = :org, endpoint_id = :whe, event_id = :evt, event_type = :type,
+          #status = if_not_exists(#status, :pending), attempts = if_not_exists(attempts, :none),
+          done = if_not_exists(done, :zero), updated_at = if_not_exists(updated_at, :iso), #ttl = :ttl`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':n': n,
+          ':token': token,
+          ':until': now + leaseMs,
+          ':now': now,
+          ':entity': 'webhook_delivery',
+          ':org': c.orgId,
+          ':whe': c.endpointId,
+          ':evt': c.eventId,
+          ':type': c.eventType,
+          ':pending': 'pending',
+          ':none': [],
+          ':zero': 0,
+          ':iso': new Date(now).toISOString(),
+          ':ttl': ttlIn(DELIVERY_LOG_DAYS, now),
+          ...(n === 1 ? {} : { ':prev': n - 1 }),
+        },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { claimed: true };
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    const item = (err as { Item?: Record<string, unknown> }).Item;
+    return { claimed: false, current: item ? unmarshallItem(item) : null };
+  }
+}
+
+// ReturnValuesOnConditionCheckFailure comes back in wire format even through the document client.
+function unmarshallItem(item: Record<string, unknown>) {
+  const plain = 'pk' in item && typeof item.pk === 'object' ? unmarshall(item as never) : item;
+  return fromItem<WebhookDeliveryRecord & { claim_until?: number }>(plain);
+}
+
+/** Records the outcome of the claimed attempt `n`; false if the claim was lost meanwhile. */
+export async function recordAttempt(
+  c: { orgId: string; endpointId: string; eventId: string },
+  n: number,
+  token: string,
+  attempt: DeliveryAttempt,
+  status: DeliveryStatus,
+  nextAttemptAt: string | null,
+): Promise<boolean> {
+  const log = keys.webhookDeliveryByTime(c.orgId, c.endpointId, attempt.attempted_at, c.eventId);
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.webhookDelivery(c.orgId, c.endpointId, c.eventId),
+        UpdateExpression: `SET done = :n, attempts = list_append(attempts, :a), #status = :s,
+          updated_at = :at, gsi1pk = :g1, gsi1sk = :g2${nextAttemptAt ? ', next_attempt_at = :next' : ''}
+          REMOVE claim_n, claim_token, claim_until${nextAttemptAt ? '' : ', next_attempt_at'}`,
+        ConditionExpression: 'claim_token = :token AND claim_n = :n',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':n': n,
+          ':a': [attempt],
+          ':s': status,
+          ':at': attempt.attempted_at,
+          ':g1': log.gsi1pk,
+          ':g2': log.gsi1sk,
+          ':token': token,
+          ...(nextAttemptAt ? { ':next': nextAttemptAt } : {}),
+        },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** The endpoint stopped receiving (disabled, deleted, unsubscribed) before this attempt. */
+export async function markSkipped(
+  c: { orgId: string; endpointId: string; eventId: string },
+  token: string,
+  reason: string,
+  now: string,
+): Promise<void> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.webhookDelivery(c.orgId, c.endpointId, c.eventId),
+        UpdateExpression:
+          'SET #status = :skipped, skipped_reason = :r, updated_at = :now REMOVE claim_n, claim_token, claim_until, next_attempt_at',
+        ConditionExpression: 'claim_token = :token',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':skipped': 'skipped', ':r': reason, ':now': now, ':token': token },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/** A test delivery goes straight into the log (no claim: it is never retried). */
+export async function putTestDelivery(
+  c: { orgId: string; endpointId: string; eventId: string; eventType: string },
+  attempt: DeliveryAttempt,
+  delivered: boolean,
+): Promise<void> {
+  const rec: WebhookDeliveryRecord = {
+    entity: 'webhook_delivery',
+    org_id: c.orgId,
+    endpoint_id: c.endpointId,
+    event_id: c.eventId,
+    event_type: c.eventType,
+    status: delivered ? 'delivered' : 'failed',
+    attempts: [attempt],
+    done: 1,
+    updated_at: attempt.attempted_at,
+  };
+  await ddb.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: {
+        ...keys.webhookDelivery(c.orgId, c.endpointId, c.eventId),
+        ...keys.webhookDeliveryByTime(c.orgId, c.endpointId, attempt.attempted_at, c.eventId),
+        ...rec,
+        ttl: ttlIn(DELIVERY_LOG_DAYS),
+      },
+    }),
+  );
+}
+
+export async function listDeliveries(orgId: string, endpointId: string): Promise<WebhookDeliveryRecord[]> {
+  const res = await ddb.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.webhookDeliveriesOf(orgId, endpointId).gsi1pk },
+      ScanIndexForward: false,
+      Limit: DELIVERY_LOG_PAGE,
+    }),
+  );
+  return (res.Items ?? []).map((i) =>
+    fromItem<WebhookDeliveryRecord>(
+      Object.fromEntries(Object.entries(i).filter(([k]) => !k.startsWith('claim_') && k !== 'done')),
+    ),
+  );
+}

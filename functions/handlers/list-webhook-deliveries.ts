@@ -1,0 +1,7 @@
+import { apiHandler } from '#shared/http';
+import { listWebhookDeliveries } from '#usecases/webhook-endpoints';
+
+export const { handler, impl } = apiHandler('listWebhookDeliveries', async ({ auth, params }) => ({
+  status: 200,
+  body: await listWebhookDeliveries(auth.orgId, params.id ?? ''),
+}));

@@ -1,0 +1,7 @@
+import { apiHandler } from '#shared/http';
+import { listWebhookEndpoints } from '#usecases/webhook-endpoints';
+
+export const { handler, impl } = apiHandler('listWebhookEndpoints', async ({ auth }) => ({
+  status: 200,
+  body: await listWebhookEndpoints(auth.orgId),
+}));

@@ -1,0 +1,10 @@
+import { apiHandler } from '#shared/http';
+import { rotateWebhookSecret } from '#usecases/webhook-endpoints';
+
+export const { handler, impl } = apiHandler(
+  'rotateWebhookSecret',
+  async ({ auth, params, now, admitted }) => ({
+    status: 200,
+    body: await rotateWebhookSecret(auth.orgId, params.id ?? '', now.toISOString(), admitted),
+  }),
+);

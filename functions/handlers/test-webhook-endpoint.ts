@@ -1,0 +1,7 @@
+import { apiHandler } from '#shared/http';
+import { testWebhookEndpoint } from '#usecases/webhook-delivery';
+
+export const { handler, impl } = apiHandler('testWebhookEndpoint', async ({ auth, params, admitted }) => ({
+  status: 200,
+  body: await testWebhookEndpoint(auth.orgId, params.id ?? '', admitted),
+}));

@@ -1,0 +1,10 @@
+import { apiHandler } from '#shared/http';
+import { updateWebhookEndpoint } from '#usecases/webhook-endpoints';
+
+export const { handler, impl } = apiHandler(
+  'updateWebhookEndpoint',
+  async ({ auth, params, body, now, admitted }) => ({
+    status: 200,
+    body: await updateWebhookEndpoint(auth.orgId, params.id ?? '', body, now.toISOString(), admitted),
+  }),
+);

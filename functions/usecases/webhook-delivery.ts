@@ -1,0 +1,222 @@
+import { randomUUID } from 'node:crypto';
+import type { HeraldEvent } from '#adapters/events-queue';
+import { sendJobs, type WebhookJob } from '#adapters/webhooks/jobs';
+import { webhookAddressPolicy } from '#adapters/webhooks/policy';
+import {
+  ForbiddenAddressError,
+  type Resolver,
+  safePost,
+  WebhookRequestError,
+} from '#adapters/webhooks/safe-http';
+import { openSecret } from '#adapters/webhooks/secrets';
+import {
+  claimAttempt,
+  disableGoneEndpoint,
+  getEndpoint,
+  listEndpoints,
+  markSkipped,
+  putTestDelivery,
+  recordAttempt,
+  recordEndpointFailure,
+  recordEndpointSuccess,
+} from '#adapters/webhooks/store';
+import { notFound } from '#core/errors';
+import { isId, newId } from '#core/ids';
+import { signedHeaders } from '#core/webhook-signing';
+import {
+  attemptError,
+  classify,
+  DELIVERING_STATES,
+  type DeliveryAttempt,
+  MAX_ATTEMPTS,
+  retryDelayMs,
+  TEST_EVENT_TYPE,
+  type WebhookEndpointRecord,
+  type WebhookEvent,
+  webhookBody,
+} from '#core/webhooks';
+import { timeScale } from '#shared/config';
+import { logger } from '#shared/logger';
+
+// Fan-out of the event stream to endpoints, and one attempt of one event to one endpoint.
+
+/** Longer than one attempt (15 s) and its bookkeeping, shorter than the queue's visibility (120 s). */
+const LEASE_MS = 90_000;
+
+/** Every enabled, subscribed endpoint of the event's organization gets attempt 1, due now. */
+export async function fanOut(event: HeraldEvent, now = Date.now()): Promise<number> {
+  const endpoints = await listEndpoints(event.org_id);
+  const targets = endpoints.filter(
+    (e) => e.enabled && DELIVERING_STATES.includes(e.state) && e.event_types.includes(event.type),
+  );
+  const { org_id: _org, ...payload } = event;
+  const due = new Date(now).toISOString();
+  await sendJobs(
+    targets.map((e) => ({
+      org_id: event.org_id,
+      endpoint_id: e.id,
+      event: payload,
+      attempt: 1,
+      due_at: due,
+    })),
+    now,
+  );
+  return targets.length;
+}
+
+/** The signing secrets in force: the current one, and the previous one during a rotation's overlap. */
+export async function activeSecrets(endpoint: WebhookEndpointRecord, now: number): Promise<string[]> {
+  const { current, previous, previous_until } = endpoint.secret;
+  const sealed = [current];
+  if (previous && previous_until && Date.parse(previous_until) > now) sealed.push(previous);
+  return Promise.all(sealed.map((s) => openSecret(endpoint.org_id, endpoint.id, s)));
+}
+
+export interface SendResult {
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+/** One signed POST under the address policy; never throws for the receiver's sake. */
+export async function sendSigned(
+  endpoint: WebhookEndpointRecord,
+  event: WebhookEvent,
+  secrets: string[],
+  resolver?: Resolver,
+): Promise<SendResult> {
+  const body = webhookBody(event);
+  const headers = signedHeaders(secrets, event.id, new Date(), body);
+  const started = performance.now();
+  try {
+    const res = await safePost(endpoint.url, body, headers, { ...webhookAddressPolicy(), resolver });
+    return { statusCode: res.status, durationMs: res.durationMs, error: attemptError(res.status, null) };
+  } catch (err) {
+    const durationMs = Math.round(performance.now() - started);
+    if (err instanceof ForbiddenAddressError)
+      return { statusCode: null, durationMs, error: `forbidden_address: ${err.address}` };
+    if (err instanceof WebhookRequestError)
+      return { statusCode: null, durationMs, error: `${err.reason}: ${err.message}`.slice(0, 300) };
+    throw err;
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * One message of the webhooks queue. Not due yet: sent on (SQS delays are 15 minutes at most).
+ * Due: claim the attempt, POST, record the outcome, update the endpoint's failure state, and send
+ * the next attempt. A duplicate or late message finds the attempt claimed or recorded and stops; a
+ * worker that died after recording but before sending the next attempt is caught up by the
+ * redelivered message.
+ */
+export async function deliverJob(job: WebhookJob, resolver?: Resolver): Promise<string> {
+  const wait = Date.parse(job.due_at) - Date.now();
+  if (wait > 1000) {
+    await sendJobs([job]);
+    return 'deferred';
+  }
+  if (wait > 0) await sleep(wait);
+  const ref = { orgId: job.org_id, endpointId: job.endpoint_id, eventId: job.event.id };
+  const token = randomUUID();
+  const [endpoint, claim] = await Promise.all([
+    getEndpoint(job.org_id, job.endpoint_id),
+    claimAttempt({ ...ref, eventType: job.event.type }, job.attempt, token, Date.now(), LEASE_MS),
+  ]);
+  if (!claim.claimed) {
+    const cur = claim.current;
+    // Recorded, but the next attempt may never have been sent (the worker died in between).
+    if (
+      cur?.status === 'pending' &&
+      cur.done === job.attempt &&
+      cur.next_attempt_at &&
+      job.attempt < MAX_ATTEMPTS
+    ) {
+      await sendJobs([{ ...job, attempt: job.attempt + 1, due_at: cur.next_attempt_at }]);
+      return 'resent-next';
+    }
+    return 'duplicate';
+  }
+  const nowIso = new Date().toISOString();
+  if (!endpoint) {
+    await markSkipped(ref, token, 'endpoint deleted', nowIso);
+    return 'skipped';
+  }
+  if (!endpoint.enabled || !DELIVERING_STATES.includes(endpoint.state)) {
+    await markSkipped(ref, token, `endpoint ${endpoint.state}`, nowIso);
+    return 'skipped';
+  }
+  if (!(endpoint.event_types as string[]).includes(job.event.type)) {
+    await markSkipped(ref, token, 'no longer subscribed', nowIso);
+    return 'skipped';
+  }
+
+  const secrets = await activeSecrets(endpoint, Date.now());
+  const attemptedAt = new Date().toISOString();
+  const result = await sendSigned(endpoint, job.event, secrets, resolver);
+  const outcome = classify(result.statusCode);
+  const attempt: DeliveryAttempt = {
+    attempt: job.attempt,
+    attempted_at: attemptedAt,
+    status_code: result.statusCode,
+    duration_ms: result.durationMs,
+    error: result.error,
+  };
+  const retry = outcome === 'failed' && job.attempt < MAX_ATTEMPTS;
+  const nextAt = retry
+    ? new Date(Date.now() + retryDelayMs(job.attempt + 1, timeScale(), Math.random())).toISOString()
+    : null;
+  const status = outcome === 'delivered' ? 'delivered' : retry ? 'pending' : 'failed';
+  if (!(await recordAttempt(ref, job.attempt, token, attempt, status, nextAt))) return 'lost-claim';
+
+  if (outcome === 'delivered') {
+    if (endpoint.failure.consecutive_failures > 0 || endpoint.state === 'warning')
+      await recordEndpointSuccess(job.org_id, job.endpoint_id);
+  } else if (outcome === 'gone') {
+    await disableGoneEndpoint(job.org_id, job.endpoint_id, attemptedAt);
+    logger.warn('webhook endpoint answered 410 Gone: disabled', { endpoint_id: job.endpoint_id });
+  } else {
+    await recordEndpointFailure(job.org_id, job.endpoint_id, {
+      at: attemptedAt,
+      statusCode: result.statusCode,
+      error: result.error ?? 'failed',
+    });
+  }
+  if (nextAt) await sendJobs([{ ...job, attempt: job.attempt + 1, due_at: nextAt }]);
+  return status;
+}
+
+/** testWebhookEndpoint: one signed webhook.test now, whatever the subscription or state. */
+export async function testWebhookEndpoint(orgId: string, id: string, admitted: () => Promise<unknown>) {
+  if (!isId('webhook', id)) throw notFound('webhook endpoint');
+  const [endpoint] = await Promise.all([getEndpoint(orgId, id), admitted()]);
+  if (!endpoint) throw notFound('webhook endpoint');
+  const now = Date.now();
+  const event: WebhookEvent = {
+    id: newId('message', now),
+    type: TEST_EVENT_TYPE,
+    timestamp: new Date(now).toISOString(),
+    data: { endpoint_id: id, message: 'A test event from Herald. No action is needed.' },
+  };
+  const secrets = await activeSecrets(endpoint, now);
+  const result = await sendSigned(endpoint, event, secrets);
+  const delivered = classify(result.statusCode) === 'delivered';
+  await putTestDelivery(
+    { orgId, endpointId: id, eventId: event.id, eventType: event.type },
+    {
+      attempt: 1,
+      attempted_at: event.timestamp,
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+      error: result.error,
+    },
+    delivered,
+  );
+  return {
+    event_id: event.id,
+    delivered,
+    status_code: result.statusCode,
+    duration_ms: result.durationMs,
+    error: result.error,
+  };
+}
