@@ -55,6 +55,11 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
   'AwsSolutions-IAM5[Resource::<bucket>/<prefix>/*]':
     'Object-level S3 permissions on one prefix of one bucket (uploads/* or orgs/*): object keys are ' +
     'created per asset, so they cannot be listed in advance.',
+  'AwsSolutions-IAM5[Resource::*]:StateMachine':
+    'The state machine role needs X-Ray (xray:PutTraceSegments, xray:GetSampling*) and CloudWatch Logs ' +
+    'delivery (logs:CreateLogDelivery and friends) permissions, which support no resource-level scoping.',
+  'AwsSolutions-IAM5[Resource::<function>:*]':
+    'grantInvoke covers the ladder step function and its versions/aliases (<arn>:*); it names one function.',
   'AwsSolutions-SQS3':
     'StreamRelayDlq is itself a dead-letter queue: the on-failure destination of the table stream ' +
     'event source mapping (cdk-nag only recognises redrive policies of other queues).',
@@ -116,8 +121,27 @@ export function acknowledgeNagFindings(stack: HeraldStack): void {
   }
 }
 
+/** The state machines' roles (their Task states invoke one worker each). */
+function acknowledgeStateMachines(stack: HeraldStack): void {
+  for (const machine of stack.stateMachines.values()) {
+    acknowledge(
+      machine.role,
+      'AwsSolutions-IAM5[Resource::*]:StateMachine',
+      'AwsSolutions-IAM5[Resource::*]',
+    );
+    for (const fn of stack.functions.values()) {
+      acknowledge(
+        machine.role,
+        'AwsSolutions-IAM5[Resource::<function>:*]',
+        `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(fn.node.defaultChild as CfnResource)}.Arn>:*]`,
+      );
+    }
+  }
+}
+
 /** The whole nag wiring, used by bin/app.ts and by the stack test alike. */
 export function applyNag(app: App, stack: HeraldStack): void {
   addNagChecks(app);
   acknowledgeNagFindings(stack);
+  acknowledgeStateMachines(stack);
 }

@@ -1,5 +1,5 @@
 import { apiHandler } from '#shared/http';
-import { createWebhookEndpoint } from '#usecases/webhook-endpoints';
+import { createWebhookEndpoint } from '#usecases/webhook-secrets';
 
 export const { handler, impl } = apiHandler(
   'createWebhookEndpoint',

@@ -1,5 +1,5 @@
 import { apiHandler } from '#shared/http';
-import { rotateWebhookSecret } from '#usecases/webhook-endpoints';
+import { rotateWebhookSecret } from '#usecases/webhook-secrets';
 
 export const { handler, impl } = apiHandler(
   'rotateWebhookSecret',

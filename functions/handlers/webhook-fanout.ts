@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { HeraldEvent } from '#adapters/events-queue';
 import { logger } from '#shared/logger';
-import { fanOut } from '#usecases/webhook-delivery';
+import { fanOut } from '#usecases/webhook-fanout';
 
 const processor = new BatchProcessor(EventType.SQS);
 

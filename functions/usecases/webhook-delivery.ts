@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { HeraldEvent } from '#adapters/events-queue';
 import { sendJobs, type WebhookJob } from '#adapters/webhooks/jobs';
 import { webhookAddressPolicy } from '#adapters/webhooks/policy';
 import {
@@ -13,7 +12,6 @@ import {
   claimAttempt,
   disableGoneEndpoint,
   getEndpoint,
-  listEndpoints,
   markSkipped,
   putTestDelivery,
   recordAttempt,
@@ -38,31 +36,10 @@ import {
 import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';
 
-// Fan-out of the event stream to endpoints, and one attempt of one event to one endpoint.
+// One attempt of one event to one endpoint, and the test delivery.
 
 /** Longer than one attempt (15 s) and its bookkeeping, shorter than the queue's visibility (120 s). */
 const LEASE_MS = 90_000;
-
-/** Every enabled, subscribed endpoint of the event's organization gets attempt 1, due now. */
-export async function fanOut(event: HeraldEvent, now = Date.now()): Promise<number> {
-  const endpoints = await listEndpoints(event.org_id);
-  const targets = endpoints.filter(
-    (e) => e.enabled && DELIVERING_STATES.includes(e.state) && e.event_types.includes(event.type),
-  );
-  const { org_id: _org, ...payload } = event;
-  const due = new Date(now).toISOString();
-  await sendJobs(
-    targets.map((e) => ({
-      org_id: event.org_id,
-      endpoint_id: e.id,
-      event: payload,
-      attempt: 1,
-      due_at: due,
-    })),
-    now,
-  );
-  return targets.length;
-}
 
 /** The signing secrets in force: the current one, and the previous one during a rotation's overlap. */
 export async function activeSecrets(endpoint: WebhookEndpointRecord, now: number): Promise<string[]> {

@@ -1,10 +1,7 @@
 import { webhookAddressPolicy } from '#adapters/webhooks/policy';
 import { ForbiddenAddressError, resolveChecked, WebhookRequestError } from '#adapters/webhooks/safe-http';
-import { sealSecret } from '#adapters/webhooks/secrets';
 import {
-  createEndpoint,
   deleteEndpoint,
-  EndpointLimitError,
   getEndpoint,
   listDeliveries,
   listEndpoints,
@@ -12,21 +9,19 @@ import {
 } from '#adapters/webhooks/store';
 import { bareHostname, checkWebhookUrl, isIpLiteral, type WebhookUrlRefusal } from '#core/address-policy';
 import { conflict, notFound, ValidationError } from '#core/errors';
-import { isId, newId } from '#core/ids';
+import { isId } from '#core/ids';
 import {
   type EventType,
-  MAX_ENDPOINTS_PER_ORG,
-  newSigningSecret,
-  SECRET_OVERLAP_MS,
   toWebhookDelivery,
   toWebhookEndpoint,
   type WebhookEndpointRecord,
 } from '#core/webhooks';
 
-// The webhook endpoint operations. `admitted` resolves once the rate limiter admitted the request;
+// The webhook endpoint operations that never touch a signing secret (create and rotate-secret are
+// in webhook-secrets.ts, so only their bundles carry the KMS client). `admitted` resolves once the rate limiter admitted the request;
 // every write waits for it, so a refused request changes nothing.
 
-type Admitted = () => Promise<unknown>;
+export type Admitted = () => Promise<unknown>;
 
 const REFUSALS: Record<WebhookUrlRefusal, string> = {
   invalid_url: 'Must be an absolute URL.',
@@ -63,47 +58,11 @@ export async function checkEndpointUrl(raw: string): Promise<string> {
   return checked.url.href;
 }
 
-const unique = (types: readonly EventType[]) => [...new Set(types)];
+export const unique = (types: readonly EventType[]) => [...new Set(types)];
 
 export async function listWebhookEndpoints(orgId: string) {
   const endpoints = await listEndpoints(orgId);
   return { data: endpoints.map(toWebhookEndpoint), has_more: false, next_cursor: null };
-}
-
-export async function createWebhookEndpoint(
-  orgId: string,
-  body: { url: string; event_types: EventType[]; description?: string | null; enabled?: boolean },
-  now: string,
-  admitted: Admitted,
-) {
-  const url = await checkEndpointUrl(body.url);
-  const id = newId('webhook', Date.parse(now));
-  const secret = newSigningSecret();
-  const enabled = body.enabled ?? true;
-  const [sealed] = await Promise.all([sealSecret(orgId, id, secret), admitted()]);
-  const rec: WebhookEndpointRecord = {
-    entity: 'webhook_endpoint',
-    id,
-    org_id: orgId,
-    url,
-    description: body.description ?? null,
-    event_types: unique(body.event_types),
-    enabled,
-    state: enabled ? 'active' : 'disabled',
-    failure: { consecutive_failures: 0 },
-    secret: { current: sealed },
-    created_at: now,
-    updated_at: now,
-    version: 1,
-  };
-  try {
-    await createEndpoint(rec);
-  } catch (err) {
-    if (err instanceof EndpointLimitError)
-      throw conflict(`A workspace has at most ${MAX_ENDPOINTS_PER_ORG} webhook endpoints; delete one first.`);
-    throw err;
-  }
-  return { ...toWebhookEndpoint(rec), secret };
 }
 
 const CLEAN = { consecutive_failures: 0 };
@@ -162,32 +121,6 @@ export async function deleteWebhookEndpoint(orgId: string, id: string, admitted:
   await admitted();
   if (!(await deleteEndpoint(orgId, id))) throw notFound('webhook endpoint');
   return { id, deleted: true as const };
-}
-
-export async function rotateWebhookSecret(orgId: string, id: string, now: string, admitted: Admitted) {
-  if (!isId('webhook', id)) throw notFound('webhook endpoint');
-  const secret = newSigningSecret();
-  const [current, sealed] = await Promise.all([
-    getEndpoint(orgId, id),
-    sealSecret(orgId, id, secret),
-    admitted(),
-  ]);
-  if (!current) throw notFound('webhook endpoint');
-  const previousUntil = new Date(Date.parse(now) + SECRET_OVERLAP_MS).toISOString();
-  const updated = await updateEndpoint(
-    orgId,
-    id,
-    {
-      secret: { current: sealed, previous: current.secret.current, previous_until: previousUntil },
-      updated_at: now,
-    },
-    { 'secret.current': current.secret.current },
-  );
-  if (!updated) {
-    if (!(await getEndpoint(orgId, id))) throw notFound('webhook endpoint');
-    throw conflict('The secret was rotated concurrently; rotate again if you need a new one.');
-  }
-  return { id, secret, previous_secret_expires_at: previousUntil };
 }
 
 export async function listWebhookDeliveries(orgId: string, id: string) {

@@ -10,7 +10,7 @@ import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
 import { addNagChecks, applyNag } from '#lib/nag';
-import { fallback, operations, queues as queueSpecs, workers } from '#lib/operations';
+import { fallback, operations, queues as queueSpecs, stateMachines, workers } from '#lib/operations';
 import { isProtectedStage, parseStage, stageConfigFrom } from '#lib/stage';
 
 // One bundled synthesis of the prod stage, with the exact nag wiring of bin/app.ts, carries most
@@ -161,7 +161,7 @@ describe('functions', () => {
     prod.template.resourcePropertiesCountIs(
       'AWS::Logs::LogGroup',
       { RetentionInDays: 30 },
-      manifestIds.length + 1, // + API access logs
+      manifestIds.length + 1 + stateMachines.length, // + API access logs + state machine logs
     );
   });
 
@@ -406,7 +406,7 @@ describe('least privilege', () => {
 });
 
 describe('stream relay', () => {
-  it('reads the table stream in bisecting batches with partial failures, filtered to posts and channels', () => {
+  it('reads the table stream in bisecting batches with partial failures, filtered to posts, channels and webhook endpoints', () => {
     const queueConsumers = workers.filter((w) => w.trigger.kind === 'queue').length;
     prod.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1 + queueConsumers);
     prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
@@ -427,6 +427,7 @@ describe('stream relay', () => {
         Filters: [
           { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['post'] } } } }) },
           { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['channel'] } } } }) },
+          { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['webhook_endpoint'] } } } }) },
         ],
       },
     });
