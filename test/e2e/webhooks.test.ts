@@ -5,7 +5,17 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RETRY_SCHEDULE_SECONDS } from '#core/webhooks';
 import { E2E_TIME_SCALE } from './global-setup.ts';
-import { api, cliOk, dangerous, mint, stackInfo, type Workspace, waitForPost, workspace } from './helpers.ts';
+import {
+  api,
+  cliOk,
+  dangerous,
+  failPlatform,
+  mint,
+  stackInfo,
+  type Workspace,
+  waitForPost,
+  workspace,
+} from './helpers.ts';
 
 // Webhooks over real HTTP (issue 6): loopback receivers (allow-listed with HERALD_WEBHOOK_ALLOW_CIDRS
 // = 127.0.0.0/8), signatures checked with the standardwebhooks package, and the whole retry schedule
@@ -294,6 +304,67 @@ describe('webhook deliveries', () => {
       attempts: [{ attempt: 1, status_code: 200, error: null }],
       next_attempt_at: null,
     });
+  });
+
+  it('carry every event of the stream to subscribed endpoints, with the documented data', async () => {
+    const ws = await workspace(['bluesky', 'x']);
+    await dangerous(ws, true);
+    const rx = await receiver();
+    const all = [
+      'post.published',
+      'post.failed',
+      'delivery.failed',
+      'channel.connected',
+      'channel.reauth_required',
+    ];
+    const ep = await createEndpoint(ws, rx.url, all);
+    const onlyFailures = await receiver();
+    await createEndpoint(ws, onlyFailures.url, ['post.failed']);
+    await connectChannel(ws, `evt-${Date.now()}`);
+    const publish = async (platform: string) => {
+      const res = await api<{ id: string }>('POST', '/v1/posts', {
+        key: ws.key,
+        body: {
+          variants: [{ channel_id: ws.channels[platform], body: `evt ${Date.now()}` }],
+          publish_now: true,
+        },
+      });
+      expect(res.status).toBe(201);
+      return waitForPost(ws.key, res.body.id, (p) => p.status === 'published' || p.status === 'failed');
+    };
+    const ok = await publish('bluesky');
+    await failPlatform('x', {
+      status: 400,
+      pathPattern: '^/2/tweets$',
+      body: {
+        title: 'Invalid Request',
+        detail: 'bad',
+        type: 'https://api.twitter.com/2/problems/invalid-request',
+      },
+    });
+    const bad = await publish('x');
+    await until(() => rx.ofType('post.failed').length > 0 || undefined);
+    const byType = (type: string) => {
+      const [msg] = rx.ofType(type);
+      expect(msg, type).toBeDefined();
+      return new Webhook(ep.secret).verify(msg!.body, msg!.headers as Record<string, string>) as {
+        data: Json;
+      };
+    };
+    expect(byType('channel.connected').data).toMatchObject({
+      channel: { platform: 'mastodon', status: 'live' },
+    });
+    expect(byType('post.published').data).toMatchObject({ post: { id: ok.id, status: 'published' } });
+    expect(byType('post.failed').data).toMatchObject({ post: { id: bad.id, status: 'failed' } });
+    expect(byType('delivery.failed').data).toMatchObject({
+      post_id: bad.id,
+      channel_id: ws.channels.x,
+      delivery: { stage: 'failed', error_category: 'user_content' },
+    });
+    // The subscription is honoured per endpoint.
+    await until(() => onlyFailures.received.length > 0 || undefined);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(onlyFailures.received.map((r) => (JSON.parse(r.body) as Json).type)).toEqual(['post.failed']);
   });
 
   it('retry a failing receiver on the schedule with one webhook-id, then warning → auto_disabled → active on PATCH', async () => {
