@@ -330,7 +330,11 @@ describe('webhook deliveries', () => {
         },
       });
       expect(res.status).toBe(201);
-      return waitForPost(ws.key, res.body.id, (p) => p.status === 'published' || p.status === 'failed');
+      return waitForPost<{ id: string; status: string }>(
+        ws.key,
+        res.body.id,
+        (p) => p.status === 'published' || p.status === 'failed',
+      );
     };
     const ok = await publish('bluesky');
     await failPlatform('x', {
