@@ -1,5 +1,11 @@
+import { promises as dns } from 'node:dns';
 import { webhookAddressPolicy } from '#adapters/webhooks/policy';
-import { ForbiddenAddressError, resolveChecked, WebhookRequestError } from '#adapters/webhooks/safe-http';
+import {
+  ForbiddenAddressError,
+  type Resolver,
+  resolveChecked,
+  WebhookRequestError,
+} from '#adapters/webhooks/safe-http';
 import {
   deleteEndpoint,
   getEndpoint,
@@ -37,6 +43,25 @@ const REFUSALS: Record<WebhookUrlRefusal, string> = {
 const urlError = (code: WebhookUrlRefusal) =>
   new ValidationError([{ pointer: '/url', code, message: REFUSALS[code] }]);
 
+/** A slow resolver must not hold an API request: past the budget the name counts as unresolved. */
+const RESOLVE_BUDGET_MS = 3000;
+const resolveWithin =
+  (ms: number): Resolver =>
+  (host) =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+      dns.lookup(host, { all: true, verbatim: true }).then(
+        (answers) => {
+          clearTimeout(timer);
+          resolve(answers);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
+
 /**
  * The address checks at create and update: the URL's syntax and literal host, then every address
  * its name resolves to. A name that does not resolve (yet) is accepted: it is checked again, with
@@ -49,7 +74,7 @@ export async function checkEndpointUrl(raw: string): Promise<string> {
   const host = bareHostname(checked.url);
   if (!isIpLiteral(host)) {
     try {
-      await resolveChecked(host, policy.allow);
+      await resolveChecked(host, policy.allow, resolveWithin(RESOLVE_BUDGET_MS));
     } catch (err) {
       if (err instanceof ForbiddenAddressError) throw urlError('forbidden_address');
       if (!(err instanceof WebhookRequestError)) throw err;

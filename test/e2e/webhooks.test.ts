@@ -152,7 +152,8 @@ const HOSTILE = [
   'http://[fe80::1]/',
 ];
 
-describe('webhook endpoints', () => {
+// Each test has its own workspace and receivers, so they run concurrently (the ladder test alone takes ~30 s).
+describe.concurrent('webhook endpoints', () => {
   it('are a plan feature: the free plan answers 403 feature_not_enabled', async () => {
     const ws = await workspace([], 'free');
     for (const [method, path] of [
@@ -258,7 +259,7 @@ describe('webhook endpoints', () => {
   });
 });
 
-describe('webhook deliveries', () => {
+describe.concurrent('webhook deliveries', () => {
   it('deliver post.published, signed and verifiable with the standardwebhooks package', async () => {
     const ws = await workspace(['bluesky']);
     await dangerous(ws, true);

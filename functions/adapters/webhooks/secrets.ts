@@ -23,11 +23,15 @@ export async function sealSecret(orgId: string, endpointId: string, secret: stri
 
 /** Opened secrets stay in this container's memory for a few minutes: one KMS call per secret, not per delivery. */
 const cache = new Map<string, { value: string; until: number }>();
+// Keyed by the context too: a ciphertext copied onto another endpoint must miss and go to KMS.
+const cacheKey = (orgId: string, endpointId: string, sealed: string) =>
+  `${orgId}\u0000${endpointId}\u0000${sealed}`;
 const CACHE_MS = 5 * 60_000;
 const CACHE_MAX = 1000;
 
 export async function openSecret(orgId: string, endpointId: string, sealed: string): Promise<string> {
-  const hit = cache.get(sealed);
+  const key = cacheKey(orgId, endpointId, sealed);
+  const hit = cache.get(key);
   if (hit && hit.until > Date.now()) return hit.value;
   const res = await kms.send(
     new DecryptCommand({
@@ -39,6 +43,6 @@ export async function openSecret(orgId: string, endpointId: string, sealed: stri
   if (!res.Plaintext) throw new Error('KMS returned no plaintext');
   const value = Buffer.from(res.Plaintext).toString('utf8');
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
-  cache.set(sealed, { value, until: Date.now() + CACHE_MS });
+  cache.set(key, { value, until: Date.now() + CACHE_MS });
   return value;
 }
