@@ -360,6 +360,7 @@ export class HeraldStack extends Stack {
             removalPolicy,
           }),
           level: LogLevel.ALL,
+          includeExecutionData: false,
         },
       });
       for (const w of tasks) this.functionOf(w.id).grantInvoke(machine);

@@ -434,6 +434,123 @@ describe('stream relay', () => {
   });
 });
 
+describe('webhooks', () => {
+  const keyArn = () => ({ 'Fn::GetAtt': [logicalId(prod.stack, prod.stack.webhookSecretsKey), 'Arn'] });
+  const kmsUsesOfSecretsKey = (id: string) =>
+    statementsOf(id)
+      .filter((s) => JSON.stringify(s.Resource) === JSON.stringify(keyArn()))
+      .flatMap((s) => [s.Action].flat())
+      .sort();
+
+  it('a rotating customer managed key seals the signing secrets', () => {
+    prod.template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      Description: Match.stringLikeRegexp('webhook signing secrets'),
+    });
+  });
+
+  it('only create/rotate may encrypt and only delivery/test may decrypt with it', () => {
+    const users = manifestIds.filter((id) => kmsUsesOfSecretsKey(id).length > 0).sort();
+    expect(users).toEqual(
+      ['createWebhookEndpoint', 'rotateWebhookSecret', 'testWebhookEndpoint', 'webhookDelivery'].sort(),
+    );
+    expect(kmsUsesOfSecretsKey('createWebhookEndpoint')).toEqual(['kms:Encrypt']);
+    expect(kmsUsesOfSecretsKey('rotateWebhookSecret')).toEqual(['kms:Encrypt']);
+    expect(kmsUsesOfSecretsKey('webhookDelivery')).toEqual(['kms:Decrypt']);
+    expect(kmsUsesOfSecretsKey('testWebhookEndpoint')).toEqual(['kms:Decrypt']);
+    for (const id of users) expect(envOf(id).WEBHOOK_SECRETS_KEY_ID).toEqual(keyArn());
+    expect(envOf('listWebhookEndpoints')).not.toHaveProperty('WEBHOOK_SECRETS_KEY_ID');
+  });
+
+  it('gates every webhook operation behind the webhooks feature', () => {
+    const webhookOps = operations.filter((op) => op.path.startsWith('/v1/webhook-endpoints'));
+    expect(webhookOps).toHaveLength(7);
+    for (const op of webhookOps) {
+      expect(op.feature).toBe('webhooks');
+      expect(op.scope).toBe(op.method === 'GET' ? 'webhooks:read' : 'webhooks:write');
+    }
+  });
+
+  it('runs the failure ladder as a traced, logged Standard state machine from the ASL file', () => {
+    const machine = prod.stack.stateMachines.get('webhookLadder');
+    if (!machine) throw new Error('no ladder state machine');
+    const res = resources(prod.template)[logicalId(prod.stack, machine)];
+    expect(res?.Properties).toMatchObject({
+      StateMachineType: 'STANDARD',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+      DefinitionSubstitutions: {
+        webhookLadderStepFunctionArn: { 'Fn::GetAtt': [fnLogicalId('webhookLadderStep'), 'Arn'] },
+      },
+    });
+    const asl = JSON.parse(
+      readFileSync(path.join(import.meta.dirname, '../../..', stateMachines[0]?.definition ?? ''), 'utf8'),
+    );
+    expect(res?.Properties).toHaveProperty('DefinitionS3Location');
+    expect(Object.keys(asl.States)).toEqual(
+      expect.arrayContaining(['WaitForWarning', 'Warn', 'WaitForDisable', 'Disable']),
+    );
+  });
+
+  it('lets only the stream relay start the ladder, and only the ladder invoke its step', () => {
+    const machine = prod.stack.stateMachines.get('webhookLadder');
+    if (!machine) throw new Error('no ladder state machine');
+    const machineRef = { Ref: logicalId(prod.stack, machine) };
+    const starters = manifestIds.filter((id) => actionsOf(id).includes('states:StartExecution'));
+    expect(starters).toEqual(['streamRelay']);
+    expect(envOf('streamRelay').WEBHOOK_LADDER_ARN).toEqual(machineRef);
+    const invokers = Object.values(prod.template.findResources('AWS::IAM::Policy'))
+      .flatMap(
+        (p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
+      )
+      .filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
+    expect(JSON.stringify(invokers)).toContain(fnLogicalId('webhookLadderStep'));
+    expect(invokers.every((s) => JSON.stringify(s.Resource).includes(fnLogicalId('webhookLadderStep')))).toBe(
+      true,
+    );
+  });
+
+  it('sends the owner email only as the configured SES identity, and only from the ladder step', () => {
+    const senders = manifestIds.filter((id) => actionsOf(id).includes('ses:SendEmail'));
+    // The prod synthesis has no notifySender: no function may send email.
+    expect(senders).toEqual([]);
+    const app = new App({
+      context: { stage: 'dev', notifySender: 'alerts@example.com', 'aws:cdk:bundling-stacks': [] },
+    });
+    const stack = addHeraldStack(app, ENV);
+    const template = Template.fromStack(stack);
+    const step = stack.functionOf('webhookLadderStep');
+    const roleId = logicalId(stack, step.role as never);
+    const statements = Object.values(
+      template.findResources('AWS::IAM::Policy', {
+        Properties: { Roles: Match.arrayWith([{ Ref: roleId }]) },
+      }),
+    ).flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string; Resource: unknown }[]);
+    const ses = statements.find((s) => s.Action === 'ses:SendEmail');
+    expect(JSON.stringify(ses?.Resource)).toContain('identity/alerts@example.com');
+    expect(JSON.stringify(ses?.Resource)).toContain('identity/example.com');
+    const env = (template.toJSON().Resources[logicalId(stack, step)] as FunctionResource).Properties
+      .Environment.Variables;
+    expect(env.HERALD_NOTIFY_FROM).toBe('alerts@example.com');
+  });
+
+  it('retries deliveries through the webhooks queue with its own DLQ, consumed by the delivery worker only', () => {
+    const pair = prod.stack.queues.get('webhooks');
+    if (!pair) throw new Error('no webhooks queue');
+    prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: fnLogicalId('webhookDelivery') },
+      EventSourceArn: { 'Fn::GetAtt': [logicalId(prod.stack, pair.queue), 'Arn'] },
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: fnLogicalId('webhookFanout') },
+      EventSourceArn: {
+        'Fn::GetAtt': [logicalId(prod.stack, prod.stack.queues.get('events')?.queue as never), 'Arn'],
+      },
+    });
+  });
+});
+
 describe('alarms', () => {
   const topicRef = () => ({ Ref: logicalId(prod.stack, prod.stack.alarmTopic) });
   const atLeastOnce = {
