@@ -7,7 +7,7 @@ import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
 import { relayChannelChange, relayPostChange } from '#usecases/relay-post-changes';
 import { recordStats } from '#usecases/stats';
-import { startLadderOnChange } from '#usecases/webhook-ladder';
+import { startLadderOnChange } from '#usecases/webhook-ladder-start';
 
 type Image = Record<string, AttributeValue> | undefined;
 const entityOf = (image: Image) => image?.entity?.S;

@@ -1,5 +1,4 @@
 import { listOwnerEmails } from '#adapters/accounts';
-import { startLadder } from '#adapters/webhooks/ladder';
 import { sendEmail } from '#adapters/webhooks/notify';
 import { autoDisableEndpoint, getEndpoint, warnEndpoint } from '#adapters/webhooks/store';
 import { DELIVERING_STATES, ladderDeadlines, type WebhookEndpointRecord } from '#core/webhooks';
@@ -65,21 +64,4 @@ async function notifyOwners(endpoint: WebhookEndpointRecord): Promise<void> {
       'Fix the receiver, then send a test with POST /v1/webhook-endpoints/{id}/test.',
     ].join('\n'),
   );
-}
-
-/** From the table stream: a new failure streak starts its ladder. */
-export async function startLadderOnChange(
-  before: WebhookEndpointRecord | undefined,
-  after: WebhookEndpointRecord | undefined,
-): Promise<boolean> {
-  const since = after?.failure.failing_since;
-  if (!after || !since || since === before?.failure.failing_since) return false;
-  if (!DELIVERING_STATES.includes(after.state)) return false;
-  await startLadder({
-    org_id: after.org_id,
-    endpoint_id: after.id,
-    failing_since: since,
-    ...ladderDeadlines(since, timeScale()),
-  });
-  return true;
 }

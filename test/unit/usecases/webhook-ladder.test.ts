@@ -12,7 +12,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import { ladderExecutionName, type WebhookEndpointRecord } from '#core/webhooks';
-import { type LadderStepInput, ladderStep, startLadderOnChange } from '#usecases/webhook-ladder';
+import { type LadderStepInput, ladderStep } from '#usecases/webhook-ladder';
+import { startLadderOnChange } from '#usecases/webhook-ladder-start';
 import { fixedId, ORG_ID } from '../support/fixtures.ts';
 
 // The failure ladder's steps (warn at 24 h, auto-disable at 72 h) and its start from the table
