@@ -169,47 +169,55 @@ export async function deleteEndpoint(orgId: string, id: string): Promise<boolean
 
 const DELIVERING = { ':active': 'active', ':warning': 'warning' };
 
+/** A failure-bookkeeping update of an endpoint in a delivering state (or as `condition` says). */
+function bookkeeping(
+  orgId: string,
+  id: string,
+  update: string,
+  values: Record<string, unknown>,
+  condition = 'attribute_exists(pk) AND #state IN (:active, :warning)',
+): Promise<WebhookEndpointRecord | null> {
+  return conditional(
+    new UpdateCommand({
+      TableName: TABLE_NAME,
+      Key: keys.webhookEndpoint(orgId, id),
+      UpdateExpression: update,
+      ConditionExpression: condition,
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ...values, ...DELIVERING },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+}
+
 /** One more failed attempt; starts the streak (failing_since) if none is running. */
 export function recordEndpointFailure(
   orgId: string,
   id: string,
   f: { at: string; statusCode: number | null; error: string },
 ): Promise<WebhookEndpointRecord | null> {
-  return conditional(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: keys.webhookEndpoint(orgId, id),
-      UpdateExpression: `SET failure.consecutive_failures = failure.consecutive_failures + :one,
-        failure.failing_since = if_not_exists(failure.failing_since, :at),
-        failure.last_failure_at = :at, failure.last_error = :err${f.statusCode === null ? '' : ', failure.last_status_code = :code'}
-        ${f.statusCode === null ? 'REMOVE failure.last_status_code' : ''}`,
-      ConditionExpression: 'attribute_exists(pk) AND #state IN (:active, :warning)',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: {
-        ':one': 1,
-        ':at': f.at,
-        ':err': f.error.slice(0, 500),
-        ...(f.statusCode === null ? {} : { ':code': f.statusCode }),
-        ...DELIVERING,
-      },
-      ReturnValues: 'ALL_NEW',
-    }),
+  const code = f.statusCode === null ? 'REMOVE failure.last_status_code' : '';
+  return bookkeeping(
+    orgId,
+    id,
+    `SET failure.consecutive_failures = failure.consecutive_failures + :one,
+      failure.failing_since = if_not_exists(failure.failing_since, :at),
+      failure.last_failure_at = :at, failure.last_error = :err${f.statusCode === null ? '' : ', failure.last_status_code = :code'}
+      ${code}`,
+    {
+      ':one': 1,
+      ':at': f.at,
+      ':err': f.error.slice(0, 500),
+      ...(f.statusCode === null ? {} : { ':code': f.statusCode }),
+    },
   );
 }
 
 /** A success ends the streak: failure state cleared, warning back to active. */
 export function recordEndpointSuccess(orgId: string, id: string): Promise<WebhookEndpointRecord | null> {
-  return conditional(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: keys.webhookEndpoint(orgId, id),
-      UpdateExpression: 'SET failure = :fresh, #state = :active',
-      ConditionExpression: 'attribute_exists(pk) AND #state IN (:active, :warning)',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':fresh': { consecutive_failures: 0 }, ...DELIVERING },
-      ReturnValues: 'ALL_NEW',
-    }),
-  );
+  return bookkeeping(orgId, id, 'SET failure = :fresh, #state = :active', {
+    ':fresh': { consecutive_failures: 0 },
+  });
 }
 
 /** 410 Gone: auto-disabled at once. */
@@ -218,27 +226,21 @@ export function disableGoneEndpoint(
   id: string,
   at: string,
 ): Promise<WebhookEndpointRecord | null> {
-  return conditional(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: keys.webhookEndpoint(orgId, id),
-      UpdateExpression: `SET #state = :disabled, enabled = :false, failure.disabled_at = :at,
-        failure.consecutive_failures = failure.consecutive_failures + :one,
-        failure.failing_since = if_not_exists(failure.failing_since, :at), failure.last_failure_at = :at,
-        failure.last_status_code = :gone, failure.last_error = :err`,
-      ConditionExpression: 'attribute_exists(pk) AND #state IN (:active, :warning)',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: {
-        ':disabled': 'auto_disabled',
-        ':false': false,
-        ':at': at,
-        ':one': 1,
-        ':gone': 410,
-        ':err': 'HTTP 410 Gone: endpoint disabled',
-        ...DELIVERING,
-      },
-      ReturnValues: 'ALL_NEW',
-    }),
+  return bookkeeping(
+    orgId,
+    id,
+    `SET #state = :disabled, enabled = :false, failure.disabled_at = :at,
+      failure.consecutive_failures = failure.consecutive_failures + :one,
+      failure.failing_since = if_not_exists(failure.failing_since, :at), failure.last_failure_at = :at,
+      failure.last_status_code = :gone, failure.last_error = :err`,
+    {
+      ':disabled': 'auto_disabled',
+      ':false': false,
+      ':at': at,
+      ':one': 1,
+      ':gone': 410,
+      ':err': 'HTTP 410 Gone: endpoint disabled',
+    },
   );
 }
 
@@ -249,16 +251,12 @@ export function warnEndpoint(
   failingSince: string,
   at: string,
 ): Promise<WebhookEndpointRecord | null> {
-  return conditional(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: keys.webhookEndpoint(orgId, id),
-      UpdateExpression: 'SET #state = :warning, failure.warned_at = :at',
-      ConditionExpression: 'failure.failing_since = :fs AND #state = :active',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: { ':fs': failingSince, ':at': at, ...DELIVERING },
-      ReturnValues: 'ALL_NEW',
-    }),
+  return bookkeeping(
+    orgId,
+    id,
+    'SET #state = :warning, failure.warned_at = :at',
+    { ':fs': failingSince, ':at': at },
+    'failure.failing_since = :fs AND #state = :active',
   );
 }
 
@@ -269,22 +267,12 @@ export function autoDisableEndpoint(
   failingSince: string,
   at: string,
 ): Promise<WebhookEndpointRecord | null> {
-  return conditional(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: keys.webhookEndpoint(orgId, id),
-      UpdateExpression: 'SET #state = :disabled, enabled = :false, failure.disabled_at = :at',
-      ConditionExpression: 'failure.failing_since = :fs AND #state IN (:active, :warning)',
-      ExpressionAttributeNames: { '#state': 'state' },
-      ExpressionAttributeValues: {
-        ':fs': failingSince,
-        ':at': at,
-        ':disabled': 'auto_disabled',
-        ':false': false,
-        ...DELIVERING,
-      },
-      ReturnValues: 'ALL_NEW',
-    }),
+  return bookkeeping(
+    orgId,
+    id,
+    'SET #state = :disabled, enabled = :false, failure.disabled_at = :at',
+    { ':fs': failingSince, ':at': at, ':disabled': 'auto_disabled', ':false': false },
+    'failure.failing_since = :fs AND #state IN (:active, :warning)',
   );
 }
 
