@@ -1,11 +1,12 @@
 // `npm start`: the local stack. The same handler modules as in AWS, behind a local front door,
 // against DynamoDB Local (with its stream) and fauxqs (SQS). Prints `herald ready <url>`.
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { queues, stateMachines, workers } from '#lib/operations';
+import { operations, queues, stateMachines, workers } from '#lib/operations';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
 import { createFrontDoor, lambdaContext } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
@@ -83,6 +84,15 @@ async function main() {
     const standins: AwsStandins = await startAwsStandins({
       kmsKeyMaterial: Buffer.from(localSecret(dir, 'kms'), 'base64url'),
       stateMachines: await Promise.all(stateMachines.map((spec) => localStateMachine(spec))),
+      // The MCP server's tool calls: the operation's handler module, as Lambda Invoke would run it.
+      invoke: async (name, payload) => {
+        const op = operations.find((o) => o.id === name);
+        if (!op) throw new Error(`no function ${name}`);
+        const mod = (await import(join(root, op.entry))) as {
+          handler: (event: unknown, context: unknown) => Promise<unknown>;
+        };
+        return mod.handler(payload, lambdaContext(op.id, randomUUID(), (op.timeoutSeconds ?? 10) * 1000));
+      },
       log: (line) => console.log(`[aws] ${line}`),
     });
     stops.push(() => standins.stop());
@@ -90,6 +100,8 @@ async function main() {
       AWS_ENDPOINT_URL_KMS: standins.endpoint,
       AWS_ENDPOINT_URL_SFN: standins.endpoint,
       AWS_ENDPOINT_URL_SESV2: standins.endpoint,
+      AWS_ENDPOINT_URL_LAMBDA: standins.endpoint,
+      HERALD_OPERATION_FUNCTIONS: JSON.stringify(Object.fromEntries(operations.map((o) => [o.id, o.id]))),
       WEBHOOK_SECRETS_KEY_ID: 'alias/herald-webhook-secrets',
       HERALD_NOTIFY_FROM: process.env.HERALD_NOTIFY_FROM ?? 'herald@localhost',
       ...Object.fromEntries(stateMachines.map((spec) => [spec.env, localStateMachineArn(spec.name)])),

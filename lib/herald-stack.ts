@@ -38,7 +38,9 @@ import { HeraldFunction, REPO_ROOT } from './herald-function.ts';
 import { Media, PROBE_ARCHITECTURE } from './media.ts';
 import {
   type Access,
+  apiOperations,
   fallback,
+  mcp,
   type Operation,
   operations,
   type QueueName,
@@ -280,6 +282,24 @@ export class HeraldStack extends Stack {
         }),
       });
     }
+
+    // The MCP server: every method of /api/mcp; it invokes the operations' functions, one per tool.
+    const mcpFunction = makeFunction(mcp.id, mcp.entry, mcp.access, mcp.timeoutSeconds);
+    const operationFunctions = Object.fromEntries(apiOperations.map((op) => [op.id, this.functionOf(op.id)]));
+    for (const fn of Object.values(operationFunctions)) fn.grantInvoke(mcpFunction);
+    mcpFunction.addEnvironment(
+      'HERALD_OPERATION_FUNCTIONS',
+      this.toJsonString(
+        Object.fromEntries(Object.entries(operationFunctions).map(([id, fn]) => [id, fn.functionName])),
+      ),
+    );
+    this.api.addRoutes({
+      path: mcp.path,
+      methods: [HttpMethod.ANY],
+      integration: new HttpLambdaIntegration(`${mcp.id}Integration`, mcpFunction, {
+        payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+      }),
+    });
 
     // Everything no operation matches ($default route): 404, or 405 with Allow, as problem+json.
     new HttpRoute(this.api, 'DefaultRoute', {

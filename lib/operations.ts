@@ -414,6 +414,19 @@ export const fallback: { id: string; entry: string; access: Access } = {
   access: { table: 'none' },
 };
 
+/**
+ * The MCP server (DECISIONS §7): every method of `/api/mcp` (it answers non-POST with 405). It
+ * reads API keys and invokes the operations' own functions, one per tool.
+ */
+export const mcp: { id: string; path: string; entry: string; access: Access; timeoutSeconds: number } = {
+  id: 'mcpServer',
+  path: '/api/mcp',
+  entry: 'functions/handlers/mcp.ts',
+  access: { table: 'RO' },
+  // Covers the slowest operation it may invoke (completeMediaUpload, 29 s) within API Gateway's 30 s.
+  timeoutSeconds: 30,
+};
+
 /** Whether an operation's path template matches a concrete path. */
 export function matchPath(template: string, path: string): Record<string, string> | null {
   const names: string[] = [];

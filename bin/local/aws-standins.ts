@@ -87,6 +87,8 @@ class AwsError extends Error {
 export async function startAwsStandins(opts: {
   kmsKeyMaterial: Buffer;
   stateMachines: LocalStateMachine[];
+  /** Lambda Invoke (RequestResponse): runs the named function's handler with the payload. */
+  invoke?: (functionName: string, payload: unknown) => Promise<unknown>;
   log?: (line: string) => void;
 }): Promise<AwsStandins> {
   const log = opts.log ?? ((line: string) => console.log(line));
@@ -151,6 +153,19 @@ export async function startAwsStandins(opts: {
       return;
     }
     const path = new URL(req.url ?? '/', 'http://local').pathname;
+    const invocation = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(path);
+    if (req.method === 'POST' && invocation && opts.invoke) {
+      const name = decodeURIComponent(invocation[1] ?? '');
+      try {
+        const result = await opts.invoke(name, raw.length ? JSON.parse(raw) : {});
+        send(res, 200, 'application/json', result ?? null);
+      } catch (err) {
+        // Lambda answers 200 with X-Amz-Function-Error and the error as the payload.
+        res.writeHead(200, { 'content-type': 'application/json', 'x-amz-function-error': 'Unhandled' });
+        res.end(JSON.stringify({ errorType: (err as Error).name, errorMessage: (err as Error).message }));
+      }
+      return;
+    }
     if (req.method === 'POST' && path === '/v2/email/outbound-emails') {
       try {
         send(res, 200, 'application/json', sendEmail(JSON.parse(raw || '{}') as SendEmailBody));

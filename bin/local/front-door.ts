@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { fallback, matchPath, type Operation, operations } from '#lib/operations';
+import { fallback, matchPath, mcp, type Operation, operations } from '#lib/operations';
 import { createMediaDoor, type LocalS3 } from './media-door.ts';
 
 // The local stand-in for API Gateway (HTTP API, payload v2): routes from the manifest, events built
@@ -20,7 +20,7 @@ const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 const LAMBDA_TIMEOUT_MS = 10_000;
 
 interface Route {
-  op: Pick<Operation, 'id' | 'method' | 'path'>;
+  op: Pick<Operation, 'id' | 'path'> & { method: Operation['method'] | 'ANY' };
   handler: Promise<Handler>;
 }
 
@@ -114,6 +114,10 @@ export function buildEvent(
 export function createFrontDoor(root: string, media?: LocalS3): Server {
   const mediaDoor = media ? createMediaDoor(media) : null;
   const routes: Route[] = operations.map((op) => ({ op, handler: load(root, op.entry) }));
+  const mcpRoute: Route = {
+    op: { id: mcp.id, method: 'ANY', path: mcp.path },
+    handler: load(root, mcp.entry),
+  };
   const notFound: Route = {
     op: { id: fallback.id, method: 'GET', path: '$default' },
     handler: load(root, fallback.entry),
@@ -123,9 +127,9 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
     try {
       if (mediaDoor && (await mediaDoor(req, res))) return;
       const path = new URL(req.url ?? '/', 'http://local').pathname;
-      let route: Route | null = null;
+      let route: Route | null = path === mcp.path ? mcpRoute : null;
       let params: Record<string, string> = {};
-      for (const r of routes) {
+      for (const r of route ? [] : routes) {
         const m = r.op.method === req.method ? matchPath(r.op.path, path) : null;
         if (m) {
           route = r;
@@ -142,7 +146,8 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
       const target = route ?? notFound;
       const event = buildEvent(req, route, params, body, requestId);
       const handler = await target.handler;
-      const result = await handler(event, lambdaContext(target.op.id, requestId));
+      const timeoutMs = target === mcpRoute ? mcp.timeoutSeconds * 1000 : undefined;
+      const result = await handler(event, lambdaContext(target.op.id, requestId, timeoutMs));
       const payload = result.isBase64Encoded
         ? Buffer.from(result.body ?? '', 'base64')
         : Buffer.from(result.body ?? '', 'utf8');

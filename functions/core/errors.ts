@@ -8,6 +8,7 @@ export const PROBLEMS = {
   insufficient_scope: { status: 403, title: 'Insufficient scope' },
   feature_not_enabled: { status: 403, title: 'Feature not enabled' },
   dangerous_ops_disabled: { status: 403, title: 'Dangerous operations disabled' },
+  origin_not_allowed: { status: 403, title: 'Origin not allowed' },
   resource_not_found: { status: 404, title: 'Resource not found' },
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   resource_conflict: { status: 409, title: 'Resource conflict' },

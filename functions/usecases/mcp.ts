@@ -1,0 +1,169 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { getOrg } from '#adapters/accounts';
+import { invokeOperation } from '#adapters/operation-invoker';
+import { ApiError } from '#core/errors';
+import { findTool, type ToolSpec, toRequest, visibleTools } from '#core/mcp-tools';
+import { PLANS } from '#core/plans';
+import { type AuthContext, authenticate } from '#shared/auth';
+import type { HttpEvent, HttpResult } from '#shared/envelope';
+
+// The MCP server (DECISIONS §7): Streamable HTTP, stateless, JSON responses. Every request is
+// authenticated with the API key; tools/list shows what the key may call; tools/call runs the
+// operation's own Lambda with the REST request it stands for, so scopes, limits, api_requests
+// metering, validation and the dangerous-operations toggle are enforced exactly as over REST.
+
+export const SERVER_INFO = { name: 'herald', version: '1.0.0' };
+// RFC 6750 §3: no error code when no credentials were sent, invalid_token for a bad key.
+const challenge = (code: string) =>
+  code === 'invalid_api_key' ? 'Bearer realm="herald", error="invalid_token"' : 'Bearer realm="herald"';
+
+const allowedOrigins = () =>
+  (process.env.HERALD_MCP_ALLOWED_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+
+/** Browsers send Origin; only the configured ones may reach the server (DNS rebinding defence). */
+export function checkOrigin(headers: Record<string, string | undefined>): void {
+  const origin = headers.origin;
+  if (origin === undefined) return;
+  if (!allowedOrigins().includes(origin))
+    throw new ApiError('origin_not_allowed', `Requests from origin ${origin} are not accepted.`);
+}
+
+export async function authenticateMcp(headers: Record<string, string | undefined>): Promise<AuthContext> {
+  try {
+    const auth = await authenticate(headers);
+    if (!PLANS[auth.plan].features.includes('mcp'))
+      throw new ApiError('feature_not_enabled', 'The MCP server is not part of this plan.');
+    return auth;
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401)
+      throw new ApiError(err.code, err.message, { headers: { 'www-authenticate': challenge(err.code) } });
+    throw err;
+  }
+}
+
+/** The API Gateway event of the REST call a tool call stands for. */
+function operationEvent(
+  spec: ToolSpec,
+  args: Record<string, unknown>,
+  source: HttpEvent,
+): APIGatewayProxyEventV2 {
+  const req = toRequest(spec, args);
+  const headers: Record<string, string> = { ...req.headers, accept: 'application/json' };
+  for (const name of ['authorization', 'x-api-key', 'user-agent']) {
+    const v = source.headers?.[name];
+    if (v !== undefined) headers[name] = v;
+  }
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  const rawQueryString = new URLSearchParams(req.query).toString();
+  const requestId = randomUUID();
+  const routeKey = `${spec.op.method} ${spec.op.path}`;
+  const pathParameters = Object.fromEntries(spec.pathParams.map((p) => [p, String(args[p] ?? '')]));
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: req.path,
+    rawQueryString,
+    headers,
+    ...(rawQueryString ? { queryStringParameters: req.query } : {}),
+    ...(spec.pathParams.length ? { pathParameters } : {}),
+    requestContext: {
+      ...source.requestContext,
+      http: { ...source.requestContext.http, method: spec.op.method, path: req.path },
+      requestId,
+      routeKey,
+      time: new Date().toISOString(),
+      timeEpoch: Date.now(),
+    },
+    ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+export async function callTool(
+  name: string,
+  args: Record<string, unknown>,
+  source: HttpEvent,
+): Promise<CallToolResult> {
+  const spec = findTool(name);
+  if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  const res = await invokeOperation(spec.op.id, operationEvent(spec, args, source));
+  const text = res.body ?? '';
+  const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  const status = res.statusCode ?? 500;
+  if (status >= 200 && status < 300) return { content: [{ type: 'text', text }], structuredContent: json };
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text: `${String(json.code ?? 'internal_error')}: ${String(json.detail ?? '')}\n${text}`,
+      },
+    ],
+    structuredContent: json,
+  };
+}
+
+function buildServer(auth: AuthContext, source: HttpEvent): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: { tools: { listChanged: false } },
+    instructions:
+      'Herald publishes social posts to connected channels. Typical flow: list_channels, then create_post (a draft, scheduled_at, or publish_now when offered), then get_post to follow delivery. Upload media with create_media_upload → PUT the bytes → complete_media_upload. Errors are tool errors whose text starts with the problem code.',
+  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const org = await getOrg(auth.orgId);
+    const tools = visibleTools(
+      { scopes: auth.scopes, hasFeature: (f) => PLANS[auth.plan].features.includes(f) },
+      org?.settings.dangerous_ops === true,
+    );
+    return { tools };
+  });
+  server.setRequestHandler(CallToolRequestSchema, async (request) =>
+    callTool(request.params.name, request.params.arguments ?? {}, source),
+  );
+  return server;
+}
+
+/** One MCP HTTP exchange (POST only; the caller answers other methods). */
+export async function handleMcp(event: HttpEvent, auth: AuthContext): Promise<HttpResult> {
+  const transport = new WebStandardStreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  const server = buildServer(auth, event);
+  await server.connect(transport);
+  try {
+    const host = event.headers?.host ?? event.requestContext.domainName;
+    const body = event.isBase64Encoded
+      ? Buffer.from(event.body ?? '', 'base64').toString('utf8')
+      : (event.body ?? '');
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers.set(k, v);
+    const response = await transport.handleRequest(
+      new Request(`https://${host}${event.rawPath}`, { method: 'POST', headers, body }),
+    );
+    const out: Record<string, string> = {};
+    response.headers.forEach((v, k) => {
+      out[k] = v;
+    });
+    return {
+      statusCode: response.status,
+      headers: { 'cache-control': 'no-store', ...out },
+      body: await response.text(),
+    };
+  } finally {
+    await server.close();
+  }
+}
