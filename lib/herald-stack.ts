@@ -286,7 +286,15 @@ export class HeraldStack extends Stack {
     // The MCP server: every method of /api/mcp; it invokes the operations' functions, one per tool.
     const mcpFunction = makeFunction(mcp.id, mcp.entry, mcp.access, mcp.timeoutSeconds);
     const operationFunctions = Object.fromEntries(apiOperations.map((op) => [op.id, this.functionOf(op.id)]));
-    for (const fn of Object.values(operationFunctions)) fn.grantInvoke(mcpFunction);
+    // Exactly these functions, unqualified (no version/alias wildcard): the tools invoke $LATEST by name.
+    mcpFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: Object.values(operationFunctions).map((fn) => fn.functionArn),
+      }),
+    );
+    if (config.mcpAllowedOrigins.length)
+      mcpFunction.addEnvironment('HERALD_MCP_ALLOWED_ORIGINS', config.mcpAllowedOrigins.join(','));
     mcpFunction.addEnvironment(
       'HERALD_OPERATION_FUNCTIONS',
       this.toJsonString(

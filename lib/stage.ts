@@ -24,6 +24,8 @@ export interface StageConfig {
    * the warning shows only as the endpoint's `warning` state and `warned_at`, and in the logs.
    */
   readonly notifySender: string | undefined;
+  /** Browser origins the MCP endpoint accepts (comma-separated https origins); none by default. */
+  readonly mcpAllowedOrigins: string[];
 }
 
 export function parseStage(raw: unknown): string {
@@ -62,6 +64,19 @@ function parseEmail(name: string, raw: unknown): string | undefined {
   return raw;
 }
 
+function parseOrigins(raw: unknown): string[] {
+  if (raw === undefined || raw === null || raw === '') return [];
+  const list = typeof raw === 'string' ? raw.split(',').map((o) => o.trim()) : raw;
+  if (!Array.isArray(list)) throw new Error('invalid mcpAllowedOrigins: a comma-separated list of origins');
+  return list.map((o) => {
+    if (typeof o !== 'string' || !URL.canParse(o) || new URL(o).origin !== o)
+      throw new Error(
+        `invalid mcpAllowedOrigins entry ${JSON.stringify(o)}: an origin like https://app.example.com`,
+      );
+    return o;
+  });
+}
+
 export function stageConfigFrom(context: Record<string, unknown>): StageConfig {
   const stage = parseStage(context.stage);
   return {
@@ -70,6 +85,7 @@ export function stageConfigFrom(context: Record<string, unknown>): StageConfig {
     docsUrl: parseDocsUrl(context.docsUrl),
     alarmEmail: parseEmail('alarmEmail', context.alarmEmail),
     notifySender: parseEmail('notifySender', context.notifySender),
+    mcpAllowedOrigins: parseOrigins(context.mcpAllowedOrigins),
   };
 }
 
@@ -80,5 +96,6 @@ export function readStageConfig(scope: IConstruct): StageConfig {
     docsUrl: scope.node.tryGetContext('docsUrl'),
     alarmEmail: scope.node.tryGetContext('alarmEmail'),
     notifySender: scope.node.tryGetContext('notifySender'),
+    mcpAllowedOrigins: scope.node.tryGetContext('mcpAllowedOrigins'),
   });
 }

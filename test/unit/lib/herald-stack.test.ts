@@ -10,7 +10,15 @@ import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
 import { addNagChecks, applyNag } from '#lib/nag';
-import { fallback, operations, queues as queueSpecs, stateMachines, workers } from '#lib/operations';
+import {
+  apiOperations,
+  fallback,
+  mcp,
+  operations,
+  queues as queueSpecs,
+  stateMachines,
+  workers,
+} from '#lib/operations';
 import { isProtectedStage, parseStage, stageConfigFrom } from '#lib/stage';
 
 // One bundled synthesis of the prod stage, with the exact nag wiring of bin/app.ts, carries most
@@ -18,7 +26,7 @@ import { isProtectedStage, parseStage, stageConfigFrom } from '#lib/stage';
 // check stage-dependent settings and that an unacknowledged nag finding fails synthesis.
 
 const ENV = { account: '111111111111', region: 'eu-west-1' };
-const manifestIds = [...operations.map((op) => op.id), fallback.id, ...workers.map((w) => w.id)];
+const manifestIds = [...operations.map((op) => op.id), fallback.id, mcp.id, ...workers.map((w) => w.id)];
 
 interface Synth {
   stack: HeraldStack;
@@ -127,12 +135,25 @@ describe('stage configuration', () => {
     expect(() => stageConfigFrom({ docsUrl: 'http://docs.example.com' })).toThrow(/docsUrl/);
     expect(() => stageConfigFrom({ alarmEmail: 'not-an-email' })).toThrow(/alarmEmail/);
   });
+
+  it('validates notifySender and mcpAllowedOrigins', () => {
+    expect(stageConfigFrom({}).notifySender).toBeUndefined();
+    expect(stageConfigFrom({ notifySender: 'ops@example.com' }).notifySender).toBe('ops@example.com');
+    expect(() => stageConfigFrom({ notifySender: 'nope' })).toThrow(/notifySender/);
+    expect(stageConfigFrom({}).mcpAllowedOrigins).toEqual([]);
+    expect(
+      stageConfigFrom({ mcpAllowedOrigins: 'https://a.example, https://b.example:8443' }).mcpAllowedOrigins,
+    ).toEqual(['https://a.example', 'https://b.example:8443']);
+    expect(() => stageConfigFrom({ mcpAllowedOrigins: 'https://a.example/path' })).toThrow(
+      /mcpAllowedOrigins/,
+    );
+  });
 });
 
 describe('functions', () => {
-  it('creates one Lambda per manifest operation, the fallback and each worker, and no other', () => {
+  it('creates one Lambda per manifest operation, the fallback, the MCP server and each worker, and no other', () => {
     const ids = heraldFunctionIds(prod.template);
-    expect(ids).toHaveLength(operations.length + 1 + workers.length);
+    expect(ids).toHaveLength(operations.length + 2 + workers.length);
     expect(ids.sort()).toEqual(manifestIds.map(fnLogicalId).sort());
     prod.template.resourceCountIs('AWS::Lambda::Function', manifestIds.length);
   });
@@ -144,7 +165,10 @@ describe('functions', () => {
       // The probe function runs on x86_64: the registry binaries in its layer are linux-x64.
       Architectures: [op?.access.ffmpeg ? 'x86_64' : 'arm64'],
       MemorySize: op?.memoryMb ?? 1024,
-      Timeout: workers.find((w) => w.id === id)?.timeoutSeconds ?? op?.timeoutSeconds ?? 10,
+      Timeout:
+        workers.find((w) => w.id === id)?.timeoutSeconds ??
+        op?.timeoutSeconds ??
+        (id === mcp.id ? mcp.timeoutSeconds : 10),
       TracingConfig: { Mode: 'Active' },
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: logicalId(prod.stack, fnOf(id).logGroup) } },
       Environment: {
@@ -198,10 +222,11 @@ describe('functions', () => {
 
 describe('HTTP API', () => {
   it('routes every operation to its own function, and $default to the fallback, with payload format 2.0', () => {
-    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', operations.length + 1);
+    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', operations.length + 2);
     const all = resources(prod.template);
     const routes: [string, string][] = [
       ...operations.map((op): [string, string] => [`${op.method} ${op.path}`, op.id]),
+      [`ANY ${mcp.path}`, mcp.id],
       ['$default', fallback.id],
     ];
     for (const [routeKey, id] of routes) {
@@ -499,12 +524,21 @@ describe('webhooks', () => {
     const starters = manifestIds.filter((id) => actionsOf(id).includes('states:StartExecution'));
     expect(starters).toEqual(['streamRelay']);
     expect(envOf('streamRelay').WEBHOOK_LADDER_ARN).toEqual(machineRef);
-    const invokers = Object.values(prod.template.findResources('AWS::IAM::Policy'))
+    const machineRoleId = logicalId(prod.stack, machine.role as never);
+    const invokers = Object.values(
+      prod.template.findResources('AWS::IAM::Policy', {
+        Properties: { Roles: Match.arrayWith([{ Ref: machineRoleId }]) },
+      }),
+    )
       .flatMap(
         (p) => p.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[],
       )
       .filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
     expect(JSON.stringify(invokers)).toContain(fnLogicalId('webhookLadderStep'));
+    const others = manifestIds.filter(
+      (id) => id !== mcp.id && actionsOf(id).includes('lambda:InvokeFunction'),
+    );
+    expect(others).toEqual([]);
     expect(invokers.every((s) => JSON.stringify(s.Resource).includes(fnLogicalId('webhookLadderStep')))).toBe(
       true,
     );
@@ -548,6 +582,27 @@ describe('webhooks', () => {
         'Fn::GetAtt': [logicalId(prod.stack, prod.stack.queues.get('events')?.queue as never), 'Arn'],
       },
     });
+  });
+});
+
+describe('MCP server', () => {
+  it("may invoke exactly the API operations' functions (unqualified ARNs) and knows them by id", () => {
+    const invoke = statementsOf(mcp.id).filter((st) => [st.Action].flat().includes('lambda:InvokeFunction'));
+    expect(invoke).toHaveLength(1);
+    expect(invoke[0]?.Resource).toEqual(
+      expect.arrayContaining(apiOperations.map((op) => ({ 'Fn::GetAtt': [fnLogicalId(op.id), 'Arn'] }))),
+    );
+    expect((invoke[0]?.Resource as unknown[]).length).toBe(apiOperations.length);
+    const env = JSON.stringify(envOf(mcp.id).HERALD_OPERATION_FUNCTIONS);
+    for (const op of apiOperations) expect(env).toContain(fnLogicalId(op.id));
+  });
+
+  it('reads the table (API keys, settings) but writes nothing and sends nothing', () => {
+    const actions = actionsOf(mcp.id);
+    expect(actions).toContain('dynamodb:GetItem');
+    for (const a of ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem'])
+      expect(actions).not.toContain(a);
+    expect(actions.filter((a) => a.startsWith('sqs:') || a.startsWith('kms:Encrypt'))).toEqual([]);
   });
 });
 
