@@ -182,7 +182,9 @@ export function toRequest(
     delete rest[p];
   }
   const headers: Record<string, string> = {};
-  if (typeof rest[IDEMPOTENCY_ARG] === 'string') headers['idempotency-key'] = rest[IDEMPOTENCY_ARG];
+  // Passed on as given (not only strings): the REST pipeline validates the header.
+  const key = rest[IDEMPOTENCY_ARG];
+  if (key !== undefined && key !== null) headers['idempotency-key'] = String(key);
   delete rest[IDEMPOTENCY_ARG];
   const query: Record<string, string> = {};
   if (!spec.hasBody) {

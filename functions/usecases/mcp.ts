@@ -16,6 +16,7 @@ import { findTool, type ToolSpec, toRequest, visibleTools } from '#core/mcp-tool
 import { PLANS } from '#core/plans';
 import { type AuthContext, authenticate } from '#shared/auth';
 import type { HttpEvent, HttpResult } from '#shared/envelope';
+import { logger } from '#shared/logger';
 
 // The MCP server (DECISIONS §7): Streamable HTTP, stateless, JSON responses. Every request is
 // authenticated with the API key; tools/list shows what the key may call; tools/call runs the
@@ -99,9 +100,17 @@ export async function callTool(
 ): Promise<CallToolResult> {
   const spec = findTool(name);
   if (!spec) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-  const res = await invokeOperation(spec.op.id, operationEvent(spec, args, source));
+  let res: Awaited<ReturnType<typeof invokeOperation>>;
+  let json: Record<string, unknown>;
+  try {
+    res = await invokeOperation(spec.op.id, operationEvent(spec, args, source));
+    json = res.body ? (JSON.parse(res.body) as Record<string, unknown>) : {};
+  } catch (err) {
+    // A crashed operation: log it here, and tell the client nothing internal (as REST's 500s).
+    logger.error('tool call failed', { tool: name, error: err as Error });
+    throw new McpError(ErrorCode.InternalError, 'The operation failed; retry later.');
+  }
   const text = res.body ?? '';
-  const json = text ? (JSON.parse(text) as Record<string, unknown>) : {};
   const status = res.statusCode ?? 500;
   if (status >= 200 && status < 300) return { content: [{ type: 'text', text }], structuredContent: json };
   return {
