@@ -603,7 +603,7 @@ describe('tools/call', () => {
     expect(rpc.id).toBe(7);
     expect(rpc.error?.code).toBe(-32603);
     // Nothing of the crash reaches the client.
-    expect(rpc.error?.message).toBe('The operation failed; retry later.');
+    expect(rpc.error?.message).toBe('MCP error -32603: The operation failed; retry later.');
     expect(JSON.stringify(rpc)).not.toContain('boom');
   });
 
