@@ -592,7 +592,7 @@ describe('MCP server', () => {
     expect(invoke[0]?.Resource).toEqual(
       expect.arrayContaining(apiOperations.map((op) => ({ 'Fn::GetAtt': [fnLogicalId(op.id), 'Arn'] }))),
     );
-    expect((invoke[0]?.Resource as unknown[]).length).toBe(apiOperations.length);
+    expect(invoke[0]?.Resource).toHaveLength(apiOperations.length);
     const env = JSON.stringify(envOf(mcp.id).HERALD_OPERATION_FUNCTIONS);
     for (const op of apiOperations) expect(env).toContain(fnLogicalId(op.id));
   });
