@@ -36,3 +36,40 @@ export const CREDENTIALS: Record<Platform, z.ZodMiniType> = {
   youtube: oauth(anyId),
   pinterest: oauth(anyId),
 };
+
+/** The credential fields whose values are secrets. */
+const SECRET_FIELDS = ['access_token', 'refresh_token', 'app_password', 'client_secret'] as const;
+
+/** Every form a channel's secrets may travel in: as stored, percent-encoded, and as HTTP Basic credentials. */
+function secretForms(credentials: Record<string, unknown>): string[] {
+  const forms = new Set<string>();
+  for (const field of SECRET_FIELDS) {
+    const v = credentials[field];
+    if (typeof v === 'string' && v.length > 0) {
+      forms.add(v);
+      forms.add(encodeURIComponent(v));
+    }
+  }
+  const secret = credentials.client_secret;
+  for (const id of [credentials.client_id, credentials.client_key]) {
+    if (typeof id === 'string' && typeof secret === 'string')
+      forms.add(Buffer.from(`${id}:${secret}`).toString('base64'));
+  }
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `text` (a platform's error, as logged and stored) without any secret of the given credentials,
+ * nor anything that looks like a bearer/basic credential or a token parameter: platforms, proxies
+ * and self-hosted instances may repeat the request in their error bodies.
+ */
+export function redactCredentials(text: string, ...credentials: Array<Record<string, unknown>>): string {
+  let out = text;
+  for (const c of credentials) for (const form of secretForms(c)) out = out.split(form).join('[redacted]');
+  return out
+    .replace(/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi, '$1 [redacted]')
+    .replace(
+      /\b(access_token|refresh_token|client_secret|app_password|password)=[^&\s"']+/gi,
+      '$1=[redacted]',
+    );
+}

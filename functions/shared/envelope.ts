@@ -85,7 +85,7 @@ export const problemJson = <C extends Context>(): Middleware<C> => ({
 /** A handler served without an API key (the OpenAPI document, the $default route). */
 export function publicHandler(fn: (event: HttpEvent) => Promise<HttpResult>) {
   return middy<HttpEvent, HttpResult>(fn)
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
     .use(requestIdHeader())
     .use(problemJson());
 }

@@ -200,7 +200,7 @@ export function apiHandler<K extends OperationId>(
       : jsonResponse(result.status, result.body, result.headers);
   };
   const handler = middy<HttpEvent, HttpResult, Error, HeraldContext>(run)
-    .use(injectLambdaContext(logger, { resetKeys: true }))
+    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
     .use(requestIdHeader())
     .use(problemJson())
     .use(apiKeyAuth(op))

@@ -10,6 +10,7 @@ import { connectorFor } from '#adapters/platforms/index';
 import { PlatformError, type PublishContext, type PublishResult } from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';
 import { sendDelayed } from '#adapters/work-queues';
+import { redactCredentials } from '#core/credentials';
 import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import { requireEnv } from '#shared/config';
@@ -50,8 +51,11 @@ export async function deliver(
 
   let result: PublishResult | null = null;
   let failure: PlatformError | null = null;
+  /** The channel's credentials, and any the connector refreshed: never logged, never stored in errors. */
+  const seen: Array<Record<string, unknown>> = [];
   try {
     const { channel, credentials } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
+    seen.push(credentials);
     if (!channel || channel.status === 'disconnected' || !variant) {
       throw new PlatformError('platform_rejected', 'The channel is no longer connected.', {
         retryable: false,
@@ -77,13 +81,17 @@ export async function deliver(
             retryable: false,
           });
       },
-      saveCredentials: (next) => saveChannelCredentials(msg.org_id, msg.channel_id, next),
+      saveCredentials: (next) => {
+        seen.push(next);
+        return saveChannelCredentials(msg.org_id, msg.channel_id, next);
+      },
     };
     if (recovering) result = await connector.reconcile(ctx);
     result ??= await connector.publish(ctx);
   } catch (err) {
-    failure =
+    const raw =
       err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
+    failure = new PlatformError(raw.category, redactCredentials(raw.message, ...seen), raw.opts);
     logger.warn('delivery attempt failed', {
       post_id: msg.post_id,
       channel_id: msg.channel_id,

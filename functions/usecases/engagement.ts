@@ -3,6 +3,7 @@ import { connectorFor } from '#adapters/platforms/index';
 import { type Engagement, PlatformError } from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';
 import { loadPosts, postsPublishedOn } from '#adapters/stats';
+import { redactCredentials } from '#core/credentials';
 import { logger } from '#shared/logger';
 import { ENGAGEMENT_METRICS, type EngagedPost, engagementDelta, type PostEngagement } from './stats.ts';
 
@@ -93,12 +94,16 @@ async function fetchMetrics(group: ChannelGroup): Promise<Fetched> {
     return { kind: 'skipped' };
   const connector = await connectorFor(channel.platform);
   if (!connector.metrics) return { kind: 'skipped' };
+  const seen: Array<Record<string, unknown>> = [credentials];
   try {
     const metrics = await connector.metrics({
       channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
       credentials,
       externalIds: [...group.posts.keys()],
-      saveCredentials: (next) => saveChannelCredentials(group.orgId, group.channelId, next),
+      saveCredentials: (next) => {
+        seen.push(next);
+        return saveChannelCredentials(group.orgId, group.channelId, next);
+      },
     });
     return { kind: 'ok', platform: channel.platform, metrics };
   } catch (err) {
@@ -110,7 +115,7 @@ async function fetchMetrics(group: ChannelGroup): Promise<Fetched> {
       channel_id: group.channelId,
       platform: channel.platform,
       category: err.category,
-      error: err.message,
+      error: redactCredentials(err.message, ...seen),
     });
     return { kind: 'failed' };
   }

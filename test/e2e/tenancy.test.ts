@@ -1,0 +1,407 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiOperations, type Operation } from '#lib/operations';
+import { api, baseUrl, dangerous, inDays, type Workspace, workspace } from './helpers.ts';
+
+// Tenancy (security review): organization B, with a full-scope key and dangerous operations on,
+// tries every API operation against organization A's posts, media and webhook endpoint. Every
+// attempt must answer as if A's resources did not exist (404 resource_not_found, or the documented
+// validation error for references inside a body), B's lists must never show A's items, and A's
+// resources must read back unchanged with A's own key. The cases are a table keyed by operation id
+// that must cover `apiOperations` exactly: a new operation without a tenancy case fails this file.
+
+type Json = Record<string, unknown>;
+type Resource = 'post' | 'media' | 'webhook';
+
+/** A 1×1 PNG: the smallest image the media probe accepts. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+const servers: Server[] = [];
+const clients: Client[] = [];
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
+});
+
+/** A loopback webhook receiver (the e2e stack allow-lists 127.0.0.0/8). */
+async function receiver(): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => {
+      body += d.toString();
+    });
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/a`, received };
+}
+
+async function ok<T = Json>(method: string, path: string, key: string, body?: unknown): Promise<T> {
+  const res = await api<T>(method, path, { key, ...(body === undefined ? {} : { body }) });
+  expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
+  return res.body;
+}
+
+// ---- the two workspaces ------------------------------------------------------------------------
+
+interface Tenant {
+  ws: Workspace;
+  postId: string;
+  mediaId: string;
+  mediaUrl: string;
+  webhookId: string;
+}
+
+let A: Tenant & { secret: string; rx: Awaited<ReturnType<typeof receiver>> };
+let B: Workspace;
+let bDraftId: string;
+/** A's resources as A read them before B's attempts. */
+let before: Awaited<ReturnType<typeof readA>>;
+
+async function readA() {
+  const [post, media, webhooks, channels, usage] = await Promise.all([
+    ok<Json>('GET', `/v1/posts/${A.postId}`, A.ws.key),
+    ok<{ data: Json[] }>('GET', '/v1/media', A.ws.key),
+    ok<{ data: Json[] }>('GET', '/v1/webhook-endpoints', A.ws.key),
+    ok<{ data: Json[] }>('GET', '/v1/channels', A.ws.key),
+    ok<{ meters: Array<{ key: string; used: number }> }>('GET', '/v1/usage', A.ws.key),
+  ]);
+  return {
+    post,
+    media: media.data.find((m) => m.id === A.mediaId) as Json,
+    webhook: webhooks.data.find((w) => w.id === A.webhookId) as Json,
+    mediaIds: media.data.map((m) => m.id),
+    webhookIds: webhooks.data.map((w) => w.id),
+    channels: channels.data,
+    // api_requests grows with every read; posts_per_month must not move.
+    usage: { posts_per_month: usage.meters.find((m) => m.key === 'posts_per_month')?.used },
+  };
+}
+
+beforeAll(async () => {
+  const [a, b] = await Promise.all([workspace(['bluesky', 'mastodon']), workspace(['bluesky'])]);
+  B = b;
+  await dangerous(B, true);
+
+  // A: a ready image, a scheduled post using it, a webhook endpoint.
+  const ticket = await ok<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', a.key, {
+    filename: 'a.png',
+    content_type: 'image/png',
+    size_bytes: PNG.length,
+  });
+  const put = await fetch(ticket.upload_url, {
+    method: 'PUT',
+    body: PNG,
+    headers: { 'content-type': 'image/png' },
+  });
+  expect(put.status, await put.text()).toBe(200);
+  const media = await ok<{ id: string; url: string; status: string }>(
+    'POST',
+    `/v1/media/uploads/${ticket.asset_id}/complete`,
+    a.key,
+  );
+  expect(media.status).toBe('ready');
+  const rx = await receiver();
+  const [post, endpoint, draft] = await Promise.all([
+    ok<{ id: string }>('POST', '/v1/posts', a.key, {
+      variants: [
+        {
+          channel_id: a.channels.bluesky,
+          body: 'A only',
+          media: [{ url: media.url, type: 'image', alt: 'a' }],
+        },
+      ],
+      scheduled_at: inDays(5),
+    }),
+    ok<{ id: string; secret: string }>('POST', '/v1/webhook-endpoints', a.key, {
+      url: rx.url,
+      event_types: ['post.published'],
+      description: 'A only',
+    }),
+    ok<{ id: string }>('POST', '/v1/posts', B.key, {
+      variants: [{ channel_id: B.channels.bluesky, body: 'B draft' }],
+      draft: true,
+    }),
+  ]);
+  bDraftId = draft.id;
+  A = {
+    ws: a,
+    postId: post.id,
+    mediaId: media.id,
+    mediaUrl: media.url,
+    webhookId: endpoint.id,
+    secret: endpoint.secret,
+    rx,
+  };
+  before = await readA();
+}, 60_000);
+
+// ---- the cases, one per API operation ----------------------------------------------------------
+
+interface ByIdCase {
+  kind: 'byId';
+  /** Whose id goes into the path. */
+  resource: Resource;
+  /** A body valid for the operation, so the only reason to refuse is the foreign id. */
+  body?: () => Json;
+  /** The MCP tool is called with the same id (and body fields as arguments). */
+}
+interface ListCase {
+  kind: 'list';
+  /** A's ids that must not appear in B's list. */
+  foreign: () => string[];
+  /** B's own ids that must appear (the list works at all). */
+  own: () => string[];
+}
+interface OtherCase {
+  kind: 'other';
+  /** What B tries; asserts its own outcome. */
+  run: () => Promise<void>;
+}
+type Case = ByIdCase | ListCase | OtherCase;
+
+const idOf = (resource: Resource): string =>
+  resource === 'post' ? A.postId : resource === 'media' ? A.mediaId : A.webhookId;
+
+const CASES: Record<string, Case> = {
+  // Posts
+  getPost: { kind: 'byId', resource: 'post' },
+  reschedulePost: { kind: 'byId', resource: 'post', body: () => ({ scheduled_at: inDays(9) }) },
+  deletePost: { kind: 'byId', resource: 'post' },
+  publishPost: { kind: 'byId', resource: 'post' },
+  listPosts: { kind: 'list', foreign: () => [A.postId], own: () => [bDraftId] },
+  createPost: {
+    kind: 'other',
+    run: async () => {
+      // A's channel in B's post.
+      const channel = await api('POST', '/v1/posts', {
+        key: B.key,
+        body: { variants: [{ channel_id: A.ws.channels.bluesky, body: 'x' }], draft: true },
+      });
+      expect(channel.status, channel.text).toBe(400);
+      expect(channel.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [expect.objectContaining({ pointer: '/variants/0/channel_id', code: 'unknown_channel' })],
+      });
+      // A's media url on B's own channel.
+      const media = await api('POST', '/v1/posts', {
+        key: B.key,
+        body: {
+          variants: [
+            { channel_id: B.channels.bluesky, body: 'x', media: [{ url: A.mediaUrl, type: 'image' }] },
+          ],
+          draft: true,
+        },
+      });
+      expect(media.status, media.text).toBe(400);
+      expect(media.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [expect.objectContaining({ pointer: '/variants/0/media/0/url', code: 'unknown_media' })],
+      });
+    },
+  },
+  // Media
+  completeMediaUpload: { kind: 'byId', resource: 'media' },
+  listMedia: { kind: 'list', foreign: () => [A.mediaId], own: () => [] },
+  createMediaUpload: {
+    kind: 'other',
+    run: async () => {
+      // B's upload lands in B's organization: A never sees it.
+      const t = await ok<{ asset_id: string }>('POST', '/v1/media/uploads', B.key, {
+        filename: 'b.png',
+        content_type: 'image/png',
+      });
+      const mine = await ok<{ data: Json[] }>('GET', '/v1/media', B.key);
+      expect(mine.data.map((m) => m.id)).toContain(t.asset_id);
+      const theirs = await ok<{ data: Json[] }>('GET', '/v1/media', A.ws.key);
+      expect(theirs.data.map((m) => m.id)).not.toContain(t.asset_id);
+    },
+  },
+  // Channels
+  listChannels: {
+    kind: 'list',
+    foreign: () => Object.values(A.ws.channels),
+    own: () => Object.values(B.channels),
+  },
+  // Usage
+  getUsage: {
+    kind: 'other',
+    run: async () => {
+      // A's scheduled post counts against A's posts_per_month only; B has only a draft.
+      const usage = await ok<{ meters: Array<{ key: string; used: number }> }>('GET', '/v1/usage', B.key);
+      expect(usage.meters.find((m) => m.key === 'posts_per_month')?.used).toBe(0);
+      expect(before.usage.posts_per_month).toBe(1);
+    },
+  },
+  getAnalytics: {
+    kind: 'other',
+    run: async () => {
+      const a = await ok<{ posts: Record<string, number> }>('GET', '/v1/analytics', B.key);
+      expect(a.posts).toMatchObject({ total: 1, draft: 1, scheduled: 0 });
+    },
+  },
+  // Webhooks
+  listWebhookEndpoints: { kind: 'list', foreign: () => [A.webhookId], own: () => [] },
+  createWebhookEndpoint: {
+    kind: 'other',
+    run: async () => {
+      const created = await ok<{ id: string }>('POST', '/v1/webhook-endpoints', B.key, {
+        url: A.rx.url,
+        event_types: ['post.failed'],
+      });
+      const theirs = await ok<{ data: Json[] }>('GET', '/v1/webhook-endpoints', A.ws.key);
+      expect(theirs.data.map((w) => w.id)).not.toContain(created.id);
+      const mine = await ok<{ data: Json[] }>('GET', '/v1/webhook-endpoints', B.key);
+      expect(mine.data.map((w) => w.id)).toEqual([created.id]);
+    },
+  },
+  updateWebhookEndpoint: {
+    kind: 'byId',
+    resource: 'webhook',
+    body: () => ({ enabled: false, description: 'pwned by B', event_types: ['post.failed'] }),
+  },
+  deleteWebhookEndpoint: { kind: 'byId', resource: 'webhook' },
+  testWebhookEndpoint: { kind: 'byId', resource: 'webhook' },
+  rotateWebhookSecret: { kind: 'byId', resource: 'webhook' },
+  listWebhookDeliveries: { kind: 'byId', resource: 'webhook' },
+};
+
+const hasPathParam = (op: Operation) => /\{\w+\}/.test(op.path);
+const byIdOps = apiOperations.filter(hasPathParam);
+const caseOf = (op: Operation) => CASES[op.id] as Case;
+const toolName = (id: string) => id.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+describe('tenancy: organization B against organization A', () => {
+  it('has a case for every API operation (and no other), by id for every operation with a path parameter', () => {
+    expect(Object.keys(CASES).sort()).toEqual(apiOperations.map((op) => op.id).sort());
+    for (const op of apiOperations) {
+      expect(caseOf(op).kind === 'byId', `${op.id} (${op.path})`).toBe(hasPathParam(op));
+    }
+    expect(byIdOps.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it("answers 404 resource_not_found to every operation on A's ids with B's key", async () => {
+    const results = await Promise.all(
+      byIdOps.map(async (op) => {
+        const c = caseOf(op) as ByIdCase;
+        const path = op.path.replace(/\{\w+\}/, idOf(c.resource));
+        const res = await api(op.method, path, { key: B.key, ...(c.body ? { body: c.body() } : {}) });
+        return { op: op.id, status: res.status, code: res.body.code, text: res.text };
+      }),
+    );
+    for (const r of results) {
+      expect({ op: r.op, status: r.status, code: r.code }, r.text).toEqual({
+        op: r.op,
+        status: 404,
+        code: 'resource_not_found',
+      });
+    }
+  });
+
+  it("never shows A's items in B's lists", async () => {
+    const lists = apiOperations.filter((op) => caseOf(op).kind === 'list');
+    expect(lists.map((op) => op.id).sort()).toEqual(
+      ['listChannels', 'listMedia', 'listPosts', 'listWebhookEndpoints'].sort(),
+    );
+    for (const op of lists) {
+      const c = caseOf(op) as ListCase;
+      const res = await api<{ data: Json[] }>(op.method, op.path, { key: B.key });
+      expect(res.status, res.text).toBe(200);
+      const ids = res.body.data.map((item) => item.id);
+      for (const id of c.foreign()) expect(ids, `${op.id} shows A's ${id}`).not.toContain(id);
+      for (const id of c.own()) expect(ids, `${op.id} lacks B's ${id}`).toContain(id);
+      expect(res.text, op.id).not.toContain(A.ws.orgId);
+    }
+    // Filters and pages do not widen the scope either.
+    const scheduled = await ok<{ data: Json[] }>('GET', '/v1/posts?status=scheduled', B.key);
+    expect(scheduled.data).toEqual([]);
+  });
+
+  it("refuses references to A's channel and media inside B's bodies, and keeps B's creations in B", async () => {
+    for (const op of apiOperations.filter((o) => caseOf(o).kind === 'other')) {
+      await (caseOf(op) as OtherCase).run();
+    }
+  });
+
+  it('answers tool errors resource_not_found over MCP for the same attempts', async () => {
+    const client = new Client({ name: 'herald-e2e-tenancy', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${baseUrl()}/api/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${B.key}` } },
+      }),
+    );
+    clients.push(client);
+    const visible = new Set((await client.listTools()).tools.map((t) => t.name));
+    for (const op of byIdOps) {
+      const c = caseOf(op) as ByIdCase;
+      const name = toolName(op.id);
+      expect(visible, name).toContain(name);
+      const res = await client.callTool({ name, arguments: { id: idOf(c.resource), ...c.body?.() } });
+      expect(res.isError, name).toBe(true);
+      expect((res.structuredContent as Json).code, `${name}: ${JSON.stringify(res.content)}`).toBe(
+        'resource_not_found',
+      );
+    }
+    const list = await client.callTool({ name: 'list_posts', arguments: {} });
+    const ids = ((list.structuredContent as Json).data as Json[]).map((p) => p.id);
+    expect(ids).toContain(bDraftId);
+    expect(ids).not.toContain(A.postId);
+    const foreign = await client.callTool({
+      name: 'create_post',
+      arguments: { variants: [{ channel_id: A.ws.channels.bluesky, body: 'x' }], draft: true },
+    });
+    expect(foreign.isError).toBe(true);
+    expect(foreign.structuredContent).toMatchObject({
+      code: 'validation_failed',
+      errors: [expect.objectContaining({ code: 'unknown_channel' })],
+    });
+  });
+
+  it("leaves A's resources exactly as they were (read back with A's key)", async () => {
+    const after = await readA();
+    expect(after.post).toEqual(before.post);
+    expect(after.post).toMatchObject({ status: 'scheduled' });
+    expect(after.media).toEqual(before.media);
+    expect(after.webhook).toEqual(before.webhook);
+    expect(after.webhook).toMatchObject({ enabled: true, description: 'A only', state: 'active' });
+    expect(after.channels).toEqual(before.channels);
+    expect(after.mediaIds).toEqual(before.mediaIds);
+    expect(after.webhookIds).toEqual(before.webhookIds);
+    expect(after.usage).toEqual(before.usage);
+    // B's test calls reached nothing of A's.
+    expect(A.rx.received).toHaveLength(0);
+    expect(
+      (await ok<{ data: Json[] }>('GET', `/v1/webhook-endpoints/${A.webhookId}/deliveries`, A.ws.key)).data,
+    ).toEqual([]);
+    // Not rotated: A's own test event carries one signature, made with the original secret.
+    const test = await ok<{ delivered: boolean }>(
+      'POST',
+      `/v1/webhook-endpoints/${A.webhookId}/test`,
+      A.ws.key,
+    );
+    expect(test.delivered).toBe(true);
+    const [msg] = A.rx.received;
+    expect(String(msg?.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(
+      new Webhook(A.secret).verify(msg?.body ?? '', msg?.headers as Record<string, string>),
+    ).toMatchObject({ type: 'webhook.test', data: { endpoint_id: A.webhookId } });
+  });
+});

@@ -1,0 +1,413 @@
+import { App, type CfnElement } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
+import {
+  type Access,
+  apiOperations,
+  fallback,
+  mcp,
+  operations,
+  queues,
+  type Trigger,
+  workers,
+} from '#lib/operations';
+
+// Least privilege, swept over every IAM statement of every function and driven by the manifest
+// (security review). test/unit/lib/herald-stack.test.ts spot-checks grants on a bundled prod
+// synthesis (listPosts' limiter condition, the webhook key users by name, senders per queue, S3
+// action lists, the MCP invoke list); this file complements it with invariants that hold for every
+// role: no wildcard or NotAction grants, no IAM/STS, only the services the manifest access needs,
+// table writes only for RW access, resources pinned to the right table/key/queue/bucket prefix.
+//
+// One synthesis without bundling, in the widest configuration (notifySender and MCP origins set, so
+// every optional grant exists).
+
+type Json = Record<string, unknown>;
+
+interface Statement {
+  Effect: string;
+  Action?: string | string[];
+  NotAction?: unknown;
+  Resource?: unknown;
+  NotResource?: unknown;
+  Principal?: unknown;
+  NotPrincipal?: unknown;
+  Condition?: Json;
+}
+
+interface FunctionSpec {
+  id: string;
+  access: Access & { sends?: readonly string[] };
+  /** API-key operations pass the request limiter (its counters are their only RO-exempt write). */
+  countsRequests: boolean;
+  trigger?: Trigger;
+}
+
+const specs: FunctionSpec[] = [
+  ...operations.map((op) => ({ id: op.id, access: op.access, countsRequests: op.scope !== null })),
+  { id: mcp.id, access: mcp.access, countsRequests: false },
+  { id: fallback.id, access: fallback.access, countsRequests: false },
+  ...workers.map((w) => ({ id: w.id, access: w.access, countsRequests: false, trigger: w.trigger })),
+];
+
+let stack: HeraldStack;
+let template: Template;
+/** Logical id → a readable name of the resources grants may point at. */
+const names = new Map<string, string>();
+
+beforeAll(() => {
+  const app = new App({
+    context: {
+      stage: 'dev',
+      'aws:cdk:bundling-stacks': [],
+      notifySender: 'alerts@example.com',
+      mcpAllowedOrigins: 'https://app.example.com',
+    },
+  });
+  stack = addHeraldStack(app, { account: '111111111111', region: 'eu-west-1' });
+  template = Template.fromStack(stack);
+  const name = (construct: IConstruct, label: string) => names.set(logicalId(construct), label);
+  name(stack.table, 'table');
+  name(stack.tableKey, 'tableKey');
+  name(stack.webhookSecretsKey, 'webhookKey');
+  name(stack.streamRelayDlq, 'streamRelayDlq');
+  name(stack.media.uploadBucket, 'uploadBucket');
+  name(stack.media.mediaBucket, 'mediaBucket');
+  for (const [q, pair] of stack.queues) {
+    name(pair.queue, `queue:${q}`);
+    name(pair.dlq, `dlq:${q}`);
+  }
+  for (const [m, machine] of stack.stateMachines) name(machine, `machine:${m}`);
+  for (const [id, fn] of stack.functions) {
+    name(fn, `fn:${id}`);
+    name(fn.logGroup, `logs:${id}`);
+  }
+}, 180_000);
+
+function logicalId(construct: IConstruct): string {
+  const child = (construct.node.defaultChild ?? construct) as CfnElement;
+  return stack.getLogicalId(child);
+}
+
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/**
+ * A resource as a readable label: `table`, `table/index/*`, `table/stream`, `tableKey`,
+ * `queue:delivery`, `uploadBucket/uploads/*`, `fn:getPost`, `*`, … (unknown shapes stay JSON, so
+ * they fail every expectation below).
+ */
+function label(resource: unknown): string {
+  if (resource === '*') return '*';
+  const r = resource as Json;
+  const getAtt = r['Fn::GetAtt'] as [string, string] | undefined;
+  if (getAtt) {
+    const base = names.get(getAtt[0]) ?? getAtt[0];
+    return getAtt[1] === 'StreamArn' ? `${base}/stream` : base;
+  }
+  if (typeof r.Ref === 'string') return names.get(r.Ref) ?? r.Ref;
+  const join = r['Fn::Join'] as [string, unknown[]] | undefined;
+  if (join && join[0] === '') return join[1].map((p) => (typeof p === 'string' ? p : label(p))).join('');
+  return JSON.stringify(resource);
+}
+
+interface Grant {
+  action: string;
+  resource: string;
+  condition?: Json;
+}
+
+type PolicyResource = {
+  Properties: { Roles: Array<{ Ref: string }>; PolicyDocument: { Statement: Statement[] } };
+};
+let policyCache: Array<[string, PolicyResource]> | undefined;
+/** Every AWS::IAM::Policy of the stack (read once). */
+const policies = () => {
+  policyCache ??= Object.entries(template.findResources('AWS::IAM::Policy')) as Array<
+    [string, PolicyResource]
+  >;
+  return policyCache;
+};
+
+function roleIdOf(id: string): string {
+  const role = stack.functionOf(id).role;
+  if (!role) throw new Error(`${id} has no role`);
+  return logicalId(role);
+}
+
+function statementsOf(id: string): Statement[] {
+  const roleId = roleIdOf(id);
+  return policies()
+    .filter(([, p]) => p.Properties.Roles.some((r) => r.Ref === roleId))
+    .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+}
+
+/** Every (action, resource) a function's role allows, resources as labels. */
+function grantsOf(id: string): Grant[] {
+  return statementsOf(id).flatMap((s) =>
+    list(s.Action).flatMap((action) =>
+      list(s.Resource).map((r) => ({
+        action,
+        resource: label(r),
+        ...(s.Condition ? { condition: s.Condition } : {}),
+      })),
+    ),
+  );
+}
+
+const service = (action: string) => action.split(':')[0] ?? '';
+const of = (grants: Grant[], svc: string) => grants.filter((g) => service(g.action) === svc);
+const pairs = (grants: Grant[]) => [...new Set(grants.map((g) => `${g.action} @ ${g.resource}`))].sort();
+
+/** DynamoDB actions that read (and the stream plumbing of the event source mapping). */
+const DYNAMO_READS = new Set([
+  'dynamodb:BatchGetItem',
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DescribeTable',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:DescribeStream',
+  'dynamodb:ListStreams',
+]);
+
+/** The request limiter's grant (HeraldFunction.grantRequestCounters). */
+const LIMITER_CONDITION = {
+  'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*', 'ORG#*'] },
+  'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'count', 'ttl', 'api_requests'] },
+  StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_NEW'] },
+};
+
+/** The only services a function may use, given its manifest entry. */
+function allowedServices(f: FunctionSpec): string[] {
+  const out = ['logs', 'xray'];
+  if (f.access.table !== 'none') out.push('dynamodb', 'kms');
+  if (f.access.secrets?.length) out.push('kms');
+  if (f.access.media) out.push('s3');
+  if (f.access.sends?.length || f.trigger?.kind === 'queue' || f.trigger?.kind === 'stream') out.push('sqs');
+  if (f.access.starts?.length) out.push('states');
+  if (f.access.email) out.push('ses');
+  if (f.id === mcp.id) out.push('lambda');
+  return [...new Set(out)].sort();
+}
+
+describe('least privilege: every IAM policy of the stack', () => {
+  const allStatements = () => policies().flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
+
+  it('grants no `*` or `service:*` action, and no partial wildcard beyond the KMS data-key grants', () => {
+    const actions = allStatements().flatMap((s) => list(s.Action));
+    expect(actions.length).toBeGreaterThan(100);
+    expect(actions.filter((a) => a === '*' || a.endsWith(':*'))).toEqual([]);
+    expect([...new Set(actions.filter((a) => a.includes('*')))].sort()).toEqual([
+      'kms:GenerateDataKey*',
+      'kms:ReEncrypt*',
+    ]);
+  });
+
+  it('uses only Allow statements with Action and Resource (no NotAction, NotResource or principals)', () => {
+    for (const s of allStatements()) {
+      expect(s.Effect).toBe('Allow');
+      expect(s.NotAction).toBeUndefined();
+      expect(s.NotResource).toBeUndefined();
+      expect(s.Principal).toBeUndefined();
+      expect(s.NotPrincipal).toBeUndefined();
+      expect(list(s.Action).length).toBeGreaterThan(0);
+      expect(list(s.Resource).length).toBeGreaterThan(0);
+    }
+  });
+
+  it('grants no IAM, STS, Organizations, Secrets Manager or SSM action to anyone', () => {
+    const forbidden = /^(iam|sts|organizations|secretsmanager|ssm|kms:(Create|Put|Schedule|Disable|Delete))/;
+    expect(allStatements().flatMap((s) => list(s.Action).filter((a) => forbidden.test(a)))).toEqual([]);
+  });
+
+  it('allows `Resource: *` only for X-Ray, the stream relay listing streams, and the log delivery of state machines', () => {
+    const onStar = (statements: Statement[]) =>
+      [
+        ...new Set(statements.filter((s) => list(s.Resource).includes('*')).flatMap((s) => list(s.Action))),
+      ].sort();
+    const functionRoles = new Set(specs.map((f) => roleIdOf(f.id)));
+    const ofFunctions = policies().filter(([, p]) => functionRoles.has(p.Properties.Roles[0]?.Ref ?? ''));
+    const ofOthers = policies().filter(([, p]) => !functionRoles.has(p.Properties.Roles[0]?.Ref ?? ''));
+    expect(onStar(ofFunctions.flatMap(([, p]) => p.Properties.PolicyDocument.Statement))).toEqual([
+      'dynamodb:ListStreams',
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
+    ]);
+    const listStreams = specs.filter((f) => grantsOf(f.id).some((g) => g.action === 'dynamodb:ListStreams'));
+    expect(listStreams.map((f) => f.trigger?.kind)).toEqual(['stream']);
+    // The state machines' roles: what Step Functions needs for vended logs and tracing, which IAM
+    // cannot scope to a resource (AWS documents `Resource: *` for these).
+    expect(ofOthers).toHaveLength(stack.stateMachines.size);
+    expect(onStar(ofOthers.flatMap(([, p]) => p.Properties.PolicyDocument.Statement))).toEqual([
+      'logs:CreateLogDelivery',
+      'logs:DeleteLogDelivery',
+      'logs:DescribeLogGroups',
+      'logs:DescribeResourcePolicies',
+      'logs:GetLogDelivery',
+      'logs:ListLogDeliveries',
+      'logs:PutResourcePolicy',
+      'logs:UpdateLogDelivery',
+      'xray:GetSamplingRules',
+      'xray:GetSamplingTargets',
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
+    ]);
+  });
+
+  it('gives every function its own role, assumable by Lambda only, with no inline or managed policies', () => {
+    const roles = template.findResources('AWS::IAM::Role') as Record<string, { Properties: Json }>;
+    const roleIds = specs.map((f) => roleIdOf(f.id));
+    expect(new Set(roleIds).size).toBe(specs.length);
+    for (const id of roleIds) {
+      const props = roles[id]?.Properties ?? {};
+      expect(props.Policies, id).toBeUndefined();
+      expect(props.ManagedPolicyArns, id).toBeUndefined();
+      expect((props.AssumeRolePolicyDocument as { Statement: Statement[] }).Statement).toEqual([
+        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'lambda.amazonaws.com' } },
+      ]);
+    }
+    // Each policy is attached to one role: no function borrows another's grants.
+    for (const [pid, p] of policies()) expect(p.Properties.Roles, pid).toHaveLength(1);
+  });
+});
+
+describe.each(specs)('least privilege of $id', (f) => {
+  const grants = () => grantsOf(f.id);
+  const table = f.access.table;
+
+  it('uses only the services its manifest access needs', () => {
+    const used = [...new Set(grants().map((g) => service(g.action)))].sort();
+    expect(used.filter((s) => !allowedServices(f).includes(s))).toEqual([]);
+  });
+
+  it('logs only to its own log group', () => {
+    expect(pairs(of(grants(), 'logs'))).toEqual([
+      `logs:CreateLogStream @ logs:${f.id}`,
+      `logs:PutLogEvents @ logs:${f.id}`,
+    ]);
+  });
+
+  it(`touches the table only as ${table} access allows (writes beyond the limiter's counters only when RW)`, () => {
+    const dynamo = of(grants(), 'dynamodb');
+    if (table === 'none') {
+      expect(dynamo).toEqual([]);
+      return;
+    }
+    for (const g of dynamo) {
+      expect(['table', 'table/index/*', 'table/stream', '*'], g.action).toContain(g.resource);
+    }
+    const writes = dynamo.filter((g) => !DYNAMO_READS.has(g.action));
+    if (table === 'RW') {
+      expect(writes.map((g) => g.action)).toEqual(expect.arrayContaining(['dynamodb:PutItem']));
+      return;
+    }
+    // RO: at most the limiter's conditional UpdateItem on the base table, and only if it counts requests.
+    expect(writes.filter((g) => g.action !== 'dynamodb:UpdateItem')).toEqual([]);
+    const updates = writes.filter((g) => g.action === 'dynamodb:UpdateItem');
+    if (f.countsRequests) {
+      expect(updates).toEqual([
+        { action: 'dynamodb:UpdateItem', resource: 'table', condition: LIMITER_CONDITION },
+      ]);
+    } else {
+      expect(updates).toEqual([]);
+    }
+  });
+
+  it('uses the webhook secrets key exactly as its `secrets` access says, the table key only with table access', () => {
+    const kms = of(grants(), 'kms');
+    const expected = (f.access.secrets ?? []).map((use) =>
+      use === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt',
+    );
+    expect(
+      kms
+        .filter((g) => g.resource === 'webhookKey')
+        .map((g) => g.action)
+        .sort(),
+    ).toEqual(expected.sort());
+    const onTableKey = kms.filter((g) => g.resource === 'tableKey').map((g) => g.action);
+    if (table === 'none') expect(onTableKey).toEqual([]);
+    // Sealing with the table key (writes) only for RW access or the limiter's counters.
+    if (table !== 'none' && table !== 'RW' && !f.countsRequests) {
+      expect([...new Set(onTableKey)].sort()).toEqual(['kms:Decrypt', 'kms:DescribeKey']);
+    }
+    expect(kms.filter((g) => g.resource !== 'webhookKey' && g.resource !== 'tableKey')).toEqual([]);
+  });
+
+  it('sends only to the queues it `sends` to, and consumes only its own trigger queue', () => {
+    const sqs = of(grants(), 'sqs');
+    const sendTargets = [
+      ...new Set(sqs.filter((g) => g.action === 'sqs:SendMessage').map((g) => g.resource)),
+    ];
+    const expectedSends = (f.access.sends ?? []).map((q) => `queue:${q}`);
+    // A stream consumer's failed batches go to its on-failure destination.
+    if (f.trigger?.kind === 'stream') expectedSends.push('streamRelayDlq');
+    expect(sendTargets.sort()).toEqual(expectedSends.sort());
+    const consumed = [
+      ...new Set(
+        sqs
+          .filter((g) => g.action === 'sqs:ReceiveMessage' || g.action === 'sqs:DeleteMessage')
+          .map((g) => g.resource),
+      ),
+    ];
+    const trigger = f.trigger;
+    expect(consumed).toEqual(
+      trigger?.kind === 'queue' ? [`${trigger.dlq ? 'dlq' : 'queue'}:${trigger.queue}`] : [],
+    );
+    const mayTouch = new Set([...expectedSends, ...consumed]);
+    for (const g of sqs) expect(mayTouch, `${g.action} @ ${g.resource}`).toContain(g.resource);
+    expect(sqs.filter((g) => g.action === 'sqs:PurgeQueue' || g.action === 'sqs:SetQueueAttributes')).toEqual(
+      [],
+    );
+  });
+
+  it('touches S3 only as its `media` access says, on the object prefixes only', () => {
+    const expected: Record<NonNullable<Access['media']>, string[]> = {
+      presign: ['s3:PutObject @ uploadBucket/uploads/*'],
+      RO: ['s3:GetObject @ mediaBucket/orgs/*'],
+      RW: [
+        's3:DeleteObject @ uploadBucket/uploads/*',
+        's3:GetObject @ uploadBucket/uploads/*',
+        's3:ListBucket @ uploadBucket',
+        's3:PutObject @ mediaBucket/orgs/*',
+      ],
+    };
+    expect(pairs(of(grants(), 's3'))).toEqual(f.access.media ? expected[f.access.media] : []);
+  });
+
+  it("invokes no function (the MCP server: exactly the API operations' functions, never itself)", () => {
+    const invoked = of(grants(), 'lambda');
+    if (f.id !== mcp.id) {
+      expect(invoked).toEqual([]);
+      return;
+    }
+    expect(new Set(invoked.map((g) => g.action))).toEqual(new Set(['lambda:InvokeFunction']));
+    expect(invoked.map((g) => g.resource).sort()).toEqual(apiOperations.map((op) => `fn:${op.id}`).sort());
+  });
+
+  it('starts only the state machines it `starts`, and emails only with `email` access', () => {
+    expect(pairs(of(grants(), 'states'))).toEqual(
+      (f.access.starts ?? []).map((m) => `states:StartExecution @ machine:${m}`),
+    );
+    const ses = of(grants(), 'ses');
+    if (!f.access.email) expect(ses).toEqual([]);
+    else {
+      expect(new Set(ses.map((g) => g.action))).toEqual(new Set(['ses:SendEmail']));
+      for (const g of ses) expect(g.resource).toMatch(/:identity\/(alerts@)?example\.com$/);
+    }
+  });
+});
+
+describe('least privilege: the manifest model itself', () => {
+  it('names every queue a worker sends to or consumes, and the sweep covers every function of the stack', () => {
+    const known = new Set(queues.map((q) => q.name));
+    for (const w of workers) {
+      for (const q of w.access.sends ?? []) expect(known).toContain(q);
+      if (w.trigger.kind === 'queue') expect(known).toContain(w.trigger.queue);
+    }
+    expect([...stack.functions.keys()].sort()).toEqual(specs.map((f) => f.id).sort());
+  });
+});
