@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ChannelRecord, Org, OrgSettings } from '#core/accounts';
@@ -125,7 +126,15 @@ export async function loadPostContext(
 export async function insertPost(post: PostRecord, count?: PostCount): Promise<void> {
   const put = { TableName: TABLE_NAME, Item: toItem(post), ConditionExpression: 'attribute_not_exists(pk)' };
   if (!count) {
-    await ddb.send(new PutCommand(put));
+    try {
+      await ddb.send(new PutCommand({ ...put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
+    } catch (err) {
+      // Ids are fresh ULIDs: an item already under this one is our own write, applied by an
+      // earlier SDK attempt whose answer was lost.
+      const current = (err as { Item?: Record<string, { S?: string }> }).Item;
+      if (isConditionFailure(err) && current?.created_at?.S === post.created_at) return;
+      throw err;
+    }
     return;
   }
   await transact([{ Put: put }], count, post.org_id);
@@ -257,18 +266,23 @@ export async function mutatePost(
     const next = change(before);
     if (!next) return { before, after: before };
     const after = { ...next, version: before.version + 1 };
+    const writeId = randomUUID();
     try {
       await ddb.send(
         new PutCommand({
           TableName: TABLE_NAME,
-          Item: toItem(after),
+          Item: { ...toItem(after), write_id: writeId },
           ConditionExpression: 'version = :v',
           ExpressionAttributeValues: { ':v': before.version },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
       return { before, after };
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
+      // The SDK retried a write DynamoDB had applied (its answer was lost): the item is ours.
+      const current = (err as { Item?: Record<string, { S?: string }> }).Item;
+      if (current?.write_id?.S === writeId) return { before, after };
       await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
     }
   }

@@ -8,7 +8,7 @@ export const TABLE_NAME = requireEnv('TABLE_NAME');
 export type Key = { pk: string; sk: string };
 export type Item = Record<string, unknown>;
 
-const KEY_ATTRS = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'entity', 'ttl']);
+const KEY_ATTRS = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'entity', 'ttl', 'write_id']);
 
 /** The record without its table bookkeeping (keys, entity tag, TTL). */
 export function fromItem<T>(item: Item): T {

@@ -13,13 +13,17 @@ export type ErrorCategory = (typeof ERROR_CATEGORY)[number];
 /** Attempts per delivery before it is finally failed. */
 export const MAX_ATTEMPTS = 5;
 
+/** The longest platform hint honoured (Instagram's publishing limit is a rolling 24 h). */
+export const MAX_HINT_SECONDS = 24 * 3600;
+
 /** Backoff before attempt n+1 (seconds): the platform's hint when it gave one, else exponential with jitter, ≤ 15 min. */
 export function retryDelaySeconds(
   attempt: number,
   hintSeconds: number | undefined,
   random = Math.random,
 ): number {
-  if (hintSeconds !== undefined && hintSeconds >= 0) return Math.min(900, Math.ceil(hintSeconds));
+  if (hintSeconds !== undefined && hintSeconds >= 0)
+    return Math.min(MAX_HINT_SECONDS, Math.ceil(hintSeconds));
   const base = Math.min(900, 5 * 3 ** (attempt - 1));
   return Math.max(1, Math.round(base * (0.8 + 0.4 * random())));
 }

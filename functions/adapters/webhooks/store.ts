@@ -333,7 +333,11 @@ export async function claimAttempt(
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
     const item = (err as { Item?: Record<string, unknown> }).Item;
-    return { claimed: false, current: item ? unmarshallItem(item) : null };
+    const current = item ? unmarshallItem(item) : null;
+    // Our own claim, applied by an earlier SDK attempt whose answer was lost.
+    const mine = current as { claim_token?: string; claim_n?: number } | null;
+    if (mine?.claim_token === token && mine.claim_n === n) return { claimed: true };
+    return { claimed: false, current };
   }
 }
 
@@ -377,8 +381,17 @@ export async function recordAttempt(
     );
     return true;
   } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
+    if (!isConditionFailure(err)) throw err;
+    // Our own record, applied by an earlier SDK attempt whose answer was lost?
+    const res = await ddb.send(
+      new GetCommand({
+        TableName: TABLE_NAME,
+        Key: keys.webhookDelivery(c.orgId, c.endpointId, c.eventId),
+        ConsistentRead: true,
+      }),
+    );
+    const last = (res.Item as WebhookDeliveryRecord | undefined)?.attempts?.at(-1);
+    return last?.attempt === n && last.attempted_at === attempt.attempted_at;
   }
 }
 

@@ -179,7 +179,8 @@ describe('outcomes and the post status', () => {
     expect(retryDelaySeconds(2, undefined, () => 0.5)).toBe(15);
     expect(retryDelaySeconds(3, undefined, () => 0.5)).toBe(45);
     expect(retryDelaySeconds(9, undefined, () => 0.5)).toBe(900);
-    expect(retryDelaySeconds(1, 5000)).toBe(900);
+    expect(retryDelaySeconds(1, 5000)).toBe(5000);
+    expect(retryDelaySeconds(1, 200_000)).toBe(24 * 3600);
     const jittered = retryDelaySeconds(2, undefined, () => 0);
     expect(jittered).toBe(12);
   });

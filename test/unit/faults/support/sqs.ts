@@ -1,0 +1,219 @@
+import { randomUUID } from 'node:crypto';
+import {
+  SendMessageBatchCommand,
+  type SendMessageBatchCommandInput,
+  SendMessageCommand,
+  type SendMessageCommandInput,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { queues } from '#lib/operations';
+
+// Standard SQS queues as the workers see them: at-least-once, delays (DelaySeconds), a visibility
+// timeout after each receive, partial batch failures returning a message to the queue, and a
+// dead-letter queue after maxReceiveCount receives — driven by the (fake) Date, so a test moves time
+// instead of sleeping. Sends can be refused (the SDK gave up) or answered with failed entries.
+
+export interface Message {
+  id: string;
+  queueUrl: string;
+  body: string;
+  /** When it can be received (ms since epoch). */
+  visibleAt: number;
+  receiveCount: number;
+  sentAt: number;
+}
+
+export interface Sent {
+  queueUrl: string;
+  body: unknown;
+  delaySeconds: number;
+  at: number;
+}
+
+type SendFault = { kind: 'reject' | 'failed-entries'; left: number; match?: (body: unknown) => boolean };
+
+type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
+
+const specOf = (queueUrl: string) => {
+  const spec = queues.find((q) => process.env[q.env] === queueUrl);
+  if (!spec) throw new Error(`no queue spec for ${queueUrl}`);
+  return spec;
+};
+
+export class FakeSqs {
+  private readonly mock = mockClient(SQSClient);
+  /** Every message sent, in order, with its delay. */
+  readonly sent: Sent[] = [];
+  readonly messages: Message[] = [];
+  readonly deadLetters: Message[] = [];
+  private faults: SendFault[] = [];
+
+  constructor() {
+    this.install();
+  }
+
+  private install(): void {
+    this.mock.on(SendMessageCommand).callsFake((input: SendMessageCommandInput) => {
+      const body = JSON.parse(input.MessageBody ?? 'null') as unknown;
+      const fault = this.takeFault(body);
+      if (fault) throw Object.assign(new Error('injected SQS failure'), { name: 'InternalError' });
+      return { MessageId: this.enqueue(String(input.QueueUrl), input.MessageBody ?? '', input.DelaySeconds) };
+    });
+    this.mock.on(SendMessageBatchCommand).callsFake((input: SendMessageBatchCommandInput) => {
+      const entries = input.Entries ?? [];
+      const fault = entries
+        .map((e) => this.takeFault(JSON.parse(e.MessageBody ?? 'null') as unknown))
+        .find(Boolean);
+      if (fault?.kind === 'reject')
+        throw Object.assign(new Error('injected SQS failure'), { name: 'InternalError' });
+      if (fault?.kind === 'failed-entries') {
+        return {
+          Successful: [],
+          Failed: entries.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false })),
+        };
+      }
+      return {
+        Successful: entries.map((e) => ({
+          Id: e.Id,
+          MessageId: this.enqueue(String(input.QueueUrl), e.MessageBody ?? '', e.DelaySeconds),
+          MD5OfMessageBody: '',
+        })),
+        Failed: [],
+      };
+    });
+  }
+
+  reset(): void {
+    this.mock.reset();
+    this.install();
+    this.sent.length = 0;
+    this.messages.length = 0;
+    this.deadLetters.length = 0;
+    this.faults = [];
+  }
+
+  /** The next `times` sends (of a body that matches) fail: refused outright, or as failed entries. */
+  failSends(kind: SendFault['kind'], times = 1, match?: (body: unknown) => boolean): void {
+    this.faults.push({ kind, left: times, match });
+  }
+
+  private takeFault(body: unknown): SendFault | undefined {
+    const f = this.faults.find((x) => x.left > 0 && (!x.match || x.match(body)));
+    if (!f) return undefined;
+    f.left--;
+    if (f.left <= 0) this.faults = this.faults.filter((x) => x !== f);
+    return f;
+  }
+
+  private enqueue(queueUrl: string, body: string, delaySeconds = 0): string {
+    const now = Date.now();
+    const id = randomUUID();
+    this.sent.push({ queueUrl, body: JSON.parse(body) as unknown, delaySeconds, at: now });
+    this.messages.push({
+      id,
+      queueUrl,
+      body,
+      visibleAt: now + delaySeconds * 1000,
+      receiveCount: 0,
+      sentAt: now,
+    });
+    return id;
+  }
+
+  /** Puts a message on a queue directly (as a producer outside the test's scope would). */
+  put(queueUrl: string, body: unknown, delaySeconds = 0): string {
+    return this.enqueue(queueUrl, JSON.stringify(body), delaySeconds);
+  }
+
+  sentTo(queueUrl: string): Sent[] {
+    return this.sent.filter((s) => s.queueUrl === queueUrl);
+  }
+
+  /** Messages still on the queue (visible or not). */
+  waiting(queueUrl: string): Message[] {
+    return this.messages.filter((m) => m.queueUrl === queueUrl);
+  }
+
+  /**
+   * Receives up to `max` visible messages, hiding them for the visibility timeout. A message
+   * received more than maxReceiveCount times moves to the dead-letter queue instead.
+   */
+  receive(queueUrl: string, max = 10): Message[] {
+    const spec = specOf(queueUrl);
+    const now = Date.now();
+    const out: Message[] = [];
+    for (const m of this.messages.filter((x) => x.queueUrl === queueUrl && x.visibleAt <= now)) {
+      if (out.length >= max) break;
+      if (m.receiveCount >= spec.maxReceiveCount) {
+        this.messages.splice(this.messages.indexOf(m), 1);
+        this.deadLetters.push(m);
+        continue;
+      }
+      m.receiveCount += 1;
+      m.visibleAt = now + spec.visibilityTimeoutSeconds * 1000;
+      out.push(m);
+    }
+    return out;
+  }
+
+  delete(ids: string[]): void {
+    for (const id of ids) {
+      const i = this.messages.findIndex((m) => m.id === id);
+      if (i >= 0) this.messages.splice(i, 1);
+    }
+  }
+
+  /** When the next message of the queue becomes visible, if any. */
+  nextVisibleAt(queueUrl: string): number | undefined {
+    const times = this.waiting(queueUrl).map((m) => m.visibleAt);
+    return times.length ? Math.min(...times) : undefined;
+  }
+}
+
+export function sqsEvent(messages: Message[]): SQSEvent {
+  return {
+    Records: messages.map(
+      (m): SQSRecord => ({
+        messageId: m.id,
+        receiptHandle: `rh-${m.id}`,
+        body: m.body,
+        attributes: {
+          ApproximateReceiveCount: String(m.receiveCount),
+          SentTimestamp: String(m.sentAt),
+          SenderId: 'unit',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${m.queueUrl.split('/').pop()}`,
+        awsRegion: 'us-east-1',
+      }),
+    ),
+  };
+}
+
+/**
+ * One Lambda invocation on `messages` (as the event source mapping makes it): the records the
+ * handler reports as failed stay on the queue (visible again after the visibility timeout), the
+ * others are deleted. A thrown handler fails the whole batch. Returns the failed message ids.
+ */
+export async function invoke(
+  sqs: FakeSqs,
+  handler: Handler,
+  messages: Message[],
+  context: Context,
+): Promise<string[]> {
+  if (!messages.length) return [];
+  let failed: string[];
+  try {
+    const res = await handler(sqsEvent(messages), context);
+    failed = (res?.batchItemFailures ?? []).map((f) => f.itemIdentifier);
+  } catch {
+    failed = messages.map((m) => m.id);
+  }
+  sqs.delete(messages.map((m) => m.id).filter((id) => !failed.includes(id)));
+  return failed;
+}
