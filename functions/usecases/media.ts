@@ -36,6 +36,7 @@ import {
   streamsMatchClaim,
 } from '#core/media-probe';
 import { requireEnv } from '#shared/config';
+import { logger } from '#shared/logger';
 
 const assetNotFound = () => notFound('media asset');
 
@@ -222,8 +223,11 @@ export async function completeMediaUpload(
     updated_at: now.toISOString(),
   });
   if (ready) {
-    // Never-completed uploads expire by lifecycle; completed ones are removed at once.
-    await deleteUpload(asset.upload_key);
+    // Never-completed uploads expire by lifecycle; completed ones are removed at once. The asset
+    // is ready either way: a failed clean-up is left to the lifecycle rule, not answered as a 500.
+    await deleteUpload(asset.upload_key).catch((error: unknown) =>
+      logger.warn('upload clean-up failed; the lifecycle rule removes it', { error: error as Error }),
+    );
     return toMediaAsset(ready);
   }
   // A concurrent complete won the race: answer with the asset it made ready.
