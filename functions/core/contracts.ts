@@ -48,7 +48,7 @@ export const contracts = {
       'All connected channels with their connection health. Not paginated: the channel count is bounded by plan.',
     query: NoQuery,
     success: { status: 200, schema: ChannelList, description: 'The channels.' },
-    errors: ['insufficient_scope', 'feature_not_enabled'],
+    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
   },
   listMedia: {
     description:

@@ -50,6 +50,7 @@ export function decodeCursor(secret: string, scope: CursorScope, cursor: string)
   } catch {
     throw badCursor();
   }
+  if (payload === null || typeof payload !== 'object') throw badCursor();
   if (payload.l !== scope.list || payload.o !== scope.orgId || payload.f !== (scope.filter ?? ''))
     throw badCursor();
   if (typeof payload.k !== 'string' || payload.k.length === 0) throw badCursor();

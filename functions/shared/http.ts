@@ -147,7 +147,25 @@ function readBody(event: HttpEvent): unknown {
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ApiError('invalid_request', 'The body must be a JSON object.');
   }
+  if (depthExceeds(parsed, MAX_BODY_DEPTH)) {
+    throw new ApiError('invalid_request', `The body nests deeper than ${MAX_BODY_DEPTH} levels.`);
+  }
   return parsed;
+}
+
+/** DynamoDB's own nesting limit; deeper bodies would also overflow recursive canonicalisation. */
+export const MAX_BODY_DEPTH = 32;
+
+/** Iterative, so a hostile body cannot overflow the stack while being measured. */
+function depthExceeds(root: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (value === null || typeof value !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(value)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 export const parseRequest = (spec: { body?: z.ZodMiniType; query?: z.ZodMiniType }): Middleware => ({

@@ -24,7 +24,9 @@ export async function createWebhookEndpoint(
   const id = newId('webhook', Date.parse(now));
   const secret = newSigningSecret();
   const enabled = body.enabled ?? true;
-  const [sealed] = await Promise.all([sealSecret(orgId, id, secret), admitted()]);
+  // Admitted first: a refused request must not spend the account-wide KMS quota.
+  await admitted();
+  const sealed = await sealSecret(orgId, id, secret);
   const rec: WebhookEndpointRecord = {
     entity: 'webhook_endpoint',
     id,
@@ -53,12 +55,10 @@ export async function createWebhookEndpoint(
 export async function rotateWebhookSecret(orgId: string, id: string, now: string, admitted: Admitted) {
   if (!isId('webhook', id)) throw notFound('webhook endpoint');
   const secret = newSigningSecret();
-  const [current, sealed] = await Promise.all([
-    getEndpoint(orgId, id),
-    sealSecret(orgId, id, secret),
-    admitted(),
-  ]);
+  const [current] = await Promise.all([getEndpoint(orgId, id), admitted()]);
   if (!current) throw notFound('webhook endpoint');
+  // Sealed only for an admitted request on an existing endpoint (KMS quotas are account-wide).
+  const sealed = await sealSecret(orgId, id, secret);
   const previousUntil = new Date(Date.parse(now) + SECRET_OVERLAP_MS).toISOString();
   const updated = await updateEndpoint(
     orgId,
