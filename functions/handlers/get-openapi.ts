@@ -1,11 +1,11 @@
 import { buildOpenApi } from '#core/openapi';
 import { DOCS_URL } from '#shared/config';
-import { jsonResponse, publicHandler } from '#shared/envelope';
+import { publicHandler, rawJsonResponse } from '#shared/envelope';
 
-// Built once per container, on first use: it is static for a deployment.
-let doc: unknown;
+// Built and serialized once per container, on first use: it is static for a deployment.
+let json: string | undefined;
 
 export const handler = publicHandler(async () => {
-  doc ??= buildOpenApi({ docsUrl: DOCS_URL });
-  return jsonResponse(200, doc, { 'cache-control': 'public, max-age=300' });
+  json ??= JSON.stringify(buildOpenApi({ docsUrl: DOCS_URL }));
+  return rawJsonResponse(200, json, { 'cache-control': 'public, max-age=300' });
 });

@@ -153,7 +153,7 @@ const HOSTILE = [
 ];
 
 // Each test has its own workspace and receivers, so they run concurrently (the ladder test alone takes ~30 s).
-describe.concurrent('webhook endpoints', () => {
+describe.concurrent('webhook endpoints', { timeout: 60_000 }, () => {
   it('are a plan feature: the free plan answers 403 feature_not_enabled', async () => {
     const ws = await workspace([], 'free');
     for (const [method, path] of [
@@ -259,7 +259,7 @@ describe.concurrent('webhook endpoints', () => {
   });
 });
 
-describe.concurrent('webhook deliveries', () => {
+describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
   it('deliver post.published, signed and verifiable with the standardwebhooks package', async () => {
     const ws = await workspace(['bluesky']);
     await dangerous(ws, true);
