@@ -1,18 +1,14 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { allFakes } from '../fakes/index.ts';
 import { startLocalStack } from '../support/local-stack.ts';
+import { benchWorkspace } from './workspace.ts';
 
 // Scheduler lateness and delivery throughput on the local stack: N posts scheduled for the same
 // second to the Mastodon contract fake. Lateness = the delivery's start (its first claim by a
 // worker) minus scheduled_at; throughput = deliveries reaching the fake per second.
-
-const root = resolve(import.meta.dirname, '../..');
-const run = promisify(execFile);
 
 export interface SchedulerResult {
   posts: number;
@@ -31,52 +27,11 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
   try {
-    const cli = async (...args: string[]) =>
-      JSON.parse(
-        (
-          await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], {
-            env: { ...process.env, HERALD_DATA_DIR: stack.dataDir },
-          })
-        ).stdout,
-      );
-    const created = await cli(
-      'org',
-      'create',
-      '--name',
-      'Bench',
-      '--plan',
-      'agency',
-      '--owner-email',
-      'bench@example.com',
-    );
-    const org = created.org.id as string;
-    const owner = created.owner.id as string;
-    await cli(
-      'plan',
-      'set',
-      '--org',
-      org,
-      '--plan',
-      'agency',
-      '--limits',
-      'burst=1000000,api_requests=100000000,posts_per_month=1000000',
-    );
-    const key = (await cli('key', 'mint', '--org', org, '--by', owner, '--scopes', 'posts:read,posts:write'))
-      .key as string;
-    const channel = (
-      await cli(
-        'channel',
-        'connect',
-        '--org',
-        org,
-        '--platform',
-        'mastodon',
-        '--handle',
-        'bench',
-        '--credentials',
-        JSON.stringify({ instance: fakes.url('mastodon'), access_token: 'token' }),
-      )
-    ).id as string;
+    const { org, key, channel } = await benchWorkspace(stack.dataDir, {
+      name: 'Bench',
+      scopes: 'posts:read,posts:write',
+      mastodonInstance: fakes.url('mastodon'),
+    });
 
     const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + leadSeconds * 1000).toISOString();
     const t0 = Date.now();

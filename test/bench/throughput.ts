@@ -1,19 +1,16 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import autocannon from 'autocannon';
 import { startLocalStack } from '../support/local-stack.ts';
+import { benchWorkspace } from './workspace.ts';
 
 // Local stack throughput (issue 8): getPost, listPosts and createPost at 16 connections with
 // autocannon, next to a bare node:http server answering the same JSON in the same run. Also the
 // webhook fan-out: events per second delivered to loopback receivers.
 
-const root = resolve(import.meta.dirname, '../..');
-const run = promisify(execFile);
 const CONNECTIONS = 16;
 
 export interface Load {
@@ -70,62 +67,11 @@ export async function benchThroughput(seconds = 10): Promise<ThroughputResult> {
   });
   const cleanup: Array<() => Promise<void> | void> = [() => stack.stop()];
   try {
-    const cli = async (...args: string[]) =>
-      JSON.parse(
-        (
-          await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], {
-            env: { ...process.env, HERALD_DATA_DIR: stack.dataDir },
-          })
-        ).stdout,
-      );
-    const created = await cli(
-      'org',
-      'create',
-      '--name',
-      'Load',
-      '--plan',
-      'agency',
-      '--owner-email',
-      'load@example.com',
-    );
-    const org = created.org.id as string;
-    const owner = created.owner.id as string;
-    await cli(
-      'plan',
-      'set',
-      '--org',
-      org,
-      '--plan',
-      'agency',
-      '--limits',
-      'burst=100000000,api_requests=999999999,posts_per_month=100000000',
-    );
-    const key = (
-      await cli(
-        'key',
-        'mint',
-        '--org',
-        org,
-        '--by',
-        owner,
-        '--scopes',
-        'posts:read,posts:write,webhooks:write',
-      )
-    ).key as string;
-    const channel = (
-      await cli(
-        'channel',
-        'connect',
-        '--org',
-        org,
-        '--platform',
-        'mastodon',
-        '--handle',
-        'load',
-        '--credentials',
-        JSON.stringify({ instance: 'https://mastodon.example', access_token: 'token' }),
-      )
-    ).id as string;
+    const { org, key, channel } = await benchWorkspace(stack.dataDir, {
+      name: 'Load',
+      scopes: 'posts:read,posts:write,webhooks:write',
+      mastodonInstance: 'https://mastodon.example',
+    });
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const draft = JSON.stringify({
       variants: [{ channel_id: channel, body: 'Load test draft' }],
