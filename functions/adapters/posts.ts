@@ -8,7 +8,7 @@ import type { PostStatus } from '#core/schemas';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
 import { countPostItem } from './limits.ts';
-import { batchGet, fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
+import { batchGet, conditionFailureItem, fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
 
 // Posts: one item per post holding its variants and per-channel deliveries, so a post is read and
 // written in one request. GSI1 (`ORG#<org>#POSTS#<status>`) serves the status filter.
@@ -131,8 +131,7 @@ export async function insertPost(post: PostRecord, count?: PostCount): Promise<v
     } catch (err) {
       // Ids are fresh ULIDs: an item already under this one is our own write, applied by an
       // earlier SDK attempt whose answer was lost.
-      const current = (err as { Item?: Record<string, { S?: string }> }).Item;
-      if (isConditionFailure(err) && current?.created_at?.S === post.created_at) return;
+      if (conditionFailureItem(err)?.created_at === post.created_at) return;
       throw err;
     }
     return;
@@ -281,8 +280,7 @@ export async function mutatePost(
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
       // The SDK retried a write DynamoDB had applied (its answer was lost): the item is ours.
-      const current = (err as { Item?: Record<string, { S?: string }> }).Item;
-      if (current?.write_id?.S === writeId) return { before, after };
+      if (conditionFailureItem(err)?.write_id === writeId) return { before, after };
       await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
     }
   }

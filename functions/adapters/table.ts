@@ -1,5 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ddb } from '#shared/clients';
 import { requireEnv } from '#shared/config';
 
@@ -51,4 +52,17 @@ export function isConditionFailure(err: unknown): boolean {
     return (err.CancellationReasons ?? []).some((r) => r.Code === 'ConditionalCheckFailed');
   }
   return (err as { name?: string } | null)?.name === 'ConditionalCheckFailedException';
+}
+
+/**
+ * The item a failed condition returned (ReturnValuesOnConditionCheckFailure: ALL_OLD), as a plain
+ * object: the document client leaves it in wire format. Undefined for any other error. Lets a
+ * writer recognise its own write that an earlier SDK attempt applied but whose answer was lost.
+ */
+export function conditionFailureItem(err: unknown): Item | undefined {
+  if (!isConditionFailure(err)) return undefined;
+  const item = (err as { Item?: Record<string, unknown> }).Item;
+  if (!item) return undefined;
+  const wire = typeof item.pk === 'object' && item.pk !== null;
+  return wire ? (unmarshall(item as never) as Item) : item;
 }

@@ -5,7 +5,6 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import {
   DELIVERY_LOG_DAYS,
   DELIVERY_LOG_PAGE,
@@ -17,7 +16,7 @@ import {
 } from '#core/webhooks';
 import { ddb } from '#shared/clients';
 import { keys } from '../keys.ts';
-import { fromItem, isConditionFailure, TABLE_NAME } from '../table.ts';
+import { conditionFailureItem, fromItem, isConditionFailure, TABLE_NAME } from '../table.ts';
 
 // Webhook endpoints and their delivery records. Endpoint configuration changes (PATCH) and the
 // delivery workers' failure bookkeeping touch different attributes with single UpdateItems, so a
@@ -332,19 +331,13 @@ export async function claimAttempt(
     return { claimed: true };
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
-    const item = (err as { Item?: Record<string, unknown> }).Item;
-    const current = item ? unmarshallItem(item) : null;
+    const item = conditionFailureItem(err);
+    const current = item ? fromItem<WebhookDeliveryRecord & { claim_until?: number }>(item) : null;
     // Our own claim, applied by an earlier SDK attempt whose answer was lost.
     const mine = current as { claim_token?: string; claim_n?: number } | null;
     if (mine?.claim_token === token && mine.claim_n === n) return { claimed: true };
     return { claimed: false, current };
   }
-}
-
-// ReturnValuesOnConditionCheckFailure comes back in wire format even through the document client.
-function unmarshallItem(item: Record<string, unknown>) {
-  const plain = 'pk' in item && typeof item.pk === 'object' ? unmarshall(item as never) : item;
-  return fromItem<WebhookDeliveryRecord & { claim_until?: number }>(plain);
 }
 
 /** Records the outcome of the claimed attempt `n`; false if the claim was lost meanwhile. */
