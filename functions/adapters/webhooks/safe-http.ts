@@ -70,15 +70,26 @@ export async function resolveChecked(
   host: string,
   allow: CidrList,
   resolver: Resolver = systemResolver,
+  timeoutMs = DEFAULT_TIMEOUT_MS,
 ): Promise<LookupAddress[]> {
   let answers: LookupAddress[];
   if (isIpLiteral(host)) {
     answers = [{ address: host, family: host.includes(':') ? 6 : 4 }];
   } else {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      answers = (await resolver(host)).map((a) => ({ address: a.address, family: a.family }));
+      // A slow resolver must not outlast the caller's budget (an API request, a 15 s delivery).
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      answers = (await Promise.race([resolver(host), timeout])).map((a) => ({
+        address: a.address,
+        family: a.family,
+      }));
     } catch (error) {
       throw new WebhookRequestError('dns_failed', `cannot resolve ${host}: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(timer);
     }
   }
   if (answers.length === 0) throw new WebhookRequestError('dns_failed', `no address for ${host}`);
@@ -117,8 +128,8 @@ export async function safePost(
   }
   const url = checked.url;
   const host = bareHostname(url);
-  const [pinned] = await resolveChecked(host, opts.allow, opts.resolver);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const [pinned] = await resolveChecked(host, opts.allow, opts.resolver, timeoutMs);
   const maxBytes = opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const isHttps = url.protocol === 'https:';
   const elapsed = performance.now() - started;
