@@ -1,7 +1,6 @@
-import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { EventType } from '#core/webhooks';
 import { requireEnv } from '#shared/config';
-import { sqs } from '#shared/sqs';
+import { sendBatch } from './work-queues.ts';
 
 // The durable event stream the webhooks consume: one SQS message per event.
 
@@ -16,17 +15,9 @@ export interface HeraldEvent {
   data: Record<string, unknown>;
 }
 
-export async function publishEvents(events: HeraldEvent[]): Promise<void> {
-  const queueUrl = requireEnv('EVENTS_QUEUE_URL');
-  for (let i = 0; i < events.length; i += 10) {
-    const chunk = events.slice(i, i + 10);
-    const res = await sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: queueUrl,
-        Entries: chunk.map((e, j) => ({ Id: String(j), MessageBody: JSON.stringify(e) })),
-      }),
-    );
-    if (res.Failed?.length)
-      throw new Error(`SQS refused ${res.Failed.length} event(s): ${res.Failed[0]?.Code}`);
-  }
+export function publishEvents(events: HeraldEvent[]): Promise<void> {
+  return sendBatch(
+    requireEnv('EVENTS_QUEUE_URL'),
+    events.map((e) => ({ body: e, delaySeconds: 0 })),
+  );
 }

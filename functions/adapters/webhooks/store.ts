@@ -453,9 +453,6 @@ export async function listDeliveries(orgId: string, endpointId: string): Promise
       Limit: DELIVERY_LOG_PAGE,
     }),
   );
-  return (res.Items ?? []).map((i) =>
-    fromItem<WebhookDeliveryRecord>(
-      Object.fromEntries(Object.entries(i).filter(([k]) => !k.startsWith('claim_') && k !== 'done')),
-    ),
-  );
+  // toWebhookDelivery picks the public fields; claim bookkeeping never leaves the adapter's caller.
+  return (res.Items ?? []).map((i) => fromItem<WebhookDeliveryRecord>(i));
 }
