@@ -343,6 +343,8 @@ export function createFake(): FakeBluesky {
         return { status: 200, body: { posts } };
       }
 
+      // A real PDS answers an XRPC method it does not serve exactly like this (XRPC error
+      // `MethodNotImplemented`, HTTP 501), so a connector calling an unexpected method fails loudly.
       return err(501, 'MethodNotImplemented', `Method Not Implemented: ${nsid}`);
     },
   };
