@@ -2,8 +2,8 @@
 // handlers use: against the running local stack by default, or a deployment with --stack.
 import { parseArgs } from 'node:util';
 import { ROLES } from '#core/accounts';
+import { PLATFORMS } from '#core/constants';
 import { LIMIT_KEYS, type Limits, PLAN_NAMES as PLANS } from '#core/plans';
-import { PLATFORMS } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
 import { resolveTarget } from './cli/target.ts';
 

@@ -1,7 +1,7 @@
 // Every entity's DynamoDB keys are built here and nowhere else (see README, "Data model").
 // Generic attributes: pk, sk, gsi1pk, gsi1sk.
 
-import type { PostStatus } from '#core/schemas';
+import type { PostStatus } from '#core/constants';
 
 export const keys = {
   org: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),

@@ -1,7 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { PostStatus } from '#core/constants';
 import type { PostRecord } from '#core/posts';
-import type { PostStatus } from '#core/schemas';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
 import type { Engagement } from './platforms/types.ts';

@@ -1,23 +1,12 @@
 import * as z from 'zod/mini';
+import type { Platform } from './constants.ts';
 import type { FieldError } from './errors.ts';
 import { issuesToFieldErrors } from './validation.ts';
 
 // Per-platform rules checked at createPost (DECISIONS §2): text length as each platform counts it,
 // media kinds and counts, and the `options` each platform understands.
 
-export const PLATFORMS = [
-  'x',
-  'linkedin',
-  'bluesky',
-  'mastodon',
-  'threads',
-  'instagram',
-  'facebook',
-  'tiktok',
-  'youtube',
-  'pinterest',
-] as const;
-export type Platform = (typeof PLATFORMS)[number];
+export { PLATFORMS, type Platform } from './constants.ts';
 
 export type MediaKind = 'image' | 'video' | 'audio';
 

@@ -1,6 +1,14 @@
 import * as z from 'zod/mini';
+import {
+  CHANNEL_STATUSES,
+  DELIVERY_STAGES,
+  ERROR_CATEGORIES,
+  MEDIA_KINDS,
+  PLATFORMS,
+  POST_STATUSES,
+} from './constants.ts';
 import { PLAN_NAMES } from './plans.ts';
-import { PLATFORMS } from './platforms.ts';
+import { dateTime as buildDateTime, meta } from './requests.ts';
 import {
   DELIVERY_LOG_DAYS,
   DELIVERY_LOG_PAGE,
@@ -10,51 +18,22 @@ import {
   MAX_ENDPOINTS_PER_ORG,
 } from './webhooks.ts';
 
-// The one set of request and resource schemas: request validation, the OpenAPI document and
-// (later) the MCP tools are all generated from these. zod/mini keeps Lambda bundles small.
+// The resources the API answers, as zod schemas: the OpenAPI document (and the contract tests)
+// are generated from these; no Lambda but getOpenApi and the MCP server imports them. Request
+// schemas live in requests.ts, the vocabularies in constants.ts.
 
-const meta = <T extends z.ZodMiniType>(
-  schema: T,
-  m: { id?: string; description?: string; example?: unknown },
-): T => {
-  z.globalRegistry.add(schema, m);
-  return schema;
-};
+export {
+  CHANNEL_STATUSES,
+  DELIVERY_STAGES,
+  ERROR_CATEGORIES,
+  LIMITS,
+  MEDIA_KINDS,
+  POST_STATUSES,
+  type PostStatus,
+} from './constants.ts';
 
-const dateTime = z.iso.datetime({ offset: true });
+const dateTime = buildDateTime();
 const nullableDateTime = z.nullable(dateTime);
-
-export const POST_STATUSES = [
-  'draft',
-  'scheduled',
-  'publishing',
-  'published',
-  'failed',
-  'needs_approval',
-] as const;
-export type PostStatus = (typeof POST_STATUSES)[number];
-export const CHANNEL_STATUSES = ['live', 'reauth_required', 'error', 'disconnected'] as const;
-export const DELIVERY_STAGES = ['queued', 'sending', 'retrying', 'published', 'failed'] as const;
-export const ERROR_CATEGORIES = [
-  'auth_expired',
-  'user_content',
-  'media_error',
-  'rate_limited',
-  'platform_rejected',
-  'system',
-] as const;
-export const MEDIA_KINDS = ['image', 'video', 'audio'] as const;
-
-export const LIMITS = {
-  variants: 50,
-  mediaPerVariant: 35,
-  variantBody: 63206,
-  postBody: 63206,
-  title: 200,
-  alt: 1500,
-  /** How far ahead a post may be scheduled. */
-  scheduleHorizonDays: 730,
-} as const;
 
 // ---- resources -------------------------------------------------------------------------------
 
@@ -220,58 +199,6 @@ export const Analytics = meta(
   },
 );
 
-// ---- requests --------------------------------------------------------------------------------
-
-const PostMediaInput = z.strictObject({
-  url: z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)),
-  type: z.enum(MEDIA_KINDS),
-  alt: z.optional(z.string().check(z.maxLength(LIMITS.alt))),
-});
-
-export const VariantInput = z.strictObject({
-  channel_id: z.string().check(z.minLength(1), z.maxLength(64)),
-  body: z.string().check(z.maxLength(LIMITS.variantBody)),
-  media: z.optional(z.array(PostMediaInput).check(z.maxLength(LIMITS.mediaPerVariant))),
-  options: z.optional(z.record(z.string().check(z.maxLength(64)), z.unknown())),
-});
-
-export const CreatePostBody = meta(
-  z.strictObject({
-    variants: z.array(VariantInput).check(z.maxLength(LIMITS.variants)),
-    title: z.optional(z.nullable(z.string().check(z.maxLength(LIMITS.title)))),
-    body: z.optional(z.nullable(z.string().check(z.maxLength(LIMITS.postBody)))),
-    draft: z.optional(z.boolean()),
-    scheduled_at: z.optional(z.nullable(dateTime)),
-    publish_now: z.optional(z.boolean()),
-  }),
-  {
-    id: 'CreatePostRequest',
-    description:
-      'Exactly one mode: draft: true, scheduled_at (a future time) or publish_now: true (needs the Dangerous AI operations toggle).',
-    example: {
-      variants: [{ channel_id: 'ch_01JD0000000000000000000000', body: 'Hello from Herald' }],
-      scheduled_at: '2030-01-01T09:00:00Z',
-    },
-  },
-);
-export type CreatePostInput = z.infer<typeof CreatePostBody>;
-
-export const ReschedulePostBody = meta(z.strictObject({ scheduled_at: dateTime }), {
-  id: 'ReschedulePostRequest',
-  example: { scheduled_at: '2030-01-01T09:00:00Z' },
-});
-
-const limitParam = z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)));
-const afterParam = z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
-
-export const ListPostsQuery = z.strictObject({
-  limit: limitParam,
-  after: afterParam,
-  status: z.optional(z.enum(POST_STATUSES)),
-});
-
-export const NoQuery = z.strictObject({});
-
 // ---- media -----------------------------------------------------------------------------------
 
 export const MediaAsset = meta(
@@ -319,27 +246,7 @@ export const UploadTicket = meta(
   },
 );
 
-export const CreateMediaUploadBody = meta(
-  z.strictObject({
-    filename: z.string().check(z.minLength(1), z.maxLength(255)),
-    content_type: z.string().check(z.minLength(1), z.maxLength(100)),
-    size_bytes: z.optional(z.int().check(z.minimum(1))),
-  }),
-  {
-    id: 'CreateMediaUploadRequest',
-    description:
-      'filename includes an extension matching content_type. Allowed: image/jpeg, image/png, image/gif, image/webp (≤ 20 MB); video/mp4, video/quicktime, video/webm (≤ 1 GiB); audio/mpeg, audio/mp4, audio/wav (≤ 200 MB).',
-    example: { filename: 'launch.png', content_type: 'image/png', size_bytes: 48213 },
-  },
-);
-
-export const ListMediaQuery = z.strictObject({ limit: limitParam, after: afterParam });
-
 // ---- webhooks --------------------------------------------------------------------------------
-
-const webhookUrl = z.string().check(z.minLength(1), z.maxLength(2048));
-const eventTypes = z.array(z.enum(EVENT_TYPES)).check(z.minLength(1), z.maxLength(EVENT_TYPES.length));
-const description = z.nullable(z.string().check(z.maxLength(500)));
 
 export const WebhookEndpoint = meta(
   z.object({
@@ -389,43 +296,6 @@ export const WebhookEndpointCreated = meta(z.object({ ...WebhookEndpoint.def.sha
   description:
     'The new endpoint and its signing secret (`whsec_…`). This is the only time the secret is shown: store it now.',
 });
-
-export const CreateWebhookEndpointBody = meta(
-  z.strictObject({
-    url: webhookUrl,
-    event_types: eventTypes,
-    description: z.optional(description),
-    enabled: z.optional(z.boolean()),
-  }),
-  {
-    id: 'CreateWebhookEndpointRequest',
-    description:
-      'url: http(s) in the local stack, https only in AWS; refused with field code forbidden_address when it names or resolves to private, loopback, link-local, CGNAT, multicast, reserved or cloud-metadata address space.',
-    example: { url: 'https://hooks.example.com/herald', event_types: ['post.published', 'post.failed'] },
-  },
-);
-
-export const UpdateWebhookEndpointBody = meta(
-  z
-    .strictObject({
-      url: z.optional(webhookUrl),
-      event_types: z.optional(eventTypes),
-      description: z.optional(description),
-      enabled: z.optional(z.boolean()),
-    })
-    .check(
-      z.refine((b) => Object.keys(b).length > 0, {
-        message: 'At least one field is required.',
-        params: { code: 'empty_update' },
-      }),
-    ),
-  {
-    id: 'UpdateWebhookEndpointRequest',
-    description:
-      'A partial update; at least one field. A new url passes the same address checks as at creation. `enabled: true` on an auto-disabled or disabled endpoint clears its failure state and resumes deliveries; `enabled: false` stops them (state disabled).',
-    example: { enabled: true },
-  },
-);
 
 export const WebhookTestResult = meta(
   z.object({

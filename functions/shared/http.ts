@@ -2,8 +2,8 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import { type Contract, contracts, type OperationId } from '#core/contracts';
 import { ApiError } from '#core/errors';
+import { type OperationId, type RequestOf, requestSchemas } from '#core/requests';
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
 import { type Admission, admit } from '#usecases/admission';
@@ -178,14 +178,15 @@ export const parseRequest = (spec: { body?: z.ZodMiniType; query?: z.ZodMiniType
   },
 });
 
-type ContractOf<K extends OperationId> = (typeof contracts)[K];
-type BodyOf<K extends OperationId> =
-  ContractOf<K> extends { body: infer S extends z.ZodMiniType } ? z.infer<S> : undefined;
-type QueryOf<K extends OperationId> =
-  ContractOf<K> extends { query: infer S extends z.ZodMiniType } ? z.infer<S> : undefined;
+type BodyOf<K extends OperationId> = RequestOf<K>['body'] extends infer S extends z.ZodMiniType
+  ? z.infer<S>
+  : undefined;
+type QueryOf<K extends OperationId> = RequestOf<K>['query'] extends infer S extends z.ZodMiniType
+  ? z.infer<S>
+  : undefined;
 
 /**
- * Builds an operation's Lambda handler from its manifest entry, its contract and its use case.
+ * Builds an operation's Lambda handler from its manifest entry, its request schemas and its use case.
  * Returns the middy-wrapped `handler` (deployed) and the bare `impl` (unit tests).
  */
 export function apiHandler<K extends OperationId>(
@@ -193,7 +194,8 @@ export function apiHandler<K extends OperationId>(
   impl: (input: ApiInput<BodyOf<K>, QueryOf<K>>) => Promise<ApiResult>,
 ) {
   const op = findOperation(operationId);
-  const contract: Contract = contracts[operationId];
+  // Built here, at load: this operation's schemas only.
+  const request: { body?: z.ZodMiniType; query?: z.ZodMiniType } = requestSchemas(operationId);
   const run = async (event: HttpEvent, context: HeraldContext): Promise<HttpResult> => {
     const h = context.herald ?? {};
     const admission = h.admission;
@@ -224,6 +226,6 @@ export function apiHandler<K extends OperationId>(
     .use(apiKeyAuth(op))
     .use(rateLimit())
     .use(authorize(op))
-    .use(parseRequest(contract));
+    .use(parseRequest(request));
   return { handler, impl, operation: op };
 }

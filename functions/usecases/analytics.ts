@@ -1,7 +1,6 @@
 import type { Engagement } from '#adapters/platforms/types';
 import { countPostsByStatus, readStats } from '#adapters/stats';
-import { PLATFORMS } from '#core/platforms';
-import { POST_STATUSES, type PostStatus } from '#core/schemas';
+import { PLATFORMS, POST_STATUSES, type PostStatus } from '#core/constants';
 import type { Admission } from './admission.ts';
 import { ENGAGEMENT_METRICS } from './stats.ts';
 

@@ -6,7 +6,7 @@ import { isId, newId } from '#core/ids';
 import { mediaIdFromUrl } from '#core/media';
 import { checkVariant } from '#core/platforms';
 import { duplicateChannelErrors, newPost, resolveMode, toPost } from '#core/posts';
-import type { CreatePostInput } from '#core/schemas';
+import type { CreatePostInput } from '#core/requests';
 import { type Gate, postCount, quotaAware, requireOrg } from './posts.ts';
 
 // Its own module so only createPost's bundle carries (and initializes) the idempotency layer.

@@ -10,6 +10,7 @@ import {
   replacePost,
 } from '#adapters/posts';
 import type { Org } from '#core/accounts';
+import type { PostStatus } from '#core/constants';
 import { decodeCursor, encodeCursor } from '#core/cursor';
 import { ApiError, conflict, dangerousOpsDisabled, notFound, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
@@ -23,7 +24,6 @@ import {
   type PostRecord,
   toPost,
 } from '#core/posts';
-import type { PostStatus } from '#core/schemas';
 
 const postNotFound = () => notFound('post');
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OrgSettings } from '#core/accounts';
+import type { PostStatus } from '#core/constants';
 import {
   type DeliveryRecord,
   decideApprove,
@@ -13,7 +14,7 @@ import {
   resolveMode,
   startPublishing,
 } from '#core/posts';
-import type { CreatePostInput, PostStatus } from '#core/schemas';
+import type { CreatePostInput } from '#core/requests';
 import { apiErrorOf } from '../support/errors.ts';
 import { fixedId, ORG_ID, post, variant } from '../support/fixtures.ts';
 

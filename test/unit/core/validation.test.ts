@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
 import { ValidationError } from '#core/errors';
-import { CreatePostBody, ListPostsQuery } from '#core/schemas';
+import { CreatePostBody, ListPostsQuery } from '#core/requests';
 import { parseOrThrow, pointer } from '#core/validation';
 
 /** The field errors the request pipeline (parseOrThrow) reports for `input`. */
@@ -30,7 +30,7 @@ describe('JSON pointers', () => {
 describe('field errors', () => {
   it('reports unknown_field once per unrecognized key, with its pointer', () => {
     // Act
-    const errors = fieldErrors(CreatePostBody, {
+    const errors = fieldErrors(CreatePostBody(), {
       variants: [{ channel_id: 'ch_1', body: 'x', colour: 'red' }],
       draft: true,
       tags: [],
@@ -49,24 +49,24 @@ describe('field errors', () => {
   });
 
   it('tells a missing field (required) from a wrong type (invalid_type)', () => {
-    const missing = fieldErrors(CreatePostBody, { draft: true });
-    const wrong = fieldErrors(CreatePostBody, { variants: 'all', draft: true });
-    const nulled = fieldErrors(CreatePostBody, { variants: null, draft: true });
+    const missing = fieldErrors(CreatePostBody(), { draft: true });
+    const wrong = fieldErrors(CreatePostBody(), { variants: 'all', draft: true });
+    const nulled = fieldErrors(CreatePostBody(), { variants: null, draft: true });
     expect(missing).toEqual([expect.objectContaining({ pointer: '/variants', code: 'required' })]);
     expect(wrong).toEqual([expect.objectContaining({ pointer: '/variants', code: 'invalid_type' })]);
     expect(nulled).toEqual([expect.objectContaining({ pointer: '/variants', code: 'invalid_type' })]);
   });
 
   it('reports a nested required field at its full pointer', () => {
-    const errors = fieldErrors(CreatePostBody, { variants: [{ channel_id: 'ch_1' }], draft: true });
+    const errors = fieldErrors(CreatePostBody(), { variants: [{ channel_id: 'ch_1' }], draft: true });
     expect(errors).toEqual([expect.objectContaining({ pointer: '/variants/0/body', code: 'required' })]);
   });
 
   it('names an enum violation invalid_value and a bad date-time invalid_format', () => {
-    expect(fieldErrors(ListPostsQuery, { status: 'gone' })).toEqual([
+    expect(fieldErrors(ListPostsQuery(), { status: 'gone' })).toEqual([
       expect.objectContaining({ pointer: '/status', code: 'invalid_value' }),
     ]);
-    expect(fieldErrors(CreatePostBody, { variants: [], scheduled_at: 'tomorrow' })).toEqual([
+    expect(fieldErrors(CreatePostBody(), { variants: [], scheduled_at: 'tomorrow' })).toEqual([
       expect.objectContaining({ pointer: '/scheduled_at', code: 'invalid_format' }),
     ]);
   });
@@ -86,14 +86,14 @@ describe('field errors', () => {
 
 describe('parseOrThrow', () => {
   it('returns the parsed value when valid', () => {
-    expect(parseOrThrow(ListPostsQuery, { limit: '10' }, '/query')).toEqual({ limit: 10 });
+    expect(parseOrThrow(ListPostsQuery(), { limit: '10' }, '/query')).toEqual({ limit: 10 });
   });
 
   it('throws validation_failed with query pointers under /query', () => {
     // Act
     let caught: unknown;
     try {
-      parseOrThrow(ListPostsQuery, { limit: '0', page: '2' }, '/query');
+      parseOrThrow(ListPostsQuery(), { limit: '0', page: '2' }, '/query');
     } catch (err) {
       caught = err;
     }
@@ -111,9 +111,9 @@ describe('parseOrThrow', () => {
   });
 
   it.each(['101', '2.5', 'ten'])('refuses limit=%s at /query/limit', (limit) => {
-    expect(() => parseOrThrow(ListPostsQuery, { limit }, '/query')).toThrow(ValidationError);
+    expect(() => parseOrThrow(ListPostsQuery(), { limit }, '/query')).toThrow(ValidationError);
     try {
-      parseOrThrow(ListPostsQuery, { limit }, '/query');
+      parseOrThrow(ListPostsQuery(), { limit }, '/query');
     } catch (err) {
       expect((err as ValidationError).errors?.[0]?.pointer).toBe('/query/limit');
     }

@@ -8,7 +8,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { countedNow, type PostRecord } from '#core/posts';
-import type { CreatePostInput } from '#core/schemas';
+import type { CreatePostInput } from '#core/requests';
 import { handler as createPostHandler } from '#handlers/create-post';
 import { clearAuthCache } from '#shared/auth';
 import { createPost } from '#usecases/create-post';

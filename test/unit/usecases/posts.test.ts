@@ -12,7 +12,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeCursor, encodeCursor } from '#core/cursor';
 import { ApiError } from '#core/errors';
 import type { PostRecord } from '#core/posts';
-import type { CreatePostInput } from '#core/schemas';
+import type { CreatePostInput } from '#core/requests';
 import { createPost } from '#usecases/create-post';
 import { deletePost, type Gate, getPostById, listPosts, publishPost, reschedulePost } from '#usecases/posts';
 import { rejectedApiError } from '../support/errors.ts';

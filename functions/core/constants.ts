@@ -1,0 +1,48 @@
+// The API's vocabularies and limits, without zod: runtime code imports these without building
+// any schema.
+
+export const POST_STATUSES = [
+  'draft',
+  'scheduled',
+  'publishing',
+  'published',
+  'failed',
+  'needs_approval',
+] as const;
+export type PostStatus = (typeof POST_STATUSES)[number];
+export const CHANNEL_STATUSES = ['live', 'reauth_required', 'error', 'disconnected'] as const;
+export const DELIVERY_STAGES = ['queued', 'sending', 'retrying', 'published', 'failed'] as const;
+export const ERROR_CATEGORIES = [
+  'auth_expired',
+  'user_content',
+  'media_error',
+  'rate_limited',
+  'platform_rejected',
+  'system',
+] as const;
+export const PLATFORMS = [
+  'x',
+  'linkedin',
+  'bluesky',
+  'mastodon',
+  'threads',
+  'instagram',
+  'facebook',
+  'tiktok',
+  'youtube',
+  'pinterest',
+] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+export const MEDIA_KINDS = ['image', 'video', 'audio'] as const;
+
+export const LIMITS = {
+  variants: 50,
+  mediaPerVariant: 35,
+  variantBody: 63206,
+  postBody: 63206,
+  title: 200,
+  alt: 1500,
+  /** How far ahead a post may be scheduled. */
+  scheduleHorizonDays: 730,
+} as const;

@@ -1,0 +1,199 @@
+import * as z from 'zod/mini';
+import { LIMITS, MEDIA_KINDS, POST_STATUSES } from './constants.ts';
+import { EVENT_TYPES } from './webhooks.ts';
+
+// What each operation accepts (body or query). Every schema is built on first use, once: an
+// operation's Lambda builds only its own at load (shared/http.ts), instead of every schema of the
+// API (building them all cost ≈ 8 ms of each cold start). The OpenAPI document and the MCP tools
+// take the very same instances through contracts.ts.
+
+/** Registers the schema for the OpenAPI document (components, descriptions, examples). */
+export const meta = <T extends z.ZodMiniType>(
+  schema: T,
+  m: { id?: string; description?: string; example?: unknown },
+): T => {
+  z.globalRegistry.add(schema, m);
+  return schema;
+};
+
+/** A schema built on first call; later calls answer the same instance. */
+export function once<T>(build: () => T): () => T {
+  let built: T | undefined;
+  return () => {
+    built ??= build();
+    return built;
+  };
+}
+
+export const dateTime = once(() => z.iso.datetime({ offset: true }));
+
+const PostMediaInput = once(() =>
+  z.strictObject({
+    url: z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)),
+    type: z.enum(MEDIA_KINDS),
+    alt: z.optional(z.string().check(z.maxLength(LIMITS.alt))),
+  }),
+);
+
+export const VariantInput = once(() =>
+  z.strictObject({
+    channel_id: z.string().check(z.minLength(1), z.maxLength(64)),
+    body: z.string().check(z.maxLength(LIMITS.variantBody)),
+    media: z.optional(z.array(PostMediaInput()).check(z.maxLength(LIMITS.mediaPerVariant))),
+    options: z.optional(z.record(z.string().check(z.maxLength(64)), z.unknown())),
+  }),
+);
+
+const buildCreatePostBody = () =>
+  meta(
+    z.strictObject({
+      variants: z.array(VariantInput()).check(z.maxLength(LIMITS.variants)),
+      title: z.optional(z.nullable(z.string().check(z.maxLength(LIMITS.title)))),
+      body: z.optional(z.nullable(z.string().check(z.maxLength(LIMITS.postBody)))),
+      draft: z.optional(z.boolean()),
+      scheduled_at: z.optional(z.nullable(dateTime())),
+      publish_now: z.optional(z.boolean()),
+    }),
+    {
+      id: 'CreatePostRequest',
+      description:
+        'Exactly one mode: draft: true, scheduled_at (a future time) or publish_now: true (needs the Dangerous AI operations toggle).',
+      example: {
+        variants: [{ channel_id: 'ch_01JD0000000000000000000000', body: 'Hello from Herald' }],
+        scheduled_at: '2030-01-01T09:00:00Z',
+      },
+    },
+  );
+export const CreatePostBody = once(buildCreatePostBody);
+export type CreatePostInput = z.infer<ReturnType<typeof buildCreatePostBody>>;
+
+export const ReschedulePostBody = once(() =>
+  meta(z.strictObject({ scheduled_at: dateTime() }), {
+    id: 'ReschedulePostRequest',
+    example: { scheduled_at: '2030-01-01T09:00:00Z' },
+  }),
+);
+
+const limitParam = () => z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)));
+const afterParam = () => z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
+
+export const ListPostsQuery = once(() =>
+  z.strictObject({
+    limit: limitParam(),
+    after: afterParam(),
+    status: z.optional(z.enum(POST_STATUSES)),
+  }),
+);
+
+/** Operations without query parameters refuse any. */
+export const NoQuery = once(() => z.strictObject({}));
+
+export const CreateMediaUploadBody = once(() =>
+  meta(
+    z.strictObject({
+      filename: z.string().check(z.minLength(1), z.maxLength(255)),
+      content_type: z.string().check(z.minLength(1), z.maxLength(100)),
+      size_bytes: z.optional(z.int().check(z.minimum(1))),
+    }),
+    {
+      id: 'CreateMediaUploadRequest',
+      description:
+        'filename includes an extension matching content_type. Allowed: image/jpeg, image/png, image/gif, image/webp (≤ 20 MB); video/mp4, video/quicktime, video/webm (≤ 1 GiB); audio/mpeg, audio/mp4, audio/wav (≤ 200 MB).',
+      example: { filename: 'launch.png', content_type: 'image/png', size_bytes: 48213 },
+    },
+  ),
+);
+
+export const ListMediaQuery = once(() => z.strictObject({ limit: limitParam(), after: afterParam() }));
+
+const webhookUrl = () => z.string().check(z.minLength(1), z.maxLength(2048));
+const eventTypes = () => z.array(z.enum(EVENT_TYPES)).check(z.minLength(1), z.maxLength(EVENT_TYPES.length));
+const description = () => z.nullable(z.string().check(z.maxLength(500)));
+
+export const CreateWebhookEndpointBody = once(() =>
+  meta(
+    z.strictObject({
+      url: webhookUrl(),
+      event_types: eventTypes(),
+      description: z.optional(description()),
+      enabled: z.optional(z.boolean()),
+    }),
+    {
+      id: 'CreateWebhookEndpointRequest',
+      description:
+        'url: http(s) in the local stack, https only in AWS; refused with field code forbidden_address when it names or resolves to private, loopback, link-local, CGNAT, multicast, reserved or cloud-metadata address space.',
+      example: { url: 'https://hooks.example.com/herald', event_types: ['post.published', 'post.failed'] },
+    },
+  ),
+);
+
+export const UpdateWebhookEndpointBody = once(() =>
+  meta(
+    z
+      .strictObject({
+        url: z.optional(webhookUrl()),
+        event_types: z.optional(eventTypes()),
+        description: z.optional(description()),
+        enabled: z.optional(z.boolean()),
+      })
+      .check(
+        z.refine((b) => Object.keys(b).length > 0, {
+          message: 'At least one field is required.',
+          params: { code: 'empty_update' },
+        }),
+      ),
+    {
+      id: 'UpdateWebhookEndpointRequest',
+      description:
+        'A partial update; at least one field. A new url passes the same address checks as at creation. `enabled: true` on an auto-disabled or disabled endpoint clears its failure state and resumes deliveries; `enabled: false` stops them (state disabled).',
+      example: { enabled: true },
+    },
+  ),
+);
+
+export interface RequestSpec {
+  body?: () => z.ZodMiniType;
+  query?: () => z.ZodMiniType;
+}
+
+/** Every operation's request schemas: the keys are the API's operation ids. */
+export const requests = {
+  listChannels: { query: NoQuery },
+  listMedia: { query: ListMediaQuery },
+  createMediaUpload: { body: CreateMediaUploadBody },
+  completeMediaUpload: { query: NoQuery },
+  listPosts: { query: ListPostsQuery },
+  createPost: { body: CreatePostBody },
+  getPost: { query: NoQuery },
+  reschedulePost: { body: ReschedulePostBody },
+  deletePost: { query: NoQuery },
+  publishPost: { query: NoQuery },
+  getAnalytics: { query: NoQuery },
+  getUsage: { query: NoQuery },
+  listWebhookEndpoints: { query: NoQuery },
+  createWebhookEndpoint: { body: CreateWebhookEndpointBody },
+  updateWebhookEndpoint: { body: UpdateWebhookEndpointBody },
+  deleteWebhookEndpoint: { query: NoQuery },
+  testWebhookEndpoint: { query: NoQuery },
+  rotateWebhookSecret: { query: NoQuery },
+  listWebhookDeliveries: { query: NoQuery },
+  getOpenApi: {},
+} as const satisfies Record<string, RequestSpec>;
+
+export type OperationId = keyof typeof requests;
+
+type Built<S> = S extends () => infer T ? (T extends z.ZodMiniType ? T : undefined) : undefined;
+type Spec<K extends OperationId> = (typeof requests)[K];
+type BodyBuilder<K extends OperationId> = Spec<K> extends { body: infer S } ? S : undefined;
+type QueryBuilder<K extends OperationId> = Spec<K> extends { query: infer S } ? S : undefined;
+/** The schemas of one operation, built. */
+export interface RequestOf<K extends OperationId> {
+  body: Built<BodyBuilder<K>>;
+  query: Built<QueryBuilder<K>>;
+}
+
+/** Builds (once) and answers an operation's request schemas. */
+export function requestSchemas<K extends OperationId>(id: K): RequestOf<K> {
+  const spec: RequestSpec = requests[id];
+  return { body: spec.body?.(), query: spec.query?.() } as RequestOf<K>;
+}
