@@ -32,6 +32,8 @@ export interface HeraldFunctionProps {
   readonly ephemeralStorageSize?: Size;
   /** Packages left out of the bundle (they come from a layer or are loaded only outside Lambda). */
   readonly externalModules?: string[];
+  /** esbuild aliases: package → module bundled instead, relative to the repository root. */
+  readonly bundleAliases?: Record<string, string>;
 }
 
 /**
@@ -90,6 +92,13 @@ export class HeraldFunction extends NodejsFunction {
         banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
         // Bundle the AWS SDK v3 as well: the versions in package-lock.json are the ones we test.
         externalModules: props.externalModules ?? [],
+        ...(props.bundleAliases
+          ? {
+              esbuildArgs: {
+                '--alias': Object.entries(props.bundleAliases).map(([from, to]) => `${from}=${to}`),
+              },
+            }
+          : {}),
       },
     });
   }

@@ -215,9 +215,11 @@ export class HeraldStack extends Stack {
       access: Access,
       timeoutSeconds?: number,
       memoryMb?: Operation['memoryMb'],
+      bundleAliases?: Record<string, string>,
     ): HeraldFunction => {
       const fn = new HeraldFunction(this, id, {
         entry,
+        ...(bundleAliases ? { bundleAliases } : {}),
         ...(timeoutSeconds ? { timeout: Duration.seconds(timeoutSeconds) } : {}),
         ...(memoryMb ? { memorySize: memoryMb } : {}),
         logRemovalPolicy: removalPolicy,
@@ -284,7 +286,14 @@ export class HeraldStack extends Stack {
     }
 
     // The MCP server: every method of /api/mcp; it invokes the operations' functions, one per tool.
-    const mcpFunction = makeFunction(mcp.id, mcp.entry, mcp.access, mcp.timeoutSeconds);
+    const mcpFunction = makeFunction(
+      mcp.id,
+      mcp.entry,
+      mcp.access,
+      mcp.timeoutSeconds,
+      undefined,
+      mcp.bundleAliases,
+    );
     const operationFunctions = Object.fromEntries(apiOperations.map((op) => [op.id, this.functionOf(op.id)]));
     // Exactly these functions, unqualified (no version/alias wildcard): the tools invoke $LATEST by name.
     mcpFunction.addToRolePolicy(

@@ -418,13 +418,27 @@ export const fallback: { id: string; entry: string; access: Access } = {
  * The MCP server (DECISIONS §7): every method of `/api/mcp` (it answers non-POST with 405). It
  * reads API keys and invokes the operations' own functions, one per tool.
  */
-export const mcp: { id: string; path: string; entry: string; access: Access; timeoutSeconds: number } = {
+export const mcp: {
+  id: string;
+  path: string;
+  entry: string;
+  access: Access;
+  timeoutSeconds: number;
+  /** esbuild aliases of its bundle: package → the module bundled instead (relative to the repository root). */
+  bundleAliases: Record<string, string>;
+} = {
   id: 'mcpServer',
   path: '/api/mcp',
   entry: 'functions/handlers/mcp.ts',
   access: { table: 'RO' },
   // Covers the slowest operation it may invoke (completeMediaUpload, 29 s) within API Gateway's 30 s.
   timeoutSeconds: 30,
+  // The SDK's server imports ajv for elicitation only, which Herald never requests (it passes its
+  // own validator, usecases/mcp.ts): ≈ 130 KiB and ≈ 20 ms of every cold start.
+  bundleAliases: {
+    ajv: './functions/shared/not-bundled.ts',
+    'ajv-formats': './functions/shared/not-bundled.ts',
+  },
 };
 
 /** Whether an operation's path template matches a concrete path. */

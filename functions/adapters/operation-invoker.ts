@@ -1,4 +1,3 @@
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { requireEnv } from '#shared/config';
 
@@ -7,7 +6,15 @@ import { requireEnv } from '#shared/config';
 // the same least-privilege role, and no business logic in the MCP bundle. Locally the Lambda
 // stand-in invokes the same handler modules.
 
-const lambda = new LambdaClient({ maxAttempts: 2 });
+// The Lambda client is loaded on the first tool call, not at module load: initialize and
+// tools/list, the first requests of every MCP session, never need it, and its module costs ≈ 20 ms
+// of init (BENCHMARKS.md, cold start). One client per container, as for every SDK client.
+let client: Promise<typeof import('./lambda-client.ts')> | undefined;
+const lambdaClient = () => {
+  client ??= import('./lambda-client.ts');
+  return client;
+};
+
 let names: Record<string, string> | undefined;
 
 function functionName(operationId: string): string {
@@ -21,6 +28,7 @@ export async function invokeOperation(
   operationId: string,
   event: APIGatewayProxyEventV2,
 ): Promise<APIGatewayProxyStructuredResultV2> {
+  const { lambda, InvokeCommand } = await lambdaClient();
   const res = await lambda.send(
     new InvokeCommand({
       FunctionName: functionName(operationId),

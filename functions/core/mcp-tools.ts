@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { apiOperations, type Feature, type Operation, type Scope } from '#lib/operations';
-import { type Contract, contracts, type OperationId } from './contracts.ts';
+import { type OperationDoc, operationDocs } from './operation-docs.ts';
+import { type OperationId, requestSchemas } from './requests.ts';
 
 // The MCP tools: one per API operation, generated from the operations manifest and the very zod
 // schemas the REST handlers validate with (DECISIONS §7). A tool's input is the operation's path
@@ -74,7 +75,11 @@ const DESTRUCTIVE: ReadonlySet<string> = new Set([
 ]);
 
 function toolOf(op: Operation): ToolSpec {
-  const contract: Contract = contracts[op.id as OperationId];
+  const id = op.id as OperationId;
+  const contract: OperationDoc & { body?: z.ZodMiniType; query?: z.ZodMiniType } = {
+    ...operationDocs[id],
+    ...requestSchemas(id),
+  };
   const pathParams = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
   const properties: Record<string, Json> = {};
   const required: string[] = [];

@@ -8,6 +8,7 @@ import {
   ListToolsRequestSchema,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { getOrg } from '#adapters/accounts';
 import { invokeOperation } from '#adapters/operation-invoker';
@@ -125,9 +126,23 @@ export async function callTool(
   };
 }
 
+/**
+ * The SDK's server validates only elicitation answers with its JSON Schema validator, and Herald
+ * never asks for elicitation. Without this the default would build an Ajv instance per request,
+ * and the Lambda bundle leaves ajv out (lib/operations.ts, `mcp.bundleAliases`).
+ */
+export const noElicitation: jsonSchemaValidator = {
+  getValidator: () => () => ({
+    valid: false,
+    data: undefined,
+    errorMessage: 'Herald does not request elicitation.',
+  }),
+};
+
 function buildServer(auth: AuthContext, source: HttpEvent): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false } },
+    jsonSchemaValidator: noElicitation,
     instructions:
       'Herald publishes social posts to connected channels. Typical flow: list_channels, then create_post (a draft, scheduled_at, or publish_now when offered), then get_post to follow delivery. Upload media with create_media_upload → PUT the bytes → complete_media_upload. Errors are tool errors whose text starts with the problem code.',
   });

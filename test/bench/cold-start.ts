@@ -107,6 +107,8 @@ export interface BundleTarget {
   id: string;
   kind: BundleKind;
   entry: string;
+  /** The function's esbuild aliases (the manifest's bundleAliases), as the CDK passes them. */
+  alias?: Record<string, string>;
 }
 
 /** Every function of the manifest: the operations, the $default route, the MCP server, the workers. */
@@ -118,7 +120,7 @@ export function manifestFunctions(): BundleTarget[] {
       entry: op.entry,
     })),
     { id: fallback.id, kind: 'public' as const, entry: fallback.entry },
-    { id: mcp.id, kind: 'mcp' as const, entry: mcp.entry },
+    { id: mcp.id, kind: 'mcp' as const, entry: mcp.entry, alias: mcp.bundleAliases },
     ...workers.map((w) => ({ id: w.id, kind: 'worker' as const, entry: w.entry })),
   ];
 }
@@ -162,6 +164,7 @@ async function bundle(dir: string, t: BundleTarget, overrides: BuildOptions = {}
     ...(t.kind === 'floor'
       ? { stdin: { contents: FLOOR_SOURCE, resolveDir: ROOT, sourcefile: '<stdin>', loader: 'js' as const } }
       : { entryPoints: [join(ROOT, t.entry)] }),
+    ...(t.alias ? { alias: t.alias } : {}),
     outfile,
     metafile: true,
   });

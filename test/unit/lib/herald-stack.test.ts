@@ -809,6 +809,30 @@ describe('media', () => {
       expect(code.length, id).toBeLessThan(1024 * 1024);
     }
   });
+
+  // Cold-start guards (BENCHMARKS.md): what a bundle must not carry, read from its source map.
+  const sourcesOf = (id: string): string[] => {
+    const dir = fnResource(id).Metadata?.['aws:asset:path'];
+    const map = readFileSync(path.join(prod.assembly.directory, String(dir), 'index.mjs.map'), 'utf8');
+    return (JSON.parse(map) as { sources: string[] }).sources;
+  };
+
+  it('API functions build only their own request schemas: no resource schemas, contracts or docs', () => {
+    for (const op of apiOperations) {
+      const ours = sourcesOf(op.id).filter((s) => s.includes('functions/core/'));
+      expect(ours.some((s) => s.endsWith('functions/core/requests.ts')), op.id).toBe(true);
+      for (const heavy of ['schemas.ts', 'contracts.ts', 'operation-docs.ts', 'openapi.ts'])
+        expect(ours.filter((s) => s.endsWith(`/core/${heavy}`)), `${op.id} bundles ${heavy}`).toEqual([]);
+    }
+  });
+
+  it('the MCP server bundles neither ajv nor the resource schemas', () => {
+    const sources = sourcesOf(mcp.id);
+    expect(sources.filter((s) => /node_modules\/(ajv|ajv-formats)\//.test(s))).toEqual([]);
+    expect(sources.some((s) => s.endsWith('functions/shared/not-bundled.ts'))).toBe(true);
+    expect(sources.some((s) => s.includes('@modelcontextprotocol/sdk'))).toBe(true);
+    expect(sources.filter((s) => s.endsWith('/core/schemas.ts') || s.endsWith('/core/contracts.ts'))).toEqual([]);
+  });
 });
 
 describe('outputs', () => {
