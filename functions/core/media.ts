@@ -1,5 +1,5 @@
 import type { FieldError } from './errors.ts';
-import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from './media-probe.ts';
+import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from './media-types.ts';
 import type { MediaKind } from './platforms.ts';
 
 // Media assets: the record, the upload rules of DECISIONS §2 and the public shape (SPEC §2.7).

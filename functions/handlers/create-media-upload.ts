@@ -1,5 +1,5 @@
 import { apiHandler } from '#shared/http';
-import { createMediaUpload } from '#usecases/media';
+import { createMediaUpload } from '#usecases/media-upload';
 
 export const { handler, impl } = apiHandler('createMediaUpload', async ({ auth, body, now, admitted }) => ({
   status: 201,

@@ -1,5 +1,5 @@
 import { apiHandler } from '#shared/http';
-import { updateWebhookEndpoint } from '#usecases/webhook-endpoints';
+import { updateWebhookEndpoint } from '#usecases/webhook-endpoint-update';
 
 export const { handler, impl } = apiHandler(
   'updateWebhookEndpoint',

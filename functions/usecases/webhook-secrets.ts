@@ -10,7 +10,8 @@ import {
   toWebhookEndpoint,
   type WebhookEndpointRecord,
 } from '#core/webhooks';
-import { type Admitted, checkEndpointUrl, unique } from './webhook-endpoints.ts';
+import { checkEndpointUrl } from './webhook-endpoint-update.ts';
+import { type Admitted, unique } from './webhook-endpoints.ts';
 
 // The operations that make a signing secret: it is answered once and stored only sealed by KMS.
 

@@ -820,9 +820,15 @@ describe('media', () => {
   it('API functions build only their own request schemas: no resource schemas, contracts or docs', () => {
     for (const op of apiOperations) {
       const ours = sourcesOf(op.id).filter((s) => s.includes('functions/core/'));
-      expect(ours.some((s) => s.endsWith('functions/core/requests.ts')), op.id).toBe(true);
+      expect(
+        ours.some((s) => s.endsWith('functions/core/requests.ts')),
+        op.id,
+      ).toBe(true);
       for (const heavy of ['schemas.ts', 'contracts.ts', 'operation-docs.ts', 'openapi.ts'])
-        expect(ours.filter((s) => s.endsWith(`/core/${heavy}`)), `${op.id} bundles ${heavy}`).toEqual([]);
+        expect(
+          ours.filter((s) => s.endsWith(`/core/${heavy}`)),
+          `${op.id} bundles ${heavy}`,
+        ).toEqual([]);
     }
   });
 
@@ -831,7 +837,9 @@ describe('media', () => {
     expect(sources.filter((s) => /node_modules\/(ajv|ajv-formats)\//.test(s))).toEqual([]);
     expect(sources.some((s) => s.endsWith('functions/shared/not-bundled.ts'))).toBe(true);
     expect(sources.some((s) => s.includes('@modelcontextprotocol/sdk'))).toBe(true);
-    expect(sources.filter((s) => s.endsWith('/core/schemas.ts') || s.endsWith('/core/contracts.ts'))).toEqual([]);
+    expect(sources.filter((s) => s.endsWith('/core/schemas.ts') || s.endsWith('/core/contracts.ts'))).toEqual(
+      [],
+    );
   });
 });
 

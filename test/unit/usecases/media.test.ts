@@ -18,8 +18,9 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import type { MediaAssetRecord } from '#core/media';
-import { completeMediaUpload, createMediaUpload } from '#usecases/media';
+import { completeMediaUpload } from '#usecases/media';
 import { listMedia } from '#usecases/media-list';
+import { createMediaUpload } from '#usecases/media-upload';
 import { fixedId, ORG_ID } from '../support/fixtures.ts';
 
 // The media use cases against mocked DynamoDB and S3 (the ffmpeg tools mocked too): tickets, the

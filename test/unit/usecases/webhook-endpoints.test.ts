@@ -14,11 +14,8 @@ import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import { isId } from '#core/ids';
 import type { WebhookEndpointRecord } from '#core/webhooks';
-import {
-  deleteWebhookEndpoint,
-  listWebhookDeliveries,
-  updateWebhookEndpoint,
-} from '#usecases/webhook-endpoints';
+import { updateWebhookEndpoint } from '#usecases/webhook-endpoint-update';
+import { deleteWebhookEndpoint, listWebhookDeliveries } from '#usecases/webhook-endpoints';
 import { createWebhookEndpoint, rotateWebhookSecret } from '#usecases/webhook-secrets';
 import { rejectedApiError } from '../support/errors.ts';
 import { fixedId, type Item, ORG_ID } from '../support/fixtures.ts';
