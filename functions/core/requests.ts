@@ -25,9 +25,9 @@ export function once<T>(build: () => T): () => T {
   };
 }
 
-export const dateTime = once(() => z.iso.datetime({ offset: true }));
+export const dateTime = /* @__PURE__ */ once(() => z.iso.datetime({ offset: true }));
 
-const PostMediaInput = once(() =>
+const PostMediaInput = /* @__PURE__ */ once(() =>
   z.strictObject({
     url: z.url({ protocol: /^https?$/ }).check(z.maxLength(2048)),
     type: z.enum(MEDIA_KINDS),
@@ -35,7 +35,7 @@ const PostMediaInput = once(() =>
   }),
 );
 
-export const VariantInput = once(() =>
+export const VariantInput = /* @__PURE__ */ once(() =>
   z.strictObject({
     channel_id: z.string().check(z.minLength(1), z.maxLength(64)),
     body: z.string().check(z.maxLength(LIMITS.variantBody)),
@@ -64,10 +64,10 @@ const buildCreatePostBody = () =>
       },
     },
   );
-export const CreatePostBody = once(buildCreatePostBody);
+export const CreatePostBody = /* @__PURE__ */ once(buildCreatePostBody);
 export type CreatePostInput = z.infer<ReturnType<typeof buildCreatePostBody>>;
 
-export const ReschedulePostBody = once(() =>
+export const ReschedulePostBody = /* @__PURE__ */ once(() =>
   meta(z.strictObject({ scheduled_at: dateTime() }), {
     id: 'ReschedulePostRequest',
     example: { scheduled_at: '2030-01-01T09:00:00Z' },
@@ -77,7 +77,7 @@ export const ReschedulePostBody = once(() =>
 const limitParam = () => z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)));
 const afterParam = () => z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
 
-export const ListPostsQuery = once(() =>
+export const ListPostsQuery = /* @__PURE__ */ once(() =>
   z.strictObject({
     limit: limitParam(),
     after: afterParam(),
@@ -86,9 +86,9 @@ export const ListPostsQuery = once(() =>
 );
 
 /** Operations without query parameters refuse any. */
-export const NoQuery = once(() => z.strictObject({}));
+export const NoQuery = /* @__PURE__ */ once(() => z.strictObject({}));
 
-export const CreateMediaUploadBody = once(() =>
+export const CreateMediaUploadBody = /* @__PURE__ */ once(() =>
   meta(
     z.strictObject({
       filename: z.string().check(z.minLength(1), z.maxLength(255)),
@@ -104,13 +104,15 @@ export const CreateMediaUploadBody = once(() =>
   ),
 );
 
-export const ListMediaQuery = once(() => z.strictObject({ limit: limitParam(), after: afterParam() }));
+export const ListMediaQuery = /* @__PURE__ */ once(() =>
+  z.strictObject({ limit: limitParam(), after: afterParam() }),
+);
 
 const webhookUrl = () => z.string().check(z.minLength(1), z.maxLength(2048));
 const eventTypes = () => z.array(z.enum(EVENT_TYPES)).check(z.minLength(1), z.maxLength(EVENT_TYPES.length));
 const description = () => z.nullable(z.string().check(z.maxLength(500)));
 
-export const CreateWebhookEndpointBody = once(() =>
+export const CreateWebhookEndpointBody = /* @__PURE__ */ once(() =>
   meta(
     z.strictObject({
       url: webhookUrl(),
@@ -127,7 +129,7 @@ export const CreateWebhookEndpointBody = once(() =>
   ),
 );
 
-export const UpdateWebhookEndpointBody = once(() =>
+export const UpdateWebhookEndpointBody = /* @__PURE__ */ once(() =>
   meta(
     z
       .strictObject({

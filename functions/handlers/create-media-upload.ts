@@ -1,7 +1,12 @@
+import { CreateMediaUploadBody } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { createMediaUpload } from '#usecases/media-upload';
 
-export const { handler, impl } = apiHandler('createMediaUpload', async ({ auth, body, now, admitted }) => ({
-  status: 201,
-  body: await createMediaUpload(auth.orgId, body, now, { admitted }),
-}));
+export const { handler, impl } = apiHandler(
+  'createMediaUpload',
+  { body: CreateMediaUploadBody },
+  async ({ auth, body, now, admitted }) => ({
+    status: 201,
+    body: await createMediaUpload(auth.orgId, body, now, { admitted }),
+  }),
+);

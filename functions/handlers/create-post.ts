@@ -1,9 +1,11 @@
 import { checkIdempotencyKey } from '#adapters/idempotency';
+import { CreatePostBody } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { createPost, createPostIdempotent } from '#usecases/create-post';
 
 export const { handler, impl } = apiHandler(
   'createPost',
+  { body: CreatePostBody },
   async ({ auth, body, headers, now, lambda, admitted }) => {
     const gate = { admitted, postsPerMonth: auth.limits.posts_per_month };
     const key = checkIdempotencyKey(headers['idempotency-key']);

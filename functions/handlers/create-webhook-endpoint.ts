@@ -1,8 +1,10 @@
+import { CreateWebhookEndpointBody } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { createWebhookEndpoint } from '#usecases/webhook-secrets';
 
 export const { handler, impl } = apiHandler(
   'createWebhookEndpoint',
+  { body: CreateWebhookEndpointBody },
   async ({ auth, body, now, admitted }) => ({
     status: 201,
     body: await createWebhookEndpoint(auth.orgId, body, now.toISOString(), admitted),

@@ -1,7 +1,12 @@
+import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { deletePost } from '#usecases/posts';
 
-export const { handler, impl } = apiHandler('deletePost', async ({ auth, params, admitted }) => ({
-  status: 200,
-  body: await deletePost(auth.orgId, params.id ?? '', { admitted }),
-}));
+export const { handler, impl } = apiHandler(
+  'deletePost',
+  { query: NoQuery },
+  async ({ auth, params, admitted }) => ({
+    status: 200,
+    body: await deletePost(auth.orgId, params.id ?? '', { admitted }),
+  }),
+);

@@ -1,7 +1,12 @@
+import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { getAnalytics } from '#usecases/analytics';
 
-export const { handler, impl } = apiHandler('getAnalytics', async ({ auth, admitted, now }) => ({
-  status: 200,
-  body: await getAnalytics(auth.orgId, admitted, now.getTime()),
-}));
+export const { handler, impl } = apiHandler(
+  'getAnalytics',
+  { query: NoQuery },
+  async ({ auth, admitted, now }) => ({
+    status: 200,
+    body: await getAnalytics(auth.orgId, admitted, now.getTime()),
+  }),
+);

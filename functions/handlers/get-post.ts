@@ -1,7 +1,8 @@
+import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { getPostById } from '#usecases/posts';
 
-export const { handler, impl } = apiHandler('getPost', async ({ auth, params }) => ({
+export const { handler, impl } = apiHandler('getPost', { query: NoQuery }, async ({ auth, params }) => ({
   status: 200,
   body: await getPostById(auth.orgId, params.id ?? ''),
 }));

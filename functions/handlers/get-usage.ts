@@ -1,7 +1,12 @@
+import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { getUsage } from '#usecases/usage';
 
-export const { handler, impl } = apiHandler('getUsage', async ({ auth, admitted, now }) => ({
-  status: 200,
-  body: await getUsage(auth.orgId, admitted, now.getTime()),
-}));
+export const { handler, impl } = apiHandler(
+  'getUsage',
+  { query: NoQuery },
+  async ({ auth, admitted, now }) => ({
+    status: 200,
+    body: await getUsage(auth.orgId, admitted, now.getTime()),
+  }),
+);

@@ -1,7 +1,8 @@
+import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { listChannelsOf } from '#usecases/channels';
 
-export const { handler, impl } = apiHandler('listChannels', async ({ auth }) => ({
+export const { handler, impl } = apiHandler('listChannels', { query: NoQuery }, async ({ auth }) => ({
   status: 200,
   body: await listChannelsOf(auth.orgId),
 }));

@@ -1,10 +1,15 @@
+import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { publishPost } from '#usecases/posts';
 
-export const { handler, impl } = apiHandler('publishPost', async ({ auth, params, now, admitted }) => ({
-  status: 202,
-  body: await publishPost(auth.orgId, params.id ?? '', now, {
-    admitted,
-    postsPerMonth: auth.limits.posts_per_month,
+export const { handler, impl } = apiHandler(
+  'publishPost',
+  { query: NoQuery },
+  async ({ auth, params, now, admitted }) => ({
+    status: 202,
+    body: await publishPost(auth.orgId, params.id ?? '', now, {
+      admitted,
+      postsPerMonth: auth.limits.posts_per_month,
+    }),
   }),
-}));
+);

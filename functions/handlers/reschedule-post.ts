@@ -1,8 +1,10 @@
+import { ReschedulePostBody } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { reschedulePost } from '#usecases/posts';
 
 export const { handler, impl } = apiHandler(
   'reschedulePost',
+  { body: ReschedulePostBody },
   async ({ auth, params, body, now, admitted }) => ({
     status: 200,
     body: await reschedulePost(auth.orgId, params.id ?? '', body.scheduled_at, now, {

@@ -1,8 +1,10 @@
+import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { rotateWebhookSecret } from '#usecases/webhook-secrets';
 
 export const { handler, impl } = apiHandler(
   'rotateWebhookSecret',
+  { query: NoQuery },
   async ({ auth, params, now, admitted }) => ({
     status: 200,
     body: await rotateWebhookSecret(auth.orgId, params.id ?? '', now.toISOString(), admitted),

@@ -1,7 +1,12 @@
+import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { testWebhookEndpoint } from '#usecases/webhook-delivery';
 
-export const { handler, impl } = apiHandler('testWebhookEndpoint', async ({ auth, params, admitted }) => ({
-  status: 200,
-  body: await testWebhookEndpoint(auth.orgId, params.id ?? '', admitted),
-}));
+export const { handler, impl } = apiHandler(
+  'testWebhookEndpoint',
+  { query: NoQuery },
+  async ({ auth, params, admitted }) => ({
+    status: 200,
+    body: await testWebhookEndpoint(auth.orgId, params.id ?? '', admitted),
+  }),
+);

@@ -1,8 +1,10 @@
+import { UpdateWebhookEndpointBody } from '#core/requests';
 import { apiHandler } from '#shared/http';
 import { updateWebhookEndpoint } from '#usecases/webhook-endpoint-update';
 
 export const { handler, impl } = apiHandler(
   'updateWebhookEndpoint',
+  { body: UpdateWebhookEndpointBody },
   async ({ auth, params, body, now, admitted }) => ({
     status: 200,
     body: await updateWebhookEndpoint(auth.orgId, params.id ?? '', body, now.toISOString(), admitted),

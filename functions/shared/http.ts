@@ -3,7 +3,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import { ApiError } from '#core/errors';
-import { type OperationId, type RequestOf, requestSchemas } from '#core/requests';
+import type { OperationId, RequestOf, requests } from '#core/requests';
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
 import { type Admission, admit } from '#usecases/admission';
@@ -191,11 +191,17 @@ type QueryOf<K extends OperationId> = RequestOf<K>['query'] extends infer S exte
  */
 export function apiHandler<K extends OperationId>(
   operationId: K,
+  /**
+   * The operation's entry of `requests` (core/requests.ts), passed by the handler itself so its
+   * bundle carries only its own schemas' code. The type admits only that entry's schemas.
+   */
+  spec: (typeof requests)[K],
   impl: (input: ApiInput<BodyOf<K>, QueryOf<K>>) => Promise<ApiResult>,
 ) {
   const op = findOperation(operationId);
   // Built here, at load: this operation's schemas only.
-  const request: { body?: z.ZodMiniType; query?: z.ZodMiniType } = requestSchemas(operationId);
+  const { body, query } = spec as { body?: () => z.ZodMiniType; query?: () => z.ZodMiniType };
+  const request = { body: body?.(), query: query?.() };
   const run = async (event: HttpEvent, context: HeraldContext): Promise<HttpResult> => {
     const h = context.herald ?? {};
     const admission = h.admission;

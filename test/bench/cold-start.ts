@@ -40,6 +40,9 @@ const PROFILE_BUILD: BuildOptions = { minify: false, minifyIdentifiers: true, mi
 
 const FLOOR_SOURCE = `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nexport const c = new DynamoDBClient({});\n`;
 
+/** The floor runs after every this many function processes. */
+const FLOOR_EVERY = 4;
+
 /** Init target, × the floor's median. */
 export const TARGETS = { api: 1.3, heavy: 1.8 } as const;
 /** Functions allowed the larger ratio: the MCP server and the media functions. */
@@ -61,6 +64,7 @@ export interface BundleResult {
   /** Module init (ms) of each fresh process, in run order. */
   samples: number[];
   initMs: number;
+  /** initMs ÷ the floor's initMs. */
   /** initMs ÷ the floor's initMs. */
   ratio: number;
   /** Allowed ratio; null: reported without a target (workers, the floor). */
@@ -351,7 +355,7 @@ export async function benchColdStart(
 ): Promise<ColdStartResult> {
   const runs = opts.runs ?? 15;
   const profileRuns = opts.profileRuns ?? 3;
-  const floorEvery = opts.floorEvery ?? 8;
+  const floorEvery = opts.floorEvery ?? FLOOR_EVERY;
   const nodeFlags = opts.nodeFlags ?? ['--enable-source-maps'];
   const started = performance.now();
   const dir = await mkdtemp(join(tmpdir(), 'herald-cold-start-'));
@@ -367,19 +371,20 @@ export async function benchColdStart(
     // rotates each round so no function always follows the floor.
     const [floor, ...fns] = built as [Built, ...Built[]];
     const samples = new Map<string, number[]>(built.map((b) => [b.target.id, []]));
+    const measure = async (b: Built) => {
+      const ms = await initOnce(probe, b.file, nodeFlags, b.target.id);
+      samples.get(b.target.id)?.push(ms);
+    };
     const measureStart = performance.now();
     for (let r = 0; r < runs; r++) {
       const order = fns.map((_, i) => fns[(i + r * 3) % fns.length] as Built);
       for (let i = 0; i < order.length; i++) {
-        if (i % floorEvery === 0)
-          samples.get('floor')?.push(await initOnce(probe, floor.file, nodeFlags, 'floor'));
-        const b = order[i] as Built;
-        samples.get(b.target.id)?.push(await initOnce(probe, b.file, nodeFlags, b.target.id));
+        if (i % floorEvery === 0) await measure(floor);
+        await measure(order[i] as Built);
       }
     }
-    samples.get('floor')?.push(await initOnce(probe, floor.file, nodeFlags, 'floor'));
+    await measure(floor);
     const measureMs = performance.now() - measureStart;
-
     const floorMs = median(samples.get('floor') ?? []);
     const floorBytes = new Map(floor.packages.map((p) => [p.name, p.bytes]));
     const result = (b: Built): BundleResult => {
@@ -560,7 +565,7 @@ external), and a **floor** bundle with the same options that only does \`new Dyn
 Init = \`await import()\` of the bundle in a fresh \`node ${r.nodeFlags.join(' ')}\` process (as Lambda runs
 it: NODE_OPTIONS=--enable-source-maps), timed inside the process, median of ${r.runs}; the processes run
 one at a time, in rounds over all bundles, with the floor measured ${f.samples.length} times spread over
-the rounds. Node ${process.version} here; Lambda runs Node 22 on arm64 (only the ratios carry over).
+the rounds (after every ${FLOOR_EVERY} functions). Node ${process.version} here; Lambda runs Node 22 on arm64 (only the ratios carry over).
 Targets: API functions ≤ ${TARGETS.api}× the floor's init, the MCP server and the media functions
 ≤ ${TARGETS.heavy}×, workers reported without one. Bundling took ${fixed(r.buildMs / 1000)} s, the
 measurements ${fixed(r.measureMs / 1000)} s.
