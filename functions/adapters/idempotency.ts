@@ -1,5 +1,15 @@
+import {
+  IdempotencyAlreadyInProgressError,
+  IdempotencyConfig,
+  IdempotencyValidationError,
+  makeIdempotent,
+} from '@aws-lambda-powertools/idempotency';
+import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { Context } from 'aws-lambda';
 import { ApiError } from '#core/errors';
+import { dynamo } from '#shared/clients';
+import { keys } from './keys.ts';
+import { TABLE_NAME } from './table.ts';
 
 // Idempotency-Key support (SPEC §8.3) on Powertools idempotency, stored in the single table under
 // `IDEMPOTENCY#<operation>` with the table's TTL attribute. Keys are scoped per organization.
@@ -30,17 +40,44 @@ export interface Recorded {
   replayed?: boolean;
 }
 
-/**
- * Wraps an operation so repeated calls with the same (org, key) replay the first recorded result.
- * The Powertools layer (≈ 45 KiB with JMESPath) is loaded on the first keyed call, not at module
- * load: requests without an Idempotency-Key never pay for it (BENCHMARKS.md, cold start).
- */
+/** Wraps an operation so repeated calls with the same (org, key) replay the first recorded result. */
 export function idempotent<B, C>(operation: string, fn: (call: IdempotentCall<B, C>) => Promise<Recorded>) {
-  let wrapped: Promise<(call: IdempotentCall<B, C>, context: Context) => Promise<Recorded>> | undefined;
+  const config = new IdempotencyConfig({
+    eventKeyJmesPath: '[org_id, key]',
+    payloadValidationJmesPath: 'body',
+    expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
+    throwOnNoIdempotencyKey: true,
+    responseHook: (response) => ({ ...(response as object), replayed: true }),
+  });
+  const persistenceStore = new DynamoDBPersistenceLayer({
+    tableName: TABLE_NAME,
+    keyAttr: 'pk',
+    sortKeyAttr: 'sk',
+    staticPkValue: keys.idempotency(operation).pk,
+    expiryAttr: 'ttl',
+    awsSdkV3Client: dynamo,
+  });
+  const wrapped = makeIdempotent(fn, { persistenceStore, config, keyPrefix: operation });
   return async (call: IdempotentCall<B, C>, context: Context): Promise<Recorded> => {
-    wrapped ??= import('./idempotency-store.ts').then((m) => m.powertoolsIdempotent(operation, fn));
-    // Canonical key order: the same body sent with its fields in another order is the same request.
-    return (await wrapped)({ ...call, body: canonical(call.body) as B }, context);
+    config.registerLambdaContext(context);
+    try {
+      // Canonical key order: the same body sent with its fields in another order is the same request.
+      return await wrapped({ ...call, body: canonical(call.body) as B });
+    } catch (err) {
+      if (err instanceof IdempotencyAlreadyInProgressError) {
+        throw new ApiError(
+          'idempotency_in_progress',
+          'A request with this Idempotency-Key is still running; retry shortly with the same key.',
+        );
+      }
+      if (err instanceof IdempotencyValidationError) {
+        throw new ApiError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was used with a different request body.',
+        );
+      }
+      throw err;
+    }
   };
 }
 
