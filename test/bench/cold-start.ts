@@ -386,7 +386,7 @@ async function profileInit(
 export async function benchColdStart(
   opts: { runs?: number; floorEvery?: number; nodeFlags?: string[]; profileRuns?: number } = {},
 ): Promise<ColdStartResult> {
-  const runs = opts.runs ?? 15;
+  const runs = opts.runs ?? 21;
   const profileRuns = opts.profileRuns ?? 3;
   const floorEvery = opts.floorEvery ?? FLOOR_EVERY;
   const nodeFlags = opts.nodeFlags ?? ['--enable-source-maps'];

@@ -34,7 +34,7 @@ const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
 const sections: Record<string, { title: string; body: string }> = {};
 
 if (wants('coldstart')) {
-  const r = await timed('cold start', () => benchColdStart({ runs: Number(process.env.BENCH_RUNS ?? 15) }));
+  const r = await timed('cold start', () => benchColdStart({ runs: Number(process.env.BENCH_RUNS ?? 21) }));
   sections.coldstart = {
     title: 'Cold start (bundles and module init) vs the floor',
     body: coldStartSection(r),
