@@ -205,10 +205,6 @@ process.stdout.write(JSON.stringify({ ms, deferredMs }));
  * reported, not hidden.
  */
 export const DEFERRED: Record<string, { module: string; when: string }> = {
-  createPost: {
-    module: 'functions/adapters/idempotency-store.ts',
-    when: 'the first call with an Idempotency-Key',
-  },
   mcpServer: { module: 'functions/adapters/lambda-client.ts', when: 'the first tool call (tools/call)' },
 };
 

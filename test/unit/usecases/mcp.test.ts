@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler } from '#handlers/mcp';
 import { mcp, SCOPES } from '#lib/operations';
 import { clearAuthCache } from '#shared/auth';
-import { SERVER_INFO } from '#usecases/mcp';
+import { noElicitation, SERVER_INFO } from '#usecases/mcp';
 import {
   apiKey,
   apiKeyItem,
@@ -620,5 +620,21 @@ describe('tools/call', () => {
     expect(rpc.result).toBeUndefined();
     expect(rpc.error?.code).toBe(-32603);
     expect(lambda.calls()).toHaveLength(0);
+  });
+});
+
+describe('bundle-sized choices', () => {
+  it('refuses elicitation answers: Herald never elicits, and ajv is not in the Lambda bundle', () => {
+    const validate = noElicitation.getValidator({ type: 'object' });
+    expect(validate({})).toEqual({
+      valid: false,
+      data: undefined,
+      errorMessage: 'Herald does not request elicitation.',
+    });
+  });
+
+  it('the ajv stand-in of the bundle fails loudly if anything ever calls it', async () => {
+    const { default: notBundled } = await import('#shared/not-bundled');
+    expect(() => notBundled()).toThrow(/not part of the Lambda bundle/);
   });
 });
