@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
-import { rotateWebhookSecret } from '#usecases/webhook-secrets';
+import { rotateWebhookSecret } from '#usecases/webhook-rotation';
 
 export const { handler, impl } = apiHandler(
   'rotateWebhookSecret',

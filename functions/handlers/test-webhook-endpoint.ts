@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
-import { testWebhookEndpoint } from '#usecases/webhook-delivery';
+import { testWebhookEndpoint } from '#usecases/webhook-test';
 
 export const { handler, impl } = apiHandler(
   'testWebhookEndpoint',

@@ -1,82 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { sendJobs, type WebhookJob } from '#adapters/webhooks/jobs';
-import { webhookAddressPolicy } from '#adapters/webhooks/policy';
-import {
-  ForbiddenAddressError,
-  type Resolver,
-  safePost,
-  WebhookRequestError,
-} from '#adapters/webhooks/safe-http';
-import { openSecret } from '#adapters/webhooks/secrets';
+import type { Resolver } from '#adapters/webhooks/safe-http';
 import {
   claimAttempt,
   disableGoneEndpoint,
   getEndpoint,
   markSkipped,
-  putTestDelivery,
   recordAttempt,
   recordEndpointFailure,
   recordEndpointSuccess,
 } from '#adapters/webhooks/store';
-import { notFound } from '#core/errors';
-import { isId, newId } from '#core/ids';
-import { signedHeaders } from '#core/webhook-signing';
 import {
-  attemptError,
   classify,
   DELIVERING_STATES,
   type DeliveryAttempt,
   MAX_ATTEMPTS,
   retryDelayMs,
-  TEST_EVENT_TYPE,
-  type WebhookEndpointRecord,
-  type WebhookEvent,
-  webhookBody,
 } from '#core/webhooks';
 import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';
+import { activeSecrets, sendSigned } from './webhook-send.ts';
 
-// One attempt of one event to one endpoint, and the test delivery.
+// One attempt of one event to one endpoint (the test delivery is in webhook-test.ts, so its
+// bundle carries no SQS client).
 
 /** Longer than one attempt (15 s) and its bookkeeping, shorter than the queue's visibility (120 s). */
 const LEASE_MS = 90_000;
-
-/** The signing secrets in force: the current one, and the previous one during a rotation's overlap. */
-export async function activeSecrets(endpoint: WebhookEndpointRecord, now: number): Promise<string[]> {
-  const { current, previous, previous_until } = endpoint.secret;
-  const sealed = [current];
-  if (previous && previous_until && Date.parse(previous_until) > now) sealed.push(previous);
-  return Promise.all(sealed.map((s) => openSecret(endpoint.org_id, endpoint.id, s)));
-}
-
-export interface SendResult {
-  statusCode: number | null;
-  durationMs: number;
-  error: string | null;
-}
-
-/** One signed POST under the address policy; never throws for the receiver's sake. */
-export async function sendSigned(
-  endpoint: WebhookEndpointRecord,
-  event: WebhookEvent,
-  secrets: string[],
-  resolver?: Resolver,
-): Promise<SendResult> {
-  const body = webhookBody(event);
-  const headers = signedHeaders(secrets, event.id, new Date(), body);
-  const started = performance.now();
-  try {
-    const res = await safePost(endpoint.url, body, headers, { ...webhookAddressPolicy(), resolver });
-    return { statusCode: res.status, durationMs: res.durationMs, error: attemptError(res.status, null) };
-  } catch (err) {
-    const durationMs = Math.round(performance.now() - started);
-    if (err instanceof ForbiddenAddressError)
-      return { statusCode: null, durationMs, error: `forbidden_address: ${err.address}` };
-    if (err instanceof WebhookRequestError)
-      return { statusCode: null, durationMs, error: `${err.reason}: ${err.message}`.slice(0, 300) };
-    throw err;
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -161,39 +110,4 @@ export async function deliverJob(job: WebhookJob, resolver?: Resolver): Promise<
   }
   if (nextAt) await sendJobs([{ ...job, attempt: job.attempt + 1, due_at: nextAt }]);
   return status;
-}
-
-/** testWebhookEndpoint: one signed webhook.test now, whatever the subscription or state. */
-export async function testWebhookEndpoint(orgId: string, id: string, admitted: () => Promise<unknown>) {
-  if (!isId('webhook', id)) throw notFound('webhook endpoint');
-  const [endpoint] = await Promise.all([getEndpoint(orgId, id), admitted()]);
-  if (!endpoint) throw notFound('webhook endpoint');
-  const now = Date.now();
-  const event: WebhookEvent = {
-    id: newId('message', now),
-    type: TEST_EVENT_TYPE,
-    timestamp: new Date(now).toISOString(),
-    data: { endpoint_id: id, message: 'A test event from Herald. No action is needed.' },
-  };
-  const secrets = await activeSecrets(endpoint, now);
-  const result = await sendSigned(endpoint, event, secrets);
-  const delivered = classify(result.statusCode) === 'delivered';
-  await putTestDelivery(
-    { orgId, endpointId: id, eventId: event.id, eventType: event.type },
-    {
-      attempt: 1,
-      attempted_at: event.timestamp,
-      status_code: result.statusCode,
-      duration_ms: result.durationMs,
-      error: result.error,
-    },
-    delivered,
-  );
-  return {
-    event_id: event.id,
-    delivered,
-    status_code: result.statusCode,
-    duration_ms: result.durationMs,
-    error: result.error,
-  };
 }

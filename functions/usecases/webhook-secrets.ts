@@ -1,19 +1,19 @@
 import { sealSecret } from '#adapters/webhooks/secrets';
-import { createEndpoint, EndpointLimitError, getEndpoint, updateEndpoint } from '#adapters/webhooks/store';
-import { conflict, notFound } from '#core/errors';
-import { isId, newId } from '#core/ids';
+import { createEndpoint, EndpointLimitError } from '#adapters/webhooks/store';
+import { conflict } from '#core/errors';
+import { newId } from '#core/ids';
 import {
   type EventType,
   MAX_ENDPOINTS_PER_ORG,
   newSigningSecret,
-  SECRET_OVERLAP_MS,
   toWebhookEndpoint,
   type WebhookEndpointRecord,
 } from '#core/webhooks';
 import { checkEndpointUrl } from './webhook-endpoint-update.ts';
 import { type Admitted, unique } from './webhook-endpoints.ts';
 
-// The operations that make a signing secret: it is answered once and stored only sealed by KMS.
+// createWebhookEndpoint makes the signing secret: it is answered once and stored only sealed by
+// KMS (rotation: webhook-rotation.ts).
 
 export async function createWebhookEndpoint(
   orgId: string,
@@ -51,28 +51,4 @@ export async function createWebhookEndpoint(
     throw err;
   }
   return { ...toWebhookEndpoint(rec), secret };
-}
-
-export async function rotateWebhookSecret(orgId: string, id: string, now: string, admitted: Admitted) {
-  if (!isId('webhook', id)) throw notFound('webhook endpoint');
-  const secret = newSigningSecret();
-  const [current] = await Promise.all([getEndpoint(orgId, id), admitted()]);
-  if (!current) throw notFound('webhook endpoint');
-  // Sealed only for an admitted request on an existing endpoint (KMS quotas are account-wide).
-  const sealed = await sealSecret(orgId, id, secret);
-  const previousUntil = new Date(Date.parse(now) + SECRET_OVERLAP_MS).toISOString();
-  const updated = await updateEndpoint(
-    orgId,
-    id,
-    {
-      secret: { current: sealed, previous: current.secret.current, previous_until: previousUntil },
-      updated_at: now,
-    },
-    { 'secret.current': current.secret.current },
-  );
-  if (!updated) {
-    if (!(await getEndpoint(orgId, id))) throw notFound('webhook endpoint');
-    throw conflict('The secret was rotated concurrently; rotate again if you need a new one.');
-  }
-  return { id, secret, previous_secret_expires_at: previousUntil };
 }

@@ -27,7 +27,8 @@ import {
   type WebhookEvent,
   webhookBody,
 } from '#core/webhooks';
-import { deliverJob, testWebhookEndpoint } from '#usecases/webhook-delivery';
+import { deliverJob } from '#usecases/webhook-delivery';
+import { testWebhookEndpoint } from '#usecases/webhook-test';
 import { rejectedApiError } from '../support/errors.ts';
 import { fixedId, type Item, ORG_ID } from '../support/fixtures.ts';
 

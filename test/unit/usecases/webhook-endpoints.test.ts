@@ -16,7 +16,8 @@ import { isId } from '#core/ids';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { updateWebhookEndpoint } from '#usecases/webhook-endpoint-update';
 import { deleteWebhookEndpoint, listWebhookDeliveries } from '#usecases/webhook-endpoints';
-import { createWebhookEndpoint, rotateWebhookSecret } from '#usecases/webhook-secrets';
+import { rotateWebhookSecret } from '#usecases/webhook-rotation';
+import { createWebhookEndpoint } from '#usecases/webhook-secrets';
 import { rejectedApiError } from '../support/errors.ts';
 import { fixedId, type Item, ORG_ID } from '../support/fixtures.ts';
 
