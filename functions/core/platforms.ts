@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { Platform } from './constants.ts';
 import type { FieldError } from './errors.ts';
+import { once } from './once.ts';
 import { issuesToFieldErrors } from './validation.ts';
 
 // Per-platform rules checked at createPost (DECISIONS §2): text length as each platform counts it,
@@ -28,7 +29,8 @@ export interface PlatformRule {
   maxText: number;
   counter: Counter;
   media: MediaRule;
-  options: z.ZodMiniType;
+  /** Built on first use: a request builds the schemas of the platforms it targets only. */
+  options: () => z.ZodMiniType;
 }
 
 const URL_RE = /https?:\/\/[^\s<>"]+/giu;
@@ -90,8 +92,7 @@ export function textLength(counter: Counter, text: string): number {
 }
 
 const str = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
-const httpsUrl = z.url({ protocol: /^https?$/ });
-const noOptions = z.strictObject({});
+const httpsUrl = () => z.url({ protocol: /^https?$/ });
 
 const media = (m: Partial<MediaRule> & Pick<MediaRule, 'maxItems'>): MediaRule => ({
   required: false,
@@ -107,91 +108,107 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
     maxText: 280,
     counter: 'x_weighted',
     media: media({ maxItems: 4 }),
-    options: z.strictObject({
-      reply_settings: z.optional(z.enum(['following', 'mentionedUsers', 'subscribers', 'verified'])),
-    }),
+    options: once(() =>
+      z.strictObject({
+        reply_settings: z.optional(z.enum(['following', 'mentionedUsers', 'subscribers', 'verified'])),
+      }),
+    ),
   },
   linkedin: {
     maxText: 3000,
     counter: 'code_points',
     media: media({ maxItems: 20 }),
-    options: z.strictObject({ visibility: z.optional(z.enum(['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'])) }),
+    options: once(() =>
+      z.strictObject({ visibility: z.optional(z.enum(['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'])) }),
+    ),
   },
   bluesky: {
     maxText: 300,
     counter: 'graphemes',
     media: media({ maxItems: 4 }),
-    options: z.strictObject({
-      langs: z.optional(
-        z.array(z.string().check(z.regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$/))).check(z.maxLength(3)),
-      ),
-    }),
+    options: once(() =>
+      z.strictObject({
+        langs: z.optional(
+          z.array(z.string().check(z.regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$/))).check(z.maxLength(3)),
+        ),
+      }),
+    ),
   },
   mastodon: {
     maxText: 500,
     counter: 'chars_urls_23',
     media: media({ maxItems: 4, kinds: ['image', 'video', 'audio'] }),
-    options: z.strictObject({
-      visibility: z.optional(z.enum(['public', 'unlisted', 'private', 'direct'])),
-      spoiler_text: z.optional(z.string().check(z.maxLength(500))),
-      sensitive: z.optional(z.boolean()),
-      language: z.optional(z.string().check(z.regex(/^[a-z]{2,3}$/))),
-    }),
+    options: once(() =>
+      z.strictObject({
+        visibility: z.optional(z.enum(['public', 'unlisted', 'private', 'direct'])),
+        spoiler_text: z.optional(z.string().check(z.maxLength(500))),
+        sensitive: z.optional(z.boolean()),
+        language: z.optional(z.string().check(z.regex(/^[a-z]{2,3}$/))),
+      }),
+    ),
   },
   threads: {
     maxText: 500,
     counter: 'code_points',
     media: media({ maxItems: 20, maxVideos: 20, mixed: true }),
-    options: z.strictObject({
-      reply_control: z.optional(z.enum(['everyone', 'accounts_you_follow', 'mentioned_only'])),
-    }),
+    options: once(() =>
+      z.strictObject({
+        reply_control: z.optional(z.enum(['everyone', 'accounts_you_follow', 'mentioned_only'])),
+      }),
+    ),
   },
   instagram: {
     maxText: 2200,
     counter: 'code_points',
     media: media({ required: true, maxItems: 10, maxVideos: 10, mixed: true }),
-    options: noOptions,
+    options: once(() => z.strictObject({})),
   },
   facebook: {
     maxText: 63206,
     counter: 'code_points',
     media: media({ maxItems: 10 }),
-    options: z.strictObject({ link: z.optional(httpsUrl) }),
+    options: once(() => z.strictObject({ link: z.optional(httpsUrl()) })),
   },
   tiktok: {
     maxText: 2200,
     counter: 'code_points',
     media: media({ required: true, maxItems: 35 }),
-    options: z.strictObject({
-      privacy_level: z.optional(
-        z.enum(['PUBLIC_TO_EVERYONE', 'MUTUAL_FOLLOW_FRIENDS', 'FOLLOWER_OF_CREATOR', 'SELF_ONLY']),
-      ),
-      disable_comment: z.optional(z.boolean()),
-      disable_duet: z.optional(z.boolean()),
-      disable_stitch: z.optional(z.boolean()),
-    }),
+    options: once(() =>
+      z.strictObject({
+        privacy_level: z.optional(
+          z.enum(['PUBLIC_TO_EVERYONE', 'MUTUAL_FOLLOW_FRIENDS', 'FOLLOWER_OF_CREATOR', 'SELF_ONLY']),
+        ),
+        disable_comment: z.optional(z.boolean()),
+        disable_duet: z.optional(z.boolean()),
+        disable_stitch: z.optional(z.boolean()),
+      }),
+    ),
   },
   youtube: {
     maxText: 5000,
     counter: 'code_points',
     media: media({ required: true, maxItems: 1, maxImages: 0, kinds: ['video'] }),
-    options: z.strictObject({
-      title: z.optional(str(100).check(z.regex(/^[^<>]*$/))),
-      privacy_status: z.optional(z.enum(['public', 'unlisted', 'private'])),
-      tags: z.optional(z.array(str(100)).check(z.maxLength(30))),
-      made_for_kids: z.optional(z.boolean()),
-      category_id: z.optional(z.string().check(z.regex(/^[0-9]{1,3}$/))),
-    }),
+    options: once(() =>
+      z.strictObject({
+        title: z.optional(str(100).check(z.regex(/^[^<>]*$/))),
+        privacy_status: z.optional(z.enum(['public', 'unlisted', 'private'])),
+        tags: z.optional(z.array(str(100)).check(z.maxLength(30))),
+        made_for_kids: z.optional(z.boolean()),
+        category_id: z.optional(z.string().check(z.regex(/^[0-9]{1,3}$/))),
+      }),
+    ),
   },
   pinterest: {
     maxText: 800,
     counter: 'code_points',
     media: media({ required: true, maxItems: 1 }),
-    options: z.strictObject({
-      board_id: z.optional(z.string().check(z.regex(/^[0-9]{1,32}$/))),
-      link: z.optional(httpsUrl.check(z.maxLength(2048))),
-      title: z.optional(str(100)),
-    }),
+    options: once(() =>
+      z.strictObject({
+        board_id: z.optional(z.string().check(z.regex(/^[0-9]{1,32}$/))),
+        link: z.optional(httpsUrl().check(z.maxLength(2048))),
+        title: z.optional(str(100)),
+      }),
+    ),
   },
 };
 
@@ -247,7 +264,7 @@ export function checkVariant(platform: Platform, variant: VariantInput, base: st
     });
   }
 
-  const parsed = rule.options.safeParse(variant.options ?? {}, { reportInput: true });
+  const parsed = rule.options().safeParse(variant.options ?? {}, { reportInput: true });
   if (!parsed.success) {
     for (const e of issuesToFieldErrors(parsed.error.issues, `${base}/options`)) {
       errors.push({ pointer: e.pointer, code: 'invalid_option', message: `${platform}: ${e.message}` });

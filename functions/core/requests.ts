@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { LIMITS, MEDIA_KINDS, POST_STATUSES } from './constants.ts';
+import { once } from './once.ts';
 import { EVENT_TYPES } from './webhooks.ts';
 
 // What each operation accepts (body or query). Every schema is built on first use, once: an
@@ -15,15 +16,6 @@ export const meta = <T extends z.ZodMiniType>(
   z.globalRegistry.add(schema, m);
   return schema;
 };
-
-/** A schema built on first call; later calls answer the same instance. */
-export function once<T>(build: () => T): () => T {
-  let built: T | undefined;
-  return () => {
-    built ??= build();
-    return built;
-  };
-}
 
 export const dateTime = /* @__PURE__ */ once(() => z.iso.datetime({ offset: true }));
 
