@@ -12,6 +12,7 @@ import {
 import { POST_STATUSES } from '#core/schemas';
 import { EVENT_TYPES } from '#core/webhooks';
 import { apiOperations, type Feature, SCOPES, type Scope } from '#lib/operations';
+import { MCP_TOOL_NAMES } from '../support/fixtures.ts';
 
 // The MCP tools (DECISIONS §7): one per API operation, generated from the manifest and the zod
 // contracts, filtered per key, and turned back into the REST request they stand for.
@@ -19,28 +20,7 @@ import { apiOperations, type Feature, SCOPES, type Scope } from '#lib/operations
 type Json = Record<string, unknown>;
 type Schema = Json & { properties: Record<string, Json>; required?: string[] };
 
-const ALL_NAMES = [
-  'list_channels',
-  'list_media',
-  'create_media_upload',
-  'complete_media_upload',
-  'list_posts',
-  'create_post',
-  'get_post',
-  'reschedule_post',
-  'delete_post',
-  'publish_post',
-  'get_analytics',
-  'get_usage',
-  'list_webhook_endpoints',
-  'create_webhook_endpoint',
-  'update_webhook_endpoint',
-  'delete_webhook_endpoint',
-  'test_webhook_endpoint',
-  'rotate_webhook_secret',
-  'list_webhook_deliveries',
-];
-const WEBHOOK_TOOLS = ALL_NAMES.filter((n) => n.includes('webhook'));
+const WEBHOOK_TOOLS = MCP_TOOL_NAMES.filter((n) => n.includes('webhook'));
 
 /** The hints of every tool that writes (GET tools follow one rule). */
 const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; openWorld: boolean }]> = [
@@ -81,7 +61,7 @@ function toolIn(tools: Array<ToolSpec['tool']>, name: string): ToolSpec['tool'] 
 describe('allTools', () => {
   it('has exactly one tool per API operation, in manifest order, with snake_case names', () => {
     const tools = allTools();
-    expect(names(tools.map((t) => t.tool))).toEqual(ALL_NAMES);
+    expect(names(tools.map((t) => t.tool))).toEqual(MCP_TOOL_NAMES);
     expect(tools.map((t) => t.op.id)).toEqual(apiOperations.map((op) => op.id));
     expect(tools).toHaveLength(apiOperations.length);
     for (const t of tools) {
@@ -114,7 +94,7 @@ describe('allTools', () => {
 });
 
 describe('input schemas', () => {
-  it.each(ALL_NAMES)('%s takes a closed JSON Schema object with no $ref at the root', (name) => {
+  it.each(MCP_TOOL_NAMES)('%s takes a closed JSON Schema object with no $ref at the root', (name) => {
     const schema = schemaOf(name);
     expect(schema.type).toBe('object');
     expect(schema.additionalProperties).toBe(false);
@@ -263,7 +243,7 @@ describe('annotations', () => {
     const gets = allTools()
       .filter((t) => t.op.method === 'GET')
       .map((t) => t.name);
-    expect([...gets, ...WRITE_HINTS.map(([n]) => n)].sort()).toEqual([...ALL_NAMES].sort());
+    expect([...gets, ...WRITE_HINTS.map(([n]) => n)].sort()).toEqual([...MCP_TOOL_NAMES].sort());
   });
 
   it('marks exactly publish_post and delete_post as needing the dangerous-operations toggle', () => {
@@ -310,7 +290,7 @@ describe('visibleTools', () => {
   ) => visibleTools({ scopes: scopes instanceof Set ? scopes : new Set(scopes), hasFeature }, dangerous);
 
   it('shows every tool to a key with every scope and plan feature once dangerous operations are on', () => {
-    expect(names(visible(allScopes, true))).toEqual(ALL_NAMES);
+    expect(names(visible(allScopes, true))).toEqual(MCP_TOOL_NAMES);
   });
 
   it('filters by the key scopes', () => {
@@ -336,7 +316,7 @@ describe('visibleTools', () => {
       return f !== 'webhooks';
     });
     expect(WEBHOOK_TOOLS).toHaveLength(7);
-    expect(names(tools)).toEqual(ALL_NAMES.filter((n) => !WEBHOOK_TOOLS.includes(n)));
+    expect(names(tools)).toEqual(MCP_TOOL_NAMES.filter((n) => !WEBHOOK_TOOLS.includes(n)));
     expect(new Set(asked)).toEqual(new Set(['webhooks', 'analytics']));
   });
 
@@ -344,12 +324,12 @@ describe('visibleTools', () => {
     const shown = names(visible(allScopes, true, (f) => f !== 'analytics'));
     expect(shown).not.toContain('get_analytics');
     expect(shown).toContain('get_usage');
-    expect(shown).toHaveLength(ALL_NAMES.length - 1);
+    expect(shown).toHaveLength(MCP_TOOL_NAMES.length - 1);
   });
 
   it('hides publish_post and delete_post, and publish_now from create_post, while the toggle is off', () => {
     const tools = visible(allScopes, false);
-    expect(names(tools)).toEqual(ALL_NAMES.filter((n) => n !== 'publish_post' && n !== 'delete_post'));
+    expect(names(tools)).toEqual(MCP_TOOL_NAMES.filter((n) => n !== 'publish_post' && n !== 'delete_post'));
     const create = toolIn(tools, 'create_post');
     const schema = schemaIn(create);
     expect(Object.keys(schema.properties)).toEqual([
@@ -384,7 +364,7 @@ describe('visibleTools', () => {
       expect(names(visible(['posts:write'], on)).includes('publish_post')).toBe(on);
     }
     expect(PUBLISH_NOW in schemaOf('create_post').properties).toBe(true);
-    expect(allTools().map((t) => t.name)).toEqual(ALL_NAMES);
+    expect(allTools().map((t) => t.name)).toEqual(MCP_TOOL_NAMES);
   });
 });
 

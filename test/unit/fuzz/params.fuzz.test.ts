@@ -37,13 +37,8 @@ import {
 // 401 → 403 scope / plan feature → 429 → 400 → 403 dangerous_ops_disabled → 404 → 409). Each
 // answer must be a documented 4xx problem+json that changed nothing (see world.ts).
 
-vi.mock('node:dns', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns')>();
-  // Every name resolves into private space: no network, and any webhook host name is refused.
-  const lookup = async () => [{ address: '10.0.0.1', family: 4 }];
-  const promises = { ...actual.promises, lookup };
-  return { ...actual, default: { ...actual, promises }, promises };
-});
+// Every name resolves into private space: no network, and any webhook host name is refused.
+vi.mock('node:dns', async (importOriginal) => (await import('./private-dns.ts')).privateDns(importOriginal));
 
 beforeAll(loadHandlers, 60_000);
 afterAll(() => printObservations('params'));

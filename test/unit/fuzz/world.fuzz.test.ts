@@ -19,16 +19,8 @@ import {
 // the other properties assume (accepted, or refused only for the reason noted), and the public
 // OpenAPI operation answers whatever it is sent.
 
-vi.mock('node:dns', async (importOriginal) => {
-  const actual = await importOriginal<typeof import('node:dns')>();
-  // A resolver that points every name at private space (no network; every webhook host is refused).
-  const lookup = async () => [{ address: '10.0.0.1', family: 4 }];
-  return {
-    ...actual,
-    default: { ...actual, promises: { ...actual.promises, lookup } },
-    promises: { ...actual.promises, lookup },
-  };
-});
+// Every name resolves into private space: no network, and any webhook host name is refused.
+vi.mock('node:dns', async (importOriginal) => (await import('./private-dns.ts')).privateDns(importOriginal));
 
 beforeAll(loadHandlers, 60_000);
 afterAll(() => printObservations('world'));

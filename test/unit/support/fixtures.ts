@@ -294,3 +294,26 @@ export function jsonOf<T>(res: { body?: string | undefined }): T {
 
 /** An ISO time `days` from now (real clock: handlers read `new Date()`). */
 export const daysFromNow = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+
+/** The MCP tools, in manifest order (written out: the tests' oracle, not derived from the code). */
+export const MCP_TOOL_NAMES = [
+  'list_channels',
+  'list_media',
+  'create_media_upload',
+  'complete_media_upload',
+  'list_posts',
+  'create_post',
+  'get_post',
+  'reschedule_post',
+  'delete_post',
+  'publish_post',
+  'get_analytics',
+  'get_usage',
+  'list_webhook_endpoints',
+  'create_webhook_endpoint',
+  'update_webhook_endpoint',
+  'delete_webhook_endpoint',
+  'test_webhook_endpoint',
+  'rotate_webhook_secret',
+  'list_webhook_deliveries',
+];

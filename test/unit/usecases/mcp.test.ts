@@ -14,6 +14,7 @@ import {
   fixedId,
   type Item,
   lambdaContext,
+  MCP_TOOL_NAMES,
   ORG_ID,
   org,
   orgItem,
@@ -51,28 +52,7 @@ const REVOKED = apiKey({ scopes: [...SCOPES], n: 4, revoked: true });
 const UNKNOWN = apiKey({ scopes: [...SCOPES], n: 5 });
 const POST_ID = fixedId('post', 7);
 
-const ALL_TOOLS = [
-  'list_channels',
-  'list_media',
-  'create_media_upload',
-  'complete_media_upload',
-  'list_posts',
-  'create_post',
-  'get_post',
-  'reschedule_post',
-  'delete_post',
-  'publish_post',
-  'get_analytics',
-  'get_usage',
-  'list_webhook_endpoints',
-  'create_webhook_endpoint',
-  'update_webhook_endpoint',
-  'delete_webhook_endpoint',
-  'test_webhook_endpoint',
-  'rotate_webhook_secret',
-  'list_webhook_deliveries',
-];
-const SAFE_TOOLS = ALL_TOOLS.filter((n) => n !== 'publish_post' && n !== 'delete_post');
+const SAFE_TOOLS = MCP_TOOL_NAMES.filter((n) => n !== 'publish_post' && n !== 'delete_post');
 
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -402,7 +382,7 @@ describe('tools/list', () => {
     ddb.reset();
     serveItems(ddb, table(true));
     const tools = await listTools();
-    expect(tools.map((t) => t.name)).toEqual(ALL_TOOLS);
+    expect(tools.map((t) => t.name)).toEqual(MCP_TOOL_NAMES);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     expect(Object.keys(byName.create_post?.inputSchema.properties ?? {})).toContain('publish_now');
     expect(byName.delete_post?.annotations).toMatchObject({ destructiveHint: true, idempotentHint: true });
@@ -431,7 +411,7 @@ describe('tools/list', () => {
     ddb.reset();
     serveItems(ddb, table(true));
     const names = (await listTools(FREE_KEY)).map((t) => t.name);
-    expect(names).toEqual(ALL_TOOLS.filter((n) => !n.includes('webhook')));
+    expect(names).toEqual(MCP_TOOL_NAMES.filter((n) => !n.includes('webhook')));
   });
 });
 
