@@ -348,7 +348,9 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
       },
     });
     const bad = await publish('x');
-    await until(() => rx.ofType('post.failed').length > 0 || undefined);
+    // Each event is its own delivery, in no guaranteed order: wait for every type asserted below.
+    const expected = ['channel.connected', 'post.published', 'post.failed', 'delivery.failed'];
+    await until(() => expected.every((t) => rx.ofType(t).length > 0) || undefined);
     const byType = (type: string) => {
       const [msg] = rx.ofType(type);
       expect(msg, type).toBeDefined();
