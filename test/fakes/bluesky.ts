@@ -201,7 +201,7 @@ export function createFake(): FakeBluesky {
       fake.maxBlobBytes = 100_000_000;
     },
 
-    handle(req: FakeRequest, _ctx: FakeContext): FakeResponse {
+    handle(req: FakeRequest, _ctx: FakeContext): FakeResponse | null {
       const nsid = req.path.replace(/^\/xrpc\//, '');
       const body = (req.json ?? {}) as Record<string, unknown>;
 
@@ -343,9 +343,7 @@ export function createFake(): FakeBluesky {
         return { status: 200, body: { posts } };
       }
 
-      // A real PDS answers an XRPC method it does not serve exactly like this (XRPC error
-      // `MethodNotImplemented`, HTTP 501), so a connector calling an unexpected method fails loudly.
-      return err(501, 'MethodNotImplemented', `Method Not Implemented: ${nsid}`);
+      return null;
     },
   };
   return fake;

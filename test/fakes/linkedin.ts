@@ -98,7 +98,7 @@ export function createFake(): FakeLinkedIn {
     };
   }
 
-  async function handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse> {
+  async function handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse | null> {
     if (req.method === 'POST' && req.path === '/oauth/v2/accessToken') {
       const form = new URLSearchParams(req.body.toString('utf8'));
       const id = form.get('client_id') ?? '';
@@ -419,7 +419,7 @@ export function createFake(): FakeLinkedIn {
       };
     }
 
-    return li(404, `No resource found for ${req.method} ${req.path}`);
+    return null;
   }
 
   const fake: FakeLinkedIn = {

@@ -114,7 +114,7 @@ export function createFake(): FakeMastodon {
       fake.processingPolls = 0;
     },
 
-    async handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse> {
+    async handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse | null> {
       const token = bearer(req);
       if (!token || !fake.validTokens.has(token)) return err(401, 'The access token is invalid');
       const base = ctx.base;
@@ -268,7 +268,7 @@ export function createFake(): FakeMastodon {
         return { status: 200, body: list.map(statusJson) };
       }
 
-      return err(404, 'Record not found');
+      return null;
     },
   };
   return fake;

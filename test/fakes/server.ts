@@ -29,7 +29,8 @@ export interface FakeResponse {
 
 export interface FakePlatform {
   readonly name: string;
-  handle(req: FakeRequest, fake: FakeContext): FakeResponse | Promise<FakeResponse>;
+  /** null: this fake serves no such route (the server answers one uniform 404 for every fake). */
+  handle(req: FakeRequest, fake: FakeContext): FakeResponse | null | Promise<FakeResponse | null>;
   reset(): void;
 }
 
@@ -203,7 +204,10 @@ export class FakePlatforms {
         out = { status: failure.status, body: failure.body, headers: failure.headers };
       } else {
         try {
-          out = await fake.handle(fr, { base: this.url(name) });
+          out = (await fake.handle(fr, { base: this.url(name) })) ?? {
+            status: 404,
+            body: { error: 'no_route', message: `The ${name} fake serves no ${fr.method} ${fr.path}.` },
+          };
         } catch (err) {
           out = { status: 500, body: { error: (err as Error).message } };
         }

@@ -309,3 +309,22 @@ describe('metrics', () => {
     expect(calls('app.bsky.feed.getPosts')[0]?.query.getAll('uris')).toEqual([externalId]);
   });
 });
+
+describe('the fake itself', () => {
+  it('answers a route it does not serve with the shared 404, naming the call', async () => {
+    const session = await fetch(`${fakes.url('bluesky')}/xrpc/com.atproto.server.createSession`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ identifier: 'probe.bsky.social', password: 'app-password' }),
+    });
+    const { accessJwt } = (await session.json()) as { accessJwt: string };
+    const res = await fetch(`${fakes.url('bluesky')}/xrpc/com.example.unknownMethod`, {
+      headers: { authorization: `Bearer ${accessJwt}` },
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({
+      error: 'no_route',
+      message: 'The bluesky fake serves no GET /xrpc/com.example.unknownMethod.',
+    });
+  });
+});

@@ -123,7 +123,7 @@ export function whenPlatformAnswers(
   const original = fake.handle;
   fake.handle = async (req, ctx) => {
     const res = await original.call(fake, req, ctx);
-    await hook(req, res);
+    if (res) await hook(req, res);
     return res;
   };
   restorers.push(() => {
