@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { operations, SCOPES } from '#lib/operations';
+import { type Operation, operations, SCOPES } from '#lib/operations';
 import { type Contract, contracts, type OperationId } from './contracts.ts';
 import { PROBLEMS, type ProblemCode, problemType } from './errors.ts';
 import './schemas.ts';
@@ -15,6 +15,13 @@ const ALWAYS: ProblemCode[] = [
   'rate_limited',
   'quota_exhausted',
   'internal_error',
+];
+
+/** What the request pipeline itself may refuse an API-key operation with (shared/http.ts). */
+const pipelineCodes = (op: Operation, contract: Contract): ProblemCode[] => [
+  ...(contract.body || contract.query ? (['validation_failed'] as const) : []),
+  'insufficient_scope',
+  ...(op.feature ? (['feature_not_enabled'] as const) : []),
 ];
 
 const REF = '#/components/schemas/';
@@ -182,8 +189,10 @@ function operationObject(id: OperationId, docsUrl: string): Json {
       },
     },
   };
-  const codes =
-    op.scope === null ? [...contract.errors, 'internal_error' as const] : [...contract.errors, ...ALWAYS];
+  const codes: ProblemCode[] =
+    op.scope === null
+      ? [...contract.errors, 'internal_error']
+      : [...pipelineCodes(op, contract), ...contract.errors, ...ALWAYS];
   const byStatus = new Map<number, ProblemCode[]>();
   for (const code of codes)
     byStatus.set(PROBLEMS[code].status, [...(byStatus.get(PROBLEMS[code].status) ?? []), code]);

@@ -7,7 +7,11 @@ import type { OperationId } from './requests.ts';
 
 export interface OperationDoc {
   description: string;
-  /** Operation-specific problem codes; 401, 429 and 500 apply to every API-key operation. */
+  /**
+   * Operation-specific problem codes. The OpenAPI generator adds what the pipeline may answer for
+   * any API-key operation: 401, 429 and 500, validation_failed, insufficient_scope, and
+   * feature_not_enabled when the manifest gates the operation behind a plan feature.
+   */
   errors: ProblemCode[];
   /** Honours an Idempotency-Key header. */
   idempotent?: boolean;
@@ -17,48 +21,33 @@ export const operationDocs = {
   listChannels: {
     description:
       'All connected channels with their connection health. Not paginated: the channel count is bounded by plan.',
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+    errors: [],
   },
   listMedia: {
     description:
       'Media assets newest first, pending ones included. Pass `next_cursor` as `after` for the next page.',
-    errors: ['invalid_request', 'validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+    errors: ['invalid_request'],
   },
   createMediaUpload: {
     description:
       'Starts an upload: creates a `pending` asset and answers a presigned `upload_url` valid for 15 minutes. PUT the raw bytes there with the same Content-Type, then call completeMediaUpload. The asset kind is inferred from content_type.',
-    errors: [
-      'invalid_request',
-      'validation_failed',
-      'insufficient_scope',
-      'feature_not_enabled',
-      'payload_too_large',
-    ],
+    errors: ['invalid_request', 'payload_too_large'],
   },
   completeMediaUpload: {
     description:
       'Probes the uploaded bytes (type, image dimensions, video/audio duration, a poster frame for videos) and makes the asset `ready`. No body. Repeating the call on a ready asset is a no-op. Before the bytes arrived or after the ticket expired: 409. Bytes that are not what content_type says: 400 (`content_mismatch`), the asset stays pending.',
-    errors: [
-      'validation_failed',
-      'insufficient_scope',
-      'feature_not_enabled',
-      'resource_not_found',
-      'resource_conflict',
-    ],
+    errors: ['resource_not_found', 'resource_conflict'],
   },
   listPosts: {
     description:
       'Posts newest first, each with its variants and latest deliveries. Pass `next_cursor` as `after` for the next page; `status` filters.',
-    errors: ['invalid_request', 'validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+    errors: ['invalid_request'],
   },
   createPost: {
     description:
       'Creates a post with one variant per channel. Exactly one mode: `draft: true` (save only), `scheduled_at` (a future time) or `publish_now: true` (needs the Dangerous AI operations toggle). Each variant is checked against its platform (text length, media, options). With approval required in the workspace, scheduled and publish-now posts start as `needs_approval`.',
     errors: [
       'invalid_request',
-      'validation_failed',
-      'insufficient_scope',
-      'feature_not_enabled',
       'dangerous_ops_disabled',
       'idempotency_in_progress',
       'payload_too_large',
@@ -69,103 +58,66 @@ export const operationDocs = {
   getPost: {
     description:
       'A post with its variants and latest per-channel delivery outcomes; poll it to track delivery.',
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
+    errors: ['resource_not_found'],
   },
   reschedulePost: {
     description:
       'Moves a draft (with variants), scheduled or failed post to a new future `scheduled_at`. Published, publishing and needs_approval posts answer 409.',
-    errors: [
-      'invalid_request',
-      'validation_failed',
-      'insufficient_scope',
-      'feature_not_enabled',
-      'resource_not_found',
-      'resource_conflict',
-      'payload_too_large',
-    ],
+    errors: ['invalid_request', 'resource_not_found', 'resource_conflict', 'payload_too_large'],
   },
   deletePost: {
     description:
       'Removes a post (needs the Dangerous AI operations toggle). A publishing post answers 409. Content already published on a platform is not retracted.',
-    errors: [
-      'validation_failed',
-      'insufficient_scope',
-      'feature_not_enabled',
-      'dangerous_ops_disabled',
-      'resource_not_found',
-      'resource_conflict',
-    ],
+    errors: ['dangerous_ops_disabled', 'resource_not_found', 'resource_conflict'],
   },
   publishPost: {
     description:
       'Publishes a draft, scheduled or failed post now (needs the Dangerous AI operations toggle); delivery continues in the background, read it with getPost. A publishing post is accepted as-is; a published one answers 409. Republishing a failed post re-sends only the channels that did not publish.',
-    errors: [
-      'validation_failed',
-      'insufficient_scope',
-      'feature_not_enabled',
-      'dangerous_ops_disabled',
-      'resource_not_found',
-      'resource_conflict',
-    ],
+    errors: ['dangerous_ops_disabled', 'resource_not_found', 'resource_conflict'],
   },
   getAnalytics: {
     description:
       'A summary of the workspace: posts per status, delivery outcomes per (post, channel) and their success rate, posts published and failed per UTC day over the last 14 days (today last), and engagement summed across the platforms synced so far (refreshed hourly for posts published in the last 7 days).',
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+    errors: [],
   },
   getUsage: {
     description:
       'The effective plan and its meters for the current UTC calendar month: `api_requests` (every authenticated /v1 call not refused with 429, this one included), `posts_per_month` (posts first scheduled or published this month) and `channels` (connected channels).',
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+    errors: [],
   },
   listWebhookEndpoints: {
     description:
       'All webhook endpoints of the workspace with their subscription and failure-ladder state, newest first. Secrets are never listed.',
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled'],
+    errors: [],
   },
   createWebhookEndpoint: {
     description:
       'Registers a delivery URL for the listed event types. The answer carries the signing secret (`whsec_…`), shown only this once. Every delivery is signed with Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature), body `{type, timestamp, data}`; failed deliveries are retried at +5 s, +5 min, +30 min, +2 h, +5 h, +10 h and +14 h (≈31.7 h). The URL is checked against private and cloud-metadata address space now and at every delivery (field code forbidden_address). At most 20 endpoints per workspace (409 beyond).',
-    errors: [
-      'invalid_request',
-      'validation_failed',
-      'insufficient_scope',
-      'feature_not_enabled',
-      'resource_conflict',
-      'payload_too_large',
-    ],
+    errors: ['invalid_request', 'resource_conflict', 'payload_too_large'],
   },
   updateWebhookEndpoint: {
     description:
       'Partially updates an endpoint (url, event_types, description, enabled; at least one). A new url is re-checked like at creation. `enabled: true` on an auto-disabled or disabled endpoint clears its failure state and resumes deliveries. A concurrent change answers 409; read and retry.',
-    errors: [
-      'invalid_request',
-      'validation_failed',
-      'insufficient_scope',
-      'feature_not_enabled',
-      'resource_not_found',
-      'resource_conflict',
-      'payload_too_large',
-    ],
+    errors: ['invalid_request', 'resource_not_found', 'resource_conflict', 'payload_too_large'],
   },
   deleteWebhookEndpoint: {
     description: 'Removes an endpoint; its pending retries are dropped.',
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
+    errors: ['resource_not_found'],
   },
   testWebhookEndpoint: {
     description:
       'Sends one signed `webhook.test` event to the endpoint now, whatever its subscription or state, and answers with the result. Not retried and not counted by the failure ladder; it appears in the delivery log.',
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
+    errors: ['resource_not_found'],
   },
   rotateWebhookSecret: {
     description:
       'Replaces the signing secret. The new one is answered once; the previous one keeps signing alongside it for 24 h (two `v1,` signatures in webhook-signature), then stops. Rotating again within the 24 h drops the older secret at once.',
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
+    errors: ['resource_not_found'],
   },
   listWebhookDeliveries: {
     description:
       "The delivery log: the endpoint's 50 most recently attempted events, newest first, each with every attempt (status code, duration, error) and the next retry time.",
-    errors: ['validation_failed', 'insufficient_scope', 'feature_not_enabled', 'resource_not_found'],
+    errors: ['resource_not_found'],
   },
   getOpenApi: {
     description: 'This document. Served without an API key.',
