@@ -359,6 +359,7 @@ export async function recordAttempt(
           updated_at = :at, gsi1pk = :g1, gsi1sk = :g2${nextAttemptAt ? ', next_attempt_at = :next' : ''}
           REMOVE claim_n, claim_token, claim_until${nextAttemptAt ? '' : ', next_attempt_at'}`,
         ConditionExpression: 'claim_token = :token AND claim_n = :n',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
           ':n': n,
@@ -376,14 +377,7 @@ export async function recordAttempt(
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
     // Our own record, applied by an earlier SDK attempt whose answer was lost?
-    const res = await ddb.send(
-      new GetCommand({
-        TableName: TABLE_NAME,
-        Key: keys.webhookDelivery(c.orgId, c.endpointId, c.eventId),
-        ConsistentRead: true,
-      }),
-    );
-    const last = (res.Item as WebhookDeliveryRecord | undefined)?.attempts?.at(-1);
+    const last = (conditionFailureItem(err) as WebhookDeliveryRecord | undefined)?.attempts?.at(-1);
     return last?.attempt === n && last.attempted_at === attempt.attempted_at;
   }
 }

@@ -145,6 +145,9 @@ const job = (attempt = 1, dueInMs = 0): WebhookJob => ({
   due_at: new Date(Date.now() + dueInMs).toISOString(),
 });
 
+/** The condition of recordAttempt (claim and record both ask for the old item on failure). */
+const RECORD_CONDITION = 'claim_token = :token AND claim_n = :n';
+
 const conditionFailed = (item?: Record<string, unknown>) =>
   new ConditionalCheckFailedException({
     message: 'The conditional request failed',
@@ -166,12 +169,14 @@ beforeEach(() => {
     Item: stored && input.Key?.sk === stored.sk ? structuredClone(stored) : undefined,
   }));
   ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
+    if (input.ConditionExpression === RECORD_CONDITION) {
+      if (recordFails) throw conditionFailed();
+      return {};
+    }
     if (input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD') {
       if (claimFailure) throw claimFailure;
       return {};
     }
-    if (input.ConditionExpression === 'claim_token = :token AND claim_n = :n' && recordFails)
-      throw conditionFailed();
     if (String(input.Key?.sk).startsWith('WHE#')) return { Attributes: structuredClone(stored) };
     return {};
   });
@@ -192,12 +197,13 @@ afterEach(() => {
 
 const updates = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
 const claimCall = () => {
-  const claims = updates().filter((u) => u.ReturnValuesOnConditionCheckFailure === 'ALL_OLD');
+  const claims = updates().filter(
+    (u) => u.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && u.ConditionExpression !== RECORD_CONDITION,
+  );
   expect(claims).toHaveLength(1);
   return claims[0] as UpdateCommandInput;
 };
-const recordCalls = () =>
-  updates().filter((u) => u.ConditionExpression === 'claim_token = :token AND claim_n = :n');
+const recordCalls = () => updates().filter((u) => u.ConditionExpression === RECORD_CONDITION);
 const recordCall = () => {
   const records = recordCalls();
   expect(records).toHaveLength(1);
