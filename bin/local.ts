@@ -6,9 +6,9 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { operations, queues, stateMachines, workers } from '#lib/operations';
+import { apiOperations, DEFAULT_TIMEOUT_SECONDS, queues, stateMachines, workers } from '#lib/operations';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
-import { createFrontDoor, lambdaContext } from './local/front-door.ts';
+import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
 import { QueuePoller } from './local/queue-poller.ts';
 import {
@@ -84,14 +84,17 @@ async function main() {
     const standins: AwsStandins = await startAwsStandins({
       kmsKeyMaterial: Buffer.from(localSecret(dir, 'kms'), 'base64url'),
       stateMachines: await Promise.all(stateMachines.map((spec) => localStateMachine(spec))),
-      // The MCP server's tool calls: the operation's handler module, as Lambda Invoke would run it.
+      // The MCP server's tool calls: the operation's handler module, as Lambda Invoke would run it
+      // (the API operations only, as in AWS, where the MCP role may invoke nothing else).
       invoke: async (name, payload) => {
-        const op = operations.find((o) => o.id === name);
+        const op = apiOperations.find((o) => o.id === name);
         if (!op) throw new Error(`no function ${name}`);
-        const mod = (await import(join(root, op.entry))) as {
-          handler: (event: unknown, context: unknown) => Promise<unknown>;
-        };
-        return mod.handler(payload, lambdaContext(op.id, randomUUID(), (op.timeoutSeconds ?? 10) * 1000));
+        const handler = await loadHandler<(event: unknown, context: unknown) => Promise<unknown>>(
+          root,
+          op.entry,
+        );
+        const timeoutMs = (op.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
+        return handler(payload, lambdaContext(op.id, randomUUID(), timeoutMs));
       },
       log: (line) => console.log(`[aws] ${line}`),
     });
@@ -101,7 +104,7 @@ async function main() {
       AWS_ENDPOINT_URL_SFN: standins.endpoint,
       AWS_ENDPOINT_URL_SESV2: standins.endpoint,
       AWS_ENDPOINT_URL_LAMBDA: standins.endpoint,
-      HERALD_OPERATION_FUNCTIONS: JSON.stringify(Object.fromEntries(operations.map((o) => [o.id, o.id]))),
+      HERALD_OPERATION_FUNCTIONS: JSON.stringify(Object.fromEntries(apiOperations.map((o) => [o.id, o.id]))),
       WEBHOOK_SECRETS_KEY_ID: 'alias/herald-webhook-secrets',
       HERALD_NOTIFY_FROM: process.env.HERALD_NOTIFY_FROM ?? 'herald@localhost',
       ...Object.fromEntries(stateMachines.map((spec) => [spec.env, localStateMachineArn(spec.name)])),
@@ -116,9 +119,7 @@ async function main() {
       useQueueUrlAsEndpoint: false,
     });
     for (const worker of workers) {
-      const mod = (await import(join(root, worker.entry))) as {
-        handler: (...args: never[]) => Promise<unknown>;
-      };
+      const handler = await loadHandler<(...args: never[]) => Promise<unknown>>(root, worker.entry);
       const context = () =>
         lambdaContext(worker.id, `${worker.id}-${Date.now()}`, worker.timeoutSeconds * 1000);
       const onError = (err: unknown) => console.error(`[${worker.id}]`, err);
@@ -131,7 +132,7 @@ async function main() {
             credentials: LOCAL_CREDENTIALS,
           }),
           streamArn,
-          handler: mod.handler as ConstructorParameters<typeof StreamPoller>[0]['handler'],
+          handler: handler as ConstructorParameters<typeof StreamPoller>[0]['handler'],
           context,
           checkpointFile: join(dir, 'stream-checkpoints.json'),
           onError,
@@ -144,7 +145,7 @@ async function main() {
           client: sqs,
           queueUrl: trigger.dlq ? q.dlqUrl : q.url,
           queueArn: trigger.dlq ? q.dlqArn : q.arn,
-          handler: mod.handler as ConstructorParameters<typeof QueuePoller>[0]['handler'],
+          handler: handler as ConstructorParameters<typeof QueuePoller>[0]['handler'],
           context,
           concurrency: trigger.concurrency,
           batchSize: trigger.batchSize,
@@ -154,7 +155,7 @@ async function main() {
         stops.push(() => poller.stop());
       } else if (trigger.kind === 'schedule') {
         const timer = new IntervalRunner(
-          () => mod.handler() as Promise<unknown>,
+          () => handler() as Promise<unknown>,
           trigger.localEverySeconds * 1000,
           onError,
         );
@@ -217,12 +218,10 @@ async function localStateMachine(spec: (typeof stateMachines)[number]): Promise<
     if (state.Type !== 'Task' || !ref) continue;
     const worker = workers.find((w) => w.id === ref[1]);
     if (!worker) throw new Error(`${spec.definition}: state ${stateName} names no worker (${ref[1]})`);
-    const mod = (await import(join(root, worker.entry))) as {
-      handler: (payload: unknown) => Promise<unknown>;
-    };
+    const handler = await loadHandler<(payload: unknown) => Promise<unknown>>(root, worker.entry);
     // lambda:invoke answers {Payload: <the function's result>}; the ASL's ResultSelector reads it.
     taskHandlers[stateName] = async (input) => ({
-      Payload: await mod.handler((input as { Payload?: unknown }).Payload),
+      Payload: await handler((input as { Payload?: unknown }).Payload),
     });
   }
   return { arn: localStateMachineArn(spec.name), definition: text, taskHandlers };

@@ -8,6 +8,7 @@ import { Architecture, type ILayerVersion, LoggingFormat, Runtime, Tracing } fro
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { DEFAULT_TIMEOUT_SECONDS } from './operations.ts';
 
 /** Repository root: manifest entries and the lock file are relative to it. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -19,7 +20,7 @@ export interface HeraldFunctionProps {
   readonly entry: string;
   /** Removal policy of the function's log group (per stage). */
   readonly logRemovalPolicy: RemovalPolicy;
-  /** @default 10 seconds */
+  /** @default DEFAULT_TIMEOUT_SECONDS */
   readonly timeout?: Duration;
   readonly description?: string;
   readonly environment?: Record<string, string>;
@@ -70,7 +71,7 @@ export class HeraldFunction extends NodejsFunction {
       memorySize: props.memorySize ?? 1024,
       ...(props.layers ? { layers: props.layers } : {}),
       ...(props.ephemeralStorageSize ? { ephemeralStorageSize: props.ephemeralStorageSize } : {}),
-      timeout: props.timeout ?? Duration.seconds(10),
+      timeout: props.timeout ?? Duration.seconds(DEFAULT_TIMEOUT_SECONDS),
       tracing: Tracing.ACTIVE,
       role,
       logGroup,

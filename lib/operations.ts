@@ -53,11 +53,14 @@ export interface Operation {
   summary: string;
   tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta';
   access: Access;
-  /** @default 10 */
+  /** @default DEFAULT_TIMEOUT_SECONDS */
   timeoutSeconds?: number;
   /** @default 1024 */
   memoryMb?: number;
 }
+
+/** A function's timeout unless its entry says otherwise (CDK and the local stack alike). */
+export const DEFAULT_TIMEOUT_SECONDS = 10;
 
 export const operations: readonly Operation[] = [
   {

@@ -3,7 +3,14 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { fallback, matchPath, mcp, type Operation, operations } from '#lib/operations';
+import {
+  DEFAULT_TIMEOUT_SECONDS,
+  fallback,
+  matchPath,
+  mcp,
+  type Operation,
+  operations,
+} from '#lib/operations';
 import { createMediaDoor, type LocalS3 } from './media-door.ts';
 
 // The local stand-in for API Gateway (HTTP API, payload v2): routes from the manifest, events built
@@ -17,22 +24,21 @@ type Handler = (
 
 /** API Gateway's own payload limit; the handlers enforce the API's smaller one. */
 const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
-const LAMBDA_TIMEOUT_MS = 10_000;
-
 interface Route {
   op: Pick<Operation, 'id' | 'path'> & { method: Operation['method'] | 'ANY' };
   handler: Promise<Handler>;
+  /** The function's timeout in AWS, so middy's early timeout behaves the same locally. */
+  timeoutMs: number;
 }
 
-function load(root: string, entry: string): Promise<Handler> {
-  return import(pathToFileURL(join(root, entry)).href).then((m: { handler: Handler }) => m.handler);
+/** A Lambda's handler, from its entry in the manifest (Node caches the module: one per process). */
+export function loadHandler<H = Handler>(root: string, entry: string): Promise<H> {
+  return import(pathToFileURL(join(root, entry)).href).then((m: { handler: H }) => m.handler);
 }
 
-export function lambdaContext(
-  functionName: string,
-  requestId: string,
-  timeoutMs = LAMBDA_TIMEOUT_MS,
-): Context {
+const timeoutMsOf = (timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) => timeoutSeconds * 1000;
+
+export function lambdaContext(functionName: string, requestId: string, timeoutMs = timeoutMsOf()): Context {
   const deadline = Date.now() + timeoutMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -113,14 +119,20 @@ export function buildEvent(
 
 export function createFrontDoor(root: string, media?: LocalS3): Server {
   const mediaDoor = media ? createMediaDoor(media) : null;
-  const routes: Route[] = operations.map((op) => ({ op, handler: load(root, op.entry) }));
+  const routes: Route[] = operations.map((op) => ({
+    op,
+    handler: loadHandler(root, op.entry),
+    timeoutMs: timeoutMsOf(op.timeoutSeconds),
+  }));
   const mcpRoute: Route = {
     op: { id: mcp.id, method: 'ANY', path: mcp.path },
-    handler: load(root, mcp.entry),
+    handler: loadHandler(root, mcp.entry),
+    timeoutMs: timeoutMsOf(mcp.timeoutSeconds),
   };
   const notFound: Route = {
     op: { id: fallback.id, method: 'GET', path: '$default' },
-    handler: load(root, fallback.entry),
+    handler: loadHandler(root, fallback.entry),
+    timeoutMs: timeoutMsOf(),
   };
   return createServer(async (req, res) => {
     const requestId = randomUUID();
@@ -129,14 +141,15 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       let route: Route | null = path === mcp.path ? mcpRoute : null;
       let params: Record<string, string> = {};
-      for (const r of route ? [] : routes) {
-        const m = r.op.method === req.method ? matchPath(r.op.path, path) : null;
-        if (m) {
-          route = r;
-          params = m;
-          break;
+      if (!route)
+        for (const r of routes) {
+          const m = r.op.method === req.method ? matchPath(r.op.path, path) : null;
+          if (m) {
+            route = r;
+            params = m;
+            break;
+          }
         }
-      }
       const body = await readBody(req);
       if (body === null) {
         res.writeHead(413, { 'content-type': 'application/json', 'x-request-id': requestId });
@@ -146,8 +159,7 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
       const target = route ?? notFound;
       const event = buildEvent(req, route, params, body, requestId);
       const handler = await target.handler;
-      const timeoutMs = target === mcpRoute ? mcp.timeoutSeconds * 1000 : undefined;
-      const result = await handler(event, lambdaContext(target.op.id, requestId, timeoutMs));
+      const result = await handler(event, lambdaContext(target.op.id, requestId, target.timeoutMs));
       const payload = result.isBase64Encoded
         ? Buffer.from(result.body ?? '', 'base64')
         : Buffer.from(result.body ?? '', 'utf8');
