@@ -13,8 +13,8 @@ import {
   RETRY_SCHEDULE_SECONDS,
   retryDelayMs,
   toWebhookEndpoint,
-  type WebhookEndpointRecord,
 } from '#core/webhooks';
+import { webhookEndpoint } from '../support/fixtures.ts';
 
 // The pure webhook rules (DECISIONS §5): the retry schedule and its jitter, how a response is
 // classified, the ladder's deadlines and execution names, what an endpoint shows of itself, and the
@@ -192,14 +192,8 @@ describe('the failure ladder', () => {
 });
 
 describe('toWebhookEndpoint', () => {
-  const rec: WebhookEndpointRecord = {
-    entity: 'webhook_endpoint',
-    id: 'whe_01JD0000000000000000000001',
-    org_id: 'org_01JD0000000000000000000001',
-    url: 'https://hooks.example/herald',
+  const rec = webhookEndpoint({
     description: 'prod',
-    event_types: ['post.published'],
-    enabled: true,
     state: 'warning',
     failure: { consecutive_failures: 3, failing_since: '2030-01-01T00:00:00.000Z', last_status_code: 500 },
     secret: {
@@ -208,9 +202,8 @@ describe('toWebhookEndpoint', () => {
       previous_until: '2030-01-02T00:00:00.000Z',
     },
     created_at: '2029-12-01T00:00:00.000Z',
-    updated_at: '2030-01-01T00:00:00.000Z',
     version: 7,
-  };
+  });
 
   it('shows the configuration and failure state, with absent failure fields as null', () => {
     // Act

@@ -12,9 +12,12 @@ import {
   jsonHeaders,
   jsonOf,
   lambdaContext,
+  mediaAsset,
+  mediaItem,
   ORG_ID,
   org,
   orgItem,
+  PNG_2x3,
   problemOf,
 } from '../support/fixtures.ts';
 import { FakeS3 } from './support/s3.ts';
@@ -34,11 +37,6 @@ const UPLOADS = process.env.HERALD_UPLOAD_BUCKET as string;
 const MEDIA = process.env.HERALD_MEDIA_BUCKET as string;
 const MED = fixedId('media', 1);
 
-// A 2×3 PNG: the signature, then an IHDR chunk with width 2 and height 3.
-const PNG = Uint8Array.from([
-  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 2, 0, 0, 0, 3,
-  8, 6, 0, 0, 0, 0, 0, 0, 0,
-]);
 const UPLOAD_KEY = `uploads/${ORG_ID}/${MED}/photo.png`;
 const OBJECT_KEY = `orgs/${ORG_ID}/media/${MED}/photo.png`;
 
@@ -47,29 +45,18 @@ let pending: Item;
 beforeEach(async () => {
   bucket.reset();
   await refillRetryQuota(s3);
-  const asset: MediaAssetRecord = {
-    id: MED,
-    org_id: ORG_ID,
-    status: 'pending',
-    kind: 'image',
-    url: `https://media.example/${OBJECT_KEY}`,
-    filename: 'photo.png',
-    content_type: 'image/png',
-    size_bytes: PNG.length,
-    width: null,
-    height: null,
-    duration_sec: null,
-    poster_url: null,
-    upload_key: UPLOAD_KEY,
-    object_key: OBJECT_KEY,
-    poster_key: null,
-    expires_at: iso(15 * 60_000),
-    created_at: iso(),
-    updated_at: iso(),
-  };
-  pending = { ...keys.media(ORG_ID, MED), entity: 'media', ...asset };
+  pending = mediaItem(
+    mediaAsset({
+      id: MED,
+      filename: 'photo.png',
+      size_bytes: PNG_2x3.length,
+      expires_at: iso(15 * 60_000),
+      created_at: iso(),
+      updated_at: iso(),
+    }),
+  );
   table.seed(apiKeyItem(KEY), orgItem(org()), pending);
-  bucket.put(UPLOADS, UPLOAD_KEY, PNG, 'image/png');
+  bucket.put(UPLOADS, UPLOAD_KEY, PNG_2x3, 'image/png');
 });
 
 const complete = () =>
@@ -90,7 +77,7 @@ function expectUntouched() {
 function expectReady(res: Awaited<ReturnType<typeof complete>>) {
   expect(res.statusCode).toBe(200);
   expect(jsonOf<MediaAssetRecord>(res)).toMatchObject({ id: MED, status: 'ready', width: 2, height: 3 });
-  expect(asset()).toMatchObject({ status: 'ready', width: 2, height: 3, size_bytes: PNG.length });
+  expect(asset()).toMatchObject({ status: 'ready', width: 2, height: 3, size_bytes: PNG_2x3.length });
   expect(bucket.has(MEDIA, OBJECT_KEY)).toBe(true);
   expect(bucket.has(UPLOADS, UPLOAD_KEY)).toBe(false);
 }

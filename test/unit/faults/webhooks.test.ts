@@ -8,7 +8,7 @@ import type { WebhookJob } from '#adapters/webhooks/jobs';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEvent } from '#core/webhooks';
 import { handler as webhookWorker } from '#handlers/webhook-delivery';
 import { deliverJob } from '#usecases/webhook-delivery';
-import { fixedId, lambdaContext, ORG_ID } from '../support/fixtures.ts';
+import { fixedId, lambdaContext, ORG_ID, webhookEndpoint, webhookEndpointItem } from '../support/fixtures.ts';
 import type { Item, RequestView } from './support/dynamo.ts';
 import { invoke } from './support/sqs.ts';
 import { advance, drain, otherContainer, T0, useWorld, WEBHOOKS_QUEUE } from './support/world.ts';
@@ -77,24 +77,19 @@ beforeEach(() => {
         .replace(/^sealed:/, ''),
     ),
   }));
-  const endpoint: WebhookEndpointRecord = {
-    entity: 'webhook_endpoint',
-    id: ENDPOINT_ID,
-    org_id: ORG_ID,
-    url,
-    description: null,
-    event_types: ['post.published'],
-    enabled: true,
-    state: 'active',
-    failure: { consecutive_failures: 0 },
-    secret: {
-      current: Buffer.from(`sealed:whsec_${Buffer.alloc(32, 7).toString('base64')}`).toString('base64'),
-    },
-    created_at: T0.toISOString(),
-    updated_at: T0.toISOString(),
-    version: 1,
-  };
-  table.seed({ ...keys.webhookEndpoint(ORG_ID, ENDPOINT_ID), ...endpoint });
+  table.seed(
+    webhookEndpointItem(
+      webhookEndpoint({
+        id: ENDPOINT_ID,
+        url,
+        secret: {
+          current: Buffer.from(`sealed:whsec_${Buffer.alloc(32, 7).toString('base64')}`).toString('base64'),
+        },
+        created_at: T0.toISOString(),
+        updated_at: T0.toISOString(),
+      }),
+    ),
+  );
 });
 
 // ---- helpers -----------------------------------------------------------------------------------
@@ -257,9 +252,8 @@ describe('DynamoDB faults on the attempt claim and record', () => {
     expect(attemptsOf(record())).toEqual([[1, 200]]);
   });
 
-  // KNOWN BUG (see the report): the SDK retries a claim that DynamoDB applied but whose answer was
-  // lost; the condition refuses the retry, the worker takes its own claim for another worker's and
-  // returns "duplicate" — the message is deleted and the event is never delivered.
+  // Regression: the SDK retries a claim DynamoDB applied but whose answer was lost; the worker must
+  // recognise the refused retry as its own claim, not another worker's, and still deliver.
   it('a claim applied but whose answer was lost is still delivered', async () => {
     table.fail({ op: 'UpdateItem', kind: 'ECONNRESET', when: 'after', match: isClaim });
     sqs.put(WEBHOOKS_QUEUE, job());
@@ -272,9 +266,8 @@ describe('DynamoDB faults on the attempt claim and record', () => {
     expect(record()).toMatchObject({ status: 'delivered' });
   });
 
-  // KNOWN BUG (see the report): the same for the record of a failed attempt — the worker reads its
-  // own applied record as a lost claim ("lost-claim"), skips the failure bookkeeping and never
-  // queues attempt 2: the event stays `pending` forever.
+  // Regression: the same for the record of a failed attempt — the worker must recognise its own
+  // applied record (not a lost claim), keep the failure bookkeeping and queue attempt 2.
   it('a failed attempt whose record answer was lost still gets its next attempt', async () => {
     answers = [500];
     table.fail({ op: 'UpdateItem', kind: 'ECONNRESET', when: 'after', match: isRecord });

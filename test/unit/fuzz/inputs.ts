@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { OperationId } from '#core/contracts';
 import { ID_PREFIXES } from '#core/ids';
+import { daysFromNow } from '../support/fixtures.ts';
 import { auth, FOREIGN, type FuzzRequest, jsonAuth, OWN } from './world.ts';
 
 // Inputs for the fuzz properties: run budgets, adversarial strings and ids, and the valid baseline
@@ -206,7 +207,8 @@ export const wellFormed = (id: string) => ID_RE.test(id);
 
 // ---- baseline requests --------------------------------------------------------------------------------
 
-export const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+/** The fixture's daysFromNow, under the name pipeline.fuzz.test.ts imports. */
+export const inDays = daysFromNow;
 const MEDIA_URL = `https://media.example/orgs/org_x/media/${FOREIGN.media}/launch.png`;
 
 /**
@@ -234,7 +236,7 @@ export function richBody(op: OperationId): Record<string, unknown> {
         publish_now: false,
       };
     case 'reschedulePost':
-      return { scheduled_at: inDays(7) };
+      return { scheduled_at: daysFromNow(7) };
     case 'createWebhookEndpoint':
       return {
         url: 'https://93.184.216.34/herald',

@@ -20,7 +20,6 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import {
   BatchGetCommand,
-  type BatchGetCommandInput,
   BatchWriteCommand,
   type BatchWriteCommandInput,
   DeleteCommand,
@@ -44,9 +43,7 @@ import { expect, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import { contracts, type OperationId } from '#core/contracts';
 import { PROBLEMS, type Problem, type ProblemCode, problemType } from '#core/errors';
-import type { MediaAssetRecord } from '#core/media';
 import { buildOpenApi } from '#core/openapi';
-import type { WebhookEndpointRecord } from '#core/webhooks';
 import { findOperation, type Operation, operations, SCOPES } from '#lib/operations';
 import { DOCS_URL } from '#shared/config';
 import { logger } from '#shared/logger';
@@ -54,20 +51,26 @@ import {
   apiEvent,
   apiKey,
   apiKeyItem,
+  bearer,
   type CounterStart,
-  CREATED_AT,
   channel,
   channelItem,
   counters,
   fixedId,
   type Item,
+  jsonHeaders,
   lambdaContext,
+  mediaAsset,
+  mediaItem,
   ORG_ID,
   OTHER_ORG_ID,
   org,
   orgItem,
   post,
   postItem,
+  tableReads,
+  webhookEndpoint,
+  webhookEndpointItem,
 } from '../support/fixtures.ts';
 import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fake-table.ts';
 
@@ -101,7 +104,7 @@ import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fak
 // * Outside the table: any SQS send, S3 write (PutObject, CopyObject, DeleteObject, multipart),
 //   KMS Encrypt/GenerateDataKey/ReEncrypt, Step Functions start, SES send or Lambda invoke.
 
-export const aws = {
+const aws = {
   ddb: mockClient(DynamoDBDocumentClient),
   dynamo: mockClient(DynamoDBClient),
   s3: mockClient(S3Client),
@@ -114,11 +117,11 @@ export const aws = {
 
 // ---- the seeded workspace ----------------------------------------------------------------------------
 
-export const FREE_ORG_ID = fixedId('org', 3);
+const FREE_ORG_ID = fixedId('org', 3);
 /** An organization that has a key item but no org item (deleted since). */
-export const GHOST_ORG_ID = fixedId('org', 4);
+const GHOST_ORG_ID = fixedId('org', 4);
 /** A team-plan organization with Dangerous AI operations off. */
-export const CAUTIOUS_ORG_ID = fixedId('org', 5);
+const CAUTIOUS_ORG_ID = fixedId('org', 5);
 const ALL_SCOPES = [...SCOPES];
 
 export const KEYS = {
@@ -149,47 +152,16 @@ export const FOREIGN = {
   webhook: fixedId('webhook', 2),
 };
 
-function mediaRecord(id: string, orgId: string): MediaAssetRecord {
-  return {
-    id,
-    org_id: orgId,
-    status: 'pending',
-    kind: 'image',
-    url: `https://media.example/orgs/${orgId}/media/${id}/launch.png`,
-    filename: 'launch.png',
-    content_type: 'image/png',
-    size_bytes: 0,
-    width: null,
-    height: null,
-    duration_sec: null,
-    poster_url: null,
-    upload_key: `uploads/${orgId}/${id}/launch.png`,
-    object_key: `orgs/${orgId}/media/${id}/launch.png`,
-    poster_key: null,
-    expires_at: '2099-01-01T00:00:00.000Z',
-    created_at: CREATED_AT,
-    updated_at: CREATED_AT,
-  };
-}
+const mediaRecord = (id: string, orgId: string) =>
+  mediaAsset({ id, org_id: orgId, filename: 'launch.png', expires_at: '2099-01-01T00:00:00.000Z' });
 
-function endpointRecord(id: string, orgId: string): WebhookEndpointRecord {
-  return {
-    entity: 'webhook_endpoint',
+const endpointRecord = (id: string, orgId: string) =>
+  webhookEndpoint({
     id,
     org_id: orgId,
     // TEST-NET-1: forbidden by the address policy, so even a delivery could never leave the process.
     url: 'https://192.0.2.10/hooks',
-    description: null,
-    event_types: ['post.published'],
-    enabled: true,
-    state: 'active',
-    failure: { consecutive_failures: 0 },
-    secret: { current: Buffer.from('sealed-secret').toString('base64') },
-    created_at: CREATED_AT,
-    updated_at: CREATED_AT,
-    version: 1,
-  };
-}
+  });
 
 const SEED: Item[] = [
   ...Object.values(KEYS)
@@ -203,21 +175,14 @@ const SEED: Item[] = [
   channelItem({ ...channel(2, 'x', OTHER_ORG_ID) }),
   postItem(post()),
   postItem(post({ id: FOREIGN.post, org_id: OTHER_ORG_ID })),
-  { ...keys.media(ORG_ID, OWN.media), entity: 'media', ...mediaRecord(OWN.media, ORG_ID) },
-  {
-    ...keys.media(OTHER_ORG_ID, FOREIGN.media),
-    entity: 'media',
-    ...mediaRecord(FOREIGN.media, OTHER_ORG_ID),
-  },
-  { ...keys.webhookEndpoint(ORG_ID, OWN.webhook), ...endpointRecord(OWN.webhook, ORG_ID) },
-  {
-    ...keys.webhookEndpoint(OTHER_ORG_ID, FOREIGN.webhook),
-    ...endpointRecord(FOREIGN.webhook, OTHER_ORG_ID),
-  },
+  mediaItem(mediaRecord(OWN.media, ORG_ID)),
+  mediaItem(mediaRecord(FOREIGN.media, OTHER_ORG_ID)),
+  webhookEndpointItem(endpointRecord(OWN.webhook, ORG_ID)),
+  webhookEndpointItem(endpointRecord(FOREIGN.webhook, OTHER_ORG_ID)),
   { ...keys.webhookCount(ORG_ID), endpoints: 1 },
 ];
 
-export const table = new FakeTable(SEED);
+const table = new FakeTable(SEED);
 
 // ---- the mocked clients ----------------------------------------------------------------------------
 
@@ -261,17 +226,9 @@ function installMocks(): void {
   // Anything not served below is a gap of this world, not of the code: it fails loudly (as a 500
   // whose logged cause, shown in the failure message, names the world).
   aws.ddb.onAnyCommand().rejects(new Error('fuzz world: unmocked DynamoDB document command'));
-  aws.ddb.on(GetCommand).callsFake((input: GetCommandInput) => ({ Item: table.get(input.Key ?? {}) }));
-  aws.ddb.on(BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
-    const responses: Record<string, Item[]> = {};
-    for (const [name, req] of Object.entries(input.RequestItems ?? {})) {
-      responses[name] = (req.Keys ?? []).flatMap((k) => {
-        const found = table.get(k);
-        return found ? [found] : [];
-      });
-    }
-    return { Responses: responses, UnprocessedKeys: {} };
-  });
+  const reads = tableReads((k) => table.get(k));
+  aws.ddb.on(GetCommand).callsFake(reads.get);
+  aws.ddb.on(BatchGetCommand).callsFake(reads.batchGet);
   aws.ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
     const items = table.query(input);
     return { Items: items, Count: items.length };
@@ -369,7 +326,7 @@ const SIDE_EFFECTS: Record<keyof typeof aws, RegExp | null> = {
 
 // ---- handlers ---------------------------------------------------------------------------------------
 
-export type Handler = (
+type Handler = (
   event: APIGatewayProxyEventV2,
   context: Context,
 ) => Promise<APIGatewayProxyStructuredResultV2>;
@@ -437,12 +394,12 @@ export interface FuzzRequest {
   base64?: boolean;
 }
 
-export const auth = (k = KEYS.full) => ({ authorization: `Bearer ${k.key}` });
-export const jsonAuth = (k = KEYS.full) => ({ ...auth(k), 'content-type': 'application/json' });
+export const auth = (k = KEYS.full) => bearer(k);
+export const jsonAuth = (k = KEYS.full) => jsonHeaders(k);
 
 let sequence = 0;
 
-export function eventOf(req: FuzzRequest): APIGatewayProxyEventV2 {
+function eventOf(req: FuzzRequest): APIGatewayProxyEventV2 {
   const headers = Object.fromEntries(
     Object.entries(req.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v] as const),
   );
@@ -481,7 +438,7 @@ export interface Outcome {
 }
 
 /** Tallies of allowed-but-notable behaviour, for the report (printed with HERALD_FUZZ_REPORT=1). */
-export const observations = new Map<string, number>();
+const observations = new Map<string, number>();
 const observe = (what: string) => observations.set(what, (observations.get(what) ?? 0) + 1);
 
 function commandName(call: { args: unknown[] }): string {
@@ -574,7 +531,7 @@ export async function send(req: FuzzRequest, start: CounterStart = {}): Promise<
 const clip = (s: string, n = 160) => (s.length > n ? `${s.slice(0, n)}… (${s.length} chars)` : s);
 
 /** A short description of the request for failure messages (fast-check also prints the seed). */
-export function describeRequest(o: Outcome): string {
+function describeRequest(o: Outcome): string {
   const { req } = o;
   const parts = [`${req.op}`];
   if (req.params) parts.push(`params=${clip(JSON.stringify(req.params))}`);

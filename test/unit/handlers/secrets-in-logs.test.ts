@@ -25,15 +25,13 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { keys } from '#adapters/keys';
 import type { WebhookJob } from '#adapters/webhooks/jobs';
-import type { Platform } from '#core/platforms';
+import { PLATFORMS, type Platform } from '#core/platforms';
 import { type DeliveryRecord, startPublishing, type VariantRecord } from '#core/posts';
-import type { WebhookEndpointRecord } from '#core/webhooks';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as createWebhookEndpoint } from '#handlers/create-webhook-endpoint';
 import { handler as deliveryWorker } from '#handlers/delivery-worker';
@@ -58,12 +56,18 @@ import {
   jsonHeaders,
   jsonOf,
   lambdaContext,
+  mediaAsset,
+  mediaItem,
   ORG_ID,
   org,
   orgItem,
   post,
   postItem,
+  sqsEvent,
+  tableReads,
   variant,
+  webhookEndpoint,
+  webhookEndpointItem,
 } from '../support/fixtures.ts';
 
 // Secrets never reach the logs (security review). The local stack's output is not readable from the
@@ -155,6 +159,8 @@ function expectNoSecretsLogged() {
 const idOf = (k: Record<string, unknown> | undefined) => `${String(k?.pk)}\u0000${String(k?.sk)}`;
 const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 let items = new Map<string, Item>();
+/** Every key the handlers read with GetItem or BatchGetItem. */
+let reads: string[] = [];
 /** Every write the handlers sent (command name, target key, input). */
 let writes: Array<{ command: string; key: string; input: unknown }> = [];
 /** Makes the next matching command fail with an error that repeats its whole input. */
@@ -189,21 +195,19 @@ function applySet(current: Item | undefined, input: UpdateCommandInput): Item {
 
 function serveTable(seed: Item[]) {
   items = new Map(seed.map((i) => [idOf(i), copy(i)]));
+  const answer = tableReads((k) => {
+    const found = items.get(idOf(k));
+    return found ? copy(found) : undefined;
+  });
   ddb.on(GetCommand).callsFake((input: GetCommandInput) => {
+    reads.push(idOf(input.Key));
     maybeFail('GetItem', input as never);
-    const found = items.get(idOf(input.Key));
-    return { Item: found ? copy(found) : undefined };
+    return answer.get(input);
   });
   ddb.on(BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
+    for (const req of Object.values(input.RequestItems ?? {})) reads.push(...(req.Keys ?? []).map(idOf));
     maybeFail('BatchGetItem', input as never);
-    const responses: Record<string, Item[]> = {};
-    for (const [table, req] of Object.entries(input.RequestItems ?? {})) {
-      responses[table] = (req.Keys ?? []).flatMap((k) => {
-        const found = items.get(idOf(k));
-        return found ? [copy(found)] : [];
-      });
-    }
-    return { Responses: responses, UnprocessedKeys: {} };
+    return answer.batchGet(input);
   });
   ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
     // The engagement sync's SYNC#<day> buckets: every published post of the seed, under today.
@@ -341,24 +345,10 @@ afterAll(async () => {
 const KEY = apiKey({ scopes: [...SCOPES], n: 1 });
 const ENDPOINT_ID = fixedId('webhook', 1);
 
-function endpointItem(secretBlob: string, url = `${origin}/hooks`): Item {
-  const rec: WebhookEndpointRecord = {
-    entity: 'webhook_endpoint',
-    id: ENDPOINT_ID,
-    org_id: ORG_ID,
-    url,
-    description: null,
-    event_types: ['post.published'],
-    enabled: true,
-    state: 'active',
-    failure: { consecutive_failures: 0 },
-    secret: { current: secretBlob },
-    created_at: '2030-01-01T00:00:00.000Z',
-    updated_at: '2030-01-01T00:00:00.000Z',
-    version: 1,
-  };
-  return { ...keys.webhookEndpoint(ORG_ID, ENDPOINT_ID), ...rec };
-}
+const endpointItem = (secretBlob: string): Item =>
+  webhookEndpointItem(
+    webhookEndpoint({ id: ENDPOINT_ID, url: `${origin}/hooks`, secret: { current: secretBlob } }),
+  );
 
 const call = (
   h: (e: ReturnType<typeof apiEvent>, c: ReturnType<typeof lambdaContext>) => Promise<unknown>,
@@ -374,27 +364,6 @@ const call = (
     lambdaContext(op),
   ) as Promise<{ statusCode: number; body?: string }>;
 
-function sqsEvent(bodies: unknown[]): SQSEvent {
-  return {
-    Records: bodies.map((b, i) => ({
-      messageId: `m-${i}-${randomUUID()}`,
-      receiptHandle: `rh-${i}`,
-      body: JSON.stringify(b),
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: String(Date.now()),
-        SenderId: 'unit',
-        ApproximateFirstReceiveTimestamp: String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:herald-unit',
-      awsRegion: 'us-east-1',
-    })),
-  };
-}
-
 const baseItems = () => [apiKeyItem(KEY), orgItem(org({ dangerous_ops: true }))];
 
 beforeEach(() => {
@@ -406,6 +375,7 @@ beforeEach(() => {
     Body: { transformToByteArray: async () => new Uint8Array(2048) },
   } as never);
   clearAuthCache();
+  reads = [];
   writes = [];
   failWhen = undefined;
   limiter = counters();
@@ -536,7 +506,7 @@ describe('webhook signing secrets', () => {
     });
     status = 500;
     const ok = await webhookDelivery(
-      sqsEvent([job(fixedId('message', 1))]),
+      sqsEvent([{ body: JSON.stringify(job(fixedId('message', 1))) }]),
       lambdaContext('webhookDelivery'),
     );
     expect(ok.batchItemFailures).toEqual([]);
@@ -545,7 +515,7 @@ describe('webhook signing secrets', () => {
     failWhen = (cmd, input) =>
       cmd === 'UpdateItem' && input.ConditionExpression === 'claim_token = :token AND claim_n = :n';
     const failed = await webhookDelivery(
-      sqsEvent([job(fixedId('message', 2))]),
+      sqsEvent([{ body: JSON.stringify(job(fixedId('message', 2))) }]),
       lambdaContext('webhookDelivery'),
     );
     expect(failed.batchItemFailures).toHaveLength(1);
@@ -557,7 +527,10 @@ describe('webhook signing secrets', () => {
 
 // ---- channel credentials ------------------------------------------------------------------------
 
-const OAUTH_PLATFORMS = [
+/** Every connector, written out (the env stubs above name their API origins): checked against PLATFORMS below. */
+const CONNECTOR_PLATFORMS: Platform[] = [
+  'bluesky',
+  'mastodon',
   'x',
   'linkedin',
   'threads',
@@ -603,31 +576,18 @@ const MEDIA_ID = fixedId('media', 1);
 function mediaFor(platform: Platform): { variantMedia: VariantRecord['media']; items: Item[] } {
   const kind = NEEDS_MEDIA[platform];
   if (!kind) return { variantMedia: [], items: [] };
-  const file = kind === 'image' ? 'a.png' : 'a.mp4';
-  const url = `https://media.example/orgs/${ORG_ID}/media/${MEDIA_ID}/${file}`;
-  const asset = {
-    ...keys.media(ORG_ID, MEDIA_ID),
-    entity: 'media',
+  const asset = mediaAsset({
     id: MEDIA_ID,
-    org_id: ORG_ID,
     status: 'ready',
     kind,
-    url,
-    filename: file,
+    filename: kind === 'image' ? 'a.png' : 'a.mp4',
     content_type: kind === 'image' ? 'image/png' : 'video/mp4',
     size_bytes: 2048,
     width: 640,
     height: 640,
     duration_sec: kind === 'video' ? 5 : null,
-    poster_url: null,
-    upload_key: `uploads/${ORG_ID}/${MEDIA_ID}/${file}`,
-    object_key: `orgs/${ORG_ID}/media/${MEDIA_ID}/${file}`,
-    poster_key: null,
-    expires_at: '2030-01-01T00:15:00.000Z',
-    created_at: '2030-01-01T00:00:00.000Z',
-    updated_at: '2030-01-01T00:00:00.000Z',
-  };
-  return { variantMedia: [{ url, type: kind, alt: 'alt' }], items: [asset] };
+  });
+  return { variantMedia: [{ url: asset.url, type: kind, alt: 'alt' }], items: [mediaItem(asset)] };
 }
 
 describe('channel credentials', () => {
@@ -641,13 +601,22 @@ describe('channel credentials', () => {
     const failed = await call(createPost, 'createPost', { body });
     expect(failed.statusCode).toBe(500);
     expect(output()).toContain('request failed');
+    expect(reads, 'the channel was read (so the reads were recorded)').toContain(
+      idOf(keys.channel(ORG_ID, ch.id)),
+    );
+    expect(
+      reads.filter((k) => k.split('\u0000').some((part) => part.startsWith('CREDS#'))),
+      'credentials read',
+    ).toEqual([]);
     expectNoSecretsLogged();
     expectNoSecretsStored();
   });
 
-  const PLATFORMS: Platform[] = ['bluesky', 'mastodon', ...(OAUTH_PLATFORMS as Platform[])];
+  it('the cases below cover every platform', () => {
+    expect([...CONNECTOR_PLATFORMS].sort()).toEqual([...PLATFORMS].sort());
+  });
 
-  it.each(PLATFORMS.flatMap((p) => [401, 400, 503].map((s) => [p, s] as const)))(
+  it.each(CONNECTOR_PLATFORMS.flatMap((p) => [401, 400, 503].map((s) => [p, s] as const)))(
     'the delivery worker publishing to %s, answered %i with the credentials echoed, logs and stores none of them',
     async (platform, answer) => {
       const ch = CH(platform);
@@ -669,7 +638,10 @@ describe('channel credentials', () => {
       ]);
       status = answer;
       const msg: DeliveryMessage = { org_id: ORG_ID, post_id: postId, channel_id: ch.id, round: 1 };
-      const res = await deliveryWorker(sqsEvent([msg]), lambdaContext('deliveryWorker'));
+      const res = await deliveryWorker(
+        sqsEvent([{ body: JSON.stringify(msg) }]),
+        lambdaContext('deliveryWorker'),
+      );
       expect(res.batchItemFailures).toEqual([]);
       expect(seen.length, 'the connector called the platform').toBeGreaterThan(0);
       expect(output()).toContain('delivery attempt failed');
@@ -679,7 +651,7 @@ describe('channel credentials', () => {
     },
   );
 
-  it.each(PLATFORMS.flatMap((p) => [401, 503].map((s) => [p, s] as const)))(
+  it.each(CONNECTOR_PLATFORMS.flatMap((p) => [401, 503].map((s) => [p, s] as const)))(
     'the engagement sync asking %s for metrics, answered %i with the credentials echoed, logs and stores none of them',
     async (platform, answer) => {
       const ch = CH(platform);
@@ -707,6 +679,7 @@ describe('channel credentials', () => {
       status = answer;
       const result = await engagementSync();
       expect(result.channels).toBe(1);
+      expect(seen.length, 'the connector called the platform').toBeGreaterThan(0);
       const out = output();
       expect({ logged: leaksIn(out), stored: storedLeaks() }, out).toEqual({ logged: [], stored: [] });
       expect(out).not.toMatch(/svc_live_|whsec_/);

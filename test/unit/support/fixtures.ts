@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -8,7 +9,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { APIGatewayProxyEventV2, Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { AwsClientStub } from 'aws-sdk-client-mock';
 import { keys } from '#adapters/keys';
 import {
@@ -20,8 +21,10 @@ import {
 } from '#core/accounts';
 import type { Problem } from '#core/errors';
 import { ID_PREFIXES, type IdKind } from '#core/ids';
+import type { MediaAssetRecord } from '#core/media';
 import type { Platform } from '#core/platforms';
 import type { PostRecord, VariantRecord } from '#core/posts';
+import type { WebhookEndpointRecord } from '#core/webhooks';
 import { findOperation, type Scope } from '#lib/operations';
 import { lambdaContext as localLambdaContext } from '../../../bin/local/front-door.ts';
 
@@ -92,6 +95,64 @@ export function post(overrides: Partial<PostRecord> = {}): PostRecord {
   };
 }
 
+/** A webhook endpoint, healthy; `secret.current` stands for a KMS ciphertext (base64). */
+export function webhookEndpoint(overrides: Partial<WebhookEndpointRecord> = {}): WebhookEndpointRecord {
+  return {
+    entity: 'webhook_endpoint',
+    id: fixedId('webhook', 1),
+    org_id: ORG_ID,
+    url: 'https://hooks.example/herald',
+    description: null,
+    event_types: ['post.published'],
+    enabled: true,
+    state: 'active',
+    failure: { consecutive_failures: 0 },
+    secret: { current: Buffer.from('sealed-secret').toString('base64') },
+    created_at: CREATED_AT,
+    updated_at: CREATED_AT,
+    version: 1,
+    ...overrides,
+  };
+}
+
+/**
+ * A media asset as createMediaUpload stores it: pending, an image, its url and S3 keys built from
+ * its id, org and filename (as the use case builds them), the ticket ending 15 minutes after
+ * CREATED_AT.
+ */
+export function mediaAsset(overrides: Partial<MediaAssetRecord> = {}): MediaAssetRecord {
+  const id = overrides.id ?? fixedId('media', 1);
+  const orgId = overrides.org_id ?? ORG_ID;
+  const file = overrides.filename ?? 'a.png';
+  return {
+    id,
+    org_id: orgId,
+    status: 'pending',
+    kind: 'image',
+    url: `https://media.example/orgs/${orgId}/media/${id}/${file}`,
+    filename: file,
+    content_type: 'image/png',
+    size_bytes: 0,
+    width: null,
+    height: null,
+    duration_sec: null,
+    poster_url: null,
+    upload_key: `uploads/${orgId}/${id}/${file}`,
+    object_key: `orgs/${orgId}/media/${id}/${file}`,
+    poster_key: null,
+    expires_at: '2030-01-01T00:15:00.000Z',
+    created_at: CREATED_AT,
+    updated_at: CREATED_AT,
+    ...overrides,
+  };
+}
+
+/** A 2×3 PNG: the signature, then an IHDR chunk with width 2 and height 3. */
+export const PNG_2x3 = Uint8Array.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 2, 0, 0, 0, 3,
+  8, 6, 0, 0, 0, 0, 0, 0, 0,
+]);
+
 export interface KeyFixture {
   /** The plaintext key a client presents. */
   key: string;
@@ -139,18 +200,37 @@ export const apiKeyItem = (k: KeyFixture): Item => ({
   ...k.record,
 });
 
+export const webhookEndpointItem = (e: WebhookEndpointRecord): Item => ({
+  ...keys.webhookEndpoint(e.org_id, e.id),
+  ...e,
+});
+export const mediaItem = (a: MediaAssetRecord): Item => ({
+  ...keys.media(a.org_id, a.id),
+  entity: 'media',
+  ...a,
+});
+
 const keyOf = (k: Record<string, unknown>) => `${String(k.pk)}\u0000${String(k.sk)}`;
 
-/** GetItem and BatchGetItem answers from `items`, as the table would give them. */
-export function tableReads(items: Item[]) {
-  const byKey = new Map<string, Item>(items.map((i) => [keyOf(i), i]));
+/** The item under a key, if any. */
+export type Lookup = (key: Record<string, unknown>) => Item | undefined;
+
+/** GetItem and BatchGetItem answers from `items` (or a lookup), as the table would give them. */
+export function tableReads(items: Item[] | Lookup) {
+  let lookup: Lookup;
+  if (Array.isArray(items)) {
+    const byKey = new Map<string, Item>(items.map((i) => [keyOf(i), i]));
+    lookup = (k) => byKey.get(keyOf(k));
+  } else {
+    lookup = items;
+  }
   return {
-    get: (input: GetCommandInput) => ({ Item: byKey.get(keyOf(input.Key ?? {})) }),
+    get: (input: GetCommandInput) => ({ Item: lookup(input.Key ?? {}) }),
     batchGet: (input: BatchGetCommandInput) => {
       const responses: Record<string, Item[]> = {};
       for (const [table, req] of Object.entries(input.RequestItems ?? {})) {
         responses[table] = (req.Keys ?? []).flatMap((k): Item[] => {
-          const found = byKey.get(keyOf(k));
+          const found = lookup(k);
           return found ? [found] : [];
         });
       }
@@ -241,6 +321,41 @@ export function serveCounters(ddb: DocStub, start: CounterStart = {}): Map<strin
 
 export function lambdaContext(functionName = 'unit', requestId = 'aws-req-unit'): Context {
   return localLambdaContext(functionName, requestId);
+}
+
+/** A message as an SQS record carries it; only the body is required. */
+export interface SqsMessage {
+  body: string;
+  id?: string;
+  receiveCount?: number;
+  /** ms since epoch */
+  sentAt?: number;
+  queueUrl?: string;
+}
+
+/** The SQS event the event source mapping hands a worker for `messages`. */
+export function sqsEvent(messages: SqsMessage[]): SQSEvent {
+  return {
+    Records: messages.map((m, i): SQSRecord => {
+      const id = m.id ?? `m-${i}-${randomUUID()}`;
+      return {
+        messageId: id,
+        receiptHandle: `rh-${id}`,
+        body: m.body,
+        attributes: {
+          ApproximateReceiveCount: String(m.receiveCount ?? 1),
+          SentTimestamp: String(m.sentAt ?? Date.now()),
+          SenderId: 'unit',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${m.queueUrl?.split('/').pop() ?? 'herald-unit'}`,
+        awsRegion: 'us-east-1',
+      };
+    }),
+  };
 }
 
 export interface EventOptions {

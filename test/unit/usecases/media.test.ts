@@ -17,11 +17,10 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
-import type { MediaAssetRecord } from '#core/media';
 import { completeMediaUpload } from '#usecases/media';
 import { listMedia } from '#usecases/media-list';
 import { createMediaUpload } from '#usecases/media-upload';
-import { fixedId, ORG_ID } from '../support/fixtures.ts';
+import { fixedId, mediaAsset, mediaItem, ORG_ID, PNG_2x3 } from '../support/fixtures.ts';
 
 // The media use cases against mocked DynamoDB and S3 (the ffmpeg tools mocked too): tickets, the
 // 404/409/400 cases, the ready no-op and the lost race of concurrent completes.
@@ -42,40 +41,9 @@ const gate = { admitted: vi.fn(async () => undefined) };
 const NOW = new Date('2030-01-01T00:00:00.000Z');
 const MED = fixedId('media', 1);
 
-// A 2x3 PNG: signature, IHDR with width 2 and height 3.
-const PNG = Uint8Array.from([
-  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 0, 0, 0, 2, 0, 0, 0, 3,
-  8, 6, 0, 0, 0, 0, 0, 0, 0,
-]);
-
 /** An S3 body: a stream (downloads) that also answers transformToByteArray (ranged reads). */
 const body = (bytes: Uint8Array) =>
   Object.assign(Readable.from([Buffer.from(bytes)]), { transformToByteArray: async () => bytes }) as never;
-
-function asset(over: Partial<MediaAssetRecord> = {}): MediaAssetRecord {
-  return {
-    id: MED,
-    org_id: ORG_ID,
-    status: 'pending',
-    kind: 'image',
-    url: `https://media.example/orgs/${ORG_ID}/media/${MED}/a.png`,
-    filename: 'a.png',
-    content_type: 'image/png',
-    size_bytes: 0,
-    width: null,
-    height: null,
-    duration_sec: null,
-    poster_url: null,
-    upload_key: `uploads/${ORG_ID}/${MED}/a.png`,
-    object_key: `orgs/${ORG_ID}/media/${MED}/a.png`,
-    poster_key: null,
-    expires_at: '2030-01-01T00:15:00.000Z',
-    created_at: '2030-01-01T00:00:00.000Z',
-    updated_at: '2030-01-01T00:00:00.000Z',
-    ...over,
-  };
-}
-const item = (a: MediaAssetRecord) => ({ ...keys.media(a.org_id, a.id), entity: 'media', ...a });
 
 beforeEach(() => {
   ddb.reset();
@@ -139,14 +107,14 @@ describe('completeMediaUpload', () => {
   });
 
   it('a ready asset is returned as it is, nothing probed', async () => {
-    ddb.on(GetCommand).resolves({ Item: item(asset({ status: 'ready', size_bytes: 33 })) });
+    ddb.on(GetCommand).resolves({ Item: mediaItem(mediaAsset({ status: 'ready', size_bytes: 33 })) });
     const a = await completeMediaUpload(ORG_ID, MED, NOW, gate);
     expect(a).toMatchObject({ id: MED, status: 'ready', size_bytes: 33 });
     expect(s3.calls()).toHaveLength(0);
   });
 
   it('409 after the ticket expired, and before the bytes arrived', async () => {
-    ddb.on(GetCommand).resolves({ Item: item(asset()) });
+    ddb.on(GetCommand).resolves({ Item: mediaItem(mediaAsset()) });
     await expect(
       completeMediaUpload(ORG_ID, MED, new Date('2030-01-01T00:15:00.001Z'), gate),
     ).rejects.toMatchObject({ code: 'resource_conflict' });
@@ -157,9 +125,11 @@ describe('completeMediaUpload', () => {
   });
 
   it('400 content_mismatch when the bytes are not the claimed type; nothing written', async () => {
-    ddb.on(GetCommand).resolves({ Item: item(asset({ content_type: 'image/jpeg', filename: 'a.jpg' })) });
-    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG.length });
-    s3.on(GetObjectCommand).resolves({ Body: body(PNG) });
+    ddb
+      .on(GetCommand)
+      .resolves({ Item: mediaItem(mediaAsset({ content_type: 'image/jpeg', filename: 'a.jpg' })) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG_2x3.length });
+    s3.on(GetObjectCommand).resolves({ Body: body(PNG_2x3) });
     await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toMatchObject({
       code: 'validation_failed',
       errors: [expect.objectContaining({ pointer: '/content_type', code: 'content_mismatch' })],
@@ -169,21 +139,21 @@ describe('completeMediaUpload', () => {
   });
 
   it('an image: ranged read, dimensions, copy to the media bucket, conditional ready, upload removed', async () => {
-    ddb.on(GetCommand).resolves({ Item: item(asset()) });
-    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG.length });
-    s3.on(GetObjectCommand).resolves({ Body: body(PNG) });
+    ddb.on(GetCommand).resolves({ Item: mediaItem(mediaAsset()) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG_2x3.length });
+    s3.on(GetObjectCommand).resolves({ Body: body(PNG_2x3) });
     ddb.on(UpdateCommand).callsFake((input) => ({
-      Attributes: { ...item(asset()), ...valuesOf(input), status: 'ready' },
+      Attributes: { ...mediaItem(mediaAsset()), ...valuesOf(input), status: 'ready' },
     }));
     const a = await completeMediaUpload(ORG_ID, MED, NOW, gate);
     expect(a).toMatchObject({
       status: 'ready',
       width: 2,
       height: 3,
-      size_bytes: PNG.length,
+      size_bytes: PNG_2x3.length,
       poster_url: null,
     });
-    expect(s3.commandCalls(GetObjectCommand)[0]?.args[0].input.Range).toBe(`bytes=0-${PNG.length - 1}`);
+    expect(s3.commandCalls(GetObjectCommand)[0]?.args[0].input.Range).toBe(`bytes=0-${PNG_2x3.length - 1}`);
     expect(s3.commandCalls(CopyObjectCommand)[0]?.args[0].input).toMatchObject({
       Bucket: 'herald-test-media',
       Key: `orgs/${ORG_ID}/media/${MED}/a.png`,
@@ -196,8 +166,8 @@ describe('completeMediaUpload', () => {
 
   it('a video: ffprobe metadata and a poster stored next to it', async () => {
     const mp4Head = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(12)]);
-    const video = asset({ kind: 'video', content_type: 'video/mp4', filename: 'v.mp4' });
-    ddb.on(GetCommand).resolves({ Item: item(video) });
+    const video = mediaAsset({ kind: 'video', content_type: 'video/mp4', filename: 'v.mp4' });
+    ddb.on(GetCommand).resolves({ Item: mediaItem(video) });
     s3.on(HeadObjectCommand).resolves({ ContentLength: mp4Head.length });
     s3.on(GetObjectCommand).callsFake(() => ({ Body: body(mp4Head) }));
     tools.ffprobe.mockResolvedValue({
@@ -213,7 +183,7 @@ describe('completeMediaUpload', () => {
       return out;
     });
     ddb.on(UpdateCommand).callsFake((input) => ({
-      Attributes: { ...item(video), ...valuesOf(input), status: 'ready' },
+      Attributes: { ...mediaItem(video), ...valuesOf(input), status: 'ready' },
     }));
     const a = await completeMediaUpload(ORG_ID, MED, NOW, gate);
     expect(a).toMatchObject({
@@ -232,7 +202,7 @@ describe('completeMediaUpload', () => {
   it('an audio claim over a file with video is a mismatch', async () => {
     const mp4Head = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(12)]);
     ddb.on(GetCommand).resolves({
-      Item: item(asset({ kind: 'audio', content_type: 'audio/mp4', filename: 'a.m4a' })),
+      Item: mediaItem(mediaAsset({ kind: 'audio', content_type: 'audio/mp4', filename: 'a.m4a' })),
     });
     s3.on(HeadObjectCommand).resolves({ ContentLength: mp4Head.length });
     s3.on(GetObjectCommand).callsFake(() => ({ Body: body(mp4Head) }));
@@ -251,10 +221,10 @@ describe('completeMediaUpload', () => {
   it('a concurrent complete that lost the conditional write answers the ready asset', async () => {
     ddb
       .on(GetCommand)
-      .resolvesOnce({ Item: item(asset()) })
-      .resolves({ Item: item(asset({ status: 'ready', width: 2, height: 3 })) });
-    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG.length });
-    s3.on(GetObjectCommand).resolves({ Body: body(PNG) });
+      .resolvesOnce({ Item: mediaItem(mediaAsset()) })
+      .resolves({ Item: mediaItem(mediaAsset({ status: 'ready', width: 2, height: 3 })) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: PNG_2x3.length });
+    s3.on(GetObjectCommand).resolves({ Body: body(PNG_2x3) });
     ddb
       .on(UpdateCommand)
       .rejects(Object.assign(new Error('conditional'), { name: 'ConditionalCheckFailedException' }));
@@ -266,7 +236,7 @@ describe('completeMediaUpload', () => {
 
 describe('listMedia', () => {
   it('queries MEDIA# newest first and pages with a signed cursor', async () => {
-    const items = [3, 2, 1].map((n) => item(asset({ id: fixedId('media', n) })));
+    const items = [3, 2, 1].map((n) => mediaItem(mediaAsset({ id: fixedId('media', n) })));
     ddb.on(QueryCommand).resolves({ Items: items });
     const page = await listMedia(ORG_ID, { limit: 2 }, 'secret');
     expect(page.data.map((a) => a.id)).toEqual([fixedId('media', 3), fixedId('media', 2)]);

@@ -30,7 +30,7 @@ import {
 import { deliverJob } from '#usecases/webhook-delivery';
 import { testWebhookEndpoint } from '#usecases/webhook-test';
 import { rejectedApiError } from '../support/errors.ts';
-import { fixedId, type Item, ORG_ID } from '../support/fixtures.ts';
+import { fixedId, type Item, ORG_ID, webhookEndpoint, webhookEndpointItem } from '../support/fixtures.ts';
 
 // The webhook delivery worker and the test delivery, against mocked DynamoDB, SQS and KMS and a
 // real loopback receiver. The address policy is read once per process: loopback is allow-listed
@@ -110,23 +110,14 @@ let claimFailure: Error | undefined;
 let recordFails = false;
 
 function endpoint(patch: Partial<WebhookEndpointRecord> = {}, secret = newSigningSecret()) {
-  const rec: WebhookEndpointRecord = {
-    entity: 'webhook_endpoint',
+  const rec = webhookEndpoint({
     id: ENDPOINT_ID,
-    org_id: ORG_ID,
     url: receiverUrl,
-    description: null,
     event_types: ['post.published', 'post.failed'],
-    enabled: true,
-    state: 'active',
-    failure: { consecutive_failures: 0 },
     secret: { current: seal(secret) },
-    created_at: '2030-01-01T00:00:00.000Z',
-    updated_at: '2030-01-01T00:00:00.000Z',
-    version: 1,
     ...patch,
-  };
-  stored = { ...ENDPOINT_KEY, ...rec };
+  });
+  stored = webhookEndpointItem(rec);
   return { rec, secret };
 }
 

@@ -19,7 +19,7 @@ import { deleteWebhookEndpoint, listWebhookDeliveries } from '#usecases/webhook-
 import { rotateWebhookSecret } from '#usecases/webhook-rotation';
 import { createWebhookEndpoint } from '#usecases/webhook-secrets';
 import { rejectedApiError } from '../support/errors.ts';
-import { fixedId, type Item, ORG_ID } from '../support/fixtures.ts';
+import { fixedId, type Item, ORG_ID, webhookEndpoint } from '../support/fixtures.ts';
 
 // Webhook endpoint management: create (secret sealed by KMS, count-guarded), update (address checks,
 // state changes conditional on the state read), rotate-secret and the delivery log. The address
@@ -46,24 +46,14 @@ const SEALED = CIPHERTEXT.toString('base64');
 const conditionFailed = () =>
   new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
 
-function record(patch: Partial<WebhookEndpointRecord> = {}): WebhookEndpointRecord {
-  return {
-    entity: 'webhook_endpoint',
+const record = (patch: Partial<WebhookEndpointRecord> = {}) =>
+  webhookEndpoint({
     id: ENDPOINT_ID,
-    org_id: ORG_ID,
     url: 'https://93.184.216.34/hooks',
-    description: null,
-    event_types: ['post.published'],
-    enabled: true,
-    state: 'active',
-    failure: { consecutive_failures: 0 },
     secret: { current: 'T0xELUNJUEhFUlRFWFQ=' },
-    created_at: '2030-01-01T00:00:00.000Z',
-    updated_at: '2030-01-01T00:00:00.000Z',
     version: 3,
     ...patch,
-  };
-}
+  });
 
 /** The endpoint as each GetItem answers it, one per call (the last one repeats); none when empty. */
 let reads: Array<WebhookEndpointRecord | undefined> = [];

@@ -14,7 +14,7 @@ import { keys } from '#adapters/keys';
 import { ladderExecutionName, type WebhookEndpointRecord } from '#core/webhooks';
 import { type LadderStepInput, ladderStep } from '#usecases/webhook-ladder';
 import { startLadderOnChange } from '#usecases/webhook-ladder-start';
-import { fixedId, ORG_ID } from '../support/fixtures.ts';
+import { fixedId, ORG_ID, webhookEndpoint } from '../support/fixtures.ts';
 
 // The failure ladder's steps (warn at 24 h, auto-disable at 72 h) and its start from the table
 // stream, against mocked DynamoDB, SES and Step Functions. Each step acts only on the same streak.
@@ -29,16 +29,9 @@ const SINCE = '2030-06-01T08:00:00.000Z';
 const NOW = new Date('2030-06-02T08:00:05.000Z');
 const FROM = 'herald@notify.example';
 
-function record(patch: Partial<WebhookEndpointRecord> = {}): WebhookEndpointRecord {
-  return {
-    entity: 'webhook_endpoint',
+const record = (patch: Partial<WebhookEndpointRecord> = {}) =>
+  webhookEndpoint({
     id: ENDPOINT_ID,
-    org_id: ORG_ID,
-    url: 'https://hooks.example/herald',
-    description: null,
-    event_types: ['post.published'],
-    enabled: true,
-    state: 'active',
     failure: {
       consecutive_failures: 6,
       failing_since: SINCE,
@@ -47,12 +40,9 @@ function record(patch: Partial<WebhookEndpointRecord> = {}): WebhookEndpointReco
       last_status_code: 503,
     },
     secret: { current: 'c2VhbGVk' },
-    created_at: '2030-01-01T00:00:00.000Z',
-    updated_at: '2030-01-01T00:00:00.000Z',
     version: 2,
     ...patch,
-  };
-}
+  });
 
 let stored: WebhookEndpointRecord | undefined;
 /** The order in which the step sent email and wrote the endpoint. */

@@ -6,9 +6,10 @@ import {
   type SendMessageCommandInput,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { queues } from '#lib/operations';
+import { sqsEvent } from '../../support/fixtures.ts';
 
 // Standard SQS queues as the workers see them: at-least-once, delays (DelaySeconds), a visibility
 // timeout after each receive, partial batch failures returning a message to the queue, and a
@@ -170,29 +171,6 @@ export class FakeSqs {
     const times = this.waiting(queueUrl).map((m) => m.visibleAt);
     return times.length ? Math.min(...times) : undefined;
   }
-}
-
-export function sqsEvent(messages: Message[]): SQSEvent {
-  return {
-    Records: messages.map(
-      (m): SQSRecord => ({
-        messageId: m.id,
-        receiptHandle: `rh-${m.id}`,
-        body: m.body,
-        attributes: {
-          ApproximateReceiveCount: String(m.receiveCount),
-          SentTimestamp: String(m.sentAt),
-          SenderId: 'unit',
-          ApproximateFirstReceiveTimestamp: String(Date.now()),
-        },
-        messageAttributes: {},
-        md5OfBody: '',
-        eventSource: 'aws:sqs',
-        eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${m.queueUrl.split('/').pop()}`,
-        awsRegion: 'us-east-1',
-      }),
-    ),
-  };
 }
 
 /**
