@@ -1,22 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import type { Platform } from '#core/platforms';
 import { handler as worker } from '#handlers/delivery-worker';
 import { sweep } from '#usecases/schedule';
-import type { FakeBluesky } from '../../fakes/bluesky.ts';
 import type { FakeMastodon } from '../../fakes/mastodon.ts';
 import type { FakeRequest, FakeResponse } from '../../fakes/server.ts';
-import type { ThreadsFake } from '../../fakes/threads.ts';
-import type { FakeX } from '../../fakes/x.ts';
 import { lambdaContext } from '../support/fixtures.ts';
 import { invoke } from './support/sqs.ts';
 import {
   advance,
+  CREATE_PATH,
   DELIVERY_QUEUE,
-  deliveryOf,
   drain,
+  platformPosts,
   platformRequests,
-  seedPublishing,
+  seedDelivery,
   T0,
+  type TestedPlatform,
   useWorld,
   whenPlatformAnswers,
 } from './support/world.ts';
@@ -30,54 +28,28 @@ import {
 const world = useWorld();
 const { table, sqs } = world;
 
-interface Case {
-  platform: Platform;
-  /** The request after which the post exists on the platform. */
-  accepted: (req: FakeRequest, res: FakeResponse) => boolean;
-  posts: () => Array<{ id: string }>;
-  /** The external id Herald must record for the platform's post. */
-  externalId: () => string | undefined;
-}
-
-const posted = (method: string, path: RegExp) => (req: FakeRequest, res: FakeResponse) =>
-  req.method === method && path.test(req.path) && res.status >= 200 && res.status < 300;
-
-const cases: Case[] = [
-  {
-    platform: 'bluesky',
-    accepted: posted('POST', /^\/xrpc\/com\.atproto\.repo\.createRecord$/),
-    posts: () => world.fakes.fake<FakeBluesky>('bluesky').posts.map((p) => ({ id: p.uri })),
-    externalId: () => world.fakes.fake<FakeBluesky>('bluesky').posts[0]?.uri,
-  },
-  {
-    platform: 'mastodon',
-    accepted: posted('POST', /^\/api\/v1\/statuses$/),
-    posts: () => world.fakes.fake<FakeMastodon>('mastodon').posts,
-    externalId: () => world.fakes.fake<FakeMastodon>('mastodon').posts[0]?.id,
-  },
-  {
-    platform: 'threads',
-    accepted: posted('POST', /\/threads_publish$/),
-    posts: () => world.fakes.fake<ThreadsFake>('threads').posts,
-    externalId: () => world.fakes.fake<ThreadsFake>('threads').posts[0]?.id,
-  },
-  {
-    platform: 'x',
-    accepted: posted('POST', /^\/2\/tweets$/),
-    posts: () => world.fakes.fake<FakeX>('x').posts,
-    externalId: () => world.fakes.fake<FakeX>('x').posts[0]?.id,
-  },
+const cases: Array<{ platform: TestedPlatform }> = [
+  { platform: 'bluesky' },
+  { platform: 'mastodon' },
+  { platform: 'threads' },
+  { platform: 'x' },
 ];
 
-/** Seeds one delivery to `c.platform` and arms the kill switch: no write succeeds once the platform accepted. */
-function killedAfterAcceptance(c: Case, text: string) {
-  const seeded = seedPublishing(table, world.fakes, [c.platform], text);
-  const [msg] = seeded.messages;
-  const [ch] = seeded.channels;
-  if (!msg || !ch) throw new Error('unreachable');
+/** The request after which the post exists on the platform: a 2xx answer to its create call. */
+const accepted = (platform: TestedPlatform) => (req: FakeRequest, res: FakeResponse) =>
+  req.method === 'POST' && CREATE_PATH[platform].test(req.path) && res.status >= 200 && res.status < 300;
+const creates = (platform: TestedPlatform) =>
+  platformRequests(world.fakes, platform, 'POST', CREATE_PATH[platform]);
+const posts = (platform: TestedPlatform) => platformPosts(world.fakes, platform);
+/** The external id Herald must record for the platform's post. */
+const externalId = (platform: TestedPlatform) => posts(platform)[0]?.id;
+
+/** Seeds one delivery to `platform` and arms the kill switch: no write succeeds once the platform accepted. */
+function killedAfterAcceptance(platform: TestedPlatform, text: string) {
+  const g = seedDelivery(world, platform, text);
   let dead = false;
-  whenPlatformAnswers(world.fakes, c.platform, (req, res) => {
-    if (c.accepted(req, res)) dead = true;
+  whenPlatformAnswers(world.fakes, platform, (req, res) => {
+    if (accepted(platform)(req, res)) dead = true;
   });
   table.fail({
     op: 'PutItem',
@@ -85,12 +57,8 @@ function killedAfterAcceptance(c: Case, text: string) {
     times: Number.POSITIVE_INFINITY,
     match: () => dead,
   });
-  sqs.put(DELIVERY_QUEUE, msg);
   return {
-    ...seeded,
-    msg,
-    ch,
-    delivery: () => deliveryOf(table, seeded.post.id, ch.id),
+    ...g,
     revive: () => {
       dead = false;
       table.heal();
@@ -101,16 +69,16 @@ function killedAfterAcceptance(c: Case, text: string) {
 describe.each(cases)('a worker killed after $platform accepted the post', (c) => {
   it('is reconciled by the redelivery after the lease: recorded once, not published again', async () => {
     // Arrange
-    const k = killedAfterAcceptance(c, `Crash-tested post for ${c.platform}`);
+    const k = killedAfterAcceptance(c.platform, `Crash-tested post for ${c.platform}`);
 
     // Act 1: the first receive publishes, then dies before recording anything.
     const first = await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
 
     // Assert 1
     expect(first.map((r) => r.failed.length)).toEqual([1]);
-    expect(c.posts()).toHaveLength(1);
+    expect(posts(c.platform)).toHaveLength(1);
     expect(k.delivery()).toMatchObject({ stage: 'sending', attempts: 1, external_id: null });
-    const creates = world.fakes.requests(c.platform).filter((r) => c.accepted(r, { status: 200 })).length;
+    const createsBefore = creates(c.platform).length;
 
     // Act 2: a duplicate message while the lease (90 s) is live, then SQS's redelivery (120 s).
     advance(45_000);
@@ -123,18 +91,15 @@ describe.each(cases)('a worker killed after $platform accepted the post', (c) =>
     expect(duringLease.map((r) => r.failed.length)).toEqual([1]); // busy: returned, not sent
     expect(after[0]?.at).toBe(T0.getTime() + 120_000);
     expect(after.every((r) => r.failed.length === 0)).toBe(true);
-    expect(c.posts()).toHaveLength(1);
+    expect(posts(c.platform)).toHaveLength(1);
     expect(k.delivery()).toMatchObject({
       stage: 'published',
       attempts: 1,
-      external_id: c.externalId(),
+      external_id: externalId(c.platform),
       error: null,
     });
     // Only Mastodon repeats its create call — with the same Idempotency-Key, which returns the same status.
-    const createsAfter = world.fakes
-      .requests(c.platform)
-      .filter((r) => c.accepted(r, { status: 200 })).length;
-    expect(createsAfter - creates).toBe(c.platform === 'mastodon' ? 1 : 0);
+    expect(creates(c.platform).length - createsBefore).toBe(c.platform === 'mastodon' ? 1 : 0);
     expect(sqs.waiting(DELIVERY_QUEUE)).toEqual([]);
   });
 });
@@ -142,8 +107,7 @@ describe.each(cases)('a worker killed after $platform accepted the post', (c) =>
 describe('recovery paths beyond the SQS redelivery', () => {
   it('the message lost too: the sweeper watchdog re-sends the abandoned delivery, which reconciles (Threads)', async () => {
     // Arrange: the worker dies after threads_publish, and its message is gone with it.
-    const c = cases.find((x) => x.platform === 'threads') as Case;
-    const k = killedAfterAcceptance(c, 'Threads post whose message was lost');
+    const k = killedAfterAcceptance('threads', 'Threads post whose message was lost');
     const [m] = sqs.receive(DELIVERY_QUEUE);
     if (!m) throw new Error('no message');
     expect(await invoke(sqs, worker, [m], lambdaContext('worker'))).toEqual([m.id]);
@@ -164,17 +128,16 @@ describe('recovery paths beyond the SQS redelivery', () => {
 
     // Assert
     expect(redriven).toBe(1);
-    expect(c.posts()).toHaveLength(1);
-    expect(platformRequests(world.fakes, 'threads', 'POST', /\/threads_publish$/)).toHaveLength(1);
-    expect(k.delivery()).toMatchObject({ stage: 'published', external_id: c.externalId() });
+    expect(posts('threads')).toHaveLength(1);
+    expect(creates('threads')).toHaveLength(1);
+    expect(k.delivery()).toMatchObject({ stage: 'published', external_id: externalId('threads') });
   });
 
   it('Mastodon after its 1-hour idempotency window: reconcile finds the status by its text', async () => {
     // Arrange: killed after POST /api/v1/statuses; the message is only retried two hours later,
     // when the instance has forgotten the Idempotency-Key.
-    const c = cases.find((x) => x.platform === 'mastodon') as Case;
     const k = killedAfterAcceptance(
-      c,
+      'mastodon',
       'Mastodon status recovered\n\nafter an hour: https://example.com/a?b=1',
     );
     await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
@@ -188,17 +151,14 @@ describe('recovery paths beyond the SQS redelivery', () => {
     await drain(sqs, DELIVERY_QUEUE, worker);
 
     // Assert: found through the account's statuses (HTML rendered, linkified), not re-posted.
-    expect(c.posts()).toHaveLength(1);
+    expect(posts('mastodon')).toHaveLength(1);
     expect(platformRequests(world.fakes, 'mastodon', 'GET', /\/accounts\/[^/]+\/statuses$/).length).toBe(1);
-    expect(k.delivery()).toMatchObject({ stage: 'published', external_id: c.externalId() });
+    expect(k.delivery()).toMatchObject({ stage: 'published', external_id: externalId('mastodon') });
   });
 
   it('killed after the success checkpoint was saved (Bluesky): reconcile answers from the checkpoint', async () => {
     // Arrange: only the outcome record is lost; the connector's "published" checkpoint got through.
-    const seeded = seedPublishing(table, world.fakes, ['bluesky'], 'Checkpointed Bluesky post');
-    const [msg] = seeded.messages;
-    const [ch] = seeded.channels;
-    if (!msg || !ch) throw new Error('unreachable');
+    const g = seedDelivery(world, 'bluesky', 'Checkpointed Bluesky post');
     table.fail({
       op: 'PutItem',
       kind: 'InternalServerError',
@@ -207,19 +167,17 @@ describe('recovery paths beyond the SQS redelivery', () => {
         Object.values((v.items[0]?.deliveries ?? {}) as Record<string, { stage: string }>)[0]?.stage ===
         'published',
     });
-    sqs.put(DELIVERY_QUEUE, msg);
 
     // Act
     const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
 
     // Assert: the recovery asked the PDS nothing (no getRecord), and recorded the checkpointed URI.
-    const bsky = world.fakes.fake<FakeBluesky>('bluesky');
     expect(rounds.map((r) => r.failed.length)).toEqual([1, 0]);
-    expect(bsky.posts).toHaveLength(1);
+    expect(posts('bluesky')).toHaveLength(1);
     expect(platformRequests(world.fakes, 'bluesky', 'GET', /getRecord$/)).toHaveLength(0);
-    expect(deliveryOf(table, seeded.post.id, ch.id)).toMatchObject({
+    expect(g.delivery()).toMatchObject({
       stage: 'published',
-      external_id: bsky.posts[0]?.uri,
+      external_id: externalId('bluesky'),
     });
   });
 });

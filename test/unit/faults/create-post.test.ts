@@ -176,10 +176,9 @@ describe('createPost under DynamoDB faults', () => {
     expect(postsCounted()).toBe(1);
   });
 
-  // KNOWN BUG (see the report): a draft (or a post needing approval) is inserted with a plain
-  // conditional PutItem, which is not idempotent on retry. When DynamoDB applied it but the answer
-  // was lost, the SDK's retry fails `attribute_not_exists(pk)`, the client gets a 500 although the
-  // post exists, the idempotency key is released, and the client's retry creates a second post.
+  // Regression: a draft (or a post needing approval) is one conditional PutItem. When DynamoDB applied
+  // it but the answer was lost, the SDK's retry fails `attribute_not_exists(pk)`: that is our own write,
+  // not a 500 that releases the idempotency key and lets the client's retry create a second post.
   it('a draft whose write was applied but whose answer was lost: stored once, answered 201', async () => {
     const ch = given();
     table.fail({

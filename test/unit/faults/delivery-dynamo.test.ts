@@ -3,17 +3,17 @@ import type { PostRecord } from '#core/posts';
 import { handler as deadLetters } from '#handlers/delivery-dead-letters';
 import { handler as worker } from '#handlers/delivery-worker';
 import { sweep } from '#usecases/schedule';
-import type { FakeBluesky } from '../../fakes/bluesky.ts';
 import { lambdaContext } from '../support/fixtures.ts';
 import type { Item, RequestView } from './support/dynamo.ts';
 import { invoke } from './support/sqs.ts';
 import {
   advance,
+  CREATE_PATH,
   DELIVERY_QUEUE,
-  deliveryOf,
   drain,
+  platformPosts,
   platformRequests,
-  seedPublishing,
+  seedDelivery,
   storedPost,
   T0,
   useWorld,
@@ -28,9 +28,9 @@ import {
 const world = useWorld();
 const { table, sqs } = world;
 
-const bluesky = () => world.fakes.fake<FakeBluesky>('bluesky');
-const creates = () =>
-  platformRequests(world.fakes, 'bluesky', 'POST', /^\/xrpc\/com\.atproto\.repo\.createRecord$/);
+/** The posts on Bluesky, and its createRecord calls. */
+const posts = () => platformPosts(world.fakes, 'bluesky');
+const creates = () => platformRequests(world.fakes, 'bluesky', 'POST', CREATE_PATH.bluesky);
 
 /** The post a PutItem writes, and its one delivery. */
 const written = (v: RequestView) => v.items[0] as (PostRecord & Item) | undefined;
@@ -42,14 +42,8 @@ const checkpointWrite = (stage: string) => (v: RequestView) =>
     ?.stage === stage;
 const outcomeWrite = (stage: 'published' | 'retrying') => (v: RequestView) => stageOf(v) === stage;
 
-function given(text = 'Fault-injected hello') {
-  const seeded = seedPublishing(table, world.fakes, ['bluesky'], text);
-  const [msg] = seeded.messages;
-  const [ch] = seeded.channels;
-  if (!msg || !ch) throw new Error('unreachable');
-  sqs.put(DELIVERY_QUEUE, msg);
-  return { ...seeded, msg, ch, delivery: () => deliveryOf(table, seeded.post.id, ch.id) };
-}
+/** A Bluesky delivery, its message on the queue. */
+const given = () => seedDelivery(world, 'bluesky', 'Fault-injected hello');
 
 /** The SDK attempts of one kind of request, as `attempt:outcome`. */
 const attempts = (op: 'GetItem' | 'PutItem', match: (v: RequestView) => boolean) =>
@@ -72,11 +66,11 @@ describe('DynamoDB throttling and transient errors that the SDK retries away', (
     ]);
     expect(rounds).toHaveLength(1);
     expect(rounds[0]?.failed).toEqual([]);
-    expect(bluesky().posts).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
     expect(g.delivery()).toMatchObject({
       stage: 'published',
       attempts: 1,
-      external_id: bluesky().posts[0]?.uri,
+      external_id: posts()[0]?.id,
     });
     expect(sqs.waiting(DELIVERY_QUEUE)).toEqual([]);
   });
@@ -108,8 +102,8 @@ describe('DynamoDB throttling and transient errors that the SDK retries away', (
       '2:InternalServerError',
       '3:ok',
     ]);
-    expect(bluesky().posts).toHaveLength(1);
-    expect(g.delivery()).toMatchObject({ stage: 'published', external_id: bluesky().posts[0]?.uri });
+    expect(posts()).toHaveLength(1);
+    expect(g.delivery()).toMatchObject({ stage: 'published', external_id: posts()[0]?.id });
     expect(storedPost(table, g.post.id).status).toBe('published');
   });
 
@@ -123,7 +117,7 @@ describe('DynamoDB throttling and transient errors that the SDK retries away', (
     expect(attempts('PutItem', claimWrite)).toEqual(['1:ECONNRESET', '2:ok']);
     expect(attempts('PutItem', outcomeWrite('published'))).toEqual(['1:ECONNRESET', '2:ok']);
     expect(rounds.map((r) => r.failed)).toEqual([[]]);
-    expect(bluesky().posts).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
     expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 1 });
   });
 
@@ -140,7 +134,7 @@ describe('DynamoDB throttling and transient errors that the SDK retries away', (
       '2:ConditionalCheckFailed',
     ]);
     expect(rounds.map((r) => r.failed)).toEqual([[]]);
-    expect(bluesky().posts).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
     expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 1 });
   });
 });
@@ -186,7 +180,7 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
 
     // Assert 1: the platform has the post; our record still says sending, under a lease.
     expect(failed).toEqual([first.id]);
-    expect(bluesky().posts).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
     const leased = g.delivery();
     expect(leased).toMatchObject({ stage: 'sending', attempts: 1, checkpoint: { stage: 'posting' } });
 
@@ -201,11 +195,11 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
     expect(during.map((r) => r.failed.length)).toEqual([1]);
     expect(after.at(-1)?.failed).toEqual([]);
     expect(creates()).toHaveLength(1);
-    expect(bluesky().posts).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
     expect(g.delivery()).toMatchObject({
       stage: 'published',
       attempts: 1,
-      external_id: bluesky().posts[0]?.uri,
+      external_id: posts()[0]?.id,
     });
     expect(sqs.waiting(DELIVERY_QUEUE)).toEqual([]);
   });
@@ -221,7 +215,7 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
     expect(retry).toMatchObject({ body: g.msg, delaySeconds: 4 }); // 5 s × (0.8 + 0.4 × jitter 0)
     expect(rounds.map((r) => r.at - T0.getTime())).toEqual([0, 4_000]);
     expect(creates()).toHaveLength(1);
-    expect(bluesky().posts).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
     expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 2, error: null });
   });
 
@@ -253,9 +247,9 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
 
 describe('writes DynamoDB applied but whose answer was lost (a reset after the commit)', () => {
   it('the claim: published once, after at most one redelivery', async () => {
-    // Today the SDK's retry of the applied claim is refused (the version moved) and the re-read
-    // shows a live lease — the worker's own, but it cannot tell — so it returns the message and the
-    // redelivery after the lease (120 s) recovers it (see the report). Either way: one post.
+    // Regression: the SDK's retry of the applied claim is refused (the version moved), and the
+    // worker must take that claim for its own. Guards: one post, at most one redelivery, and the
+    // lost claim counted as the only attempt.
     const g = given();
     table.fail({ op: 'PutItem', kind: 'ECONNRESET', when: 'after', match: claimWrite });
 
@@ -265,7 +259,7 @@ describe('writes DynamoDB applied but whose answer was lost (a reset after the c
     expect(rounds.length).toBeLessThanOrEqual(2);
     expect(rounds.at(-1)?.failed).toEqual([]);
     expect(creates()).toHaveLength(1);
-    expect(bluesky().posts).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
     // The lost claim counted as the first attempt; the recovery re-used it (no second increment).
     expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 1 });
     expect(sqs.waiting(DELIVERY_QUEUE)).toEqual([]);
@@ -302,14 +296,14 @@ describe('writes DynamoDB applied but whose answer was lost (a reset after the c
       await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
     }
 
-    // Assert: today the watchdog re-sent it, 5 min after the hinted time (see the report).
+    // Assert: retried once (by its delayed message, the watchdog at the latest) and published once.
     expect(redriven).toBeLessThanOrEqual(1);
-    expect(bluesky().posts).toHaveLength(1);
+    expect(posts()).toHaveLength(1);
     expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 2 });
   });
 
-  // KNOWN BUG (see the report): the worker takes its own applied "retrying" record for a lost claim
-  // and sends no delayed message; the retry waits for the watchdog instead of the hint.
+  // Regression: the worker must recognise its own applied "retrying" record (not take it for a lost
+  // claim) and send the delayed message, so the retry comes at the hint, not by the watchdog.
   it('a retry record (429, Retry-After 30) whose answer was lost is still retried at the hinted time', async () => {
     const g = rateLimitedWithLostRecord();
 

@@ -1,20 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import type { Platform } from '#core/platforms';
 import { handler as worker } from '#handlers/delivery-worker';
 import { deliver } from '#usecases/deliver';
-import type { FakeBluesky } from '../../fakes/bluesky.ts';
-import type { FakeMastodon } from '../../fakes/mastodon.ts';
 import { lambdaContext } from '../support/fixtures.ts';
 import { invoke } from './support/sqs.ts';
 import {
   advance,
+  CREATE_PATH,
   DELIVERY_QUEUE,
-  deliveryOf,
   drain,
   otherContainer,
+  platformPosts,
   platformRequests,
-  seedPublishing,
+  seedDelivery,
   T0,
+  type TestedPlatform,
   useWorld,
   whenPlatformAnswers,
 } from './support/world.ts';
@@ -27,24 +26,12 @@ const world = useWorld();
 const { table, sqs } = world;
 const ctx = lambdaContext('worker');
 
-const CREATE: Record<'bluesky' | 'mastodon', RegExp> = {
-  bluesky: /^\/xrpc\/com\.atproto\.repo\.createRecord$/,
-  mastodon: /^\/api\/v1\/statuses$/,
-};
-const creates = (p: 'bluesky' | 'mastodon') => platformRequests(world.fakes, p, 'POST', CREATE[p]);
-const posts = (p: Platform) =>
-  p === 'bluesky'
-    ? world.fakes.fake<FakeBluesky>('bluesky').posts
-    : world.fakes.fake<FakeMastodon>('mastodon').posts;
+const creates = (p: TestedPlatform) => platformRequests(world.fakes, p, 'POST', CREATE_PATH[p]);
+const posts = (p: TestedPlatform) => platformPosts(world.fakes, p);
 
-function given(platform: 'bluesky' | 'mastodon', copies: number, text = `Said once on ${platform}`) {
-  const seeded = seedPublishing(table, world.fakes, [platform], text);
-  const [msg] = seeded.messages;
-  const [ch] = seeded.channels;
-  if (!msg || !ch) throw new Error('unreachable');
-  for (let i = 0; i < copies; i++) sqs.put(DELIVERY_QUEUE, msg);
-  return { ...seeded, msg, delivery: () => deliveryOf(table, seeded.post.id, ch.id) };
-}
+/** A delivery to `platform`, with `copies` of its message on the queue. */
+const given = (platform: TestedPlatform, copies: number) =>
+  seedDelivery(world, platform, `Said once on ${platform}`, { copies });
 
 describe('the same delivery message more than once', () => {
   it('twice in one batch: one platform call; the loser is returned and later skipped', async () => {
@@ -86,7 +73,7 @@ describe('the same delivery message more than once', () => {
     const g = given('bluesky', 1);
     let duplicate: string[] | undefined;
     whenPlatformAnswers(world.fakes, 'bluesky', async (req) => {
-      if (duplicate || !CREATE.bluesky.test(req.path)) return;
+      if (duplicate || !CREATE_PATH.bluesky.test(req.path)) return;
       sqs.put(DELIVERY_QUEUE, g.msg);
       duplicate = await invoke(sqs, otherContainer(deliver), sqs.receive(DELIVERY_QUEUE), ctx);
     });
@@ -124,7 +111,7 @@ describe('the same delivery message more than once', () => {
     const g = given('bluesky', 1);
     world.fakes.failNext('bluesky', {
       status: 429,
-      path: CREATE.bluesky,
+      path: CREATE_PATH.bluesky,
       headers: { 'retry-after': '30' },
       body: { error: 'RateLimitExceeded', message: 'Rate Limit Exceeded' },
     });

@@ -6,8 +6,6 @@ import type { PostResource } from '#core/posts';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as worker } from '#handlers/delivery-worker';
 import { handler as relay } from '#handlers/stream-relay';
-import type { FakeBluesky } from '../../fakes/bluesky.ts';
-import type { FakeMastodon } from '../../fakes/mastodon.ts';
 import {
   apiEvent,
   apiKey,
@@ -26,6 +24,7 @@ import {
   DELIVERY_QUEUE,
   drain,
   EVENTS_QUEUE,
+  platformPosts,
   pumpStream,
   storedPost,
   useWorld,
@@ -67,8 +66,8 @@ const deliveryMessages = () => sqs.sentTo(DELIVERY_QUEUE).map((s) => s.body as D
 const events = () => sqs.sentTo(EVENTS_QUEUE).map((s) => s.body as HeraldEvent);
 const stats = () => table.get(keys.orgStats(ORG_ID));
 const published = () => ({
-  bluesky: world.fakes.fake<FakeBluesky>('bluesky').posts.length,
-  mastodon: world.fakes.fake<FakeMastodon>('mastodon').posts.length,
+  bluesky: platformPosts(world.fakes, 'bluesky').length,
+  mastodon: platformPosts(world.fakes, 'mastodon').length,
 });
 
 /** The rest of the pipeline: the worker over the queue, then the relay over the worker's writes. */

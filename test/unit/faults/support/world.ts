@@ -16,8 +16,12 @@ import type { Platform } from '#core/platforms';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
 import { clearAuthCache } from '#shared/auth';
 import { dynamo } from '#shared/clients';
+import type { FakeBluesky } from '../../../fakes/bluesky.ts';
 import { allFakes } from '../../../fakes/index.ts';
+import type { FakeMastodon } from '../../../fakes/mastodon.ts';
 import type { FakePlatforms, FakeRequest, FakeResponse } from '../../../fakes/server.ts';
+import type { ThreadsFake } from '../../../fakes/threads.ts';
+import type { FakeX } from '../../../fakes/x.ts';
 import {
   channel,
   channelItem,
@@ -45,13 +49,13 @@ export const EVENTS_QUEUE = process.env.EVENTS_QUEUE_URL as string;
 export const WEBHOOKS_QUEUE = process.env.WEBHOOKS_QUEUE_URL as string;
 
 /** Fake Date only, at T0; Math.random 0 (no SDK backoff sleeps, no jitter). Call in beforeEach. */
-export function freezeTime(at: Date = T0): void {
+function freezeTime(at: Date = T0): void {
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(at);
   vi.spyOn(Math, 'random').mockReturnValue(0);
 }
 
-export function thawTime(): void {
+function thawTime(): void {
   vi.useRealTimers();
   vi.restoreAllMocks();
 }
@@ -135,13 +139,38 @@ export function whenPlatformAnswers(
 export const platformRequests = (fakes: FakePlatforms, platform: Platform, method: string, path: RegExp) =>
   fakes.requests(platform).filter((r) => r.method === method && path.test(r.path));
 
-export async function startPlatforms(): Promise<FakePlatforms> {
+/** The platforms these tests publish to: the ones `credentialsFor` can connect. */
+export type TestedPlatform = 'bluesky' | 'mastodon' | 'threads' | 'x';
+
+/** The path of each platform's create call (POST): once it answered 2xx, the post exists there. */
+export const CREATE_PATH: Record<TestedPlatform, RegExp> = {
+  bluesky: /^\/xrpc\/com\.atproto\.repo\.createRecord$/,
+  mastodon: /^\/api\/v1\/statuses$/,
+  threads: /\/threads_publish$/,
+  x: /^\/2\/tweets$/,
+};
+
+/** The posts a platform's fake holds, each by the external id Herald records (Bluesky: its at:// URI). */
+export function platformPosts(fakes: FakePlatforms, platform: TestedPlatform): Array<{ id: string }> {
+  switch (platform) {
+    case 'bluesky':
+      return fakes.fake<FakeBluesky>('bluesky').posts.map((p) => ({ id: p.uri }));
+    case 'mastodon':
+      return fakes.fake<FakeMastodon>('mastodon').posts;
+    case 'threads':
+      return fakes.fake<ThreadsFake>('threads').posts;
+    case 'x':
+      return fakes.fake<FakeX>('x').posts;
+  }
+}
+
+async function startPlatforms(): Promise<FakePlatforms> {
   const fakes = await allFakes().start();
   Object.assign(process.env, fakes.env());
   return fakes;
 }
 
-export async function stopPlatforms(fakes: FakePlatforms): Promise<void> {
+async function stopPlatforms(fakes: FakePlatforms): Promise<void> {
   for (const name of Object.keys(fakes.env())) delete process.env[name];
   await fakes.stop();
 }
@@ -183,11 +212,7 @@ export function connected(n: number, platform: Platform, credentials: Record<str
 }
 
 /** A post that just started publishing round 1 to `channels`, each with its own text. */
-export function publishingPost(
-  channels: ChannelRecord[],
-  text: (ch: ChannelRecord) => string,
-  n = 1,
-): PostRecord {
+function publishingPost(channels: ChannelRecord[], text: (ch: ChannelRecord) => string, n = 1): PostRecord {
   return startPublishing(
     post({
       id: fixedId('post', n),
@@ -204,13 +229,7 @@ export function publishingPost(
 }
 
 /** The org, one connected channel per platform, and a post publishing `text` to all of them. */
-export function seedPublishing(
-  table: FakeDynamo,
-  fakes: FakePlatforms,
-  platforms: Platform[],
-  text: string,
-  n = 1,
-) {
+function seedPublishing(table: FakeDynamo, fakes: FakePlatforms, platforms: Platform[], text: string, n = 1) {
   const chans = platforms.map((p, i) => connected(n * 10 + i, p, credentialsFor(fakes, p)));
   const p = publishingPost(
     chans.map((c) => c.channel),
@@ -225,12 +244,37 @@ export function seedPublishing(
   };
 }
 
-export const messageOf = (p: PostRecord, channelId: string): DeliveryMessage => ({
+const messageOf = (p: PostRecord, channelId: string): DeliveryMessage => ({
   org_id: p.org_id,
   post_id: p.id,
   channel_id: channelId,
   round: p.round,
 });
+
+/**
+ * One delivery for the worker: the org, a connected channel on `platform`, a post publishing `text`
+ * to it, and `copies` of its delivery message on the delivery queue.
+ */
+export function seedDelivery(
+  world: { table: FakeDynamo; sqs: FakeSqs; fakes: FakePlatforms },
+  platform: Platform,
+  text: string,
+  { copies = 1 }: { copies?: number } = {},
+) {
+  const { table, sqs, fakes } = world;
+  const seeded = seedPublishing(table, fakes, [platform], text);
+  const [msg] = seeded.messages;
+  const [ch] = seeded.channels;
+  if (!msg || !ch) throw new Error('unreachable');
+  for (let i = 0; i < copies; i++) sqs.put(DELIVERY_QUEUE, msg);
+  return {
+    post: seeded.post,
+    channel: ch,
+    msg,
+    /** The delivery as the table has it now. */
+    delivery: () => deliveryOf(table, seeded.post.id, ch.id),
+  };
+}
 
 export function storedPost(table: FakeDynamo, postId: string): PostRecord {
   const p = table.get<PostRecord & Item>(keys.post(ORG_ID, postId));
@@ -238,7 +282,7 @@ export function storedPost(table: FakeDynamo, postId: string): PostRecord {
   return p;
 }
 
-export function deliveryOf(table: FakeDynamo, postId: string, channelId: string): DeliveryRecord {
+function deliveryOf(table: FakeDynamo, postId: string, channelId: string): DeliveryRecord {
   return storedPost(table, postId).deliveries[channelId] as DeliveryRecord;
 }
 
@@ -264,7 +308,7 @@ export function otherContainer(useCase: (body: never) => Promise<unknown>): SqsH
     );
 }
 
-export interface Round {
+interface Round {
   at: number;
   ids: string[];
   failed: string[];
