@@ -1,7 +1,17 @@
-// DynamoDB condition and update expressions, evaluated over plain (unmarshalled) items: just the
-// grammar Herald and Powertools use — comparisons, AND/OR/NOT, IN, attribute_exists,
-// attribute_not_exists, begins_with; SET (with +/-, if_not_exists, list_append), REMOVE, ADD, DELETE
-// on nested paths. Missing attributes compare false, as DynamoDB does.
+// DynamoDB condition and update expressions, evaluated over plain (unmarshalled) items. One evaluator
+// for every in-memory table of the unit tests (the fault suite's FakeDynamo, the fuzz suite's
+// FakeTable), covering the grammar Herald and Powertools write:
+//
+// - conditions (ConditionExpression, KeyConditionExpression, FilterExpression): comparisons
+//   (= <> < <= > >=), IN, attribute_exists, attribute_not_exists, begins_with, AND/OR/NOT (NOT binds
+//   tighter than AND, AND tighter than OR) and parentheses;
+// - updates: SET (with + and -, if_not_exists, list_append), REMOVE, ADD and DELETE;
+// - paths: `#name` placeholders and plain names, nested with `.` and list indexes `[n]`.
+//
+// As in DynamoDB, a missing attribute makes every comparison false except `<>`, which it makes true;
+// `<`, `<=`, `>`, `>=` and begins_with hold only between two numbers or two strings, strings ordered
+// by code point (DynamoDB orders them by their UTF-8 bytes, the same order). Anything else (size,
+// contains, BETWEEN, attribute_type, ...) is refused while parsing rather than evaluated wrongly.
 
 export type Item = Record<string, unknown>;
 export type Names = Record<string, string> | undefined;
@@ -10,6 +20,7 @@ export type Values = Record<string, unknown> | undefined;
 type Token = { t: 'name' | 'value' | 'ident' | 'punct'; v: string };
 
 const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'IN', 'SET', 'REMOVE', 'ADD', 'DELETE']);
+const COMPARATORS = new Set(['=', '<>', '<', '<=', '>', '>=']);
 
 function tokenize(expr: string): Token[] {
   const out: Token[] = [];
@@ -40,7 +51,8 @@ function tokenize(expr: string): Token[] {
   return out;
 }
 
-type Path = string[];
+/** A document path: attribute names, and list indexes for `[n]`. */
+type Path = Array<string | number>;
 type Operand = (item: Item) => unknown;
 
 class Parser {
@@ -94,7 +106,7 @@ class Parser {
   }
 
   path(): Path {
-    const parts: string[] = [];
+    const parts: Path = [];
     for (;;) {
       const t = this.tokens[this.i++];
       if (!t || (t.t !== 'name' && t.t !== 'ident'))
@@ -102,6 +114,14 @@ class Parser {
       const part = t.t === 'name' ? this.names?.[t.v] : t.v;
       if (part === undefined) throw new Error(`expression: no name for ${t.v}`);
       parts.push(part);
+      while (this.isPunct('[')) {
+        this.i++;
+        const n = this.tokens[this.i++];
+        if (n?.t !== 'ident' || !/^\d+$/.test(n.v))
+          throw new Error(`expression: expected a list index at ${JSON.stringify(n)}`);
+        parts.push(Number(n.v));
+        this.expectPunct(']');
+      }
       if (!this.isPunct('.')) return parts;
       this.i++;
     }
@@ -191,8 +211,10 @@ class Parser {
       };
     }
     const op = this.tokens[this.i++];
+    if (op?.t !== 'punct' || !COMPARATORS.has(op.v))
+      throw new Error(`expression: expected a comparator at ${JSON.stringify(op)}`);
     const right = this.operand();
-    return (item) => compare(op?.v ?? '', left(item), right(item));
+    return (item) => compare(op.v, left(item), right(item));
   }
 
   private operand(): Operand {
@@ -202,6 +224,7 @@ class Parser {
       return () => v;
     }
     const p = this.path();
+    if (this.isPunct('(')) throw new Error(`expression: unsupported function ${String(p[0])}`);
     return (item) => at(item, p);
   }
 
@@ -247,11 +270,20 @@ const pathOperand =
   (item) =>
     at(item, p);
 
+const isMap = (v: unknown): v is Item =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof Set) && !ArrayBuffer.isView(v);
+
+/** The value at `path` in `item`; undefined when any step of it is missing. */
 export function at(item: Item | undefined, path: Path): unknown {
   let cur: unknown = item;
   for (const part of path) {
-    if (cur === null || typeof cur !== 'object' || cur instanceof Set) return undefined;
-    cur = (cur as Record<string, unknown>)[part];
+    if (typeof part === 'number') {
+      if (!Array.isArray(cur)) return undefined;
+      cur = cur[part];
+    } else {
+      if (!isMap(cur) || !Object.hasOwn(cur, part)) return undefined;
+      cur = cur[part];
+    }
   }
   return cur;
 }
@@ -264,17 +296,29 @@ function same(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
+/** Strings in code point order (UTF-16 code units would put U+E000–U+FFFF after astral characters). */
+function codePointOrder(x: string, y: string): number {
+  const a = [...x];
+  const b = [...y];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const d = (a[i] as string).codePointAt(0)! - (b[i] as string).codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return a.length - b.length;
+}
+
 function compare(op: string, a: unknown, b: unknown): boolean {
   if (op === '<>') return a === undefined || b === undefined || !same(a, b);
   if (a === undefined || b === undefined) return false;
   if (op === '=') return same(a, b);
-  if (typeof a !== typeof b || (typeof a !== 'number' && typeof a !== 'string')) return false;
-  const x = a as number | string;
-  const y = b as number | string;
-  if (op === '<') return x < y;
-  if (op === '<=') return x <= y;
-  if (op === '>') return x > y;
-  if (op === '>=') return x >= y;
+  let d: number;
+  if (typeof a === 'number' && typeof b === 'number') d = a - b;
+  else if (typeof a === 'string' && typeof b === 'string') d = codePointOrder(a, b);
+  else return false;
+  if (op === '<') return d < 0;
+  if (op === '<=') return d <= 0;
+  if (op === '>') return d > 0;
+  if (op === '>=') return d >= 0;
   throw new Error(`expression: unknown comparator ${op}`);
 }
 
@@ -287,18 +331,27 @@ export function condition(expr: string, names: Names, values: Values): (item: It
 }
 
 function setAt(item: Item, path: Path, value: unknown): void {
-  let cur = item;
-  for (const part of path.slice(0, -1)) {
-    const next = cur[part];
-    if (next === null || typeof next !== 'object') cur[part] = {};
-    cur = cur[part] as Item;
+  let cur: Item | unknown[] = item;
+  for (const [j, part] of path.slice(0, -1).entries()) {
+    const container = cur as Record<string | number, unknown>;
+    const next = container[part];
+    if (next === null || typeof next !== 'object')
+      container[part] = typeof path[j + 1] === 'number' ? [] : {};
+    cur = container[part] as Item | unknown[];
   }
-  cur[path.at(-1) as string] = value;
+  const last = path.at(-1) as string | number;
+  // DynamoDB appends a SET past the end of a list.
+  if (typeof last === 'number' && Array.isArray(cur)) cur[Math.min(last, cur.length)] = value;
+  else (cur as Item)[last] = value;
 }
 
 function removeAt(item: Item, path: Path): void {
   const parent = at(item, path.slice(0, -1));
-  if (parent && typeof parent === 'object') delete (parent as Item)[path.at(-1) as string];
+  const last = path.at(-1) as string | number;
+  // Removing a list element shifts the ones after it.
+  if (typeof last === 'number') {
+    if (Array.isArray(parent) && last < parent.length) parent.splice(last, 1);
+  } else if (isMap(parent)) delete parent[last];
 }
 
 /**
@@ -313,6 +366,7 @@ export function update(
 ): { next: Item; touched: Set<string> } {
   const p = new Parser(expr, names, values);
   const writes: Array<(next: Item) => void> = [];
+  const removals: Path[] = [];
   const touched = new Set<string>();
   while (!p.done) {
     const kw = p.keyword();
@@ -325,7 +379,7 @@ export function update(
         const value = p.setValue()(item);
         writes.push((next) => setAt(next, path, structuredClone(value)));
       } else if (kw === 'REMOVE') {
-        writes.push((next) => removeAt(next, path));
+        removals.push(path);
       } else if (kw === 'ADD') {
         const add = p.addValue();
         const current = at(item, path);
@@ -344,5 +398,11 @@ export function update(
   }
   const next = structuredClone(item);
   for (const w of writes) w(next);
+  // The indexes of `REMOVE a[0], a[2]` both name elements of the list as it was: highest first.
+  const index = (path: Path) => {
+    const last = path.at(-1);
+    return typeof last === 'number' ? last : -1;
+  };
+  for (const path of removals.sort((x, y) => index(y) - index(x))) removeAt(next, path);
   return { next, touched };
 }

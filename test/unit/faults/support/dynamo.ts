@@ -1,7 +1,7 @@
 import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { condition, type Item, type Names, update, type Values } from './expressions.ts';
+import { condition, type Item, type Names, update, type Values } from '../../support/expressions.ts';
 
 // A DynamoDB table behind the SDK's HTTP layer. It replaces the request handler of the production
 // client (`#shared/clients`), so everything above the socket runs for real: marshalling, the
@@ -11,7 +11,7 @@ import { condition, type Item, type Names, update, type Values } from './express
 // retries a write that already happened). Successful writes are kept as a stream (NEW_AND_OLD_IMAGES)
 // for the stream relay.
 
-export type { Item } from './expressions.ts';
+export type { Item } from '../../support/expressions.ts';
 
 export type Operation =
   | 'GetItem'
