@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { fallback, mcp, operations, workers } from '#lib/operations';
-import { BENCH_ENV, fixed, kib, machine, mark, median, ROOT, table, today } from './support.ts';
+import { BENCH_ENV, fixed, kib, machine, mark, median, packageOf, ROOT, table, today } from './support.ts';
 
 // Cold start, module-init part: every Lambda of the manifest bundled as the CDK bundles it
 // (lib/herald-function.ts: esbuild, minified ESM for node22, source maps without sources, the
@@ -40,7 +40,7 @@ const PROFILE_BUILD: BuildOptions = { minify: false, minifyIdentifiers: true, mi
 
 const FLOOR_SOURCE = `import { DynamoDBClient } from '@aws-sdk/client-dynamodb';\nexport const c = new DynamoDBClient({});\n`;
 
-/** The floor runs after every this many function processes. */
+/** By default, the floor runs after every this many function processes. */
 const FLOOR_EVERY = 4;
 
 /** Init target, × the floor's median. */
@@ -64,7 +64,6 @@ export interface BundleResult {
   /** Module init (ms) of each fresh process, in run order. */
   samples: number[];
   initMs: number;
-  /** initMs ÷ the floor's initMs. */
   /** initMs ÷ the floor's initMs. */
   ratio: number;
   /** Allowed ratio; null: reported without a target (workers, the floor). */
@@ -94,6 +93,8 @@ export interface ColdStartResult {
   machine: string;
   date: string;
   runs: number;
+  /** The floor was measured after every this many function processes. */
+  floorEvery: number;
   /** Node flags of the measured processes (as Lambda runs them: NODE_OPTIONS=--enable-source-maps). */
   nodeFlags: string[];
   floor: BundleResult;
@@ -133,14 +134,6 @@ export function manifestFunctions(): BundleTarget[] {
 
 const targetOf = (t: BundleTarget): number | null =>
   t.kind === 'worker' || t.kind === 'floor' ? null : HEAVY.has(t.id) ? TARGETS.heavy : TARGETS.api;
-
-/** `node_modules/@smithy/core/dist-es/…` → `@smithy/core`; our sources → `herald`. */
-export function packageOf(input: string): string {
-  const at = input.lastIndexOf('node_modules/');
-  if (at < 0) return input === '<stdin>' ? 'floor entry' : 'herald';
-  const [a = '', b = ''] = input.slice(at + 'node_modules/'.length).split('/');
-  return a.startsWith('@') ? `${a}/${b}` : a;
-}
 
 function packagesOf(meta: Metafile): PackageBytes[] {
   const byPackage = new Map<string, number>();
@@ -208,12 +201,10 @@ export const DEFERRED: Record<string, { module: string; when: string }> = {
   mcpServer: { module: 'functions/adapters/lambda-client.ts', when: 'the first tool call (tools/call)' },
 };
 
-/** Module init of `file` in a fresh process, ms; a bundle that throws at load fails the bench. */
-async function initOnce(probe: string, file: string, flags: string[], id: string): Promise<number> {
-  return (await initProbe(probe, file, flags, id)).ms;
-}
-
-/** Init, and the first load of the bundle's `__deferred` module when it has one (ms). */
+/**
+ * Module init of `file` in a fresh process, and the first load of the bundle's `__deferred` module
+ * when it has one (ms); a bundle that throws at load fails the bench.
+ */
 async function initProbe(
   probe: string,
   file: string,
@@ -246,9 +237,10 @@ function leastSquares(points: Array<[number, number]>): ColdStartResult['fit'] {
 
 // ---- where init time goes: CPU profiles of a build that keeps whitespace ---------------------------
 
-/** For each line of a whitespace-kept esbuild bundle, the source it came from (esbuild's `// path` comments). */
+/** The source of the bundle's lines before its first module: esbuild's runtime helpers. */
 const HELPERS = '(esbuild runtime helpers)';
 
+/** For each line of a whitespace-kept esbuild bundle, the source it came from (esbuild's `// path` comments). */
 function lineSources(code: string): string[] {
   let current = HELPERS;
   return code.split('\n').map((line) => {
@@ -348,7 +340,7 @@ async function profileInit(
   const sum = new Map<string, number>();
   const lines = new Map<string, number>();
   for (let i = 0; i < runs; i++) {
-    await initOnce(
+    await initProbe(
       probe,
       file,
       [...flags, '--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=100'],
@@ -401,7 +393,7 @@ export async function benchColdStart(
     const [floor, ...fns] = built as [Built, ...Built[]];
     const samples = new Map<string, number[]>(built.map((b) => [b.target.id, []]));
     const measure = async (b: Built) => {
-      const ms = await initOnce(probe, b.file, nodeFlags, b.target.id);
+      const { ms } = await initProbe(probe, b.file, nodeFlags, b.target.id);
       samples.get(b.target.id)?.push(ms);
     };
     const measureStart = performance.now();
@@ -491,6 +483,7 @@ export async function benchColdStart(
       machine: machine(),
       date: today(),
       runs,
+      floorEvery,
       nodeFlags,
       floor: all[0] as BundleResult,
       functions: all.slice(1),
@@ -617,7 +610,7 @@ external), and a **floor** bundle with the same options that only does \`new Dyn
 Init = \`await import()\` of the bundle in a fresh \`node ${r.nodeFlags.join(' ')}\` process (as Lambda runs
 it: NODE_OPTIONS=--enable-source-maps), timed inside the process, median of ${r.runs}; the processes run
 one at a time, in rounds over all bundles, with the floor measured ${f.samples.length} times spread over
-the rounds (after every ${FLOOR_EVERY} functions). Node ${process.version} here; Lambda runs Node 22 on arm64 (only the ratios carry over).
+the rounds (after every ${r.floorEvery} functions). Node ${process.version} here; Lambda runs Node 22 on arm64 (only the ratios carry over).
 Targets: API functions ≤ ${TARGETS.api}× the floor's init, the MCP server and the media functions
 ≤ ${TARGETS.heavy}×, workers reported without one. Bundling took ${fixed(r.buildMs / 1000)} s, the
 measurements ${fixed(r.measureMs / 1000)} s.

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { join } from 'node:path';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { RoundTripRow } from './round-trips.ts';
+import { machine, ROOT, table, today } from './support.ts';
 
 // Cost model (issue 8): dollars per million requests of each API operation in AWS. DynamoDB read
 // and write units are measured, not estimated: the operations' real handlers run in-process
 // against DynamoDB Local with ReturnConsumedCapacity=TOTAL added to every call. Lambda duration is
-// modelled from the operation's sequential DynamoDB round trips (measured in round-trips.ts and
-// asserted in test/unit/usecases/round-trips.test.ts) at a typical in-region latency.
-
-const root = resolve(import.meta.dirname, '../..');
+// modelled from the operation's sequential round trips (measured by round-trips.ts) at a typical
+// in-region latency.
 
 /** us-east-1 list prices (2026): Lambda arm64, DynamoDB on-demand, HTTP API. */
 export const PRICES = {
@@ -23,11 +23,21 @@ export const PRICES = {
 /** A DynamoDB call in-region (SDK included), and the handler's own CPU, for the duration model. */
 export const MODEL = { msPerRoundTrip: 6, handlerMs: 2 };
 
-export interface OperationCost {
-  id: string;
+/** What the cost workspace holds besides the measured calls' own items: the API benches' page sizes. */
+export const SEED = { posts: 25, media: 26, webhookEndpoints: 3 };
+
+/** The DynamoDB units of one warm call of an operation. */
+export interface CostMeasurement {
+  /** Operation id (lib/operations.ts). */
+  op: string;
+  /** What is exercised (e.g. `draft` for createPost); empty for the operation's main path. */
+  variant: string;
   memoryMb: number;
   readUnits: number;
   writeUnits: number;
+}
+
+export interface OperationCost extends CostMeasurement {
   sequentialRoundTrips: number;
   billedMs: number;
   dollarsPerMillion: { lambda: number; dynamodb: number; apiGateway: number; total: number };
@@ -35,10 +45,15 @@ export interface OperationCost {
 
 type Handler = (
   event: APIGatewayProxyEventV2,
-  context: unknown,
-) => Promise<{ statusCode?: number; body?: string }>;
+  context: Context,
+) => Promise<APIGatewayProxyStructuredResultV2>;
 
-/** Sequential DynamoDB round trips on the warm path (BENCHMARKS.md "DynamoDB round trips"). */
+/**
+ * Sequential round trips of each measured path on the warm path, when round-trips.ts did not run
+ * in the same `npm run bench`: the depths it measures (BENCHMARKS.md "AWS round trips per
+ * request"), asserted for most of these operations in test/unit/usecases/round-trips.test.ts.
+ * Keyed by operation id: createPost's draft path is as deep as its main path.
+ */
 const DEPTH: Record<string, number> = {
   getPost: 1,
   listPosts: 1,
@@ -51,11 +66,9 @@ const DEPTH: Record<string, number> = {
   publishPost: 2,
   deletePost: 2,
   listWebhookEndpoints: 1,
-  updateWebhookEndpoint: 2,
-  listWebhookDeliveries: 1,
 };
 
-export async function benchCost(): Promise<OperationCost[]> {
+export async function benchCost(): Promise<CostMeasurement[]> {
   const { startDynamo, ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } = await import(
     '../../bin/local/services.ts'
   );
@@ -94,6 +107,7 @@ export async function benchCost(): Promise<OperationCost[]> {
     );
     const admin = await import('#usecases/admin');
     const { operations } = await import('#lib/operations');
+    const { apiEvent, lambdaContext } = await import('../unit/support/fixtures.ts');
     const created = await admin.createOrg({ name: 'Cost', plan: 'agency', ownerEmail: 'cost@example.com' });
     const orgId = created.org.id;
     const key = (
@@ -118,46 +132,20 @@ export async function benchCost(): Promise<OperationCost[]> {
       credentials: { instance: 'https://mastodon.example', access_token: 'token' },
     });
 
-    const call = async (id: string, path: string, params: Record<string, string>, body?: unknown) => {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const call = async (id: string, pathParameters?: Record<string, string>, body?: unknown) => {
       const op = operations.find((o) => o.id === id);
       if (!op) throw new Error(`no operation ${id}`);
-      const mod = (await import(join(root, op.entry))) as { handler: Handler };
-      const event: APIGatewayProxyEventV2 = {
-        version: '2.0',
-        routeKey: `${op.method} ${op.path}`,
-        rawPath: path,
-        rawQueryString: '',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', host: 'cost.local' },
-        ...(Object.keys(params).length ? { pathParameters: params } : {}),
-        requestContext: {
-          accountId: '0',
-          apiId: 'cost',
-          domainName: 'cost.local',
-          domainPrefix: 'cost',
-          http: { method: op.method, path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'cost' },
-          requestId: randomUUID(),
-          routeKey: `${op.method} ${op.path}`,
-          stage: '$default',
-          time: new Date().toISOString(),
-          timeEpoch: Date.now(),
-        },
+      const mod = (await import(join(ROOT, op.entry))) as { handler: Handler };
+      const event = apiEvent(id, {
+        headers,
+        ...(pathParameters ? { pathParameters } : {}),
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        isBase64Encoded: false,
-      };
-      const context = {
-        functionName: id,
-        awsRequestId: randomUUID(),
-        getRemainingTimeInMillis: () => 10_000,
-        invokedFunctionArn: `arn:aws:lambda:us-east-1:0:function:${id}`,
-        memoryLimitInMB: '1024',
-        functionVersion: '$LATEST',
-        logGroupName: id,
-        logStreamName: 'cost',
-        callbackWaitsForEmptyEventLoop: false,
-      };
-      const res = await mod.handler(event, context);
+        requestId: randomUUID(),
+      });
+      const res = await mod.handler(event, lambdaContext(id, randomUUID()));
       if ((res.statusCode ?? 500) >= 300) throw new Error(`${id}: ${res.statusCode} ${res.body}`);
-      return JSON.parse(res.body ?? '{}') as Record<string, unknown>;
+      return JSON.parse(res.body ?? '{}') as { id: string };
     };
     /** Units of one warm call (the auth cache is warm after the first call of the run). */
     const measure = async (fn: () => Promise<unknown>) => {
@@ -167,78 +155,180 @@ export async function benchCost(): Promise<OperationCost[]> {
       return { ...consumed };
     };
 
-    const draft = () =>
-      call(
-        'createPost',
-        '/v1/posts',
-        {},
-        { variants: [{ channel_id: channel.id, body: 'Cost model post' }], draft: true },
-      );
-    const warm = (await draft()) as { id: string };
-    const results: Array<{ id: string; units: { read: number; write: number } }> = [];
-    const add = async (id: string, fn: () => Promise<unknown>) =>
-      results.push({ id, units: await measure(fn) });
-    await add('createPost', draft);
-    await add('getPost', () => call('getPost', `/v1/posts/${warm.id}`, { id: warm.id }));
-    await add('listPosts', () => call('listPosts', '/v1/posts', {}));
-    await add('listChannels', () => call('listChannels', '/v1/channels', {}));
-    await add('listMedia', () => call('listMedia', '/v1/media', {}));
-    await add('getUsage', () => call('getUsage', '/v1/usage', {}));
-    await add('getAnalytics', () => call('getAnalytics', '/v1/analytics', {}));
-    const future = new Date(Date.now() + 86_400_000).toISOString();
-    await add('reschedulePost', () =>
-      call('reschedulePost', `/v1/posts/${warm.id}`, { id: warm.id }, { scheduled_at: future }),
-    );
-    await add('publishPost', () => call('publishPost', `/v1/posts/${warm.id}/publish`, { id: warm.id }));
-    const other = (await draft()) as { id: string };
-    await add('deletePost', () => call('deletePost', `/v1/posts/${other.id}`, { id: other.id }));
-    await add('listWebhookEndpoints', () => call('listWebhookEndpoints', '/v1/webhook-endpoints', {}));
+    const future = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
+    const variants = [{ channel_id: channel.id, body: 'Cost model post' }];
+    const scheduled = () => call('createPost', undefined, { variants, scheduled_at: future(1) });
+    const draft = () => call('createPost', undefined, { variants, draft: true });
 
-    return results.map(({ id, units }) => {
-      const op = operations.find((o) => o.id === id);
-      const memoryMb = op?.memoryMb ?? 1024;
-      const depth = DEPTH[id] ?? 1;
-      const billedMs = Math.ceil(MODEL.handlerMs + depth * MODEL.msPerRoundTrip);
-      const lambda =
-        PRICES.lambdaPerMillionRequests +
-        (memoryMb / 1024) * (billedMs / 1000) * PRICES.lambdaPerGbSecondArm * 1e6;
-      const dynamodb = units.write * PRICES.dynamoPerMillionWrite + units.read * PRICES.dynamoPerMillionRead;
-      const round = (n: number) => Number(n.toFixed(3));
-      return {
-        id,
-        memoryMb,
-        readUnits: units.read,
-        writeUnits: units.write,
-        sequentialRoundTrips: depth,
-        billedMs,
-        dollarsPerMillion: {
-          lambda: round(lambda),
-          dynamodb: round(dynamodb),
-          apiGateway: PRICES.httpApiPerMillion,
-          total: round(lambda + dynamodb + PRICES.httpApiPerMillion),
-        },
-      };
-    });
+    // The workspace the list operations read: as many posts, media assets and webhook endpoints
+    // as the API benches' table (support.ts apiWorld), written through the service's own code.
+    await seed(orgId, scheduled);
+
+    const results: CostMeasurement[] = [];
+    const add = async (op: string, fn: () => Promise<unknown>, variant = '') => {
+      const units = await measure(fn);
+      const memoryMb = operations.find((o) => o.id === op)?.memoryMb ?? 1024;
+      results.push({ op, variant, memoryMb, readUnits: units.read, writeUnits: units.write });
+    };
+    const warm = await draft();
+    await add('createPost', scheduled);
+    await add('createPost', draft, 'draft');
+    await add('getPost', () => call('getPost', { id: warm.id }));
+    await add('listPosts', () => call('listPosts'));
+    await add('listChannels', () => call('listChannels'));
+    await add('listMedia', () => call('listMedia'));
+    await add('getUsage', () => call('getUsage'));
+    await add('getAnalytics', () => call('getAnalytics'));
+    await add('reschedulePost', () => call('reschedulePost', { id: warm.id }, { scheduled_at: future(2) }));
+    const toPublish = await draft();
+    await add('publishPost', () => call('publishPost', { id: toPublish.id }));
+    const toDelete = await draft();
+    await add('deletePost', () => call('deletePost', { id: toDelete.id }));
+    await add('listWebhookEndpoints', () => call('listWebhookEndpoints'));
+    return results;
   } finally {
     await dynamo.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/**
+ * SEED's items in the cost workspace: scheduled posts through createPost, media assets (all but
+ * one ready) and webhook endpoints through their adapters. An endpoint's secret is a placeholder
+ * ciphertext: listing endpoints never decrypts it.
+ */
+async function seed(orgId: string, createScheduled: () => Promise<unknown>): Promise<void> {
+  const { insertAsset } = await import('#adapters/media');
+  const { createEndpoint } = await import('#adapters/webhooks/store');
+  const { newId } = await import('#core/ids');
+  for (let i = 0; i < SEED.posts; i++) await createScheduled();
+  const now = new Date().toISOString();
+  for (let i = 0; i < SEED.media; i++) {
+    const id = newId('media');
+    const ready = i < SEED.media - 1;
+    await insertAsset({
+      id,
+      org_id: orgId,
+      status: ready ? 'ready' : 'pending',
+      kind: 'image',
+      url: `https://media.example/orgs/${orgId}/media/${id}/photo.png`,
+      filename: 'photo.png',
+      content_type: 'image/png',
+      size_bytes: 48_213,
+      width: ready ? 1280 : null,
+      height: ready ? 720 : null,
+      duration_sec: null,
+      poster_url: null,
+      upload_key: `uploads/${orgId}/${id}/photo.png`,
+      object_key: `orgs/${orgId}/media/${id}/photo.png`,
+      poster_key: null,
+      expires_at: new Date(Date.now() + 900_000).toISOString(),
+      created_at: now,
+      updated_at: now,
+    });
+  }
+  for (let i = 1; i <= SEED.webhookEndpoints; i++) {
+    await createEndpoint({
+      entity: 'webhook_endpoint',
+      id: newId('webhook'),
+      org_id: orgId,
+      url: `https://hooks.example/${i}`,
+      description: `Endpoint ${i}`,
+      event_types: ['post.published', 'post.failed'],
+      enabled: true,
+      state: 'active',
+      failure: { consecutive_failures: 0 },
+      secret: { current: Buffer.from(`sealed-${i}`).toString('base64') },
+      created_at: now,
+      updated_at: now,
+      version: 1,
+    });
+  }
+}
+
 const WRITES = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
 
-export function costSection(rows: OperationCost[], machine: string): string {
-  const line = (r: OperationCost) =>
-    `| ${r.id} | ${r.memoryMb} | ${r.readUnits} | ${r.writeUnits} | ${r.sequentialRoundTrips} | ${r.billedMs} | ${r.dollarsPerMillion.lambda.toFixed(2)} | ${r.dollarsPerMillion.dynamodb.toFixed(2)} | ${r.dollarsPerMillion.apiGateway.toFixed(2)} | **${r.dollarsPerMillion.total.toFixed(2)}** |`;
-  return `Measured ${new Date().toISOString().slice(0, 10)} on ${machine} by \`npm run bench\` (test/bench/cost.ts).
+const labelOf = (m: CostMeasurement) => (m.variant ? `${m.op} (${m.variant})` : m.op);
+
+/**
+ * The measured units priced. Sequential round trips: those round-trips.ts measured for the same
+ * path in this run when given (`roundTrips`), else DEPTH.
+ */
+export function priceCosts(measured: CostMeasurement[], roundTrips?: RoundTripRow[]): OperationCost[] {
+  const depthOf = (m: CostMeasurement): number => {
+    const depth = roundTrips
+      ? roundTrips.find((r) => r.op === m.op && (m.variant ? r.variant === m.variant : r.primary))?.depth
+      : DEPTH[m.op];
+    if (depth === undefined) throw new Error(`cost: no sequential round trips for ${labelOf(m)}`);
+    return depth;
+  };
+  const round = (n: number) => Number(n.toFixed(3));
+  return measured.map((m) => {
+    const depth = depthOf(m);
+    const billedMs = Math.ceil(MODEL.handlerMs + depth * MODEL.msPerRoundTrip);
+    const lambda =
+      PRICES.lambdaPerMillionRequests +
+      (m.memoryMb / 1024) * (billedMs / 1000) * PRICES.lambdaPerGbSecondArm * 1e6;
+    const dynamodb = m.writeUnits * PRICES.dynamoPerMillionWrite + m.readUnits * PRICES.dynamoPerMillionRead;
+    return {
+      ...m,
+      sequentialRoundTrips: depth,
+      billedMs,
+      dollarsPerMillion: {
+        lambda: round(lambda),
+        dynamodb: round(dynamodb),
+        apiGateway: PRICES.httpApiPerMillion,
+        total: round(lambda + dynamodb + PRICES.httpApiPerMillion),
+      },
+    };
+  });
+}
+
+/** The section; `roundTrips`: round-trips.ts's rows of the same run, if it ran. */
+export function costSection(measured: CostMeasurement[], roundTrips?: RoundTripRow[]): string {
+  const rows = priceCosts(measured, roundTrips);
+  const usd = (n: number) => n.toFixed(2);
+  const depths = roundTrips
+    ? 'as round-trips.ts measured them in the same run ("AWS round trips per request")'
+    : 'as last measured by round-trips.ts ("AWS round trips per request"; not run with this section)';
+  return `Measured ${today()} on ${machine()} by \`npm run bench\` (test/bench/cost.ts).
 Read/write units: the operations' handlers in-process against DynamoDB Local with
 \`ReturnConsumedCapacity: TOTAL\` on every call (a warm call: API key cached; the rate limiter's two
-counter writes included). Lambda: arm64, the configured memory, billed duration modelled as
-${MODEL.handlerMs} ms + ${MODEL.msPerRoundTrip} ms per sequential DynamoDB round trip. Prices: Lambda $${PRICES.lambdaPerMillionRequests}/M requests +
+counter writes included), in an agency-plan workspace seeded first (seeding not counted) with one
+Mastodon channel, ${SEED.posts} scheduled posts of one variant each (plus those the measured calls create),
+${SEED.media} media assets (${SEED.media - 1} ready, one pending) and ${SEED.webhookEndpoints} webhook endpoints (the sizes of the overhead and round-trips benches' table),
+so the list operations read full pages. createPost: a scheduled post (its main path); createPost
+(draft): a draft; reschedulePost, publishPost and deletePost act on a draft each. Lambda: arm64, the
+configured memory, billed duration modelled as ${MODEL.handlerMs} ms + ${MODEL.msPerRoundTrip} ms per sequential DynamoDB
+round trip on the warm path, ${depths}. Prices: Lambda $${PRICES.lambdaPerMillionRequests}/M requests +
 $${PRICES.lambdaPerGbSecondArm}/GB-s, DynamoDB on-demand $${PRICES.dynamoPerMillionWrite}/M write units and $${PRICES.dynamoPerMillionRead}/M read units,
 HTTP API $${PRICES.httpApiPerMillion}/M (us-east-1).
 
-| Operation | MB | RRU | WRU | seq. round trips | billed ms | Lambda $/M | DynamoDB $/M | API GW $/M | total $/M |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-${rows.map(line).join('\n')}`;
+${table(
+  [
+    'Operation',
+    'MB',
+    'RRU',
+    'WRU',
+    'seq. round trips',
+    'billed ms',
+    'Lambda $/M',
+    'DynamoDB $/M',
+    'API GW $/M',
+    'total $/M',
+  ],
+  ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+  rows.map((r) => [
+    labelOf(r),
+    String(r.memoryMb),
+    String(r.readUnits),
+    String(r.writeUnits),
+    String(r.sequentialRoundTrips),
+    String(r.billedMs),
+    usd(r.dollarsPerMillion.lambda),
+    usd(r.dollarsPerMillion.dynamodb),
+    usd(r.dollarsPerMillion.apiGateway),
+    `**${usd(r.dollarsPerMillion.total)}**`,
+  ]),
+)}`;
 }

@@ -1,6 +1,17 @@
 import { Session } from 'node:inspector/promises';
 import { relative } from 'node:path';
-import { fixed, machine, mark, median, ROOT, type Scenario, table, today } from './support.ts';
+import {
+  apiWorld,
+  fixed,
+  machine,
+  mark,
+  median,
+  packageOf,
+  ROOT,
+  type Scenario,
+  table,
+  today,
+} from './support.ts';
 
 // Warm handler overhead: CPU time per invocation of each API operation's real handler (the whole
 // middy pipeline: logger context, request id, problem+json, API-key auth from the per-container
@@ -69,7 +80,6 @@ export async function benchOverhead(
   const reps = opts.reps ?? 5;
   const warmup = opts.warmup ?? 100;
   const started = performance.now();
-  const { apiWorld } = await import('./support.ts');
   const world = await apiWorld();
   await world.setDelay(0);
   const sdkCallUs = await sdkCallCpu();
@@ -201,12 +211,7 @@ function moduleOf(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : 'native (V8 builtins, Node C++)';
   if (url.startsWith('node:')) return url;
   const path = url.replace(/^file:\/\//, '');
-  const nm = path.lastIndexOf('node_modules/');
-  if (nm >= 0) {
-    const [a = '', b = ''] = path.slice(nm + 'node_modules/'.length).split('/');
-    return a.startsWith('@') ? `${a}/${b}` : a;
-  }
-  return relative(ROOT, path);
+  return path.includes('node_modules/') ? packageOf(path) : relative(ROOT, path);
 }
 
 /**

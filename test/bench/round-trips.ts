@@ -1,4 +1,5 @@
 import {
+  apiWorld,
   fixed,
   type Invocation,
   machine,
@@ -31,6 +32,8 @@ export const DEPTH_TARGETS: Readonly<Record<string, number>> = {
 export interface RoundTripRow {
   op: string;
   variant: string;
+  /** The operation's main path, warm (Scenario.primary). */
+  primary: boolean;
   status: number | undefined;
   dynamo: number;
   sqs: number;
@@ -75,7 +78,6 @@ export async function benchRoundTrips(
   const delayMs = opts.delayMs ?? 5;
   const samples = opts.samples ?? 3;
   const started = performance.now();
-  const { apiWorld } = await import('./support.ts');
   const world = await apiWorld();
   await world.setDelay(delayMs);
   const rows: RoundTripRow[] = [];
@@ -96,6 +98,7 @@ export async function benchRoundTrips(
     return {
       op: sc.op,
       variant,
+      primary: sc.primary && !cold,
       status: run.status,
       dynamo: run.calls.filter((c) => c.service === 'DynamoDB').length,
       sqs: run.calls.filter((c) => c.service === 'SQS').length,

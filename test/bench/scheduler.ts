@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../bin/local/services.ts';
+import { readStackInfo } from '../../bin/local/stack-file.ts';
 import { allFakes } from '../fakes/index.ts';
 import { startLocalStack } from '../support/local-stack.ts';
+import { machine, table, today } from './support.ts';
 import { benchWorkspace } from './workspace.ts';
 
 // Scheduler lateness and delivery throughput on the local stack: N posts scheduled for the same
@@ -69,15 +70,13 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     }
     if (received.length < n) throw new Error(`only ${received.length} of ${n} posts reached the fake`);
 
-    const info = JSON.parse(readFileSync(join(stack.dataDir, 'stack.json'), 'utf8')) as {
-      dynamodbEndpoint: string;
-      tableName: string;
-    };
+    const info = readStackInfo(stack.dataDir);
+    if (!info) throw new Error('the local stack wrote no stack.json');
     const ddb = DynamoDBDocumentClient.from(
       new DynamoDBClient({
         endpoint: info.dynamodbEndpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
       }),
     );
     const lateness: number[] = [];
@@ -108,4 +107,23 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     await stack.stop();
     await fakes.stop();
   }
+}
+
+export function schedulerSection(results: SchedulerResult[]): string {
+  return `Measured ${today()} on ${machine()} by \`npm run bench\`
+(test/bench/scheduler.ts): N posts scheduled for the same second to the Mastodon contract fake on
+the local stack. Lateness = a delivery's start (its first claim by a worker) − scheduled_at, in ms.
+
+${table(
+  ['Posts due in the same second', 'p50', 'p90', 'p99', 'max', 'deliveries/s reaching the fake'],
+  ['r', 'r', 'r', 'r', 'r', 'r'],
+  results.map((s) => [
+    String(s.posts),
+    String(s.latenessMs.p50),
+    String(s.latenessMs.p90),
+    String(s.latenessMs.p99),
+    String(s.latenessMs.max),
+    s.deliveriesPerSecond.toFixed(0),
+  ]),
+)}`;
 }

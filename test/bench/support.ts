@@ -70,6 +70,14 @@ export function table(head: string[], align: Array<'l' | 'r' | 'c'>, rows: strin
   return [head, rule, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
 }
 
+/** `node_modules/@smithy/core/dist-es/…` → `@smithy/core`; our sources → `herald`. */
+export function packageOf(input: string): string {
+  const at = input.lastIndexOf('node_modules/');
+  if (at < 0) return input === '<stdin>' ? 'floor entry' : 'herald';
+  const [a = '', b = ''] = input.slice(at + 'node_modules/'.length).split('/');
+  return a.startsWith('@') ? `${a}/${b}` : a;
+}
+
 /** Wall time of `fn` in ms, and its result. */
 export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const t = performance.now();
@@ -300,6 +308,7 @@ async function buildWorld(): Promise<ApiWorld> {
   ];
   const id = (k: Record<string, unknown>) => `${String(k.pk)}\u0000${String(k.sk)}`;
   const byKey = new Map(items.map((i) => [id(i), i]));
+  const reads = fx.tableReads(items);
 
   // ---- the mocked services ----
   let delayMs = 0;
@@ -350,22 +359,9 @@ async function buildWorld(): Promise<ApiWorld> {
 
   function dynamo(command: unknown): { label: string; answer: () => unknown } {
     const input = (command as { input: Input }).input;
-    if (command instanceof GetCommand)
-      return { label: 'GetItem', answer: () => ({ Item: byKey.get(id(input.Key ?? {})) }) };
+    if (command instanceof GetCommand) return { label: 'GetItem', answer: () => reads.get(command.input) };
     if (command instanceof BatchGetCommand)
-      return {
-        label: 'BatchGetItem',
-        answer: () => {
-          const Responses: Record<string, unknown[]> = {};
-          const req = input.RequestItems as Record<string, { Keys: Array<Record<string, unknown>> }>;
-          for (const [t, r] of Object.entries(req))
-            Responses[t] = r.Keys.flatMap((k) => {
-              const hit = byKey.get(id(k));
-              return hit ? [hit] : [];
-            });
-          return { Responses, UnprocessedKeys: {} };
-        },
-      };
+      return { label: 'BatchGetItem', answer: () => reads.batchGet(command.input) };
     if (command instanceof QueryCommand) return { label: 'Query', answer: () => query(input) };
     if (command instanceof PutCommand) return { label: 'PutItem', answer: () => ({}) };
     if (command instanceof DeleteCommand)
@@ -569,11 +565,13 @@ async function buildWorld(): Promise<ApiWorld> {
       await receiver.setDelay(ms);
     },
     invoke: async (sc) => {
+      const event = sc.event();
+      const ctx = context(sc.op);
       const t: Tracing = { calls: [], completed: [] };
       tracing = t;
       const started = performance.now();
       try {
-        const res = await sc.handler(sc.event(), context(sc.op));
+        const res = await sc.handler(event, ctx);
         const wallMs = performance.now() - started;
         check(sc, res);
         return {
@@ -625,40 +623,56 @@ function tinyPng(width: number, height: number): Buffer {
 }
 
 /**
- * A webhook receiver in its own process (so its CPU is not counted as the handler's): answers 204
- * after the configured delay.
+ * A node:http server in a child process of its own, so its CPU and event loop are not the bench's.
+ * `setup`: statements run once (`http` is node:http); `handler`: the source of the
+ * `(req, res) => …` request listener; `keepAliveTimeoutMs`: the server's, when not Node's default.
  */
-async function startReceiver(): Promise<{
-  url: string;
-  setDelay(ms: number): Promise<void>;
-  close(): Promise<void>;
-}> {
+export async function childServer(opts: {
+  setup?: string;
+  handler: string;
+  keepAliveTimeoutMs?: number;
+}): Promise<{ url: string; close(): Promise<void> }> {
   const script = `
     const http = require('node:http');
-    let delay = 0;
-    const server = http.createServer((req, res) => {
-      const u = new URL(req.url, 'http://x');
-      if (u.pathname === '/_delay') { delay = Number(u.searchParams.get('ms')); res.end(); return; }
-      req.resume();
-      req.on('end', () => setTimeout(() => { res.statusCode = 204; res.end(); }, delay));
-    });
-    server.keepAliveTimeout = 1;
+    ${opts.setup ?? ''}
+    const server = http.createServer(${opts.handler});
+    ${opts.keepAliveTimeoutMs === undefined ? '' : `server.keepAliveTimeout = ${opts.keepAliveTimeoutMs};`}
     server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
     process.stdin.on('end', () => process.exit(0));
     process.stdin.resume();
   `;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
   const [line] = (await once(child.stdout, 'data')) as [Buffer];
-  const url = `http://127.0.0.1:${line.toString().trim()}`;
   return {
-    url,
-    setDelay: async (ms) => {
-      const res = await fetch(`${url}/_delay?ms=${ms}`);
-      await res.arrayBuffer();
-    },
+    url: `http://127.0.0.1:${line.toString().trim()}`,
     close: async () => {
       child.stdin.end();
       if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
+
+/** The webhook receiver (a child server): answers 204 after the configured delay. */
+async function startReceiver(): Promise<{
+  url: string;
+  setDelay(ms: number): Promise<void>;
+  close(): Promise<void>;
+}> {
+  const server = await childServer({
+    setup: 'let delay = 0;',
+    handler: `(req, res) => {
+      const u = new URL(req.url, 'http://x');
+      if (u.pathname === '/_delay') { delay = Number(u.searchParams.get('ms')); res.end(); return; }
+      req.resume();
+      req.on('end', () => setTimeout(() => { res.statusCode = 204; res.end(); }, delay));
+    }`,
+    keepAliveTimeoutMs: 1,
+  });
+  return {
+    ...server,
+    setDelay: async (ms) => {
+      const res = await fetch(`${server.url}/_delay?ms=${ms}`);
+      await res.arrayBuffer();
     },
   };
 }

@@ -1,15 +1,17 @@
-import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import autocannon from 'autocannon';
+import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../bin/local/services.ts';
+import { readStackInfo } from '../../bin/local/stack-file.ts';
 import { startLocalStack } from '../support/local-stack.ts';
+import { childServer, machine, table, today } from './support.ts';
 import { benchWorkspace } from './workspace.ts';
 
 // Local stack throughput (issue 8): getPost, listPosts and createPost at 16 connections with
-// autocannon, next to a bare node:http server answering the same JSON in the same run. Also the
-// webhook fan-out: events per second delivered to loopback receivers.
+// autocannon, next to a bare node:http server answering the same JSON in the same run — each in a
+// process of its own, apart from autocannon's. Also the webhook fan-out: events per second
+// delivered to loopback receivers.
 
 const CONNECTIONS = 16;
 
@@ -51,13 +53,15 @@ async function load(
   };
 }
 
-async function bareServer(body: string): Promise<{ url: string; server: Server }> {
-  const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
-    res.end(body);
+/** A bare node:http server answering `body` to every request, in a child process like the stack. */
+function bareServer(body: string): Promise<{ url: string; close(): Promise<void> }> {
+  return childServer({
+    setup: `const body = ${JSON.stringify(body)};`,
+    handler: `(_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(body);
+    }`,
   });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, server };
 }
 
 export async function benchThroughput(seconds = 10): Promise<ThroughputResult> {
@@ -84,10 +88,10 @@ export async function benchThroughput(seconds = 10): Promise<ThroughputResult> {
     );
 
     const bare = await bareServer(postJson);
-    cleanup.push(() => new Promise<void>((ok) => bare.server.close(() => ok())));
+    cleanup.push(() => bare.close());
     const result: ThroughputResult = {
       seconds,
-      bare: await load('bare node:http (same JSON as getPost)', bare.url, {}, seconds),
+      bare: await load('bare node:http (same JSON as getPost)', `${bare.url}/`, {}, seconds),
       operations: [],
       webhooks: { events: 0, endpoints: 0, seconds: 0, deliveriesPerSecond: 0 },
     };
@@ -111,7 +115,6 @@ export async function benchThroughput(seconds = 10): Promise<ThroughputResult> {
     const events = 50;
     let received = 0;
     let lastAt = 0;
-    const receivers: Server[] = [];
     for (let i = 0; i < endpoints; i++) {
       const server = createServer((req, res) => {
         req.resume();
@@ -123,7 +126,6 @@ export async function benchThroughput(seconds = 10): Promise<ThroughputResult> {
         });
       });
       await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-      receivers.push(server);
       cleanup.push(() => new Promise<void>((ok) => server.close(() => ok())));
       const res = await fetch(`${stack.baseUrl}/v1/webhook-endpoints`, {
         method: 'POST',
@@ -137,14 +139,12 @@ export async function benchThroughput(seconds = 10): Promise<ThroughputResult> {
     }
     // The events go straight onto the events queue (as the stream relay puts them), so the
     // measurement is the fan-out path itself, not CLI process start-up.
-    const info = JSON.parse(readFileSync(join(stack.dataDir, 'stack.json'), 'utf8')) as {
-      sqsEndpoint: string;
-      queues: Record<string, { url: string }>;
-    };
+    const info = readStackInfo(stack.dataDir);
+    if (!info) throw new Error('the local stack wrote no stack.json');
     const sqs = new SQSClient({
       endpoint: info.sqsEndpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
     });
     const started = performance.now();
     for (let i = 0; i < events; i += 10) {
@@ -183,17 +183,25 @@ export async function benchThroughput(seconds = 10): Promise<ThroughputResult> {
   }
 }
 
-export function throughputSection(r: ThroughputResult, machine: string): string {
-  const row = (l: Load, base?: Load) =>
-    `| ${l.name} | ${l.requestsPerSecond} | ${l.p50Ms} | ${l.p99Ms} | ${l.non2xx} | ${base ? `${((l.requestsPerSecond / base.requestsPerSecond) * 100).toFixed(1)} %` : '—'} |`;
-  return `Measured ${new Date().toISOString().slice(0, 10)} on ${machine} by \`npm run bench\`
+export function throughputSection(r: ThroughputResult): string {
+  const row = (l: Load, base?: Load) => [
+    l.name,
+    String(l.requestsPerSecond),
+    String(l.p50Ms),
+    String(l.p99Ms),
+    String(l.non2xx),
+    base ? `${((l.requestsPerSecond / base.requestsPerSecond) * 100).toFixed(1)} %` : '—',
+  ];
+  return `Measured ${today()} on ${machine()} by \`npm run bench\`
 (test/bench/throughput.ts): autocannon, ${CONNECTIONS} connections, ${r.seconds} s per target, against the local stack
-(front door → the same handlers → DynamoDB Local), next to a bare node:http server in the same run.
+(front door → the same handlers → DynamoDB Local), next to a bare node:http server in the same run;
+the stack and the bare server each run in a process of their own, autocannon in the bench's.
 
-| Target | req/s | p50 ms | p99 ms | non-2xx | of bare |
-|---|---:|---:|---:|---:|---:|
-${row(r.bare)}
-${r.operations.map((o) => row(o, r.bare)).join('\n')}
+${table(
+  ['Target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'of bare'],
+  ['l', 'r', 'r', 'r', 'r', 'r'],
+  [row(r.bare), ...r.operations.map((o) => row(o, r.bare))],
+)}
 
 Webhook fan-out: ${r.webhooks.events} \`channel.connected\` events × ${r.webhooks.endpoints} loopback receivers =
 ${r.webhooks.events * r.webhooks.endpoints} signed deliveries in ${r.webhooks.seconds} s from putting the events on the

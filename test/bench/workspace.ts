@@ -1,19 +1,17 @@
 import { execFile } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { ROOT } from './support.ts';
 
 // A benchmark workspace on a running local stack, made with the admin CLI as an operator would:
 // an agency org whose limits never throttle the load, a key, and one Mastodon channel.
 
-const root = resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
 
 export interface BenchWorkspace {
   org: string;
-  owner: string;
   key: string;
   channel: string;
-  cli: (...args: string[]) => Promise<Record<string, unknown>>;
 }
 
 export async function benchWorkspace(
@@ -23,7 +21,7 @@ export async function benchWorkspace(
   const cli = async (...args: string[]) =>
     JSON.parse(
       (
-        await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], {
+        await run(process.execPath, [join(ROOT, 'bin/herald.js'), ...args, '--json'], {
           env: { ...process.env, HERALD_DATA_DIR: dataDir },
         })
       ).stdout,
@@ -69,5 +67,5 @@ export async function benchWorkspace(
       JSON.stringify({ instance: opts.mastodonInstance, access_token: 'token' }),
     )
   ).id as string;
-  return { org, owner, key, channel, cli };
+  return { org, key, channel };
 }
