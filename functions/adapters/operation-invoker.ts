@@ -1,4 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { once } from '#core/once';
 import { requireEnv } from '#shared/config';
 
 // The MCP server runs a tool by invoking the operation's own Lambda with the API Gateway event the
@@ -9,17 +10,12 @@ import { requireEnv } from '#shared/config';
 // The Lambda client is loaded on the first tool call, not at module load: initialize and
 // tools/list, the first requests of every MCP session, never need it, and its module costs ≈ 20 ms
 // of init (BENCHMARKS.md, cold start). One client per container, as for every SDK client.
-let client: Promise<typeof import('./lambda-client.ts')> | undefined;
-const lambdaClient = () => {
-  client ??= import('./lambda-client.ts');
-  return client;
-};
+const lambdaClient = once(() => import('./lambda-client.ts'));
 
-let names: Record<string, string> | undefined;
+const names = once(() => JSON.parse(requireEnv('HERALD_OPERATION_FUNCTIONS')) as Record<string, string>);
 
 function functionName(operationId: string): string {
-  names ??= JSON.parse(requireEnv('HERALD_OPERATION_FUNCTIONS')) as Record<string, string>;
-  const name = names[operationId];
+  const name = names()[operationId];
   if (!name) throw new Error(`no function for operation ${operationId}`);
   return name;
 }

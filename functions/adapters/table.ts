@@ -11,7 +11,7 @@ export type Item = Record<string, unknown>;
 
 const KEY_ATTRS = new Set(['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'entity', 'ttl', 'write_id']);
 
-/** The record without its table bookkeeping (keys, entity tag, TTL). */
+/** The record without its table bookkeeping (keys, entity tag, TTL, write id). */
 export function fromItem<T>(item: Item): T {
   const out: Item = {};
   for (const [k, v] of Object.entries(item)) if (!KEY_ATTRS.has(k)) out[k] = v;

@@ -35,6 +35,7 @@ export const PLATFORMS = [
 export type Platform = (typeof PLATFORMS)[number];
 
 export const MEDIA_KINDS = ['image', 'video', 'audio'] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
 
 export const LIMITS = {
   variants: 50,

@@ -14,7 +14,7 @@ export type ErrorCategory = (typeof ERROR_CATEGORY)[number];
 export const MAX_ATTEMPTS = 5;
 
 /** The longest platform hint honoured (Instagram's publishing limit is a rolling 24 h). */
-export const MAX_HINT_SECONDS = 24 * 3600;
+const MAX_HINT_SECONDS = 24 * 3600;
 
 /** Backoff before attempt n+1 (seconds): the platform's hint when it gave one, else exponential with jitter, ≤ 15 min. */
 export function retryDelaySeconds(

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { apiOperations, type Feature, type Operation, type Scope } from '#lib/operations';
+import { once } from './once.ts';
 import { type OperationDoc, operationDocs } from './operation-docs.ts';
 import { type OperationId, requestSchemas } from './requests.ts';
 
@@ -145,13 +146,8 @@ function toolOf(op: Operation): ToolSpec {
   };
 }
 
-let cached: ToolSpec[] | undefined;
-
 /** Every tool, in manifest order (built once per container). */
-export function allTools(): ToolSpec[] {
-  cached ??= apiOperations.map(toolOf);
-  return cached;
-}
+export const allTools = once(() => apiOperations.map(toolOf));
 
 export function findTool(name: string): ToolSpec | undefined {
   return allTools().find((t) => t.name === name);

@@ -6,16 +6,7 @@ import { kindOf, normalizeContentType } from './media-types.ts';
 // audio, ask ffprobe (adapters/media-tools) for the rest. Nothing here trusts the filename or the
 // claimed type; `sniff` only answers what the magic bytes prove.
 
-export {
-  ALLOWED_MEDIA,
-  type AllowedContentType,
-  type AllowedMedia,
-  HEAD_BYTES,
-  isAllowed,
-  kindOf,
-  MAX_IMAGE_HEAD_BYTES,
-  normalizeContentType,
-} from './media-types.ts';
+export { ALLOWED_MEDIA, HEAD_BYTES, isAllowed, kindOf, MAX_IMAGE_HEAD_BYTES } from './media-types.ts';
 
 const ascii = (b: Uint8Array, start: number, end: number) =>
   b.length >= end ? String.fromCharCode(...b.subarray(start, end)) : '';

@@ -1,4 +1,4 @@
-import type { MediaKind } from './platforms.ts';
+import type { MediaKind } from './constants.ts';
 
 // The media Herald accepts (DECISIONS §2), without the probing code (media-probe.ts): the upload
 // ticket and createPost need only these, not image-size.

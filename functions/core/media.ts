@@ -1,6 +1,6 @@
+import type { MediaKind } from './constants.ts';
 import type { FieldError } from './errors.ts';
 import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from './media-types.ts';
-import type { MediaKind } from './platforms.ts';
 
 // Media assets: the record, the upload rules of DECISIONS §2 and the public shape (SPEC §2.7).
 // Asset urls contain `/media/<med_id>/`; createPost and the connectors find the asset by that id.

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import type { Platform } from './constants.ts';
+import type { MediaKind, Platform } from './constants.ts';
 import type { FieldError } from './errors.ts';
 import { once } from './once.ts';
 import { issuesToFieldErrors } from './validation.ts';
@@ -7,9 +7,7 @@ import { issuesToFieldErrors } from './validation.ts';
 // Per-platform rules checked at createPost (DECISIONS §2): text length as each platform counts it,
 // media kinds and counts, and the `options` each platform understands.
 
-export { PLATFORMS, type Platform } from './constants.ts';
-
-export type MediaKind = 'image' | 'video' | 'audio';
+export { type MediaKind, PLATFORMS, type Platform } from './constants.ts';
 
 type Counter = 'graphemes' | 'x_weighted' | 'chars_urls_23' | 'code_points';
 
@@ -37,11 +35,10 @@ const URL_RE = /https?:\/\/[^\s<>"]+/giu;
 const EMOJI = /\p{Extended_Pictographic}/u;
 // Built on first use: constructing it costs ~15 ms (ICU data), which every API function's cold
 // start paid at load although only post bodies are ever measured with it.
-let segmenter: Intl.Segmenter | undefined;
+const segmenter = once(() => new Intl.Segmenter('en', { granularity: 'grapheme' }));
 
 function graphemes(text: string): string[] {
-  segmenter ??= new Intl.Segmenter('en', { granularity: 'grapheme' });
-  return Array.from(segmenter.segment(text), (s) => s.segment);
+  return Array.from(segmenter().segment(text), (s) => s.segment);
 }
 
 // twitter-text v3 weighting: these code point ranges weigh 1, everything else 2,

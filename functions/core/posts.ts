@@ -1,8 +1,8 @@
 import type { OrgSettings } from './accounts.ts';
+import type { MediaKind } from './constants.ts';
 import { LIMITS, type PostStatus } from './constants.ts';
 import { WATCHDOG_SECONDS } from './delivery.ts';
 import { conflict, dangerousOpsDisabled, type FieldError } from './errors.ts';
-import type { MediaKind } from './platforms.ts';
 import type { CreatePostInput } from './requests.ts';
 
 // The post state machine (SPEC §3, DECISIONS §2–§3). Pure: it decides, the adapters persist.

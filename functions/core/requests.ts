@@ -5,8 +5,8 @@ import { EVENT_TYPES } from './webhooks.ts';
 
 // What each operation accepts (body or query). Every schema is built on first use, once: an
 // operation's Lambda builds only its own at load (shared/http.ts), instead of every schema of the
-// API (building them all cost ≈ 8 ms of each cold start). The OpenAPI document and the MCP tools
-// take the very same instances through contracts.ts.
+// API (building them all cost ≈ 8 ms of each cold start). The OpenAPI document (through
+// contracts.ts) and the MCP tools (requestSchemas) take the very same instances.
 
 /** Registers the schema for the OpenAPI document (components, descriptions, examples). */
 export const meta = <T extends z.ZodMiniType>(
@@ -145,7 +145,7 @@ export const UpdateWebhookEndpointBody = /* @__PURE__ */ once(() =>
   ),
 );
 
-export interface RequestSpec {
+interface RequestSpec {
   body?: () => z.ZodMiniType;
   query?: () => z.ZodMiniType;
 }
@@ -186,8 +186,12 @@ export interface RequestOf<K extends OperationId> {
   query: Built<QueryBuilder<K>>;
 }
 
+/** Builds (once) and answers the schemas of a request spec (an entry of `requests`). */
+export function buildRequest(spec: RequestSpec): { body?: z.ZodMiniType; query?: z.ZodMiniType } {
+  return { body: spec.body?.(), query: spec.query?.() };
+}
+
 /** Builds (once) and answers an operation's request schemas. */
 export function requestSchemas<K extends OperationId>(id: K): RequestOf<K> {
-  const spec: RequestSpec = requests[id];
-  return { body: spec.body?.(), query: spec.query?.() } as RequestOf<K>;
+  return buildRequest(requests[id]) as RequestOf<K>;
 }

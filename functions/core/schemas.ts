@@ -19,18 +19,8 @@ import {
 } from './webhooks.ts';
 
 // The resources the API answers, as zod schemas: the OpenAPI document (and the contract tests)
-// are generated from these; no Lambda but getOpenApi and the MCP server imports them. Request
-// schemas live in requests.ts, the vocabularies in constants.ts.
-
-export {
-  CHANNEL_STATUSES,
-  DELIVERY_STAGES,
-  ERROR_CATEGORIES,
-  LIMITS,
-  MEDIA_KINDS,
-  POST_STATUSES,
-  type PostStatus,
-} from './constants.ts';
+// are generated from these; no Lambda but getOpenApi imports them. Request schemas live in
+// requests.ts, the vocabularies in constants.ts.
 
 const dateTime = buildDateTime();
 const nullableDateTime = z.nullable(dateTime);

@@ -15,6 +15,9 @@ export function optionalEnv(name: string, fallback: string): string {
 export const DOCS_URL = optionalEnv('HERALD_DOCS_URL', 'https://docs.herald.dev').replace(/\/+$/, '');
 
 /** In AWS Lambda; local-only knobs are never honoured there. */
+/** Delivery origin of the media assets (CloudFront in AWS, the local front door locally). Read per call. */
+export const mediaBaseUrl = () => requireEnv('HERALD_MEDIA_BASE_URL');
+
 export const inLambda = (): boolean => Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
 
 /**

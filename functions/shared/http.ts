@@ -3,7 +3,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
 import { ApiError } from '#core/errors';
-import type { OperationId, RequestOf, requests } from '#core/requests';
+import { buildRequest, type OperationId, type RequestOf, type requests } from '#core/requests';
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
 import { type Admission, admit } from '#usecases/admission';
@@ -200,8 +200,7 @@ export function apiHandler<K extends OperationId>(
 ) {
   const op = findOperation(operationId);
   // Built here, at load: this operation's schemas only.
-  const { body, query } = spec as { body?: () => z.ZodMiniType; query?: () => z.ZodMiniType };
-  const request = { body: body?.(), query: query?.() };
+  const request = buildRequest(spec);
   const run = async (event: HttpEvent, context: HeraldContext): Promise<HttpResult> => {
     const h = context.herald ?? {};
     const admission = h.admission;

@@ -11,19 +11,16 @@ import {
   uploadKeyOf,
 } from '#core/media';
 import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from '#core/media-types';
-import { requireEnv } from '#shared/config';
+import { mediaBaseUrl } from '#shared/config';
 
 // createMediaUpload: a pending asset and its presigned PUT. The probe (completeMediaUpload) is in
 // media.ts, so this bundle carries neither image-size nor the ffprobe adapter.
-
-/** Delivery origin of the assets (CloudFront in AWS, the local front door locally). Read per call. */
-export const mediaBaseUrl = () => requireEnv('HERALD_MEDIA_BASE_URL');
 
 /**
  * Ticket lifetime: 15 minutes. `HERALD_UPLOAD_TICKET_SECONDS` shortens it in the local stack only
  * (tests of expired tickets); a Lambda (AWS_LAMBDA_FUNCTION_NAME set) never reads it.
  */
-export function ticketSeconds(): number {
+function ticketSeconds(): number {
   if (process.env.AWS_LAMBDA_FUNCTION_NAME) return TICKET_SECONDS;
   const knob = Number(process.env.HERALD_UPLOAD_TICKET_SECONDS);
   return Number.isInteger(knob) && knob > 0 ? knob : TICKET_SECONDS;

@@ -24,8 +24,8 @@ import {
   sniff,
   streamsMatchClaim,
 } from '#core/media-probe';
+import { mediaBaseUrl } from '#shared/config';
 import { logger } from '#shared/logger';
-import { mediaBaseUrl } from './media-upload.ts';
 
 const assetNotFound = () => notFound('media asset');
 

@@ -4,7 +4,8 @@ import { isId } from '#core/ids';
 import { type EventType, toWebhookDelivery, toWebhookEndpoint } from '#core/webhooks';
 
 // The webhook endpoint operations that neither check a URL (update: webhook-endpoint-update.ts)
-// nor touch a signing secret (create, rotate-secret: webhook-secrets.ts), so only those bundles
+// nor touch a signing secret (create: webhook-secrets.ts, rotate-secret: webhook-rotation.ts), so
+// only those bundles
 // carry the address policy and the KMS client. `admitted` resolves once the rate limiter admitted
 // the request; every write waits for it, so a refused request changes nothing.
 

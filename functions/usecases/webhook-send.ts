@@ -20,7 +20,7 @@ export async function activeSecrets(endpoint: WebhookEndpointRecord, now: number
   return Promise.all(sealed.map((s) => openSecret(endpoint.org_id, endpoint.id, s)));
 }
 
-export interface SendResult {
+interface SendResult {
   statusCode: number | null;
   durationMs: number;
   error: string | null;

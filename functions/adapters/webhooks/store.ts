@@ -195,20 +195,19 @@ export function recordEndpointFailure(
   id: string,
   f: { at: string; statusCode: number | null; error: string },
 ): Promise<WebhookEndpointRecord | null> {
-  const code = f.statusCode === null ? 'REMOVE failure.last_status_code' : '';
+  // No status code (a network error): the last one recorded no longer describes the failure.
+  const [setCode, removeCode, codeValue] =
+    f.statusCode === null
+      ? ['', 'REMOVE failure.last_status_code', {}]
+      : [', failure.last_status_code = :code', '', { ':code': f.statusCode }];
   return bookkeeping(
     orgId,
     id,
     `SET failure.consecutive_failures = failure.consecutive_failures + :one,
       failure.failing_since = if_not_exists(failure.failing_since, :at),
-      failure.last_failure_at = :at, failure.last_error = :err${f.statusCode === null ? '' : ', failure.last_status_code = :code'}
-      ${code}`,
-    {
-      ':one': 1,
-      ':at': f.at,
-      ':err': f.error.slice(0, 500),
-      ...(f.statusCode === null ? {} : { ':code': f.statusCode }),
-    },
+      failure.last_failure_at = :at, failure.last_error = :err${setCode}
+      ${removeCode}`,
+    { ':one': 1, ':at': f.at, ':err': f.error.slice(0, 500), ...codeValue },
   );
 }
 

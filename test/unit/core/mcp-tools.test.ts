@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { POST_STATUSES } from '#core/constants';
 import { contracts, type OperationId } from '#core/contracts';
 import {
   allTools,
@@ -9,7 +10,6 @@ import {
   toRequest,
   visibleTools,
 } from '#core/mcp-tools';
-import { POST_STATUSES } from '#core/schemas';
 import { EVENT_TYPES } from '#core/webhooks';
 import { apiOperations, type Feature, SCOPES, type Scope } from '#lib/operations';
 import { MCP_TOOL_NAMES } from '../support/fixtures.ts';

@@ -207,8 +207,6 @@ export const wellFormed = (id: string) => ID_RE.test(id);
 
 // ---- baseline requests --------------------------------------------------------------------------------
 
-/** The fixture's daysFromNow, under the name pipeline.fuzz.test.ts imports. */
-export const inDays = daysFromNow;
 const MEDIA_URL = `https://media.example/orgs/org_x/media/${FOREIGN.media}/launch.png`;
 
 /**

@@ -2,9 +2,9 @@ import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as z from 'zod/mini';
+import { POST_STATUSES } from '#core/constants';
 import { contracts, type OperationId } from '#core/contracts';
 import { encodeCursor } from '#core/cursor';
-import { POST_STATUSES } from '#core/schemas';
 import { MAX_BODY_BYTES } from '#shared/http';
 import { type CounterStart, ORG_ID, OTHER_ORG_ID } from '../support/fixtures.ts';
 import {

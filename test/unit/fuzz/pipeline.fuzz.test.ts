@@ -3,11 +3,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as z from 'zod/mini';
 import { contracts, type OperationId } from '#core/contracts';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '#shared/http';
-import type { CounterStart } from '../support/fixtures.ts';
+import { type CounterStart, daysFromNow } from '../support/fixtures.ts';
 import {
   anyJson,
   bigString,
-  inDays,
   NASTY_PIECES,
   nastyString,
   nested,
@@ -472,7 +471,7 @@ describe('unicode edge cases', () => {
             title: title.slice(0, 200),
             body,
             variants: [{ channel_id: OWN.channel, body: vbody, options: { langs: ['en'] } }],
-            ...(scheduled ? { scheduled_at: inDays(1) } : { draft: true }),
+            ...(scheduled ? { scheduled_at: daysFromNow(1) } : { draft: true }),
           }),
         }),
       ),

@@ -12,8 +12,9 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
+import { POST_STATUSES, type PostStatus } from '#core/constants';
 import { ApiError } from '#core/errors';
-import { Analytics, POST_STATUSES, type PostStatus } from '#core/schemas';
+import { Analytics } from '#core/schemas';
 import { handler } from '#handlers/get-analytics';
 import { authenticate, clearAuthCache } from '#shared/auth';
 import type { Admission } from '#usecases/admission';
