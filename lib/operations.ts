@@ -426,6 +426,8 @@ export const mcp: {
   path: string;
   entry: string;
   access: Access;
+  /** The plan feature every MCP request needs (403 feature_not_enabled otherwise). */
+  feature: Feature;
   timeoutSeconds: number;
   /** esbuild aliases of its bundle: package → the module bundled instead (relative to the repository root). */
   bundleAliases: Record<string, string>;
@@ -434,6 +436,7 @@ export const mcp: {
   path: '/api/mcp',
   entry: 'functions/handlers/mcp.ts',
   access: { table: 'RO' },
+  feature: 'mcp',
   // Covers the slowest operation it may invoke (completeMediaUpload, 29 s) within API Gateway's 30 s.
   timeoutSeconds: 30,
   // The SDK's server imports ajv for elicitation only, which Herald never requests (it passes its

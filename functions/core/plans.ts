@@ -52,8 +52,11 @@ export function effectiveLimits(plan: PlanName, overrides?: Partial<Limits> | nu
   return { ...PLANS[plan].limits, ...(overrides ?? {}) };
 }
 
+export const hasFeature = (plan: PlanName, feature: Feature): boolean =>
+  PLANS[plan].features.includes(feature);
+
 export function requireFeature(plan: PlanName, feature: Feature): void {
-  if (!PLANS[plan].features.includes(feature)) {
+  if (!hasFeature(plan, feature)) {
     throw new ApiError(
       'feature_not_enabled',
       `The ${plan} plan does not include ${feature}; upgrade the plan to use it.`,

@@ -14,8 +14,9 @@ import { getOrg } from '#adapters/accounts';
 import { invokeOperation } from '#adapters/operation-invoker';
 import { ApiError } from '#core/errors';
 import { findTool, type ToolSpec, toRequest, visibleTools } from '#core/mcp-tools';
-import { PLANS } from '#core/plans';
-import { type AuthContext, authenticate } from '#shared/auth';
+import { hasFeature } from '#core/plans';
+import { mcp } from '#lib/operations';
+import { type AuthContext, authenticate, requirePlanFeature } from '#shared/auth';
 import type { HttpEvent, HttpResult } from '#shared/envelope';
 import { logger } from '#shared/logger';
 
@@ -46,8 +47,7 @@ export function checkOrigin(headers: Record<string, string | undefined>): void {
 export async function authenticateMcp(headers: Record<string, string | undefined>): Promise<AuthContext> {
   try {
     const auth = await authenticate(headers);
-    if (!PLANS[auth.plan].features.includes('mcp'))
-      throw new ApiError('feature_not_enabled', 'The MCP server is not part of this plan.');
+    requirePlanFeature(auth, mcp.feature);
     return auth;
   } catch (err) {
     if (err instanceof ApiError && err.status === 401)
@@ -149,7 +149,7 @@ function buildServer(auth: AuthContext, source: HttpEvent): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const org = await getOrg(auth.orgId);
     const tools = visibleTools(
-      { scopes: auth.scopes, hasFeature: (f) => PLANS[auth.plan].features.includes(f) },
+      { scopes: auth.scopes, hasFeature: (f) => hasFeature(auth.plan, f) },
       org?.settings.dangerous_ops === true,
     );
     return { tools };
