@@ -1,5 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ChannelRecord } from '#core/accounts';
+import { redactCredentials } from '#core/credentials';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
 import { batchGet, fromItem, TABLE_NAME } from './table.ts';
@@ -34,6 +35,25 @@ export async function saveChannelCredentials(
       ExpressionAttributeValues: { ':c': credentials },
     }),
   );
+}
+
+/**
+ * A channel's credentials while a connector uses them: tokens it refreshes are saved, and every
+ * version seen can be redacted from error text before it is logged or stored.
+ */
+export function channelCredentials(orgId: string, channelId: string) {
+  const seen: Array<Record<string, unknown>> = [];
+  return {
+    remember(credentials: Record<string, unknown>): Record<string, unknown> {
+      seen.push(credentials);
+      return credentials;
+    },
+    save(next: Record<string, unknown>): Promise<void> {
+      seen.push(next);
+      return saveChannelCredentials(orgId, channelId, next);
+    },
+    redact: (text: string): string => redactCredentials(text, ...seen),
+  };
 }
 
 /** The platform refused the channel's tokens: it needs re-authorization (emits channel.reauth_required). */

@@ -1,16 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import {
-  getChannelWithCredentials,
-  markChannelReauthRequired,
-  saveChannelCredentials,
-} from '#adapters/channels';
+import { channelCredentials, getChannelWithCredentials, markChannelReauthRequired } from '#adapters/channels';
 import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { mediaOf } from '#adapters/media-files';
 import { connectorFor } from '#adapters/platforms/index';
 import { PlatformError, type PublishContext, type PublishResult } from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';
 import { sendDelayed } from '#adapters/work-queues';
-import { redactCredentials } from '#core/credentials';
 import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import { requireEnv } from '#shared/config';
@@ -52,10 +47,10 @@ export async function deliver(
   let result: PublishResult | null = null;
   let failure: PlatformError | null = null;
   /** The channel's credentials, and any the connector refreshed: never logged, never stored in errors. */
-  const seen: Array<Record<string, unknown>> = [];
+  const creds = channelCredentials(msg.org_id, msg.channel_id);
   try {
     const { channel, credentials } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
-    seen.push(credentials);
+    creds.remember(credentials);
     if (!channel || channel.status === 'disconnected' || !variant) {
       throw new PlatformError('platform_rejected', 'The channel is no longer connected.', {
         retryable: false,
@@ -81,17 +76,14 @@ export async function deliver(
             retryable: false,
           });
       },
-      saveCredentials: (next) => {
-        seen.push(next);
-        return saveChannelCredentials(msg.org_id, msg.channel_id, next);
-      },
+      saveCredentials: creds.save,
     };
     if (recovering) result = await connector.reconcile(ctx);
     result ??= await connector.publish(ctx);
   } catch (err) {
     const raw =
       err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
-    failure = new PlatformError(raw.category, redactCredentials(raw.message, ...seen), raw.opts);
+    failure = new PlatformError(raw.category, creds.redact(raw.message), raw.opts);
     logger.warn('delivery attempt failed', {
       post_id: msg.post_id,
       channel_id: msg.channel_id,

@@ -1,9 +1,8 @@
-import { getChannelWithCredentials, saveChannelCredentials } from '#adapters/channels';
+import { channelCredentials, getChannelWithCredentials } from '#adapters/channels';
 import { connectorFor } from '#adapters/platforms/index';
 import { type Engagement, PlatformError } from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';
 import { loadPosts, postsPublishedOn } from '#adapters/stats';
-import { redactCredentials } from '#core/credentials';
 import { logger } from '#shared/logger';
 import { ENGAGEMENT_METRICS, type EngagedPost, engagementDelta, type PostEngagement } from './stats.ts';
 
@@ -94,16 +93,14 @@ async function fetchMetrics(group: ChannelGroup): Promise<Fetched> {
     return { kind: 'skipped' };
   const connector = await connectorFor(channel.platform);
   if (!connector.metrics) return { kind: 'skipped' };
-  const seen: Array<Record<string, unknown>> = [credentials];
+  const creds = channelCredentials(group.orgId, group.channelId);
+  creds.remember(credentials);
   try {
     const metrics = await connector.metrics({
       channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
       credentials,
       externalIds: [...group.posts.keys()],
-      saveCredentials: (next) => {
-        seen.push(next);
-        return saveChannelCredentials(group.orgId, group.channelId, next);
-      },
+      saveCredentials: creds.save,
     });
     return { kind: 'ok', platform: channel.platform, metrics };
   } catch (err) {
@@ -115,7 +112,7 @@ async function fetchMetrics(group: ChannelGroup): Promise<Fetched> {
       channel_id: group.channelId,
       platform: channel.platform,
       category: err.category,
-      error: redactCredentials(err.message, ...seen),
+      error: creds.redact(err.message),
     });
     return { kind: 'failed' };
   }
