@@ -14,9 +14,13 @@ export interface DispatchMessage {
   scheduled_at: string;
 }
 
+/** SQS accepted the batch call but refused some of its messages. */
+export class QueueSendError extends Error {}
+
+/** Sends in batches of 10; a delay (capped at SQS's 15 minutes) only where one is given. */
 export async function sendBatch(
   queueUrl: string,
-  entries: Array<{ body: unknown; delaySeconds: number }>,
+  entries: Array<{ body: unknown; delaySeconds?: number }>,
 ): Promise<void> {
   for (let i = 0; i < entries.length; i += 10) {
     const chunk = entries.slice(i, i + 10);
@@ -26,12 +30,14 @@ export async function sendBatch(
         Entries: chunk.map((e, j) => ({
           Id: String(j),
           MessageBody: JSON.stringify(e.body),
-          DelaySeconds: Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.floor(e.delaySeconds))),
+          ...(e.delaySeconds === undefined
+            ? {}
+            : { DelaySeconds: Math.max(0, Math.min(MAX_DELAY_SECONDS, Math.floor(e.delaySeconds))) }),
         })),
       }),
     );
     if (res.Failed?.length)
-      throw new Error(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Code}`);
+      throw new QueueSendError(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Code}`);
   }
 }
 
