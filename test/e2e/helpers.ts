@@ -1,13 +1,18 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { expect, inject } from 'vitest';
+import { afterAll, expect, inject } from 'vitest';
 
 // What the e2e tests share: an HTTP client for the API that checks every response against the
-// OpenAPI document, the admin CLI as users run it, and a reader for the delivery queue.
+// OpenAPI document, the admin CLI as users run it, a reader for the delivery queue, loopback
+// webhook receivers and MCP clients.
 
 export const baseUrl = () => inject('baseUrl');
 const root = resolve(import.meta.dirname, '../..');
@@ -268,4 +273,63 @@ export async function waitForPost<T extends { status: string }>(
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`post ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(last)}`);
+}
+
+// Receivers and MCP clients opened by a test file are closed when that file ends.
+const opened: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  await Promise.all(opened.splice(0).map((close) => close()));
+});
+
+export interface Received {
+  /** When it arrived (ms since the epoch). */
+  at: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface WebhookReceiver {
+  url: string;
+  received: Received[];
+  /** What it answers; tests may change it between deliveries. */
+  status: number;
+  /** The deliveries whose JSON body has this `type`. */
+  ofType(type: string): Received[];
+}
+
+/** A loopback server recording webhook POSTs (the e2e stack allow-lists 127.0.0.0/8). */
+export async function webhookReceiver(status = 200): Promise<WebhookReceiver> {
+  const state: WebhookReceiver = {
+    url: '',
+    received: [],
+    status,
+    ofType: (type) => state.received.filter((r) => (JSON.parse(r.body) as Json).type === type),
+  };
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => {
+      body += d.toString();
+    });
+    req.on('end', () => {
+      state.received.push({ at: Date.now(), headers: req.headers, body });
+      res.writeHead(state.status, { 'content-type': 'text/plain' });
+      res.end('ok');
+    });
+  });
+  opened.push(() => new Promise((ok) => server.close(ok)));
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/herald`;
+  return state;
+}
+
+/** The MCP SDK's own Client, connected to /api/mcp over Streamable HTTP with this API key. */
+export async function mcpClient(key: string, name = 'herald-e2e'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${baseUrl()}/api/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  opened.push(() => client.close());
+  return client;
 }

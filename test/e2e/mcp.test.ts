@@ -1,28 +1,12 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { afterAll, describe, expect, it } from 'vitest';
-import { apiOperations } from '#lib/operations';
-import { baseUrl, dangerous, mint, type Workspace, waitForPost, workspace } from './helpers.ts';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { describe, expect, it } from 'vitest';
+import { MCP_TOOL_NAMES } from '../unit/support/fixtures.ts';
+import { baseUrl, dangerous, mcpClient, mint, type Workspace, waitForPost, workspace } from './helpers.ts';
 
 // The MCP server (issue 7) driven by the SDK's own Client and StreamableHTTPClientTransport against
 // the local stack: the same keys, scopes, metering and dangerous-operations toggle as REST.
 
 type Json = Record<string, unknown>;
-const clients: Client[] = [];
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-});
-
-async function connect(key: string): Promise<Client> {
-  const client = new Client({ name: 'herald-e2e', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${baseUrl()}/api/mcp`), {
-      requestInit: { headers: { authorization: `Bearer ${key}` } },
-    }),
-  );
-  clients.push(client);
-  return client;
-}
 
 const structured = (r: Awaited<ReturnType<Client['callTool']>>) => r.structuredContent as Json;
 const names = async (c: Client) => (await c.listTools()).tools.map((t) => t.name);
@@ -86,7 +70,7 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 60_000 }, () => {
 
   it('lists one tool per operation; publish/delete appear only once dangerous operations are on', async () => {
     const ws = await workspace(['bluesky']);
-    const client = await connect(ws.key);
+    const client = await mcpClient(ws.key);
     const off = await client.listTools();
     const offNames = off.tools.map((t) => t.name);
     expect(offNames).not.toContain('publish_post');
@@ -106,9 +90,7 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 60_000 }, () => {
 
     await dangerous(ws, true);
     const on = await client.listTools();
-    expect(on.tools.map((t) => t.name).sort()).toEqual(
-      apiOperations.map((op) => op.id.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)).sort(),
-    );
+    expect(on.tools.map((t) => t.name).sort()).toEqual([...MCP_TOOL_NAMES].sort());
     const tools = Object.fromEntries(on.tools.map((t) => [t.name, t]));
     expect(Object.keys(tools.create_post?.inputSchema.properties ?? {})).toContain('publish_now');
     expect(tools.get_post?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
@@ -125,7 +107,7 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 60_000 }, () => {
   it('creates a draft, lists it, publishes it and reads usage; each tool call is one api_request', async () => {
     const ws: Workspace = await workspace(['bluesky']);
     await dangerous(ws, true);
-    const client = await connect(ws.key);
+    const client = await mcpClient(ws.key);
     const draft = await client.callTool({
       name: 'create_post',
       arguments: { variants: [{ channel_id: ws.channels.bluesky, body: `mcp ${Date.now()}` }], draft: true },
@@ -155,7 +137,7 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 60_000 }, () => {
   it('enforces scopes: a read-only key sees no write tools and cannot call them', async () => {
     const ws = await workspace(['bluesky']);
     const readOnly = await mint(ws, 'posts:read,channels:read');
-    const client = await connect(readOnly);
+    const client = await mcpClient(readOnly);
     const visible = await names(client);
     expect(visible.sort()).toEqual(['get_post', 'list_channels', 'list_media', 'list_posts']);
     const write = await client.callTool({
@@ -171,7 +153,7 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 60_000 }, () => {
 
   it('returns validation problems as tool errors with their field pointers', async () => {
     const ws = await workspace(['bluesky']);
-    const client = await connect(ws.key);
+    const client = await mcpClient(ws.key);
     const res = await client.callTool({ name: 'create_post', arguments: { variants: 'nope', draft: true } });
     expect(res.isError).toBe(true);
     expect(structured(res)).toMatchObject({
@@ -188,7 +170,7 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 60_000 }, () => {
 
   it('gates plan features per key: the free plan sees no webhook tools', async () => {
     const ws = await workspace([], 'free');
-    const client = await connect(ws.key);
+    const client = await mcpClient(ws.key);
     const visible = await names(client);
     expect(visible.filter((n) => n.includes('webhook'))).toEqual([]);
     expect(visible).toContain('get_usage');

@@ -1,11 +1,17 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { apiOperations, type Operation } from '#lib/operations';
-import { api, baseUrl, dangerous, inDays, type Workspace, workspace } from './helpers.ts';
+import { MCP_TOOL_NAMES } from '../unit/support/fixtures.ts';
+import {
+  api,
+  dangerous,
+  inDays,
+  mcpClient,
+  type WebhookReceiver,
+  type Workspace,
+  webhookReceiver,
+  workspace,
+} from './helpers.ts';
 
 // Tenancy (security review): organization B, with a full-scope key and dangerous operations on,
 // tries every API operation against organization A's posts, media and webhook endpoint. Every
@@ -23,37 +29,6 @@ const PNG = Buffer.from(
   'base64',
 );
 
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-const servers: Server[] = [];
-const clients: Client[] = [];
-afterAll(async () => {
-  await Promise.all(clients.map((c) => c.close()));
-  await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
-});
-
-/** A loopback webhook receiver (the e2e stack allow-lists 127.0.0.0/8). */
-async function receiver(): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => {
-      body += d.toString();
-    });
-    req.on('end', () => {
-      received.push({ headers: req.headers, body });
-      res.writeHead(200, { 'content-type': 'text/plain' });
-      res.end('ok');
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/a`, received };
-}
-
 async function ok<T = Json>(method: string, path: string, key: string, body?: unknown): Promise<T> {
   const res = await api<T>(method, path, { key, ...(body === undefined ? {} : { body }) });
   expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
@@ -70,7 +45,7 @@ interface Tenant {
   webhookId: string;
 }
 
-let A: Tenant & { secret: string; rx: Awaited<ReturnType<typeof receiver>> };
+let A: Tenant & { secret: string; rx: WebhookReceiver };
 let B: Workspace;
 let bDraftId: string;
 /** A's resources as A read them before B's attempts. */
@@ -119,7 +94,7 @@ beforeAll(async () => {
     a.key,
   );
   expect(media.status).toBe('ready');
-  const rx = await receiver();
+  const rx = await webhookReceiver();
   const [post, endpoint, draft] = await Promise.all([
     ok<{ id: string }>('POST', '/v1/posts', a.key, {
       variants: [
@@ -287,7 +262,12 @@ const CASES: Record<string, Case> = {
 const hasPathParam = (op: Operation) => /\{\w+\}/.test(op.path);
 const byIdOps = apiOperations.filter(hasPathParam);
 const caseOf = (op: Operation) => CASES[op.id] as Case;
-const toolName = (id: string) => id.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** The oracle's tool for an operation: the name that, underscores and case aside, is the id. */
+const toolName = (id: string): string => {
+  const name = MCP_TOOL_NAMES.find((n) => n.replaceAll('_', '') === id.toLowerCase());
+  if (!name) throw new Error(`MCP_TOOL_NAMES has no tool for ${id}`);
+  return name;
+};
 
 describe('tenancy: organization B against organization A', () => {
   it('has a case for every API operation (and no other), by id for every operation with a path parameter', () => {
@@ -342,13 +322,7 @@ describe('tenancy: organization B against organization A', () => {
   });
 
   it('answers tool errors resource_not_found over MCP for the same attempts', async () => {
-    const client = new Client({ name: 'herald-e2e-tenancy', version: '1.0.0' });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(`${baseUrl()}/api/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${B.key}` } },
-      }),
-    );
-    clients.push(client);
+    const client = await mcpClient(B.key, 'herald-e2e-tenancy');
     const visible = new Set((await client.listTools()).tools.map((t) => t.name));
     for (const op of byIdOps) {
       const c = caseOf(op) as ByIdCase;

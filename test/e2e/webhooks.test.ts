@@ -1,8 +1,6 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RETRY_SCHEDULE_SECONDS } from '#core/webhooks';
 import { E2E_TIME_SCALE } from './global-setup.ts';
 import {
@@ -14,6 +12,7 @@ import {
   stackInfo,
   type Workspace,
   waitForPost,
+  webhookReceiver,
   workspace,
 } from './helpers.ts';
 
@@ -22,46 +21,6 @@ import {
 // and failure ladder run under HERALD_TIME_SCALE (72 h ≈ 26 s).
 
 type Json = Record<string, unknown>;
-interface Received {
-  at: number;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-interface Receiver {
-  url: string;
-  received: Received[];
-  status: number;
-  ofType(type: string): Received[];
-}
-
-const servers: Server[] = [];
-afterAll(async () => {
-  await Promise.all(servers.map((s) => new Promise((ok) => s.close(ok))));
-});
-
-async function receiver(status = 200): Promise<Receiver> {
-  const state: Receiver = {
-    url: '',
-    received: [],
-    status,
-    ofType: (type) => state.received.filter((r) => (JSON.parse(r.body) as Json).type === type),
-  };
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => {
-      body += d.toString();
-    });
-    req.on('end', () => {
-      state.received.push({ at: Date.now(), headers: req.headers, body });
-      res.writeHead(state.status, { 'content-type': 'text/plain' });
-      res.end('ok');
-    });
-  });
-  servers.push(server);
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/herald`;
-  return state;
-}
 
 async function until<T>(
   probe: () => Promise<T | undefined> | T | undefined,
@@ -185,7 +144,7 @@ describe.concurrent('webhook endpoints', { timeout: 60_000 }, () => {
 
   it('show the secret once: create answers it, the list never does', async () => {
     const ws = await workspace([]);
-    const rx = await receiver();
+    const rx = await webhookReceiver();
     const created = await createEndpoint(ws, rx.url, ['post.published', 'post.published', 'post.failed']);
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(created.secret.slice(6), 'base64')).toHaveLength(32);
@@ -215,7 +174,7 @@ describe.concurrent('webhook endpoints', { timeout: 60_000 }, () => {
         expect.objectContaining({ pointer: '/url', code: 'forbidden_address' }),
       ]);
     }
-    const rx = await receiver();
+    const rx = await webhookReceiver();
     const ok = await createEndpoint(ws, rx.url, ['post.published']);
     for (const url of HOSTILE.slice(0, 6)) {
       const res = await api('PATCH', `/v1/webhook-endpoints/${ok.id}`, { key: ws.key, body: { url } });
@@ -242,7 +201,7 @@ describe.concurrent('webhook endpoints', { timeout: 60_000 }, () => {
       body: { url: 'https://hooks.example.com/', event_types: [] },
     });
     expect(none.status).toBe(400);
-    const rx = await receiver();
+    const rx = await webhookReceiver();
     const ep = await createEndpoint(ws, rx.url, ['post.published']);
     const empty = await api('PATCH', `/v1/webhook-endpoints/${ep.id}`, { key: ws.key, body: {} });
     expect(empty.status).toBe(400);
@@ -263,7 +222,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
   it('deliver post.published, signed and verifiable with the standardwebhooks package', async () => {
     const ws = await workspace(['bluesky']);
     await dangerous(ws, true);
-    const rx = await receiver();
+    const rx = await webhookReceiver();
     const ep = await createEndpoint(ws, rx.url, ['post.published']);
     const post = await api<{ id: string }>('POST', '/v1/posts', {
       key: ws.key,
@@ -310,7 +269,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
   it('carry every event of the stream to subscribed endpoints, with the documented data', async () => {
     const ws = await workspace(['bluesky', 'x']);
     await dangerous(ws, true);
-    const rx = await receiver();
+    const rx = await webhookReceiver();
     const all = [
       'post.published',
       'post.failed',
@@ -319,7 +278,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
       'channel.reauth_required',
     ];
     const ep = await createEndpoint(ws, rx.url, all);
-    const onlyFailures = await receiver();
+    const onlyFailures = await webhookReceiver();
     await createEndpoint(ws, onlyFailures.url, ['post.failed']);
     await connectChannel(ws, `evt-${Date.now()}`);
     const publish = async (platform: string) => {
@@ -377,7 +336,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
   it('retry a failing receiver on the schedule with one webhook-id, then warning → auto_disabled → active on PATCH', async () => {
     // Polling the ladder for ~30 s needs the agency plan's burst (300 requests/min per key).
     const ws = await workspace([], 'agency');
-    const rx = await receiver(500);
+    const rx = await webhookReceiver(500);
     const ep = await createEndpoint(ws, rx.url, ['channel.connected']);
     const states: string[] = [];
     await connectChannel(ws, `fail-${Date.now()}`);
@@ -444,7 +403,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
 
   it('disable an endpoint at once when it answers 410 Gone', async () => {
     const ws = await workspace([]);
-    const rx = await receiver(410);
+    const rx = await webhookReceiver(410);
     const ep = await createEndpoint(ws, rx.url, ['channel.connected']);
     await connectChannel(ws, `gone-${Date.now()}`);
     const e = await until(async () => {
@@ -457,7 +416,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
 
   it('send a test event on demand and answer with the result', async () => {
     const ws = await workspace([]);
-    const rx = await receiver(200);
+    const rx = await webhookReceiver(200);
     const ep = await createEndpoint(ws, rx.url, ['post.failed']);
     const res = await api('POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: ws.key });
     expect(res.status).toBe(200);
@@ -483,7 +442,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
 
   it('refuse a hostile address at delivery time too (a URL that turned hostile after creation)', async () => {
     const ws = await workspace([]);
-    const rx = await receiver(200);
+    const rx = await webhookReceiver(200);
     const ep = await createEndpoint(ws, rx.url, ['channel.connected']);
     await plantUrl(ws, ep.id, 'http://169.254.169.254/latest/meta-data/');
     const test = await api('POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: ws.key });
@@ -504,7 +463,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
 
   it('rotate the secret: both signatures for the overlap, each verifies on its own', async () => {
     const ws = await workspace([]);
-    const rx = await receiver(200);
+    const rx = await webhookReceiver(200);
     const ep = await createEndpoint(ws, rx.url, ['post.published']);
     const rotated = await api('POST', `/v1/webhook-endpoints/${ep.id}/rotate-secret`, { key: ws.key });
     expect(rotated.status).toBe(200);
@@ -522,7 +481,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
 
   it('stop for a deleted endpoint', async () => {
     const ws = await workspace([]);
-    const rx = await receiver(200);
+    const rx = await webhookReceiver(200);
     const ep = await createEndpoint(ws, rx.url, ['channel.connected']);
     const del = await api('DELETE', `/v1/webhook-endpoints/${ep.id}`, { key: ws.key });
     expect(del.status).toBe(200);
