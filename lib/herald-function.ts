@@ -117,9 +117,9 @@ export class HeraldFunction extends NodejsFunction {
   }
 
   /**
-   * The request limiter's counters and nothing else: UpdateItem on the burst windows (`RATE#…`) and
-   * the monthly meters (`ORG#…`), touching only their counter attributes. Read-only operations get
-   * this instead of general write access.
+   * The request gate and nothing else: UpdateItem on an organization's items (`ORG#…`; the gate is
+   * `USAGE#<month>`), touching only api_requests and the keys' burst windows (attributes named by
+   * key id, `key_…`). Read-only operations get this instead of general write access.
    */
   grantRequestCounters(table: ITable, key: IKey): void {
     this.#countsRequests = true;
@@ -129,9 +129,9 @@ export class HeraldFunction extends NodejsFunction {
         actions: ['dynamodb:UpdateItem'],
         resources: [table.tableArn],
         conditions: {
-          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*', 'ORG#*'] },
-          'ForAllValues:StringEquals': {
-            'dynamodb:Attributes': ['pk', 'sk', 'count', 'ttl', 'api_requests'],
+          'ForAllValues:StringLike': {
+            'dynamodb:LeadingKeys': ['ORG#*'],
+            'dynamodb:Attributes': ['pk', 'sk', 'api_requests', 'key_*'],
           },
           StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_NEW'] },
         },

@@ -9,6 +9,7 @@ import type { ApiKeyRecord, ChannelRecord, Org, OrgSettings, Plan, User } from '
 import type { Limits } from '#core/plans';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
+import { revokeAtGateItems } from './limits.ts';
 import { fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
 
 // Organizations, users, API keys and channels.
@@ -138,9 +139,16 @@ export async function setOrgPlan(
 
 // ---- API keys ------------------------------------------------------------------------------------
 
-export async function getApiKeyByHash(hash: string): Promise<ApiKeyRecord | null> {
-  // Eventually consistent is enough: a key is read long after it was minted.
-  const res = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.apiKey(hash) }));
+export async function getApiKeyByHash(hash: string, consistent = false): Promise<ApiKeyRecord | null> {
+  // Eventually consistent is enough for API requests: a key is read long after it was minted, and
+  // a revocation is enforced by the request gate, not by this read.
+  const res = await ddb.send(
+    new GetCommand({
+      TableName: TABLE_NAME,
+      Key: keys.apiKey(hash),
+      ...(consistent ? { ConsistentRead: true } : {}),
+    }),
+  );
   return res.Item ? fromItem<ApiKeyRecord>(res.Item) : null;
 }
 
@@ -177,22 +185,37 @@ export async function listApiKeys(orgId: string): Promise<ApiKeyRecord[]> {
   return (await apiKeyItemsOfOrg(orgId)).map((i) => fromItem<ApiKeyRecord>(i));
 }
 
-/** Marks a key revoked; false when the org has no such key. */
-export async function revokeApiKey(orgId: string, keyId: string, now: string): Promise<ApiKeyRecord | null> {
+/**
+ * Revokes a key: its record gets `revoked_at` and, in the same transaction, the request gate of
+ * each of `periods` (this month and the next) refuses it, so its very next request is refused on
+ * every container whatever their caches hold. Null when the org has no such key.
+ */
+export async function revokeApiKey(
+  orgId: string,
+  keyId: string,
+  now: string,
+  periods: readonly string[],
+): Promise<ApiKeyRecord | null> {
   const item = (await apiKeyItemsOfOrg(orgId)).find((i) => i.id === keyId);
   if (!item) return null;
   if (item.revoked_at) return fromItem<ApiKeyRecord>(item);
-  const res = await ddb.send(
-    new UpdateCommand({
-      TableName: TABLE_NAME,
-      Key: { pk: item.pk as string, sk: item.sk as string },
-      UpdateExpression: 'SET revoked_at = :now',
-      ConditionExpression: 'org_id = :org',
-      ExpressionAttributeValues: { ':now': now, ':org': orgId },
-      ReturnValues: 'ALL_NEW',
+  await ddb.send(
+    new TransactWriteCommand({
+      TransactItems: [
+        {
+          Update: {
+            TableName: TABLE_NAME,
+            Key: { pk: item.pk as string, sk: item.sk as string },
+            UpdateExpression: 'SET revoked_at = :now',
+            ConditionExpression: 'org_id = :org',
+            ExpressionAttributeValues: { ':now': now, ':org': orgId },
+          },
+        },
+        ...revokeAtGateItems(orgId, keyId, periods, now),
+      ],
     }),
   );
-  return fromItem<ApiKeyRecord>(res.Attributes ?? {});
+  return fromItem<ApiKeyRecord>({ ...item, revoked_at: now });
 }
 
 // ---- channels ------------------------------------------------------------------------------------

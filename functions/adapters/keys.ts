@@ -44,7 +44,10 @@ export const keys = {
   syncBucket: (day: string) => ({ gsi2pk: `SYNC#${day}` }),
   media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
   idempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
-  /** Monthly meters of an organization (`period` is YYYY-MM, UTC). */
+  /**
+   * The request gate of an organization for a month (`period` is YYYY-MM, UTC): the meters
+   * (api_requests, posts_per_month) and each API key's burst window or revocation, under its id.
+   */
   usage: (orgId: string, period: string) => ({ pk: `ORG#${orgId}`, sk: `USAGE#${period}` }),
   /** Analytics counters of an organization: deliveries and engagement totals (kept from the stream). */
   orgStats: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'STATS' }),
@@ -69,6 +72,4 @@ export const keys = {
   webhookDeliveriesOf: (orgId: string, endpointId: string) => ({
     gsi1pk: `ORG#${orgId}#WHE#${endpointId}#LOG`,
   }),
-  /** A key's request count in one UTC minute; expires by TTL. */
-  burstWindow: (keyId: string, windowId: number) => ({ pk: `RATE#${keyId}`, sk: `MIN#${windowId}` }),
 } as const;

@@ -12,6 +12,5 @@ export const handler = publicHandler(async (event) => {
       headers: { allow: 'POST' },
     });
   checkOrigin(event.headers ?? {});
-  const auth = await authenticateMcp(event.headers ?? {});
-  return handleMcp(event, auth);
+  return handleMcp(event, await authenticateMcp(event.headers ?? {}));
 });

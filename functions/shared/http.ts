@@ -7,7 +7,7 @@ import { buildRequest, type OperationId, type RequestOf, type requests } from '#
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
 import { type Admission, admit } from '#usecases/admission';
-import { type AuthContext, authenticate, requirePlanFeature, requireScope } from './auth.ts';
+import { type AuthContext, authenticate, forgetKey, requirePlanFeature, requireScope } from './auth.ts';
 import {
   addResponseHeaders,
   type HeaderBagContext,
@@ -96,7 +96,10 @@ export const rateLimit = (): Middleware => {
     before: (request) => {
       const auth = request.context.herald?.auth;
       if (!auth) return;
-      const admission = admit(auth, Date.now());
+      const admission = admit(auth, Date.now()).then((a) => {
+        if (!a.allowed && a.error.code === 'invalid_api_key') forgetKey(auth.keyId);
+        return a;
+      });
       admission.catch(() => undefined); // settled in after/onError
       request.context.herald = { ...request.context.herald, admission };
     },
@@ -113,7 +116,9 @@ export const rateLimit = (): Middleware => {
         return;
       }
       const code = request.error instanceof ApiError ? request.error.code : undefined;
-      if (a && !a.allowed && !(code && OUTRANKS_429.has(code))) request.error = a.error;
+      // A key revoked at the gate is a 401, which outranks everything; a 429 outranks the rest.
+      if (a && !a.allowed && (a.error.status === 401 || !(code && OUTRANKS_429.has(code))))
+        request.error = a.error;
     },
   };
 };

@@ -146,7 +146,13 @@ export async function mintKey(args: {
 
 export async function revokeKey(args: { orgId: string; by: string; keyId: string }) {
   await requireRole(args.orgId, args.by, canMintKeys, 'revoking API keys');
-  const rec = await revokeApiKey(args.orgId, args.keyId, nowIso());
+  const now = Date.now();
+  const thisMonth = billingPeriod(now);
+  const nextMonth = billingPeriod(Date.parse(thisMonth.endsAt));
+  const rec = await revokeApiKey(args.orgId, args.keyId, new Date(now).toISOString(), [
+    thisMonth.id,
+    nextMonth.id,
+  ]);
   if (!rec) throw new AdminError(`no key ${args.keyId} in organization ${args.orgId}`, 'not_found');
   return publicKey(rec);
 }

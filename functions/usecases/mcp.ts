@@ -10,13 +10,13 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { getOrg } from '#adapters/accounts';
 import { invokeOperation } from '#adapters/operation-invoker';
+import type { Org } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { findTool, type ToolSpec, toRequest, visibleTools } from '#core/mcp-tools';
 import { hasFeature } from '#core/plans';
 import { mcp } from '#lib/operations';
-import { type AuthContext, authenticate, requirePlanFeature } from '#shared/auth';
+import { type AuthContext, authenticateFresh, requirePlanFeature } from '#shared/auth';
 import type { HttpEvent, HttpResult } from '#shared/envelope';
 import { logger } from '#shared/logger';
 
@@ -44,11 +44,19 @@ export function checkOrigin(headers: Record<string, string | undefined>): void {
     throw new ApiError('origin_not_allowed', `Requests from origin ${origin} are not accepted.`);
 }
 
-export async function authenticateMcp(headers: Record<string, string | undefined>): Promise<AuthContext> {
+/** Who is calling: the key, and its organization as read for this request (settings current). */
+export interface McpCaller {
+  auth: AuthContext;
+  org: Org;
+}
+
+export async function authenticateMcp(headers: Record<string, string | undefined>): Promise<McpCaller> {
   try {
-    const auth = await authenticate(headers);
-    requirePlanFeature(auth, mcp.feature);
-    return auth;
+    // Protocol traffic (initialize, tools/list) is not admitted through the request gate, so the
+    // key is read fresh: a revoked key is refused at once here too. Tool calls pass the gate.
+    const caller = await authenticateFresh(headers);
+    requirePlanFeature(caller.auth, mcp.feature);
+    return caller;
   } catch (err) {
     if (err instanceof ApiError && err.status === 401)
       throw new ApiError(err.code, err.message, { headers: { 'www-authenticate': challenge(err.code) } });
@@ -139,7 +147,7 @@ export const noElicitation: jsonSchemaValidator = {
   }),
 };
 
-function buildServer(auth: AuthContext, source: HttpEvent): Server {
+function buildServer({ auth, org }: McpCaller, source: HttpEvent): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false } },
     jsonSchemaValidator: noElicitation,
@@ -147,10 +155,9 @@ function buildServer(auth: AuthContext, source: HttpEvent): Server {
       'Herald publishes social posts to connected channels. Typical flow: list_channels, then create_post (a draft, scheduled_at, or publish_now when offered), then get_post to follow delivery. Upload media with create_media_upload → PUT the bytes → complete_media_upload. Errors are tool errors whose text starts with the problem code.',
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const org = await getOrg(auth.orgId);
     const tools = visibleTools(
       { scopes: auth.scopes, hasFeature: (f) => hasFeature(auth.plan, f) },
-      org?.settings.dangerous_ops === true,
+      org.settings.dangerous_ops === true,
     );
     return { tools };
   });
@@ -161,12 +168,12 @@ function buildServer(auth: AuthContext, source: HttpEvent): Server {
 }
 
 /** One MCP HTTP exchange (POST only; the caller answers other methods). */
-export async function handleMcp(event: HttpEvent, auth: AuthContext): Promise<HttpResult> {
+export async function handleMcp(event: HttpEvent, caller: McpCaller): Promise<HttpResult> {
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
-  const server = buildServer(auth, event);
+  const server = buildServer(caller, event);
   await server.connect(transport);
   try {
     const host = event.headers?.host ?? event.requestContext.domainName;

@@ -37,6 +37,20 @@ export interface CostMeasurement {
   writeUnits: number;
 }
 
+/** Write units of one admitted request (getPost: the gate is its only write) by active keys. */
+export interface GateSize {
+  /** API keys that made a request this month (each has a window on the gate item). */
+  activeKeys: number;
+  /** The gate item's size, bytes (DynamoDB's rules: attribute names + values). */
+  itemBytes: number;
+  writeUnits: number;
+}
+
+export interface CostResult {
+  measured: CostMeasurement[];
+  gate: GateSize[];
+}
+
 export interface OperationCost extends CostMeasurement {
   sequentialRoundTrips: number;
   billedMs: number;
@@ -68,7 +82,7 @@ const DEPTH: Record<string, number> = {
   listWebhookEndpoints: 1,
 };
 
-export async function benchCost(): Promise<CostMeasurement[]> {
+export async function benchCost(): Promise<CostResult> {
   const { startDynamo, ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } = await import(
     '../../bin/local/services.ts'
   );
@@ -185,7 +199,37 @@ export async function benchCost(): Promise<CostMeasurement[]> {
     const toDelete = await draft();
     await add('deletePost', () => call('deletePost', { id: toDelete.id }));
     await add('listWebhookEndpoints', () => call('listWebhookEndpoints'));
-    return results;
+
+    // The gate item grows by one key window per API key active in the month; DynamoDB bills a
+    // write by the item's size in whole KB. Measured: one more key at a time, then getPost.
+    const gate: GateSize[] = [];
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { ddb } = await import('#shared/clients');
+    const { keys } = await import('#adapters/keys');
+    const period = new Date().toISOString().slice(0, 7);
+    const gateBytes = async () => {
+      const res = await ddb.send(
+        new GetCommand({ TableName: 'herald-cost', Key: keys.usage(orgId, period) }),
+      );
+      return itemSize(res.Item ?? {});
+    };
+    let active = 1;
+    for (const target of [1, 10, 20, 21, 22, 30, 45, 50]) {
+      while (active < target) {
+        const extra = await admin.mintKey({ orgId, by: created.owner.id, scopes: ['posts:read'] });
+        const event = apiEvent('getPost', {
+          headers: { authorization: `Bearer ${extra.key}` },
+          pathParameters: { id: warm.id },
+          requestId: randomUUID(),
+        });
+        const mod = (await import(join(ROOT, 'functions/handlers/get-post.ts'))) as { handler: Handler };
+        await mod.handler(event, lambdaContext('getPost', randomUUID()));
+        active++;
+      }
+      const units = await measure(() => call('getPost', { id: warm.id }));
+      gate.push({ activeKeys: active, itemBytes: await gateBytes(), writeUnits: units.write });
+    }
+    return { measured: results, gate };
   } finally {
     await dynamo.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -248,6 +292,23 @@ async function seed(orgId: string, createScheduled: () => Promise<unknown>): Pro
 
 const WRITES = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
 
+/** An item's size as DynamoDB counts it: UTF-8 names and values, numbers by their digits. */
+export function itemSize(item: Record<string, unknown>): number {
+  const size = (v: unknown): number => {
+    if (typeof v === 'string') return Buffer.byteLength(v);
+    if (typeof v === 'number') {
+      const digits = String(Math.abs(v)).replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+      return Math.ceil(digits.length / 2) + 1;
+    }
+    if (typeof v === 'boolean' || v === null) return 1;
+    if (Array.isArray(v)) return 3 + v.reduce((n: number, x) => n + 1 + size(x), 0);
+    if (typeof v === 'object')
+      return 3 + Object.entries(v as object).reduce((n, [k, x]) => n + 1 + Buffer.byteLength(k) + size(x), 0);
+    return 0;
+  };
+  return Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + size(v), 0);
+}
+
 const labelOf = (m: CostMeasurement) => (m.variant ? `${m.op} (${m.variant})` : m.op);
 
 /**
@@ -285,7 +346,7 @@ export function priceCosts(measured: CostMeasurement[], roundTrips?: RoundTripRo
 }
 
 /** The section; `roundTrips`: round-trips.ts's rows of the same run, if it ran. */
-export function costSection(measured: CostMeasurement[], roundTrips?: RoundTripRow[]): string {
+export function costSection({ measured, gate }: CostResult, roundTrips?: RoundTripRow[]): string {
   const rows = priceCosts(measured, roundTrips);
   const usd = (n: number) => n.toFixed(2);
   const depths = roundTrips
@@ -293,8 +354,8 @@ export function costSection(measured: CostMeasurement[], roundTrips?: RoundTripR
     : 'as last measured by round-trips.ts ("AWS round trips per request"; not run with this section)';
   return `Measured ${today()} on ${machine()} by \`npm run bench\` (test/bench/cost.ts).
 Read/write units: the operations' handlers in-process against DynamoDB Local with
-\`ReturnConsumedCapacity: TOTAL\` on every call (a warm call: API key cached; the rate limiter's two
-counter writes included), in an agency-plan workspace seeded first (seeding not counted) with one
+\`ReturnConsumedCapacity: TOTAL\` on every call (a warm call: API key cached; the request gate's one
+conditional write included), in an agency-plan workspace seeded first (seeding not counted) with one
 Mastodon channel, ${SEED.posts} scheduled posts of one variant each (plus those the measured calls create),
 ${SEED.media} media assets (${SEED.media - 1} ready, one pending) and ${SEED.webhookEndpoints} webhook endpoints (the sizes of the overhead and round-trips benches' table),
 so the list operations read full pages. createPost: a scheduled post (its main path); createPost
@@ -330,5 +391,23 @@ ${table(
     usd(r.dollarsPerMillion.apiGateway),
     `**${usd(r.dollarsPerMillion.total)}**`,
   ]),
+)}
+
+**The request gate.** Every admitted request is one conditional UpdateItem on the organization's gate
+item for the month (\`ORG#<org>\` / \`USAGE#<YYYY-MM>\`), which holds api_requests, posts_per_month and
+one burst window per API key used that month. DynamoDB bills a write by the item's size in whole KB,
+so the gate costs 1 write unit per request until about ${gateThreshold(gate)} keys have been active in the
+month, then one more per further KB (measured: getPost, whose only write is the gate, as keys were
+added):
+
+${table(
+  ['active keys this month', 'gate item bytes', 'WRU per request'],
+  ['r', 'r', 'r'],
+  gate.map((g) => [String(g.activeKeys), String(g.itemBytes), String(g.writeUnits)]),
 )}`;
+}
+
+/** The most active keys measured at 1 write unit per request. */
+function gateThreshold(gate: GateSize[]): number {
+  return Math.max(0, ...gate.filter((g) => g.writeUnits <= 1).map((g) => g.activeKeys));
 }

@@ -15,7 +15,7 @@ import {
 
 // Warm handler overhead: CPU time per invocation of each API operation's real handler (the whole
 // middy pipeline: logger context, request id, problem+json, API-key auth from the per-container
-// cache, the limiter's two UpdateItems, scope/feature checks, zod validation, the use case, JSON
+// cache, the request gate's UpdateItem, scope/feature checks, zod validation, the use case, JSON
 // out), its AWS clients mocked with aws-sdk-client-mock — against a bare handler returning constant
 // JSON, in the same process and run.
 //
@@ -228,7 +228,9 @@ async function sdkCallCpu(samples = 1000): Promise<OverheadResult['sdkCallUs']> 
   );
   const answers: Record<string, string> = {
     GetItem: JSON.stringify({ Item: marshall(item, { removeUndefinedValues: true }) }),
-    UpdateItem: JSON.stringify({ Attributes: { count: { N: '1' } } }),
+    UpdateItem: JSON.stringify({
+      Attributes: { api_requests: { N: '1235' }, key_1: { M: { n: { N: '1' } } } },
+    }),
   };
   const client = new DynamoDBClient({
     region: 'us-east-1',
@@ -262,12 +264,14 @@ async function sdkCallCpu(samples = 1000): Promise<OverheadResult['sdkCallUs']> 
     const res = await client.send(
       new UpdateItemCommand({
         TableName: 'herald-test',
-        Key: marshall({ pk: 'RATE#key_1', sk: 'MIN#1' }),
-        UpdateExpression: 'ADD #n :one SET #ttl = :ttl',
-        ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
-        ExpressionAttributeNames: { '#n': 'count', '#ttl': 'ttl' },
-        ExpressionAttributeValues: marshall({ ':one': 1, ':limit': 120, ':ttl': 1_900_000_000 }),
+        Key: marshall({ pk: 'ORG#org_1', sk: 'USAGE#2030-06' }),
+        UpdateExpression: 'ADD api_requests :one, #k.n :one',
+        ConditionExpression:
+          '#k.w = :w AND #k.n < :burst AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests < :month)',
+        ExpressionAttributeNames: { '#k': 'key_1' },
+        ExpressionAttributeValues: marshall({ ':one': 1, ':w': 1, ':burst': 120, ':month': 50_000 }),
         ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     unmarshall(res.Attributes ?? {});
@@ -358,7 +362,7 @@ Measured ${r.date} on ${r.machine} by \`test/bench/overhead.ts\`. Method: each A
 handler (the full middy pipeline, warm: API key and org in the per-container auth cache, so no key
 lookup) in one process, every AWS client mocked with aws-sdk-client-mock answering a fixed table (an
 API key and its team-plan org, 5 channels, 25 posts, 26 media assets, 3 webhook endpoints with 20
-logged deliveries, usage and stats items; the limiter's two UpdateItems answer at once).
+logged deliveries, usage and stats items; the request gate's UpdateItem answer at once).
 \`process.cpuUsage()\` over ${r.iterations} invocations after ${r.warmup} warm-up ones, median of ${r.reps}
 repetitions (events built outside the measurement). The mocks' own CPU (sinon, the bench table) is
 taken out by its share of a sampling profile of the same loop; "Handler" is what remains. Bare

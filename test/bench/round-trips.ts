@@ -59,7 +59,7 @@ export interface RoundTripsResult {
   durationMs: number;
 }
 
-const LIMITER = /^UpdateItem \((burst|api_requests)\)$/;
+const LIMITER = /^UpdateItem \(gate\)$/;
 
 const labelOf = (c: TracedCall) => (c.service === 'DynamoDB' ? c.label : `${c.service} ${c.label}`);
 
@@ -135,8 +135,7 @@ export function criticalPath(generations: string[][]): string {
   return generations
     .map((g) => {
       const counts = new Map<string, number>();
-      for (const c of g.map((c) => (LIMITER.test(c) ? 'UpdateItem (limiter)' : c)))
-        counts.set(c, (counts.get(c) ?? 0) + 1);
+      for (const c of g) counts.set(c, (counts.get(c) ?? 0) + 1);
       return [...counts].map(([c, n]) => (n > 1 ? `${n}× ${c}` : c)).join(' ∥ ');
     })
     .join(' → ');
@@ -158,7 +157,7 @@ function causes(row: RoundTripRow): string[] {
     if (!late.length) continue;
     const before = row.generations[g - 1] ?? [];
     const waitedFor = before.every((c) => LIMITER.test(c))
-      ? "the limiter's admission"
+      ? "the request gate's admission"
       : criticalPath([before]);
     out.push(`${late.join(', ')} starts only after ${waitedFor} (round trip ${g})`);
   }
@@ -217,8 +216,9 @@ trips on the critical path) the highest generation, as in \`test/unit/usecases/r
 Warm: the code has run once and the API key with its org is in the per-container cache (30 s).
 testWebhookEndpoint's POST goes to a real loopback receiver that answers after ${r.delayMs} ms, traced
 like the mocked calls. Wall: median of ${r.samples} invocations, ms (≈ wall ÷ ${r.delayMs} ms).
-∥ = concurrent, → = next round trip; UpdateItem (limiter) = the burst window and the monthly
-api_requests meter; TransactWriteItems[n] = n items.
+∥ = concurrent, → = next round trip; UpdateItem (gate) = the request gate's one conditional write
+(the key's burst window, the month's api_requests and the key's revocation on one item);
+TransactWriteItems[n] = n items.
 
 ${table(
   ['Operation', 'DynamoDB', 'SQS', 'Other', 'Critical path', 'Depth', 'Wall ms', 'Target', 'Verdict'],

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { benchColdStart, coldStartSection } from './cold-start.ts';
-import { type CostMeasurement, costSection } from './cost.ts';
+import { type CostResult, costSection } from './cost.ts';
 import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
 import { benchScheduler, type SchedulerResult, schedulerSection } from './scheduler.ts';
@@ -62,7 +62,7 @@ if (wants('cost')) {
         env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
       },
     );
-    return JSON.parse(stdout) as CostMeasurement[];
+    return JSON.parse(stdout) as CostResult;
   });
   sections.cost = { title: 'Cost per million requests (AWS)', body: costSection(r, roundTrips?.rows) };
 }

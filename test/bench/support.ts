@@ -148,7 +148,7 @@ let world: Promise<ApiWorld> | undefined;
  * The API operations' real handlers with every AWS client mocked (aws-sdk-client-mock), answering
  * a fixed, realistic table: an API key and its org (team plan), 5 channels, 25 posts, 26 media
  * assets, 3 webhook endpoints with 20 logged deliveries, the org's usage and stats items. Writes
- * change nothing, so every invocation sees the same table; the limiter's counters always answer 1.
+ * change nothing, so every invocation sees the same table; the request gate always admits.
  * One per process (the mocks patch the SDK clients' prototypes).
  */
 export function apiWorld(): Promise<ApiWorld> {
@@ -376,12 +376,13 @@ async function buildWorld(): Promise<ApiWorld> {
         answer: () => ({}),
       };
     if (command instanceof UpdateCommand) {
-      const pk = String(input.Key?.pk);
       const sk = String(input.Key?.sk);
-      if (pk.startsWith('RATE#'))
-        return { label: 'UpdateItem (burst)', answer: () => ({ Attributes: { count: 1 } }) };
-      if (sk.startsWith('USAGE#'))
-        return { label: 'UpdateItem (api_requests)', answer: () => ({ Attributes: { api_requests: 1235 } }) };
+      const keyId = (input.ExpressionAttributeNames as Record<string, string> | undefined)?.['#k'];
+      if (sk.startsWith('USAGE#') && keyId)
+        return {
+          label: 'UpdateItem (gate)',
+          answer: () => ({ Attributes: { api_requests: 1235, [keyId]: { n: 1 } } }),
+        };
       return {
         label: 'UpdateItem',
         answer: () => (input.ReturnValues === 'ALL_NEW' ? { Attributes: updated(input) } : {}),

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, cli, cliOk, inDays, mint, type Workspace, workspace } from './helpers.ts';
+import { api, cli, cliOk, inDays, mcpClient, mint, type Workspace, workspace } from './helpers.ts';
 
 let a: Workspace;
 let b: Workspace;
@@ -35,6 +35,32 @@ describe('authentication', () => {
     const res = await api('GET', '/v1/posts', { key: minted.key as string });
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('invalid_api_key');
+  });
+
+  it('refuses a key on the very next request after its revocation, warm caches and all', async () => {
+    // Arrange: the key works, so every function it reached holds it in its cache.
+    const minted = await cliOk('key', 'mint', '--org', a.orgId, '--by', a.ownerId, '--scopes', 'posts:read');
+    const key = minted.key as string;
+    for (let i = 0; i < 3; i++) expect((await api('GET', '/v1/posts', { key })).status).toBe(200);
+    await (await mcpClient(key)).close();
+    const used = async () =>
+      (
+        await api<{ meters: Array<{ key: string; used: number }> }>('GET', '/v1/usage', { key: a.key })
+      ).body.meters.find((m) => m.key === 'api_requests')?.used ?? -1;
+    const before = await used();
+
+    // Act
+    await cliOk('key', 'revoke', '--org', a.orgId, '--by', a.ownerId, '--id', minted.id as string);
+
+    // Assert: REST and MCP refuse at once, without rate-limit headers, and meter nothing.
+    for (let i = 0; i < 2; i++) {
+      const res = await api('GET', '/v1/posts', { key });
+      expect(res.status).toBe(401);
+      expect(res.body.code).toBe('invalid_api_key');
+      expect(res.headers.get('ratelimit')).toBeNull();
+    }
+    await expect(mcpClient(key)).rejects.toThrow();
+    expect(await used()).toBe(before + 1); // only this getUsage itself
   });
 
   it('stores keys only as hashes: the list never shows a key', async () => {

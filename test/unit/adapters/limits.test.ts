@@ -1,195 +1,237 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  DynamoDBDocumentClient,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { consumeRequest, countPostItem, getOrgUsage } from '#adapters/limits';
-import { fixedId, ORG_ID, org, orgItem, serveItems, TABLE } from '../support/fixtures.ts';
+import {
+  admitRequest,
+  clearGateGuesses,
+  countPostItem,
+  getOrgUsage,
+  revokeAtGateItems,
+} from '#adapters/limits';
+import {
+  counters,
+  fixedId,
+  type Item,
+  ORG_ID,
+  org,
+  orgItem,
+  serveItems,
+  TABLE,
+} from '../support/fixtures.ts';
 
-// The counters behind the burst limit and the monthly api_requests meter (adapters/limits.ts).
+// The request gate (adapters/limits.ts): one conditional UpdateItem per request on the org's month
+// item, carrying every key's burst window, api_requests and revocations.
 
 const ddb = mockClient(DynamoDBDocumentClient);
 
 const KEY_ID = fixedId('key', 1);
+const OTHER_KEY_ID = fixedId('key', 2);
 const WINDOW_ID = 31_600_000;
-const ARGS = {
+const REQ = {
   keyId: KEY_ID,
   orgId: ORG_ID,
   windowId: WINDOW_ID,
-  windowEndsAt: (WINDOW_ID + 1) * 60,
   burstLimit: 120,
   period: '2030-06',
   monthlyLimit: 50_000,
 };
-const BURST_KEY = { pk: `RATE#${KEY_ID}`, sk: `MIN#${WINDOW_ID}` };
 const USAGE_KEY = { pk: `ORG#${ORG_ID}`, sk: 'USAGE#2030-06' };
-
-const refused = () =>
-  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+const GATE = `ORG#${ORG_ID} USAGE#2030-06`;
 
 const updates = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-const isBurst = (input: UpdateCommandInput) => String(input.Key?.pk).startsWith('RATE#');
 
-/** Answers the burst window and the usage counter separately. */
-function answer(burst: () => unknown, usage: () => unknown, compensation: () => unknown = () => ({})) {
-  ddb.on(UpdateCommand).callsFake(async (input: UpdateCommandInput) => {
-    if (isBurst(input)) return burst();
-    if (input.ExpressionAttributeValues?.[':minus'] !== undefined) return compensation();
-    return usage();
-  });
+/** The gate item holds `item` (counters and key windows); UpdateItem is evaluated against it. */
+function gate(item: Item = {}) {
+  const c = counters();
+  if (Object.keys(item).length) c.items.set(GATE, { ...USAGE_KEY, ...item });
+  ddb.on(UpdateCommand).callsFake(c.update);
+  return c.items;
 }
 
 beforeEach(() => {
   ddb.reset();
+  clearGateGuesses();
 });
 
-describe('consumeRequest', () => {
-  it('counts the request in the key window and the org month, and answers both counts', async () => {
+describe('admitRequest: one conditional UpdateItem on the gate item', () => {
+  it("opens the key's window on a fresh month: one write, api_requests and the window both 1", async () => {
     // Arrange
-    answer(
-      () => ({ Attributes: { count: 3 } }),
-      () => ({ Attributes: { api_requests: 42 } }),
-    );
+    const items = gate();
 
     // Act
-    const res = await consumeRequest(ARGS);
+    const res = await admitRequest(REQ);
 
     // Assert
-    expect(res).toEqual({ burstCount: 3, apiRequests: 42 });
-    expect(updates()).toHaveLength(2);
-  });
-
-  it('sends the burst counter: ADD 1 below the limit, TTL two minutes past the window end', async () => {
-    answer(
-      () => ({ Attributes: { count: 1 } }),
-      () => ({ Attributes: { api_requests: 1 } }),
-    );
-    await consumeRequest(ARGS);
-    expect(updates().find(isBurst)).toEqual({
-      TableName: TABLE,
-      Key: BURST_KEY,
-      UpdateExpression: 'ADD #n :one SET #ttl = :ttl',
-      ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
-      ExpressionAttributeNames: { '#n': 'count', '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':one': 1, ':limit': 120, ':ttl': ARGS.windowEndsAt + 120 },
-      ReturnValues: 'UPDATED_NEW',
-    });
-  });
-
-  it('sends the api_requests counter of the month: ADD 1 below the monthly limit, no TTL', async () => {
-    answer(
-      () => ({ Attributes: { count: 1 } }),
-      () => ({ Attributes: { api_requests: 1 } }),
-    );
-    await consumeRequest(ARGS);
-    expect(updates().find((u) => !isBurst(u))).toEqual({
-      TableName: TABLE,
-      Key: USAGE_KEY,
-      UpdateExpression: 'ADD api_requests :one',
-      ConditionExpression: 'attribute_not_exists(api_requests) OR api_requests < :limit',
-      ExpressionAttributeValues: { ':one': 1, ':limit': 50_000 },
-      ReturnValues: 'UPDATED_NEW',
-    });
-  });
-
-  it('sends both counters at once (one round trip), not one after the other', async () => {
-    // Arrange: the burst counter answers only once the usage counter was sent as well.
-    let usageSent: () => void = () => undefined;
-    const bothSent = new Promise<void>((resolve) => {
-      usageSent = resolve;
-    });
-    answer(
-      async () => {
-        await Promise.race([
-          bothSent,
-          new Promise((_, reject) => setTimeout(() => reject(new Error('sent one after the other')), 500)),
-        ]);
-        return { Attributes: { count: 1 } };
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 1, apiRequests: 1 });
+    expect(updates()).toEqual([
+      {
+        TableName: TABLE,
+        Key: USAGE_KEY,
+        UpdateExpression: 'SET #k = :fresh ADD api_requests :one',
+        ConditionExpression:
+          '(attribute_not_exists(#k) OR #k.w < :w) AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests < :month)',
+        ExpressionAttributeNames: { '#k': KEY_ID },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':w': WINDOW_ID,
+          ':month': 50_000,
+          ':fresh': { w: WINDOW_ID, n: 1 },
+        },
+        ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       },
-      () => {
-        usageSent();
-        return { Attributes: { api_requests: 1 } };
-      },
-    );
-
-    // Act + Assert
-    await expect(consumeRequest(ARGS)).resolves.toEqual({ burstCount: 1, apiRequests: 1 });
+    ]);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 1, [KEY_ID]: { w: WINDOW_ID, n: 1 } });
   });
 
-  it('takes a request the burst refused back out of api_requests (ADD -1), counting neither', async () => {
+  it('counts the next request of the same minute with the "same window" form: still one write', async () => {
     // Arrange
-    answer(
-      () => Promise.reject(refused()),
-      () => ({ Attributes: { api_requests: 42 } }),
-    );
+    const items = gate();
+    await admitRequest(REQ);
+    ddb.resetHistory();
 
     // Act
-    const res = await consumeRequest(ARGS);
+    const res = await admitRequest(REQ);
 
     // Assert
-    expect(res).toEqual({ burstCount: null, apiRequests: null });
-    const all = updates();
-    expect(all).toHaveLength(3);
-    expect(all[2]).toEqual({
-      TableName: TABLE,
-      Key: USAGE_KEY,
-      UpdateExpression: 'ADD api_requests :minus',
-      ExpressionAttributeValues: { ':minus': -1 },
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 2, apiRequests: 2 });
+    expect(updates()).toHaveLength(1);
+    expect(updates()[0]).toMatchObject({
+      UpdateExpression: 'ADD api_requests :one, #k.n :one',
+      ConditionExpression:
+        '#k.w = :w AND #k.n < :burst AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests < :month)',
+      ExpressionAttributeValues: { ':one': 1, ':w': WINDOW_ID, ':month': 50_000, ':burst': 120 },
+    });
+    expect(items.get(GATE)).toMatchObject({ api_requests: 2, [KEY_ID]: { w: WINDOW_ID, n: 2 } });
+  });
+
+  it('resets the window in the next minute and keeps counting the month', async () => {
+    const items = gate({ api_requests: 10, [KEY_ID]: { w: WINDOW_ID, n: 120 } });
+    await admitRequest(REQ).catch(() => undefined);
+    const res = await admitRequest({ ...REQ, windowId: WINDOW_ID + 1 });
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 1, apiRequests: 11 });
+    expect(items.get(GATE)).toMatchObject({ [KEY_ID]: { w: WINDOW_ID + 1, n: 1 } });
+  });
+
+  it('keeps other keys apart: their windows and the month on the same item', async () => {
+    const items = gate({ api_requests: 7, [OTHER_KEY_ID]: { w: WINDOW_ID, n: 119 } });
+    await admitRequest(REQ);
+    expect(items.get(GATE)).toMatchObject({
+      api_requests: 8,
+      [KEY_ID]: { w: WINDOW_ID, n: 1 },
+      [OTHER_KEY_ID]: { w: WINDOW_ID, n: 119 },
     });
   });
 
-  it('leaves the burst count alone when the month refused the request', async () => {
-    // Arrange
-    answer(
-      () => ({ Attributes: { count: 5 } }),
-      () => Promise.reject(refused()),
-    );
+  it('takes a second write when another container opened the window first, and counts there', async () => {
+    // Arrange: this container has not seen the window; another one already counted 5 in it.
+    const items = gate({ api_requests: 5, [KEY_ID]: { w: WINDOW_ID, n: 5 } });
 
     // Act
-    const res = await consumeRequest(ARGS);
+    const res = await admitRequest(REQ);
 
     // Assert
-    expect(res).toEqual({ burstCount: 5, apiRequests: null });
-    expect(updates()).toHaveLength(2);
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 6, apiRequests: 6 });
+    expect(updates().map((u) => u.UpdateExpression)).toEqual([
+      'SET #k = :fresh ADD api_requests :one',
+      'ADD api_requests :one, #k.n :one',
+    ]);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 6, [KEY_ID]: { w: WINDOW_ID, n: 6 } });
   });
 
-  it('compensates nothing when both refused', async () => {
-    answer(
-      () => Promise.reject(refused()),
-      () => Promise.reject(refused()),
-    );
-    expect(await consumeRequest(ARGS)).toEqual({ burstCount: null, apiRequests: null });
-    expect(updates()).toHaveLength(2);
+  it("counts in a later window a faster clock already opened (this container's clock is behind)", async () => {
+    const items = gate({ api_requests: 3, [KEY_ID]: { w: WINDOW_ID + 1, n: 3 } });
+    const res = await admitRequest(REQ);
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 4, apiRequests: 4 });
+    expect(items.get(GATE)).toMatchObject({ [KEY_ID]: { w: WINDOW_ID + 1, n: 4 } });
   });
 
   it.each([
+    ['a revoked key', { [KEY_ID]: { r: '2030-06-01T00:00:00.000Z' } }, { outcome: 'revoked' }],
+    ['a spent burst', { api_requests: 5, [KEY_ID]: { w: WINDOW_ID, n: 120 } }, { outcome: 'burst' }],
     [
-      'the burst counter',
-      () => Promise.reject(new Error('ProvisionedThroughputExceeded')),
-      () => ({ Attributes: { api_requests: 1 } }),
+      'an exhausted month',
+      { api_requests: 50_000, [KEY_ID]: { w: WINDOW_ID, n: 4 } },
+      { outcome: 'quota', burstCount: 4 },
     ],
     [
-      'the usage counter',
-      () => ({ Attributes: { count: 1 } }),
-      () => Promise.reject(new Error('ProvisionedThroughputExceeded')),
+      'an exhausted month, key new this minute',
+      { api_requests: 50_000 },
+      { outcome: 'quota', burstCount: 0 },
     ],
-  ])('rethrows any other DynamoDB failure of %s', async (_which, burst, usage) => {
-    answer(burst, usage);
-    await expect(consumeRequest(ARGS)).rejects.toThrow('ProvisionedThroughputExceeded');
-    expect(updates()).toHaveLength(2);
+    [
+      'a revoked key over both limits (revocation first)',
+      { api_requests: 50_000, [KEY_ID]: { r: '2030-06-01T00:00:00.000Z' } },
+      { outcome: 'revoked' },
+    ],
+    [
+      'a spent burst in an exhausted month (burst first)',
+      { api_requests: 50_000, [KEY_ID]: { w: WINDOW_ID, n: 120 } },
+      { outcome: 'burst' },
+    ],
+  ])('refuses %s and writes nothing', async (_what, item, outcome) => {
+    // Arrange
+    const items = gate(item);
+    const before = structuredClone(items.get(GATE));
+
+    // Act
+    const res = await admitRequest(REQ);
+
+    // Assert
+    expect(res).toEqual(outcome);
+    expect(items.get(GATE)).toEqual(before);
+    expect(updates().length).toBeLessThanOrEqual(2);
   });
 
-  it('rethrows a failure of the compensation', async () => {
-    answer(
-      () => Promise.reject(refused()),
-      () => ({ Attributes: { api_requests: 1 } }),
-      () => Promise.reject(new Error('InternalServerError')),
+  it('refuses a revoked key in the "same window" form too (a container that counted it before)', async () => {
+    const items = gate();
+    await admitRequest(REQ);
+    items.set(GATE, { ...items.get(GATE), [KEY_ID]: { r: '2030-06-01T00:00:00.000Z' } });
+    expect(await admitRequest(REQ)).toEqual({ outcome: 'revoked' });
+  });
+
+  it('admits exactly the burst of 60 concurrent requests (30 of them), writing only for those', async () => {
+    // Arrange
+    const items = gate();
+
+    // Act
+    const results = await Promise.all(
+      Array.from({ length: 60 }, () => admitRequest({ ...REQ, burstLimit: 30 })),
     );
-    await expect(consumeRequest(ARGS)).rejects.toThrow('InternalServerError');
+
+    // Assert
+    expect(results.filter((r) => r.outcome === 'admitted')).toHaveLength(30);
+    expect(results.filter((r) => r.outcome === 'burst')).toHaveLength(30);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 30, [KEY_ID]: { w: WINDOW_ID, n: 30 } });
+  });
+
+  it.each(['ThrottlingException', 'ProvisionedThroughputExceededException'])(
+    'answers throttled (a 429, never a 500) when DynamoDB sheds load on the item: %s',
+    async (name) => {
+      ddb.on(UpdateCommand).rejects(Object.assign(new Error('slow down'), { name }));
+      expect(await admitRequest(REQ)).toEqual({ outcome: 'throttled' });
+    },
+  );
+
+  it('rethrows any other DynamoDB failure', async () => {
+    ddb.on(UpdateCommand).rejects(Object.assign(new Error('boom'), { name: 'InternalServerError' }));
+    await expect(admitRequest(REQ)).rejects.toThrow('boom');
+  });
+});
+
+describe('revokeAtGateItems', () => {
+  it("marks the key revoked in each month's gate item, replacing its window", () => {
+    expect(revokeAtGateItems(ORG_ID, KEY_ID, ['2030-06', '2030-07'], '2030-06-30T23:59:59.000Z')).toEqual(
+      ['2030-06', '2030-07'].map((period) => ({
+        Update: {
+          TableName: TABLE,
+          Key: { pk: `ORG#${ORG_ID}`, sk: `USAGE#${period}` },
+          UpdateExpression: 'SET #k = :revoked',
+          ExpressionAttributeNames: { '#k': KEY_ID },
+          ExpressionAttributeValues: { ':revoked': { r: '2030-06-30T23:59:59.000Z' } },
+        },
+      })),
+    );
   });
 });
 

@@ -236,9 +236,8 @@ function serveTable(seed: Item[]) {
   });
   ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
     const key = input.Key ?? {};
-    // The request limiter's counters.
-    if (String(key.pk).startsWith('RATE#') || String(key.sk).startsWith('USAGE#'))
-      return limiter.update(input);
+    // The request gate.
+    if (String(key.sk).startsWith('USAGE#')) return limiter.update(input);
     writes.push({ command: 'UpdateItem', key: idOf(key), input });
     maybeFail('UpdateItem', input as never);
     const current = items.get(idOf(key));

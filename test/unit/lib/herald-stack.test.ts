@@ -380,8 +380,10 @@ describe('least privilege', () => {
     );
     expect(updates).toHaveLength(1);
     expect((updates[0] as { Condition?: unknown }).Condition).toEqual({
-      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*', 'ORG#*'] },
-      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'count', 'ttl', 'api_requests'] },
+      'ForAllValues:StringLike': {
+        'dynamodb:LeadingKeys': ['ORG#*'],
+        'dynamodb:Attributes': ['pk', 'sk', 'api_requests', 'key_*'],
+      },
       StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_NEW'] },
     });
   });

@@ -176,8 +176,10 @@ const DYNAMO_READS = new Set([
 
 /** The request limiter's grant (HeraldFunction.grantRequestCounters). */
 const LIMITER_CONDITION = {
-  'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RATE#*', 'ORG#*'] },
-  'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'count', 'ttl', 'api_requests'] },
+  'ForAllValues:StringLike': {
+    'dynamodb:LeadingKeys': ['ORG#*'],
+    'dynamodb:Attributes': ['pk', 'sk', 'api_requests', 'key_*'],
+  },
   StringEqualsIfExists: { 'dynamodb:ReturnValues': ['NONE', 'UPDATED_NEW'] },
 };
 

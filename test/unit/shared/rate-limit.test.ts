@@ -8,6 +8,7 @@ import middy from '@middy/core';
 import { mockClient } from 'aws-sdk-client-mock';
 import { parseItem } from 'structured-headers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { clearGateGuesses } from '#adapters/limits';
 import type { Org } from '#core/accounts';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as getPost } from '#handlers/get-post';
@@ -56,7 +57,10 @@ const POST = post();
 const CH1 = channel(1);
 
 const USAGE = `ORG#${ORG_ID} USAGE#2030-06`;
-const WINDOW = (k: typeof READER) => `RATE#${k.record.id} MIN#${Math.floor(Date.parse(NOW) / 60_000)}`;
+const WINDOW_ID = Math.floor(Date.parse(NOW) / 60_000);
+/** The key's entry in the gate item: its burst window, or its revocation. */
+const windowOf = (k: typeof READER) =>
+  (counters.get(USAGE) as Record<string, unknown> | undefined)?.[k.record.id];
 
 let counters: Map<string, Item>;
 
@@ -105,6 +109,7 @@ beforeEach(() => {
   vi.setSystemTime(new Date(NOW));
   ddb.reset();
   clearAuthCache();
+  clearGateGuesses();
 });
 
 afterEach(() => {
@@ -152,10 +157,10 @@ describe('rate-limit headers on every API-key response', () => {
     // Act
     const res = await get();
 
-    // Assert
+    // Assert: refused, so not counted in the window either.
     expect(res.statusCode).toBe(429);
     expect(problemOf(res).code).toBe('quota_exhausted');
-    expectRateLimitHeaders(res.headers, TEAM.burst - 11);
+    expectRateLimitHeaders(res.headers, TEAM.burst - 10);
     expect(res.headers['retry-after']).toBe(String(TO_MONTH_END));
   });
 
@@ -266,24 +271,24 @@ describe('order of checks (DECISIONS §3: 401 → 403 scope/feature → 429 → 
 });
 
 describe('what a request counts', () => {
-  it('counts an admitted request once in the window and once in the month', async () => {
+  it('counts an admitted request once in the window and once in the month, on one item', async () => {
     given({ burst: 3, api_requests: 7 });
     expect((await get()).statusCode).toBe(200);
-    expect(counters.get(WINDOW(READER))).toMatchObject({ count: 4 });
-    expect(counters.get(USAGE)).toEqual({ api_requests: 8 });
+    expect(windowOf(READER)).toEqual({ w: WINDOW_ID, n: 4 });
+    expect(counters.get(USAGE)).toMatchObject({ api_requests: 8 });
   });
 
-  it('counts a request refused by the burst nowhere: api_requests is given back', async () => {
+  it('counts a request refused by the burst nowhere: the gate item is unchanged', async () => {
     given({ burst: TEAM.burst, api_requests: 7 });
     expect((await get()).statusCode).toBe(429);
-    expect(counters.get(WINDOW(READER))).toBeUndefined();
-    expect(counters.get(USAGE)).toEqual({ api_requests: 7 });
+    expect(counters.get(USAGE)).toBeUndefined(); // never written
+    expect(ddb.commandCalls(UpdateCommand).length).toBeGreaterThan(0);
   });
 
   it('counts an authenticated request refused for another reason (403 insufficient_scope)', async () => {
     given({ api_requests: 7 });
     expect((await get(CHANNELS_ONLY)).statusCode).toBe(403);
-    expect(counters.get(USAGE)).toEqual({ api_requests: 8 });
+    expect(counters.get(USAGE)).toMatchObject({ api_requests: 8 });
   });
 
   it('writes nothing for a refused createPost', async () => {
@@ -310,6 +315,46 @@ describe('what a request counts', () => {
   });
 });
 
+describe('a key revoked at the gate', () => {
+  it('is refused with 401 on a warm container, outranking 403, counting nothing; later requests stay 401', async () => {
+    // Arrange: the key was used (its record is cached), then revoked at the gate.
+    given({ api_requests: 7 });
+    expect((await get()).statusCode).toBe(200);
+    counters.set(USAGE, { ...counters.get(USAGE), [READER.record.id]: { r: NOW } });
+
+    // Act
+    const refused = await get();
+    const scopeless = await get(READER, POST.id);
+
+    // Assert
+    for (const res of [refused, scopeless]) {
+      expect(res.statusCode).toBe(401);
+      expect(problemOf(res).code).toBe('invalid_api_key');
+      expect(res.headers.ratelimit).toBeUndefined();
+    }
+    expect(counters.get(USAGE)).toMatchObject({ api_requests: 8 });
+    // The container forgot the key: the second request did not even reach the gate.
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(2);
+  });
+
+  it('outranks a 403 insufficient_scope of the same request', async () => {
+    given();
+    counters.set(USAGE, { [CHANNELS_ONLY.record.id]: { r: NOW } });
+    const res = await get(CHANNELS_ONLY);
+    expect(problemOf(res).code).toBe('invalid_api_key');
+  });
+
+  it('writes nothing for a createPost of a revoked key', async () => {
+    given();
+    counters.set(USAGE, { [WRITER.record.id]: { r: NOW } });
+    ddb.on(PutCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
+    const res = await create(SCHEDULED);
+    expect(problemOf(res).code).toBe('invalid_api_key');
+    expect(writes()).toBe(0);
+  });
+});
+
 describe('limiter failures', () => {
   it.each([
     ['getPost (admission settled after the read)', () => get()],
@@ -317,7 +362,9 @@ describe('limiter failures', () => {
   ])('answer 500 internal_error on %s and write nothing', async (_what, send) => {
     // Arrange
     given();
-    ddb.on(UpdateCommand).rejects(new Error('ProvisionedThroughputExceededException'));
+    ddb
+      .on(UpdateCommand)
+      .rejects(Object.assign(new Error('InternalServerError: boom'), { name: 'InternalServerError' }));
     ddb.on(PutCommand).resolves({});
     ddb.on(TransactWriteCommand).resolves({});
 
@@ -327,7 +374,28 @@ describe('limiter failures', () => {
     // Assert
     expect(res.statusCode).toBe(500);
     expect(problemOf(res).code).toBe('internal_error');
-    expect(res.body).not.toContain('Provisioned');
+    expect(res.body).not.toContain('boom');
+    expect(writes()).toBe(0);
+  });
+
+  it('answers 429 rate_limited with Retry-After: 1 (never a 500) when DynamoDB throttles the gate item', async () => {
+    // Arrange: past the item's write rate, after the SDK's own retries.
+    given();
+    ddb
+      .on(UpdateCommand)
+      .rejects(
+        Object.assign(new Error('Throughput exceeds the item limit'), { name: 'ThrottlingException' }),
+      );
+    ddb.on(PutCommand).resolves({});
+    ddb.on(TransactWriteCommand).resolves({});
+
+    // Act
+    const res = await create(SCHEDULED);
+
+    // Assert
+    expect(res.statusCode).toBe(429);
+    expect(problemOf(res).code).toBe('rate_limited');
+    expect(res.headers['retry-after']).toBe('1');
     expect(writes()).toBe(0);
   });
 });

@@ -27,6 +27,7 @@ import type { PostRecord, VariantRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { findOperation, type Scope } from '#lib/operations';
 import { lambdaContext as localLambdaContext } from '../../../bin/local/front-door.ts';
+import { update as applyUpdate, condition } from './expressions.ts';
 
 // Typed fixtures shared by the unit tests: records as the table stores them, API Gateway v2 events
 // and a Lambda context like the ones the local front door builds.
@@ -246,9 +247,9 @@ export function serveItems(ddb: DocStub, items: Item[]): void {
   ddb.on(BatchGetCommand).callsFake(reads.batchGet);
 }
 
-/** Starting values of counters nobody has touched yet (a fresh window or month starts at 0). */
+/** Starting values of the request gate's counters nobody has touched yet (a fresh month is empty). */
 export interface CounterStart {
-  /** The burst window of any key (`RATE#<key>` / `MIN#<minute>`). */
+  /** Every key's count in the current burst window (the gate's `<key id>.n`). */
   burst?: number;
   /** The org's api_requests this month (`ORG#<org>` / `USAGE#<YYYY-MM>`). */
   api_requests?: number;
@@ -256,56 +257,44 @@ export interface CounterStart {
 }
 
 /**
- * UpdateItem answers like DynamoDB's atomic counters: `ADD` / `SET` clauses, and the limiter's
- * `attribute_not_exists(n) OR n < :limit` conditions (ConditionalCheckFailedException when false).
- * `items` holds the counters, keyed `pk sk`, for inspection.
+ * UpdateItem answered by an in-memory table with DynamoDB's semantics (the shared expression
+ * evaluator): conditions refuse with ConditionalCheckFailedException, carrying the old item when
+ * ReturnValuesOnConditionCheckFailure is ALL_OLD; UPDATED_NEW answers the touched attributes.
+ * `items` holds the items written, keyed `pk sk`, for inspection; the gate item of a month starts
+ * from `start`, its key windows in the current minute.
  */
 export function counters(start: CounterStart = {}) {
   const items = new Map<string, Item>();
-  const initial = (key: Record<string, unknown>): Item => {
-    const pk = String(key.pk);
-    const sk = String(key.sk);
-    if (pk.startsWith('RATE#')) return start.burst === undefined ? {} : { count: start.burst };
-    if (sk.startsWith('USAGE#')) {
-      const out: Item = {};
-      if (start.api_requests !== undefined) out.api_requests = start.api_requests;
-      if (start.posts_per_month !== undefined) out.posts_per_month = start.posts_per_month;
-      return out;
-    }
-    return {};
+  const initial = (input: UpdateCommandInput): Item => {
+    const out: Item = {};
+    if (!String(input.Key?.sk).startsWith('USAGE#')) return out;
+    if (start.api_requests !== undefined) out.api_requests = start.api_requests;
+    if (start.posts_per_month !== undefined) out.posts_per_month = start.posts_per_month;
+    const keyId = input.ExpressionAttributeNames?.['#k'];
+    if (start.burst !== undefined && keyId)
+      out[keyId] = { w: Math.floor(Date.now() / 60_000), n: start.burst };
+    return out;
   };
   const update = (input: UpdateCommandInput) => {
     const key = input.Key ?? {};
     const id = `${String(key.pk)} ${String(key.sk)}`;
-    const item = { ...(items.get(id) ?? initial(key)) };
-    const name = (n: string) => input.ExpressionAttributeNames?.[n] ?? n;
-    const value = (v: string) => input.ExpressionAttributeValues?.[v];
-    if (input.ConditionExpression) {
-      const m = /^attribute_not_exists\((\S+)\) OR (\S+) < (:\w+)$/.exec(input.ConditionExpression);
-      if (!m?.[1] || m[1] !== m[2] || !m[3])
-        throw new Error(`counters: unsupported condition ${input.ConditionExpression}`);
-      const current = item[name(m[1])];
-      if (current !== undefined && !(Number(current) < Number(value(m[3])))) {
-        throw new ConditionalCheckFailedException({
-          message: 'The conditional request failed',
-          $metadata: {},
-        });
-      }
+    const item = items.get(id) ?? initial(input);
+    const names = input.ExpressionAttributeNames;
+    const values = input.ExpressionAttributeValues;
+    if (input.ConditionExpression && !condition(input.ConditionExpression, names, values)(item)) {
+      const err = new ConditionalCheckFailedException({
+        message: 'The conditional request failed',
+        $metadata: {},
+      });
+      if (input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && Object.keys(item).length > 0)
+        Object.assign(err, { Item: structuredClone(item) });
+      throw err;
     }
-    const updated: Item = {};
-    const expr = input.UpdateExpression ?? '';
-    for (const clause of expr.split(/\s+(?=ADD |SET )/)) {
-      const [verb, ...rest] = clause.trim().split(' ');
-      for (const part of rest.join(' ').split(',')) {
-        const [n, v] = part.trim().split(/\s*=\s*|\s+/);
-        if ((verb !== 'ADD' && verb !== 'SET') || !n || !v)
-          throw new Error(`counters: unsupported update ${expr}`);
-        const attr = name(n);
-        updated[attr] = verb === 'ADD' ? Number(item[attr] ?? 0) + Number(value(v)) : value(v);
-      }
-    }
-    items.set(id, { ...item, ...updated });
-    return input.ReturnValues === 'UPDATED_NEW' ? { Attributes: updated } : {};
+    const { next, touched } = applyUpdate(item, input.UpdateExpression ?? '', names, values);
+    items.set(id, next);
+    if (input.ReturnValues === 'UPDATED_NEW')
+      return { Attributes: Object.fromEntries([...touched].map((a) => [a, structuredClone(next[a])])) };
+    return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(next) } : {};
   };
   return { items, update };
 }

@@ -12,6 +12,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
+import { clearGateGuesses } from '#adapters/limits';
 import { POST_STATUSES, type PostStatus } from '#core/constants';
 import { ApiError } from '#core/errors';
 import { Analytics } from '#core/schemas';
@@ -244,6 +245,7 @@ describe('getAnalytics handler', () => {
 
   beforeEach(() => {
     clearAuthCache();
+    clearGateGuesses();
     const reads = tableReads([apiKeyItem(KEY), orgItem(org()), { ...STATS_KEY, deliveries_published: 1 }]);
     const limiter = counters();
     ddb.on(GetCommand).callsFake(trace('GetItem', (i: GetCommandInput) => reads.get(i)));
@@ -265,13 +267,12 @@ describe('getAnalytics handler', () => {
       lambdaContext('getAnalytics'),
     );
 
-    // Assert: 6 Query (one per status) + 1 BatchGetItem + the limiter's 2 UpdateItem, all generation 1.
+    // Assert: 6 Query (one per status) + 1 BatchGetItem + the request gate's UpdateItem, all generation 1.
     expect(res.statusCode).toBe(200);
     expect(Math.max(...traced.map((t) => t.generation))).toBe(1);
     expect(traced.map((t) => t.call).sort()).toEqual([
       'BatchGetItem',
       ...Array(6).fill('Query'),
-      'UpdateItem',
       'UpdateItem',
     ]);
     const body = jsonOf<{ posts: { total: number }; deliveries: { success_rate: number | null } }>(res);

@@ -389,16 +389,36 @@ describe('tools/list', () => {
     expect(byName.get_post?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false });
   });
 
-  it('reads the toggle on every tools/list, even with the key cached', async () => {
+  it('reads the key and its org fresh on every request: the toggle current, no cache', async () => {
     expect((await listTools()).map((t) => t.name)).not.toContain('publish_post');
     ddb.reset();
     serveItems(ddb, table(true));
     expect((await listTools()).map((t) => t.name)).toContain('publish_post');
-    // The key came from the cache; the org was read again, consistently.
+    // Protocol traffic passes no request gate: the key and the org were read again, consistently.
     const reads = ddb.commandCalls(GetCommand).map((c) => c.args[0].input);
     expect(reads).toEqual([
+      expect.objectContaining({ Key: { pk: `APIKEY#${KEY.hash}`, sk: 'APIKEY' }, ConsistentRead: true }),
       expect.objectContaining({ Key: { pk: `ORG#${ORG_ID}`, sk: 'ORG' }, ConsistentRead: true }),
     ]);
+  });
+
+  it('refuses a key revoked since its last request at once (401), whatever the cache held', async () => {
+    // Arrange: the key worked a moment ago.
+    expect((await listTools()).length).toBeGreaterThan(0);
+    ddb.reset();
+    serveItems(
+      ddb,
+      table(true).map((i) =>
+        i.pk === `APIKEY#${KEY.hash}` ? { ...i, revoked_at: '2030-01-02T00:00:00.000Z' } : i,
+      ),
+    );
+
+    // Act
+    const res = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, auth(KEY));
+
+    // Assert
+    expect(res.statusCode).toBe(401);
+    expect(problemOf(res).code).toBe('invalid_api_key');
   });
 
   it("lists only the tools of the key's scopes", async () => {

@@ -13,6 +13,7 @@ import {
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { clearGateGuesses } from '#adapters/limits';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as deletePost } from '#handlers/delete-post';
 import { handler as getPost } from '#handlers/get-post';
@@ -52,29 +53,32 @@ import {
 // 1 + the highest generation among the calls that had completed before it started, and the depth
 // of an operation is its highest generation (1: everything ran concurrently).
 //
-// Measured through these handlers before issue 3 (commit 86a07c3) and after it. Calls: DynamoDB
-// requests per invocation; depth: how many of them are sequential on the critical path.
+// Measured through these handlers. Calls: DynamoDB requests per invocation; depth: how many of
+// them are sequential on the critical path. "Gate" is the request gate's one UpdateItem (before the
+// gate: two, the key's burst window and the org's api_requests, on two items).
 //
-// | operation                           | before: calls | depth | after: calls                              | depth |
-// |-------------------------------------|---------------|-------|-------------------------------------------|-------|
-// | getPost                             | 1 GetItem     | 1     | 3 = GetItem + 2 UpdateItem                | 1     |
-// | listPosts (with or without status)  | 1 Query       | 1     | 3 = Query + 2 UpdateItem                  | 1     |
-// | listChannels                        | 1 Query       | 1     | 3 = Query + 2 UpdateItem                  | 1     |
-// | getUsage                            | (new)         | -     | 3 = BatchGetItem + 2 UpdateItem           | 1     |
-// | createPost scheduled, no Idem-Key   | 2 = BG + Put  | 2     | 4 = BG + 2 UpdateItem, then TWI[2]        | 2     |
-// | createPost draft, no Idem-Key       | 2 = BG + Put  | 2     | 4 = BG + 2 UpdateItem, then PutItem       | 2     |
-// | publishPost (of a draft)            | 2 = BG + TWI  | 2     | 4 = BG + 2 UpdateItem, then TWI[3]        | 2     |
-// | reschedulePost (of a draft)         | 2 = BG + TWI  | 2     | 4 = BG + 2 UpdateItem, then TWI[3]        | 2     |
-// | reschedulePost (already counted)    | 2 = BG + TWI  | 2     | 4 = BG + 2 UpdateItem, then TWI[2]        | 2     |
-// | deletePost                          | 2 = BG + TWI  | 2     | 4 = BG + 2 UpdateItem, then TWI[2]        | 2     |
-// | cold request (getPost, key uncached)| 2 (+1 GetItem)| 2 (+1)| 5 (+2 GetItem: key, then org)             | 3 (+2)|
+// | operation                           | calls (before the gate)                 | calls now                           | depth |
+// |-------------------------------------|-----------------------------------------|-------------------------------------|-------|
+// | getPost                             | 3 = GetItem + the gate              | 2 = GetItem + gate                  | 1     |
+// | listPosts (with or without status)  | 3 = Query + the gate                | 2 = Query + gate                    | 1     |
+// | listChannels                        | 3 = Query + the gate                | 2 = Query + gate                    | 1     |
+// | getUsage                            | 3 = BatchGetItem + the gate         | 2 = BatchGetItem + gate             | 1     |
+// | createPost scheduled, no Idem-Key   | 4 = BG + the gate, then TWI[2]      | 3 = BG + gate, then TWI[2]          | 2     |
+// | createPost draft, no Idem-Key       | 4 = BG + the gate, then PutItem     | 3 = BG + gate, then PutItem         | 2     |
+// | publishPost (of a draft)            | 4 = BG + the gate, then TWI[3]      | 3 = BG + gate, then TWI[3]          | 2     |
+// | reschedulePost (of a draft)         | 4 = BG + the gate, then TWI[3]      | 3 = BG + gate, then TWI[3]          | 2     |
+// | reschedulePost (already counted)    | 4 = BG + the gate, then TWI[2]      | 3 = BG + gate, then TWI[2]          | 2     |
+// | deletePost                          | 4 = BG + the gate, then TWI[2]      | 3 = BG + gate, then TWI[2]          | 2     |
+// | cold request (getPost, key uncached)| 5 (+2 GetItem: key, then org)           | 4 (+2 GetItem: key, then org)       | 3     |
 //
-// BG = BatchGetItem, TWI[n] = TransactWriteItems of n items (before: always 2 items).
+// BG = BatchGetItem, TWI[n] = TransactWriteItems of n items.
 //
-// The 2 UpdateItem are the limiter's: the key's burst window (`RATE#<key>` / `MIN#<minute>`) and
-// the org's api_requests (`ORG#<org>` / `USAGE#<YYYY-MM>`). They start as soon as the key is known
-// and run concurrently with the operation's read, so they add calls but no sequential depth.
-// posts_per_month rides in the post's own TransactWriteItems (its last item), never a round trip.
+// The gate (`ORG#<org>` / `USAGE#<YYYY-MM>`) starts as soon as the key is known and runs
+// concurrently with the operation's read, so it adds a call but no sequential depth. The one
+// exception: the first request of a key in a new minute on a container that has not counted the key
+// in that minute, when another container already opened the window, takes a second, sequential
+// gate write (tested last). posts_per_month rides in the post's own TransactWriteItems (its last
+// item), never a round trip.
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const dynamo = mockClient(DynamoDBClient);
@@ -105,6 +109,7 @@ interface Traced {
 let traced: Traced[] = [];
 let completed: number[] = [];
 let queryItems: Item[] = [];
+let limiter = counters();
 
 /** Wraps a mocked DynamoDB answer: records the call's generation, answers after DELAY_MS. */
 function trace<I>(label: (input: I) => string, answer: (input: I) => unknown) {
@@ -121,11 +126,7 @@ function trace<I>(label: (input: I) => string, answer: (input: I) => unknown) {
 }
 
 const updateLabel = (input: UpdateCommandInput) =>
-  String(input.Key?.pk).startsWith('RATE#')
-    ? 'UpdateItem (burst)'
-    : String(input.Key?.sk).startsWith('USAGE#')
-      ? 'UpdateItem (api_requests)'
-      : 'UpdateItem (other)';
+  String(input.Key?.sk).startsWith('USAGE#') ? 'UpdateItem (gate)' : 'UpdateItem (other)';
 
 interface RoundTrips {
   status: number | undefined;
@@ -166,13 +167,14 @@ async function warm(handler: Handler, operationId: string, opts: EventOptions): 
   return invoke(handler, operationId, opts);
 }
 
-/** The limiter's two counters, which every authenticated request starts with. */
-const LIMITER = ['UpdateItem (api_requests)', 'UpdateItem (burst)'];
+/** The request gate's one write, which every authenticated request starts with. */
+const LIMITER = ['UpdateItem (gate)'];
 
 beforeEach(() => {
   ddb.reset();
   dynamo.reset();
   clearAuthCache();
+  clearGateGuesses();
   const reads = tableReads([
     apiKeyItem(KEY),
     orgItem(org({ dangerous_ops: true })),
@@ -180,7 +182,7 @@ beforeEach(() => {
     postItem(DRAFT),
     postItem(COUNTED),
   ]);
-  const limiter = counters();
+  limiter = counters();
   queryItems = [postItem(DRAFT)];
   ddb.on(GetCommand).callsFake(trace(() => 'GetItem', reads.get));
   ddb.on(BatchGetCommand).callsFake(trace(() => 'BatchGetItem', reads.batchGet));
@@ -206,13 +208,13 @@ beforeEach(() => {
 });
 
 describe('DynamoDB round trips per operation, warm', () => {
-  it('getPost: GetItem + 2 UpdateItem, all concurrent (depth 1)', async () => {
+  it('getPost: GetItem + the gate, all concurrent (depth 1)', async () => {
     const rt = await warm(getPost, 'getPost', { headers: bearer(KEY), pathParameters: { id: DRAFT.id } });
     expect(rt).toEqual({
       status: 200,
       generations: [['GetItem', ...LIMITER]],
       depth: 1,
-      calls: 3,
+      calls: 2,
       lowLevel: 0,
     });
   });
@@ -220,41 +222,41 @@ describe('DynamoDB round trips per operation, warm', () => {
   it.each([
     ['without a filter', { limit: '10' }],
     ['with a status filter', { status: 'draft' }],
-  ])('listPosts %s: Query + 2 UpdateItem (depth 1)', async (_what, query) => {
+  ])('listPosts %s: Query + the gate (depth 1)', async (_what, query) => {
     const rt = await warm(listPosts, 'listPosts', { headers: bearer(KEY), query });
     expect(rt).toEqual({
       status: 200,
       generations: [['Query', ...LIMITER]],
       depth: 1,
-      calls: 3,
+      calls: 2,
       lowLevel: 0,
     });
   });
 
-  it('listChannels: Query + 2 UpdateItem (depth 1)', async () => {
+  it('listChannels: Query + the gate (depth 1)', async () => {
     queryItems = [channelItem(CH1)];
     const rt = await warm(listChannels, 'listChannels', { headers: bearer(KEY) });
     expect(rt).toEqual({
       status: 200,
       generations: [['Query', ...LIMITER]],
       depth: 1,
-      calls: 3,
+      calls: 2,
       lowLevel: 0,
     });
   });
 
-  it('getUsage: BatchGetItem (org + meters) + 2 UpdateItem (depth 1)', async () => {
+  it('getUsage: BatchGetItem (org + meters) + the gate (depth 1)', async () => {
     const rt = await warm(getUsage, 'getUsage', { headers: bearer(KEY) });
     expect(rt).toEqual({
       status: 200,
       generations: [['BatchGetItem', ...LIMITER]],
       depth: 1,
-      calls: 3,
+      calls: 2,
       lowLevel: 0,
     });
   });
 
-  it('createPost, scheduled, without Idempotency-Key: read + limiter, then one transaction (depth 2)', async () => {
+  it('createPost, scheduled, without Idempotency-Key: read + gate, then one transaction (depth 2)', async () => {
     const rt = await warm(createPost, 'createPost', {
       headers: jsonHeaders(KEY),
       body: JSON.stringify({
@@ -266,12 +268,12 @@ describe('DynamoDB round trips per operation, warm', () => {
       status: 201,
       generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[2]']],
       depth: 2,
-      calls: 4,
+      calls: 3,
       lowLevel: 0,
     });
   });
 
-  it('createPost, draft, without Idempotency-Key: read + limiter, then PutItem (depth 2)', async () => {
+  it('createPost, draft, without Idempotency-Key: read + gate, then PutItem (depth 2)', async () => {
     const rt = await warm(createPost, 'createPost', {
       headers: jsonHeaders(KEY),
       body: JSON.stringify({ variants: [{ channel_id: CH1.id, body: 'Hello' }], draft: true }),
@@ -280,12 +282,12 @@ describe('DynamoDB round trips per operation, warm', () => {
       status: 201,
       generations: [['BatchGetItem', ...LIMITER], ['PutItem']],
       depth: 2,
-      calls: 4,
+      calls: 3,
       lowLevel: 0,
     });
   });
 
-  it('publishPost of a draft: read + limiter, then one transaction that also counts it (depth 2)', async () => {
+  it('publishPost of a draft: read + gate, then one transaction that also counts it (depth 2)', async () => {
     const rt = await warm(publishPost, 'publishPost', {
       headers: bearer(KEY),
       pathParameters: { id: DRAFT.id },
@@ -294,12 +296,12 @@ describe('DynamoDB round trips per operation, warm', () => {
       status: 202,
       generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[3]']],
       depth: 2,
-      calls: 4,
+      calls: 3,
       lowLevel: 0,
     });
   });
 
-  it('reschedulePost of a draft: read + limiter, then one transaction that also counts it (depth 2)', async () => {
+  it('reschedulePost of a draft: read + gate, then one transaction that also counts it (depth 2)', async () => {
     const rt = await warm(reschedulePost, 'reschedulePost', {
       headers: jsonHeaders(KEY),
       pathParameters: { id: DRAFT.id },
@@ -309,7 +311,7 @@ describe('DynamoDB round trips per operation, warm', () => {
       status: 200,
       generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[3]']],
       depth: 2,
-      calls: 4,
+      calls: 3,
       lowLevel: 0,
     });
   });
@@ -324,12 +326,12 @@ describe('DynamoDB round trips per operation, warm', () => {
       status: 200,
       generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[2]']],
       depth: 2,
-      calls: 4,
+      calls: 3,
       lowLevel: 0,
     });
   });
 
-  it('deletePost: read + limiter, then one transaction (depth 2)', async () => {
+  it('deletePost: read + gate, then one transaction (depth 2)', async () => {
     const rt = await warm(deletePost, 'deletePost', {
       headers: bearer(KEY),
       pathParameters: { id: DRAFT.id },
@@ -338,7 +340,7 @@ describe('DynamoDB round trips per operation, warm', () => {
       status: 200,
       generations: [['BatchGetItem', ...LIMITER], ['TransactWriteItems[2]']],
       depth: 2,
-      calls: 4,
+      calls: 3,
       lowLevel: 0,
     });
   });
@@ -352,7 +354,7 @@ describe('DynamoDB round trips per operation, warm', () => {
       status: 200,
       generations: [['GetItem'], ['GetItem'], ['GetItem', ...LIMITER]],
       depth: 3,
-      calls: 5,
+      calls: 4,
       lowLevel: 0,
     });
     expect(ddb.commandCalls(GetCommand).map((c) => c.args[0].input.Key?.sk)).toEqual([
@@ -360,5 +362,25 @@ describe('DynamoDB round trips per operation, warm', () => {
       'ORG',
       `POST#${DRAFT.id}`,
     ]);
+  });
+
+  it("a key's first request in a minute another container opened: a second, sequential gate write", async () => {
+    // Arrange: warm key; another container already counted 5 requests of it in this minute.
+    await authenticate(bearer(KEY));
+    const gate = `ORG#${KEY.record.org_id} USAGE#${new Date().toISOString().slice(0, 7)}`;
+    limiter.items.set(gate, { [KEY.record.id]: { w: Math.floor(Date.now() / 60_000), n: 5 } });
+
+    // Act
+    const rt = await invoke(getPost, 'getPost', { headers: bearer(KEY), pathParameters: { id: DRAFT.id } });
+
+    // Assert
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['GetItem', ...LIMITER], LIMITER],
+      depth: 2,
+      calls: 3,
+      lowLevel: 0,
+    });
+    expect(limiter.items.get(gate)).toMatchObject({ [KEY.record.id]: { n: 6 } });
   });
 });
