@@ -196,7 +196,7 @@ export const operations: readonly Operation[] = [
     entry: 'functions/handlers/list-webhook-endpoints.ts',
     summary: 'List webhook endpoints',
     tag: 'Webhooks',
-    access: { table: 'RO' },
+    access: { table: 'RO', cursor: true },
   },
   {
     id: 'createWebhookEndpoint',
@@ -264,7 +264,7 @@ export const operations: readonly Operation[] = [
     entry: 'functions/handlers/list-webhook-deliveries.ts',
     summary: "Read an endpoint's delivery log",
     tag: 'Webhooks',
-    access: { table: 'RO' },
+    access: { table: 'RO', cursor: true },
   },
   {
     id: 'getOpenApi',

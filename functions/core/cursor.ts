@@ -56,3 +56,44 @@ export function decodeCursor(secret: string, scope: CursorScope, cursor: string)
   if (typeof payload.k !== 'string' || payload.k.length === 0) throw badCursor();
   return payload.k;
 }
+
+/** One page as an adapter reads it: `limit` items, and whether more follow. */
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}
+
+/**
+ * Every paginated list's rules in one place: `after` is decoded (and must name a key `valid`
+ * accepts, or it is `400 invalid_request`), and the answer is the list envelope whose
+ * `next_cursor` carries the page's last key, bound to the list, the organization and the filter.
+ */
+export function paginate(
+  secret: string,
+  scope: CursorScope,
+  after: string | undefined,
+  valid: (key: string) => boolean,
+) {
+  const afterKey = after ? decodeCursor(secret, scope, after) : undefined;
+  if (afterKey !== undefined && !valid(afterKey)) throw badCursor();
+  return {
+    afterKey,
+    envelope<T, R>(page: Page<T>, toPublic: (item: T) => R, lastKey: (item: T) => string) {
+      const last = page.items.at(-1);
+      return {
+        data: page.items.map(toPublic),
+        has_more: page.hasMore,
+        next_cursor: page.hasMore && last !== undefined ? encodeCursor(secret, scope, lastKey(last)) : null,
+      };
+    },
+  };
+}
+
+/** The query parameters every paginated list takes. */
+export interface PageQuery {
+  limit?: number | undefined;
+  after?: string | undefined;
+}
+
+/** Default and bounds of `limit` on every paginated list. */
+export const PAGE_SIZE = { default: 25, max: 100 } as const;

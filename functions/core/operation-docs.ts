@@ -87,8 +87,8 @@ export const operationDocs = {
   },
   listWebhookEndpoints: {
     description:
-      'All webhook endpoints of the workspace with their subscription and failure-ladder state, newest first. Secrets are never listed.',
-    errors: [],
+      'The webhook endpoints of the workspace with their subscription and failure-ladder state, newest first (at most 20 in all). Pass `next_cursor` as `after` for the next page. Secrets are never listed.',
+    errors: ['invalid_request'],
   },
   createWebhookEndpoint: {
     description:
@@ -116,8 +116,8 @@ export const operationDocs = {
   },
   listWebhookDeliveries: {
     description:
-      "The delivery log: the endpoint's 50 most recently attempted events, newest first, each with every attempt (status code, duration, error) and the next retry time.",
-    errors: ['resource_not_found'],
+      "The delivery log: the endpoint's events of the last 30 days, the most recently attempted first, each with every attempt (status code, duration, error) and the next retry time. Pass `next_cursor` as `after` for the next page; an event attempted again while you page moves to the top.",
+    errors: ['invalid_request', 'resource_not_found'],
   },
   getOpenApi: {
     description: 'This document. Served without an API key.',

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { LIMITS, MEDIA_KINDS, POST_STATUSES } from './constants.ts';
+import { PAGE_SIZE } from './cursor.ts';
 import { once } from './once.ts';
 import { EVENT_TYPES } from './webhooks.ts';
 
@@ -66,7 +67,7 @@ export const ReschedulePostBody = /* @__PURE__ */ once(() =>
   }),
 );
 
-const limitParam = () => z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(100)));
+const limitParam = () => z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(PAGE_SIZE.max)));
 const afterParam = () => z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
 
 export const ListPostsQuery = /* @__PURE__ */ once(() =>
@@ -96,7 +97,8 @@ export const CreateMediaUploadBody = /* @__PURE__ */ once(() =>
   ),
 );
 
-export const ListMediaQuery = /* @__PURE__ */ once(() =>
+/** The query of every paginated list without a filter. */
+export const PageQuery = /* @__PURE__ */ once(() =>
   z.strictObject({ limit: limitParam(), after: afterParam() }),
 );
 
@@ -153,7 +155,7 @@ interface RequestSpec {
 /** Every operation's request schemas: the keys are the API's operation ids. */
 export const requests = {
   listChannels: { query: NoQuery },
-  listMedia: { query: ListMediaQuery },
+  listMedia: { query: PageQuery },
   createMediaUpload: { body: CreateMediaUploadBody },
   completeMediaUpload: { query: NoQuery },
   listPosts: { query: ListPostsQuery },
@@ -164,13 +166,13 @@ export const requests = {
   publishPost: { query: NoQuery },
   getAnalytics: { query: NoQuery },
   getUsage: { query: NoQuery },
-  listWebhookEndpoints: { query: NoQuery },
+  listWebhookEndpoints: { query: PageQuery },
   createWebhookEndpoint: { body: CreateWebhookEndpointBody },
   updateWebhookEndpoint: { body: UpdateWebhookEndpointBody },
   deleteWebhookEndpoint: { query: NoQuery },
   testWebhookEndpoint: { query: NoQuery },
   rotateWebhookSecret: { query: NoQuery },
-  listWebhookDeliveries: { query: NoQuery },
+  listWebhookDeliveries: { query: PageQuery },
   getOpenApi: {},
 } as const satisfies Record<string, RequestSpec>;
 

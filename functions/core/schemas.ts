@@ -11,7 +11,6 @@ import { PLAN_NAMES } from './plans.ts';
 import { dateTime as buildDateTime, meta } from './requests.ts';
 import {
   DELIVERY_LOG_DAYS,
-  DELIVERY_LOG_PAGE,
   DELIVERY_STATUSES,
   ENDPOINT_STATES,
   EVENT_TYPES,
@@ -98,14 +97,11 @@ export const ChannelList = meta(z.object({ data: z.array(Channel) }), {
   description: 'All connected channels (not paginated; the count is bounded by plan).',
 });
 
-export const PostList = meta(
-  z.object({
-    data: z.array(Post),
-    has_more: z.boolean(),
-    next_cursor: z.nullable(z.string()),
-  }),
-  { id: 'PostList', description: 'A page of posts, newest first.' },
-);
+/** The list envelope of every paginated list: a page, whether more follow, the cursor to them. */
+const page = <T extends z.ZodMiniType>(item: T, m: { id: string; description: string }) =>
+  meta(z.object({ data: z.array(item), has_more: z.boolean(), next_cursor: z.nullable(z.string()) }), m);
+
+export const PostList = page(Post, { id: 'PostList', description: 'A page of posts, newest first.' });
 
 export const PublishPostResponse = meta(z.object({ id: z.string(), status: z.enum(POST_STATUSES) }), {
   id: 'PublishPostResponse',
@@ -213,14 +209,10 @@ export const MediaAsset = meta(
   },
 );
 
-export const MediaList = meta(
-  z.object({
-    data: z.array(MediaAsset),
-    has_more: z.boolean(),
-    next_cursor: z.nullable(z.string()),
-  }),
-  { id: 'MediaList', description: 'A page of media assets (pending ones included), newest first.' },
-);
+export const MediaList = page(MediaAsset, {
+  id: 'MediaList',
+  description: 'A page of media assets (pending ones included), newest first.',
+});
 
 export const UploadTicket = meta(
   z.object({
@@ -265,17 +257,10 @@ export const WebhookEndpoint = meta(
   },
 );
 
-export const WebhookEndpointList = meta(
-  z.object({
-    data: z.array(WebhookEndpoint),
-    has_more: z.boolean(),
-    next_cursor: z.nullable(z.string()),
-  }),
-  {
-    id: 'WebhookEndpointList',
-    description: `All endpoints of the workspace (at most ${MAX_ENDPOINTS_PER_ORG}, so one page), newest first.`,
-  },
-);
+export const WebhookEndpointList = page(WebhookEndpoint, {
+  id: 'WebhookEndpointList',
+  description: `A page of the workspace's endpoints (at most ${MAX_ENDPOINTS_PER_ORG} in all), newest first.`,
+});
 
 export const WebhookEndpointDeleted = meta(z.object({ id: z.string(), deleted: z.literal(true) }), {
   id: 'WebhookEndpointDeleted',
@@ -335,7 +320,7 @@ export const WebhookDelivery = meta(
   },
 );
 
-export const WebhookDeliveryList = meta(z.object({ data: z.array(WebhookDelivery) }), {
+export const WebhookDeliveryList = page(WebhookDelivery, {
   id: 'WebhookDeliveryList',
-  description: `The endpoint's ${DELIVERY_LOG_PAGE} most recently attempted deliveries, newest first (kept ${DELIVERY_LOG_DAYS} days).`,
+  description: `A page of the endpoint's delivery log, the most recently attempted first (kept ${DELIVERY_LOG_DAYS} days; an event attempted again while you page moves to the top).`,
 });

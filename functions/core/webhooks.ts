@@ -44,7 +44,6 @@ export const SECRET_OVERLAP_MS = 24 * 3600_000;
 
 /** Delivery-log entries expire after this long (DynamoDB TTL). */
 export const DELIVERY_LOG_DAYS = 30;
-export const DELIVERY_LOG_PAGE = 50;
 
 /** `whsec_` + base64 of 32 random bytes, the format the standardwebhooks libraries take. */
 export function newSigningSecret(): string {

@@ -1,15 +1,11 @@
-import { ListMediaQuery } from '#core/requests';
+import { PageQuery } from '#core/requests';
 import { requireEnv } from '#shared/config';
 import { apiHandler } from '#shared/http';
 import { listMedia } from '#usecases/media-list';
 
 const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
 
-export const { handler, impl } = apiHandler(
-  'listMedia',
-  { query: ListMediaQuery },
-  async ({ auth, query }) => ({
-    status: 200,
-    body: await listMedia(auth.orgId, query, CURSOR_SECRET),
-  }),
-);
+export const { handler, impl } = apiHandler('listMedia', { query: PageQuery }, async ({ auth, query }) => ({
+  status: 200,
+  body: await listMedia(auth.orgId, query, CURSOR_SECRET),
+}));

@@ -1,12 +1,15 @@
-import { NoQuery } from '#core/requests';
+import { PageQuery } from '#core/requests';
+import { requireEnv } from '#shared/config';
 import { apiHandler } from '#shared/http';
 import { listWebhookDeliveries } from '#usecases/webhook-endpoints';
 
+const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
+
 export const { handler, impl } = apiHandler(
   'listWebhookDeliveries',
-  { query: NoQuery },
-  async ({ auth, params }) => ({
+  { query: PageQuery },
+  async ({ auth, params, query }) => ({
     status: 200,
-    body: await listWebhookDeliveries(auth.orgId, params.id ?? ''),
+    body: await listWebhookDeliveries(auth.orgId, params.id ?? '', query, CURSOR_SECRET),
   }),
 );

@@ -1,8 +1,15 @@
-import { NoQuery } from '#core/requests';
+import { PageQuery } from '#core/requests';
+import { requireEnv } from '#shared/config';
 import { apiHandler } from '#shared/http';
 import { listWebhookEndpoints } from '#usecases/webhook-endpoints';
 
-export const { handler, impl } = apiHandler('listWebhookEndpoints', { query: NoQuery }, async ({ auth }) => ({
-  status: 200,
-  body: await listWebhookEndpoints(auth.orgId),
-}));
+const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
+
+export const { handler, impl } = apiHandler(
+  'listWebhookEndpoints',
+  { query: PageQuery },
+  async ({ auth, query }) => ({
+    status: 200,
+    body: await listWebhookEndpoints(auth.orgId, query, CURSOR_SECRET),
+  }),
+);

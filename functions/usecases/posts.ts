@@ -11,7 +11,7 @@ import {
 } from '#adapters/posts';
 import type { Org } from '#core/accounts';
 import type { PostStatus } from '#core/constants';
-import { decodeCursor, encodeCursor } from '#core/cursor';
+import { PAGE_SIZE, type PageQuery, paginate } from '#core/cursor';
 import { ApiError, conflict, dangerousOpsDisabled, notFound, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
 import { billingPeriod } from '#core/plans';
@@ -87,20 +87,17 @@ export async function getPostById(orgId: string, postId: string) {
 
 export async function listPosts(
   orgId: string,
-  query: { limit?: number | undefined; after?: string | undefined; status?: PostStatus | undefined },
+  query: PageQuery & { status?: PostStatus | undefined },
   cursorSecret: string,
 ) {
   const scope = { list: 'posts', orgId, filter: query.status ?? '' };
-  const afterId = query.after ? decodeCursor(cursorSecret, scope, query.after) : undefined;
-  if (afterId !== undefined && !isId('post', afterId))
-    throw new ApiError('invalid_request', 'The cursor is not valid for this list.');
-  const page = await queryPosts(orgId, { limit: query.limit ?? 25, afterId, status: query.status });
-  const last = page.posts.at(-1);
-  return {
-    data: page.posts.map(toPost),
-    has_more: page.hasMore,
-    next_cursor: page.hasMore && last ? encodeCursor(cursorSecret, scope, last.id) : null,
-  };
+  const page = paginate(cursorSecret, scope, query.after, (k) => isId('post', k));
+  const posts = await queryPosts(orgId, {
+    limit: query.limit ?? PAGE_SIZE.default,
+    afterId: page.afterKey,
+    status: query.status,
+  });
+  return page.envelope({ items: posts.posts, hasMore: posts.hasMore }, toPost, (p) => p.id);
 }
 
 /** reschedulePost: draft/scheduled/failed → scheduled at a new future time (SPEC §3). */

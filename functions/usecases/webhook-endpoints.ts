@@ -1,4 +1,11 @@
-import { deleteEndpoint, getEndpoint, listDeliveries, listEndpoints } from '#adapters/webhooks/store';
+import {
+  DELIVERY_LOG_POSITION,
+  deleteEndpoint,
+  getEndpoint,
+  queryDeliveries,
+  queryEndpoints,
+} from '#adapters/webhooks/store';
+import { PAGE_SIZE, type PageQuery, paginate } from '#core/cursor';
 import { notFound } from '#core/errors';
 import { isId } from '#core/ids';
 import { type EventType, toWebhookDelivery, toWebhookEndpoint } from '#core/webhooks';
@@ -13,9 +20,16 @@ export type Admitted = () => Promise<unknown>;
 
 export const unique = (types: readonly EventType[]) => [...new Set(types)];
 
-export async function listWebhookEndpoints(orgId: string) {
-  const endpoints = await listEndpoints(orgId);
-  return { data: endpoints.map(toWebhookEndpoint), has_more: false, next_cursor: null };
+/** listWebhookEndpoints: a page of the organization's endpoints, newest first. */
+export async function listWebhookEndpoints(orgId: string, query: PageQuery, cursorSecret: string) {
+  const page = paginate(cursorSecret, { list: 'webhook-endpoints', orgId }, query.after, (k) =>
+    isId('webhook', k),
+  );
+  const found = await queryEndpoints(orgId, {
+    limit: query.limit ?? PAGE_SIZE.default,
+    afterId: page.afterKey,
+  });
+  return page.envelope(found, toWebhookEndpoint, (e) => e.id);
 }
 
 export async function deleteWebhookEndpoint(orgId: string, id: string, admitted: Admitted) {
@@ -25,9 +39,24 @@ export async function deleteWebhookEndpoint(orgId: string, id: string, admitted:
   return { id, deleted: true as const };
 }
 
-export async function listWebhookDeliveries(orgId: string, id: string) {
+/**
+ * listWebhookDeliveries: a page of the endpoint's delivery log, most recently attempted first
+ * (an event attempted again while a client pages moves to the top).
+ */
+export async function listWebhookDeliveries(
+  orgId: string,
+  id: string,
+  query: PageQuery,
+  cursorSecret: string,
+) {
   if (!isId('webhook', id)) throw notFound('webhook endpoint');
-  const [endpoint, deliveries] = await Promise.all([getEndpoint(orgId, id), listDeliveries(orgId, id)]);
+  const page = paginate(cursorSecret, { list: 'webhook-deliveries', orgId, filter: id }, query.after, (k) =>
+    DELIVERY_LOG_POSITION.test(k),
+  );
+  const [endpoint, found] = await Promise.all([
+    getEndpoint(orgId, id),
+    queryDeliveries(orgId, id, { limit: query.limit ?? PAGE_SIZE.default, after: page.afterKey }),
+  ]);
   if (!endpoint) throw notFound('webhook endpoint');
-  return { data: deliveries.map(toWebhookDelivery) };
+  return page.envelope(found, toWebhookDelivery, (d) => d.log_position);
 }

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, inDays, type Workspace, workspace } from './helpers.ts';
+import { api, inDays, type WebhookReceiver, type Workspace, webhookReceiver, workspace } from './helpers.ts';
 
-type Page = { data: Array<{ id: string; status: string }>; has_more: boolean; next_cursor: string | null };
+type Page = { data: Array<Record<string, unknown>>; has_more: boolean; next_cursor: string | null };
 
 let ws: Workspace;
 let other: Workspace;
@@ -19,20 +19,26 @@ beforeAll(async () => {
   }
 });
 
-async function all(query: string, key = ws.key): Promise<{ pages: Page[]; seen: string[] }> {
+/** Every page of a list, following next_cursor; `seen` is the ids (or `idOf`) in order. */
+async function all(
+  query: string,
+  key = ws.key,
+  path = '/v1/posts',
+  idOf = (d: Record<string, unknown>) => String(d.id),
+): Promise<{ pages: Page[]; seen: string[] }> {
   const pages: Page[] = [];
   let cursor: string | null = null;
   do {
     const res: { status: number; body: Page } = await api<Page>(
       'GET',
-      `/v1/posts?${query}${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`,
+      `${path}?${query}${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`,
       { key },
     );
     expect(res.status).toBe(200);
     pages.push(res.body);
     cursor = res.body.next_cursor;
   } while (cursor);
-  return { pages, seen: pages.flatMap((p) => p.data.map((d) => d.id)) };
+  return { pages, seen: pages.flatMap((p) => p.data.map((d) => idOf(d))) };
 }
 
 describe('listPosts pagination', () => {
@@ -89,5 +95,89 @@ describe('listPosts pagination', () => {
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('invalid_request');
     }
+  });
+});
+
+describe('webhook endpoints and their delivery logs page like every list', () => {
+  let receiver: WebhookReceiver;
+  const endpoints: string[] = [];
+
+  beforeAll(async () => {
+    receiver = await webhookReceiver();
+    for (let i = 0; i < 3; i++) {
+      const res = await api<{ id: string }>('POST', '/v1/webhook-endpoints', {
+        key: ws.key,
+        body: { url: receiver.url, event_types: ['post.published'], description: `endpoint ${i}` },
+      });
+      expect(res.status).toBe(201);
+      endpoints.push(res.body.id);
+    }
+    // Three test deliveries: three entries in the first endpoint's log.
+    for (let i = 0; i < 3; i++) {
+      const sent = await api('POST', `/v1/webhook-endpoints/${endpoints[0]}/test`, { key: ws.key });
+      expect(sent.status).toBe(200);
+    }
+  });
+
+  it('listWebhookEndpoints takes limit and after, newest first', async () => {
+    const { pages, seen } = await all('limit=2', ws.key, '/v1/webhook-endpoints');
+    expect(seen).toEqual([...endpoints].reverse());
+    expect(pages.map((p) => p.has_more)).toEqual([true, false]);
+    const whole = await api<Page>('GET', '/v1/webhook-endpoints?limit=100', { key: ws.key });
+    expect(whole.status).toBe(200);
+    expect(whole.body).toMatchObject({ has_more: false, next_cursor: null });
+  });
+
+  it('listWebhookDeliveries takes limit and after, most recently attempted first', async () => {
+    const eventIdOf = (d: Record<string, unknown>) => String(d.event_id);
+    const { pages, seen } = await all(
+      'limit=1',
+      ws.key,
+      `/v1/webhook-endpoints/${endpoints[0]}/deliveries`,
+      eventIdOf,
+    );
+    expect(pages.map((p) => p.data.length)).toEqual([1, 1, 1]);
+    expect(new Set(seen).size).toBe(3);
+    const whole = await api<{ data: Array<{ event_id: string; updated_at: string }> }>(
+      'GET',
+      `/v1/webhook-endpoints/${endpoints[0]}/deliveries`,
+      { key: ws.key },
+    );
+    expect(whole.body.data.map((d) => d.event_id)).toEqual(seen);
+    const times = whole.body.data.map((d) => d.updated_at);
+    expect([...times].sort().reverse()).toEqual(times);
+  });
+
+  it("refuses limits out of range and another list's cursor", async () => {
+    for (const path of ['/v1/webhook-endpoints', `/v1/webhook-endpoints/${endpoints[0]}/deliveries`]) {
+      for (const q of ['limit=0', 'limit=101']) {
+        const bad = await api<{ code: string }>('GET', `${path}?${q}`, { key: ws.key });
+        expect(bad.status, `${path}?${q}`).toBe(400);
+        expect(bad.body.code).toBe('validation_failed');
+      }
+    }
+    const endpointsCursor = (await api<Page>('GET', '/v1/webhook-endpoints?limit=1', { key: ws.key })).body
+      .next_cursor;
+    const elsewhere = [`/v1/webhook-endpoints/${endpoints[0]}/deliveries`, '/v1/posts', '/v1/media'];
+    for (const path of elsewhere) {
+      const res = await api<{ code: string }>(
+        'GET',
+        `${path}?after=${encodeURIComponent(`${endpointsCursor}`)}`,
+        {
+          key: ws.key,
+        },
+      );
+      expect(res.status, path).toBe(400);
+      expect(res.body.code).toBe('invalid_request');
+    }
+    const deliveriesCursor = (
+      await api<Page>('GET', `/v1/webhook-endpoints/${endpoints[0]}/deliveries?limit=1`, { key: ws.key })
+    ).body.next_cursor;
+    const onAnother = await api<{ code: string }>(
+      'GET',
+      `/v1/webhook-endpoints/${endpoints[1]}/deliveries?after=${encodeURIComponent(`${deliveriesCursor}`)}`,
+      { key: ws.key },
+    );
+    expect(onAnother.body.code).toBe('invalid_request');
   });
 });

@@ -7,7 +7,6 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import {
   DELIVERY_LOG_DAYS,
-  DELIVERY_LOG_PAGE,
   type DeliveryAttempt,
   type DeliveryStatus,
   MAX_ENDPOINTS_PER_ORG,
@@ -28,7 +27,16 @@ export class EndpointLimitError extends Error {
   override readonly name = 'EndpointLimitError';
 }
 
+/** Every endpoint of the organization (at most MAX_ENDPOINTS_PER_ORG: one Query), newest first. */
 export async function listEndpoints(orgId: string): Promise<WebhookEndpointRecord[]> {
+  return (await queryEndpoints(orgId, { limit: MAX_ENDPOINTS_PER_ORG })).items;
+}
+
+/** A page of the organization's endpoints, newest first, after the endpoint `afterId`. */
+export async function queryEndpoints(
+  orgId: string,
+  opts: { limit: number; afterId?: string | undefined },
+): Promise<{ items: WebhookEndpointRecord[]; hasMore: boolean }> {
   const k = keys.webhookEndpointsOfOrg(orgId);
   const res = await ddb.send(
     new QueryCommand({
@@ -37,9 +45,15 @@ export async function listEndpoints(orgId: string): Promise<WebhookEndpointRecor
       ExpressionAttributeValues: { ':pk': k.pk, ':sk': k.skPrefix },
       ScanIndexForward: false,
       ConsistentRead: true,
+      Limit: opts.limit + 1,
+      ExclusiveStartKey: opts.afterId ? keys.webhookEndpoint(orgId, opts.afterId) : undefined,
     }),
   );
-  return (res.Items ?? []).map((i) => fromItem<WebhookEndpointRecord>(i));
+  const items = res.Items ?? [];
+  return {
+    items: items.slice(0, opts.limit).map((i) => fromItem<WebhookEndpointRecord>(i)),
+    hasMore: items.length > opts.limit,
+  };
 }
 
 export async function getEndpoint(orgId: string, id: string): Promise<WebhookEndpointRecord | null> {
@@ -435,17 +449,47 @@ export async function putTestDelivery(
   );
 }
 
-export async function listDeliveries(orgId: string, endpointId: string): Promise<WebhookDeliveryRecord[]> {
+/**
+ * A page of an endpoint's delivery log, most recently attempted first, after the log position
+ * `after` (the `<attempted at>#<event id>` of the last item of the previous page). Each item comes
+ * with its log position, the cursor's key.
+ */
+export async function queryDeliveries(
+  orgId: string,
+  endpointId: string,
+  opts: { limit: number; after?: string | undefined },
+): Promise<{ items: Array<WebhookDeliveryRecord & { log_position: string }>; hasMore: boolean }> {
+  const log = keys.webhookDeliveriesOf(orgId, endpointId);
+  const start = opts.after ? deliveryLogStart(orgId, endpointId, opts.after) : undefined;
   const res = await ddb.send(
     new QueryCommand({
       TableName: TABLE_NAME,
       IndexName: 'gsi1',
       KeyConditionExpression: 'gsi1pk = :pk',
-      ExpressionAttributeValues: { ':pk': keys.webhookDeliveriesOf(orgId, endpointId).gsi1pk },
+      ExpressionAttributeValues: { ':pk': log.gsi1pk },
       ScanIndexForward: false,
-      Limit: DELIVERY_LOG_PAGE,
+      Limit: opts.limit + 1,
+      ExclusiveStartKey: start,
     }),
   );
+  const items = res.Items ?? [];
   // toWebhookDelivery picks the public fields; claim bookkeeping never leaves the adapter's caller.
-  return (res.Items ?? []).map((i) => fromItem<WebhookDeliveryRecord>(i));
+  return {
+    items: items
+      .slice(0, opts.limit)
+      .map((i) => ({ ...fromItem<WebhookDeliveryRecord>(i), log_position: String(i.gsi1sk) })),
+    hasMore: items.length > opts.limit,
+  };
+}
+
+/** A log position is `<ISO time>#<event id>`; DynamoDB resumes a GSI query from the full key. */
+export const DELIVERY_LOG_POSITION = /^\d{4}-\d{2}-\d{2}T[\d:.]+Z#(msg_[0-9A-HJKMNP-TV-Z]{26})$/;
+
+function deliveryLogStart(orgId: string, endpointId: string, position: string) {
+  const eventId = DELIVERY_LOG_POSITION.exec(position)?.[1] ?? '';
+  return {
+    ...keys.webhookDelivery(orgId, endpointId, eventId),
+    gsi1pk: keys.webhookDeliveriesOf(orgId, endpointId).gsi1pk,
+    gsi1sk: position,
+  };
 }

@@ -134,10 +134,20 @@ describe('input schemas', () => {
   });
 
   it('takes no arguments where the operation has none', () => {
-    for (const name of ['list_channels', 'get_analytics', 'get_usage', 'list_webhook_endpoints']) {
+    for (const name of ['list_channels', 'get_analytics', 'get_usage']) {
       expect(schemaOf(name)).toEqual({ type: 'object', properties: {}, additionalProperties: false });
     }
   });
+
+  it.each(['list_media', 'list_webhook_endpoints', 'list_webhook_deliveries'])(
+    '%s pages like every list: limit and after',
+    (name) => {
+      const schema = schemaOf(name);
+      expect(Object.keys(schema.properties)).toEqual(expect.arrayContaining(['limit', 'after']));
+      expect(spec(name).queryFields).toEqual(['limit', 'after']);
+      expect(schema.properties.limit).toEqual({ type: 'integer', minimum: 1, maximum: 100 });
+    },
+  );
 
   it("merges list_posts' query fields", () => {
     const schema = schemaOf('list_posts');

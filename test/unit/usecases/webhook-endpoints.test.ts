@@ -5,6 +5,7 @@ import {
   GetCommand,
   type GetCommandInput,
   QueryCommand,
+  type QueryCommandInput,
   TransactWriteCommand,
   UpdateCommand,
   type UpdateCommandInput,
@@ -12,10 +13,15 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
+import { encodeCursor } from '#core/cursor';
 import { isId } from '#core/ids';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { updateWebhookEndpoint } from '#usecases/webhook-endpoint-update';
-import { deleteWebhookEndpoint, listWebhookDeliveries } from '#usecases/webhook-endpoints';
+import {
+  deleteWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+} from '#usecases/webhook-endpoints';
 import { rotateWebhookSecret } from '#usecases/webhook-rotation';
 import { createWebhookEndpoint } from '#usecases/webhook-secrets';
 import { rejectedApiError } from '../support/errors.ts';
@@ -37,6 +43,7 @@ const ddb = mockClient(DynamoDBDocumentClient);
 const kms = mockClient(KMSClient);
 
 const NOW = '2030-06-10T09:30:00.000Z';
+const CURSOR_SECRET = 'unit-cursor-secret';
 const ENDPOINT_ID = fixedId('webhook', 1);
 const ENDPOINT_KEY = keys.webhookEndpoint(ORG_ID, ENDPOINT_ID);
 const KEY_ID = process.env.WEBHOOK_SECRETS_KEY_ID;
@@ -517,6 +524,47 @@ describe('rotateWebhookSecret', () => {
   });
 });
 
+describe('listWebhookEndpoints', () => {
+  it('pages the endpoints newest first with limit and after, the cursor bound to the list', async () => {
+    // Arrange: three endpoints (ids ascending = oldest first).
+    const endpoints = [3, 2, 1].map((n) => ({
+      ...keys.webhookEndpoint(ORG_ID, fixedId('webhook', n)),
+      ...webhookEndpoint({ id: fixedId('webhook', n) }),
+    }));
+    ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
+      const start = endpoints.findIndex((e) => e.sk === input.ExclusiveStartKey?.sk);
+      return { Items: endpoints.slice(start + 1, start + 1 + (input.Limit ?? 100)) };
+    });
+
+    // Act
+    const first = await listWebhookEndpoints(ORG_ID, { limit: 2 }, CURSOR_SECRET);
+    const second = await listWebhookEndpoints(ORG_ID, { after: first.next_cursor ?? '' }, CURSOR_SECRET);
+    const all = await listWebhookEndpoints(ORG_ID, {}, CURSOR_SECRET);
+
+    // Assert
+    expect(first.data.map((e) => e.id)).toEqual([fixedId('webhook', 3), fixedId('webhook', 2)]);
+    expect(first.has_more).toBe(true);
+    expect(second).toMatchObject({ has_more: false, next_cursor: null });
+    expect(second.data.map((e) => e.id)).toEqual([fixedId('webhook', 1)]);
+    expect(all.data).toHaveLength(3);
+    expect(ddb.commandCalls(QueryCommand).map((c) => c.args[0].input.Limit)).toEqual([3, 26, 26]);
+    expect(JSON.stringify(first)).not.toContain('secret');
+  });
+
+  it('refuses a cursor of another list or organization with 400 invalid_request', async () => {
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    for (const scope of [
+      { list: 'media', orgId: ORG_ID },
+      { list: 'webhook-endpoints', orgId: fixedId('org', 9) },
+    ]) {
+      const after = encodeCursor(CURSOR_SECRET, scope, ENDPOINT_ID);
+      const err = await rejectedApiError(listWebhookEndpoints(ORG_ID, { after }, CURSOR_SECRET));
+      expect(err.code).toBe('invalid_request');
+    }
+    expect(ddb.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+});
+
 describe('listWebhookDeliveries', () => {
   it('answers the log newest first from gsi1, without claim bookkeeping', async () => {
     // Arrange
@@ -526,6 +574,7 @@ describe('listWebhookDeliveries', () => {
       Items: [
         {
           ...keys.webhookDelivery(ORG_ID, ENDPOINT_ID, eventId),
+          ...keys.webhookDeliveryByTime(ORG_ID, ENDPOINT_ID, NOW, eventId),
           entity: 'webhook_delivery',
           org_id: ORG_ID,
           endpoint_id: ENDPOINT_ID,
@@ -542,10 +591,12 @@ describe('listWebhookDeliveries', () => {
     });
 
     // Act
-    const out = await listWebhookDeliveries(ORG_ID, ENDPOINT_ID);
+    const out = await listWebhookDeliveries(ORG_ID, ENDPOINT_ID, {}, CURSOR_SECRET);
 
     // Assert
     expect(out).toEqual({
+      has_more: false,
+      next_cursor: null,
       data: [
         {
           event_id: eventId,
@@ -563,8 +614,74 @@ describe('listWebhookDeliveries', () => {
       KeyConditionExpression: 'gsi1pk = :pk',
       ExpressionAttributeValues: { ':pk': `ORG#${ORG_ID}#WHE#${ENDPOINT_ID}#LOG` },
       ScanIndexForward: false,
-      Limit: 50,
+      Limit: 26,
     });
+  });
+
+  it('pages the log: limit + 1 read, a cursor to the last log position, resumed from it', async () => {
+    // Arrange: three deliveries, attempted a minute apart, newest first.
+    reads = [record(), record()];
+    const items = [3, 2, 1].map((n) => {
+      const eventId = fixedId('message', n);
+      const at = `2030-06-10T09:0${n}:00.000Z`;
+      return {
+        ...keys.webhookDelivery(ORG_ID, ENDPOINT_ID, eventId),
+        ...keys.webhookDeliveryByTime(ORG_ID, ENDPOINT_ID, at, eventId),
+        event_id: eventId,
+        event_type: 'post.published',
+        status: 'delivered',
+        attempts: [],
+        updated_at: at,
+      };
+    });
+    ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
+      const start = items.findIndex((i) => i.gsi1sk === input.ExclusiveStartKey?.gsi1sk);
+      return { Items: items.slice(start + 1, start + 1 + (input.Limit ?? 100)) };
+    });
+
+    // Act
+    const first = await listWebhookDeliveries(ORG_ID, ENDPOINT_ID, { limit: 2 }, CURSOR_SECRET);
+    const second = await listWebhookDeliveries(
+      ORG_ID,
+      ENDPOINT_ID,
+      { limit: 2, after: first.next_cursor ?? '' },
+      CURSOR_SECRET,
+    );
+
+    // Assert
+    expect(first.data.map((d) => d.event_id)).toEqual([fixedId('message', 3), fixedId('message', 2)]);
+    expect(first.has_more).toBe(true);
+    expect(second.data.map((d) => d.event_id)).toEqual([fixedId('message', 1)]);
+    expect(second).toMatchObject({ has_more: false, next_cursor: null });
+    expect(ddb.commandCalls(QueryCommand)[1]?.args[0].input.ExclusiveStartKey).toEqual({
+      ...keys.webhookDelivery(ORG_ID, ENDPOINT_ID, fixedId('message', 2)),
+      ...keys.webhookDeliveryByTime(ORG_ID, ENDPOINT_ID, '2030-06-10T09:02:00.000Z', fixedId('message', 2)),
+    });
+  });
+
+  it("refuses another endpoint's cursor, and the endpoint list's, with 400 invalid_request", async () => {
+    // Arrange
+    reads = [record(), record(), record()];
+    ddb.on(QueryCommand).resolves({ Items: [] });
+    const other = encodeCursor(
+      CURSOR_SECRET,
+      { list: 'webhook-deliveries', orgId: ORG_ID, filter: fixedId('webhook', 99) },
+      `2030-06-10T09:00:00.000Z#${fixedId('message', 1)}`,
+    );
+    const endpoints = encodeCursor(CURSOR_SECRET, { list: 'webhook-endpoints', orgId: ORG_ID }, ENDPOINT_ID);
+    const forged = encodeCursor(
+      CURSOR_SECRET,
+      { list: 'webhook-deliveries', orgId: ORG_ID, filter: ENDPOINT_ID },
+      'not-a-position',
+    );
+
+    // Act + Assert
+    for (const after of [other, endpoints, forged, 'garbage']) {
+      const err = await rejectedApiError(
+        listWebhookDeliveries(ORG_ID, ENDPOINT_ID, { after }, CURSOR_SECRET),
+      );
+      expect(err.code).toBe('invalid_request');
+    }
   });
 
   it('answers 404 for an unknown endpoint', async () => {
@@ -572,7 +689,7 @@ describe('listWebhookDeliveries', () => {
     ddb.on(QueryCommand).resolves({ Items: [] });
 
     // Act
-    const err = await rejectedApiError(listWebhookDeliveries(ORG_ID, ENDPOINT_ID));
+    const err = await rejectedApiError(listWebhookDeliveries(ORG_ID, ENDPOINT_ID, {}, CURSOR_SECRET));
 
     // Assert
     expect(err.status).toBe(404);
@@ -629,7 +746,7 @@ describe('malformed endpoint ids', () => {
       await rejectedApiError(updateWebhookEndpoint(ORG_ID, id, { enabled: false }, NOW, admitted)),
       await rejectedApiError(deleteWebhookEndpoint(ORG_ID, id, admitted)),
       await rejectedApiError(rotateWebhookSecret(ORG_ID, id, NOW, admitted)),
-      await rejectedApiError(listWebhookDeliveries(ORG_ID, id)),
+      await rejectedApiError(listWebhookDeliveries(ORG_ID, id, {}, CURSOR_SECRET)),
     ];
 
     // Assert
