@@ -1,4 +1,4 @@
-// The admin CLI (DECISIONS §1). It talks to the table directly, with the same use cases the
+// The admin CLI (README, "The admin CLI"). It talks to the table directly, with the same use cases the
 // handlers use: against the running local stack by default, or a deployment with --stack.
 import { parseArgs } from 'node:util';
 import { ROLES } from '#core/accounts';

@@ -16,7 +16,7 @@ export type Scope = (typeof SCOPES)[number];
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-/** Plan features an operation may need (DECISIONS §4). */
+/** Plan features an operation may need; core/plans.ts says which plans have them. */
 export type Feature = 'webhooks' | 'analytics' | 'mcp';
 
 /** What a function may touch; the stack turns it into least-privilege grants. */
@@ -418,7 +418,7 @@ export const fallback: { id: string; entry: string; access: Access } = {
 };
 
 /**
- * The MCP server (DECISIONS §7): every method of `/api/mcp` (it answers non-POST with 405). It
+ * The MCP server (docs/mcp.md): every method of `/api/mcp` (it answers non-POST with 405). It
  * reads API keys and invokes the operations' own functions, one per tool.
  */
 export const mcp: {

@@ -11,7 +11,7 @@ import { dynamo } from '#shared/clients';
 import { keys } from './keys.ts';
 import { TABLE_NAME } from './table.ts';
 
-// Idempotency-Key support (SPEC §8.3) on Powertools idempotency, stored in the single table under
+// Idempotency-Key support (docs/idempotency.md) on Powertools idempotency, stored in the single table under
 // `IDEMPOTENCY#<operation>` with the table's TTL attribute. Keys are scoped per organization.
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;

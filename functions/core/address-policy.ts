@@ -1,8 +1,8 @@
 /**
- * Webhook address policy (DECISIONS §5): which IP addresses a webhook may never be delivered to, and
- * the syntactic checks of a webhook URL. Pure: no DNS, no I/O. The delivery adapter
- * (`adapters/webhooks/safe-http`) resolves names, checks every answer with `isForbiddenAddress` and
- * connects to the checked address only.
+ * Webhook address policy (docs/webhooks.md, "Address checks"): which IP addresses a webhook may
+ * never be delivered to, and the syntactic checks of a webhook URL. Pure: no DNS, no I/O. The
+ * delivery adapter (`adapters/webhooks/safe-http`) resolves names, checks every answer with
+ * `isForbiddenAddress` and connects to the checked address only.
  */
 import ipaddr from 'ipaddr.js';
 

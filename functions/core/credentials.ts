@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import type { Platform } from './platforms.ts';
 
-// Channel credentials as `herald channel connect --credentials` takes them (DECISIONS §1).
+// Channel credentials as `herald channel connect --credentials` takes them (README, "The admin CLI").
 
 const origin = z.url({ protocol: /^https?$/ });
 const token = z.string().check(z.minLength(1), z.maxLength(4096));

@@ -1,4 +1,4 @@
-// Delivery outcomes (DECISIONS §2): the stages, the error taxonomy, and the retry policy.
+// Delivery outcomes (docs/posts.md, "Deliveries"): the stages, the error taxonomy, and the retry policy.
 
 export const ERROR_CATEGORY = [
   'auth_expired',

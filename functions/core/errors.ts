@@ -1,4 +1,4 @@
-// Every error the API can answer with. Codes are public API (SPEC §7, DECISIONS §2–§5).
+// Every error the API can answer with. Codes are public API: clients branch on them (docs/errors.md).
 
 export const PROBLEMS = {
   invalid_request: { status: 400, title: 'Malformed request' },

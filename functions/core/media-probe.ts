@@ -1,10 +1,10 @@
 import { imageSize } from 'image-size';
 import { kindOf, normalizeContentType } from './media-types.ts';
 
-// What uploaded bytes really are (DECISIONS §2: "bytes that are not what content_type claims" are
-// refused). Pure: callers hand in the first bytes of the object (a ranged GET) and, for video and
-// audio, ask ffprobe (adapters/media-tools) for the rest. Nothing here trusts the filename or the
-// claimed type; `sniff` only answers what the magic bytes prove.
+// What uploaded bytes really are: bytes that are not what content_type claims are refused
+// (docs/media.md). Pure: callers hand in the first bytes of the object (a ranged GET) and, for
+// video and audio, ask ffprobe (adapters/media-tools) for the rest. Nothing here trusts the
+// filename or the claimed type; `sniff` only answers what the magic bytes prove.
 
 export { ALLOWED_MEDIA, HEAD_BYTES, isAllowed, kindOf, MAX_IMAGE_HEAD_BYTES } from './media-types.ts';
 

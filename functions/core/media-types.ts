@@ -1,6 +1,6 @@
 import type { MediaKind } from './constants.ts';
 
-// The media Herald accepts (DECISIONS §2), without the probing code (media-probe.ts): the upload
+// The media Herald accepts (docs/media.md), without the probing code (media-probe.ts): the upload
 // ticket and createPost need only these, not image-size.
 
 const MB = 1024 * 1024;
@@ -24,8 +24,8 @@ export interface AllowedMedia {
 }
 
 /**
- * DECISIONS §2. `.aac` is deliberately absent from audio/mp4: an `.aac` file is raw ADTS, not an MP4
- * container, so its bytes could never pass the audio/mp4 check below.
+ * Types, kinds, extensions and size limits. `.aac` is deliberately absent from audio/mp4: an `.aac`
+ * file is raw ADTS, not an MP4 container, so its bytes could never pass the audio/mp4 check below.
  */
 export const ALLOWED_MEDIA: Readonly<Record<AllowedContentType, AllowedMedia>> = {
   'image/jpeg': { kind: 'image', maxBytes: 20 * MB, extensions: ['jpg', 'jpeg'] },

@@ -2,7 +2,7 @@ import type { MediaKind } from './constants.ts';
 import type { FieldError } from './errors.ts';
 import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from './media-types.ts';
 
-// Media assets: the record, the upload rules of DECISIONS §2 and the public shape (SPEC §2.7).
+// Media assets: the record, the upload rules and the public shape (docs/media.md).
 // Asset urls contain `/media/<med_id>/`; createPost and the connectors find the asset by that id.
 
 export type MediaStatus = 'pending' | 'ready';
@@ -32,7 +32,7 @@ export interface MediaAssetRecord {
   updated_at: string;
 }
 
-/** Upload tickets live 15 minutes (DECISIONS §2). */
+/** Upload tickets live 15 minutes. */
 export const TICKET_SECONDS = 900;
 
 /** The checks of createMediaUpload's body beyond its schema: type, extension, size. */

@@ -5,7 +5,7 @@ import { WATCHDOG_SECONDS } from './delivery.ts';
 import { conflict, dangerousOpsDisabled, type FieldError } from './errors.ts';
 import type { CreatePostInput } from './requests.ts';
 
-// The post state machine (SPEC §3, DECISIONS §2–§3). Pure: it decides, the adapters persist.
+// The post state machine (docs/posts.md). Pure: it decides, the adapters persist.
 
 export type DeliveryStage = 'queued' | 'sending' | 'retrying' | 'published' | 'failed';
 
@@ -101,7 +101,7 @@ export type PostResource = ReturnType<typeof toPost>;
 
 export type Mode = 'draft' | 'schedule' | 'publish';
 
-/** Exactly one of draft: true, scheduled_at, publish_now: true (DECISIONS §3). */
+/** Exactly one of draft: true, scheduled_at, publish_now: true; field codes in docs/errors.md. */
 export function resolveMode(input: CreatePostInput, now: Date): { mode: Mode } | { errors: FieldError[] } {
   const given: Array<[Mode, string]> = [];
   if (input.draft === true) given.push(['draft', '/draft']);
@@ -264,7 +264,7 @@ export type Decision = { change: PostRecord } | { unchanged: PostRecord };
 
 /**
  * posts_per_month counts a post once, when a write first makes it scheduled or publishing
- * (DECISIONS §4). Returns the post marked as counted in `period`, or null when it is not counted now.
+ * (docs/limits.md). Returns the post marked as counted in `period`, or null when it is not counted now.
  */
 export function countedNow(next: PostRecord, period: string): PostRecord | null {
   if (next.counted_period || (next.status !== 'scheduled' && next.status !== 'publishing')) return null;

@@ -4,7 +4,7 @@ import { PLATFORMS, POST_STATUSES, type PostStatus } from '#core/constants';
 import type { Admission } from './admission.ts';
 import { ENGAGEMENT_METRICS } from './stats.ts';
 
-/** The publish timeline covers this many UTC days, today last (DECISIONS §6). */
+/** The publish timeline covers this many UTC days, oldest first, today last (docs/analytics.md). */
 export const TIMELINE_DAYS = 14;
 
 /** The UTC days (YYYY-MM-DD) of the timeline, oldest first, today last. */

@@ -100,7 +100,7 @@ export async function listPosts(
   return page.envelope({ items: posts.posts, hasMore: posts.hasMore }, toPost, (p) => p.id);
 }
 
-/** reschedulePost: draft/scheduled/failed → scheduled at a new future time (SPEC §3). */
+/** reschedulePost: draft/scheduled/failed → scheduled at a new future time (docs/posts.md). */
 export async function reschedulePost(
   orgId: string,
   postId: string,
@@ -151,7 +151,7 @@ export async function deletePost(orgId: string, postId: string, gate: Pick<Gate,
   });
 }
 
-/** Order of checks (DECISIONS §3): the toggle (403) before the post's existence (404). */
+/** Order of checks (docs/limits.md): the toggle (403) before the post's existence (404). */
 async function loadForDangerousOp(orgId: string, postId: string): Promise<{ org: Org; post: PostRecord }> {
   const { org, post } = isId('post', postId)
     ? await getPostWithOrg(orgId, postId)

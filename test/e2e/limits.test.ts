@@ -12,7 +12,7 @@ import {
   workspace,
 } from './helpers.ts';
 
-// Plans, the per-key burst limit, the monthly meters and getUsage (SPEC §5, §8; DECISIONS §4).
+// Plans, the per-key burst limit, the monthly meters and getUsage (docs/limits.md).
 
 type Meter = {
   key: string;

@@ -263,7 +263,7 @@ export interface ChannelAuth {
   accountId: string;
 }
 
-/** The access token and account id every Meta channel carries (DECISIONS §1). */
+/** The access token and account id every Meta channel carries (core/credentials.ts). */
 export function channelAuth(platform: string, credentials: Credentials): ChannelAuth {
   const token = credentials.access_token;
   const accountId = credentials.account_id;

@@ -1,9 +1,10 @@
 /**
- * SSRF-safe webhook POST (DECISIONS §5). The host is resolved exactly once, every answer is checked
- * against the address policy (one forbidden answer refuses the request), and the socket is pinned to
- * the first checked address through a custom `lookup`, so no second resolution (DNS rebinding) can
- * redirect the connection. Host header and TLS SNI keep the original name. Redirects are never
- * followed, the whole exchange is bounded by a timeout and the response body read is capped.
+ * SSRF-safe webhook POST (docs/webhooks.md, "Address checks"). The host is resolved exactly once,
+ * every answer is checked against the address policy (one forbidden answer refuses the request), and
+ * the socket is pinned to the first checked address through a custom `lookup`, so no second
+ * resolution (DNS rebinding) can redirect the connection. Host header and TLS SNI keep the original
+ * name. Redirects are never followed, the whole exchange is bounded by a timeout and the response
+ * body read is capped.
  */
 import { promises as dns, type LookupAddress } from 'node:dns';
 import http from 'node:http';

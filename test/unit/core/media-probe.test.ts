@@ -43,7 +43,7 @@ const ftyp = (major: string, ...compatible: string[]) =>
   bytes(u32(16 + 4 * compatible.length), 'ftyp', major, u32(0), ...compatible);
 
 describe('ALLOWED_MEDIA and kindOf', () => {
-  it('lists the ten types of DECISIONS §2 with their size limits', () => {
+  it('lists the ten allowed types with their size limits', () => {
     expect(Object.keys(ALLOWED_MEDIA).sort()).toEqual([
       'audio/mp4',
       'audio/mpeg',

@@ -12,7 +12,7 @@ import {
 } from '#core/plans';
 import { apiErrorOf } from '../support/errors.ts';
 
-// Plans, their allowances (DECISIONS §4) and the calendar arithmetic of the meters.
+// Plans, their allowances (docs/limits.md) and the calendar arithmetic of the meters.
 
 const MINUTE = 60_000;
 const at = (iso: string) => Date.parse(iso);
@@ -23,7 +23,7 @@ describe('PLANS', () => {
     ['starter', 10_000, 60, 300, 10],
     ['team', 50_000, 120, 1_500, 25],
     ['agency', 250_000, 300, 10_000, 100],
-  ] as const)('%s allows what DECISIONS §4 says', (plan, api_requests, burst, posts_per_month, channels) => {
+  ] as const)('%s has its documented allowances', (plan, api_requests, burst, posts_per_month, channels) => {
     expect(PLANS[plan].limits).toEqual({ api_requests, burst, posts_per_month, channels });
   });
 
@@ -168,7 +168,7 @@ describe('rateLimitHeaders', () => {
     expect(Number.isInteger(params.r) && Number.isInteger(params.t)).toBe(true);
   });
 
-  it('matches the example of DECISIONS §4 byte for byte', () => {
+  it('matches the documented example byte for byte', () => {
     const headers = rateLimitHeaders(120, 119, 42);
     expect(headers['ratelimit-policy']).toBe('"per-key-minute";q=120;w=60');
     expect(headers.ratelimit).toBe('"per-key-minute";r=119;t=42');

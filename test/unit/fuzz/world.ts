@@ -86,7 +86,7 @@ import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fak
 //   no write may have been applied on the way, even one undone later - with one exception: the
 //   Powertools idempotency record (`IDEMPOTENCY#createPost`), which createPost writes as
 //   INPROGRESS before the use case runs and deletes when the use case refuses the request. That is
-//   the documented Idempotency-Key mechanism (SPEC §8.3: it is what makes a concurrent retry answer
+//   the documented Idempotency-Key mechanism (docs/idempotency.md: it makes a concurrent retry answer
 //   409 idempotency_in_progress), it nets out to nothing, and the oracle requires that it does.
 //   A conditional write that DynamoDB would refuse (e.g. deleteWebhookEndpoint's delete guarded by
 //   attribute_exists(pk) on an id that does not exist) changes nothing and is allowed; such

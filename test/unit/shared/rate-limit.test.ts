@@ -39,7 +39,7 @@ import {
 } from '../support/fixtures.ts';
 
 // The burst limit and the api_requests meter in the request pipeline (shared/http.ts rateLimit):
-// headers on every API-key response, the order of checks (DECISIONS §3), and that a refused
+// headers on every API-key response, the order of checks (docs/limits.md), and that a refused
 // request changes nothing.
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -188,7 +188,7 @@ describe('rate-limit headers on every API-key response', () => {
   });
 });
 
-describe('order of checks (DECISIONS §3: 401 → 403 scope/feature → 429 → 400 → 403 → 404 → 409)', () => {
+describe('order of checks (401 → 403 scope/feature → 429 → 400 → 403 → 404 → 409)', () => {
   it.each([
     ['an invalid body (400)', () => create('{')],
     ['a field failure (400 validation_failed)', () => create('{"variants":[],"draft":true,"x":1}')],

@@ -33,7 +33,7 @@ import {
   TABLE,
 } from '../support/fixtures.ts';
 
-// posts_per_month (DECISIONS §4): a post counts once, in the UTC month of the request that first
+// posts_per_month (docs/limits.md): a post counts once, in the UTC month of the request that first
 // schedules or publishes it, in the same TransactWriteItems as the post's write (its last item).
 
 const ddb = mockClient(DynamoDBDocumentClient);

@@ -25,7 +25,7 @@ import {
   TABLE,
 } from '../support/fixtures.ts';
 
-// getUsage: the effective plan and its meters for the current UTC month (DECISIONS §4).
+// getUsage: the effective plan and its meters for the current UTC month (docs/limits.md).
 
 const ddb = mockClient(DynamoDBDocumentClient);
 
