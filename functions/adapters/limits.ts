@@ -122,6 +122,23 @@ export async function admitRequest(req: GateRequest): Promise<GateOutcome> {
   throw new Error('admission: the request gate kept changing under four attempts');
 }
 
+/** Takes one request back out of the month's api_requests (an admitted request refused with 429). */
+export async function uncountRequest(orgId: string, period: string): Promise<void> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.usage(orgId, period),
+        UpdateExpression: 'ADD api_requests :minus',
+        ConditionExpression: 'api_requests > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
 /**
  * The transaction items that revoke a key at the gate: its entry in this month's and next month's
  * gate items becomes `{r}`, which the admission condition refuses. Next month's too, so a container

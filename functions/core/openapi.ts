@@ -236,7 +236,7 @@ export function buildOpenApi(opts: { docsUrl: string; serverUrl?: string }): Jso
       version: '1.0.0',
       summary: 'Schedule, publish and measure social posts across connected channels.',
       description:
-        'A versioned REST API over HTTPS with JSON bodies. Authenticate with an organization API key (`svc_live_…`) as `Authorization: Bearer <key>` or `x-api-key: <key>`. Errors are RFC 9457 problem+json with a stable `code`. Every API-key response carries the per-key burst limit in `RateLimit-Policy`/`RateLimit` (RFC 9651 structured fields) and `X-RateLimit-*`; a 429 carries `Retry-After` in seconds (`rate_limited`: until the minute window resets; `quota_exhausted`: until the UTC calendar month ends).',
+        "A versioned REST API over HTTPS with JSON bodies. Authenticate with an organization API key (`svc_live_…`) as `Authorization: Bearer <key>` or `x-api-key: <key>`. Errors are RFC 9457 problem+json with a stable `code`. Every API-key response carries the per-key burst limit in `RateLimit-Policy`/`RateLimit` (RFC 9651 structured fields) and `X-RateLimit-*`; a 429 carries `Retry-After` in seconds (`rate_limited`: until the minute window resets, or 1 while more requests arrive at once than the organization's request gate absorbs; `quota_exhausted`: until the UTC calendar month ends).",
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: opts.serverUrl ?? '/', description: 'This deployment' }],

@@ -6,7 +6,7 @@ import { ApiError } from '#core/errors';
 import { buildRequest, type OperationId, type RequestOf, type requests } from '#core/requests';
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
-import { type Admission, admit } from '#usecases/admission';
+import { type Admission, admit, unmeter } from '#usecases/admission';
 import { type AuthContext, authenticate, forgetKey, requirePlanFeature, requireScope } from './auth.ts';
 import {
   addResponseHeaders,
@@ -119,6 +119,10 @@ export const rateLimit = (): Middleware => {
       // A key revoked at the gate is a 401, which outranks everything; a 429 outranks the rest.
       if (a && !a.allowed && (a.error.status === 401 || !(code && OUTRANKS_429.has(code))))
         request.error = a.error;
+      // An admitted request the operation refused with a 429 (posts_per_month) is not metered.
+      const auth = request.context.herald?.auth;
+      if (a?.allowed && auth && request.error instanceof ApiError && request.error.status === 429)
+        await unmeter(auth, a);
     },
   };
 };

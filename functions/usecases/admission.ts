@@ -1,10 +1,10 @@
-import { admitRequest } from '#adapters/limits';
+import { admitRequest, uncountRequest } from '#adapters/limits';
 import { ApiError } from '#core/errors';
 import { billingPeriod, burstWindow, rateLimitHeaders } from '#core/plans';
 import type { AuthContext } from '#shared/auth';
 
 export type Admission =
-  | { allowed: true; headers: Record<string, string>; apiRequests: number }
+  | { allowed: true; headers: Record<string, string>; apiRequests: number; period: string }
   | { allowed: false; headers: Record<string, string>; error: ApiError };
 
 /**
@@ -35,7 +35,7 @@ export async function admit(auth: AuthContext, nowMs: number): Promise<Admission
   });
   switch (gate.outcome) {
     case 'admitted':
-      return { allowed: true, headers, apiRequests: gate.apiRequests };
+      return { allowed: true, headers, apiRequests: gate.apiRequests, period: period.id };
     case 'revoked':
       return {
         allowed: false,
@@ -68,4 +68,12 @@ export async function admit(auth: AuthContext, nowMs: number): Promise<Admission
         period.secondsLeft,
       );
   }
+}
+
+/**
+ * A request the gate admitted and the operation then refused with a 429 (posts_per_month spent) is
+ * not an API request either: it is taken back out of api_requests. The only path with a second write.
+ */
+export async function unmeter(auth: AuthContext, admission: Admission): Promise<void> {
+  if (admission.allowed) await uncountRequest(auth.orgId, admission.period);
 }

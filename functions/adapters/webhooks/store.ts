@@ -402,16 +402,25 @@ export async function markSkipped(
   reason: string,
   now: string,
 ): Promise<void> {
+  // In the log at the time it was skipped (an event skipped at its first attempt was never logged).
+  const log = keys.webhookDeliveryByTime(c.orgId, c.endpointId, now, c.eventId);
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.webhookDelivery(c.orgId, c.endpointId, c.eventId),
         UpdateExpression:
-          'SET #status = :skipped, skipped_reason = :r, updated_at = :now REMOVE claim_n, claim_token, claim_until, next_attempt_at',
+          'SET #status = :skipped, skipped_reason = :r, updated_at = :now, gsi1pk = :g1, gsi1sk = :g2 REMOVE claim_n, claim_token, claim_until, next_attempt_at',
         ConditionExpression: 'claim_token = :token',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':skipped': 'skipped', ':r': reason, ':now': now, ':token': token },
+        ExpressionAttributeValues: {
+          ':skipped': 'skipped',
+          ':r': reason,
+          ':now': now,
+          ':token': token,
+          ':g1': log.gsi1pk,
+          ':g2': log.gsi1sk,
+        },
       }),
     );
   } catch (err) {

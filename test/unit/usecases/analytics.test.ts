@@ -43,7 +43,12 @@ import {
 const ddb = mockClient(DynamoDBDocumentClient);
 
 const NOW = Date.parse('2030-06-14T18:45:00.000Z');
-const admitted = async (): Promise<Admission> => ({ allowed: true, headers: {}, apiRequests: 1 });
+const admitted = async (): Promise<Admission> => ({
+  allowed: true,
+  headers: {},
+  apiRequests: 1,
+  period: '2030-06',
+});
 
 const STATS_KEY = keys.orgStats(ORG_ID);
 const day = (date: string, published: number, failed: number): Item => ({

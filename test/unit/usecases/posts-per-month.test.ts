@@ -254,13 +254,14 @@ describe('reschedulePost', () => {
 
 describe('through the createPost handler', () => {
   const KEY = apiKey({ scopes: ['posts:write'] });
+  let gate: Map<string, Record<string, unknown>>;
 
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['Date'] });
     vi.setSystemTime(NOW);
     clearAuthCache();
     serveItems(ddb, [apiKeyItem(KEY), orgItem({ ...org(), plan: 'starter' }), channelItem(CH1)]);
-    serveCounters(ddb);
+    gate = serveCounters(ddb, { api_requests: 41 });
   });
 
   afterEach(() => {
@@ -286,5 +287,7 @@ describe('through the createPost handler', () => {
     expect(res.headers['retry-after']).toBe(String(TO_MONTH_END));
     expect(res.headers.ratelimit).toBeDefined();
     expect(transactItems().at(-1)).toEqual(COUNT_ITEM); // starter: 300 posts a month
+    // Refused with 429, so not an API request either: admitted (42), then taken back (41).
+    expect(gate.get(`ORG#${ORG_ID} USAGE#2030-06`)?.api_requests).toBe(41);
   });
 });

@@ -35,6 +35,7 @@ const USAGE_ITEM = { pk: `ORG#${ORG_ID}`, sk: 'USAGE#2030-12' };
 
 const admitted = (apiRequests: number) => async (): Promise<Admission> => ({
   allowed: true,
+  period: '2030-12',
   headers: {},
   apiRequests,
 });

@@ -549,6 +549,9 @@ describe('deliverJob: not due, duplicates and stopped endpoints', () => {
       ':skipped': 'skipped',
       ':r': reason,
       ':token': claim.ExpressionAttributeValues?.[':token'],
+      // In the delivery log, at the time it was skipped.
+      ':g1': keys.webhookDeliveriesOf(ORG_ID, ENDPOINT_ID).gsi1pk,
+      ':g2': expect.stringMatching(/^\d{4}-.+Z#msg_/),
     });
     expect(received).toEqual([]);
     expect(recordCalls()).toEqual([]);
