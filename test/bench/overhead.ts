@@ -362,7 +362,7 @@ Measured ${r.date} on ${r.machine} by \`test/bench/overhead.ts\`. Method: each A
 handler (the full middy pipeline, warm: API key and org in the per-container auth cache, so no key
 lookup) in one process, every AWS client mocked with aws-sdk-client-mock answering a fixed table (an
 API key and its team-plan org, 5 channels, 25 posts, 26 media assets, 3 webhook endpoints with 20
-logged deliveries, usage and stats items; the request gate's UpdateItem answer at once).
+logged deliveries, usage and stats items; the request gate's UpdateItem answers at once).
 \`process.cpuUsage()\` over ${r.iterations} invocations after ${r.warmup} warm-up ones, median of ${r.reps}
 repetitions (events built outside the measurement). The mocks' own CPU (sinon, the bench table) is
 taken out by its share of a sampling profile of the same loop; "Handler" is what remains. Bare
