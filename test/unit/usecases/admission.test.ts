@@ -59,7 +59,7 @@ describe('admit', () => {
     const a = await admit(AUTH, NOW);
 
     // Assert
-    expect(a).toEqual({ allowed: true, apiRequests: 1_234, headers: expect.any(Object) });
+    expect(a).toEqual({ allowed: true, apiRequests: 1_234, period: '2030-06', headers: expect.any(Object) });
     expect(params(a.headers['ratelimit-policy'])).toEqual({ q: 120, w: 60 });
     expect(params(a.headers.ratelimit)).toEqual({ r: 113, t: TO_MINUTE_END });
     expect(a.headers).toMatchObject({
