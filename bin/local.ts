@@ -106,6 +106,7 @@ async function main() {
       AWS_ENDPOINT_URL_LAMBDA: standins.endpoint,
       HERALD_OPERATION_FUNCTIONS: JSON.stringify(Object.fromEntries(apiOperations.map((o) => [o.id, o.id]))),
       WEBHOOK_SECRETS_KEY_ID: 'alias/herald-webhook-secrets',
+      CONNECTION_SECRETS_KEY_ID: 'alias/herald-connection-secrets',
       HERALD_NOTIFY_FROM: process.env.HERALD_NOTIFY_FROM ?? 'herald@localhost',
       ...Object.fromEntries(stateMachines.map((spec) => [spec.env, localStateMachineArn(spec.name)])),
     });

@@ -33,6 +33,11 @@ export interface Access {
   ffmpeg?: boolean;
   /** The webhook signing-secret key: `encrypt` seals new secrets, `decrypt` opens them to sign. */
   secrets?: Array<'encrypt' | 'decrypt'>;
+  /**
+   * The connection-secrets key (channel tokens, platform apps' client secrets, sessions' grants):
+   * `seal` makes data keys (GenerateDataKey), `open` unwraps them (Decrypt).
+   */
+  connectionSecrets?: Array<'seal' | 'open'>;
   /** May start executions of these state machines. */
   starts?: StateMachineName[];
   /** Sends the webhook owner notification email (SES). */
@@ -267,6 +272,61 @@ export const operations: readonly Operation[] = [
     access: { table: 'RO', cursor: true },
   },
   {
+    id: 'createChannelConnection',
+    method: 'POST',
+    path: '/v1/channel-connections',
+    scope: 'channels:write',
+    entry: 'functions/handlers/create-channel-connection.ts',
+    summary: 'Start connecting a social account',
+    tag: 'Channels',
+    access: { table: 'RW', connectionSecrets: ['seal'] },
+    // Bluesky is checked with its PDS and Mastodon instances register an app, within the request.
+    timeoutSeconds: 20,
+  },
+  {
+    id: 'getChannelConnection',
+    method: 'GET',
+    path: '/v1/channel-connections/{id}',
+    scope: 'channels:write',
+    entry: 'functions/handlers/get-channel-connection.ts',
+    summary: 'Read a connection session',
+    tag: 'Channels',
+    access: { table: 'RO' },
+  },
+  {
+    id: 'selectChannelAccount',
+    method: 'POST',
+    path: '/v1/channel-connections/{id}/select',
+    scope: 'channels:write',
+    entry: 'functions/handlers/select-channel-account.ts',
+    summary: 'Pick the account a connection session connects',
+    tag: 'Channels',
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+  },
+  {
+    id: 'disconnectChannel',
+    method: 'DELETE',
+    path: '/v1/channels/{id}',
+    scope: 'channels:write',
+    entry: 'functions/handlers/disconnect-channel.ts',
+    summary: 'Disconnect a channel (revoke, erase tokens)',
+    tag: 'Channels',
+    access: { table: 'RW', connectionSecrets: ['open'] },
+    timeoutSeconds: 20,
+  },
+  {
+    id: 'oauthCallback',
+    method: 'GET',
+    path: '/oauth/callback/{platform}',
+    scope: null,
+    entry: 'functions/handlers/oauth-callback.ts',
+    summary: "The platforms' OAuth redirect (no API key)",
+    tag: 'Channels',
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    // The code exchange and the accounts' profiles are calls to the platform.
+    timeoutSeconds: 25,
+  },
+  {
     id: 'getOpenApi',
     method: 'GET',
     path: '/v1/openapi.json',
@@ -359,16 +419,24 @@ export const workers: readonly Worker[] = [
   {
     id: 'deliveryWorker',
     entry: 'functions/handlers/delivery-worker.ts',
-    access: { table: 'RW', sends: ['delivery'], media: 'RO' },
+    access: { table: 'RW', sends: ['delivery'], media: 'RO', connectionSecrets: ['seal', 'open'] },
     trigger: { kind: 'queue', queue: 'delivery', batchSize: 10, concurrency: 8 },
     timeoutSeconds: 60,
   },
   {
     id: 'engagementSync',
     entry: 'functions/handlers/engagement-sync.ts',
-    access: { table: 'RW' },
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
     trigger: { kind: 'schedule', everySeconds: 3600, localEverySeconds: 60 },
     timeoutSeconds: 300,
+  },
+  {
+    id: 'channelSync',
+    entry: 'functions/handlers/channel-sync.ts',
+    // Renews tokens ahead of expiry and reads profiles; marks refused grants reauth_required.
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    trigger: { kind: 'schedule', everySeconds: 300, localEverySeconds: 2 },
+    timeoutSeconds: 240,
   },
   {
     id: 'deliveryDeadLetters',

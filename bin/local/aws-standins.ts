@@ -255,7 +255,32 @@ function createKms(key: Buffer) {
   };
   const invalid = () => new AwsError('InvalidCiphertextException', 'the ciphertext is invalid');
 
+  const encrypt = (keyId: string, plaintext: Buffer, context: unknown) => {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(aad(keyId, context));
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    const id = Buffer.from(keyId);
+    const header = Buffer.alloc(3);
+    header.writeUInt8(BLOB_VERSION, 0);
+    header.writeUInt16BE(id.length, 1);
+    return Buffer.concat([header, id, iv, cipher.getAuthTag(), ciphertext]).toString('base64');
+  };
+
   return (op: string, body: Record<string, unknown>) => {
+    if (op === 'GenerateDataKey') {
+      const keyId = body.KeyId;
+      if (typeof keyId !== 'string' || !keyId) throw new AwsError('ValidationException', 'KeyId is required');
+      const bytes = body.KeySpec === 'AES_128' ? 16 : body.KeySpec === 'AES_256' ? 32 : Number(body.NumberOfBytes);
+      if (!Number.isInteger(bytes) || bytes < 1 || bytes > 1024)
+        throw new AwsError('ValidationException', 'Specify either KeySpec or NumberOfBytes');
+      const dataKey = randomBytes(bytes);
+      return {
+        CiphertextBlob: encrypt(keyId, dataKey, body.EncryptionContext),
+        Plaintext: dataKey.toString('base64'),
+        KeyId: keyId,
+      };
+    }
     if (op === 'Encrypt') {
       const keyId = body.KeyId;
       if (typeof keyId !== 'string' || !keyId) throw new AwsError('ValidationException', 'KeyId is required');
@@ -265,16 +290,8 @@ function createKms(key: Buffer) {
           'ValidationException',
           "1 validation error detected: Value at 'plaintext' failed to satisfy constraint: Member must have length between 1 and 4096",
         );
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      cipher.setAAD(aad(keyId, body.EncryptionContext));
-      const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-      const id = Buffer.from(keyId);
-      const header = Buffer.alloc(3);
-      header.writeUInt8(BLOB_VERSION, 0);
-      header.writeUInt16BE(id.length, 1);
       return {
-        CiphertextBlob: Buffer.concat([header, id, iv, cipher.getAuthTag(), ciphertext]).toString('base64'),
+        CiphertextBlob: encrypt(keyId, plaintext, body.EncryptionContext),
         KeyId: keyId,
         EncryptionAlgorithm: 'SYMMETRIC_DEFAULT',
       };

@@ -14,6 +14,26 @@ export const keys = {
   apiKeysOfOrg: (orgId: string) => ({ gsi1pk: `ORG#${orgId}#KEYS` }),
   channel: (orgId: string, channelId: string) => ({ pk: `ORG#${orgId}`, sk: `CHANNEL#${channelId}` }),
   channelsOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'CHANNEL#' }),
+  /** Which channel of the org posts as a platform account (connecting it again reconnects that one). */
+  channelAccount: (orgId: string, platform: string, accountId: string) => ({
+    pk: `ORG#${orgId}`,
+    sk: `CHACCT#${platform}#${accountId}`,
+  }),
+  /** A channel in the channel-sync index: the UTC day of its next sync, then the time. */
+  channelSync: (nextSyncAt: string, orgId: string, channelId: string) => ({
+    gsi2pk: `CHSYNC#${nextSyncAt.slice(0, 10)}`,
+    gsi2sk: `${nextSyncAt}#${orgId}#${channelId}`,
+  }),
+  /** `day` is YYYY-MM-DD (UTC). */
+  channelSyncBucket: (day: string) => ({ gsi2pk: `CHSYNC#${day}` }),
+  /** A connection session (OAuth or app password) of an organization. */
+  connection: (orgId: string, connectionId: string) => ({ pk: `ORG#${orgId}`, sk: `CONN#${connectionId}` }),
+  /** The `state` of an OAuth authorization, by its SHA-256: finds the session; deleted when used. */
+  oauthState: (stateHash: string) => ({ pk: `OAUTHSTATE#${stateHash}`, sk: 'STATE' }),
+  /** The operator's app on a platform (client id, sealed secret, redirect URI, scopes). */
+  platformApp: (platform: string) => ({ pk: `PLATFORMAPP#${platform}`, sk: 'APP' }),
+  /** Herald's app on one Mastodon instance (registered there on first use). */
+  instanceApp: (origin: string) => ({ pk: `MASTODONAPP#${origin}`, sk: 'APP' }),
   /** Platform credentials live apart from the channel so no listing can ever return them. */
   channelCredentials: (orgId: string, channelId: string) => ({
     pk: `ORG#${orgId}`,

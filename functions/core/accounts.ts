@@ -58,6 +58,16 @@ export interface ChannelRecord {
   last_sync_at: string | null;
   last_error: string | null;
   created_at: string;
+  /** The platform's id of the account the channel posts as (from the platform at connect). */
+  account_id?: string | null;
+  /** The connection that last (re)connected it: a new one emits channel.connected. */
+  connection_id?: string | null;
+  connected_at?: string | null;
+  /** When the channel sync looks at it next (token refresh ahead of expiry, profile). */
+  next_sync_at?: string | null;
+  /** Failed syncs in a row (transient platform failures), for the backoff. */
+  sync_failures?: number;
+  updated_at?: string;
 }
 
 export const KEY_PREFIX = 'svc_live_';

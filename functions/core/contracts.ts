@@ -3,6 +3,8 @@ import { type OperationDoc, operationDocs } from './operation-docs.ts';
 import { type OperationId, type RequestOf, requestSchemas, requests } from './requests.ts';
 import {
   Analytics,
+  Channel,
+  ChannelConnection,
   ChannelList,
   DeletePostResponse,
   MediaAsset,
@@ -65,6 +67,20 @@ const responses = {
   rotateWebhookSecret: { status: 200, schema: WebhookSecretRotated, description: 'The new secret.' },
   listWebhookDeliveries: { status: 200, schema: WebhookDeliveryList, description: 'The latest deliveries.' },
   getOpenApi: { status: 200, schema: null, description: 'The OpenAPI 3.1 document.' },
+  createChannelConnection: {
+    status: 201,
+    schema: ChannelConnection,
+    description: 'The session: awaiting_authorization with its authorize_url, or connected (Bluesky).',
+  },
+  getChannelConnection: { status: 200, schema: ChannelConnection, description: 'The session.' },
+  selectChannelAccount: { status: 200, schema: ChannelConnection, description: 'The connected session.' },
+  disconnectChannel: { status: 200, schema: Channel, description: 'The channel, disconnected.' },
+  oauthCallback: {
+    status: 303,
+    schema: null,
+    description:
+      "Sends the browser on to the session's redirect_uri with `connection_id`, `status` and, when it failed, `error` (without a redirect_uri: a short HTML page saying the outcome).",
+  },
 } as const satisfies Record<OperationId, Contract['success']>;
 
 export type { OperationId };

@@ -13,11 +13,13 @@ export const PROBLEMS = {
   method_not_allowed: { status: 405, title: 'Method not allowed' },
   resource_conflict: { status: 409, title: 'Resource conflict' },
   idempotency_in_progress: { status: 409, title: 'Idempotent request in progress' },
+  platform_not_configured: { status: 409, title: 'Platform not configured' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },
   rate_limited: { status: 429, title: 'Rate limited' },
   quota_exhausted: { status: 429, title: 'Quota exhausted' },
   internal_error: { status: 500, title: 'Internal server error' },
+  platform_unavailable: { status: 502, title: 'Platform unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -11,6 +11,7 @@ export const ID_PREFIXES = {
   media: 'med',
   webhook: 'whe',
   message: 'msg',
+  connection: 'conn',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

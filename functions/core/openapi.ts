@@ -149,12 +149,12 @@ function operationObject(id: OperationId, docsUrl: string): Json {
   const contract: Contract = contracts[id];
   const security = op.scope === null ? [] : [{ bearerAuth: [op.scope] }, { apiKeyHeader: [op.scope] }];
   const parameters: Json[] = [];
-  if (op.path.includes('{id}')) {
+  for (const [, name] of op.path.matchAll(/\{(\w+)\}/g)) {
     parameters.push({
-      name: 'id',
+      name,
       in: 'path',
       required: true,
-      description: 'Resource id.',
+      description: name === 'platform' ? 'The platform (x, linkedin, …).' : 'Resource id.',
       schema: { type: 'string' },
     });
   }
@@ -178,17 +178,34 @@ function operationObject(id: OperationId, docsUrl: string): Json {
       schema: { type: 'string', enum: ['true'] },
     };
   }
-  const responses: Json = {
-    [String(contract.success.status)]: {
-      description: contract.success.description,
-      headers: successHeaders,
-      content: {
-        'application/json': {
-          schema: contract.success.schema ? inline(contract.success.schema) : { type: 'object' },
-        },
-      },
-    },
-  };
+  const responses: Json =
+    contract.success.status === 303
+      ? {
+          // A browser redirect (the OAuth callback): where to, or a page when there is nowhere to go.
+          '303': {
+            description: contract.success.description,
+            headers: {
+              ...successHeaders,
+              Location: { description: 'Where the browser goes next.', schema: { type: 'string' } },
+            },
+          },
+          '200': {
+            description: 'The outcome as a short HTML page (the session had no redirect_uri).',
+            headers: successHeaders,
+            content: { 'text/html': { schema: { type: 'string' } } },
+          },
+        }
+      : {
+          [String(contract.success.status)]: {
+            description: contract.success.description,
+            headers: successHeaders,
+            content: {
+              'application/json': {
+                schema: contract.success.schema ? inline(contract.success.schema) : { type: 'object' },
+              },
+            },
+          },
+        };
   const codes: ProblemCode[] =
     op.scope === null
       ? [...contract.errors, 'internal_error']

@@ -123,4 +123,35 @@ export const operationDocs = {
     description: 'This document. Served without an API key.',
     errors: [],
   },
+  createChannelConnection: {
+    description:
+      "Starts connecting a social account. OAuth platforms (X, LinkedIn, Threads, Instagram, Facebook, TikTok, YouTube, Pinterest) and Mastodon answer `awaiting_authorization` with an `authorize_url`: send the person there; the platform sends them back to Herald, which sends them on to `redirect_uri` with `connection_id` and `status`. Poll getChannelConnection (or wait for `channel.connected`). When the grant covers several accounts (pages, organizations, boards, channels) the session waits in `selecting_account`: call selectChannelAccount. Bluesky connects with an app password and answers `connected` at once. With `channel_id` the session reconnects that channel in place (same id; its posts keep pointing at it); connecting an account that is already a channel reconnects that channel. The profile (handle, avatar, followers) always comes from the platform. 409 `platform_not_configured` when the operator has not registered the platform's app; 400 `credentials_rejected` when Bluesky refuses the app password; sessions expire after 10 minutes.",
+    errors: [
+      'invalid_request',
+      'platform_not_configured',
+      'resource_conflict',
+      'platform_unavailable',
+      'payload_too_large',
+    ],
+  },
+  getChannelConnection: {
+    description:
+      'A connection session: `awaiting_authorization`, `selecting_account` (with `accounts`), `connected` (with `channel`), `failed` (with `error`: consent_denied, token_exchange_failed, missing_scopes, no_accounts, account_mismatch, channel_limit, …) or `expired`.',
+    errors: ['resource_not_found'],
+  },
+  selectChannelAccount: {
+    description:
+      "Picks the account a `selecting_account` session connects (`account_id`, one of its `accounts`). Answers the session, connected. 400 `unknown_account` for an account the grant does not cover, `account_mismatch` when reconnecting a channel with another account; 409 when the session is not selecting (any more) or the plan's channel bound is reached.",
+    errors: ['invalid_request', 'resource_not_found', 'resource_conflict', 'payload_too_large'],
+  },
+  disconnectChannel: {
+    description:
+      "Disconnects a channel: the grant is revoked at the platform where it offers that (X, LinkedIn, TikTok, YouTube, Mastodon; Bluesky's session ends), the tokens are erased, and the channel stays listed as `disconnected` (it no longer counts against the plan). Scheduled posts keep their schedule; deliveries to a disconnected channel fail (`auth_expired`), and createPost refuses it (`channel_disconnected`). Connecting the same account again revives the channel with the same id. Repeating the call is a no-op.",
+    errors: ['resource_not_found'],
+  },
+  oauthCallback: {
+    description:
+      "Where platforms send the person back after the consent page (register `{public URL}/oauth/callback/{platform}` as the redirect URI of the platform app). Served without an API key: the one-time `state` identifies the session. Exchanges the code, reads the accounts the grant covers and connects the channel (or waits for the account choice), then redirects to the session's `redirect_uri`. 400 `invalid_request` for a missing, unknown, expired or already used `state`.",
+    errors: ['invalid_request'],
+  },
 } as const satisfies Record<OperationId, OperationDoc>;

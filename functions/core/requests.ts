@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { LIMITS, MEDIA_KINDS, POST_STATUSES } from './constants.ts';
+import { LIMITS, MEDIA_KINDS, PLATFORMS, POST_STATUSES } from './constants.ts';
 import { PAGE_SIZE } from './cursor.ts';
 import { once } from './once.ts';
 import { EVENT_TYPES } from './webhooks.ts';
@@ -147,6 +147,39 @@ export const UpdateWebhookEndpointBody = /* @__PURE__ */ once(() =>
   ),
 );
 
+const buildCreateChannelConnectionBody = () =>
+  meta(
+    z.strictObject({
+      platform: z.enum(PLATFORMS),
+      redirect_uri: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
+      channel_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+      instance: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
+      credentials: z.optional(
+        z.strictObject({
+          identifier: z.string().check(z.minLength(1), z.maxLength(253)),
+          app_password: z.string().check(z.minLength(1), z.maxLength(256)),
+          service: z.optional(z.url({ protocol: /^https?$/ }).check(z.maxLength(2048))),
+        }),
+      ),
+    }),
+    {
+      id: 'CreateChannelConnectionRequest',
+      description:
+        'OAuth platforms: `platform` and, optionally, `redirect_uri` (where the person lands at the end: https, or http on this machine). Mastodon adds `instance` (the server origin). Bluesky sends `credentials` (identifier, an app password, and the PDS `service`, default https://bsky.social) and is connected at once. `channel_id` reconnects that channel in place.',
+      example: { platform: 'linkedin', redirect_uri: 'https://app.example.com/connected' },
+    },
+  );
+export const CreateChannelConnectionBody = /* @__PURE__ */ once(buildCreateChannelConnectionBody);
+export type CreateChannelConnectionInput = z.infer<ReturnType<typeof buildCreateChannelConnectionBody>>;
+
+export const SelectChannelAccountBody = /* @__PURE__ */ once(() =>
+  meta(z.strictObject({ account_id: z.string().check(z.minLength(1), z.maxLength(200)) }), {
+    id: 'SelectChannelAccountRequest',
+    description: 'One of the `accounts[].id` of the session.',
+    example: { account_id: '104857600' },
+  }),
+);
+
 interface RequestSpec {
   body?: () => z.ZodMiniType;
   query?: () => z.ZodMiniType;
@@ -173,6 +206,11 @@ export const requests = {
   testWebhookEndpoint: { query: NoQuery },
   rotateWebhookSecret: { query: NoQuery },
   listWebhookDeliveries: { query: PageQuery },
+  createChannelConnection: { body: CreateChannelConnectionBody },
+  getChannelConnection: { query: NoQuery },
+  selectChannelAccount: { body: SelectChannelAccountBody },
+  disconnectChannel: { query: NoQuery },
+  oauthCallback: {},
   getOpenApi: {},
 } as const satisfies Record<string, RequestSpec>;
 

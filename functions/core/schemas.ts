@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { CONNECTION_FAILURES, CONNECTION_STATUSES } from './connections.ts';
 import {
   CHANNEL_STATUSES,
   DELIVERY_STAGES,
@@ -22,6 +23,7 @@ import {
 // requests.ts, the vocabularies in constants.ts.
 
 const dateTime = buildDateTime();
+const CONNECTION_FAILURE_CODES = Object.keys(CONNECTION_FAILURES) as [keyof typeof CONNECTION_FAILURES];
 const nullableDateTime = z.nullable(dateTime);
 
 // ---- resources -------------------------------------------------------------------------------
@@ -96,6 +98,44 @@ export const ChannelList = meta(z.object({ data: z.array(Channel) }), {
   id: 'ChannelList',
   description: 'All connected channels (not paginated; the count is bounded by plan).',
 });
+
+export const ConnectionAccount = meta(
+  z.object({
+    id: z.string(),
+    type: z.string(),
+    handle: z.string(),
+    name: z.nullable(z.string()),
+    avatar_url: z.nullable(z.string()),
+    followers: z.int(),
+  }),
+  {
+    id: 'ConnectionAccount',
+    description:
+      'An account the grant covers, as the platform reports it: a user, a LinkedIn person or organization, a Facebook page, an Instagram business account, a Pinterest board, a YouTube channel.',
+  },
+);
+
+export const ChannelConnection = meta(
+  z.object({
+    id: z.string(),
+    platform: z.enum(PLATFORMS),
+    status: z.enum(CONNECTION_STATUSES),
+    redirect_uri: z.nullable(z.string()),
+    authorize_url: z.nullable(z.string()),
+    channel_id: z.nullable(z.string()),
+    accounts: z.nullable(z.array(ConnectionAccount)),
+    channel: z.nullable(Channel),
+    error: z.nullable(z.object({ code: z.enum(CONNECTION_FAILURE_CODES), message: z.string() })),
+    expires_at: dateTime,
+    created_at: dateTime,
+    updated_at: dateTime,
+  }),
+  {
+    id: 'ChannelConnection',
+    description:
+      'A connection session: awaiting_authorization (send the person to authorize_url), selecting_account (pick one of accounts), connected (channel), failed (error) or expired (10 minutes passed). channel_id: the channel being reconnected, then the connected one.',
+  },
+);
 
 /** The list envelope of every paginated list: a page, whether more follow, the cursor to them. */
 const page = <T extends z.ZodMiniType>(item: T, m: { id: string; description: string }) =>

@@ -1,7 +1,7 @@
 import { logger } from '#shared/logger';
 import { type SyncResult, syncEngagement } from '#usecases/engagement';
 
-/** Runs every hour (EventBridge schedule; every 5 seconds in the local stack). */
+/** Runs every hour (EventBridge schedule; every minute in the local stack: the manifest says). */
 export const handler = async (): Promise<SyncResult> => {
   const result = await syncEngagement(new Date());
   if (result.updated || result.failed) logger.info('engagement sync', { ...result });

@@ -33,3 +33,26 @@ export function timeScale(): number {
     throw new Error(`HERALD_TIME_SCALE must be a positive number: ${raw}`);
   return value;
 }
+
+/** A local-only number of seconds (undefined when unset, and always in Lambda). */
+export function localSeconds(name: string): number | undefined {
+  if (inLambda()) return undefined;
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`${name} must be a positive number of seconds: ${raw}`);
+  return value;
+}
+
+/**
+ * The public origin of this deployment (where /oauth/callback is reached): HERALD_PUBLIC_URL when
+ * the operator set one (a custom domain; the local stack sets its own), else the host the request
+ * came in on.
+ */
+export function publicUrl(requestHost: string | undefined): string {
+  const configured = process.env.HERALD_PUBLIC_URL;
+  if (configured) return configured.replace(/\/+$/, '');
+  if (!requestHost) throw new Error('no public URL: set HERALD_PUBLIC_URL');
+  return `https://${requestHost}`;
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { channelCredentials, getChannelWithCredentials, markChannelReauthRequired } from '#adapters/channels';
+import { credentialRedactor, getChannelWithCredentials, markChannelReauthRequired } from '#adapters/channels';
 import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { mediaOf } from '#adapters/media-files';
 import { connectorFor } from '#adapters/platforms/index';
@@ -10,6 +10,7 @@ import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import { requireEnv } from '#shared/config';
 import { logger } from '#shared/logger';
+import { channelTokens } from './channel-tokens.ts';
 
 /** The message could not be handled now; SQS redelivers it after its visibility timeout. */
 export class RetryLaterError extends Error {}
@@ -47,15 +48,28 @@ export async function deliver(
   let result: PublishResult | null = null;
   let failure: PlatformError | null = null;
   /** The channel's credentials, and any the connector refreshed: never logged, never stored in errors. */
-  const creds = channelCredentials(msg.org_id, msg.channel_id);
+  const creds = credentialRedactor();
   try {
-    const { channel, credentials } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
+    const { channel, credentials, version } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
     creds.remember(credentials);
     if (!channel || channel.status === 'disconnected' || !variant) {
-      throw new PlatformError('platform_rejected', 'The channel is no longer connected.', {
-        retryable: false,
-      });
+      // Disconnected by its owner: the post's scheduled deliveries to it fail until it is reconnected.
+      throw new PlatformError(
+        'auth_expired',
+        'The channel is disconnected: connect it again to publish to it.',
+        {
+          retryable: false,
+        },
+      );
     }
+    const tokens = channelTokens({
+      orgId: msg.org_id,
+      channelId: msg.channel_id,
+      platform: channel.platform,
+      credentials,
+      version,
+      remember: creds.remember,
+    });
     const connector = await connectorFor(channel.platform);
     const ctx: PublishContext = {
       channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
@@ -76,7 +90,7 @@ export async function deliver(
             retryable: false,
           });
       },
-      saveCredentials: creds.save,
+      tokens,
     };
     if (recovering) result = await connector.reconcile(ctx);
     result ??= await connector.publish(ctx);
@@ -99,6 +113,7 @@ export async function deliver(
   }
   const err = failure as PlatformError;
   if (err.category === 'auth_expired') {
+    // A disconnected channel stays disconnected (the adapter's condition); any other needs re-authorization.
     await markChannelReauthRequired(msg.org_id, msg.channel_id, err.message, clock().toISOString());
   }
   const after = await updateClaimed(msg, claimId, clock, (d) =>

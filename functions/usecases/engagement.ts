@@ -1,9 +1,10 @@
-import { channelCredentials, getChannelWithCredentials } from '#adapters/channels';
+import { credentialRedactor, getChannelWithCredentials } from '#adapters/channels';
 import { connectorFor } from '#adapters/platforms/index';
 import { type Engagement, PlatformError } from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';
 import { loadPosts, postsPublishedOn } from '#adapters/stats';
 import { logger } from '#shared/logger';
+import { channelTokens } from './channel-tokens.ts';
 import { ENGAGEMENT_METRICS, type EngagedPost, engagementDelta, type PostEngagement } from './stats.ts';
 
 /** Posts published this many UTC days back (today included) have their engagement synced. */
@@ -88,19 +89,26 @@ type Fetched =
   | { kind: 'failed' };
 
 async function fetchMetrics(group: ChannelGroup): Promise<Fetched> {
-  const { channel, credentials } = await getChannelWithCredentials(group.orgId, group.channelId);
+  const { channel, credentials, version } = await getChannelWithCredentials(group.orgId, group.channelId);
   if (!channel || channel.status === 'disconnected' || channel.status === 'reauth_required')
     return { kind: 'skipped' };
   const connector = await connectorFor(channel.platform);
   if (!connector.metrics) return { kind: 'skipped' };
-  const creds = channelCredentials(group.orgId, group.channelId);
+  const creds = credentialRedactor();
   creds.remember(credentials);
   try {
     const metrics = await connector.metrics({
       channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
       credentials,
       externalIds: [...group.posts.keys()],
-      saveCredentials: creds.save,
+      tokens: channelTokens({
+        orgId: group.orgId,
+        channelId: group.channelId,
+        platform: channel.platform,
+        credentials,
+        version,
+        remember: creds.remember,
+      }),
     });
     return { kind: 'ok', platform: channel.platform, metrics };
   } catch (err) {

@@ -9,6 +9,7 @@ import {
   type PublishContext,
   type PublishResult,
 } from './types.ts';
+import { userOriginFetch } from './user-origin.ts';
 
 // Bluesky through the AT Protocol (XRPC) on the account's PDS, the origin in the channel credentials
 // (`service`, default https://bsky.social). The channel holds an app password, not tokens: we open a
@@ -62,7 +63,7 @@ interface StoredRecord {
 // ---------------------------------------------------------------------------------------------
 // Errors: XRPC answers `{"error": "<Name>", "message": "…"}`; the name is what tells them apart.
 
-function xrpcError(res: HttpResponse, nsid: string, media = false): PlatformError {
+export function xrpcError(res: HttpResponse, nsid: string, media = false): PlatformError {
   const body = (typeof res.body === 'object' && res.body ? res.body : {}) as XrpcErrorBody;
   const name = body.error ?? '';
   const msg = `bluesky: ${nsid} ${res.status} ${name}${body.message ? `: ${body.message}` : ''}`.slice(
@@ -105,7 +106,7 @@ function credentialsOf(creds: Credentials) {
   return { service, identifier, password };
 }
 
-class Client {
+export class Client {
   private readonly service: string;
   private readonly identifier: string;
   private readonly password: string;
@@ -123,12 +124,25 @@ class Client {
     return sessions.get(this.key) ?? this.login();
   }
 
-  private async login(): Promise<SessionData> {
+  /** Ends the session (com.atproto.server.deleteSession with the refresh token), if one is open. */
+  async logout(): Promise<void> {
+    const session = sessions.get(this.key);
+    sessions.delete(this.key);
+    if (!session) return;
+    await request('bluesky', `${this.service}/xrpc/com.atproto.server.deleteSession`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${session.refreshJwt}` },
+      fetch: userOriginFetch(),
+    });
+  }
+
+  async login(): Promise<SessionData> {
     sessions.delete(this.key);
     const nsid = 'com.atproto.server.createSession';
     const res = await request<SessionData>('bluesky', `${this.service}/xrpc/${nsid}`, {
       method: 'POST',
       ...json({ identifier: this.identifier, password: this.password }),
+      fetch: userOriginFetch(),
     });
     if (res.status !== 200) throw xrpcError(res, nsid);
     sessions.set(this.key, res.body);
@@ -141,6 +155,7 @@ class Client {
     const res = await request<SessionData>('bluesky', `${this.service}/xrpc/${nsid}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stale.refreshJwt}` },
+      fetch: userOriginFetch(),
     });
     if (res.status === 200 && res.body.accessJwt) {
       const next = { ...stale, ...res.body };
@@ -181,6 +196,7 @@ class Client {
         headers,
         body,
         timeoutMs: init.raw ? 120_000 : undefined,
+        fetch: userOriginFetch(),
       });
       if (attempt === 0 && TOKEN_ERRORS.has(errorName(res))) {
         session = await this.renew(session);

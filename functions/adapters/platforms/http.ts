@@ -1,4 +1,4 @@
-import { PlatformError } from './types.ts';
+import { ForbiddenOriginError, PlatformError } from './types.ts';
 
 // HTTP for connectors: timeouts, JSON, and the mapping of HTTP failures onto our error taxonomy.
 
@@ -11,6 +11,16 @@ const TIMEOUT_MS = 15_000;
 export function platformOrigin(name: string, real: string): string {
   if (process.env.AWS_LAMBDA_FUNCTION_NAME) return real;
   return (process.env[`HERALD_PLATFORM_${name.toUpperCase()}_URL`] || real).replace(/\/+$/, '');
+}
+
+/**
+ * A URL of a platform on any of its hosts (its web host for the consent page, its OAuth host, its
+ * API host): where a sandbox or contract fake stands in, every host maps to its one origin.
+ */
+export function platformUrl(name: string, real: string): string {
+  const url = new URL(real);
+  const origin = platformOrigin(name, url.origin);
+  return origin === url.origin ? real : `${origin}${url.pathname}${url.search}`;
 }
 
 export interface HttpResponse<T = unknown> {
@@ -65,16 +75,19 @@ export function errorFromStatus(
 export async function request<T = unknown>(
   platform: string,
   url: string,
-  init: RequestInit & { timeoutMs?: number } = {},
+  init: RequestInit & { timeoutMs?: number; fetch?: typeof fetch } = {},
 ): Promise<HttpResponse<T>> {
   let res: Response;
   try {
-    res = await fetch(url, {
+    // A platform at an origin a user chose passes the address-checked fetch (adapters/webhooks/safe-http).
+    res = await (init.fetch ?? fetch)(url, {
       ...init,
       redirect: 'manual',
       signal: AbortSignal.timeout(init.timeoutMs ?? TIMEOUT_MS),
     });
   } catch (err) {
+    if ((err as Error).name === 'ForbiddenAddressError')
+      throw new ForbiddenOriginError(platform, (err as { address?: string }).address ?? new URL(url).host);
     throw new PlatformError(
       'system',
       `${platform}: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}`,

@@ -1,5 +1,5 @@
 import { type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
-import { type CredentialStore, expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
+import { OAuthTokens } from './oauth.ts';
 import { sleep, str } from './support.ts';
 import {
   type Connector,
@@ -8,6 +8,7 @@ import {
   PlatformError,
   type PublishContext,
   type PublishResult,
+  type TokenSource,
 } from './types.ts';
 
 // LinkedIn's versioned REST API (https://api.linkedin.com/rest, Posts / Images / Videos /
@@ -95,49 +96,9 @@ function linkedinError(res: HttpResponse, what: string, media = false): Platform
 // ---------------------------------------------------------------------------------------------
 // Tokens
 
-const oauth: OAuthOptions = {
-  platform: 'linkedin',
-  canRefresh: (creds) => str(creds.refresh_token) !== undefined,
-  async exchange(creds) {
-    const clientId = String(creds.client_id ?? process.env.HERALD_LINKEDIN_CLIENT_ID ?? '');
-    const secret = String(creds.client_secret ?? process.env.HERALD_LINKEDIN_CLIENT_SECRET ?? '');
-    if (!clientId || !secret) {
-      throw new PlatformError(
-        'auth_expired',
-        'linkedin: access token expired and no OAuth client id/secret is configured to refresh it',
-        { retryable: false },
-      );
-    }
-    const form = new URLSearchParams({
-      grant_type: 'refresh_token',
-      refresh_token: String(creds.refresh_token),
-      client_id: clientId,
-      client_secret: secret,
-    });
-    const res = await request<{ access_token?: string; expires_in?: number; refresh_token?: string }>(
-      'linkedin',
-      `${oauthOrigin()}/oauth/v2/accessToken`,
-      {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: form.toString(),
-      },
-    );
-    if (res.status >= 500 || res.status === 429) throw linkedinError(res, 'POST /oauth/v2/accessToken');
-    if (res.status !== 200 || !res.body.access_token) {
-      throw refreshFailed('linkedin', res.status, describe(res).slice(0, 400));
-    }
-    return {
-      access_token: res.body.access_token,
-      refresh_token: res.body.refresh_token ?? creds.refresh_token,
-      ...expiresAt(res.body.expires_in || undefined),
-    };
-  },
-};
-
 class Auth extends OAuthTokens {
-  constructor(ctx: CredentialStore) {
-    super(oauth, ctx);
+  constructor(ctx: { tokens: TokenSource }) {
+    super(ctx.tokens);
   }
 
   get author(): string {

@@ -9,6 +9,7 @@ import {
   type PublishContext,
   type PublishResult,
 } from './types.ts';
+import { userOriginFetch } from './user-origin.ts';
 
 // Mastodon's REST API on the channel's own instance (credentials `instance` + `access_token`; Mastodon
 // tokens do not expire, so there is nothing to refresh: a 401 means the user revoked the app).
@@ -90,7 +91,7 @@ function mastodonError(res: HttpResponse, what: string, media = false): Platform
   return new PlatformError('user_content', msg, { status, retryable: false });
 }
 
-class Api {
+export class Api {
   constructor(
     private readonly origin: string,
     private readonly token: string,
@@ -118,6 +119,7 @@ class Api {
       headers,
       body,
       timeoutMs: init.timeoutMs,
+      fetch: userOriginFetch(),
     });
   }
 

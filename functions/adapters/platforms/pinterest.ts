@@ -1,5 +1,5 @@
 import { type HttpResponse, json, platformOrigin, request, retryAfterSeconds } from './http.ts';
-import { expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
+import { OAuthTokens } from './oauth.ts';
 import { outcomeUnknown, pollWithin, str } from './support.ts';
 import {
   type Connector,
@@ -102,31 +102,6 @@ function pinterestError(res: HttpResponse, what: string): PlatformError {
 }
 
 /** Token refresh with HTTP Basic client authentication from the channel's client id and secret. */
-const oauth: OAuthOptions = {
-  platform: P,
-  skewMs: EXPIRY_SKEW_MS,
-  canRefresh: (c) => !!(str(c.refresh_token) && str(c.client_id) && str(c.client_secret)),
-  async exchange(creds) {
-    const basic = Buffer.from(`${str(creds.client_id)}:${str(creds.client_secret)}`).toString('base64');
-    const res = await request<TokenAnswer>(P, `${origin()}/v5/oauth/token`, {
-      method: 'POST',
-      headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: str(creds.refresh_token) ?? '',
-      }).toString(),
-    });
-    const body: TokenAnswer = typeof res.body === 'object' && res.body ? res.body : {};
-    if (res.status !== 200 || !body.access_token)
-      throw refreshFailed(P, res.status, `${body.code ?? ''} ${body.message ?? ''}`.trim());
-    // Pinterest returns a new refresh_token only with continuous refresh; otherwise the old one stays valid.
-    return {
-      access_token: body.access_token,
-      ...(body.refresh_token ? { refresh_token: body.refresh_token } : {}),
-      ...expiresAt(body.expires_in),
-    };
-  },
-};
 
 async function call<T>(
   tokens: OAuthTokens,
@@ -282,7 +257,7 @@ export const connector: Connector = {
       throw new PlatformError('user_content', `${P}: no board_id option and no default board`, {
         retryable: false,
       });
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
 
     // An earlier attempt may have created the Pin before dying: look before creating another.
     if (ctx.checkpoint?.creating_since) {
@@ -322,7 +297,7 @@ export const connector: Connector = {
     if (!ctx.checkpoint?.creating_since) return null;
     const boardId = boardOf(ctx);
     if (!boardId) throw outcomeUnknown(P, 'the board of the earlier attempt is not known');
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
     const found = await findPin(tokens, boardId, ctx.text, attemptSince(ctx));
     return found?.id ? result(found.id) : null;
   },
@@ -330,7 +305,7 @@ export const connector: Connector = {
   // GET /v5/pins/{id}/analytics over the last 90 days. A save re-shares the Pin to another board, so saves count
   // as shares; Pin clicks and outbound clicks are clicks. Pinterest has no likes or comments metric here.
   async metrics(ctx: MetricsContext) {
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
     const day = (d: Date) => d.toISOString().slice(0, 10);
     const end = new Date();
     const start = new Date(end.getTime() - (ANALYTICS_DAYS - 1) * 86_400_000);

@@ -18,6 +18,7 @@ import {
   type MediaInput,
   PlatformError,
   type PublishContext,
+  type TokenSource,
 } from './types.ts';
 
 // Threads API (graph.threads.net, v1.0). Publishing is two steps: create a media container
@@ -31,44 +32,21 @@ import {
 const PLATFORM = 'threads';
 const REAL_ORIGIN = 'https://graph.threads.net';
 const VERSION = 'v1.0';
-/** Refresh this long before expiry (a token must be unexpired, and at least a day old, to refresh). */
-const REFRESH_AHEAD_MS = 3 * 24 * 3600_000;
-
 interface Session {
   client: GraphClient;
   userId: string;
 }
 
-type AuthContext = { credentials: Credentials; saveCredentials(c: Credentials): Promise<void> };
+type AuthContext = { credentials: Credentials; tokens: TokenSource };
 
+/** The Graph client for the channel; a refused token is renewed once by the channel's token source. */
 async function open(ctx: AuthContext): Promise<Session> {
-  const { token, accountId } = channelAuth(PLATFORM, ctx.credentials);
+  const { accountId } = channelAuth(PLATFORM, ctx.credentials);
   const origin = platformOrigin(PLATFORM, REAL_ORIGIN);
-  let current: Credentials = ctx.credentials;
-  let currentToken = token;
-
-  const refresh = async (): Promise<string | null> => {
-    const url = `${origin}/refresh_access_token?grant_type=th_refresh_token&access_token=${encodeURIComponent(currentToken)}`;
-    const res = await request(PLATFORM, url, { method: 'GET' });
-    if (res.status !== 200) return null;
-    const body = jsonObject(res.body) as { access_token?: unknown; expires_in?: unknown } | null;
-    if (!body || typeof body.access_token !== 'string' || !body.access_token) return null;
-    currentToken = body.access_token;
-    current = {
-      ...current,
-      access_token: body.access_token,
-      ...(typeof body.expires_in === 'number'
-        ? { expires_at: new Date(Date.now() + body.expires_in * 1000).toISOString() }
-        : {}),
-    };
-    await ctx.saveCredentials(current);
-    return currentToken;
-  };
-
+  const token = await ctx.tokens.accessToken();
+  const refresh = async (): Promise<string | null> =>
+    (await ctx.tokens.refreshAfter401()) ? String(ctx.tokens.credentials.access_token ?? '') : null;
   const client = new GraphClient({ platform: PLATFORM, base: `${origin}/${VERSION}`, token, refresh });
-  const expiresAt =
-    typeof ctx.credentials.expires_at === 'string' ? Date.parse(ctx.credentials.expires_at) : Number.NaN;
-  if (Number.isFinite(expiresAt) && expiresAt - Date.now() < REFRESH_AHEAD_MS) await client.refreshNow();
   return { client, userId: accountId };
 }
 

@@ -1,5 +1,5 @@
 import { errorFromStatus, type HttpResponse, platformOrigin, retryAfterSeconds } from './http.ts';
-import { expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
+import { OAuthTokens } from './oauth.ts';
 import { outcomeUnknown, pollWithin, str } from './support.ts';
 import {
   type Connector,
@@ -151,32 +151,6 @@ function failReasonError(reason: string | undefined, publishId: string): Platfor
 }
 
 /** Token refresh with the channel's client key and secret; refresh tokens rotate, so the new one is kept. */
-const oauth: OAuthOptions = {
-  platform: P,
-  skewMs: EXPIRY_SKEW_MS,
-  canRefresh: (c) => !!(str(c.refresh_token) && str(c.client_key) && str(c.client_secret)),
-  async exchange(creds) {
-    const refreshToken = str(creds.refresh_token) ?? '';
-    const res = await send(`${origin()}/v2/oauth/token/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', 'cache-control': 'no-cache' },
-      body: new URLSearchParams({
-        client_key: str(creds.client_key) ?? '',
-        client_secret: str(creds.client_secret) ?? '',
-        grant_type: 'refresh_token',
-        refresh_token: refreshToken,
-      }).toString(),
-    });
-    const body = (res.body ?? {}) as TokenAnswer;
-    if (res.status !== 200 || !body.access_token)
-      throw refreshFailed(P, res.status, `${body.error ?? ''} ${body.error_description ?? ''}`.trim());
-    return {
-      access_token: body.access_token,
-      refresh_token: body.refresh_token ?? refreshToken,
-      ...expiresAt(body.expires_in),
-    };
-  },
-};
 
 /** One authenticated JSON call; `data` on success (HTTP 200 and error.code "ok"). */
 async function api<T>(tokens: OAuthTokens, path: string, body?: unknown, query = ''): Promise<T> {
@@ -436,7 +410,7 @@ interface VideoStats {
 
 export const connector: Connector = {
   async publish(ctx) {
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
     const prior = await inspect(tokens, ctx);
     if (prior.kind === 'done') return prior.result;
     if (prior.kind === 'pending') return waitForPost(tokens, ctx, prior.publishId, prior.media);
@@ -451,7 +425,7 @@ export const connector: Connector = {
 
   async reconcile(ctx) {
     if (!ctx.checkpoint) return null;
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
     const prior = await inspect(tokens, ctx);
     switch (prior.kind) {
       case 'none':
@@ -467,7 +441,7 @@ export const connector: Connector = {
 
   // Display API video query (scope video.list): up to 20 ids per request; ids without metrics are left out.
   async metrics(ctx: MetricsContext) {
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
     const out: Record<string, Engagement> = {};
     const ids = ctx.externalIds.filter((id) => /^\d+$/.test(id)); // publish_ids of private posts have none
     for (let i = 0; i < ids.length; i += 20) {

@@ -19,6 +19,19 @@ export interface MediaInput {
   read(): Promise<Uint8Array>;
 }
 
+/**
+ * A channel's tokens as a connector uses them. Renewing them is not the connector's business: the
+ * worker passes a source that refreshes through the one OAuth client, under the credentials' lease.
+ */
+export interface TokenSource {
+  /** The credentials as they are now (after any refresh). */
+  readonly credentials: Credentials;
+  /** A current access token, renewed first when it expires within a minute. */
+  accessToken(): Promise<string>;
+  /** After the platform refused the token: renew it once. False when that is not possible (again). */
+  refreshAfter401(): Promise<boolean>;
+}
+
 export interface PublishContext {
   channel: { id: string; handle: string; platform: Platform };
   credentials: Credentials;
@@ -32,8 +45,8 @@ export interface PublishContext {
   checkpoint: Record<string, unknown> | null;
   /** Persist progress (a container id, an upload session) before the step that cannot be undone. */
   saveCheckpoint(checkpoint: Record<string, unknown>): Promise<void>;
-  /** Called when the connector refreshed the tokens; the worker stores them. */
-  saveCredentials(credentials: Credentials): Promise<void>;
+  /** The channel's tokens (OAuth platforms), renewed when they expire or are refused. */
+  tokens: TokenSource;
   /** The attempt's start: platforms that can be searched use it to find a post an earlier attempt made. */
   attemptStartedAt: Date;
 }
@@ -55,7 +68,7 @@ export interface MetricsContext {
   channel: { id: string; handle: string; platform: Platform };
   credentials: Credentials;
   externalIds: string[];
-  saveCredentials(credentials: Credentials): Promise<void>;
+  tokens: TokenSource;
 }
 
 export interface Connector {
@@ -82,5 +95,15 @@ export class PlatformError extends Error {
 
   get retryable(): boolean {
     return this.opts.retryable ?? (this.category === 'rate_limited' || this.category === 'system');
+  }
+}
+
+/** The server a user named resolves to an address Herald never calls (private, loopback, metadata …). */
+export class ForbiddenOriginError extends PlatformError {
+  constructor(platform: string, address: string) {
+    super('platform_rejected', `${platform}: the server's address ${address} is not allowed`, {
+      retryable: false,
+    });
+    this.name = 'ForbiddenOriginError';
   }
 }

@@ -1,5 +1,5 @@
 import { type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
-import { type CredentialStore, expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
+import { OAuthTokens } from './oauth.ts';
 import { sleep, str } from './support.ts';
 import {
   type Connector,
@@ -8,6 +8,7 @@ import {
   PlatformError,
   type PublishContext,
   type PublishResult,
+  type TokenSource,
 } from './types.ts';
 
 // X (API v2, https://api.x.com) with an OAuth 2.0 user token (credentials access_token, refresh_token,
@@ -101,45 +102,9 @@ const isDuplicate = (err: unknown) =>
 // ---------------------------------------------------------------------------------------------
 // Tokens
 
-const oauth: OAuthOptions = {
-  platform: 'x',
-  canRefresh: (creds) => str(creds.refresh_token) !== undefined,
-  async exchange(creds) {
-    const clientId = String(creds.client_id ?? process.env.HERALD_X_CLIENT_ID ?? '');
-    const secret = String(creds.client_secret ?? process.env.HERALD_X_CLIENT_SECRET ?? '');
-    if (!clientId)
-      throw new PlatformError(
-        'auth_expired',
-        'x: access token expired and no OAuth client id is configured to refresh it',
-        { retryable: false },
-      );
-    const form = new URLSearchParams({
-      grant_type: 'refresh_token',
-      refresh_token: String(creds.refresh_token),
-      client_id: clientId,
-    });
-    const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-    if (secret) headers.authorization = `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`;
-    const res = await request<{ access_token?: string; refresh_token?: string; expires_in?: number }>(
-      'x',
-      `${origin()}/2/oauth2/token`,
-      { method: 'POST', headers, body: form.toString() },
-    );
-    if (res.status >= 500 || res.status === 429) throw xError(res, 'POST /2/oauth2/token');
-    if (res.status !== 200 || !res.body.access_token) {
-      throw refreshFailed('x', res.status, describe(res).slice(0, 400));
-    }
-    return {
-      access_token: res.body.access_token,
-      refresh_token: res.body.refresh_token ?? creds.refresh_token,
-      ...expiresAt(res.body.expires_in || undefined),
-    };
-  },
-};
-
 class Auth extends OAuthTokens {
-  constructor(ctx: CredentialStore) {
-    super(oauth, ctx);
+  constructor(ctx: { tokens: TokenSource }) {
+    super(ctx.tokens);
   }
 
   get userId(): string {

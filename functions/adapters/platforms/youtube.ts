@@ -1,5 +1,5 @@
 import { errorFromStatus, type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
-import { expiresAt, type OAuthOptions, OAuthTokens, refreshFailed } from './oauth.ts';
+import { OAuthTokens } from './oauth.ts';
 import { outcomeUnknown, str } from './support.ts';
 import {
   type Connector,
@@ -90,33 +90,6 @@ function youtubeError(res: HttpResponse, what: string): PlatformError {
   if (status === 400) return new PlatformError('user_content', msg, { status, retryable: false });
   return errorFromStatus(P, res, detail);
 }
-
-const oauth: OAuthOptions = {
-  platform: P,
-  skewMs: EXPIRY_SKEW_MS,
-  canRefresh: (c) => !!(str(c.refresh_token) && str(c.client_id) && str(c.client_secret)),
-  async exchange(creds) {
-    const res = await request<TokenAnswer>(P, `${oauthOrigin()}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        client_id: str(creds.client_id) ?? '',
-        client_secret: str(creds.client_secret) ?? '',
-        refresh_token: str(creds.refresh_token) ?? '',
-        grant_type: 'refresh_token',
-      }).toString(),
-    });
-    const body: TokenAnswer = typeof res.body === 'object' && res.body ? res.body : {};
-    // invalid_grant: the refresh token was revoked or expired; the channel must be connected again.
-    if (res.status !== 200 || !body.access_token)
-      throw refreshFailed(P, res.status, `${body.error ?? ''} ${body.error_description ?? ''}`.trim());
-    return {
-      access_token: body.access_token,
-      ...(body.refresh_token ? { refresh_token: body.refresh_token } : {}),
-      ...expiresAt(body.expires_in),
-    };
-  },
-};
 
 /** A request with the bearer token, refreshed and retried once on 401. */
 async function authed<T>(
@@ -273,7 +246,7 @@ export const connector: Connector = {
   async publish(ctx) {
     const video = ctx.media.find((m) => m.type === 'video');
     if (!video) throw new PlatformError('user_content', `${P}: a post needs a video`, { retryable: false });
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
     const cp = ctx.checkpoint ?? {};
     const bytes = await video.read();
     const size = bytes.byteLength;
@@ -299,7 +272,7 @@ export const connector: Connector = {
     const session = str(cp.session_uri);
     // No session: no byte was sent, so no video exists.
     if (!session || typeof cp.size !== 'number') return null;
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
     const st = await querySession(tokens, session, cp.size);
     if (st.kind === 'complete') return result(st.id);
     // Incomplete: the video is not created until the last byte; publish resumes the same session.
@@ -309,7 +282,7 @@ export const connector: Connector = {
 
   // videos.list part=statistics, up to 50 ids per request (1 quota unit each).
   async metrics(ctx: MetricsContext) {
-    const tokens = await OAuthTokens.open(oauth, ctx);
+    const tokens = await OAuthTokens.open(ctx);
     const out: Record<string, Engagement> = {};
     for (let i = 0; i < ctx.externalIds.length; i += 50) {
       const ids = ctx.externalIds.slice(i, i + 50);

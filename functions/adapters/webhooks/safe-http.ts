@@ -120,6 +120,38 @@ export async function safePost(
   headers: Record<string, string>,
   opts: SafePostOptions,
 ): Promise<SafePostResult> {
+  const res = await safeRequest(rawUrl, { method: 'POST', headers, body }, opts);
+  return {
+    status: res.status,
+    durationMs: res.durationMs,
+    bodyExcerpt: res.body.toString('utf8'),
+    truncated: res.truncated,
+  };
+}
+
+export interface SafeResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  durationMs: number;
+  truncated: boolean;
+}
+
+/**
+ * One HTTP request to a URL someone outside the operator chose (a webhook receiver, a Mastodon
+ * instance, a Bluesky PDS), under the address policy: resolved once, every answer checked, the
+ * socket pinned to the checked address, no redirects followed, bounded in time and response size.
+ */
+export async function safeRequest(
+  rawUrl: string | URL,
+  init: {
+    method: string;
+    headers?: Record<string, string>;
+    body?: string | Uint8Array;
+    signal?: AbortSignal;
+  },
+  opts: SafePostOptions,
+): Promise<SafeResponse> {
   const started = performance.now();
   const checked = checkWebhookUrl(String(rawUrl), { requireHttps: opts.requireHttps, allow: opts.allow });
   if (!checked.ok) {
@@ -135,8 +167,9 @@ export async function safePost(
   const isHttps = url.protocol === 'https:';
   const elapsed = performance.now() - started;
   const remaining = Math.max(1, timeoutMs - elapsed);
+  const body = init.body === undefined ? undefined : Buffer.from(init.body);
 
-  return new Promise<SafePostResult>((resolve, reject) => {
+  return new Promise<SafeResponse>((resolve, reject) => {
     let settled = false;
     const finish = (fn: () => void) => {
       if (settled) return;
@@ -145,12 +178,16 @@ export async function safePost(
       fn();
     };
     const options: https.RequestOptions = {
-      method: 'POST',
+      method: init.method,
       protocol: url.protocol,
       hostname: host,
       port: url.port === '' ? (isHttps ? 443 : 80) : Number(url.port),
       path: `${url.pathname}${url.search}`,
-      headers: { ...headers, host: url.host, 'content-length': String(Buffer.byteLength(body)) },
+      headers: {
+        ...init.headers,
+        host: url.host,
+        ...(body ? { 'content-length': String(body.length) } : {}),
+      },
       lookup: pinnedLookup(pinned!),
       agent: false,
       ...(isHttps && !isIpLiteral(host) ? { servername: host } : {}),
@@ -163,8 +200,14 @@ export async function safePost(
         finish(() =>
           resolve({
             status: res.statusCode ?? 0,
+            headers: Object.fromEntries(
+              Object.entries(res.headers).map(([k, v]) => [
+                k,
+                Array.isArray(v) ? v.join(', ') : String(v ?? ''),
+              ]),
+            ),
+            body: Buffer.concat(chunks),
             durationMs: Math.round(performance.now() - started),
-            bodyExcerpt: Buffer.concat(chunks).toString('utf8'),
             truncated,
           }),
         );
@@ -197,6 +240,44 @@ export async function safePost(
     req.on('error', (error) =>
       finish(() => reject(new WebhookRequestError('connection_error', error.message))),
     );
+    // The caller's own deadline (fetch's AbortSignal.timeout), when it is shorter.
+    init.signal?.addEventListener('abort', () => {
+      finish(() => reject(new WebhookRequestError('timeout', 'aborted by the caller')));
+      req.destroy();
+    });
     req.end(body);
   });
+}
+
+/**
+ * `fetch` over safeRequest, for libraries that take a fetch (the OAuth client) and connectors of
+ * platforms whose origin the user chose. Bodies are read whole (responses up to 1 MiB).
+ */
+export function safeFetch(opts: SafePostOptions): typeof fetch {
+  return async (input, init) => {
+    if (init?.signal?.aborted) throw new WebhookRequestError('timeout', 'aborted by the caller');
+    const request = new Request(input, init);
+    const body = ['GET', 'HEAD'].includes(request.method)
+      ? undefined
+      : new Uint8Array(await request.arrayBuffer());
+    const headers: Record<string, string> = {};
+    request.headers.forEach((v, k) => {
+      headers[k] = v;
+    });
+    const res = await safeRequest(
+      request.url,
+      {
+        method: request.method,
+        headers,
+        ...(body?.length ? { body } : {}),
+        ...(init?.signal ? { signal: init.signal } : {}),
+      },
+      // The caller's signal bounds it (uploads take longer than API calls).
+      { maxResponseBytes: 1024 * 1024, timeoutMs: 300_000, ...opts },
+    );
+    return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), {
+      status: res.status,
+      headers: res.headers,
+    });
+  };
 }

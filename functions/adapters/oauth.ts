@@ -1,0 +1,342 @@
+import * as oauth from 'oauth4webapi';
+import { inLambda } from '#shared/config';
+
+// The one OAuth 2.0 client of Herald: authorization URLs, code exchange (PKCE where the platform
+// supports it), refresh and revocation for every OAuth platform, on oauth4webapi. Chosen over arctic
+// because every endpoint is ours to configure (the local stack points platforms at sandboxes and
+// contract fakes, and Mastodon has one server per instance; arctic's providers hard-code theirs) and
+// because it lets each platform authenticate its client the way it documents (HTTP Basic, form
+// fields, TikTok's client_key), where arctic's generic client knows only HTTP Basic. It also parses
+// RFC 6749 error answers and validates token answers.
+//
+// Platforms that bend the standard are normalised in one place, the fetch this client uses:
+// LinkedIn and Threads answer tokens without token_type (added: bearer), Meta answers errors as
+// `{"error": {"message", "code"}}` (rewritten to RFC 6749's `error`/`error_description`), TikTok
+// answers some errors with HTTP 200 (made a 400), and ID tokens are dropped (Herald never signs
+// anyone in, so it neither needs nor validates them).
+
+export type ClientAuthMethod = 'basic' | 'post' | 'tiktok';
+
+/** A platform's authorization server, as Herald uses it. */
+export interface OAuthServer {
+  /** For messages and the local endpoint override. */
+  name: string;
+  authorize: string;
+  token: string;
+  revoke?: string;
+  clientAuth: ClientAuthMethod;
+  /** Sends an S256 code challenge and verifier. */
+  pkce: boolean;
+  scopeSeparator: ' ' | ',';
+  /** Extra parameters of the authorization request (e.g. Google's access_type=offline). */
+  authorizeParams?: Record<string, string>;
+  /** Extra parameters of the code exchange (e.g. Pinterest's continuous_refresh). */
+  exchangeParams?: Record<string, string>;
+  /**
+   * Fetch for this server (a server at an origin a user chose, e.g. a Mastodon instance, goes
+   * through the address-checked client). Default: fetch with a 15 s timeout.
+   */
+  fetch?: typeof fetch;
+}
+
+/** The operator's app on a platform (or Herald's app on a Mastodon instance). */
+export interface OAuthApp {
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+}
+
+export interface TokenSet {
+  access_token: string;
+  refresh_token?: string;
+  /** ISO time the access token expires, when the platform said. */
+  expires_at?: string;
+  /** The scopes granted, when the platform said (null: not said). */
+  scope: string[] | null;
+  /** Other fields of the answer (TikTok's open_id, Threads' user_id, …). */
+  extra: Record<string, unknown>;
+}
+
+/**
+ * Why an OAuth call failed. `rejected`: the platform refused the grant, code or client (retrying
+ * the same call cannot help; a refresh that is rejected means the channel must be reconnected).
+ * `transient`: network, timeout, 5xx or 429 (worth another try later).
+ */
+export class OAuthError extends Error {
+  override readonly name = 'OAuthError';
+  constructor(
+    readonly kind: 'rejected' | 'transient',
+    /** The platform's RFC 6749 error code, or ours (timeout, network, invalid_response). */
+    readonly code: string,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
+
+const TIMEOUT_MS = 15_000;
+
+function asServer(server: OAuthServer): oauth.AuthorizationServer {
+  return {
+    issuer: new URL(server.authorize).origin,
+    authorization_endpoint: server.authorize,
+    token_endpoint: server.token,
+    ...(server.revoke ? { revocation_endpoint: server.revoke } : {}),
+  };
+}
+
+function clientAuth(server: OAuthServer, app: OAuthApp): oauth.ClientAuth {
+  if (server.clientAuth === 'basic') return oauth.ClientSecretBasic(app.clientSecret);
+  if (server.clientAuth === 'post') return oauth.ClientSecretPost(app.clientSecret);
+  // TikTok names the client id client_key.
+  return (_as, _client, body) => {
+    body.delete('client_id');
+    body.set('client_key', app.clientId);
+    body.set('client_secret', app.clientSecret);
+  };
+}
+
+/** Makes an answer conform where the platform bends RFC 6749 (see the top of this file). */
+async function normalized(res: Response): Promise<Response> {
+  const type = res.headers.get('content-type') ?? '';
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    return new Response(text || null, {
+      status: res.status,
+      headers: { 'content-type': type || 'text/plain' },
+    });
+  }
+  const body = { ...(json as Record<string, unknown>) };
+  let status = res.status;
+  if (typeof body.error === 'object' && body.error !== null) {
+    // Meta's Graph errors: {"error": {"message", "type", "code"}}.
+    const e = body.error as { message?: unknown; code?: unknown };
+    body.error = status >= 500 ? 'server_error' : 'invalid_grant';
+    body.error_description = `${String(e.message ?? 'refused')} (code ${String(e.code ?? '?')})`;
+  }
+  if (typeof body.error === 'string' && body.access_token === undefined && status < 300) status = 400;
+  if (typeof body.access_token === 'string' && body.token_type === undefined) body.token_type = 'bearer';
+  delete body.id_token;
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+function options(server: OAuthServer): oauth.TokenEndpointRequestOptions {
+  const base =
+    server.fetch ?? ((input, init) => fetch(input, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) }));
+  return {
+    [oauth.customFetch]: async (url: string, init: oauth.CustomFetchOptions<string, unknown>) =>
+      normalized(await base(url, init as RequestInit)),
+    // Real platforms are https; the local stack's sandboxes and fakes may be plain http on loopback.
+    ...(inLambda() ? {} : { [oauth.allowInsecureRequests]: true }),
+  };
+}
+
+/** Maps whatever oauth4webapi or the network threw onto OAuthError. */
+function failure(server: OAuthServer, what: string, err: unknown): OAuthError {
+  if (err instanceof OAuthError) return err;
+  if (err instanceof oauth.ResponseBodyError) {
+    const transient = err.status >= 500 || err.status === 429 || err.error === 'temporarily_unavailable';
+    return new OAuthError(
+      transient ? 'transient' : 'rejected',
+      err.error,
+      `${server.name}: ${what}: ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`,
+      err.status,
+    );
+  }
+  if (err instanceof oauth.AuthorizationResponseError)
+    return new OAuthError(
+      'rejected',
+      err.error,
+      `${server.name}: ${what}: ${err.error}: ${err.error_description ?? ''}`,
+    );
+  const status = (err as { cause?: { status?: unknown } }).cause?.status;
+  if (typeof status === 'number') {
+    const transient = status >= 500 || status === 429;
+    return new OAuthError(
+      transient ? 'transient' : 'rejected',
+      transient ? 'server_error' : 'invalid_request',
+      `${server.name}: ${what}: HTTP ${status}`,
+      status,
+    );
+  }
+  const name = (err as Error | undefined)?.name ?? '';
+  if (name === 'ForbiddenAddressError')
+    return new OAuthError(
+      'rejected',
+      'forbidden_address',
+      `${server.name}: ${what}: ${(err as Error).message}`,
+    );
+  if (name === 'TimeoutError' || name === 'AbortError')
+    return new OAuthError('transient', 'timeout', `${server.name}: ${what}: timed out`);
+  if (err instanceof TypeError || (err as { code?: unknown })?.code === undefined)
+    return new OAuthError('transient', 'network', `${server.name}: ${what}: ${(err as Error).message}`);
+  return new OAuthError('rejected', 'invalid_response', `${server.name}: ${what}: ${(err as Error).message}`);
+}
+
+function tokenSet(res: oauth.TokenEndpointResponse, separator: ' ' | ','): TokenSet {
+  const { access_token, refresh_token, expires_in, scope, token_type: _type, ...extra } = res;
+  return {
+    access_token,
+    ...(typeof refresh_token === 'string' && refresh_token ? { refresh_token } : {}),
+    ...(typeof expires_in === 'number' && expires_in > 0
+      ? { expires_at: new Date(Date.now() + expires_in * 1000).toISOString() }
+      : {}),
+    scope:
+      typeof scope === 'string'
+        ? scope
+            .split(separator === ',' ? /[,\s]+/ : /\s+/)
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : null,
+    extra: extra as Record<string, unknown>,
+  };
+}
+
+export const newState = (): string => oauth.generateRandomState();
+export const newCodeVerifier = (): string => oauth.generateRandomCodeVerifier();
+
+/** The URL the person opens to grant Herald access. */
+export async function authorizationUrl(
+  server: OAuthServer,
+  app: OAuthApp,
+  args: { state: string; codeVerifier: string | null; scopes: readonly string[] },
+): Promise<string> {
+  const url = new URL(server.authorize);
+  const p = url.searchParams;
+  p.set(server.clientAuth === 'tiktok' ? 'client_key' : 'client_id', app.clientId);
+  p.set('response_type', 'code');
+  p.set('redirect_uri', app.redirectUri);
+  p.set('scope', args.scopes.join(server.scopeSeparator));
+  p.set('state', args.state);
+  if (server.pkce && args.codeVerifier) {
+    p.set('code_challenge', await oauth.calculatePKCECodeChallenge(args.codeVerifier));
+    p.set('code_challenge_method', 'S256');
+  }
+  for (const [k, v] of Object.entries(server.authorizeParams ?? {})) p.set(k, v);
+  return url.toString();
+}
+
+/**
+ * The authorization response that reached the callback: its `code`, or the platform's refusal
+ * (e.g. access_denied) as a rejected OAuthError. `state` was checked by the caller (it found the
+ * session by it); it is checked again here against the same value.
+ */
+export function callbackCode(
+  server: OAuthServer,
+  app: OAuthApp,
+  params: URLSearchParams,
+  state: string,
+): URLSearchParams {
+  try {
+    return oauth.validateAuthResponse(asServer(server), { client_id: app.clientId }, params, state);
+  } catch (err) {
+    throw failure(server, 'authorization', err);
+  }
+}
+
+export async function exchangeCode(
+  server: OAuthServer,
+  app: OAuthApp,
+  callback: URLSearchParams,
+  codeVerifier: string | null,
+): Promise<TokenSet> {
+  const as = asServer(server);
+  const client = { client_id: app.clientId };
+  try {
+    const res = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      clientAuth(server, app),
+      callback,
+      app.redirectUri,
+      server.pkce && codeVerifier ? codeVerifier : oauth.nopkce,
+      { ...options(server), additionalParameters: server.exchangeParams ?? {} },
+    );
+    return tokenSet(await oauth.processAuthorizationCodeResponse(as, client, res), server.scopeSeparator);
+  } catch (err) {
+    throw failure(server, 'code exchange', err);
+  }
+}
+
+export async function refreshTokens(
+  server: OAuthServer,
+  app: OAuthApp,
+  refreshToken: string,
+): Promise<TokenSet> {
+  const as = asServer(server);
+  const client = { client_id: app.clientId };
+  try {
+    const res = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      clientAuth(server, app),
+      refreshToken,
+      options(server),
+    );
+    return tokenSet(await oauth.processRefreshTokenResponse(as, client, res), server.scopeSeparator);
+  } catch (err) {
+    throw failure(server, 'refresh', err);
+  }
+}
+
+/** Another grant at the token endpoint (Meta's fb_exchange_token for a long-lived token). */
+export async function grant(
+  server: OAuthServer,
+  app: OAuthApp,
+  grantType: string,
+  parameters: Record<string, string>,
+): Promise<TokenSet> {
+  const as = asServer(server);
+  const client = { client_id: app.clientId };
+  try {
+    const res = await oauth.genericTokenEndpointRequest(
+      as,
+      client,
+      clientAuth(server, app),
+      grantType,
+      parameters,
+      options(server),
+    );
+    return tokenSet(await oauth.processGenericTokenEndpointResponse(as, client, res), server.scopeSeparator);
+  } catch (err) {
+    throw failure(server, grantType, err);
+  }
+}
+
+/** RFC 7009 revocation. A token the platform no longer knows counts as revoked. */
+export async function revokeToken(
+  server: OAuthServer,
+  app: OAuthApp,
+  token: string,
+  hint?: 'access_token' | 'refresh_token',
+): Promise<void> {
+  if (!server.revoke) return;
+  const as = asServer(server);
+  try {
+    const res = await oauth.revocationRequest(
+      as,
+      { client_id: app.clientId },
+      clientAuth(server, app),
+      token,
+      {
+        ...options(server),
+        ...(hint ? { additionalParameters: { token_type_hint: hint } } : {}),
+      },
+    );
+    await oauth.processRevocationResponse(res);
+  } catch (err) {
+    const e = failure(server, 'revocation', err);
+    if (e.kind === 'rejected' && (e.code === 'invalid_token' || e.code === 'invalid_grant')) return;
+    throw e;
+  }
+}

@@ -1,0 +1,152 @@
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { Platform } from '#core/platforms';
+import { ddb } from '#shared/clients';
+import { keys } from './keys.ts';
+import { open, type Sealed, seal } from './sealed.ts';
+import { batchGet, conditionFailureItem, isConditionFailure, TABLE_NAME } from './table.ts';
+
+// The operator's OAuth apps, one per platform (`herald platform-app set`), and the apps Herald
+// registers on Mastodon instances. Client secrets are sealed (adapters/sealed.ts) under a context
+// naming the platform or instance; only the functions that exchange, refresh or revoke open them.
+
+export interface PlatformApp {
+  platform: Platform;
+  client_id: string;
+  client_secret: string;
+  /** The redirect URI registered at the platform: `{public URL}/oauth/callback/{platform}`. */
+  redirect_uri: string;
+  /** Scopes to request instead of the platform's defaults (null: the defaults). */
+  scopes: string[] | null;
+  updated_at: string;
+}
+
+interface StoredApp extends Omit<PlatformApp, 'client_secret'> {
+  secret: Sealed;
+}
+
+const appContext = (platform: string) => ({ purpose: 'platform_app', platform });
+
+export async function putPlatformApp(app: PlatformApp): Promise<void> {
+  const { client_secret, ...rest } = app;
+  const item: StoredApp = { ...rest, secret: await seal(appContext(app.platform), client_secret) };
+  await ddb.send(
+    new PutCommand({
+      TableName: TABLE_NAME,
+      Item: { ...keys.platformApp(app.platform), entity: 'platform_app', ...item },
+    }),
+  );
+}
+
+async function opened(item: Record<string, unknown> | null | undefined): Promise<PlatformApp | null> {
+  if (!item) return null;
+  const {
+    secret,
+    pk: _pk,
+    sk: _sk,
+    entity: _e,
+    ...rest
+  } = item as unknown as StoredApp & Record<string, unknown>;
+  return {
+    ...(rest as unknown as Omit<PlatformApp, 'client_secret'>),
+    client_secret: await open<string>(appContext(String(rest.platform)), secret),
+  };
+}
+
+export async function getPlatformApp(platform: Platform): Promise<PlatformApp | null> {
+  const res = await ddb.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: keys.platformApp(platform), ConsistentRead: true }),
+  );
+  return opened(res.Item);
+}
+
+/** A platform's app without its secret (building an authorization URL needs only the client id). */
+export async function getPlatformAppInfo(
+  platform: Platform,
+): Promise<Omit<PlatformApp, 'client_secret'> | null> {
+  const [info] = await listPlatformApps([platform]);
+  return info ?? null;
+}
+
+/** Which platforms have an app, without opening any secret. */
+export async function listPlatformApps(
+  platforms: readonly Platform[],
+): Promise<Array<Omit<PlatformApp, 'client_secret'> | null>> {
+  const items = await batchGet(platforms.map((p) => keys.platformApp(p)));
+  return items.map((item) => {
+    if (!item) return null;
+    const { secret: _s, pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+    return rest as unknown as Omit<PlatformApp, 'client_secret'>;
+  });
+}
+
+/** Herald's app on a Mastodon instance (POST /api/v1/apps answered client id and secret). */
+export interface InstanceApp {
+  instance: string;
+  client_id: string;
+  client_secret: string;
+  redirect_uri: string;
+  scopes: string[];
+  created_at: string;
+}
+
+const instanceContext = (instance: string) => ({ purpose: 'instance_app', instance });
+
+async function openInstance(item: Record<string, unknown>): Promise<InstanceApp> {
+  const { secret, pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+  return {
+    ...(rest as unknown as Omit<InstanceApp, 'client_secret'>),
+    client_secret: await open<string>(instanceContext(String(rest.instance)), secret as Sealed),
+  };
+}
+
+export async function getInstanceApp(instance: string): Promise<InstanceApp | null> {
+  const res = await ddb.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: keys.instanceApp(instance), ConsistentRead: true }),
+  );
+  return res.Item ? openInstance(res.Item) : null;
+}
+
+export type InstanceAppInfo = Omit<InstanceApp, 'client_secret'>;
+
+const info = (item: Record<string, unknown>): InstanceAppInfo => {
+  const { secret: _s, pk: _pk, sk: _sk, entity: _e, ...rest } = item;
+  return rest as unknown as InstanceAppInfo;
+};
+
+/** The instance's app without its secret (an authorization URL needs only the client id). */
+export async function getInstanceAppInfo(instance: string): Promise<InstanceAppInfo | null> {
+  const res = await ddb.send(
+    new GetCommand({ TableName: TABLE_NAME, Key: keys.instanceApp(instance), ConsistentRead: true }),
+  );
+  return res.Item ? info(res.Item) : null;
+}
+
+/**
+ * Keeps the first app registered on an instance: of two connections that registered at once, the
+ * second one's app is dropped and it uses the first (both apps work; only one is remembered).
+ */
+export async function keepInstanceApp(app: InstanceApp): Promise<InstanceAppInfo> {
+  const { client_secret, ...rest } = app;
+  try {
+    await ddb.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: {
+          ...keys.instanceApp(app.instance),
+          entity: 'instance_app',
+          ...rest,
+          secret: await seal(instanceContext(app.instance), client_secret),
+        },
+        // A newer registration (the deployment's public URL changed) replaces one for another URI.
+        ConditionExpression: 'attribute_not_exists(pk) OR redirect_uri <> :uri',
+        ExpressionAttributeValues: { ':uri': app.redirect_uri },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return rest;
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    const existing = conditionFailureItem(err);
+    return existing ? info(existing) : rest;
+  }
+}

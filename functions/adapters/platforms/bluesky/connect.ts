@@ -1,0 +1,44 @@
+import { Client } from '../bluesky.ts';
+import { count, type PasswordConnect, type PlatformAccount } from '../connect.ts';
+import type { Credentials } from '../types.ts';
+
+// Bluesky: an app password (identifier, app password, PDS origin), no OAuth. Connecting opens a
+// session (com.atproto.server.createSession) and reads the profile (app.bsky.actor.getProfile);
+// disconnecting ends the session. The PDS is the user's choice, so every call goes through the
+// address-checked fetch (the connector's Client does).
+
+interface Profile {
+  did: string;
+  handle: string;
+  displayName?: string;
+  avatar?: string;
+  followersCount?: number;
+}
+
+async function profileOf(credentials: Credentials): Promise<PlatformAccount> {
+  const client = new Client(credentials);
+  const session = await client.session();
+  const p = await client.ok<Profile>('app.bsky.actor.getProfile', { query: { actor: session.did } });
+  return {
+    id: p.did,
+    type: 'user',
+    handle: p.handle,
+    name: p.displayName ?? null,
+    avatar_url: p.avatar ?? null,
+    followers: count(p.followersCount),
+    credentials: { ...credentials, account_id: p.did },
+  };
+}
+
+export const connect: PasswordConnect = {
+  kind: 'app_password',
+  async login(credentials) {
+    // A fresh session: connecting checks the password itself, not a session cached from before.
+    await new Client(credentials).login();
+    return profileOf(credentials);
+  },
+  profile: profileOf,
+  async revoke(credentials) {
+    await new Client(credentials).logout();
+  },
+};

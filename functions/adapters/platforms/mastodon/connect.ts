@@ -1,0 +1,61 @@
+import type { TokenSet } from '../../oauth.ts';
+import { accessToken, count, type OAuthConnect, oauthCredentials, type PlatformAccount } from '../connect.ts';
+import { Api } from '../mastodon.ts';
+import type { Credentials } from '../types.ts';
+import { userOriginFetch } from '../user-origin.ts';
+
+// Mastodon: every instance is its own OAuth server. Herald registers an app on an instance the
+// first time someone connects an account there (POST /api/v1/apps, kept per instance) and then runs
+// the authorization code flow with PKCE (Mastodon 4.3+; older instances ignore it). Tokens do not
+// expire; revocation is RFC 7009 at /oauth/revoke. The instance is the user's choice, so every call
+// goes through the address-checked fetch.
+
+interface Account {
+  id: string;
+  username: string;
+  acct: string;
+  display_name?: string;
+  avatar?: string;
+  followers_count?: number;
+}
+
+async function me(instance: string, token: string, credentials: Credentials): Promise<PlatformAccount> {
+  const a = await new Api(instance, token).ok<Account>('GET', '/api/v1/accounts/verify_credentials');
+  return {
+    id: a.id,
+    type: 'user',
+    handle: `@${a.username}@${new URL(instance).host}`,
+    name: a.display_name || null,
+    avatar_url: a.avatar ?? null,
+    followers: count(a.followers_count),
+    credentials: { ...credentials, instance, account_id: a.id },
+  };
+}
+
+export const SCOPES = ['read:accounts', 'read:statuses', 'write:statuses', 'write:media'] as const;
+
+export const connect: OAuthConnect = {
+  kind: 'oauth',
+  server: (instance = '') => ({
+    name: 'mastodon',
+    authorize: `${instance}/oauth/authorize`,
+    token: `${instance}/oauth/token`,
+    revoke: `${instance}/oauth/revoke`,
+    clientAuth: 'post',
+    pkce: true,
+    scopeSeparator: ' ',
+    fetch: userOriginFetch(),
+  }),
+  scopes: SCOPES,
+  required: ['write:statuses', 'write:media'],
+  async accounts(tokens: TokenSet, instance = '') {
+    return [await me(instance, tokens.access_token, oauthCredentials(tokens, ''))];
+  },
+  async profile(credentials) {
+    return me(
+      String(credentials.instance ?? '').replace(/\/+$/, ''),
+      accessToken('mastodon', credentials),
+      credentials,
+    );
+  },
+};

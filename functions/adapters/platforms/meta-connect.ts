@@ -1,0 +1,50 @@
+import type { OAuthServer, TokenSet } from '../oauth.ts';
+import { grant } from '../oauth.ts';
+import { getJson } from './connect.ts';
+import { type HttpResponse, platformUrl } from './http.ts';
+import { GRAPH_VERSION, graphErrorOf } from './meta-graph.ts';
+
+// Facebook Login, which Facebook Pages and Instagram (with Facebook Login) share: the consent
+// dialog, the code exchange for a short-lived user token, its exchange for a long-lived one
+// (fb_exchange_token, about 60 days), and /me/permissions for what the person granted. Page
+// tokens read with a long-lived user token do not expire.
+
+export function facebookLogin(platform: 'facebook' | 'instagram'): OAuthServer {
+  return {
+    name: platform,
+    authorize: platformUrl(platform, `https://www.facebook.com/${GRAPH_VERSION}/dialog/oauth`),
+    token: platformUrl(platform, `https://graph.facebook.com/${GRAPH_VERSION}/oauth/access_token`),
+    clientAuth: 'post',
+    pkce: false,
+    scopeSeparator: ',',
+  };
+}
+
+export const graph = (platform: string, path: string) =>
+  platformUrl(platform, `https://graph.facebook.com/${GRAPH_VERSION}${path}`);
+
+export const graphDetail = (res: HttpResponse): string => {
+  const e = graphErrorOf(res.body);
+  return e ? `${e.message ?? ''} (code ${String(e.code ?? '?')})` : '';
+};
+
+/** The short-lived user token of the code exchange, traded for a long-lived one. */
+export async function longLived(tokens: TokenSet, app: Parameters<typeof grant>[1], server: OAuthServer) {
+  const long = await grant(server, app, 'fb_exchange_token', {
+    client_id: app.clientId,
+    fb_exchange_token: tokens.access_token,
+  });
+  return { ...long, scope: tokens.scope };
+}
+
+export async function permissions(platform: string, token: string): Promise<string[]> {
+  const body = await getJson<{ data?: Array<{ permission?: string; status?: string }> }>(
+    platform,
+    graph(platform, '/me/permissions'),
+    { token },
+    graphDetail,
+  );
+  return (body.data ?? [])
+    .filter((p) => p.status === 'granted' && typeof p.permission === 'string')
+    .map((p) => p.permission as string);
+}

@@ -1,0 +1,26 @@
+import { publicHandler } from '#shared/envelope';
+import { oauthCallback } from '#usecases/oauth-callback';
+
+const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** GET /oauth/callback/{platform}: no API key (the one-time state names the session). */
+export const handler = publicHandler(async (event) => {
+  const outcome = await oauthCallback(
+    event.pathParameters?.platform ?? '',
+    event.queryStringParameters ?? {},
+    new Date(),
+  );
+  const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
+  if ('location' in outcome)
+    return { statusCode: 303, headers: { ...headers, location: outcome.location }, body: '' };
+  const { title, message } = outcome.page;
+  return {
+    statusCode: 200,
+    headers: {
+      ...headers,
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': "default-src 'none'",
+    },
+    body: `<!doctype html><html><head><meta charset="utf-8"><title>Herald: ${escape(title)}</title></head><body><h1>${escape(title)}</h1><p>${escape(message)}</p></body></html>`,
+  };
+});

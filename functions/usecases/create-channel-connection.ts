@@ -1,0 +1,204 @@
+import { getChannel } from '#adapters/channels';
+import { putConnection } from '#adapters/connections';
+import { authorizationUrl, newCodeVerifier, newState } from '#adapters/oauth';
+import { connectFor } from '#adapters/platforms/connect';
+import { ForbiddenOriginError, PlatformError } from '#adapters/platforms/types';
+import { toChannel } from '#core/accounts';
+import {
+  acceptableRedirect,
+  CONNECTION_TTL_MS,
+  type ConnectionRecord,
+  toConnection,
+} from '#core/connections';
+import { ApiError, type FieldError, ValidationError } from '#core/errors';
+import { isId, newId } from '#core/ids';
+import type { Platform } from '#core/platforms';
+import type { CreateChannelConnectionInput } from '#core/requests';
+import { publicUrl } from '#shared/config';
+import {
+  ConnectFailure,
+  connectAccount,
+  instanceApp,
+  refused,
+  requirePlatformApp,
+  scopesFor,
+  verifyCredentials,
+} from './channel-connect.ts';
+
+/**
+ * createChannelConnection. Primary course (OAuth platforms): check the request and that the
+ * operator configured the platform's app, then store a session with a fresh `state` (and a PKCE
+ * verifier where the platform supports it) and answer 201 with the `authorize_url` the person opens.
+ * Mastodon: the app is Herald's own on the named instance, registered there on first use. Bluesky:
+ * the app password is checked with the PDS at once and the session answers `connected`. With
+ * `channel_id`, the session reconnects that channel in place.
+ */
+export async function createChannelConnection(args: {
+  orgId: string;
+  body: CreateChannelConnectionInput;
+  requestHost: string | undefined;
+  now: Date;
+  admitted: () => Promise<unknown>;
+}) {
+  const { orgId, body, now } = args;
+  const platform = body.platform as Platform;
+  const problems = checkFields(body);
+  if (problems.length) throw new ValidationError(problems);
+  if (body.channel_id !== undefined) {
+    const channel = isId('channel', body.channel_id) ? await getChannel(orgId, body.channel_id) : null;
+    if (!channel)
+      throw new ValidationError([
+        {
+          pointer: '/channel_id',
+          code: 'unknown_channel',
+          message: 'No channel with that id in this organization.',
+        },
+      ]);
+    if (channel.platform !== platform)
+      throw new ValidationError([
+        {
+          pointer: '/channel_id',
+          code: 'platform_mismatch',
+          message: `Channel ${channel.id} is a ${channel.platform} channel.`,
+        },
+      ]);
+  }
+  const id = newId('connection');
+  const at = now.toISOString();
+  const base: ConnectionRecord = {
+    id,
+    org_id: orgId,
+    platform,
+    status: 'awaiting_authorization',
+    redirect_uri: body.redirect_uri ?? null,
+    authorize_url: null,
+    callback_uri: null,
+    channel_id: body.channel_id ?? null,
+    instance: null,
+    accounts: null,
+    error: null,
+    expires_at: new Date(now.getTime() + CONNECTION_TTL_MS).toISOString(),
+    created_at: at,
+    updated_at: at,
+  };
+
+  const connect = await connectFor(platform);
+  if (connect.kind === 'app_password') {
+    await args.admitted();
+    const account = await verify(platform, body.credentials ?? {});
+    let channel: Awaited<ReturnType<typeof connectAccount>>;
+    try {
+      channel = await connectAccount({
+        orgId,
+        platform,
+        account,
+        connectionId: id,
+        reconnect: base.channel_id,
+        now,
+      });
+    } catch (err) {
+      throw asProblem(err);
+    }
+    const rec: ConnectionRecord = { ...base, status: 'connected', channel_id: channel.id };
+    await putConnection(rec, null, null);
+    return toConnection(rec, now.getTime(), toChannel(channel));
+  }
+
+  const state = newState();
+  const codeVerifier = newCodeVerifier();
+  let rec: ConnectionRecord;
+  if (platform === 'mastodon') {
+    const instance = new URL(String(body.instance)).origin;
+    const callback = `${publicUrl(args.requestHost)}/oauth/callback/mastodon`;
+    await args.admitted();
+    const app = await instanceApp(instance, callback, connect.scopes).catch((err: unknown) => {
+      if (err instanceof ForbiddenOriginError) throw forbidden('/instance', err.message);
+      throw err;
+    });
+    const authorize = await authorizationUrl(
+      connect.server(instance),
+      { clientId: app.client_id, clientSecret: '', redirectUri: callback },
+      { state, codeVerifier, scopes: connect.scopes },
+    );
+    rec = { ...base, instance, callback_uri: callback, authorize_url: authorize };
+  } else {
+    const app = await requirePlatformApp(platform);
+    const authorize = await authorizationUrl(
+      connect.server(),
+      { clientId: app.client_id, clientSecret: '', redirectUri: app.redirect_uri },
+      { state, codeVerifier, scopes: scopesFor(app, connect) },
+    );
+    await args.admitted();
+    rec = { ...base, callback_uri: app.redirect_uri, authorize_url: authorize };
+  }
+  await putConnection(rec, { codeVerifier }, state);
+  return toConnection(rec, now.getTime());
+}
+
+function checkFields(body: CreateChannelConnectionInput): FieldError[] {
+  const out: FieldError[] = [];
+  const field = (pointer: string, code: string, message: string) => out.push({ pointer, code, message });
+  if (body.redirect_uri !== undefined && !acceptableRedirect(body.redirect_uri))
+    field(
+      '/redirect_uri',
+      'invalid_redirect_uri',
+      'Must be an https URL, or http on this machine (localhost, 127.0.0.1, [::1]).',
+    );
+  if (body.platform === 'bluesky') {
+    if (!body.credentials)
+      field(
+        '/credentials',
+        'required',
+        'Bluesky connects with an app password: send identifier and app_password.',
+      );
+  } else if (body.credentials !== undefined) {
+    field(
+      '/credentials',
+      'not_applicable',
+      `${body.platform} connects through its own consent page, not with credentials.`,
+    );
+  }
+  if (body.platform === 'mastodon') {
+    if (!body.instance)
+      field('/instance', 'required', 'Name the Mastodon instance, e.g. https://mastodon.social.');
+    else if (!/^https?:\/\/[^/]+\/?$/.test(body.instance))
+      field('/instance', 'invalid_format', 'The instance is an origin: https://host (no path).');
+  } else if (body.instance !== undefined) {
+    field('/instance', 'not_applicable', 'Only Mastodon takes an instance.');
+  }
+  return out;
+}
+
+const forbidden = (pointer: string, message: string) =>
+  new ValidationError([{ pointer, code: 'forbidden_address', message }]);
+
+/** Bluesky's app password, checked with the PDS: refused → 400 credentials_rejected. */
+async function verify(platform: Platform, credentials: Record<string, unknown>) {
+  try {
+    return await verifyCredentials(platform, credentials);
+  } catch (err) {
+    if (err instanceof ForbiddenOriginError) throw forbidden('/credentials/service', err.message);
+    if (refused(err))
+      throw new ValidationError([
+        {
+          pointer: '/credentials/app_password',
+          code: 'credentials_rejected',
+          message: `The platform refused these credentials: ${(err as PlatformError).message}`,
+        },
+      ]);
+    if (err instanceof PlatformError)
+      throw new ApiError(
+        'platform_unavailable',
+        `The platform could not check the credentials now: ${err.message}`,
+      );
+    throw err;
+  }
+}
+
+/** A connection that cannot complete, as the API answers it. */
+export function asProblem(err: unknown): unknown {
+  if (!(err instanceof ConnectFailure)) return err;
+  if (err.code === 'account_mismatch')
+    return new ValidationError([{ pointer: '/channel_id', code: 'account_mismatch', message: err.message }]);
+  return new ApiError('resource_conflict', err.message);
+}
