@@ -1,9 +1,12 @@
 // The admin CLI (README, "The admin CLI"). It talks to the table directly, with the same use cases the
 // handlers use: against the running local stack by default, or a deployment with --stack.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { ROLES } from '#core/accounts';
 import { PLATFORMS } from '#core/constants';
 import { LIMIT_KEYS, type Limits, PLAN_NAMES as PLANS } from '#core/plans';
+import type { Platform } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
 import { resolveTarget } from './cli/target.ts';
 
@@ -15,7 +18,14 @@ Commands:
   key mint        --org ORG --by USER --scopes s1,s2 [--name N]
   key revoke      --org ORG --by USER --id KEY_ID
   key list        --org ORG
-  channel connect --org ORG --platform P --handle H [--credentials JSON]
+  channel connect --org ORG --platform P [--credentials JSON] [--instance URL] [--channel CH]
+                  [--account ID]  without --credentials: prints the platform's authorize URL and
+                  waits until the connection ends (open it in a browser; --account picks one of
+                  several accounts the grant covers); with them: verifies, then connects
+  channel disconnect --org ORG --id CH
+  channel sync    --org ORG --id CH
+  platform-app set  --platform P --client-id ID --client-secret S [--scopes a,b] [--public-url URL]
+  platform-app list
   settings set    --org ORG --by USER [--dangerous-ops on|off] [--approval-required on|off]
   plan set        --org ORG --plan P [--limits api_requests=N,burst=N,posts_per_month=N,channels=N]
   post approve    --org ORG --by USER --id POST_ID
@@ -42,6 +52,13 @@ const options = {
   platform: { type: 'string' },
   handle: { type: 'string' },
   credentials: { type: 'string' },
+  instance: { type: 'string' },
+  channel: { type: 'string' },
+  account: { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-secret': { type: 'string' },
+  'public-url': { type: 'string' },
+  timeout: { type: 'string' },
   limits: { type: 'string' },
   'dangerous-ops': { type: 'string' },
   'approval-required': { type: 'string' },
@@ -86,6 +103,10 @@ async function run(argv: string[]): Promise<unknown> {
     'key revoke',
     'key list',
     'channel connect',
+    'channel disconnect',
+    'channel sync',
+    'platform-app set',
+    'platform-app list',
     'settings set',
     'plan set',
     'post approve',
@@ -128,22 +149,57 @@ async function run(argv: string[]): Promise<unknown> {
         return (a: Admin) => a.listKeys(orgId);
       }
       case 'channel connect': {
-        let credentials: unknown;
+        const orgId = need(values, 'org');
+        const platform = oneOf(need(values, 'platform'), PLATFORMS, 'platform');
         if (values.credentials !== undefined) {
+          let credentials: unknown;
           try {
             credentials = JSON.parse(values.credentials);
           } catch {
             throw new UsageError('--credentials must be a JSON object');
           }
+          const args = { orgId, platform, credentials, channelId: values.channel };
+          return (a: Admin) => a.connectChannel(args);
         }
-        const args = {
-          orgId: need(values, 'org'),
-          platform: oneOf(need(values, 'platform'), PLATFORMS, 'platform'),
-          handle: need(values, 'handle'),
-          credentials,
-        };
-        return (a: Admin) => a.connectChannel(args);
+        if (platform === 'bluesky')
+          throw new UsageError('bluesky connects with an app password: give --credentials');
+        if (platform === 'mastodon' && !values.instance)
+          throw new UsageError('mastodon needs --instance https://your.instance');
+        const timeoutMs = values.timeout === undefined ? 10 * 60_000 : Number(values.timeout) * 1000;
+        if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+          throw new UsageError('--timeout is a number of seconds');
+        return (a: Admin) =>
+          connectInBrowser(a, {
+            orgId,
+            platform,
+            instance: values.instance,
+            channelId: values.channel,
+            timeoutMs,
+          });
       }
+      case 'channel disconnect': {
+        const args = { orgId: need(values, 'org'), channelId: need(values, 'id') };
+        return (a: Admin) => a.disconnect(args);
+      }
+      case 'channel sync': {
+        const args = { orgId: need(values, 'org'), channelId: need(values, 'id') };
+        return (a: Admin) => a.syncOne(args);
+      }
+      case 'platform-app set': {
+        const args = {
+          platform: oneOf(need(values, 'platform'), PLATFORMS, 'platform'),
+          clientId: need(values, 'client-id'),
+          clientSecret: need(values, 'client-secret'),
+          scopes: values.scopes
+            ?.split(',')
+            .map((x) => x.trim())
+            .filter(Boolean),
+          publicUrl: values['public-url'],
+        };
+        return (a: Admin) => a.setPlatformApp(args);
+      }
+      case 'platform-app list':
+        return (a: Admin) => a.platformApps();
       case 'settings set': {
         const patch: Record<string, boolean> = {};
         const d = onOff(values['dangerous-ops'], 'dangerous-ops');
@@ -176,6 +232,57 @@ async function run(argv: string[]): Promise<unknown> {
 }
 
 type Admin = typeof import('#usecases/admin');
+
+/**
+ * `channel connect` without credentials: a connection session whose authorize URL the operator
+ * opens; the person lands on a page this process serves on loopback, and the command ends with the
+ * session (connected: the channel; failed or expired: exit 1 with the reason).
+ */
+async function connectInBrowser(
+  admin: Admin,
+  args: {
+    orgId: string;
+    platform: Platform;
+    instance?: string | undefined;
+    channelId?: string | undefined;
+    account?: string | undefined;
+    timeoutMs: number;
+  },
+) {
+  const landing = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><meta charset="utf-8"><title>Herald</title><p>Done: return to the terminal.</p>');
+  });
+  await new Promise<void>((ok) => landing.listen(0, '127.0.0.1', ok));
+  try {
+    const redirectUri = `http://127.0.0.1:${(landing.address() as AddressInfo).port}/connected`;
+    const { account, timeoutMs: _t, ...start } = args;
+    const session = await admin.startConnection({ ...start, redirectUri });
+    process.stderr.write(
+      `Open this URL to connect the ${args.platform} account:\n\n  ${session.authorize_url}\n\nWaiting…\n`,
+    );
+    const deadline = Date.now() + args.timeoutMs;
+    for (;;) {
+      const now = await admin.connectionOf(args.orgId, session.id);
+      if (now.status === 'selecting_account' && account)
+        return (await admin.selectAccount(args.orgId, session.id, account)).channel;
+      if (now.status === 'selecting_account')
+        throw new Error(
+          `the grant covers several accounts (${(now.accounts ?? []).map((a) => `${a.id} ${a.handle}`).join(', ')}): run again with --account ID, or pick one with POST /v1/channel-connections/${session.id}/select`,
+        );
+      if (now.status === 'connected') return now.channel;
+      if (now.status === 'failed' || now.status === 'expired')
+        throw new Error(
+          `not connected: ${now.error ? `${now.error.code}: ${now.error.message}` : now.status}`,
+        );
+      if (Date.now() > deadline)
+        throw new Error('gave up waiting (--timeout); the session stays open until it expires');
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    landing.close();
+  }
+}
 
 /** `api_requests=5000,burst=10`: overrides of the plan's allowances, positive integers. */
 function parseLimits(value: string): Partial<Limits> {

@@ -186,6 +186,8 @@ async function main() {
     // Media is delivered, and uploads are received, by this front door (read per request).
     process.env.HERALD_MEDIA_BASE_URL = baseUrl;
     process.env.HERALD_LOCAL_UPLOAD_ORIGIN = baseUrl;
+    // Platforms send people back to {baseUrl}/oauth/callback/{platform} (register it in the apps).
+    process.env.HERALD_PUBLIC_URL = baseUrl;
     writeStackInfo(dir, {
       pid: process.pid,
       baseUrl,
@@ -193,6 +195,20 @@ async function main() {
       sqsEndpoint: sqsQueues.endpoint,
       s3Endpoint: s3.endpoint,
       tableName: TABLE_NAME,
+      // What the admin CLI needs besides the table: the KMS stand-in (platform apps' secrets, pasted
+      // credentials), the public URL and the local-only knobs that point platforms at sandboxes.
+      cliEnv: {
+        AWS_ENDPOINT_URL_KMS: String(process.env.AWS_ENDPOINT_URL_KMS),
+        CONNECTION_SECRETS_KEY_ID: String(process.env.CONNECTION_SECRETS_KEY_ID),
+        HERALD_PUBLIC_URL: baseUrl,
+        ...Object.fromEntries(
+          Object.entries(process.env).filter(
+            (e): e is [string, string] =>
+              typeof e[1] === 'string' &&
+              (/^HERALD_PLATFORM_[A-Z]+_URL$/.test(e[0]) || e[0] === 'HERALD_WEBHOOK_ALLOW_CIDRS'),
+          ),
+        ),
+      },
       queues: Object.fromEntries(
         Object.entries(sqsQueues.queues).map(([k, v]) => [k, { url: v.url, dlqUrl: v.dlqUrl }]),
       ),

@@ -97,6 +97,7 @@ export class HeraldStack extends Stack {
   /** Every HeraldFunction, keyed by manifest id (operations, the $default fallback, workers). */
   readonly functions: ReadonlyMap<string, HeraldFunction>;
   readonly webhookSecretsKey: Key;
+  readonly connectionSecretsKey: Key;
   readonly stateMachines = new Map<StateMachineName, StateMachine>();
 
   functionOf(id: string): HeraldFunction {
@@ -185,6 +186,16 @@ export class HeraldStack extends Stack {
       removalPolicy,
     });
 
+    // ---- Connection secrets ----------------------------------------------------------------------
+    // Channel tokens, the platform apps' client secrets and in-flight grants, sealed per value
+    // (envelope encryption: GenerateDataKey, then AES-GCM) under a context naming whose they are.
+    // Only the functions that connect, publish, sync or disconnect may use it.
+    this.connectionSecretsKey = new Key(this, 'ConnectionSecretsKey', {
+      description: `Herald ${config.stage}: encryption of channel tokens and platform app secrets`,
+      enableKeyRotation: true,
+      removalPolicy,
+    });
+
     // ---- Media (buckets, CDN, ffmpeg layer) ------------------------------------------------------
     this.media = new Media(this, 'Media', { removalPolicy });
 
@@ -243,6 +254,14 @@ export class HeraldStack extends Stack {
         fn.addEnvironment('HERALD_FFMPEG_PATH', '/opt/bin/ffmpeg');
       }
       if (access.table !== 'none') fn.bindTable(this.table, access.table);
+      if (access.connectionSecrets?.length) {
+        fn.addEnvironment('CONNECTION_SECRETS_KEY_ID', this.connectionSecretsKey.keyArn);
+        this.connectionSecretsKey.grant(
+          fn,
+          ...access.connectionSecrets.map((use) => (use === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt')),
+        );
+      }
+      if (config.publicUrl) fn.addEnvironment('HERALD_PUBLIC_URL', config.publicUrl);
       if (access.secrets?.length) {
         fn.addEnvironment('WEBHOOK_SECRETS_KEY_ID', this.webhookSecretsKey.keyArn);
         this.webhookSecretsKey.grant(
@@ -501,6 +520,12 @@ export class HeraldStack extends Stack {
     new CfnOutput(this, 'MediaBaseUrl', {
       value: this.media.baseUrl,
       description: 'Origin of media asset urls',
+    });
+    // The admin CLI seals platform app secrets with this key and prints redirect URIs under this URL.
+    new CfnOutput(this, 'ConnectionSecretsKeyArn', { value: this.connectionSecretsKey.keyArn });
+    new CfnOutput(this, 'PublicUrl', {
+      value: config.publicUrl ?? this.apiStage.url.replace(/\/$/, ''),
+      description: 'Where platforms send people back: {PublicUrl}/oauth/callback/{platform}',
     });
   }
 }

@@ -26,6 +26,12 @@ export interface StageConfig {
   readonly notifySender: string | undefined;
   /** Browser origins the MCP endpoint accepts (comma-separated https origins); none by default. */
   readonly mcpAllowedOrigins: string[];
+  /**
+   * The deployment's public https origin when it is not the API's own endpoint (a custom domain):
+   * platforms send people back to `{publicUrl}/oauth/callback/{platform}`. Without it, each request's
+   * own host.
+   */
+  readonly publicUrl: string | undefined;
 }
 
 export function parseStage(raw: unknown): string {
@@ -53,6 +59,18 @@ function parseDocsUrl(raw: unknown): string {
   if (typeof raw !== 'string' || !URL.canParse(raw) || new URL(raw).protocol !== 'https:') {
     throw new Error(`invalid docsUrl ${JSON.stringify(raw)}: an https URL is required`);
   }
+  return raw.replace(/\/+$/, '');
+}
+
+function parsePublicUrl(raw: unknown): string | undefined {
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (
+    typeof raw !== 'string' ||
+    !URL.canParse(raw) ||
+    new URL(raw).protocol !== 'https:' ||
+    new URL(raw).origin !== raw.replace(/\/+$/, '')
+  )
+    throw new Error(`invalid publicUrl ${JSON.stringify(raw)}: an https origin like https://api.example.com`);
   return raw.replace(/\/+$/, '');
 }
 
@@ -86,6 +104,7 @@ export function stageConfigFrom(context: Record<string, unknown>): StageConfig {
     alarmEmail: parseEmail('alarmEmail', context.alarmEmail),
     notifySender: parseEmail('notifySender', context.notifySender),
     mcpAllowedOrigins: parseOrigins(context.mcpAllowedOrigins),
+    publicUrl: parsePublicUrl(context.publicUrl),
   };
 }
 
@@ -97,5 +116,6 @@ export function readStageConfig(scope: IConstruct): StageConfig {
     alarmEmail: scope.node.tryGetContext('alarmEmail'),
     notifySender: scope.node.tryGetContext('notifySender'),
     mcpAllowedOrigins: scope.node.tryGetContext('mcpAllowedOrigins'),
+    publicUrl: scope.node.tryGetContext('publicUrl'),
   });
 }

@@ -17,9 +17,21 @@ export async function resolveTarget(
   if (opts.stack) {
     const client = cfn ?? new CloudFormationClient(opts.region ? { region: opts.region } : {});
     const res = await client.send(new DescribeStacksCommand({ StackName: opts.stack }));
-    const table = res.Stacks?.[0]?.Outputs?.find((o) => o.OutputKey === 'TableName')?.OutputValue;
+    const outputs = res.Stacks?.[0]?.Outputs ?? [];
+    const output = (key: string) => outputs.find((o) => o.OutputKey === key)?.OutputValue;
+    const table = output('TableName');
     if (!table) throw new Error(`stack ${opts.stack} has no TableName output; is it a Herald stack?`);
-    return { kind: 'stack', env: { TABLE_NAME: table, ...(opts.region ? { AWS_REGION: opts.region } : {}) } };
+    const key = output('ConnectionSecretsKeyArn');
+    const publicUrl = output('PublicUrl');
+    return {
+      kind: 'stack',
+      env: {
+        TABLE_NAME: table,
+        ...(key ? { CONNECTION_SECRETS_KEY_ID: key } : {}),
+        ...(publicUrl ? { HERALD_PUBLIC_URL: publicUrl } : {}),
+        ...(opts.region ? { AWS_REGION: opts.region } : {}),
+      },
+    };
   }
   const info = readStackInfo(dataDir());
   if (!info) {
@@ -30,6 +42,7 @@ export async function resolveTarget(
   return {
     kind: 'local',
     env: {
+      ...info.cliEnv,
       TABLE_NAME: info.tableName,
       AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
       AWS_REGION: LOCAL_REGION,

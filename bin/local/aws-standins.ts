@@ -271,7 +271,8 @@ function createKms(key: Buffer) {
     if (op === 'GenerateDataKey') {
       const keyId = body.KeyId;
       if (typeof keyId !== 'string' || !keyId) throw new AwsError('ValidationException', 'KeyId is required');
-      const bytes = body.KeySpec === 'AES_128' ? 16 : body.KeySpec === 'AES_256' ? 32 : Number(body.NumberOfBytes);
+      const bytes =
+        body.KeySpec === 'AES_128' ? 16 : body.KeySpec === 'AES_256' ? 32 : Number(body.NumberOfBytes);
       if (!Number.isInteger(bytes) || bytes < 1 || bytes > 1024)
         throw new AwsError('ValidationException', 'Specify either KeySpec or NumberOfBytes');
       const dataKey = randomBytes(bytes);

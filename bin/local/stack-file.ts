@@ -11,6 +11,8 @@ export interface LocalStackInfo {
   sqsEndpoint: string;
   s3Endpoint?: string;
   tableName: string;
+  /** Environment the admin CLI applies to reach this stack's stand-ins and knobs. */
+  cliEnv?: Record<string, string>;
   queues: Record<string, { url: string; dlqUrl: string }>;
 }
 

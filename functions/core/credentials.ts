@@ -1,7 +1,9 @@
 import * as z from 'zod/mini';
 import type { Platform } from './platforms.ts';
 
-// Channel credentials as `herald channel connect --credentials` takes them (README, "The admin CLI").
+// Channel credentials as `herald channel connect --credentials` takes them (pasted tokens, for
+// sandboxes); they are verified with the platform before anything is stored. Renewing them uses the
+// operator's platform app (`herald platform-app set`), never a secret pasted per channel.
 
 const origin = z.url({ protocol: /^https?$/ });
 const token = z.string().check(z.minLength(1), z.maxLength(4096));
@@ -12,10 +14,6 @@ const oauth = (accountId: z.ZodMiniType) =>
     refresh_token: z.optional(token),
     expires_at: z.optional(z.iso.datetime({ offset: true })),
     account_id: accountId,
-    // The app's client credentials, which the token endpoints need to refresh (TikTok calls it client_key).
-    client_id: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
-    client_key: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
-    client_secret: z.optional(z.string().check(z.minLength(1), z.maxLength(512))),
   });
 
 const anyId = z.string().check(z.minLength(1), z.maxLength(200));

@@ -1,7 +1,7 @@
 import { publicHandler } from '#shared/envelope';
 import { oauthCallback } from '#usecases/oauth-callback';
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const html = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** GET /oauth/callback/{platform}: no API key (the one-time state names the session). */
 export const handler = publicHandler(async (event) => {
@@ -21,6 +21,6 @@ export const handler = publicHandler(async (event) => {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': "default-src 'none'",
     },
-    body: `<!doctype html><html><head><meta charset="utf-8"><title>Herald: ${escape(title)}</title></head><body><h1>${escape(title)}</h1><p>${escape(message)}</p></body></html>`,
+    body: `<!doctype html><html><head><meta charset="utf-8"><title>Herald: ${html(title)}</title></head><body><h1>${html(title)}</h1><p>${html(message)}</p></body></html>`,
   };
 });

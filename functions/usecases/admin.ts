@@ -1,21 +1,21 @@
 import {
   AlreadyExistsError,
   addUser,
-  ChannelLimitError,
   createOrgWithOwner,
   getOrg,
   getUser,
   listApiKeys,
   putApiKey,
-  putChannel,
   revokeApiKey,
   setOrgPlan,
   updateOrgSettings,
 } from '#adapters/accounts';
+import { getChannel } from '#adapters/channels';
+import { listPlatformApps, putPlatformApp } from '#adapters/platform-apps';
+import { PlatformError } from '#adapters/platforms/types';
 import { ConcurrentChangeError, getPostWithOrg, PostQuotaError, replacePost } from '#adapters/posts';
 import {
   type ApiKeyRecord,
-  type ChannelRecord,
   canApprovePosts,
   canChangeSettings,
   canMintKeys,
@@ -29,13 +29,21 @@ import {
   toChannel,
   type User,
 } from '#core/accounts';
-import { CREDENTIALS } from '#core/credentials';
+import { OAUTH_PLATFORMS } from '#core/connections';
+import { CREDENTIALS, redactCredentials } from '#core/credentials';
+import { ApiError } from '#core/errors';
 import { newId } from '#core/ids';
 import { billingPeriod, effectiveLimits, type Limits } from '#core/plans';
 import type { Platform } from '#core/platforms';
 import { countedNow, decideApprove, toPost } from '#core/posts';
 import { issuesToFieldErrors } from '#core/validation';
 import type { Scope } from '#lib/operations';
+import { ConnectFailure, connectAccount, refused, verifyCredentials } from './channel-connect.ts';
+import { syncChannel } from './channel-sync.ts';
+import { createChannelConnection } from './create-channel-connection.ts';
+import { disconnectChannel } from './disconnect-channel.ts';
+import { getChannelConnection } from './get-channel-connection.ts';
+import { selectChannelAccount } from './select-channel-account.ts';
 
 // What `herald` (the admin CLI) does. The same code runs against the local stack and a deployment.
 
@@ -162,52 +170,189 @@ export async function listKeys(orgId: string) {
   return { data: (await listApiKeys(orgId)).map(publicKey) };
 }
 
-/** Connects a channel. Without credentials it is stored as reauth_required: it cannot publish yet. */
+/**
+ * Connects a channel with credentials pasted by the operator (sandboxes, tokens obtained
+ * elsewhere): they are verified with the platform first — the handle, avatar, followers and account
+ * id come from it — and nothing is stored when the platform refuses them. Connecting an account that
+ * is already a channel reconnects that channel; `channelId` reconnects a given one in place.
+ */
 export async function connectChannel(args: {
   orgId: string;
   platform: Platform;
-  handle: string;
-  credentials?: unknown;
+  credentials: unknown;
+  channelId?: string | undefined;
 }) {
-  const org = await requireOrg(args.orgId);
-  let credentials: Record<string, unknown> = {};
-  if (args.credentials !== undefined) {
-    const parsed = CREDENTIALS[args.platform].safeParse(args.credentials);
-    if (!parsed.success) {
-      const detail = issuesToFieldErrors(parsed.error.issues)
-        .map((e) => `${e.pointer || '/'}: ${e.message}`)
-        .join('; ');
-      throw new AdminError(`invalid ${args.platform} credentials: ${detail}`);
-    }
-    credentials = parsed.data as Record<string, unknown>;
+  await requireOrg(args.orgId);
+  const parsed = CREDENTIALS[args.platform].safeParse(args.credentials);
+  if (!parsed.success) {
+    const detail = issuesToFieldErrors(parsed.error.issues)
+      .map((e) => `${e.pointer || '/'}: ${e.message}`)
+      .join('; ');
+    throw new AdminError(`invalid ${args.platform} credentials: ${detail}`);
   }
-  const at = nowIso();
-  const rec: ChannelRecord = {
-    id: newId('channel'),
-    org_id: args.orgId,
-    platform: args.platform,
-    handle: args.handle,
-    avatar_url: null,
-    followers: 0,
-    status: args.credentials === undefined ? 'reauth_required' : 'live',
-    last_sync_at: null,
-    last_error:
-      args.credentials === undefined ? 'No credentials yet: connect again with --credentials.' : null,
-    created_at: at,
-  };
-  const limit = effectiveLimits(org.plan, org.limits).channels;
+  const credentials = parsed.data as Record<string, unknown>;
+  let account: Awaited<ReturnType<typeof verifyCredentials>>;
   try {
-    await putChannel(rec, credentials, limit);
+    account = await verifyCredentials(args.platform, credentials);
   } catch (err) {
-    if (err instanceof ChannelLimitError) {
+    if (err instanceof PlatformError)
       throw new AdminError(
-        `${args.orgId} is at its ${org.plan} plan's bound of ${limit} channels`,
-        'conflict',
+        `${args.platform} ${refused(err) ? 'refused the credentials' : 'could not check the credentials now'}: ${redactCredentials(err.message, credentials)}`,
       );
-    }
     throw err;
   }
-  return toChannel(rec);
+  try {
+    const channel = await connectAccount({
+      orgId: args.orgId,
+      platform: args.platform,
+      account,
+      connectionId: newId('connection'),
+      reconnect: args.channelId ?? null,
+      now: new Date(),
+    });
+    return toChannel(channel);
+  } catch (err) {
+    if (err instanceof ConnectFailure) throw new AdminError(err.message, 'conflict');
+    throw err;
+  }
+}
+
+/**
+ * Starts an OAuth (or Mastodon) connection for the operator, as createChannelConnection does for
+ * an API client: the session, with the authorize URL to open. The CLI then waits for it to end.
+ */
+export async function startConnection(args: {
+  orgId: string;
+  platform: Platform;
+  redirectUri: string;
+  instance?: string | undefined;
+  channelId?: string | undefined;
+}) {
+  await requireOrg(args.orgId);
+  try {
+    return await createChannelConnection({
+      orgId: args.orgId,
+      body: {
+        platform: args.platform,
+        redirect_uri: args.redirectUri,
+        ...(args.instance ? { instance: args.instance } : {}),
+        ...(args.channelId ? { channel_id: args.channelId } : {}),
+      },
+      requestHost: undefined,
+      now: new Date(),
+      // The operator's own session: not an API request, nothing to meter.
+      admitted: async () => undefined,
+    });
+  } catch (err) {
+    if (err instanceof ApiError)
+      throw new AdminError(
+        [err.message, ...(err.errors ?? []).map((e) => `${e.pointer}: ${e.message}`)].join(' '),
+        err.status === 409 ? 'conflict' : 'invalid',
+      );
+    throw err;
+  }
+}
+
+export async function connectionOf(orgId: string, id: string) {
+  return getChannelConnection(orgId, id, new Date());
+}
+
+export async function selectAccount(orgId: string, id: string, accountId: string) {
+  try {
+    return await selectChannelAccount(orgId, id, accountId, new Date(), async () => undefined);
+  } catch (err) {
+    if (err instanceof ApiError)
+      throw new AdminError([err.message, ...(err.errors ?? []).map((e) => e.message)].join(' '), 'conflict');
+    throw err;
+  }
+}
+
+export async function disconnect(args: { orgId: string; channelId: string }) {
+  await requireOrg(args.orgId);
+  try {
+    return await disconnectChannel(args.orgId, args.channelId, new Date(), async () => undefined);
+  } catch (err) {
+    if (err instanceof ApiError) throw new AdminError(err.message, 'not_found');
+    throw err;
+  }
+}
+
+/** Runs the channel sync for one channel now (renew a token ahead of expiry, read the profile). */
+export async function syncOne(args: { orgId: string; channelId: string }) {
+  await requireOrg(args.orgId);
+  const result = await syncChannel(args.orgId, args.channelId, new Date());
+  const channel = await getChannel(args.orgId, args.channelId);
+  if (!channel)
+    throw new AdminError(`no channel ${args.channelId} in organization ${args.orgId}`, 'not_found');
+  return { result, channel: toChannel(channel) };
+}
+
+/** `herald platform-app set`: the operator's app on a platform (its secret sealed). */
+export async function setPlatformApp(args: {
+  platform: Platform;
+  clientId: string;
+  clientSecret: string;
+  scopes?: string[] | undefined;
+  publicUrl?: string | undefined;
+}) {
+  if (!(OAUTH_PLATFORMS as readonly string[]).includes(args.platform))
+    throw new AdminError(
+      args.platform === 'mastodon'
+        ? 'mastodon needs no app: Herald registers one on each instance when an account there is first connected'
+        : 'bluesky needs no app: accounts connect with app passwords',
+    );
+  const base = (args.publicUrl ?? process.env.HERALD_PUBLIC_URL ?? '').replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]+$/.test(base))
+    throw new AdminError(
+      'no public URL: pass --public-url https://api.example.com (the origin platforms send people back to)',
+    );
+  const app = {
+    platform: args.platform,
+    client_id: args.clientId,
+    client_secret: args.clientSecret,
+    redirect_uri: `${base}/oauth/callback/${args.platform}`,
+    scopes: args.scopes?.length ? args.scopes : null,
+    updated_at: nowIso(),
+  };
+  await putPlatformApp(app);
+  const { client_secret: _secret, ...shown } = app;
+  return { ...shown, configured: true };
+}
+
+/** `herald platform-app list`: every platform, whether it is configured and the redirect URI to register. */
+export async function platformApps() {
+  const base = (process.env.HERALD_PUBLIC_URL ?? '').replace(/\/+$/, '');
+  const apps = await listPlatformApps(OAUTH_PLATFORMS);
+  return {
+    data: [
+      ...OAUTH_PLATFORMS.map((platform, i) => {
+        const app = apps[i];
+        return {
+          platform,
+          configured: Boolean(app),
+          client_id: app?.client_id ?? null,
+          redirect_uri: app?.redirect_uri ?? (base ? `${base}/oauth/callback/${platform}` : null),
+          scopes: app?.scopes ?? null,
+        };
+      }),
+      {
+        platform: 'mastodon',
+        configured: true,
+        client_id: null,
+        redirect_uri: base ? `${base}/oauth/callback/mastodon` : null,
+        scopes: null,
+        note: 'registered on each instance automatically',
+      },
+      {
+        platform: 'bluesky',
+        configured: true,
+        client_id: null,
+        redirect_uri: null,
+        scopes: null,
+        note: 'app passwords',
+      },
+    ],
+  };
 }
 
 export async function setSettings(args: { orgId: string; by: string; patch: Partial<OrgSettings> }) {

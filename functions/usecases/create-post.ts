@@ -36,11 +36,19 @@ export async function createPost(orgId: string, input: CreatePostInput, now: Dat
 
   input.variants.forEach((v, i) => {
     const channel = ctx.channels.get(v.channel_id);
-    if (!channel || channel.status === 'disconnected') {
+    if (!channel) {
       errors.push({
         pointer: `/variants/${i}/channel_id`,
         code: 'unknown_channel',
         message: 'No connected channel with this id.',
+      });
+      return;
+    }
+    if (channel.status === 'disconnected') {
+      errors.push({
+        pointer: `/variants/${i}/channel_id`,
+        code: 'channel_disconnected',
+        message: 'This channel was disconnected; connect its account again to post to it.',
       });
       return;
     }

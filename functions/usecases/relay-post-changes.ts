@@ -86,8 +86,13 @@ export function postEvents(change: Change<PostRecord>): HeraldEvent[] {
 export function channelEvents(change: Change<ChannelRecord>): HeraldEvent[] {
   const { old: before, new: after } = change;
   if (!after) return [];
-  if (!before) return [event(change, 'channel.connected', after.org_id, { channel: toChannel(after) })];
-  if (after.status === 'reauth_required' && before.status !== 'reauth_required') {
+  // Every connection fires once: a new channel, or a reconnect (a new connection id; the stream
+  // record id keeps a retried relay to the same event id).
+  const connected =
+    !before || (after.connection_id !== undefined && after.connection_id !== before.connection_id);
+  if (connected && after.status === 'live')
+    return [event(change, 'channel.connected', after.org_id, { channel: toChannel(after) })];
+  if (after.status === 'reauth_required' && before?.status !== 'reauth_required') {
     return [event(change, 'channel.reauth_required', after.org_id, { channel: toChannel(after) })];
   }
   return [];

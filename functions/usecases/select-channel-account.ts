@@ -1,4 +1,3 @@
-import { getChannel } from '#adapters/channels';
 import { advanceConnection, getConnection } from '#adapters/connections';
 import { toChannel } from '#core/accounts';
 import { type ConnectionRecord, connectionStatus, toConnection } from '#core/connections';

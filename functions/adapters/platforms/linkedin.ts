@@ -1,6 +1,6 @@
 import { type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
 import { OAuthTokens } from './oauth.ts';
-import { sleep, str } from './support.ts';
+import { sleep } from './support.ts';
 import {
   type Connector,
   type Engagement,
@@ -16,10 +16,7 @@ import {
 // Credentials: access_token (+ refresh_token/expires_at for apps LinkedIn granted programmatic
 // refresh), account_id = the author URN (urn:li:person:… or urn:li:organization:…).
 //
-// Token refresh goes to https://www.linkedin.com/oauth/v2/accessToken with the app's client id and
-// secret (credentials.client_id/client_secret, else HERALD_LINKEDIN_CLIENT_ID/_SECRET). Locally its
-// origin is HERALD_PLATFORM_LINKEDIN_OAUTH_URL, or — when only HERALD_PLATFORM_LINKEDIN_URL points at a
-// sandbox — that same origin, so one fake or sandbox serves both.
+// Tokens: the channel's token source renews them (usecases/channel-tokens.ts, through the one OAuth client).
 //
 // `commentary` is "little text": ( ) [ ] { } < > @ # * _ ~ | \ are markup, and LinkedIn silently
 // drops text after an unescaped one. We backslash-escape them so the text arrives as written.
@@ -29,15 +26,10 @@ import {
 // repeat that LinkedIn refuses as DUPLICATE_POST names the earlier post's URN, which we then report.
 
 const API = 'https://api.linkedin.com';
-const OAUTH = 'https://www.linkedin.com';
 export const LINKEDIN_VERSION = '202605';
 const POLL_BUDGET_MS = 180_000;
 
 const apiOrigin = () => platformOrigin('linkedin', API);
-function oauthOrigin() {
-  const api = apiOrigin();
-  return platformOrigin('linkedin_oauth', api === API ? OAUTH : api);
-}
 
 interface LiError {
   status?: number;

@@ -172,14 +172,6 @@ export class GraphClient {
     return this.opts.platform;
   }
 
-  /** Refreshes ahead of expiry; failures are left to the reactive path. */
-  async refreshNow(): Promise<void> {
-    if (!this.opts.refresh || this.refreshUsed) return;
-    this.refreshUsed = true;
-    const fresh = await this.opts.refresh().catch(() => null);
-    if (fresh) this.token = fresh;
-  }
-
   get<T>(path: string, params: Params = {}): Promise<T> {
     return this.call<T>('GET', path, params);
   }

@@ -21,13 +21,11 @@ import {
 // Pin creation has no idempotency key, so the checkpoint marks the attempt before POST /v5/pins, and reconcile
 // lists the board's Pins for one with our description created since that attempt began.
 //
-// Token refresh: POST /v5/oauth/token (grant_type=refresh_token) with HTTP Basic client authentication from the
-// channel credentials' `client_id` and `client_secret`.
+// Tokens (30 days; continuous refresh rotates the refresh token): the channel's token source renews them (usecases/channel-tokens.ts, through the one OAuth client).
 
 const P = 'pinterest';
 const origin = () => platformOrigin(P, 'https://api.pinterest.com');
 
-const EXPIRY_SKEW_MS = 60_000;
 const UPLOAD_TIMEOUT_MS = 300_000;
 /** Clock skew allowed between us and Pinterest's created_at when matching a Pin to an attempt. */
 const MATCH_SKEW_MS = 120_000;
@@ -56,14 +54,6 @@ interface MediaUpload {
   upload_url?: string;
   upload_parameters?: Record<string, string>;
   status?: string;
-}
-
-interface TokenAnswer {
-  access_token?: string;
-  refresh_token?: string;
-  expires_in?: number;
-  code?: number;
-  message?: string;
 }
 
 /** Retry-After when sent, else X-RateLimit-Reset (seconds until the window resets, or an epoch). */

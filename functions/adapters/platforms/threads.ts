@@ -1,4 +1,4 @@
-import { platformOrigin, request } from './http.ts';
+import { platformOrigin } from './http.ts';
 import {
   asContainerStatus,
   type ContainerPlatform,
@@ -48,18 +48,6 @@ async function open(ctx: AuthContext): Promise<Session> {
     (await ctx.tokens.refreshAfter401()) ? String(ctx.tokens.credentials.access_token ?? '') : null;
   const client = new GraphClient({ platform: PLATFORM, base: `${origin}/${VERSION}`, token, refresh });
   return { client, userId: accountId };
-}
-
-function jsonObject(body: unknown): Record<string, unknown> | null {
-  let v = body;
-  if (typeof v === 'string') {
-    try {
-      v = JSON.parse(v);
-    } catch {
-      return null;
-    }
-  }
-  return v && typeof v === 'object' ? (v as Record<string, unknown>) : null;
 }
 
 async function containerState(s: Session, id: string): Promise<ContainerState> {

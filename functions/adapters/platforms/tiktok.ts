@@ -23,7 +23,7 @@ import {
 // JSON numbers, so we parse it without losing digits. Private (SELF_ONLY) posts never get a public id: the
 // publish_id is then the external id and there is no permalink.
 //
-// Client credentials for token refresh (`client_key`, `client_secret`) come from the channel credentials.
+// Tokens (a day; refresh tokens rotate): the channel's token source renews them (usecases/channel-tokens.ts, through the one OAuth client).
 
 const P = 'tiktok';
 const origin = () => platformOrigin(P, 'https://open.tiktokapis.com');
@@ -32,8 +32,6 @@ const TIMEOUT_MS = 15_000;
 const UPLOAD_TIMEOUT_MS = 120_000;
 /** Chunk size: TikTok wants 5–64 MB chunks (last one up to 128 MB); anything under one chunk goes whole. */
 const CHUNK = 10 * 1024 * 1024;
-/** Refresh a little before expiry so the token does not lapse mid-upload. */
-const EXPIRY_SKEW_MS = 60_000;
 
 /** Poll pacing of the status endpoint (30 requests/min per token); tests shrink it. */
 export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 90_000 };
@@ -58,14 +56,6 @@ interface PublishStatus {
   fail_reason?: string;
   publicaly_available_post_id?: string[];
   uploaded_bytes?: number;
-}
-
-interface TokenAnswer {
-  access_token?: string;
-  refresh_token?: string;
-  expires_in?: number;
-  error?: string;
-  error_description?: string;
 }
 
 type MediaKind = 'video' | 'photo';

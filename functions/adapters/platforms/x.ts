@@ -1,6 +1,6 @@
 import { type HttpResponse, platformOrigin, request, retryAfterSeconds } from './http.ts';
 import { OAuthTokens } from './oauth.ts';
-import { sleep, str } from './support.ts';
+import { sleep } from './support.ts';
 import {
   type Connector,
   type Engagement,
@@ -12,10 +12,8 @@ import {
 } from './types.ts';
 
 // X (API v2, https://api.x.com) with an OAuth 2.0 user token (credentials access_token, refresh_token,
-// expires_at, account_id = the user id). Access tokens live two hours and refresh tokens are single
-// use, so a refresh (POST /2/oauth2/token) always hands the new pair to ctx.saveCredentials. The
-// OAuth client id comes from credentials.client_id when present, else HERALD_X_CLIENT_ID; a
-// confidential client's secret (credentials.client_secret or HERALD_X_CLIENT_SECRET) is sent as Basic.
+// expires_at, account_id = the user id). Access tokens live two hours; the channel's token source renews them (usecases/channel-tokens.ts, through the one OAuth client)
+// when they expire or X refuses one.
 //
 // Media uses the v2 media endpoints: images in one POST /2/media/upload (base64 JSON, tweet_image);
 // video and GIFs in chunks (POST /2/media/upload/initialize, /{id}/append multipart, /{id}/finalize,

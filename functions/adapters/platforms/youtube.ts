@@ -21,23 +21,15 @@ import {
 // `Content-Range: bytes */<size>` tells a crashed attempt whether the video was created (200/201) or how far the
 // upload got (308), and a later attempt resumes from there instead of uploading twice.
 //
-// Tokens are Google OAuth tokens: refresh at https://oauth2.googleapis.com/token (grant_type=refresh_token) with
-// the channel credentials' `client_id` and `client_secret`. Locally the token origin is
-// HERALD_PLATFORM_YOUTUBE_OAUTH_URL, or else the YouTube override itself (one sandbox or fake serves both).
+// Tokens are Google OAuth tokens (an hour): the channel's token source renews them (usecases/channel-tokens.ts, through the one OAuth client).
 
 const P = 'youtube';
 const GOOGLE_API = 'https://www.googleapis.com';
-const GOOGLE_OAUTH = 'https://oauth2.googleapis.com';
 const apiOrigin = () => platformOrigin(P, GOOGLE_API);
-function oauthOrigin(): string {
-  const api = apiOrigin();
-  return platformOrigin('youtube_oauth', api === GOOGLE_API ? GOOGLE_OAUTH : api);
-}
 
 /** Chunk size: all chunks but the last must be multiples of 256 KiB. */
 export const CHUNK = 8 * 1024 * 1024;
 const UPLOAD_TIMEOUT_MS = 300_000;
-const EXPIRY_SKEW_MS = 60_000;
 
 interface GoogleError {
   error?: {
@@ -46,14 +38,6 @@ interface GoogleError {
     status?: string;
     errors?: { reason?: string; message?: string }[];
   };
-}
-
-interface TokenAnswer {
-  access_token?: string;
-  refresh_token?: string;
-  expires_in?: number;
-  error?: string;
-  error_description?: string;
 }
 
 const RATE_REASONS = new Set([
