@@ -18,6 +18,9 @@ export default defineConfig({
             EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-events',
             WEBHOOKS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-webhooks',
             WEBHOOK_SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/unit',
+            CONNECTION_SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/connections',
+            // Loopback is where the contract fakes listen (Mastodon and Bluesky go through the address check).
+            HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
             WEBHOOK_LADDER_ARN: 'arn:aws:states:us-east-1:000000000000:stateMachine:herald-webhookLadder',
             HERALD_CURSOR_SECRET: 'unit-test-cursor-secret',
             HERALD_UPLOAD_BUCKET: 'herald-test-uploads',

@@ -3,7 +3,7 @@ import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '
 import type { ConnectionRecord } from '#core/connections';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
-import { open, type Sealed, seal } from './sealed.ts';
+import type { Sealed } from './sealed.ts';
 import { fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
 
 // Connection sessions (`ORG#<org>` / `CONN#<id>`) and the OAuth `state` that finds one from the
@@ -22,21 +22,26 @@ interface Stored extends ConnectionRecord {
   pending?: Sealed | null;
 }
 
-const context = (orgId: string, id: string) => ({ purpose: 'connection', org_id: orgId, connection_id: id });
+/** The context a session's pending part is sealed under (adapters/connection-pending.ts). */
+export const pendingContext = (orgId: string, id: string) => ({
+  purpose: 'connection',
+  org_id: orgId,
+  connection_id: id,
+});
 const ttl = (rec: ConnectionRecord) => Math.floor(Date.parse(rec.expires_at) / 1000) + 7 * 86_400;
 export const hashState = (state: string) => createHash('sha256').update(state).digest('hex');
 
 /** Stores a new session; `state` (OAuth) becomes findable by the callback. */
 export async function putConnection(
   rec: ConnectionRecord,
-  pending: Pending | null,
+  pending: Sealed | null,
   state: string | null,
 ): Promise<void> {
   const item: Stored & Record<string, unknown> = {
     ...keys.connection(rec.org_id, rec.id),
     entity: 'connection',
     ...rec,
-    pending: pending ? await seal(context(rec.org_id, rec.id), pending) : null,
+    pending,
     ttl: ttl(rec),
   };
   await ddb.send(
@@ -84,21 +89,17 @@ export async function takeState(state: string): Promise<{ orgId: string; connect
   }
 }
 
-/** A session; its sealed part opened only when `withPending` (reading a session needs no key). */
+/** A session, and its pending part still sealed (adapters/connection-pending.ts opens it). */
 export async function getConnection(
   orgId: string,
   id: string,
-  withPending = true,
-): Promise<{ rec: ConnectionRecord; pending: Pending | null } | null> {
+): Promise<{ rec: ConnectionRecord; pending: Sealed | null } | null> {
   const res = await ddb.send(
     new GetCommand({ TableName: TABLE_NAME, Key: keys.connection(orgId, id), ConsistentRead: true }),
   );
   if (!res.Item) return null;
   const { pending, ttl: _ttl, ...rec } = fromItem<Stored & { ttl?: number }>(res.Item);
-  return {
-    rec: rec as ConnectionRecord,
-    pending: pending && withPending ? await open<Pending>(context(orgId, id), pending) : null,
-  };
+  return { rec: rec as ConnectionRecord, pending: pending ?? null };
 }
 
 /**
@@ -110,10 +111,9 @@ export async function advanceConnection(
   rec: ConnectionRecord,
   from: ConnectionRecord['status'],
   next: Partial<ConnectionRecord>,
-  pending: Pending | null,
+  pending: Sealed | null,
 ): Promise<boolean> {
-  const sealed = pending ? await seal(context(rec.org_id, rec.id), pending) : null;
-  const set: Record<string, unknown> = { ...next, pending: sealed };
+  const set: Record<string, unknown> = { ...next, pending };
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = { ':from': from };
   const parts = Object.entries(set).map(([k, v], i) => {

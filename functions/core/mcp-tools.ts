@@ -67,12 +67,19 @@ function jsonSchema(
 
 const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost']);
 /** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads). */
-const OPEN_WORLD: ReadonlySet<string> = new Set(['publishPost', 'createPost', 'testWebhookEndpoint']);
+const OPEN_WORLD: ReadonlySet<string> = new Set([
+  'publishPost',
+  'createPost',
+  'testWebhookEndpoint',
+  'createChannelConnection',
+  'disconnectChannel',
+]);
 const DESTRUCTIVE: ReadonlySet<string> = new Set([
   'deletePost',
   'publishPost',
   'deleteWebhookEndpoint',
   'rotateWebhookSecret',
+  'disconnectChannel',
 ]);
 
 function toolOf(op: Operation): ToolSpec {

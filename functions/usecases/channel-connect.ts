@@ -1,11 +1,6 @@
 import { getOrg } from '#adapters/accounts';
-import {
-  ChannelLimitError,
-  ConnectRaceError,
-  channelOfAccount,
-  getChannel,
-  saveConnectedChannel,
-} from '#adapters/channels';
+import { ChannelLimitError, ConnectRaceError, saveConnectedChannel } from '#adapters/channel-credentials';
+import { channelOfAccount, getChannel } from '#adapters/channels';
 import { completeConnectionItem } from '#adapters/connections';
 import type { OAuthApp } from '#adapters/oauth';
 import {

@@ -1,10 +1,5 @@
-import {
-  credentialRedactor,
-  dueChannels,
-  getChannelWithCredentials,
-  markChannelReauthRequired,
-  updateChannelHealth,
-} from '#adapters/channels';
+import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
+import { dueChannels, markChannelReauthRequired, updateChannelHealth } from '#adapters/channels';
 import { connectFor } from '#adapters/platforms/connect';
 import { PlatformError } from '#adapters/platforms/types';
 import type { ChannelRecord } from '#core/accounts';

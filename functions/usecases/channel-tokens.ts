@@ -1,11 +1,12 @@
 import {
   type Credentials,
+  type Lease,
   leaseCredentials,
   readCredentials,
   releaseLease,
   saveLeasedCredentials,
-} from '#adapters/channels';
-import { OAuthError, refreshTokens } from '#adapters/oauth';
+} from '#adapters/channel-credentials';
+import { type OAuthApp, OAuthError, refreshTokens } from '#adapters/oauth';
 import { getPlatformApp } from '#adapters/platform-apps';
 import { connectFor } from '#adapters/platforms/connect';
 import { PlatformError, type TokenSource } from '#adapters/platforms/types';
@@ -23,6 +24,31 @@ const WAIT_MS = 10_000;
 const SKEW_MS = 60_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Where a channel's credentials live: the table (leases, versions), or memory in tests. */
+export interface CredentialStore {
+  lease(version: number, leaseMs: number): Promise<Lease | null>;
+  read(): Promise<{ credentials: Credentials; version: number }>;
+  save(lease: Lease, credentials: Credentials): Promise<boolean>;
+  release(lease: Lease): Promise<void>;
+}
+
+export function tableStore(orgId: string, channelId: string): CredentialStore {
+  return {
+    lease: (version, leaseMs) => leaseCredentials(orgId, channelId, version, leaseMs),
+    read: () => readCredentials(orgId, channelId),
+    save: (lease, credentials) => saveLeasedCredentials(orgId, channelId, lease, credentials),
+    release: (lease) => releaseLease(orgId, channelId, lease),
+  };
+}
+
+/** The operator's app of the platform (client id and secret), as a refresh needs it. */
+async function platformApp(platform: Platform): Promise<OAuthApp | null> {
+  const app = await getPlatformApp(platform);
+  return app
+    ? { clientId: app.client_id, clientSecret: app.client_secret, redirectUri: app.redirect_uri }
+    : null;
+}
+
 export interface ChannelTokenArgs {
   orgId: string;
   channelId: string;
@@ -31,6 +57,10 @@ export interface ChannelTokenArgs {
   version: number;
   /** Every version of the credentials seen, for redacting errors. */
   remember?(credentials: Credentials): unknown;
+  /** Default: the table. */
+  store?: CredentialStore;
+  /** Default: the operator's platform app. */
+  app?: (platform: Platform) => Promise<OAuthApp | null>;
 }
 
 export function channelTokens(args: ChannelTokenArgs): TokenSource & {
@@ -38,6 +68,8 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
   refresh(): Promise<boolean>;
   readonly version: number;
 } {
+  const store = args.store ?? tableStore(args.orgId, args.channelId);
+  const appOf = args.app ?? platformApp;
   let credentials = args.credentials;
   let version = args.version;
   let used = false;
@@ -61,10 +93,10 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
     if (!connect) return false;
     const started = Date.now();
     for (;;) {
-      const lease = await leaseCredentials(args.orgId, args.channelId, version, LEASE_MS);
+      const lease = await store.lease(version, LEASE_MS);
       if (!lease) {
         // Another process refreshed (a newer version), or is refreshing (a live lease): use its tokens.
-        const now = await readCredentials(args.orgId, args.channelId);
+        const now = await store.read();
         if (now.version !== version) {
           adopt(now.credentials, now.version);
           return true;
@@ -75,7 +107,7 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
         continue;
       }
       try {
-        const app = await getPlatformApp(args.platform);
+        const app = await appOf(args.platform);
         if (!app)
           throw new PlatformError(
             'system',
@@ -83,17 +115,12 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
             { retryable: false },
           );
         const server = connect.server();
-        const oauthApp = {
-          clientId: app.client_id,
-          clientSecret: app.client_secret,
-          redirectUri: app.redirect_uri,
-        };
         const tokens =
           connect.refresh === 'oauth'
-            ? await refreshTokens(server, oauthApp, String(credentials.refresh_token))
+            ? await refreshTokens(server, app, String(credentials.refresh_token))
             : await (connect.refresh as Exclude<typeof connect.refresh, 'oauth' | undefined>)(
                 credentials,
-                oauthApp,
+                app,
                 server,
               );
         const next: Credentials = {
@@ -105,7 +132,7 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
         if (tokens.expires_at) next.expires_at = tokens.expires_at;
         else delete next.expires_at;
         args.remember?.(next);
-        if (!(await saveLeasedCredentials(args.orgId, args.channelId, lease, next)))
+        if (!(await store.save(lease, next)))
           logger.error('token refresh outlived its lease; another process may have refreshed too', {
             channel_id: args.channelId,
             platform: args.platform,
@@ -113,7 +140,7 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
         adopt(next, version + 1);
         return true;
       } catch (err) {
-        await releaseLease(args.orgId, args.channelId, lease);
+        await store.release(lease);
         if (err instanceof OAuthError)
           throw new PlatformError(
             err.kind === 'rejected' ? 'auth_expired' : 'system',

@@ -1,4 +1,5 @@
 import { getChannel } from '#adapters/channels';
+import { sealPending } from '#adapters/connection-pending';
 import { putConnection } from '#adapters/connections';
 import { authorizationUrl, newCodeVerifier, newState } from '#adapters/oauth';
 import { connectFor } from '#adapters/platforms/connect';
@@ -131,7 +132,7 @@ export async function createChannelConnection(args: {
     await args.admitted();
     rec = { ...base, callback_uri: app.redirect_uri, authorize_url: authorize };
   }
-  await putConnection(rec, { codeVerifier }, state);
+  await putConnection(rec, await sealPending(rec, { codeVerifier }), state);
   return toConnection(rec, now.getTime());
 }
 

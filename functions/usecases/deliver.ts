@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { credentialRedactor, getChannelWithCredentials, markChannelReauthRequired } from '#adapters/channels';
+import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
+import { markChannelReauthRequired } from '#adapters/channels';
 import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { mediaOf } from '#adapters/media-files';
 import { connectorFor } from '#adapters/platforms/index';

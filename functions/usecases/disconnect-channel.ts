@@ -1,4 +1,5 @@
-import { disconnectChannel as disconnect, getChannelWithCredentials } from '#adapters/channels';
+import { getChannelWithCredentials } from '#adapters/channel-credentials';
+import { disconnectChannel as disconnect } from '#adapters/channels';
 import { revokeToken } from '#adapters/oauth';
 import { getPlatformApp } from '#adapters/platform-apps';
 import { connectFor } from '#adapters/platforms/connect';

@@ -1,4 +1,4 @@
-import { credentialRedactor, getChannelWithCredentials } from '#adapters/channels';
+import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { connectorFor } from '#adapters/platforms/index';
 import { type Engagement, PlatformError } from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';

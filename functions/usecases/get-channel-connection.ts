@@ -8,7 +8,7 @@ import { isId } from '#core/ids';
 /** getChannelConnection: the session, with its channel once connected. */
 export async function getChannelConnection(orgId: string, id: string, now: Date) {
   if (!isId('connection', id)) throw notFound('connection');
-  const session = await getConnection(orgId, id, false);
+  const session = await getConnection(orgId, id);
   if (!session) throw notFound('connection');
   const { rec } = session;
   const channel =

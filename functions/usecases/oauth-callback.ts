@@ -1,4 +1,5 @@
 import { getChannel } from '#adapters/channels';
+import { openPending, sealPending } from '#adapters/connection-pending';
 import { advanceConnection, getConnection, type Pending, takeState } from '#adapters/connections';
 import { callbackCode, exchangeCode, OAuthError, type TokenSet } from '#adapters/oauth';
 import { connectFor, type OAuthConnect, type PlatformAccount } from '#adapters/platforms/connect';
@@ -111,7 +112,12 @@ export async function oauthCallback(
   }
   let tokens: TokenSet;
   try {
-    tokens = await exchangeCode(server, app, code, session.pending?.codeVerifier ?? null);
+    tokens = await exchangeCode(
+      server,
+      app,
+      code,
+      (await openPending(rec, session.pending))?.codeVerifier ?? null,
+    );
     if (connect.afterExchange) tokens = await connect.afterExchange(tokens, app, server);
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
@@ -144,7 +150,7 @@ export async function oauthCallback(
       accounts: accounts.map(publicAccount),
       updated_at: now.toISOString(),
     };
-    await advanceConnection(rec, 'awaiting_authorization', selecting, pending);
+    await advanceConnection(rec, 'awaiting_authorization', selecting, await sealPending(rec, pending));
     rec = { ...rec, ...selecting } as ConnectionRecord;
     return outcome(rec);
   }

@@ -1,3 +1,4 @@
+import { openPending } from '#adapters/connection-pending';
 import { advanceConnection, getConnection } from '#adapters/connections';
 import { toChannel } from '#core/accounts';
 import { type ConnectionRecord, connectionStatus, toConnection } from '#core/connections';
@@ -23,10 +24,11 @@ export async function selectChannelAccount(
   if (!isId('connection', id)) throw notFound('connection');
   const session = await getConnection(orgId, id);
   if (!session) throw notFound('connection');
-  const { rec, pending } = session;
+  const { rec } = session;
   const status = connectionStatus(rec, now.getTime());
   if (status !== 'selecting_account')
     throw new ApiError('resource_conflict', `The connection is ${status}, not selecting an account.`);
+  const pending = status === 'selecting_account' ? await openPending(rec, session.pending) : null;
   const credentials = pending?.grants?.[accountId];
   const shown = rec.accounts?.find((a) => a.id === accountId);
   if (!credentials || !shown)

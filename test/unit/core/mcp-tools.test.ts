@@ -35,6 +35,9 @@ const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; o
   ['delete_webhook_endpoint', { destructive: true, idempotent: true, openWorld: false }],
   ['test_webhook_endpoint', { destructive: false, idempotent: false, openWorld: true }],
   ['rotate_webhook_secret', { destructive: true, idempotent: false, openWorld: false }],
+  ['create_channel_connection', { destructive: false, idempotent: false, openWorld: true }],
+  ['select_channel_account', { destructive: false, idempotent: false, openWorld: false }],
+  ['disconnect_channel', { destructive: true, idempotent: true, openWorld: true }],
 ];
 
 function spec(name: string): ToolSpec {
@@ -118,6 +121,9 @@ describe('input schemas', () => {
       'test_webhook_endpoint',
       'rotate_webhook_secret',
       'list_webhook_deliveries',
+      'get_channel_connection',
+      'select_channel_account',
+      'disconnect_channel',
     ]);
     for (const t of withParams) {
       expect(t.pathParams).toEqual(['id']);

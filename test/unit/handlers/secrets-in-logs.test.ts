@@ -6,6 +6,8 @@ import {
   type DecryptCommandInput,
   EncryptCommand,
   type EncryptCommandInput,
+  GenerateDataKeyCommand,
+  type GenerateDataKeyCommandInput,
   KMSClient,
 } from '@aws-sdk/client-kms';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -29,6 +31,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { keys } from '#adapters/keys';
+import { seal } from '#adapters/sealed';
 import type { WebhookJob } from '#adapters/webhooks/jobs';
 import { PLATFORMS, type Platform } from '#core/platforms';
 import { type DeliveryRecord, startPublishing, type VariantRecord } from '#core/posts';
@@ -283,8 +286,26 @@ function serveKms() {
     sealed.set(blob.toString('base64'), plain);
     return { CiphertextBlob: blob, KeyId: input.KeyId };
   });
+  // Data keys of envelope-sealed values (channel tokens, platform apps' secrets).
+  kms.on(GenerateDataKeyCommand).callsFake((input: GenerateDataKeyCommandInput) => {
+    const key = randomBytes(32);
+    const blob = Buffer.from(`datakey:${randomUUID()}`);
+    sealed.set(blob.toString('base64'), key.toString('base64'));
+    return { Plaintext: new Uint8Array(key), CiphertextBlob: blob, KeyId: input.KeyId };
+  });
   kms.on(DecryptCommand).callsFake((input: DecryptCommandInput) => {
-    const plain = sealed.get(Buffer.from(input.CiphertextBlob ?? []).toString('base64'));
+    const id = Buffer.from(input.CiphertextBlob ?? []).toString('base64');
+    if (
+      Buffer.from(input.CiphertextBlob ?? [])
+        .toString('utf8')
+        .startsWith('datakey:')
+    ) {
+      const key = sealed.get(id);
+      if (!key)
+        throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
+      return { Plaintext: Buffer.from(key, 'base64'), KeyId: input.KeyId };
+    }
+    const plain = sealed.get(id);
     if (!plain)
       throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
     return { Plaintext: Buffer.from(plain, 'utf8'), KeyId: input.KeyId };
@@ -550,13 +571,27 @@ function credentialsFor(platform: Platform): Item {
     refresh_token: secret('refresh-token'),
     expires_at: '2020-01-01T00:00:00.000Z',
     account_id: platform === 'linkedin' ? 'urn:li:person:abc' : '1234567890',
-    client_id: 'client-id',
-    client_key: 'client-key',
-    client_secret: secret('client-secret'),
   };
 }
 
 const CH = (platform: Platform) => channel(1, platform);
+
+/** The operator's app of an OAuth platform, its client secret sealed (refreshes open it). */
+async function platformAppItem(platform: Platform): Promise<Item[]> {
+  if (platform === 'bluesky' || platform === 'mastodon') return [];
+  return [
+    {
+      ...keys.platformApp(platform),
+      entity: 'platform_app',
+      platform,
+      client_id: platform === 'tiktok' ? 'client-key' : 'client-id',
+      secret: await seal({ purpose: 'platform_app', platform }, secret('client-secret')),
+      redirect_uri: `https://api.example.com/oauth/callback/${platform}`,
+      scopes: null,
+      updated_at: '2030-01-01T00:00:00.000Z',
+    },
+  ];
+}
 const credsItem = (platform: Platform) => ({
   ...keys.channelCredentials(ORG_ID, CH(platform).id),
   entity: 'channel_credentials',
@@ -630,6 +665,7 @@ describe('channel credentials', () => {
       );
       serveTable([
         ...baseItems(),
+        ...(await platformAppItem(platform)),
         postItem(publishing),
         channelItem(ch),
         credsItem(platform),
@@ -674,7 +710,13 @@ describe('channel credentials', () => {
         variants: [variant(ch.id, 1)],
         deliveries: { [ch.id]: delivery },
       });
-      serveTable([...baseItems(), postItem(published), channelItem(ch), credsItem(platform)]);
+      serveTable([
+        ...baseItems(),
+        ...(await platformAppItem(platform)),
+        postItem(published),
+        channelItem(ch),
+        credsItem(platform),
+      ]);
       status = answer;
       const result = await engagementSync();
       expect(result.channels).toBe(1);

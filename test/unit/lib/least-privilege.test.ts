@@ -72,6 +72,7 @@ beforeAll(() => {
   name(stack.table, 'table');
   name(stack.tableKey, 'tableKey');
   name(stack.webhookSecretsKey, 'webhookKey');
+  name(stack.connectionSecretsKey, 'connectionKey');
   name(stack.streamRelayDlq, 'streamRelayDlq');
   name(stack.media.uploadBucket, 'uploadBucket');
   name(stack.media.mediaBucket, 'mediaBucket');
@@ -319,7 +320,7 @@ describe.each(specs)('least privilege of $id', (f) => {
     }
   });
 
-  it('uses the webhook secrets key exactly as its `secrets` access says, the table key only with table access', () => {
+  it('uses the secrets keys exactly as its `secrets` and `connectionSecrets` access say, the table key only with table access', () => {
     const kms = of(grants(), 'kms');
     const expected = (f.access.secrets ?? []).map((use) =>
       use === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt',
@@ -330,13 +331,24 @@ describe.each(specs)('least privilege of $id', (f) => {
         .map((g) => g.action)
         .sort(),
     ).toEqual(expected.sort());
+    const connection = (f.access.connectionSecrets ?? []).map((use) =>
+      use === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt',
+    );
+    expect(
+      kms
+        .filter((g) => g.resource === 'connectionKey')
+        .map((g) => g.action)
+        .sort(),
+    ).toEqual(connection.sort());
     const onTableKey = kms.filter((g) => g.resource === 'tableKey').map((g) => g.action);
     if (table === 'none') expect(onTableKey).toEqual([]);
     // Sealing with the table key (writes) only for RW access or the limiter's counters.
     if (table !== 'none' && table !== 'RW' && !f.countsRequests) {
       expect([...new Set(onTableKey)].sort()).toEqual(['kms:Decrypt', 'kms:DescribeKey']);
     }
-    expect(kms.filter((g) => g.resource !== 'webhookKey' && g.resource !== 'tableKey')).toEqual([]);
+    expect(
+      kms.filter((g) => !['webhookKey', 'connectionKey', 'tableKey'].includes(g.resource)),
+    ).toEqual([]);
   });
 
   it('sends only to the queues it `sends` to, and consumes only its own trigger queue', () => {

@@ -420,4 +420,8 @@ export const MCP_TOOL_NAMES = [
   'test_webhook_endpoint',
   'rotate_webhook_secret',
   'list_webhook_deliveries',
+  'create_channel_connection',
+  'get_channel_connection',
+  'select_channel_account',
+  'disconnect_channel',
 ];

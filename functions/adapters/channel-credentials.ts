@@ -1,0 +1,269 @@
+import { randomUUID } from 'node:crypto';
+import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ChannelRecord } from '#core/accounts';
+import { redactCredentials } from '#core/credentials';
+import { ddb } from '#shared/clients';
+import { keys } from './keys.ts';
+import { isSealed, open, type Sealed, seal } from './sealed.ts';
+import { batchGet, fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
+
+// A channel's credentials (`ORG#<org>` / `CREDS#<ch>`): sealed with the connection-secrets key
+// under {org, channel}, never listed with the channel, never logged. They carry a version and,
+// while one process refreshes them, a lease: a refresh token that rotates is spent by exactly one
+// refresher, and the others wait for its result. Connecting writes them together with the channel.
+
+export type Credentials = Record<string, unknown>;
+
+const credsContext = (orgId: string, channelId: string) => ({
+  purpose: 'channel_credentials',
+  org_id: orgId,
+  channel_id: channelId,
+});
+
+export async function sealCredentials(
+  orgId: string,
+  channelId: string,
+  credentials: Credentials,
+): Promise<Sealed> {
+  return seal(credsContext(orgId, channelId), credentials);
+}
+
+/** The stored credentials opened (items written before sealing hold them in plain JSON). */
+async function opened(orgId: string, channelId: string, item: Record<string, unknown> | null | undefined) {
+  if (!item) return { credentials: {}, version: 0, lease: null as Lease | null };
+  const credentials = isSealed(item.sealed)
+    ? await open<Credentials>(credsContext(orgId, channelId), item.sealed)
+    : ((item.credentials as Credentials | undefined) ?? {});
+  return {
+    credentials,
+    version: Number(item.version ?? 0),
+    lease: (item.lease as Lease | undefined) ?? null,
+  };
+}
+
+export interface Lease {
+  token: string;
+  until: number;
+}
+
+export interface ChannelCredentials {
+  channel: ChannelRecord | null;
+  credentials: Credentials;
+  /** The stored version: a refresh writes version + 1 (see leaseCredentials). */
+  version: number;
+}
+
+export async function getChannelWithCredentials(
+  orgId: string,
+  channelId: string,
+): Promise<ChannelCredentials> {
+  const [channel, creds] = await batchGet([
+    keys.channel(orgId, channelId),
+    keys.channelCredentials(orgId, channelId),
+  ]);
+  const { credentials, version } = await opened(orgId, channelId, creds);
+  return { channel: channel ? fromItem<ChannelRecord>(channel) : null, credentials, version };
+}
+
+export async function readCredentials(orgId: string, channelId: string) {
+  const res = await ddb.send(
+    new GetCommand({
+      TableName: TABLE_NAME,
+      Key: keys.channelCredentials(orgId, channelId),
+      ConsistentRead: true,
+    }),
+  );
+  return opened(orgId, channelId, res.Item);
+}
+
+/** The organization is at its plan's channel bound. */
+export class ChannelLimitError extends Error {}
+/** Another connection connected the same account, or completed the same session, first. */
+export class ConnectRaceError extends Error {}
+
+/**
+ * Stores a connected (or reconnected) channel in one transaction: the channel, its sealed
+ * credentials (version + 1), the account's guard, the org's channel count when the channel starts
+ * counting (new, or back from disconnected; refused at the plan's bound), and `also` (the session
+ * it completes). `previous` is the channel as read before (null: a new channel).
+ */
+export async function saveConnectedChannel(args: {
+  channel: ChannelRecord;
+  previous: ChannelRecord | null;
+  credentials: Credentials;
+  channelLimit: number;
+  also?: Array<Record<string, unknown>>;
+}): Promise<void> {
+  const { channel, previous } = args;
+  const counts = !previous || previous.status === 'disconnected';
+  const stored = await ddb.send(
+    new GetCommand({
+      TableName: TABLE_NAME,
+      Key: keys.channelCredentials(channel.org_id, channel.id),
+      ProjectionExpression: 'version',
+      ConsistentRead: true,
+    }),
+  );
+  const version = Number(stored.Item?.version ?? 0);
+  const sealed = await sealCredentials(channel.org_id, channel.id, args.credentials);
+  const sync = channel.next_sync_at ? keys.channelSync(channel.next_sync_at, channel.org_id, channel.id) : {};
+  const items: Array<Record<string, unknown>> = [
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: { ...keys.channel(channel.org_id, channel.id), ...sync, entity: 'channel', ...channel },
+        ConditionExpression: previous ? 'attribute_exists(pk) AND #s = :was' : 'attribute_not_exists(pk)',
+        ...(previous
+          ? {
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: { ':was': previous.status },
+            }
+          : {}),
+      },
+    },
+    {
+      Put: {
+        TableName: TABLE_NAME,
+        Item: {
+          ...keys.channelCredentials(channel.org_id, channel.id),
+          entity: 'channel_credentials',
+          sealed,
+          version: version + 1,
+        },
+      },
+    },
+    ...(channel.account_id
+      ? [
+          {
+            Put: {
+              TableName: TABLE_NAME,
+              Item: {
+                ...keys.channelAccount(channel.org_id, channel.platform, channel.account_id),
+                entity: 'channel_account',
+                channel_id: channel.id,
+              },
+              ConditionExpression: 'attribute_not_exists(pk) OR channel_id = :ch',
+              ExpressionAttributeValues: { ':ch': channel.id },
+            },
+          },
+        ]
+      : []),
+    ...(counts
+      ? [
+          {
+            Update: {
+              TableName: TABLE_NAME,
+              Key: keys.org(channel.org_id),
+              UpdateExpression: 'ADD channel_count :one',
+              ConditionExpression:
+                'attribute_exists(pk) AND (attribute_not_exists(channel_count) OR channel_count < :limit)',
+              ExpressionAttributeValues: { ':one': 1, ':limit': args.channelLimit },
+            },
+          },
+        ]
+      : []),
+    ...(args.also ?? []),
+  ];
+  try {
+    await ddb.send(new TransactWriteCommand({ TransactItems: items as never }));
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
+    const countIndex = counts ? items.length - (args.also?.length ?? 0) - 1 : -1;
+    if (countIndex >= 0 && reasons[countIndex]?.Code === 'ConditionalCheckFailed')
+      throw new ChannelLimitError(`the plan allows ${args.channelLimit} channels`);
+    throw new ConnectRaceError('the channel, its account or the session changed meanwhile');
+  }
+}
+
+/**
+ * A channel's credentials while a connector uses them: every version seen can be redacted from
+ * error text before it is logged or stored.
+ */
+export function credentialRedactor() {
+  const seen: Credentials[] = [];
+  return {
+    remember(credentials: Credentials): Credentials {
+      seen.push(credentials);
+      return credentials;
+    },
+    redact: (text: string): string => redactCredentials(text, ...seen),
+  };
+}
+
+/**
+ * Takes the refresh lease on a channel's credentials, at the version the caller read and only
+ * while no other lease is live. Null when someone else holds it or already wrote a newer version.
+ */
+export async function leaseCredentials(
+  orgId: string,
+  channelId: string,
+  version: number,
+  leaseMs: number,
+): Promise<Lease | null> {
+  const lease = { token: randomUUID(), until: Date.now() + leaseMs };
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.channelCredentials(orgId, channelId),
+        UpdateExpression: 'SET lease = :lease',
+        ConditionExpression: 'version = :v AND (attribute_not_exists(lease) OR lease.#until < :now)',
+        ExpressionAttributeNames: { '#until': 'until' },
+        ExpressionAttributeValues: { ':lease': lease, ':v': version, ':now': Date.now() },
+      }),
+    );
+    return lease;
+  } catch (err) {
+    if (isConditionFailure(err)) return null;
+    throw err;
+  }
+}
+
+/**
+ * Writes refreshed credentials under the lease (version + 1, lease released). False when the lease
+ * was lost (it ran out and another process took over): the caller must not use what it wrote.
+ */
+export async function saveLeasedCredentials(
+  orgId: string,
+  channelId: string,
+  lease: Lease,
+  credentials: Credentials,
+): Promise<boolean> {
+  const sealed = await sealCredentials(orgId, channelId, credentials);
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.channelCredentials(orgId, channelId),
+        UpdateExpression: 'SET sealed = :sealed ADD version :one REMOVE lease, credentials',
+        ConditionExpression: 'lease.#token = :token',
+        ExpressionAttributeNames: { '#token': 'token' },
+        ExpressionAttributeValues: { ':sealed': sealed, ':one': 1, ':token': lease.token },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Gives a lease back without writing (the refresh failed). */
+export async function releaseLease(orgId: string, channelId: string, lease: Lease): Promise<void> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.channelCredentials(orgId, channelId),
+        UpdateExpression: 'REMOVE lease',
+        ConditionExpression: 'lease.#token = :token',
+        ExpressionAttributeNames: { '#token': 'token' },
+        ExpressionAttributeValues: { ':token': lease.token },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
