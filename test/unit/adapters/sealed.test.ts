@@ -13,7 +13,9 @@ const kms = mockClient(KMSClient);
 function fakeKms() {
   kms.on(GenerateDataKeyCommand).callsFake((input) => {
     const key = randomBytes(32);
-    const wrapped = Buffer.from(JSON.stringify({ key: key.toString('base64'), ctx: input.EncryptionContext }));
+    const wrapped = Buffer.from(
+      JSON.stringify({ key: key.toString('base64'), ctx: input.EncryptionContext }),
+    );
     return { Plaintext: new Uint8Array(key), CiphertextBlob: new Uint8Array(wrapped), KeyId: input.KeyId };
   });
   kms.on(DecryptCommand).callsFake((input) => {

@@ -21,7 +21,9 @@ const rec = (patch: Partial<ConnectionRecord> = {}): ConnectionRecord => ({
   callback_uri: 'https://api.example.com/oauth/callback/linkedin',
   channel_id: null,
   instance: null,
-  accounts: [{ id: 'urn:li:person:a', type: 'person', handle: 'Ada', name: 'Ada', avatar_url: null, followers: 0 }],
+  accounts: [
+    { id: 'urn:li:person:a', type: 'person', handle: 'Ada', name: 'Ada', avatar_url: null, followers: 0 },
+  ],
   error: null,
   expires_at: new Date(T0 + 600_000).toISOString(),
   created_at: new Date(T0).toISOString(),

@@ -346,9 +346,7 @@ describe.each(specs)('least privilege of $id', (f) => {
     if (table !== 'none' && table !== 'RW' && !f.countsRequests) {
       expect([...new Set(onTableKey)].sort()).toEqual(['kms:Decrypt', 'kms:DescribeKey']);
     }
-    expect(
-      kms.filter((g) => !['webhookKey', 'connectionKey', 'tableKey'].includes(g.resource)),
-    ).toEqual([]);
+    expect(kms.filter((g) => !['webhookKey', 'connectionKey', 'tableKey'].includes(g.resource))).toEqual([]);
   });
 
   it('sends only to the queues it `sends` to, and consumes only its own trigger queue', () => {

@@ -7,6 +7,7 @@ import {
   InvalidCiphertextException,
   KMSClient,
   KMSServiceException,
+  ReEncryptCommand,
 } from '@aws-sdk/client-kms';
 import { BadRequestException, SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
 import {
@@ -228,9 +229,38 @@ describe('KMS stand-in', () => {
     expect(atLimit.CiphertextBlob?.length).toBeGreaterThan(4096);
   });
 
+  it('makes data keys (GenerateDataKey) that Decrypt opens only under the same context', async () => {
+    // Act
+    const made = await kms.send(
+      new GenerateDataKeyCommand({
+        KeyId: KEY_ID,
+        KeySpec: 'AES_256',
+        EncryptionContext: { channel_id: 'ch_1' },
+      }),
+    );
+    const opened = await kms.send(
+      new DecryptCommand({ CiphertextBlob: made.CiphertextBlob, EncryptionContext: { channel_id: 'ch_1' } }),
+    );
+    const other = await failure(
+      kms.send(
+        new DecryptCommand({
+          CiphertextBlob: made.CiphertextBlob,
+          EncryptionContext: { channel_id: 'ch_2' },
+        }),
+      ),
+    );
+
+    // Assert
+    expect(made.Plaintext).toHaveLength(32);
+    expect(Buffer.from(opened.Plaintext ?? []).equals(Buffer.from(made.Plaintext ?? []))).toBe(true);
+    expect((other as Error).name).toBe('InvalidCiphertextException');
+  });
+
   it('answers an operation it does not stand in for with UnknownOperationException', async () => {
     // Act
-    const err = await failure(kms.send(new GenerateDataKeyCommand({ KeyId: KEY_ID, KeySpec: 'AES_256' })));
+    const err = await failure(
+      kms.send(new ReEncryptCommand({ CiphertextBlob: new Uint8Array(8), DestinationKeyId: KEY_ID })),
+    );
 
     // Assert
     expect((err as Error).name).toBe('UnknownOperationException');

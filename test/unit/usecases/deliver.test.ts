@@ -508,7 +508,8 @@ describe('deliver: failed attempts', () => {
     // Assert
     expect(outcome).toBe('failed');
     expect(connector.publish).not.toHaveBeenCalled();
-    expect(table.delivery()).toMatchObject({ stage: 'failed', error_category: 'platform_rejected' });
+    expect(table.delivery()).toMatchObject({ stage: 'failed', error_category: 'auth_expired' });
+    expect(String(table.delivery().error)).toMatch(/disconnected/);
   });
 });
 

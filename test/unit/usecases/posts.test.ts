@@ -111,11 +111,11 @@ describe('createPost', () => {
     ]);
   });
 
-  it('treats a disconnected channel as unknown', async () => {
+  it('refuses a disconnected channel with channel_disconnected', async () => {
     given([orgItem(org()), channelItem({ ...CH1, status: 'disconnected' })]);
     const err = await rejectedApiError(createPost(ORG_ID, draftInput(), NOW, gate));
     expect(err.errors).toEqual([
-      expect.objectContaining({ pointer: '/variants/0/channel_id', code: 'unknown_channel' }),
+      expect.objectContaining({ pointer: '/variants/0/channel_id', code: 'channel_disconnected' }),
     ]);
   });
 
