@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import {
   type AuthorizeSpec,
   avatarPath,
@@ -68,7 +69,7 @@ export function graphError(
         type: opts.type ?? 'OAuthException',
         code,
         ...(opts.subcode ? { error_subcode: opts.subcode } : {}),
-        fbtrace_id: `A${hashDigits(String(Math.random()), 10)}`,
+        fbtrace_id: randomBytes(8).toString('base64url'),
       },
     },
   };

@@ -229,10 +229,21 @@ export function createFake(): FakeMastodon {
       const scopes = (form.get('scope') ?? 'read').split(/[ +]+/).filter(Boolean);
       if (app?.scopes && scopes.some((sc) => !app.scopes?.includes(sc)))
         return oauthError(400, 'invalid_scope', 'The requested scope is invalid, unknown, or malformed.');
+      // An app token acts for no user: its grant's user is the app itself, unknown to revokeUser.
       const grant = {
         id: `app-${c}`,
         clientId: c,
-        user: fake.oauth.user(),
+        user: {
+          name: `app:${c}`,
+          id: app?.id ?? c,
+          username: '',
+          displayName: app?.name ?? '',
+          avatarPath: '',
+          followers: 0,
+          following: 0,
+          posts: 0,
+          isDefault: false,
+        },
         requested: scopes,
         scopes,
         declined: [],
