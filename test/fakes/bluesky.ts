@@ -1,5 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  avatarPath,
+  followersOf,
+  hashNumber,
+  type OAuthControl,
+  type OAuthStats,
+  serveAvatar,
+} from './oauth.ts';
+import {
   bearer,
   type FakeContext,
   type FakePlatform,
@@ -13,6 +21,23 @@ import {
 // XRPC body `{"error": Name, "message"}` with the PDS's statuses: 401 AuthenticationRequired, 400
 // ExpiredToken/InvalidToken/InvalidRequest/RecordNotFound, 429 RateLimitExceeded. A createRecord on a
 // record key that is taken answers 500 InternalServerError, as the reference PDS does today.
+//
+// Accounts (lexicons com.atproto.server.*, app.bsky.actor.getProfile):
+//   POST /xrpc/com.atproto.server.createSession   {identifier, password}; a wrong app password answers 401
+//                                                 {"error": "AuthenticationRequired", "message": "Invalid
+//                                                 identifier or password"}
+//   POST /xrpc/com.atproto.server.deleteSession   Bearer refreshJwt → 200, no body; the session's access and
+//                                                 refresh tokens stop working (the reference PDS only revokes
+//                                                 the refresh token and lets the short-lived access JWT run
+//                                                 out; the fake ends both). An access token answers 401
+//                                                 InvalidToken "Bad token scope".
+//   GET  /xrpc/app.bsky.actor.getProfile?actor=   did or handle of an account that has signed in →
+//                                                 profileViewDetailed {did, handle, displayName, description,
+//                                                 avatar, followersCount, followsCount, postsCount, indexedAt,
+//                                                 createdAt, associated, labels}; unknown: 400 InvalidRequest
+//                                                 "Profile not found". Auth optional (the AppView's is public).
+// The control API's revoke ({"user": "<identifier or handle>"} or {"access_token": accessJwt}) is the user
+// deleting the app password: the user's sessions end and createSession refuses that identifier until reset.
 
 const TID_RE = /^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$/;
 const POST = 'app.bsky.feed.post';
@@ -35,6 +60,7 @@ export interface FakeBlueskyPost {
 }
 
 export interface FakeBluesky extends FakePlatform {
+  readonly oauth: OAuthControl;
   /** App passwords accepted by createSession (any identifier). */
   appPasswords: Set<string>;
   /** handle → did, for resolveHandle. */
@@ -77,19 +103,63 @@ const cidOf = (bytes: Buffer | string) =>
   `bafkrei${b32(createHash('sha256').update(bytes).digest()).slice(0, 52)}`;
 
 export function createFake(): FakeBluesky {
-  const access = new Map<string, { did: string; handle: string; expired: boolean }>();
-  const refresh = new Map<string, { did: string; handle: string }>();
+  const access = new Map<string, { did: string; handle: string; expired: boolean; session: string }>();
+  const refresh = new Map<string, { did: string; handle: string; session: string }>();
+  /** Accounts that signed in: did → handle. */
+  const accounts = new Map<string, string>();
+  /** Identifiers (and dids) whose app password the user revoked. */
+  const revokedUsers = new Set<string>();
+  let sessionSeq = 0;
+  let stats: OAuthStats = {
+    authorizations: 0,
+    denied: 0,
+    codesExchanged: 0,
+    refreshes: 0,
+    revocations: 0,
+    revoked: [],
+  };
+  /** Ends every session of a did. */
+  function endSessions(did: string, via: string): number {
+    const sessions = new Set<string>();
+    for (const [k, v] of access)
+      if (v.did === did) {
+        sessions.add(v.session);
+        access.delete(k);
+      }
+    for (const [k, v] of refresh)
+      if (v.did === did) {
+        sessions.add(v.session);
+        refresh.delete(k);
+      }
+    if (sessions.size) {
+      stats.revocations++;
+      stats.revoked.push({
+        user: accounts.get(did) ?? did,
+        userId: did,
+        clientId: 'app-password',
+        via,
+        at: new Date().toISOString(),
+        tokens: [],
+      });
+    }
+    return sessions.size;
+  }
+  function endSession(session: string) {
+    for (const [k, v] of access) if (v.session === session) access.delete(k);
+    for (const [k, v] of refresh) if (v.session === session) refresh.delete(k);
+  }
   const records = new Map<string, { uri: string; cid: string; value: Record<string, unknown> }>();
   const blobs = new Map<string, { mimeType: string; bytes: Buffer }>();
 
   const didFor = (identifier: string) =>
     `did:plc:${b32(createHash('sha256').update(identifier.toLowerCase()).digest()).slice(0, 24)}`;
 
-  function mint(did: string, handle: string) {
+  function mint(did: string, handle: string, session = `s${++sessionSeq}`) {
     const accessJwt = `acc-${randomBytes(12).toString('hex')}`;
     const refreshJwt = `ref-${randomBytes(12).toString('hex')}`;
-    access.set(accessJwt, { did, handle, expired: false });
-    refresh.set(refreshJwt, { did, handle });
+    access.set(accessJwt, { did, handle, expired: false, session });
+    refresh.set(refreshJwt, { did, handle, session });
+    accounts.set(did, handle);
     return { did, handle, accessJwt, refreshJwt, active: true };
   }
 
@@ -172,8 +242,58 @@ export function createFake(): FakeBluesky {
     return did ? null : 'no repo';
   }
 
+  function profile(actor: string, base: string): FakeResponse {
+    const a = actor.toLowerCase();
+    const did = a.startsWith('did:')
+      ? accounts.has(a)
+        ? a
+        : undefined
+      : [...accounts].find(([, h]) => h === a)?.[0];
+    const handle = did ? accounts.get(did) : undefined;
+    if (!did || !handle) return err(400, 'InvalidRequest', 'Profile not found');
+    const name = handle.split('.')[0] ?? handle;
+    return {
+      status: 200,
+      body: {
+        did,
+        handle,
+        displayName: name.charAt(0).toUpperCase() + name.slice(1),
+        description: '',
+        avatar: `${base}${avatarPath(did)}`,
+        associated: { lists: 0, feedgens: 0, starterPacks: 0, labeler: false },
+        indexedAt: '2024-01-01T00:00:00.000Z',
+        createdAt: '2023-05-01T00:00:00.000Z',
+        labels: [],
+        followersCount: followersOf(handle),
+        followsCount: hashNumber(handle, 800, 'follows'),
+        postsCount: hashNumber(handle, 3000, 'posts') + fake.posts.filter((p) => p.did === did).length,
+      },
+    };
+  }
+
   const fake: FakeBluesky = {
     name: 'bluesky',
+    oauth: {
+      revoke(by) {
+        if (by.access_token) {
+          const s = access.get(by.access_token);
+          if (!s) return null;
+          revokedUsers.add(s.did);
+          return endSessions(s.did, 'control') ? 1 : 0;
+        }
+        if (by.user) {
+          const u = by.user.toLowerCase();
+          const did = u.startsWith('did:')
+            ? u
+            : ([...accounts].find(([, h]) => h === u || h === `${u}.bsky.social`)?.[0] ?? didFor(u));
+          revokedUsers.add(did);
+          revokedUsers.add(u);
+          return endSessions(did, 'control');
+        }
+        return null;
+      },
+      stats: () => ({ ...stats, revoked: [...stats.revoked] }),
+    },
     appPasswords: new Set(['app-password', 'token']),
     handles: new Map(),
     blobs,
@@ -191,6 +311,10 @@ export function createFake(): FakeBluesky {
     reset() {
       access.clear();
       refresh.clear();
+      accounts.clear();
+      revokedUsers.clear();
+      sessionSeq = 0;
+      stats = { authorizations: 0, denied: 0, codesExchanged: 0, refreshes: 0, revocations: 0, revoked: [] };
       records.clear();
       blobs.clear();
       fake.posts = [];
@@ -201,7 +325,9 @@ export function createFake(): FakeBluesky {
       fake.maxBlobBytes = 100_000_000;
     },
 
-    handle(req: FakeRequest, _ctx: FakeContext): FakeResponse | null {
+    handle(req: FakeRequest, ctx: FakeContext): FakeResponse | null {
+      const avatar = serveAvatar(req);
+      if (avatar) return avatar;
       const nsid = req.path.replace(/^\/xrpc\//, '');
       const body = (req.json ?? {}) as Record<string, unknown>;
 
@@ -210,9 +336,14 @@ export function createFake(): FakeBluesky {
         const password = String(body.password ?? '');
         if (!identifier || !password)
           return err(400, 'InvalidRequest', 'Input must have the property "identifier" and "password"');
-        if (!fake.appPasswords.has(password))
+        if (
+          !fake.appPasswords.has(password) ||
+          revokedUsers.has(identifier.toLowerCase()) ||
+          revokedUsers.has(didFor(identifier))
+        )
           return err(401, 'AuthenticationRequired', 'Invalid identifier or password');
         fake.sessionsCreated++;
+        stats.authorizations++;
         const handle = identifier.includes('.')
           ? identifier.toLowerCase()
           : `${identifier.toLowerCase()}.bsky.social`;
@@ -225,7 +356,28 @@ export function createFake(): FakeBluesky {
         if (!token) return err(401, 'AuthenticationRequired', 'Authentication Required');
         if (!s) return err(400, 'ExpiredToken', 'Token has been revoked');
         refresh.delete(token);
-        return { status: 200, body: mint(s.did, s.handle) };
+        stats.refreshes++;
+        return { status: 200, body: mint(s.did, s.handle, s.session) };
+      }
+
+      if (req.method === 'POST' && nsid === 'com.atproto.server.deleteSession') {
+        const token = bearer(req);
+        if (!token) return err(401, 'AuthenticationRequired', 'Authentication Required');
+        if (access.has(token)) return err(401, 'InvalidToken', 'Bad token scope');
+        const s = refresh.get(token);
+        if (!s) return err(400, 'ExpiredToken', 'Token has been revoked');
+        endSession(s.session);
+        return { status: 200 };
+      }
+
+      if (req.method === 'GET' && nsid === 'app.bsky.actor.getProfile') {
+        const actor = req.query.get('actor');
+        if (!actor) return err(400, 'InvalidRequest', 'Error: Params must have the property "actor"');
+        if (bearer(req)) {
+          const who = authed(req);
+          if (isResponse(who)) return who;
+        }
+        return profile(actor, ctx.base);
       }
 
       if (req.method === 'GET' && nsid === 'com.atproto.identity.resolveHandle') {

@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { FacebookLogin, userPages } from './facebook-login.ts';
+import { avatarPath, type FakeOAuth, followersOf, hashDigits, serveAvatar } from './oauth.ts';
 import {
   bearer,
   type FakeContext,
@@ -12,6 +14,11 @@ import {
 // token as `access_token` (or a Bearer header); the error body
 // `{"error": {"message", "type", "code", "error_subcode", "fbtrace_id"}}` with HTTP 400 for
 // OAuth and parameter errors; an optional `/vNN.N` version prefix; media fetched from public URLs.
+// Facebook Login (the dialog, code and long-lived token exchange, /me, /me/permissions, /me/accounts with
+// Page tokens) is served as test/fakes/facebook-login.ts describes. The default user manages two Pages; the
+// first is `pageId`, the Page the publishing endpoints act for. The Page endpoints serve every Page of a
+// user of the fake; a Page token issued through the login needs pages_manage_posts to publish (else
+// (#200), as Graph answers), and a user token cannot publish to a Page.
 
 // ---- Graph conventions (shared by the Meta fakes) ------------------------------------------
 
@@ -176,6 +183,8 @@ interface Photo {
 }
 
 export interface FacebookFake extends FakePlatform {
+  readonly oauth: FakeOAuth;
+  readonly login: FacebookLogin;
   /** The Page the tokens act for. */
   pageId: string;
   validTokens: Set<string>;
@@ -192,8 +201,47 @@ const INSIGHT_METRICS = new Set(['post_media_view', 'post_clicks', 'post_reactio
 const DEPRECATED_METRICS = new Set(['post_impressions', 'post_impressions_unique', 'post_engaged_users']);
 
 export function createFake(): FacebookFake {
+  const login: FacebookLogin = new FacebookLogin({
+    platform: 'facebook',
+    defaultUser: () => ({
+      id: '10160000000000001',
+      username: 'ada.acme',
+      displayName: 'Ada Acme',
+      avatarPath: avatarPath('10160000000000001'),
+      followers: 0,
+      following: 0,
+      posts: 0,
+    }),
+    makeUser: (name) => {
+      const id = `1016${hashDigits(name, 13, 'fbuser')}`;
+      return {
+        id,
+        username: name,
+        displayName: name,
+        avatarPath: avatarPath(id),
+        followers: followersOf(name),
+        following: 0,
+        posts: 0,
+      };
+    },
+    pagesOf: (user) =>
+      user.isDefault
+        ? [
+            { id: fake.pageId, name: 'Acme', category: 'Software', followers: 4200, fans: 4105 },
+            {
+              id: '104857600000002',
+              name: 'Acme Outlet',
+              category: 'Shopping & retail',
+              followers: 310,
+              fans: 298,
+            },
+          ]
+        : userPages(user, false),
+  });
   const fake: FacebookFake = {
     name: 'facebook',
+    oauth: login.oauth,
+    login,
     pageId: '104857600000001',
     validTokens: new Set(['token']),
     expiredTokens: new Set(),
@@ -202,6 +250,7 @@ export function createFake(): FacebookFake {
     engagement: new Map(),
     loseNextResponse: false,
     reset() {
+      login.reset();
       fake.validTokens = new Set(['token']);
       fake.expiredTokens = new Set();
       fake.posts = [];
@@ -223,29 +272,51 @@ const lost = (fake: FacebookFake, ok: FakeResponse): FakeResponse => {
   });
 };
 
-async function handle(fake: FacebookFake, req: FakeRequest, _ctx: FakeContext): Promise<FakeResponse> {
+async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): Promise<FakeResponse> {
   const params = graphParams(req);
-  const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
-  if (denied) return denied;
-  const [node, edge, extra] = graphPath(req);
+  const avatar = serveAvatar(req);
+  if (avatar) return avatar;
+  const segs = graphPath(req);
+  const oauth = fake.login.handleOAuth(req, params, segs);
+  if (oauth) return oauth;
+  const who = fake.login.authenticate(req, params);
+  if (who && 'status' in who) return who;
+  if (!who) {
+    const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
+    if (denied) return denied;
+  }
+  if (who) {
+    const account = fake.login.handleAccount(req, ctx, params, segs, who);
+    if (account) return account;
+  }
+  const [node, edge, extra] = segs;
   if (!node || extra) return unknownPath(req);
 
-  if (node === fake.pageId && edge) {
-    if (req.method === 'POST' && edge === 'feed') return postFeed(fake, params);
-    if (req.method === 'POST' && edge === 'photos') return postPhoto(fake, params);
-    if (req.method === 'POST' && edge === 'videos') return postVideo(fake, params);
+  if ((node === fake.pageId || fake.login.pageIds().has(node)) && edge) {
+    if (who && req.method === 'POST' && ['feed', 'photos', 'videos'].includes(edge)) {
+      if (!who.page || who.page.id !== node || !who.token.grant.scopes.includes('pages_manage_posts'))
+        return graphErrorResponse(
+          200,
+          '(#200) If posting to a page, requires both pages_read_engagement and pages_manage_posts as an admin with sufficient administrative permission',
+          { status: 403 },
+        );
+    }
+    if (req.method === 'POST' && edge === 'feed') return postFeed(fake, node, params);
+    if (req.method === 'POST' && edge === 'photos') return postPhoto(fake, node, params);
+    if (req.method === 'POST' && edge === 'videos') return postVideo(fake, node, params);
+    const ofPage = fake.posts.filter((p) => p.id.startsWith(`${node}_`));
     if (req.method === 'GET' && edge === 'feed') {
       return {
         status: 200,
         body: pageOf(
-          fake.posts.map((p) => postFields(fake, p, params)),
+          ofPage.map((p) => postFields(fake, p, params)),
           (p) => p._t,
           params,
         ),
       };
     }
     if (req.method === 'GET' && edge === 'videos') {
-      const videos = fake.posts.filter((p) => p.videoId).map((p) => videoFields(p, params));
+      const videos = ofPage.filter((p) => p.videoId).map((p) => videoFields(p, params));
       return { status: 200, body: pageOf(videos, (p) => p._t, params) };
     }
     return unknownPath(req);
@@ -265,7 +336,7 @@ async function handle(fake: FacebookFake, req: FakeRequest, _ctx: FakeContext): 
 const unknownPath = (req: FakeRequest) =>
   graphErrorResponse(2500, `Unknown path components: ${req.path}`, { type: 'OAuthException' });
 
-async function postFeed(fake: FacebookFake, params: URLSearchParams): Promise<FakeResponse> {
+async function postFeed(fake: FacebookFake, page: string, params: URLSearchParams): Promise<FakeResponse> {
   const message = params.get('message') ?? undefined;
   const link = params.get('link') ?? undefined;
   const attached: Photo[] = [];
@@ -304,26 +375,27 @@ async function postFeed(fake: FacebookFake, params: URLSearchParams): Promise<Fa
     return graphErrorResponse(506, 'Duplicate status message', { type: 'OAuthException' });
   }
   for (const p of attached) p.published = true;
-  const post = addPost(fake, { message, link, media: attached.map((p) => p.media) });
+  const post = addPost(fake, page, { message, link, media: attached.map((p) => p.media) });
   return lost(fake, { status: 200, body: { id: post.id } });
 }
 
 function addPost(
   fake: FacebookFake,
+  page: string,
   p: Pick<FakeFacebookPost, 'message' | 'link' | 'media' | 'videoId'>,
 ): FakeFacebookPost {
   const n = graphId('');
   const post: FakeFacebookPost = {
     ...p,
-    id: `${fake.pageId}_${n}`,
+    id: `${page}_${n}`,
     createdAt: Date.now(),
-    permalink: `https://www.facebook.com/${fake.pageId}/posts/${n}`,
+    permalink: `https://www.facebook.com/${page}/posts/${n}`,
   };
   fake.posts.push(post);
   return post;
 }
 
-async function postPhoto(fake: FacebookFake, params: URLSearchParams): Promise<FakeResponse> {
+async function postPhoto(fake: FacebookFake, page: string, params: URLSearchParams): Promise<FakeResponse> {
   const url = params.get('url');
   if (!url) return graphErrorResponse(324, '(#324) Requires upload file');
   const got = await download(url);
@@ -343,14 +415,14 @@ async function postPhoto(fake: FacebookFake, params: URLSearchParams): Promise<F
   fake.photos.set(photo.id, photo);
   if (!published) return { status: 200, body: { id: photo.id } };
   photo.published = true;
-  const post = addPost(fake, {
+  const post = addPost(fake, page, {
     message: params.get('caption') ?? params.get('message') ?? undefined,
     media: [media],
   });
   return lost(fake, { status: 200, body: { id: photo.id, post_id: post.id } });
 }
 
-async function postVideo(fake: FacebookFake, params: URLSearchParams): Promise<FakeResponse> {
+async function postVideo(fake: FacebookFake, page: string, params: URLSearchParams): Promise<FakeResponse> {
   const url = params.get('file_url');
   if (!url)
     return graphErrorResponse(100, '(#100) Invalid parameter', { userMsg: 'A video file is required.' });
@@ -366,8 +438,12 @@ async function postVideo(fake: FacebookFake, params: URLSearchParams): Promise<F
   }
   const videoId = graphId('7');
   const media: FakeFacebookMedia = { kind: 'video', url, bytes: got.bytes, contentType: got.contentType };
-  const post = addPost(fake, { message: params.get('description') ?? undefined, media: [media], videoId });
-  post.permalink = `/${fake.pageId}/videos/${videoId}/`;
+  const post = addPost(fake, page, {
+    message: params.get('description') ?? undefined,
+    media: [media],
+    videoId,
+  });
+  post.permalink = `/${page}/videos/${videoId}/`;
   return lost(fake, { status: 200, body: { id: videoId } });
 }
 

@@ -10,7 +10,9 @@ import {
   isJpeg,
   pageOf,
 } from './facebook.ts';
-import type { FakePlatform, FakeRequest, FakeResponse } from './server.ts';
+import { FacebookLogin, userPages } from './facebook-login.ts';
+import { avatarPath, type FakeOAuth, followersOf, hashDigits, serveAvatar } from './oauth.ts';
+import type { FakeContext, FakePlatform, FakeRequest, FakeResponse } from './server.ts';
 
 // Contract fake of Instagram content publishing (Instagram API with Facebook Login, graph.facebook.com):
 // POST /{ig-user-id}/media creates containers (image_url; media_type=REELS + video_url; VIDEO items and
@@ -18,6 +20,12 @@ import type { FakePlatform, FakeRequest, FakeResponse } from './server.ts';
 // (IN_PROGRESS → FINISHED | ERROR; PUBLISHED after POST /{ig-user-id}/media_publish), plus the
 // account's media list (since/until), single media reads, insights, and the documented error codes
 // (9004/2207052 fetch failure, 36001/2207005 format, 9007/2207027 not ready, 9/2207042 publish limit).
+// Facebook Login (dialog, code and long-lived token exchange, /me, /me/permissions, /me/accounts with
+// instagram_business_account{id,username,profile_picture_url,followers_count}) is served under this fake's
+// prefix as test/fakes/facebook-login.ts describes. The default user manages two Pages; the first is linked
+// to `igUserId`, the account the publishing endpoints act for; a fake_user's first Page is linked to an
+// Instagram account of its own, which the publishing endpoints serve too. A token issued through the login
+// needs instagram_content_publish to create containers or publish (else (#10), as Graph answers).
 
 export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
 
@@ -54,6 +62,8 @@ export interface FakeIgMedia {
 }
 
 export interface InstagramFake extends FakePlatform {
+  readonly oauth: FakeOAuth;
+  readonly login: FacebookLogin;
   igUserId: string;
   validTokens: Set<string>;
   expiredTokens: Set<string>;
@@ -70,8 +80,54 @@ const METRICS = new Set(['views', 'reach', 'likes', 'comments', 'shares', 'saved
 const DEPRECATED = new Set(['impressions', 'plays', 'video_views', 'clips_replays_count']);
 
 export function createFake(): InstagramFake {
+  const login: FacebookLogin = new FacebookLogin({
+    platform: 'instagram',
+    defaultUser: () => ({
+      id: '10160000000000011',
+      username: 'ada.acme',
+      displayName: 'Ada Acme',
+      avatarPath: avatarPath('10160000000000011'),
+      followers: 0,
+      following: 0,
+      posts: 0,
+    }),
+    makeUser: (name) => {
+      const id = `1016${hashDigits(name, 13, 'iguser')}`;
+      return {
+        id,
+        username: name,
+        displayName: name,
+        avatarPath: avatarPath(id),
+        followers: followersOf(name),
+        following: 0,
+        posts: 0,
+      };
+    },
+    pagesOf: (user) =>
+      user.isDefault
+        ? [
+            {
+              id: '104857600000011',
+              name: 'Acme',
+              category: 'Software',
+              followers: 4200,
+              fans: 4105,
+              ig: { id: fake.igUserId, username: 'acme', name: 'Acme', followers: 12850, media: 214 },
+            },
+            {
+              id: '104857600000012',
+              name: 'Acme Outlet',
+              category: 'Shopping & retail',
+              followers: 310,
+              fans: 298,
+            },
+          ]
+        : userPages(user, true),
+  });
   const fake: InstagramFake = {
     name: 'instagram',
+    oauth: login.oauth,
+    login,
     igUserId: '17841405822304914',
     validTokens: new Set(['token']),
     expiredTokens: new Set(),
@@ -82,6 +138,7 @@ export function createFake(): InstagramFake {
     insights: new Map(),
     loseNextPublishResponse: false,
     reset() {
+      login.reset();
       fake.validTokens = new Set(['token']);
       fake.expiredTokens = new Set();
       fake.containers = new Map();
@@ -91,7 +148,7 @@ export function createFake(): InstagramFake {
       fake.insights = new Map();
       fake.loseNextPublishResponse = false;
     },
-    handle: (req) => handle(fake, req),
+    handle: (req, ctx) => handle(fake, req, ctx),
   };
   return fake;
 }
@@ -103,14 +160,33 @@ const notFound = (method: string, id: string) =>
     { subcode: 33, type: 'GraphMethodException' },
   );
 
-async function handle(fake: InstagramFake, req: FakeRequest): Promise<FakeResponse> {
+async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): Promise<FakeResponse> {
   const params = graphParams(req);
-  const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
-  if (denied) return denied;
-  const [node, edge, extra] = graphPath(req);
+  const avatar = serveAvatar(req);
+  if (avatar) return avatar;
+  const segs = graphPath(req);
+  const oauth = fake.login.handleOAuth(req, params, segs);
+  if (oauth) return oauth;
+  const who = fake.login.authenticate(req, params);
+  if (who && 'status' in who) return who;
+  if (!who) {
+    const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
+    if (denied) return denied;
+  }
+  if (who) {
+    const account = fake.login.handleAccount(req, ctx, params, segs, who);
+    if (account) return account;
+  }
+  const [node, edge, extra] = segs;
   if (!node || extra) return graphErrorResponse(2500, `Unknown path components: ${req.path}`);
 
-  if (node === fake.igUserId) {
+  if (node === fake.igUserId || fake.login.igIds().has(node)) {
+    if (who && req.method === 'POST' && (edge === 'media' || edge === 'media_publish')) {
+      if (!who.token.grant.scopes.includes('instagram_content_publish'))
+        return graphErrorResponse(10, '(#10) Application does not have permission for this action', {
+          status: 403,
+        });
+    }
     if (edge === 'media' && req.method === 'POST') return createContainer(fake, params);
     if (edge === 'media_publish' && req.method === 'POST') return publish(fake, params);
     if (edge === 'media' && req.method === 'GET') {

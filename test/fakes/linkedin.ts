@@ -1,5 +1,17 @@
 import { createHash } from 'node:crypto';
 import {
+  type AuthorizeSpec,
+  avatarPath,
+  FakeOAuth,
+  type FakeToken,
+  type FakeUser,
+  followersOf,
+  formOf,
+  hashDigits,
+  hashId,
+  serveAvatar,
+} from './oauth.ts';
+import {
   bearer,
   type FakeContext,
   type FakePlatform,
@@ -10,10 +22,32 @@ import {
 // Contract fake of LinkedIn's versioned REST API: POST /rest/posts (201, URN in x-restli-id), GET
 // /rest/posts?q=author, images (initializeUpload → uploadUrl, PUT bytes, GET status), videos
 // (initializeUpload → uploadInstructions, PUT parts answering ETags, finalizeUpload, GET status),
-// GET /rest/socialMetadata/{urn}, and the OAuth refresh at /oauth/v2/accessToken (serve it from the
-// same origin: the connector uses the API origin for OAuth when it is overridden locally).
-// Requests without LinkedIn-Version or X-Restli-Protocol-Version: 2.0.0 are refused like LinkedIn
+// GET /rest/socialMetadata/{urn}, the organizations a member administers (GET
+// /rest/organizationAcls?q=roleAssignee, GET /rest/organizations/{id}, GET
+// /rest/networkSizes/{org urn}?edgeType=COMPANY_FOLLOWED_BY_MEMBER), OpenID userinfo (GET /v2/userinfo)
+// and the OAuth 2.0 server of www.linkedin.com (3-legged flow, learn.microsoft.com "Authorization Code
+// Flow"): GET /oauth/v2/authorization, POST /oauth/v2/accessToken (authorization_code and refresh_token;
+// client_id and client_secret in the form, never Basic), POST /oauth/v2/revoke. Serve them from the same
+// origin: the connector uses the API origin for OAuth when it is overridden locally.
+// Requests to /rest without LinkedIn-Version or X-Restli-Protocol-Version: 2.0.0 are refused like LinkedIn
 // does. Commentary is parsed as "little text": text after an unescaped reserved character is lost.
+//
+// OAuth shapes: scopes space-separated; PKCE optional (LinkedIn offers it to native apps). Denied consent
+// redirects error=user_cancelled_authorize&error_description=The+user+cancelled+the+authorization; an
+// unknown scope redirects error=unauthorized_scope_error. Token answer {access_token, expires_in: 5184000,
+// refresh_token, refresh_token_expires_in, scope} with scope comma-separated and no token_type — except
+// that a grant holding `openid` also gets token_type "Bearer" and an id_token, as the "Sign In with
+// LinkedIn using OpenID Connect" guide shows (the id_token here is NOT signed verifiably). Refresh keeps
+// the refresh token (no rotation) and its time to live counts down from the first authorization. Code
+// errors: 400 invalid_request "Unable to retrieve access token: appid/redirect uri/code verifier does not
+// match authorization code. Or authorization code expired. Or external member binding exists"; client
+// errors 401 invalid_client. Revoked and expired tokens answer 401 REVOKED_ACCESS_TOKEN (65601) and
+// EXPIRED_ACCESS_TOKEN (65602). Unsure: userinfo's `locale` — the fake sends the object
+// {country, language} LinkedIn returns, where the OIDC guide's sample shows a string.
+// Scope gates (tokens issued by the flow only): userinfo needs openid+profile (email needs email), the
+// organization routes r_organization_admin or rw_organization_admin (networkSizes also
+// r_organization_social), POST /rest/posts w_member_social for a person author and w_organization_social
+// for an organization the member administers; otherwise 403 ACCESS_DENIED.
 
 export interface FakeLinkedInAsset {
   urn: string;
@@ -41,6 +75,7 @@ export interface FakeLinkedInPost {
 }
 
 export interface FakeLinkedIn extends FakePlatform {
+  readonly oauth: FakeOAuth;
   validTokens: Set<string>;
   refreshTokens: Set<string>;
   clients: Map<string, string>;
@@ -77,6 +112,62 @@ function display(commentary: string): string {
   return out;
 }
 
+/** The organization a member administers. */
+export interface FakeLinkedInOrg {
+  id: number;
+  localizedName: string;
+  vanityName: string;
+  followers: number;
+}
+
+const AUTHORIZE: AuthorizeSpec = {
+  separator: / +/,
+  knownScope: (s) => /^(openid|profile|email|(r|w|rw)_[A-Za-z0-9_]+)$/.test(s),
+  publishes: (s) => /^w_(member|organization)_social/.test(s),
+  pkce: 'optional',
+  defaultScopes: null,
+  scopeError: 'unauthorized_scope_error',
+  scopeDescription: (unknown) => `Scope "${unknown[0]}" is not authorized for your application`,
+  denied: { error: 'user_cancelled_authorize', error_description: 'The user cancelled the authorization' },
+  page: (status, problem) =>
+    errorPageLi(
+      status,
+      problem === 'client'
+        ? 'The passed in client_id is invalid'
+        : 'The redirect_uri does not match the registered value',
+    ),
+};
+
+function errorPageLi(status: number, message: string): FakeResponse {
+  return {
+    status,
+    headers: { 'content-type': 'text/html; charset=utf-8' },
+    body: `<!doctype html><html><body><h1>Bummer, something went wrong.</h1><p>${message}</p></body></html>`,
+  };
+}
+
+/** An OpenID id_token's shape (header.payload.signature); the signature is not verifiable. */
+function idToken(user: FakeUser, clientId: string): string {
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  return [
+    b64({ typ: 'JWT', kid: 'fake', alg: 'RS256' }),
+    b64({
+      iss: 'https://www.linkedin.com/oauth',
+      aud: clientId,
+      iat: now,
+      exp: now + 3600,
+      sub: user.id,
+      name: user.displayName,
+      picture: null,
+    }),
+    Buffer.from('not-a-signature').toString('base64url'),
+  ].join('.');
+}
+
+const BAD_CODE =
+  'Unable to retrieve access token: appid/redirect uri/code verifier does not match authorization code. Or authorization code expired. Or external member binding exists';
+
 export function createFake(): FakeLinkedIn {
   let seq = 0;
   const next = () => String(7300000000000000000n + BigInt(++seq));
@@ -98,48 +189,141 @@ export function createFake(): FakeLinkedIn {
     };
   }
 
-  async function handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse | null> {
-    if (req.method === 'POST' && req.path === '/oauth/v2/accessToken') {
-      const form = new URLSearchParams(req.body.toString('utf8'));
-      const id = form.get('client_id') ?? '';
-      if (!id || fake.clients.get(id) !== form.get('client_secret')) {
-        return {
-          status: 401,
-          body: { error: 'invalid_client', error_description: 'Client authentication failed' },
-        };
-      }
-      if (form.get('grant_type') !== 'refresh_token')
-        return {
-          status: 400,
-          body: { error: 'unsupported_grant_type', error_description: 'grant_type is invalid' },
-        };
-      const old = form.get('refresh_token') ?? '';
-      if (!fake.refreshTokens.has(old)) {
-        return {
-          status: 400,
-          body: {
-            error: 'invalid_request',
-            error_description:
-              'The provided authorization grant or refresh token is invalid, expired or revoked',
-          },
-        };
-      }
-      const pair = { access_token: `AQV${next()}`, refresh_token: old };
-      fake.validTokens.add(pair.access_token);
-      fake.minted.push(pair);
-      return {
-        status: 200,
-        body: {
-          access_token: pair.access_token,
-          expires_in: 5184000,
-          refresh_token: old,
-          refresh_token_expires_in: 31536000,
-        },
-      };
+  /** The organizations a member administers: one each. */
+  function orgsOf(user: FakeUser): FakeLinkedInOrg[] {
+    if (user.isDefault)
+      return [{ id: 2414183, localizedName: 'Acme Corp', vanityName: 'acme-corp', followers: 5120 }];
+    return [
+      {
+        id: Number(hashDigits(user.name, 8, 'org')),
+        localizedName: `${user.name} Inc`,
+        vanityName: `${user.name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}-inc`,
+        followers: followersOf(`${user.name}/org`),
+      },
+    ];
+  }
+  function findOrg(id: number): FakeLinkedInOrg | undefined {
+    const users = [fake.oauth.user(), ...fake.oauth.users.values()];
+    return users.flatMap(orgsOf).find((o) => o.id === id);
+  }
+
+  const oauthError = (status: number, error: string, description: string): FakeResponse => ({
+    status,
+    body: { error, error_description: description },
+  });
+
+  /** Client credentials from the form (or query string); LinkedIn does not take HTTP Basic. */
+  function client(form: URLSearchParams): string | FakeResponse {
+    const id = form.get('client_id') ?? '';
+    const secret = form.get('client_secret') ?? '';
+    if (id && fake.clients.get(id) === secret) return id;
+    if (id && fake.oauth.checkClient(id, secret) === 'ok') return id;
+    return oauthError(401, 'invalid_client', 'Client authentication failed');
+  }
+
+  function answer(t: FakeToken, refresh: FakeToken) {
+    const openid = t.grant.scopes.includes('openid');
+    return {
+      access_token: t.token,
+      expires_in: fake.oauth.expiresIn(t) ?? 5184000,
+      refresh_token: refresh.token,
+      refresh_token_expires_in: fake.oauth.expiresIn(refresh) ?? 31536000,
+      scope: t.grant.scopes.join(','),
+      ...(openid ? { token_type: 'Bearer', id_token: idToken(t.grant.user, t.grant.clientId) } : {}),
+    };
+  }
+
+  function tokenEndpoint(req: FakeRequest): FakeResponse {
+    const form = formOf(req, true);
+    const grantType = form.get('grant_type');
+    const c = client(form);
+    if (typeof c !== 'string') return c;
+    if (grantType === 'authorization_code') {
+      if (!form.get('code') || !form.get('redirect_uri'))
+        return oauthError(400, 'invalid_request', 'A required parameter "code" or "redirect_uri" is missing');
+      const r = fake.oauth.redeem(form.get('code') ?? '', {
+        clientId: c,
+        redirectUri: form.get('redirect_uri'),
+        verifier: form.get('code_verifier'),
+      });
+      if (!r.ok) return oauthError(400, 'invalid_request', BAD_CODE);
+      const access = fake.oauth.issue(r.grant, 'access', 5184000);
+      const refresh = fake.oauth.issue(r.grant, 'refresh', 31536000);
+      return { status: 200, body: answer(access, refresh) };
     }
+    if (grantType !== 'refresh_token')
+      return oauthError(400, 'unsupported_grant_type', 'grant_type is invalid');
+    const old = form.get('refresh_token') ?? '';
+    const invalid = () =>
+      oauthError(
+        400,
+        'invalid_request',
+        'The provided authorization grant or refresh token is invalid, expired or revoked',
+      );
+    if (fake.oauth.find(old)) {
+      const r = fake.oauth.useRefresh(old, c, false); // LinkedIn keeps the refresh token
+      if (!r.ok) return invalid();
+      const access = fake.oauth.issue(r.grant, 'access', 5184000);
+      fake.minted.push({ access_token: access.token, refresh_token: old });
+      return { status: 200, body: answer(access, r.token) };
+    }
+    if (!fake.refreshTokens.has(old)) return invalid();
+    fake.oauth.countRefresh();
+    const pair = { access_token: `AQV${next()}`, refresh_token: old };
+    fake.validTokens.add(pair.access_token);
+    fake.minted.push(pair);
+    return {
+      status: 200,
+      body: {
+        access_token: pair.access_token,
+        expires_in: 5184000,
+        refresh_token: old,
+        refresh_token_expires_in: 31536000,
+      },
+    };
+  }
+
+  function revokeEndpoint(req: FakeRequest): FakeResponse {
+    const form = formOf(req, true);
+    const c = client(form);
+    if (typeof c !== 'string') return c;
+    const token = form.get('token');
+    if (!token) return oauthError(400, 'invalid_request', 'A required parameter "token" is missing');
+    const t = fake.oauth.find(token);
+    if (t && t.grant.clientId === c) fake.oauth.revokeToken(token, 'api');
+    return { status: 200 };
+  }
+
+  async function handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse | null> {
+    if (req.method === 'GET' && req.path === '/oauth/v2/authorization')
+      return fake.oauth.authorize(req, AUTHORIZE);
+    if (req.method === 'POST' && req.path === '/oauth/v2/accessToken') return tokenEndpoint(req);
+    if (req.method === 'POST' && req.path === '/oauth/v2/revoke') return revokeEndpoint(req);
+    const avatar = serveAvatar(req);
+    if (avatar) return avatar;
 
     const token = bearer(req);
-    if (!token || !fake.validTokens.has(token)) {
+    const issued = fake.oauth.check(token);
+    if (issued.state === 'revoked' || issued.state === 'expired') {
+      return {
+        status: 401,
+        body:
+          issued.state === 'revoked'
+            ? {
+                status: 401,
+                serviceErrorCode: 65601,
+                code: 'REVOKED_ACCESS_TOKEN',
+                message: 'The token used in the request has been revoked by the user',
+              }
+            : {
+                status: 401,
+                serviceErrorCode: 65602,
+                code: 'EXPIRED_ACCESS_TOKEN',
+                message: 'The token used in the request has expired',
+              },
+      };
+    }
+    if (!token || (issued.state === 'unknown' && !fake.validTokens.has(token))) {
       return {
         status: 401,
         body: {
@@ -147,6 +331,39 @@ export function createFake(): FakeLinkedIn {
           serviceErrorCode: 65600,
           code: 'INVALID_ACCESS_TOKEN',
           message: 'Invalid access token',
+        },
+      };
+    }
+    const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
+    const denied = (resource: string) =>
+      li(403, `Not enough permissions to access: ${resource}`, {
+        serviceErrorCode: 100,
+        code: 'ACCESS_DENIED',
+      });
+
+    if (req.method === 'GET' && req.path === '/v2/userinfo') {
+      if (!fake.oauth.allows(token, 'openid') || !fake.oauth.allows(token, 'profile'))
+        return {
+          status: 403,
+          body: {
+            serviceErrorCode: 100,
+            message: 'Not enough permissions to access: userinfo.GET.NO_VERSION',
+            status: 403,
+          },
+        };
+      const [given, ...rest] = me.displayName.split(' ');
+      return {
+        status: 200,
+        body: {
+          sub: me.id,
+          name: me.displayName,
+          given_name: given ?? me.displayName,
+          family_name: rest.join(' ') || 'Member',
+          picture: `${ctx.base}${me.avatarPath}`,
+          locale: { country: 'US', language: 'en' },
+          ...(fake.oauth.allows(token, 'email')
+            ? { email: `${me.username}@example.com`, email_verified: true }
+            : {}),
         },
       };
     }
@@ -296,6 +513,80 @@ export function createFake(): FakeLinkedIn {
       return { status: 200, body: assetJson(a, ctx.base) };
     }
 
+    const isAdmin = fake.oauth.allows(token, 'r_organization_admin', 'rw_organization_admin');
+    if (req.method === 'GET' && req.path === '/rest/organizationAcls') {
+      if (req.query.get('q') !== 'roleAssignee') return li(400, 'Invalid query parameters passed to request');
+      if (!isAdmin) return denied('organizationAcls.FINDER-roleAssignee.20240501');
+      const role = req.query.get('role');
+      const state = req.query.get('state');
+      const elements = orgsOf(me)
+        .filter(() => (!role || role === 'ADMINISTRATOR') && (!state || state === 'APPROVED'))
+        .map((o) => ({
+          roleAssignee: `urn:li:person:${me.id}`,
+          state: 'APPROVED',
+          role: 'ADMINISTRATOR',
+          organization: `urn:li:organization:${o.id}`,
+        }));
+      return {
+        status: 200,
+        body: { paging: { start: 0, count: 10, links: [], total: elements.length }, elements },
+      };
+    }
+    const orgGet = /^\/rest\/organizations\/(\d+)$/.exec(req.path);
+    if (req.method === 'GET' && orgGet) {
+      if (!isAdmin) return denied('organizations.GET.20240501');
+      const org = findOrg(Number(orgGet[1]));
+      if (!org) return li(404, `Organization ${orgGet[1]} not found`);
+      return {
+        status: 200,
+        body: {
+          id: org.id,
+          $URN: `urn:li:organization:${org.id}`,
+          localizedName: org.localizedName,
+          vanityName: org.vanityName,
+          name: {
+            localized: { en_US: org.localizedName },
+            preferredLocale: { country: 'US', language: 'en' },
+          },
+          localizedWebsite: `https://${org.vanityName}.example`,
+          primaryOrganizationType: 'NONE',
+          logoV2: {
+            original: `urn:li:digitalmediaAsset:C4E0B${hashId(String(org.id), 10, 'logo')}`,
+            cropped: `urn:li:digitalmediaAsset:C4D0B${hashId(String(org.id), 10, 'logo')}`,
+            cropInfo: { x: 0, y: 0, width: 0, height: 0 },
+          },
+          locations: [],
+        },
+      };
+    }
+    const sizes = /^\/rest\/networkSizes\/(.+)$/.exec(req.path);
+    if (req.method === 'GET' && sizes) {
+      if (!fake.oauth.allows(token, 'r_organization_admin', 'rw_organization_admin', 'r_organization_social'))
+        return denied('networkSizes.GET.20240501');
+      const urn = decodeURIComponent(sizes[1] ?? '');
+      if (req.query.get('edgeType') !== 'COMPANY_FOLLOWED_BY_MEMBER')
+        return li(400, 'edgeType must be COMPANY_FOLLOWED_BY_MEMBER for an organization');
+      const org = findOrg(Number(/^urn:li:organization:(\d+)$/.exec(urn)?.[1] ?? Number.NaN));
+      if (!org) return li(404, `Entity ${urn} not found`);
+      return { status: 200, body: { firstDegreeSize: org.followers } };
+    }
+
+    if (req.method === 'POST' && req.path === '/rest/posts') {
+      const author = String(((req.json ?? {}) as Record<string, unknown>).author ?? '');
+      if (
+        author.startsWith('urn:li:person:') &&
+        (!fake.oauth.allows(token, 'w_member_social') ||
+          (fake.oauth.find(token) && author !== `urn:li:person:${me.id}`))
+      )
+        return denied('partnerApiPostsExternal.CREATE.20240501');
+      if (
+        author.startsWith('urn:li:organization:') &&
+        fake.oauth.find(token) &&
+        (!fake.oauth.allows(token, 'w_organization_social') ||
+          !orgsOf(me).some((o) => `urn:li:organization:${o.id}` === author))
+      )
+        return denied('partnerApiPostsExternal.CREATE.20240501');
+    }
     if (req.method === 'POST' && req.path === '/rest/posts') {
       const b = (req.json ?? {}) as Record<string, unknown>;
       for (const field of ['author', 'lifecycleState', 'distribution', 'visibility'] as const) {
@@ -424,6 +715,31 @@ export function createFake(): FakeLinkedIn {
 
   const fake: FakeLinkedIn = {
     name: 'linkedin',
+    oauth: new FakeOAuth({
+      platform: 'linkedin',
+      prefixes: { access: 'AQV', refresh: 'AQX', code: 'AQT' },
+      defaultUser: () => ({
+        id: 'abc',
+        username: 'acme',
+        displayName: 'Ada Acme',
+        avatarPath: avatarPath('abc'),
+        followers: 830,
+        following: 0,
+        posts: 0,
+      }),
+      makeUser: (name) => {
+        const id = hashId(name, 10, 'linkedin');
+        return {
+          id,
+          username: name,
+          displayName: `${name} Member`,
+          avatarPath: avatarPath(id),
+          followers: followersOf(name),
+          following: 0,
+          posts: 0,
+        };
+      },
+    }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),
     clients: new Map([['client-id', 'client-secret']]),
@@ -436,6 +752,7 @@ export function createFake(): FakeLinkedIn {
     reactions: new Map(),
     reset() {
       seq = 0;
+      fake.oauth.reset();
       fake.validTokens = new Set(['token']);
       fake.refreshTokens = new Set(['refresh']);
       fake.clients = new Map([['client-id', 'client-secret']]);

@@ -1,4 +1,18 @@
 import {
+  type AuthorizeSpec,
+  avatarPath,
+  basicAuth,
+  errorPage,
+  FakeOAuth,
+  type FakeUser,
+  followersOf,
+  formOf,
+  hashDigits,
+  hashNumber,
+  random,
+  serveAvatar,
+} from './oauth.ts';
+import {
   bearer,
   type FakeContext,
   type FakePlatform,
@@ -13,6 +27,28 @@ import {
 // /api/v1/accounts/:id/statuses (newest first, limit/max_id). Statuses carry HTML `content` the way
 // Mastodon renders it. Errors are `{"error": "…"}`: 401 "The access token is invalid", 422
 // "Validation failed: …", 404 "Record not found".
+//
+// OAuth (docs.joinmastodon.org methods/apps and methods/oauth; Doorkeeper's wording for errors):
+//   POST /api/v1/apps        JSON or form: client_name, redirect_uris (string, newline-separated string or
+//                            array), scopes (space-separated, default read), website → CredentialApplication
+//                            {id, name, website, scopes, redirect_uri, redirect_uris, client_id, client_secret,
+//                            client_secret_expires_at: 0}; any number of apps, each remembered
+//   GET  /oauth/authorize    response_type=code, client_id, redirect_uri (one the app registered;
+//                            urn:ietf:wg:oauth:2.0:oob shows the code on a page), scope (space-separated,
+//                            within the app's scopes; read covers read:*), state, code_challenge (S256)
+//   POST /oauth/token        JSON or form, client auth in the body or Basic: authorization_code (code,
+//                            redirect_uri, code_verifier when a challenge was sent) or client_credentials
+//                            → {access_token, token_type: "Bearer", scope, created_at}; no refresh token,
+//                            no expiry (fake_token_lifetime still applies)
+//   POST /oauth/revoke       client_id, client_secret, token → 200 {} (idempotent); another app's token 403
+// Errors {"error", "error_description"}: 400 invalid_grant "The provided authorization grant is invalid,
+// expired, revoked, does not match the redirection URI used in the authorization request, or was issued to
+// another client.", 401 invalid_client. A refusal redirects error=access_denied&error_description=The
+// resource owner or authorization server denied the request. Tokens answer 401 "The access token was
+// revoked" / "The access token expired" once dead. verify_credentials answers the token's user (needs
+// read, read:accounts or profile); POST /api/v1/statuses needs write or write:statuses, POST
+// /api/v2/media write or write:media (403 "This action is outside the authorized scopes"). Statuses are
+// still authored by the default account whoever posts them.
 
 export interface FakeMastodonMedia {
   id: string;
@@ -41,6 +77,7 @@ export interface FakeMastodonStatus {
 }
 
 export interface FakeMastodon extends FakePlatform {
+  readonly oauth: FakeOAuth;
   validTokens: Set<string>;
   media: Map<string, FakeMastodonMedia>;
   posts: FakeMastodonStatus[];
@@ -90,13 +127,211 @@ function charCount(text: string) {
   return [...text.replace(URL_RE, 'x'.repeat(23))].length;
 }
 
+const SCOPE_RE = /^(read|write|follow|push|profile|(read|write):[a-z_]+|admin:(read|write)(:[a-z_]+)?)$/;
+const OOB = 'urn:ietf:wg:oauth:2.0:oob';
+const INVALID_GRANT =
+  'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.';
+const INVALID_CLIENT =
+  'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.';
+
+const AUTHORIZE: AuthorizeSpec = {
+  separator: /[ +]+/,
+  knownScope: (s) => SCOPE_RE.test(s),
+  publishes: (s) => s === 'write' || s === 'write:statuses',
+  pkce: 'optional',
+  defaultScopes: ['read'],
+  denied: {
+    error: 'access_denied',
+    error_description: 'The resource owner or authorization server denied the request.',
+  },
+  page: (_status, problem) =>
+    problem === 'client'
+      ? errorPage(401, 'An error has occurred', INVALID_CLIENT)
+      : errorPage(400, 'An error has occurred', 'The redirect uri included is not valid.'),
+};
+
 export function createFake(): FakeMastodon {
   let seq = 0;
   const nextId = () => String(113000000000000000n + BigInt(++seq));
   const keys = new Map<string, string>();
 
+  let appSeq = 0;
+  const oauthError = (status: number, error: string, description: string): FakeResponse => ({
+    status,
+    body: { error, error_description: description },
+  });
+
+  function registerApp(req: FakeRequest): FakeResponse {
+    const form = formOf(req);
+    const name = form.get('client_name') ?? '';
+    if (!name.trim()) return err(422, "Validation failed: Application name can't be blank");
+    const uris = form
+      .getAll('redirect_uris')
+      .flatMap((u) => u.split(/\r?\n/))
+      .concat(form.getAll('redirect_uris[]'))
+      .map((u) => u.trim())
+      .filter(Boolean);
+    if (!uris.length) return err(422, "Validation failed: Redirect URI can't be blank");
+    for (const u of uris) {
+      let ok = u === OOB;
+      try {
+        ok ||= Boolean(new URL(u).protocol) && !new URL(u).hash;
+      } catch {
+        ok = false;
+      }
+      if (!ok) return err(422, 'Validation failed: Redirect URI must be an absolute URI.');
+    }
+    const scopes = (form.get('scopes') ?? 'read').split(/[ +]+/).filter(Boolean);
+    if (scopes.some((sc) => !SCOPE_RE.test(sc)))
+      return err(422, "Validation failed: Scopes doesn't match configured on the server.");
+    const website = form.get('website') || null;
+    const app = fake.oauth.register({
+      id: String(563419 + ++appSeq),
+      clientId: random(32),
+      secret: random(32),
+      redirectUris: uris,
+      scopes,
+      name,
+      website,
+    });
+    return {
+      status: 200,
+      body: {
+        id: app.id,
+        name,
+        website,
+        scopes,
+        redirect_uri: uris.join('\n'),
+        redirect_uris: uris,
+        client_id: app.clientId,
+        client_secret: app.secret,
+        client_secret_expires_at: 0,
+      },
+    };
+  }
+
+  function client(req: FakeRequest, form: URLSearchParams): string | FakeResponse {
+    const basic = basicAuth(req);
+    const id = basic?.id ?? form.get('client_id') ?? '';
+    const secret = basic?.secret ?? form.get('client_secret') ?? '';
+    return fake.oauth.checkClient(id, secret) === 'ok'
+      ? id
+      : oauthError(401, 'invalid_client', INVALID_CLIENT);
+  }
+
+  function tokenEndpoint(req: FakeRequest): FakeResponse {
+    const form = formOf(req);
+    const c = client(req, form);
+    if (typeof c !== 'string') return c;
+    const grantType = form.get('grant_type');
+    if (grantType === 'client_credentials') {
+      const app = fake.oauth.apps.get(c);
+      const scopes = (form.get('scope') ?? 'read').split(/[ +]+/).filter(Boolean);
+      if (app?.scopes && scopes.some((sc) => !app.scopes?.includes(sc)))
+        return oauthError(400, 'invalid_scope', 'The requested scope is invalid, unknown, or malformed.');
+      // An app token acts for no user: its grant's user is the app itself, unknown to revokeUser.
+      const grant = {
+        id: `app-${c}`,
+        clientId: c,
+        user: {
+          name: `app:${c}`,
+          id: app?.id ?? c,
+          username: '',
+          displayName: app?.name ?? '',
+          avatarPath: '',
+          followers: 0,
+          following: 0,
+          posts: 0,
+          isDefault: false,
+        },
+        requested: scopes,
+        scopes,
+        declined: [],
+        lifetime: null,
+        redirectUri: '',
+        createdAt: Date.now(),
+        revoked: null,
+        extra: {},
+        tokens: new Set<string>(),
+      };
+      const t = fake.oauth.issue(grant, 'access', null, { app: true });
+      return {
+        status: 200,
+        body: {
+          access_token: t.token,
+          token_type: 'Bearer',
+          scope: scopes.join(' '),
+          created_at: Math.floor(t.issuedAt / 1000),
+        },
+      };
+    }
+    if (grantType !== 'authorization_code')
+      return oauthError(
+        400,
+        'unsupported_grant_type',
+        'The authorization grant type is not supported by the authorization server.',
+      );
+    if (!form.get('code') || !form.get('redirect_uri'))
+      return oauthError(
+        400,
+        'invalid_request',
+        'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
+      );
+    const r = fake.oauth.redeem(form.get('code') ?? '', {
+      clientId: c,
+      redirectUri: form.get('redirect_uri'),
+      verifier: form.get('code_verifier'),
+    });
+    if (!r.ok) return oauthError(400, 'invalid_grant', INVALID_GRANT);
+    const t = fake.oauth.issue(r.grant, 'access', null);
+    return {
+      status: 200,
+      body: {
+        access_token: t.token,
+        token_type: 'Bearer',
+        scope: r.grant.scopes.join(' '),
+        created_at: Math.floor(t.issuedAt / 1000),
+      },
+    };
+  }
+
+  function revokeEndpoint(req: FakeRequest): FakeResponse {
+    const form = formOf(req);
+    const c = client(req, form);
+    if (typeof c !== 'string') return c;
+    const t = fake.oauth.find(form.get('token'));
+    if (t && t.grant.clientId !== c)
+      return oauthError(403, 'unauthorized_client', 'You are not authorized to revoke this token');
+    if (t) fake.oauth.revokeToken(t.token, 'api');
+    return { status: 200, body: {} };
+  }
+
   const fake: FakeMastodon = {
     name: 'mastodon',
+    oauth: new FakeOAuth({
+      platform: 'mastodon',
+      defaultUser: () => ({
+        id: '109000000000000001',
+        username: 'acme',
+        displayName: 'Acme',
+        avatarPath: avatarPath('109000000000000001'),
+        followers: 640,
+        following: 120,
+        posts: 0,
+      }),
+      makeUser: (name) => {
+        const id = `109${hashDigits(name, 15, 'mastodon')}`;
+        return {
+          id,
+          username: name,
+          displayName: name,
+          avatarPath: avatarPath(id),
+          followers: followersOf(name),
+          following: hashNumber(name, 500, 'following'),
+          posts: hashNumber(name, 3000, 'statuses'),
+        };
+      },
+    }),
     validTokens: new Set(['token']),
     media: new Map(),
     posts: [],
@@ -107,6 +342,8 @@ export function createFake(): FakeMastodon {
     },
     reset() {
       seq = 0;
+      appSeq = 0;
+      fake.oauth.reset();
       keys.clear();
       fake.validTokens = new Set(['token']);
       fake.media = new Map();
@@ -115,8 +352,49 @@ export function createFake(): FakeMastodon {
     },
 
     async handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse | null> {
+      if (req.method === 'POST' && req.path === '/api/v1/apps') return registerApp(req);
+      if (req.method === 'GET' && req.path === '/oauth/authorize') {
+        const res = fake.oauth.authorize(req, AUTHORIZE);
+        const location = res.headers?.location ?? '';
+        if (res.status === 302 && location.startsWith(OOB)) {
+          const code = new URL(location).searchParams.get('code');
+          if (code)
+            return {
+              status: 200,
+              headers: { 'content-type': 'text/html; charset=utf-8' },
+              body: `<!doctype html><html><body><h1>Authorization code</h1><input class="oauth-code" readonly value="${code}"></body></html>`,
+            };
+        }
+        return res;
+      }
+      if (req.method === 'POST' && req.path === '/oauth/token') return tokenEndpoint(req);
+      if (req.method === 'POST' && req.path === '/oauth/revoke') return revokeEndpoint(req);
+      const avatar = serveAvatar(req);
+      if (avatar) return avatar;
+
       const token = bearer(req);
-      if (!token || !fake.validTokens.has(token)) return err(401, 'The access token is invalid');
+      const issued = fake.oauth.check(token);
+      if (issued.state === 'revoked') return err(401, 'The access token was revoked');
+      if (issued.state === 'expired') return err(401, 'The access token expired');
+      if (!token || (issued.state === 'unknown' && !fake.validTokens.has(token)))
+        return err(401, 'The access token is invalid');
+      const me: FakeUser | null =
+        issued.state === 'valid'
+          ? issued.token.meta.app
+            ? null
+            : issued.token.grant.user
+          : fake.oauth.user();
+      const outside = (...scopes: string[]) =>
+        fake.oauth.allows(token, ...scopes) ? null : err(403, 'This action is outside the authorized scopes');
+      if (req.method === 'POST' && req.path === '/api/v2/media') {
+        const denied = outside('write', 'write:media');
+        if (denied) return denied;
+      }
+      if (req.method === 'POST' && req.path === '/api/v1/statuses') {
+        const denied = outside('write', 'write:statuses');
+        if (denied) return denied;
+        if (!me) return err(422, 'This method requires an authenticated user');
+      }
       const base = ctx.base;
       const attachmentJson = (m: FakeMastodonMedia) => ({
         id: m.id,
@@ -249,9 +527,37 @@ export function createFake(): FakeMastodon {
       }
 
       if (req.method === 'GET' && req.path === '/api/v1/accounts/verify_credentials') {
+        const denied = outside('read', 'read:accounts', 'profile');
+        if (denied) return denied;
+        if (!me) return err(422, 'This method requires an authenticated user');
+        const avatar = `${base}${me.avatarPath}`;
         return {
           status: 200,
-          body: { ...account, source: { privacy: 'public', sensitive: false, language: null, note: '' } },
+          body: {
+            id: me.id,
+            username: me.username,
+            acct: me.username,
+            display_name: me.displayName,
+            locked: false,
+            bot: false,
+            discoverable: true,
+            group: false,
+            created_at: '2022-11-01T00:00:00.000Z',
+            note: '',
+            url: `${base}/@${me.username}`,
+            uri: `${base}/users/${me.username}`,
+            avatar,
+            avatar_static: avatar,
+            header: `${base}/headers/original/missing.png`,
+            header_static: `${base}/headers/original/missing.png`,
+            followers_count: me.followers,
+            following_count: me.following,
+            statuses_count: me.posts + (me.isDefault ? fake.posts.length : 0),
+            last_status_at: null,
+            emojis: [],
+            fields: [],
+            source: { privacy: 'public', sensitive: false, language: null, note: '', fields: [] },
+          },
         };
       }
 

@@ -1,4 +1,17 @@
 import {
+  type AuthorizeSpec,
+  avatarPath,
+  basicAuth,
+  errorPage,
+  FakeOAuth,
+  type FakeToken,
+  type FakeUser,
+  followersOf,
+  hashDigits,
+  hashNumber,
+  serveAvatar,
+} from './oauth.ts';
+import {
   bearer,
   type FakeContext,
   type FakePlatform,
@@ -7,7 +20,14 @@ import {
 } from './server.ts';
 
 // Contract fake of Pinterest API v5, as its OpenAPI description (pinterest/api-description) documents it:
-//   POST /v5/oauth/token                 Basic client auth; form grant_type=refresh_token, refresh_token
+//   GET  /oauth/                         (www.pinterest.com) client_id, redirect_uri, response_type=code,
+//                                        scope comma-separated (boards:read,pins:read,pins:write,
+//                                        user_accounts:read), state
+//   POST /v5/oauth/token                 Basic client auth; form grant_type=authorization_code, code,
+//                                        redirect_uri [, continuous_refresh=true] | grant_type=refresh_token,
+//                                        refresh_token [, continuous_refresh=true]
+//   GET  /v5/user_account                {account_type, id, username, profile_image, follower_count, …}
+//   GET  /v5/boards                      {items: [{id, name, description, privacy, owner, pin_count, …}], bookmark}
 //   POST /v5/pins                        board_id, title ≤ 100, description ≤ 800, link ≤ 2048, alt_text ≤ 500,
 //                                        media_source image_url | image_base64 (jpeg/png) | video_id (+ cover)
 //   GET  /v5/boards/{board_id}/pins      {items, bookmark}, page_size ≤ 250
@@ -16,6 +36,19 @@ import {
 //   GET  /v5/media/{media_id}            registered → processing → succeeded | failed
 //   GET  /v5/pins/{pin_id}/analytics     start_date, end_date, metric_types → {all: {summary_metrics, …}}
 // Errors are {"code", "message"} with the documented statuses.
+//
+// OAuth notes. Code answer {access_token, refresh_token, response_type: "authorization_code", token_type:
+// "bearer", expires_in: 2592000, refresh_token_expires_in, refresh_token_expires_at, scope}. The fake app
+// is one created before 2025-09-25: its refresh tokens are the legacy kind (365 days, not rotated, a refresh
+// answers no refresh_token) unless continuous_refresh=true was sent with the code or a refresh — then
+// every refresh answers a new refresh token (60 days; the one sent stops working), as OauthAccessTokenResponse
+// Refresh documents. No revoke endpoint is served: the OpenAPI's /oauth/token/revoke only takes tokens of
+// system users. Unsure: the authorization page's refusal (the fake redirects error=access_denied) and
+// the code/message of token errors (the fake: 400 {"code": 1, "message": "Invalid authorization code."};
+// bad client credentials 401 {"code": 2, "message": "Authentication failed."}, as documented). Scope gates
+// for flow tokens: user_account needs user_accounts:read, boards boards:read, POST /v5/pins pins:write
+// (403 {"code": 403, "message": "Not authorized to access …"}). The default user has two boards; the first
+// is DEFAULT_BOARD, the board the existing tests pin to; a fake_user has two boards of its own.
 
 export interface PinterestPin {
   id: string;
@@ -43,7 +76,17 @@ interface Media {
   fail: boolean;
 }
 
+export interface PinterestBoard {
+  id: string;
+  name: string;
+  description: string;
+  privacy: 'PUBLIC' | 'PROTECTED' | 'SECRET';
+  pins: number;
+  followers: number;
+}
+
 export interface PinterestFake extends FakePlatform {
+  readonly oauth: FakeOAuth;
   validTokens: Set<string>;
   refreshTokens: Set<string>;
   clientId: string;
@@ -107,12 +150,75 @@ function multipart(req: FakeRequest): Map<string, { data: Buffer; filename?: str
   return out;
 }
 
+const AUTHORIZE: AuthorizeSpec = {
+  separator: /,+/,
+  knownScope: (s) => /^[a-z_]+:(read|write)(_secret)?$/.test(s),
+  publishes: (s) => s.startsWith('pins:write'),
+  pkce: 'optional',
+  defaultScopes: null,
+  denied: { error: 'access_denied', error_description: 'The user denied access to your app.' },
+  page: (status, problem) =>
+    errorPage(status, 'Oops!', problem === 'client' ? 'Invalid client_id.' : 'Invalid redirect_uri.'),
+};
+const ACCESS_TTL = 2_592_000;
+const LEGACY_REFRESH_TTL = 31_536_000;
+const CONTINUOUS_REFRESH_TTL = 5_184_000;
+
+/** A user's boards: the default user's are DEFAULT_BOARD and 549755885176. */
+export function boardsOf(user: FakeUser): PinterestBoard[] {
+  if (user.isDefault)
+    return [
+      {
+        id: DEFAULT_BOARD,
+        name: 'Herald',
+        description: 'Posts from Herald',
+        privacy: 'PUBLIC',
+        pins: 42,
+        followers: 120,
+      },
+      { id: '549755885176', name: 'Ideas', description: '', privacy: 'SECRET', pins: 7, followers: 0 },
+    ];
+  return [0, 1].map((i) => ({
+    id: `5497${hashDigits(`${user.name}/${i}`, 8, 'board')}`,
+    name: i ? `${user.name} ideas` : user.name,
+    description: '',
+    privacy: i ? 'SECRET' : 'PUBLIC',
+    pins: hashNumber(`${user.name}/${i}`, 300, 'pins'),
+    followers: followersOf(`${user.name}/${i}`) % 1000,
+  }));
+}
+
 export function createFake(): PinterestFake {
   let seq = 0;
   const media = new Map<string, Media>();
 
   const fake: PinterestFake = {
     name: 'pinterest',
+    oauth: new FakeOAuth({
+      platform: 'pinterest',
+      prefixes: { access: 'pina_', refresh: 'pinr_' },
+      defaultUser: () => ({
+        id: '2783136121146311751',
+        username: 'herald',
+        displayName: 'Herald',
+        avatarPath: avatarPath('2783136121146311751'),
+        followers: 980,
+        following: 347,
+        posts: 339,
+      }),
+      makeUser: (name) => {
+        const id = hashDigits(name, 19, 'pinterest');
+        return {
+          id,
+          username: name,
+          displayName: name,
+          avatarPath: avatarPath(id),
+          followers: followersOf(name),
+          following: hashNumber(name, 900, 'following'),
+          posts: hashNumber(name, 2000, 'pins'),
+        };
+      },
+    }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),
     clientId: '1484362',
@@ -144,6 +250,7 @@ export function createFake(): PinterestFake {
 
     reset() {
       seq = 0;
+      fake.oauth.reset();
       media.clear();
       fake.validTokens = new Set(['token']);
       fake.refreshTokens = new Set(['refresh']);
@@ -157,11 +264,30 @@ export function createFake(): PinterestFake {
     },
 
     handle(req: FakeRequest, ctx: FakeContext): FakeResponse {
+      if (req.method === 'GET' && req.path === '/oauth/') return fake.oauth.authorize(req, AUTHORIZE);
       if (req.method === 'POST' && req.path === '/v5/oauth/token') return token(req);
       if (req.method === 'POST' && req.path === '/s3-upload/') return s3(req);
+      const avatar = serveAvatar(req);
+      if (avatar) return avatar;
       const t = bearer(req);
-      if (!t || !fake.validTokens.has(t)) return error(401, 2, 'Authentication failed.');
-      if (req.method === 'POST' && req.path === '/v5/pins') return createPin(req);
+      const issued = fake.oauth.check(t);
+      if (!t || (issued.state === 'unknown' ? !fake.validTokens.has(t) : issued.state !== 'valid'))
+        return error(401, 2, 'Authentication failed.');
+      const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
+      if (req.method === 'GET' && req.path === '/v5/user_account') {
+        if (!fake.oauth.allows(t, 'user_accounts:read'))
+          return error(403, 403, 'Not authorized to access the user account.');
+        return userAccount(ctx, me);
+      }
+      if (req.method === 'GET' && req.path === '/v5/boards') {
+        if (!fake.oauth.allows(t, 'boards:read'))
+          return error(403, 403, 'Not authorized to access the boards.');
+        return boardList(req, me);
+      }
+      if (req.method === 'POST' && req.path === '/v5/pins') {
+        if (!fake.oauth.allows(t, 'pins:write')) return error(403, 403, 'Not authorized to create Pins.');
+        return createPin(req);
+      }
       if (req.method === 'POST' && req.path === '/v5/media') return registerMedia(req, ctx);
       let m = /^\/v5\/media\/([^/]+)$/.exec(req.path);
       if (req.method === 'GET' && m) return mediaStatus(m[1] ?? '');
@@ -173,15 +299,74 @@ export function createFake(): PinterestFake {
     },
   };
 
+  function answer(
+    access: FakeToken,
+    refresh: FakeToken | null,
+    responseType: 'authorization_code' | 'refresh_token',
+  ) {
+    const refreshIn = refresh ? (fake.oauth.expiresIn(refresh) ?? LEGACY_REFRESH_TTL) : 0;
+    return {
+      access_token: access.token,
+      ...(refresh
+        ? {
+            refresh_token: refresh.token,
+            refresh_token_expires_in: refreshIn,
+            refresh_token_expires_at: Math.floor(Date.now() / 1000) + refreshIn,
+          }
+        : {}),
+      response_type: responseType,
+      token_type: 'bearer',
+      expires_in: fake.oauth.expiresIn(access) ?? ACCESS_TTL,
+      scope: access.grant.scopes.join(','),
+    };
+  }
+
   function token(req: FakeRequest): FakeResponse {
-    const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    if (!basic || Buffer.from(basic, 'base64').toString() !== `${fake.clientId}:${fake.clientSecret}`) {
+    const basic = basicAuth(req);
+    const legacy = basic?.id === fake.clientId && basic.secret === fake.clientSecret;
+    if (!basic || (!legacy && fake.oauth.checkClient(basic.id, basic.secret) !== 'ok')) {
       return error(401, 2, 'Authentication failed.');
     }
     const form = new URLSearchParams(req.body.toString('utf8'));
+    const continuous = form.get('continuous_refresh') === 'true';
+    if (form.get('grant_type') === 'authorization_code') {
+      if (!form.get('code') || !form.get('redirect_uri'))
+        return error(400, 1, 'code and redirect_uri are required.');
+      const r = fake.oauth.redeem(form.get('code') ?? '', {
+        clientId: basic.id,
+        redirectUri: form.get('redirect_uri'),
+        verifier: form.get('code_verifier'),
+      });
+      if (!r.ok)
+        return error(
+          400,
+          1,
+          r.reason === 'redirect' ? 'Invalid redirect_uri.' : 'Invalid authorization code.',
+        );
+      if (continuous) r.grant.extra.continuous = true;
+      const access = fake.oauth.issue(r.grant, 'access', ACCESS_TTL);
+      const refresh = fake.oauth.issue(
+        r.grant,
+        'refresh',
+        continuous ? CONTINUOUS_REFRESH_TTL : LEGACY_REFRESH_TTL,
+      );
+      return { status: 200, body: answer(access, refresh, 'authorization_code') };
+    }
     if (form.get('grant_type') !== 'refresh_token') return error(400, 1, 'Unsupported grant_type.');
-    if (!fake.refreshTokens.has(form.get('refresh_token') ?? ''))
-      return error(400, 1, 'Invalid refresh token.');
+    const old = form.get('refresh_token') ?? '';
+    if (fake.oauth.find(old)) {
+      const grant = fake.oauth.find(old)?.grant;
+      if (grant && continuous) grant.extra.continuous = true;
+      const rotate = grant?.extra.continuous === true;
+      const r = fake.oauth.useRefresh(old, basic.id, rotate);
+      if (!r.ok) return error(400, 1, 'Invalid refresh token.');
+      const access = fake.oauth.issue(r.grant, 'access', ACCESS_TTL);
+      fake.minted.push(access.token);
+      const refresh = rotate ? fake.oauth.issue(r.grant, 'refresh', CONTINUOUS_REFRESH_TTL) : null;
+      return { status: 200, body: answer(access, refresh, 'refresh_token') };
+    }
+    if (!fake.refreshTokens.has(old)) return error(400, 1, 'Invalid refresh token.');
+    fake.oauth.countRefresh();
     seq++;
     const access = `pina_minted${seq}`;
     fake.validTokens.add(access);
@@ -190,11 +375,63 @@ export function createFake(): PinterestFake {
       status: 200,
       body: {
         access_token: access,
+        response_type: 'refresh_token',
         token_type: 'bearer',
-        expires_in: 2_592_000,
+        expires_in: ACCESS_TTL,
         scope: 'boards:read,pins:read,pins:write',
       },
     };
+  }
+
+  function userAccount(ctx: FakeContext, me: FakeUser): FakeResponse {
+    return {
+      status: 200,
+      body: {
+        account_type: me.isDefault ? 'BUSINESS' : 'PINNER',
+        id: me.id,
+        username: me.username,
+        about: '',
+        business_name: me.isDefault ? 'Herald' : null,
+        profile_image: `${ctx.base}${me.avatarPath}`,
+        website_url: '',
+        board_count: boardsOf(me).length,
+        pin_count: me.posts,
+        follower_count: me.followers,
+        following_count: me.following,
+        monthly_views: me.followers * 12,
+      },
+    };
+  }
+
+  function boardList(req: FakeRequest, me: FakeUser): FakeResponse {
+    const size = Number(req.query.get('page_size') ?? '25');
+    if (!Number.isInteger(size) || size < 1 || size > 250)
+      return error(400, 1, 'page_size must be 1 to 250.');
+    const privacy = req.query.get('privacy');
+    const all = boardsOf(me).filter((b) => !privacy || b.privacy === privacy);
+    const from = Number(req.query.get('bookmark') ?? '0') || 0;
+    const items = all.slice(from, from + size).map((b) => ({
+      id: b.id,
+      name: b.name,
+      description: b.description,
+      privacy: b.privacy,
+      owner: { username: me.username },
+      created_at: '2024-01-01T00:00:00',
+      board_pins_modified_at: '2024-01-01T00:00:00',
+      collaborator_count: 0,
+      pin_count: b.pins + fake.pins.filter((p) => p.board_id === b.id).length,
+      follower_count: b.followers,
+      media: { image_cover_url: null, pin_thumbnail_urls: [] },
+      is_ads_only: false,
+    }));
+    return { status: 200, body: { items, bookmark: from + size < all.length ? String(from + size) : null } };
+  }
+
+  /** Boards of every user of the fake, for pinning. */
+  function knownBoard(id: string): boolean {
+    return (
+      fake.boards.has(id) || [...fake.oauth.users.values()].some((u) => boardsOf(u).some((b) => b.id === id))
+    );
   }
 
   function createPin(req: FakeRequest): FakeResponse {
@@ -202,7 +439,7 @@ export function createFake(): PinterestFake {
     if (!b) return error(400, 1, 'Invalid request body.');
     const board = b.board_id;
     if (typeof board !== 'string' || !board) return error(400, 1, 'board_id is required.');
-    if (!fake.boards.has(board)) return error(404, 3, 'Board not found.');
+    if (!knownBoard(board)) return error(404, 3, 'Board not found.');
     const check = (field: string, max: number): FakeResponse | null => {
       const v = b[field];
       if (v === undefined || v === null) return null;

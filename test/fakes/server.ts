@@ -1,11 +1,22 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { OAuthControl } from './oauth.ts';
 
 // One loopback HTTP server hosting the contract fakes of the platforms, each under its own path
 // prefix (`/x`, `/bluesky`, …). A fake implements the documented request and response shapes and
 // error bodies of its platform's API, keeps state (posts, uploads, containers), records every
 // request, and can be told to fail the next calls. Used by connector tests and the e2e tests
 // (HERALD_PLATFORM_<NAME>_URL=<url>/<name>; Bluesky/Mastodon take the origin from the channel).
+// With that override every host of a platform (web host of the consent page, API host, OAuth token host)
+// is the one base, so a fake serves all of its platform's paths under its prefix.
+//
+// Control API (for tests in other processes):
+//   GET  /__fakes/<platform>/state    posts, uploads, requests, and `oauth` (authorization server counters)
+//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, delayMs?}
+//   POST /__fakes/<platform>/revoke   {"access_token": "…"} or {"user": "<fake_user name>"}: the user revoked
+//                                     the app; every token of that grant (or user) stops working at once.
+//                                     200 {"revoked": <grants>}; 404 when no grant matches.
+//   POST /__fakes/reset               resets every fake
 
 export interface FakeRequest {
   method: string;
@@ -32,6 +43,8 @@ export interface FakePlatform {
   /** null: this fake serves no such route (the server answers one uniform 404 for every fake). */
   handle(req: FakeRequest, fake: FakeContext): FakeResponse | null | Promise<FakeResponse | null>;
   reset(): void;
+  /** The fake's authorization server (consent, tokens, revocation), when it has one. */
+  readonly oauth?: OAuthControl;
 }
 
 export interface FakeContext {
@@ -108,7 +121,11 @@ export class FakePlatforms {
     this.failures.clear();
   }
 
-  /** What a fake holds, for tests in other processes: its `posts` (and `uploads`) when it keeps them. */
+  /**
+   * What a fake holds, for tests in other processes: its `posts` (and `uploads`) when it keeps them, and
+   * its authorization server's counters (`oauth`: authorizations, denied, codesExchanged, refreshes,
+   * revocations, revoked grants) when it has one.
+   */
   snapshot(platform: string): unknown {
     const f = this.fakes.get(platform) as (FakePlatform & { posts?: unknown; uploads?: unknown }) | undefined;
     const plain = (v: unknown) =>
@@ -120,6 +137,7 @@ export class FakePlatforms {
     return {
       posts: plain(f?.posts),
       uploads: plain(f?.uploads),
+      oauth: f?.oauth ? plain(f.oauth.stats()) : null,
       requests: this.requests(platform).map((r) => ({
         method: r.method,
         path: r.path,
@@ -143,6 +161,23 @@ export class FakePlatforms {
     }
     if (!platform || !this.fakes.has(platform)) return { status: 404, body: { error: 'no such fake' } };
     if (method === 'GET' && action === 'state') return { status: 200, body: this.snapshot(platform) };
+    if (method === 'POST' && action === 'revoke') {
+      const oauth = this.fakes.get(platform)?.oauth;
+      if (!oauth) return { status: 404, body: { error: `the ${platform} fake has no authorization server` } };
+      let by: { access_token?: unknown; user?: unknown };
+      try {
+        by = JSON.parse(body.toString('utf8') || '{}') as typeof by;
+      } catch {
+        return { status: 400, body: { error: 'body must be JSON' } };
+      }
+      const n = oauth.revoke({
+        ...(typeof by.access_token === 'string' ? { access_token: by.access_token } : {}),
+        ...(typeof by.user === 'string' ? { user: by.user } : {}),
+      });
+      return n === null
+        ? { status: 404, body: { error: 'no grant of that access_token or user' } }
+        : { status: 200, body: { revoked: n } };
+    }
     if (method === 'POST' && action === 'fail') {
       const f = JSON.parse(body.toString('utf8')) as InjectedFailure & { pathPattern?: string };
       this.failNext(platform, { ...f, ...(f.pathPattern ? { path: new RegExp(f.pathPattern) } : {}) });

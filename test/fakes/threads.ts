@@ -9,13 +9,53 @@ import {
   graphTime,
   pageOf,
 } from './facebook.ts';
-import type { FakePlatform, FakeRequest, FakeResponse } from './server.ts';
+import {
+  type AuthorizeSpec,
+  avatarPath,
+  errorPage,
+  FakeOAuth,
+  type FakeToken,
+  type FakeUser,
+  followersOf,
+  hashDigits,
+  hashNumber,
+  serveAvatar,
+} from './oauth.ts';
+import {
+  bearer,
+  type FakeContext,
+  type FakePlatform,
+  type FakeRequest,
+  type FakeResponse,
+} from './server.ts';
 
 // Contract fake of the Threads API (graph.threads.net/v1.0): media containers
 // (POST /{user-id}/threads), their processing status (GET /{container-id}?fields=status,error_message:
 // IN_PROGRESS while Meta downloads the media, then FINISHED or ERROR; PUBLISHED after
 // POST /{user-id}/threads_publish), the user's threads (GET /{user-id}/threads with since/until),
 // single media (GET /{media-id}?fields=…), insights, and GET /refresh_access_token.
+//
+// OAuth and profile (developers.facebook.com/docs/threads "Get Access Tokens", "Long-Lived Tokens"):
+//   GET  /oauth/authorize          (threads.net) client_id, redirect_uri, scope comma-separated
+//                                  (threads_basic,threads_content_publish,threads_manage_insights…),
+//                                  response_type=code, state. Redirects carry `#_` after the code, as the
+//                                  guide warns; a refusal redirects
+//                                  error_reason=user_denied&error=access_denied&error_description=Permissions+error.
+//   POST /oauth/access_token       client_id, client_secret, code, grant_type=authorization_code, redirect_uri
+//                                  → {access_token, user_id} (short-lived: 1 hour; no token_type)
+//   GET  /access_token             grant_type=th_exchange_token, client_secret, access_token (short-lived)
+//                                  → {access_token, token_type: "bearer", expires_in: 5183944}
+//   GET  /refresh_access_token     grant_type=th_refresh_token, access_token (long-lived) → the same shape;
+//                                  the fake does not enforce the documented "at least 24 hours old"
+//   GET  /v1.0/me?fields=id,username,name,threads_profile_picture_url,threads_biography
+//   GET  /v1.0/me/threads_insights?metric=followers_count → {data: [{name, period: "day", title,
+//                                  description, total_value: {value}, id}]} (needs threads_manage_insights)
+// There is no revoke endpoint (users remove the app in Threads' settings: the control API's revoke).
+// Unsure: the code exchange's errors. The fake answers them Instagram-style, 400 {"error_type":
+// "OAuthException", "code": 400, "error_message": "Matching code was not found or was already used"}, as
+// client libraries read them; user_id is sent as a string (libraries report both strings and numbers).
+// A token issued through the flow needs threads_content_publish to create or publish containers (else
+// (#10) Application does not have permission for this action).
 
 export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
 
@@ -55,6 +95,7 @@ export interface FakeThreadsPost {
 }
 
 export interface ThreadsFake extends FakePlatform {
+  readonly oauth: FakeOAuth;
   userId: string;
   username: string;
   validTokens: Set<string>;
@@ -82,9 +123,53 @@ const REPLY_CONTROL = new Set([
   'followers_only',
 ]);
 
+const AUTHORIZE: AuthorizeSpec = {
+  separator: /,+/,
+  knownScope: (s) => /^threads_[a-z_]+$/.test(s),
+  publishes: (s) => s === 'threads_content_publish',
+  pkce: 'optional',
+  defaultScopes: null,
+  denied: { error_reason: 'user_denied', error: 'access_denied', error_description: 'Permissions error' },
+  fragment: '_',
+  page: (status, problem) =>
+    errorPage(
+      status,
+      'Invalid Request',
+      problem === 'client' ? 'Invalid platform app' : 'Invalid redirect_uri',
+    ),
+};
+
+const SHORT_TTL = 3600;
+const LONG_TTL = 5183944;
+
 export function createFake(): ThreadsFake {
   const fake: ThreadsFake = {
     name: 'threads',
+    oauth: new FakeOAuth({
+      platform: 'threads',
+      prefixes: { access: 'THAA', code: 'AQ' },
+      defaultUser: () => ({
+        id: '17841400000000001',
+        username: 'herald_test',
+        displayName: 'Herald Test',
+        avatarPath: avatarPath('17841400000000001'),
+        followers: 2750,
+        following: 0,
+        posts: 0,
+      }),
+      makeUser: (name) => {
+        const id = `1784${hashDigits(name, 13, 'threads')}`;
+        return {
+          id,
+          username: name,
+          displayName: name,
+          avatarPath: avatarPath(id),
+          followers: followersOf(name),
+          following: hashNumber(name, 900, 'following'),
+          posts: 0,
+        };
+      },
+    }),
     userId: '17841400000000001',
     username: 'herald_test',
     validTokens: new Set(['token']),
@@ -96,6 +181,7 @@ export function createFake(): ThreadsFake {
     insights: new Map(),
     loseNextPublishResponse: false,
     reset() {
+      fake.oauth.reset();
       fake.validTokens = new Set(['token']);
       fake.expiredTokens = new Set();
       fake.refreshed = [];
@@ -105,7 +191,7 @@ export function createFake(): ThreadsFake {
       fake.insights = new Map();
       fake.loseNextPublishResponse = false;
     },
-    handle: (req) => handle(fake, req),
+    handle: (req, ctx) => handle(fake, req, ctx),
   };
   return fake;
 }
@@ -113,15 +199,145 @@ export function createFake(): ThreadsFake {
 const param = (code: number, message: string, subcode?: number) =>
   graphErrorResponse(code, message, { type: 'THApiException', subcode });
 
-async function handle(fake: ThreadsFake, req: FakeRequest): Promise<FakeResponse> {
-  const params = graphParams(req);
-  const [node, edge, extra] = graphPath(req);
-  if (node === 'refresh_access_token' && req.method === 'GET') return refresh(fake, params);
+/** Instagram-style OAuth error of the code exchange. */
+const igError = (message: string): FakeResponse => ({
+  status: 400,
+  body: { error_type: 'OAuthException', code: 400, error_message: message },
+});
 
-  const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
-  if (denied) return denied;
+function codeExchange(fake: ThreadsFake, params: URLSearchParams): FakeResponse {
+  const clientId = params.get('client_id') ?? '';
+  const client = fake.oauth.checkClient(clientId, params.get('client_secret'));
+  if (client === 'unknown') return igError('Invalid platform app');
+  if (client === 'secret') return igError('Error validating client secret');
+  if (params.get('grant_type') !== 'authorization_code') return igError('Unsupported grant type');
+  if (!params.get('redirect_uri')) return igError('Missing required field redirect_uri');
+  if (!params.get('code')) return igError('Missing required field code');
+  const r = fake.oauth.redeem(params.get('code') ?? '', {
+    clientId,
+    redirectUri: params.get('redirect_uri'),
+    verifier: params.get('code_verifier'),
+  });
+  if (!r.ok)
+    return igError(
+      r.reason === 'redirect'
+        ? 'Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request'
+        : 'Matching code was not found or was already used',
+    );
+  const t = fake.oauth.issue(r.grant, 'access', SHORT_TTL, { longLived: false });
+  return { status: 200, body: { access_token: t.token, user_id: r.grant.user.id } };
+}
+
+/** Graph's answer for a token the user revoked (190/458) or that expired (190/463). */
+function deadToken(t: FakeToken, state: 'revoked' | 'expired'): FakeResponse {
+  return state === 'revoked'
+    ? graphErrorResponse(
+        190,
+        `Error validating access token: The user has not authorized application ${t.grant.clientId}.`,
+        { subcode: 458 },
+      )
+    : graphErrorResponse(
+        190,
+        `Error validating access token: Session has expired on ${new Date(t.expiresAt ?? 0).toUTCString()}.`,
+        { subcode: 463 },
+      );
+}
+
+function longLived(fake: ThreadsFake, params: URLSearchParams, kind: 'exchange' | 'refresh'): FakeResponse {
+  const c = fake.oauth.check(params.get('access_token'));
+  if (c.state === 'unknown')
+    return graphErrorResponse(190, 'Invalid OAuth access token - Cannot parse access token');
+  if (c.state !== 'valid') return deadToken(c.token, c.state);
+  if (kind === 'exchange') {
+    if (params.get('grant_type') !== 'th_exchange_token')
+      return graphErrorResponse(100, 'Invalid grant_type; expected th_exchange_token');
+    const app = fake.oauth.apps.get(c.token.grant.clientId);
+    if (!app || params.get('client_secret') !== app.secret)
+      return graphErrorResponse(1, 'Error validating client secret.');
+    if (c.token.meta.longLived)
+      return graphErrorResponse(100, 'The access token is already a long-lived token.');
+  } else if (!c.token.meta.longLived) {
+    return graphErrorResponse(190, 'Error validating access token: a short-lived token cannot be refreshed.');
+  }
+  fake.oauth.countRefresh();
+  const t = fake.oauth.issue(c.token.grant, 'access', LONG_TTL, { longLived: true });
+  if (kind === 'refresh') fake.refreshed.push(t.token);
+  return {
+    status: 200,
+    body: { access_token: t.token, token_type: 'bearer', expires_in: fake.oauth.expiresIn(t) ?? LONG_TTL },
+  };
+}
+
+function profile(ctx: FakeContext, user: FakeUser, params: URLSearchParams) {
+  const all: Record<string, unknown> = {
+    id: user.id,
+    username: user.username,
+    name: user.displayName,
+    threads_profile_picture_url: `${ctx.base}${user.avatarPath}`,
+    threads_biography: '',
+    is_verified: false,
+  };
+  const wanted = (params.get('fields') ?? 'id').split(',').map((f) => f.trim());
+  return { status: 200, body: Object.fromEntries(wanted.filter((f) => f in all).map((f) => [f, all[f]])) };
+}
+
+function userInsights(user: FakeUser, params: URLSearchParams): FakeResponse {
+  const metrics = (params.get('metric') ?? '').split(',').filter(Boolean);
+  const known = ['followers_count', 'views', 'likes', 'replies', 'reposts', 'quotes', 'clicks'];
+  if (!metrics.length || metrics.some((m) => !known.includes(m)))
+    return param(100, `Param metric must be one of ${known.join(', ')}`);
+  return {
+    status: 200,
+    body: {
+      data: metrics.map((name) => ({
+        name,
+        period: 'day',
+        title: name,
+        description:
+          name === 'followers_count'
+            ? 'This is the number of followers on your profile.'
+            : `The number of ${name}.`,
+        total_value: { value: name === 'followers_count' ? user.followers : 0 },
+        id: `${user.id}/insights/${name}/day`,
+      })),
+    },
+  };
+}
+
+async function handle(fake: ThreadsFake, req: FakeRequest, ctx: FakeContext): Promise<FakeResponse> {
+  const params = graphParams(req);
+  const avatar = serveAvatar(req);
+  if (avatar) return avatar;
+  const [node, edge, extra] = graphPath(req);
+  if (node === 'oauth' && edge === 'authorize' && req.method === 'GET')
+    return fake.oauth.authorize(req, AUTHORIZE);
+  if (node === 'oauth' && edge === 'access_token' && req.method === 'POST') return codeExchange(fake, params);
+  if (node === 'access_token' && !edge && req.method === 'GET') return longLived(fake, params, 'exchange');
+  if (node === 'refresh_access_token' && req.method === 'GET') {
+    if (fake.oauth.find(params.get('access_token'))) return longLived(fake, params, 'refresh');
+    return refresh(fake, params);
+  }
+
+  const issued = fake.oauth.check(params.get('access_token') ?? bearer(req));
+  if (issued.state === 'revoked' || issued.state === 'expired') return deadToken(issued.token, issued.state);
+  if (issued.state === 'unknown') {
+    const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
+    if (denied) return denied;
+  }
+  const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
+  const lacks = (scope: string) =>
+    issued.state === 'valid' && !issued.token.grant.scopes.includes(scope)
+      ? param(10, '(#10) Application does not have permission for this action')
+      : null;
   if (!node || extra) return param(100, `Unknown path components: ${req.path}`);
-  const isUser = node === fake.userId || node === 'me';
+  const isUser = node === fake.userId || node === 'me' || node === me.id;
+  if (isUser && !edge && req.method === 'GET') return lacks('threads_basic') ?? profile(ctx, me, params);
+  if (isUser && edge === 'threads_insights' && req.method === 'GET')
+    return lacks('threads_manage_insights') ?? userInsights(me, params);
+  if (isUser && (edge === 'threads' || edge === 'threads_publish') && req.method === 'POST') {
+    const denied = lacks('threads_content_publish');
+    if (denied) return denied;
+  }
 
   if (isUser && edge === 'threads' && req.method === 'POST') return createContainer(fake, params);
   if (isUser && edge === 'threads_publish' && req.method === 'POST') return publish(fake, params);

@@ -1,4 +1,16 @@
 import {
+  type AuthorizeSpec,
+  avatarPath,
+  errorPage,
+  FakeOAuth,
+  type FakeToken,
+  type FakeUser,
+  followersOf,
+  hashId,
+  hashNumber,
+  serveAvatar,
+} from './oauth.ts';
+import {
   bearer,
   type FakeContext,
   type FakePlatform,
@@ -6,9 +18,20 @@ import {
   type FakeResponse,
 } from './server.ts';
 
-// Contract fake of TikTok's Content Posting API (Direct Post), the OAuth token endpoint and the Display API
-// video query, as documented on developers.tiktok.com:
-//   POST /v2/oauth/token/                       form: client_key, client_secret, grant_type=refresh_token, refresh_token
+// Contract fake of TikTok's Content Posting API (Direct Post), Login Kit's OAuth 2.0 server and the Display
+// API user info and video query, as documented on developers.tiktok.com:
+//   GET  /v2/auth/authorize/                    (www.tiktok.com) client_key, scope comma-separated,
+//                                               redirect_uri, state, response_type=code, optional
+//                                               code_challenge (S256; hex or base64url, see below)
+//                                               → redirect ?code&scopes=<granted>&state
+//   POST /v2/oauth/token/                       form: client_key, client_secret, grant_type=authorization_code,
+//                                               code, redirect_uri, code_verifier? | grant_type=refresh_token,
+//                                               refresh_token → {access_token, expires_in, open_id,
+//                                               refresh_expires_in, refresh_token, scope, token_type: "Bearer"}
+//   POST /v2/oauth/revoke/                      form: client_key, client_secret, token → 200 {}
+//   GET  /v2/user/info/?fields=…                → {data: {user: {…}}, error: {code: "ok", message, log_id}};
+//                                               fields gated by user.info.basic/.profile/.stats
+//                                               (401 scope_not_authorized), bad tokens 401 access_token_invalid
 //   POST /v2/post/publish/creator_info/query/   → privacy_level_options, *_disabled
 //   POST /v2/post/publish/video/init/           FILE_UPLOAD with the documented chunk rules → publish_id, upload_url
 //   PUT  /upload/?upload_id=…                   sequential chunks, Content-Range; 206 per chunk, 201 when complete
@@ -17,6 +40,17 @@ import {
 //   POST /v2/video/query/?fields=…              {filters: {video_ids}} → like/comment/share/view counts
 // Envelope {"data", "error": {"code", "message", "log_id"}}; the post ids are emitted as bare 19-digit JSON
 // numbers, exactly as TikTok does (they do not fit a double).
+//
+// OAuth notes. Errors are {"error", "error_description", "log_id"} (oauth-error-handling): 401
+// invalid_client, 400 invalid_grant for unknown/used/expired codes and refresh tokens and another
+// redirect_uri, 400 invalid_request "Code verifier or code challenge is invalid." for a wrong verifier.
+// Lifetimes follow the current "Manage OAuth Access Tokens" page: access tokens 2 hours (expires_in 7200)
+// and refresh tokens 180 days (refresh_expires_in 15552000, counting down), where older pages (and Herald's
+// brief) say 86400 and 31536000. Refresh tokens rotate: the one sent stops working. PKCE: the web guide
+// does not use it, the desktop guide hashes the verifier to a hex SHA-256 — the fake accepts S256 as hex or
+// as RFC 7636 base64url. A token issued through the flow needs video.publish for the posting endpoints
+// (401 scope_not_authorized). Unsure: the exact deny redirect (the fake: error=access_denied with an
+// error_description) and whether revoke answers {} or an empty body (the page shows {}).
 
 const MB = 1024 * 1024;
 const PRIVACY = ['PUBLIC_TO_EVERYONE', 'MUTUAL_FOLLOW_FRIENDS', 'FOLLOWER_OF_CREATOR', 'SELF_ONLY'];
@@ -59,6 +93,7 @@ interface Publish {
 }
 
 export interface TikTokFake extends FakePlatform {
+  readonly oauth: FakeOAuth;
   validTokens: Set<string>;
   refreshTokens: Set<string>;
   clientKey: string;
@@ -99,6 +134,44 @@ function obj(v: unknown): Record<string, unknown> | undefined {
 /** UTF-16 length, as TikTok counts its "runes". */
 const runes = (s: string) => s.length;
 
+const ACCESS_TTL = 7200;
+const REFRESH_TTL = 15552000;
+
+const AUTHORIZE: AuthorizeSpec = {
+  clientParam: 'client_key',
+  separator: /,+/,
+  knownScope: (s) => /^[a-z_]+(\.[a-z_]+)+$/.test(s),
+  publishes: (s) => s === 'video.publish',
+  pkce: 'optional',
+  defaultScopes: null,
+  denied: { error: 'access_denied', error_description: 'The user denied the authorization request.' },
+  successParams: (grant) => ({ scopes: grant.scopes.join(',') }),
+  page: (status, problem) =>
+    errorPage(
+      status,
+      'Something went wrong',
+      problem === 'client' ? 'client_key: invalid client key' : 'redirect_uri: Illegal redirect link',
+    ),
+};
+
+/** Display API fields and the scope each needs. */
+const USER_FIELDS: Record<string, string> = {
+  open_id: 'user.info.basic',
+  union_id: 'user.info.basic',
+  avatar_url: 'user.info.basic',
+  avatar_url_100: 'user.info.basic',
+  avatar_large_url: 'user.info.basic',
+  display_name: 'user.info.basic',
+  bio_description: 'user.info.profile',
+  profile_deep_link: 'user.info.profile',
+  is_verified: 'user.info.profile',
+  username: 'user.info.profile',
+  follower_count: 'user.info.stats',
+  following_count: 'user.info.stats',
+  likes_count: 'user.info.stats',
+  video_count: 'user.info.stats',
+};
+
 export function createFake(): TikTokFake {
   let seq = 0;
   const publishes = new Map<string, Publish>();
@@ -106,6 +179,32 @@ export function createFake(): TikTokFake {
 
   const fake: TikTokFake = {
     name: 'tiktok',
+    oauth: new FakeOAuth({
+      platform: 'tiktok',
+      prefixes: { access: 'act.', refresh: 'rft.' },
+      defaultUser: () => ({
+        id: 'open-id-1',
+        username: 'herald',
+        displayName: 'Herald',
+        avatarPath: avatarPath('open-id-1'),
+        followers: 5300,
+        following: 12,
+        posts: 41,
+      }),
+      makeUser: (name) => {
+        const h = hashId(name, 32, 'tiktok').replace(/[-_]/g, '0').toLowerCase();
+        const id = `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+        return {
+          id,
+          username: name,
+          displayName: name,
+          avatarPath: avatarPath(id),
+          followers: followersOf(name),
+          following: hashNumber(name, 700, 'following'),
+          posts: hashNumber(name, 300, 'posts'),
+        };
+      },
+    }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),
     clientKey: 'client-key',
@@ -129,6 +228,7 @@ export function createFake(): TikTokFake {
 
     reset() {
       seq = 0;
+      fake.oauth.reset();
       publishes.clear();
       byUpload.clear();
       fake.validTokens = new Set(['token']);
@@ -148,20 +248,37 @@ export function createFake(): TikTokFake {
     },
 
     handle(req: FakeRequest, ctx: FakeContext): FakeResponse {
+      if (req.method === 'GET' && req.path === '/v2/auth/authorize/')
+        return fake.oauth.authorize(req, AUTHORIZE);
       if (req.method === 'POST' && req.path === '/v2/oauth/token/') return token(req);
+      if (req.method === 'POST' && req.path === '/v2/oauth/revoke/') return revoke(req);
       if (req.method === 'PUT' && req.path === '/upload/') return upload(req);
-      if (req.method !== 'POST') return fail(404, 'invalid_params', 'Unknown endpoint');
+      const avatar = serveAvatar(req);
+      if (avatar) return avatar;
+      if (req.method !== 'POST' && !(req.method === 'GET' && req.path === '/v2/user/info/'))
+        return fail(404, 'invalid_params', 'Unknown endpoint');
 
       const t = bearer(req);
-      if (!t || !fake.validTokens.has(t)) {
+      const issued = fake.oauth.check(t);
+      if (!t || (issued.state === 'unknown' ? !fake.validTokens.has(t) : issued.state !== 'valid')) {
         return fail(401, 'access_token_invalid', 'The access token is invalid or not found in the request.');
       }
+      const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
+      if (req.path === '/v2/user/info/') return userInfo(req, ctx, t, me);
+      if (req.path.startsWith('/v2/post/publish/') && !fake.oauth.allows(t, 'video.publish'))
+        return fail(
+          401,
+          'scope_not_authorized',
+          'The user did not authorize the scope required for completing this request.',
+        );
       switch (req.path) {
         case '/v2/post/publish/creator_info/query/':
           return envelope(200, {
-            creator_avatar_url: 'https://p16.tiktokcdn.example/avatar.jpeg',
-            creator_username: 'herald',
-            creator_nickname: 'Herald',
+            creator_avatar_url: me.isDefault
+              ? 'https://p16.tiktokcdn.example/avatar.jpeg'
+              : `${ctx.base}${me.avatarPath}`,
+            creator_username: me.username,
+            creator_nickname: me.displayName,
             ...fake.creator,
           });
         case '/v2/post/publish/video/init/':
@@ -177,25 +294,79 @@ export function createFake(): TikTokFake {
     },
   };
 
+  const oauthError = (status: number, error: string, description: string): FakeResponse => ({
+    status,
+    body: { error, error_description: description, log_id: logId() },
+  });
+
+  function tokenAnswer(access: FakeToken, refresh: FakeToken) {
+    return {
+      access_token: access.token,
+      expires_in: fake.oauth.expiresIn(access) ?? ACCESS_TTL,
+      open_id: access.grant.user.id,
+      refresh_expires_in: fake.oauth.expiresIn(refresh) ?? REFRESH_TTL,
+      refresh_token: refresh.token,
+      scope: access.grant.scopes.join(','),
+      token_type: 'Bearer',
+    };
+  }
+
+  /** Client key and secret from the form; a refusal, or the client key. */
+  function client(req: FakeRequest, form: URLSearchParams): string | FakeResponse {
+    if (!(req.headers['content-type'] ?? '').includes('application/x-www-form-urlencoded')) {
+      return oauthError(400, 'invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
+    }
+    const key = form.get('client_key') ?? '';
+    const secret = form.get('client_secret') ?? '';
+    if (key === fake.clientKey && secret === fake.clientSecret) return key;
+    if (fake.oauth.checkClient(key, secret) === 'ok') return key;
+    return oauthError(401, 'invalid_client', 'Client key or secret is incorrect.');
+  }
+
   function token(req: FakeRequest): FakeResponse {
     const form = new URLSearchParams(req.body.toString('utf8'));
-    const err = (status: number, error: string, description: string): FakeResponse => ({
-      status,
-      body: { error, error_description: description, log_id: logId() },
-    });
-    if (!(req.headers['content-type'] ?? '').includes('application/x-www-form-urlencoded')) {
-      return err(400, 'invalid_request', 'Content-Type must be application/x-www-form-urlencoded');
+    const c = client(req, form);
+    if (typeof c !== 'string') return c;
+    const grantType = form.get('grant_type');
+    if (grantType === 'authorization_code') {
+      if (!form.get('code') || !form.get('redirect_uri'))
+        return oauthError(400, 'invalid_request', 'code and redirect_uri are required.');
+      const r = fake.oauth.redeem(form.get('code') ?? '', {
+        clientId: c,
+        redirectUri: form.get('redirect_uri'),
+        verifier: form.get('code_verifier'),
+        hexToo: true,
+      });
+      if (!r.ok) {
+        if (r.reason === 'pkce' || r.reason === 'pkce_missing')
+          return oauthError(400, 'invalid_request', 'Code verifier or code challenge is invalid.');
+        return oauthError(
+          400,
+          'invalid_grant',
+          r.reason === 'expired' ? 'Authorization code is expired.' : 'Authorization code is invalid.',
+        );
+      }
+      const access = fake.oauth.issue(r.grant, 'access', ACCESS_TTL);
+      const refresh = fake.oauth.issue(r.grant, 'refresh', REFRESH_TTL);
+      return { status: 200, body: tokenAnswer(access, refresh) };
     }
-    if (form.get('client_key') !== fake.clientKey || form.get('client_secret') !== fake.clientSecret) {
-      return err(401, 'invalid_client', 'Client key or secret is incorrect.');
-    }
-    if (form.get('grant_type') !== 'refresh_token')
-      return err(400, 'unsupported_grant_type', 'Unsupported grant type.');
+    if (grantType !== 'refresh_token')
+      return oauthError(400, 'unsupported_grant_type', 'Unsupported grant type.');
     const old = form.get('refresh_token') ?? '';
+    if (fake.oauth.find(old)) {
+      // Refresh tokens rotate: the old one stops working; the new one keeps the old one's expiry.
+      const r = fake.oauth.useRefresh(old, c, true);
+      if (!r.ok) return oauthError(400, 'invalid_grant', 'Refresh token is invalid or expired.');
+      const access = fake.oauth.issue(r.grant, 'access', ACCESS_TTL);
+      const refresh = fake.oauth.issue(r.grant, 'refresh', fake.oauth.expiresIn(r.token) ?? REFRESH_TTL);
+      fake.minted.push(access.token);
+      return { status: 200, body: tokenAnswer(access, refresh) };
+    }
     if (!fake.refreshTokens.has(old))
-      return err(400, 'invalid_grant', 'Refresh token is invalid or expired.');
+      return oauthError(400, 'invalid_grant', 'Refresh token is invalid or expired.');
     // Refresh tokens rotate: the old one stops working.
     fake.refreshTokens.delete(old);
+    fake.oauth.countRefresh();
     seq++;
     const access = `act.minted${seq}`;
     const refresh = `rft.minted${seq}`;
@@ -206,14 +377,59 @@ export function createFake(): TikTokFake {
       status: 200,
       body: {
         access_token: access,
-        expires_in: 86400,
+        expires_in: ACCESS_TTL,
         open_id: 'open-id-1',
-        refresh_expires_in: 31536000,
+        refresh_expires_in: REFRESH_TTL,
         refresh_token: refresh,
         scope: 'user.info.basic,video.publish,video.upload,video.list',
         token_type: 'Bearer',
       },
     };
+  }
+
+  function revoke(req: FakeRequest): FakeResponse {
+    const form = new URLSearchParams(req.body.toString('utf8'));
+    const c = client(req, form);
+    if (typeof c !== 'string') return c;
+    const t = form.get('token');
+    if (!t) return oauthError(400, 'invalid_request', 'token is required.');
+    const found = fake.oauth.find(t);
+    if (found && found.grant.clientId === c) fake.oauth.revokeToken(t, 'api');
+    return { status: 200, body: {} };
+  }
+
+  function userInfo(req: FakeRequest, ctx: FakeContext, token: string, me: FakeUser): FakeResponse {
+    const fields = (req.query.get('fields') ?? '')
+      .split(',')
+      .map((f) => f.trim())
+      .filter(Boolean);
+    if (!fields.length) return fail(400, 'invalid_params', 'fields is required.');
+    const unknown = fields.find((f) => !(f in USER_FIELDS));
+    if (unknown) return fail(400, 'invalid_params', `Invalid field: ${unknown}`);
+    if (fields.some((f) => !fake.oauth.allows(token, USER_FIELDS[f] ?? '')))
+      return fail(
+        401,
+        'scope_not_authorized',
+        'The user did not authorize the scope required for completing this request.',
+      );
+    const avatar = `${ctx.base}${me.avatarPath}`;
+    const all: Record<string, unknown> = {
+      open_id: me.id,
+      union_id: `union-${me.id}`,
+      avatar_url: avatar,
+      avatar_url_100: avatar,
+      avatar_large_url: avatar,
+      display_name: me.displayName,
+      bio_description: '',
+      profile_deep_link: `https://vm.tiktok.com/${me.username}/`,
+      is_verified: false,
+      username: me.username,
+      follower_count: me.followers,
+      following_count: me.following,
+      likes_count: me.followers * 3,
+      video_count: me.posts + fake.posts.length * (me.isDefault ? 1 : 0),
+    };
+    return envelope(200, { user: Object.fromEntries(fields.map((f) => [f, all[f]])) });
   }
 
   function checkPostInfo(info: Record<string, unknown>, titleMax: number): FakeResponse | null {

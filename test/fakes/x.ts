@@ -1,5 +1,17 @@
 import { textLength } from '#core/platforms';
 import {
+  type AuthorizeSpec,
+  avatarPath,
+  basicAuth,
+  FakeOAuth,
+  type FakeToken,
+  type FakeUser,
+  followersOf,
+  hashDigits,
+  hashNumber,
+  serveAvatar,
+} from './oauth.ts';
+import {
   bearer,
   type FakeContext,
   type FakePlatform,
@@ -7,12 +19,25 @@ import {
   type FakeResponse,
 } from './server.ts';
 
-// Contract fake of the X API v2: OAuth 2.0 refresh (POST /2/oauth2/token, single-use refresh tokens),
-// media upload (simple POST /2/media/upload for images; initialize / {id}/append / {id}/finalize and
-// GET ?command=STATUS with processing_info for video and GIFs; POST /2/media/metadata for alt text),
-// POST /2/tweets, GET /2/users/:id/tweets (text as X returns it: links as t.co, a media link appended,
-// & < > escaped) and GET /2/tweets?ids=&tweet.fields=public_metrics. Errors are RFC 7807 problems as
-// X sends them; every answer carries x-rate-limit-limit/-remaining/-reset.
+// Contract fake of the X API v2: OAuth 2.0 authorization code flow with PKCE (GET /i/oauth2/authorize on
+// x.com; POST /2/oauth2/token for authorization_code and refresh_token grants, single-use refresh tokens;
+// POST /2/oauth2/revoke), GET /2/users/me, media upload (simple POST /2/media/upload for images;
+// initialize / {id}/append / {id}/finalize and GET ?command=STATUS with processing_info for video and GIFs;
+// POST /2/media/metadata for alt text), POST /2/tweets, GET /2/users/:id/tweets (text as X returns it:
+// links as t.co, a media link appended, & < > escaped) and GET /2/tweets?ids=&tweet.fields=public_metrics.
+// Errors are RFC 7807 problems as X sends them; every API answer carries x-rate-limit-limit/-remaining/-reset.
+//
+// OAuth (docs.x.com "OAuth 2.0 Authorization Code Flow with PKCE"): scopes space-separated; state and an
+// S256 (or plain) code_challenge are required. The registered app FAKE_APPS.x is a confidential client:
+// the token and revoke endpoints want HTTP Basic; the legacy public client `client-id` sends client_id in
+// the form. Token answer {token_type: "bearer", expires_in: 7200, access_token, scope, refresh_token} —
+// refresh_token only with offline.access. Every code problem (unknown, used, expired, other redirect_uri,
+// wrong code_verifier) answers 400 {"error":"invalid_request","error_description":"Value passed for the
+// authorization code was invalid."} as X does; bad client credentials 401 unauthorized_client "Missing
+// valid authorization header" (X's wording, not RFC 6749's invalid_client). Revoke answers 200
+// {"revoked": true}, also for unknown tokens (RFC 7009). Unsure: the exact deny redirect (the fake sends
+// error=access_denied&state=…, no error_description) and the 403 body for a token lacking a scope (the
+// fake answers the plain Forbidden problem).
 
 export interface FakeXMedia {
   id: string;
@@ -45,6 +70,7 @@ export interface FakeTweet {
 }
 
 export interface FakeX extends FakePlatform {
+  readonly oauth: FakeOAuth;
   validTokens: Set<string>;
   refreshTokens: Set<string>;
   /** client_ids accepted by the token endpoint. */
@@ -83,6 +109,59 @@ const CHUNKED_TYPES = [
   'image/gif',
   ...IMAGE_TYPES,
 ];
+
+const X_SCOPES = new Set([
+  'tweet.read',
+  'tweet.write',
+  'tweet.moderate.write',
+  'users.email',
+  'users.read',
+  'follows.read',
+  'follows.write',
+  'offline.access',
+  'space.read',
+  'mute.read',
+  'mute.write',
+  'like.read',
+  'like.write',
+  'list.read',
+  'list.write',
+  'block.read',
+  'block.write',
+  'bookmark.read',
+  'bookmark.write',
+  'dm.read',
+  'dm.write',
+  'media.write',
+]);
+
+const AUTHORIZE: AuthorizeSpec = {
+  separator: / +/,
+  knownScope: (s) => X_SCOPES.has(s),
+  publishes: (s) => s === 'tweet.write' || s === 'media.write',
+  pkce: 'required',
+  pkceMethods: ['S256', 'plain'],
+  requireState: true,
+  defaultScopes: null,
+  denied: { error: 'access_denied' },
+  page: () => errorPageX(),
+};
+
+function errorPageX(): FakeResponse {
+  return {
+    status: 400,
+    headers: { 'content-type': 'text/html; charset=utf-8' },
+    body: '<!doctype html><html><body><h1>Something went wrong</h1><p>You weren’t able to give access to the App. Go back and try logging in again.</p></body></html>',
+  };
+}
+
+const oauthError = (status: number, error: string, description: string): FakeResponse => ({
+  status,
+  body: { error, error_description: description },
+});
+const BAD_CODE = () =>
+  oauthError(400, 'invalid_request', 'Value passed for the authorization code was invalid.');
+const BAD_CLIENT = () => oauthError(401, 'unauthorized_client', 'Missing valid authorization header');
 
 export function createFake(): FakeX {
   let seq = 0;
@@ -127,51 +206,139 @@ export function createFake(): FakeX {
     return t.media.length ? `${text} https://t.co/m${t.id.slice(-9)}` : text;
   }
 
-  async function handle(req: FakeRequest): Promise<FakeResponse> {
-    if (req.method === 'POST' && req.path === '/2/oauth2/token') {
-      const form = new URLSearchParams(req.body.toString('utf8'));
-      let clientId = form.get('client_id') ?? '';
-      const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
-      if (basic) clientId = Buffer.from(basic, 'base64').toString('utf8').split(':')[0] ?? clientId;
-      if (!clientId)
-        return {
-          status: 400,
-          body: { error: 'invalid_request', error_description: 'Missing required parameter [client_id].' },
-        };
-      if (!fake.clientIds.has(clientId))
-        return {
-          status: 401,
-          body: { error: 'unauthorized_client', error_description: 'Missing valid authorization header' },
-        };
-      if (form.get('grant_type') !== 'refresh_token')
-        return {
-          status: 400,
-          body: { error: 'unsupported_grant_type', error_description: 'grant_type not supported' },
-        };
-      const old = form.get('refresh_token') ?? '';
-      if (!fake.refreshTokens.has(old))
-        return {
-          status: 400,
-          body: { error: 'invalid_request', error_description: 'Value passed for the token was invalid.' },
-        };
-      fake.refreshTokens.delete(old); // single use
-      const pair = { access_token: `at-${snowflake()}`, refresh_token: `rt-${snowflake()}` };
-      fake.validTokens.add(pair.access_token);
-      fake.refreshTokens.add(pair.refresh_token);
-      fake.minted.push(pair);
-      return {
-        status: 200,
-        body: {
-          token_type: 'bearer',
-          expires_in: 7200,
-          scope: 'tweet.read tweet.write users.read offline.access media.write',
-          ...pair,
-        },
-      };
+  function defaultUser(): FakeUser {
+    return fake.oauth.user();
+  }
+
+  /** Client authentication: Basic for confidential clients, client_id in the form for public ones. */
+  function client(req: FakeRequest, form: URLSearchParams): { id: string } | FakeResponse {
+    const basic = basicAuth(req);
+    const id = basic?.id ?? form.get('client_id') ?? '';
+    if (!id) return oauthError(400, 'invalid_request', 'Missing required parameter [client_id].');
+    if (fake.clientIds.has(id)) return { id }; // legacy public client
+    const app = fake.oauth.apps.get(id);
+    if (!app) return BAD_CLIENT();
+    if (app.secret !== null && (!basic || basic.secret !== app.secret)) return BAD_CLIENT();
+    return { id };
+  }
+
+  function tokenAnswer(t: FakeToken, refresh: FakeToken | null) {
+    return {
+      token_type: 'bearer',
+      expires_in: fake.oauth.expiresIn(t) ?? 7200,
+      access_token: t.token,
+      scope: t.grant.scopes.join(' '),
+      ...(refresh ? { refresh_token: refresh.token } : {}),
+    };
+  }
+
+  function mint(grant: FakeToken['grant']) {
+    const access = fake.oauth.issue(grant, 'access', 7200);
+    const refresh = grant.scopes.includes('offline.access')
+      ? fake.oauth.issue(grant, 'refresh', 180 * 86400)
+      : null;
+    return tokenAnswer(access, refresh);
+  }
+
+  function tokenEndpoint(req: FakeRequest): FakeResponse {
+    const form = new URLSearchParams(req.body.toString('utf8'));
+    const c = client(req, form);
+    if ('status' in c) return c;
+    const grantType = form.get('grant_type');
+    if (grantType === 'authorization_code') {
+      for (const p of ['code', 'redirect_uri', 'code_verifier'])
+        if (!form.get(p)) return oauthError(400, 'invalid_request', `Missing required parameter [${p}].`);
+      const r = fake.oauth.redeem(form.get('code') ?? '', {
+        clientId: c.id,
+        redirectUri: form.get('redirect_uri'),
+        verifier: form.get('code_verifier'),
+      });
+      if (!r.ok) return BAD_CODE();
+      return { status: 200, body: mint(r.grant) };
     }
+    if (grantType !== 'refresh_token')
+      return oauthError(400, 'unsupported_grant_type', 'grant_type not supported');
+    const old = form.get('refresh_token') ?? '';
+    if (fake.oauth.find(old)) {
+      const r = fake.oauth.useRefresh(old, c.id, true); // single use
+      if (!r.ok) return oauthError(400, 'invalid_request', 'Value passed for the token was invalid.');
+      const access = fake.oauth.issue(r.grant, 'access', 7200);
+      const refresh = fake.oauth.issue(r.grant, 'refresh', 180 * 86400);
+      fake.minted.push({ access_token: access.token, refresh_token: refresh.token });
+      return { status: 200, body: tokenAnswer(access, refresh) };
+    }
+    if (!fake.refreshTokens.has(old))
+      return oauthError(400, 'invalid_request', 'Value passed for the token was invalid.');
+    fake.refreshTokens.delete(old); // single use
+    fake.oauth.countRefresh();
+    const pair = { access_token: `at-${snowflake()}`, refresh_token: `rt-${snowflake()}` };
+    fake.validTokens.add(pair.access_token);
+    fake.refreshTokens.add(pair.refresh_token);
+    fake.minted.push(pair);
+    return {
+      status: 200,
+      body: {
+        token_type: 'bearer',
+        expires_in: 7200,
+        scope: 'tweet.read tweet.write users.read offline.access media.write',
+        ...pair,
+      },
+    };
+  }
+
+  function revokeEndpoint(req: FakeRequest): FakeResponse {
+    const form = new URLSearchParams(req.body.toString('utf8'));
+    const c = client(req, form);
+    if ('status' in c) return c;
+    const token = form.get('token');
+    if (!token) return oauthError(400, 'invalid_request', 'Missing required parameter [token].');
+    const t = fake.oauth.find(token);
+    if (t && t.grant.clientId === c.id) fake.oauth.revokeToken(token, 'api');
+    return { status: 200, body: { revoked: true } };
+  }
+
+  async function handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse> {
+    if (req.method === 'POST' && req.path === '/2/oauth2/token') return tokenEndpoint(req);
+    if (req.method === 'POST' && req.path === '/2/oauth2/revoke') return revokeEndpoint(req);
 
     const token = bearer(req);
-    if (!token || !fake.validTokens.has(token)) return problem(401, 'Unauthorized', 'Unauthorized');
+    const issued = fake.oauth.check(token);
+    if (!token || (issued.state === 'unknown' ? !fake.validTokens.has(token) : issued.state !== 'valid'))
+      return problem(401, 'Unauthorized', 'Unauthorized');
+    /** The user the token acts for. */
+    const me: FakeUser = issued.state === 'valid' ? issued.token.grant.user : defaultUser();
+    const forbidden = (...scopes: string[]) =>
+      scopes.some((sc) => !fake.oauth.allows(token, sc)) ? problem(403, 'Forbidden', 'Forbidden') : null;
+
+    if (req.method === 'GET' && req.path === '/2/users/me') {
+      const denied = forbidden('users.read', 'tweet.read');
+      if (denied) return denied;
+      const fields = (req.query.get('user.fields') ?? '').split(',');
+      const data: Record<string, unknown> = { id: me.id, name: me.displayName, username: me.username };
+      if (fields.includes('profile_image_url')) data.profile_image_url = `${ctx.base}${me.avatarPath}`;
+      if (fields.includes('public_metrics'))
+        data.public_metrics = {
+          followers_count: me.followers,
+          following_count: me.following,
+          tweet_count: me.posts + fake.posts.filter((t) => t.author_id === me.id).length,
+          listed_count: Math.floor(me.followers / 100),
+          like_count: 0,
+          media_count: 0,
+        };
+      if (fields.includes('created_at')) data.created_at = '2020-01-01T00:00:00.000Z';
+      if (fields.includes('description')) data.description = '';
+      if (fields.includes('verified')) data.verified = false;
+      if (fields.includes('protected')) data.protected = false;
+      return { status: 200, body: { data } };
+    }
+    if (req.method === 'POST' && req.path.startsWith('/2/media/')) {
+      const denied = forbidden('media.write');
+      if (denied) return denied;
+    }
+    if (req.method === 'POST' && req.path === '/2/tweets') {
+      const denied = forbidden('tweet.write');
+      if (denied) return denied;
+    }
 
     if (req.method === 'POST' && req.path === '/2/media/upload') {
       const b = (req.json ?? {}) as Record<string, unknown>;
@@ -333,13 +500,13 @@ export function createFake(): FakeX {
           return invalid(`Your media IDs are invalid.`, { 'media.media_ids': [id] });
         media.push(m);
       }
-      if (text && fake.posts.some((t) => t.author_id === fake.user.id && t.text === text)) {
+      if (text && fake.posts.some((t) => t.author_id === me.id && t.text === text)) {
         return problem(403, 'Forbidden', 'You are not allowed to create a Tweet with duplicate content.');
       }
       const tweet: FakeTweet = {
         id: snowflake(),
         text,
-        author_id: fake.user.id,
+        author_id: me.id,
         created_at: new Date().toISOString(),
         media,
         reply_settings: typeof b.reply_settings === 'string' ? b.reply_settings : null,
@@ -430,6 +597,30 @@ export function createFake(): FakeX {
 
   const fake: FakeX = {
     name: 'x',
+    oauth: new FakeOAuth({
+      platform: 'x',
+      defaultUser: () => ({
+        id: '1500000000000000001',
+        username: 'acme',
+        displayName: 'Acme',
+        avatarPath: avatarPath('1500000000000000001'),
+        followers: 1200,
+        following: 80,
+        posts: 340,
+      }),
+      makeUser: (name) => {
+        const id = hashDigits(name, 19, 'x');
+        return {
+          id,
+          username: name,
+          displayName: name,
+          avatarPath: avatarPath(id),
+          followers: followersOf(name),
+          following: hashNumber(name, 2000, 'following'),
+          posts: hashNumber(name, 5000, 'posts'),
+        };
+      },
+    }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),
     clientIds: new Set(['client-id']),
@@ -441,6 +632,7 @@ export function createFake(): FakeX {
     minted: [],
     reset() {
       seq = 0;
+      fake.oauth.reset();
       fake.validTokens = new Set(['token']);
       fake.refreshTokens = new Set(['refresh']);
       fake.clientIds = new Set(['client-id']);
@@ -450,8 +642,12 @@ export function createFake(): FakeX {
       fake.failProcessing = false;
       fake.minted = [];
     },
-    async handle(req: FakeRequest, _ctx: FakeContext) {
-      return withLimits(await handle(req));
+    async handle(req: FakeRequest, ctx: FakeContext) {
+      if (req.method === 'GET' && req.path === '/i/oauth2/authorize')
+        return fake.oauth.authorize(req, AUTHORIZE);
+      const avatar = serveAvatar(req);
+      if (avatar) return avatar;
+      return withLimits(await handle(req, ctx));
     },
   };
   return fake;

@@ -1,4 +1,19 @@
 import {
+  type AuthorizeSpec,
+  avatarPath,
+  basicAuth,
+  errorPage,
+  type FakeGrant,
+  FakeOAuth,
+  type FakeToken,
+  type FakeUser,
+  followersOf,
+  formOf,
+  hashId,
+  hashNumber,
+  serveAvatar,
+} from './oauth.ts';
+import {
   bearer,
   type FakeContext,
   type FakePlatform,
@@ -6,8 +21,18 @@ import {
   type FakeResponse,
 } from './server.ts';
 
-// Contract fake of the YouTube Data API v3 upload path and Google's OAuth token endpoint:
-//   POST /token                                   form: client_id, client_secret, refresh_token, grant_type
+// Contract fake of the YouTube Data API v3 upload path, channels.list and Google's OAuth 2.0 server
+// (developers.google.com "Using OAuth 2.0 for Web Server Applications"):
+//   GET  /o/oauth2/v2/auth                        (accounts.google.com) client_id, redirect_uri,
+//                                                 response_type=code, scope space-separated, access_type,
+//                                                 prompt, state, code_challenge (S256 or plain)
+//   POST /token                                   (oauth2.googleapis.com) client auth in the form or HTTP Basic;
+//                                                 authorization_code (code, redirect_uri, code_verifier) or
+//                                                 refresh_token → {access_token, expires_in: 3599,
+//                                                 refresh_token?, scope, token_type: "Bearer", id_token?}
+//   POST /revoke                                  token in the form or query → 200 {}; unknown → 400
+//                                                 {"error": "invalid_token", "error_description": …}
+//   GET  /youtube/v3/channels?part=…&mine=true    (or id=…) youtube#channelListResponse
 //   POST /upload/youtube/v3/videos?uploadType=resumable&part=…   video resource + X-Upload-Content-* → Location
 //   PUT  <session URI>                            Content-Range bytes a-b/N → 308 (Range: bytes=0-M) | 200 video
 //   PUT  <session URI>  Content-Range bytes */N   → upload status (308 or the finished video)
@@ -15,6 +40,18 @@ import {
 // Errors use Google's JSON shape {"error": {"code", "message", "errors": [{"reason", …}], "status"}}; metadata is
 // validated as videos.insert documents it (title ≤ 100 chars, no < or >, description ≤ 5000 bytes, tags ≤ 500
 // chars in all, assignable categoryId, privacyStatus).
+//
+// OAuth notes. A refresh_token comes only with access_type=offline, and — as Google does — only on the
+// first offline consent of a user to the client or when prompt=consent forces a new one. Refresh does not
+// rotate (the answer has no refresh_token). Errors: 401 invalid_client ("The OAuth client was not found." /
+// "Unauthorized"), 400 {"error": "invalid_grant", "error_description": "Bad Request"} for unknown, used or
+// expired codes, 400 redirect_uri_mismatch for another redirect_uri, invalid_grant "Missing code verifier." /
+// "Invalid code verifier." for PKCE (wording unsure), invalid_grant "Token has been expired or revoked." for
+// dead refresh tokens. A refusal redirects error=access_denied&state=… (Google adds no description). The
+// default user has one channel (UCherald, the channel uploads go to); a fake_user has two (Google lets one
+// account own several brand channels; channels.list mine=true then lists both here — a simplification of
+// Google's per-channel consent). channels.list needs youtube.readonly, youtube, youtube.force-ssl or
+// youtubepartner; uploads need youtube.upload, youtube or youtube.force-ssl (403 insufficientPermissions).
 
 export interface YouTubeVideo {
   id: string;
@@ -38,7 +75,17 @@ interface Session {
   video: YouTubeVideo | null;
 }
 
+export interface YouTubeChannel {
+  id: string;
+  title: string;
+  customUrl: string;
+  subscribers: number;
+  videos: number;
+  views: number;
+}
+
 export interface YouTubeFake extends FakePlatform {
+  readonly oauth: FakeOAuth;
   validTokens: Set<string>;
   refreshTokens: Set<string>;
   clientId: string;
@@ -95,12 +142,90 @@ function obj(v: unknown): Record<string, unknown> | undefined {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
+const GOOGLE_SCOPE = /^https:\/\/www\.googleapis\.com\/auth\/[a-z0-9._-]+$/;
+const AUTHORIZE: AuthorizeSpec = {
+  separator: / +/,
+  knownScope: (s) => s === 'openid' || s === 'email' || s === 'profile' || GOOGLE_SCOPE.test(s),
+  publishes: (s) => s.endsWith('/youtube.upload'),
+  pkce: 'optional',
+  pkceMethods: ['S256', 'plain'],
+  defaultScopes: null,
+  describe: { invalid_scope: 'Some requested scopes were invalid.' },
+  denied: { error: 'access_denied' },
+  extra: (q) => ({ accessType: q.get('access_type') ?? 'online', prompt: q.get('prompt') ?? '' }),
+  page: (_status, problem) =>
+    problem === 'client'
+      ? errorPage(401, 'Error 401: invalid_client', 'The OAuth client was not found.')
+      : errorPage(
+          400,
+          'Error 400: redirect_uri_mismatch',
+          'You can’t sign in to this app because it doesn’t comply with Google’s OAuth 2.0 policy.',
+        ),
+};
+const READ_SCOPES = ['youtube.readonly', 'youtube', 'youtube.force-ssl', 'youtubepartner'].map(
+  (s) => `https://www.googleapis.com/auth/${s}`,
+);
+const UPLOAD_SCOPES = ['youtube.upload', 'youtube', 'youtube.force-ssl'].map(
+  (s) => `https://www.googleapis.com/auth/${s}`,
+);
+
+/** The channels a user owns: one for the default user, two for a fake_user. */
+export function channelsOf(user: FakeUser): YouTubeChannel[] {
+  if (user.isDefault)
+    return [
+      {
+        id: 'UCherald',
+        title: 'Herald',
+        customUrl: '@herald',
+        subscribers: 12_400,
+        videos: 87,
+        views: 1_250_000,
+      },
+    ];
+  return [0, 1].map((i) => {
+    const key = `${user.name}/${i}`;
+    return {
+      id: `UC${hashId(key, 22, 'yt')}`,
+      title: i ? `${user.name} Clips` : user.name,
+      customUrl: `@${user.username.toLowerCase()}${i ? 'clips' : ''}`,
+      subscribers: followersOf(key),
+      videos: hashNumber(key, 500, 'videos'),
+      views: hashNumber(key, 10_000_000, 'views'),
+    };
+  });
+}
+
 export function createFake(): YouTubeFake {
   let seq = 0;
   const sessions = new Map<string, Session>();
 
   const fake: YouTubeFake = {
     name: 'youtube',
+    oauth: new FakeOAuth({
+      platform: 'youtube',
+      prefixes: { access: 'ya29.', refresh: '1//', code: '4/' },
+      defaultUser: () => ({
+        id: '104857600000000000001',
+        username: 'herald',
+        displayName: 'Herald',
+        avatarPath: avatarPath('UCherald'),
+        followers: 12_400,
+        following: 0,
+        posts: 87,
+      }),
+      makeUser: (name) => {
+        const id = `1${String(hashNumber(name, 1e15, 'google')).padStart(20, '0')}`;
+        return {
+          id,
+          username: name,
+          displayName: name,
+          avatarPath: avatarPath(id),
+          followers: followersOf(name),
+          following: 0,
+          posts: 0,
+        };
+      },
+    }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),
     clientId: 'client-id.apps.googleusercontent.com',
@@ -117,6 +242,7 @@ export function createFake(): YouTubeFake {
 
     reset() {
       seq = 0;
+      fake.oauth.reset();
       sessions.clear();
       fake.validTokens = new Set(['token']);
       fake.refreshTokens = new Set(['refresh']);
@@ -128,11 +254,17 @@ export function createFake(): YouTubeFake {
     },
 
     handle(req: FakeRequest, ctx: FakeContext): FakeResponse {
+      if (req.method === 'GET' && req.path === '/o/oauth2/v2/auth')
+        return fake.oauth.authorize(req, AUTHORIZE);
       if (req.method === 'POST' && req.path === '/token') return token(req);
+      if (req.method === 'POST' && req.path === '/revoke') return revoke(req);
       if (req.method === 'PUT' && req.path === '/upload/youtube/v3/videos' && req.query.has('upload_id'))
         return put(req);
+      const avatar = serveAvatar(req);
+      if (avatar) return avatar;
       const t = bearer(req);
-      if (!t || !fake.validTokens.has(t)) {
+      const issued = fake.oauth.check(t);
+      if (!t || (issued.state === 'unknown' ? !fake.validTokens.has(t) : issued.state !== 'valid')) {
         return {
           status: 401,
           headers: {
@@ -157,32 +289,122 @@ export function createFake(): YouTubeFake {
           },
         };
       }
-      if (req.method === 'POST' && req.path === '/upload/youtube/v3/videos') return start(req, ctx);
+      const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
+      const insufficient = () =>
+        googleError(
+          403,
+          'insufficientPermissions',
+          'Request had insufficient authentication scopes.',
+          'PERMISSION_DENIED',
+          {
+            domain: 'global',
+          },
+        );
+      if (req.method === 'POST' && req.path === '/upload/youtube/v3/videos') {
+        if (!fake.oauth.allows(t, ...UPLOAD_SCOPES)) return insufficient();
+        return start(req, ctx);
+      }
       if (req.method === 'GET' && req.path === '/youtube/v3/videos') return list(req);
+      if (req.method === 'GET' && req.path === '/youtube/v3/channels') {
+        if (!fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
+        return channels(req, ctx, me);
+      }
       return googleError(404, 'notFound', 'Not Found', 'NOT_FOUND');
     },
   };
 
+  const oauthError = (status: number, error: string, description: string): FakeResponse => ({
+    status,
+    body: { error, error_description: description },
+  });
+
+  /** Client credentials from the form or HTTP Basic (Google accepts both). */
+  function client(req: FakeRequest, form: URLSearchParams): string | FakeResponse {
+    const basic = basicAuth(req);
+    const id = basic?.id ?? form.get('client_id') ?? '';
+    const secret = basic?.secret ?? form.get('client_secret') ?? '';
+    if (id === fake.clientId && secret === fake.clientSecret) return id;
+    const check = fake.oauth.checkClient(id, secret);
+    if (check === 'ok') return id;
+    return oauthError(
+      401,
+      'invalid_client',
+      check === 'unknown' ? 'The OAuth client was not found.' : 'Unauthorized',
+    );
+  }
+
+  function idToken(grant: FakeGrant): string {
+    const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+    const now = Math.floor(Date.now() / 1000);
+    return [
+      b64({ alg: 'RS256', kid: 'fake', typ: 'JWT' }),
+      b64({
+        iss: 'https://accounts.google.com',
+        aud: grant.clientId,
+        sub: grant.user.id,
+        iat: now,
+        exp: now + 3599,
+      }),
+      Buffer.from('not-a-signature').toString('base64url'),
+    ].join('.');
+  }
+
+  function answer(access: FakeToken, refresh: FakeToken | null) {
+    return {
+      access_token: access.token,
+      expires_in: fake.oauth.expiresIn(access) ?? 3599,
+      ...(refresh ? { refresh_token: refresh.token } : {}),
+      scope: access.grant.scopes.join(' '),
+      token_type: 'Bearer',
+      ...(access.grant.scopes.includes('openid') ? { id_token: idToken(access.grant) } : {}),
+    };
+  }
+
   function token(req: FakeRequest): FakeResponse {
-    const form = new URLSearchParams(req.body.toString('utf8'));
-    if (form.get('client_id') !== fake.clientId || form.get('client_secret') !== fake.clientSecret) {
-      return {
-        status: 401,
-        body: { error: 'invalid_client', error_description: 'The OAuth client was not found.' },
-      };
+    const form = formOf(req);
+    const c = client(req, form);
+    if (typeof c !== 'string') return c;
+    const grantType = form.get('grant_type');
+    if (grantType === 'authorization_code') {
+      const r = fake.oauth.redeem(form.get('code') ?? '', {
+        clientId: c,
+        redirectUri: form.get('redirect_uri') ?? '',
+        verifier: form.get('code_verifier'),
+      });
+      if (!r.ok) {
+        if (r.reason === 'redirect') return oauthError(400, 'redirect_uri_mismatch', 'Bad Request');
+        if (r.reason === 'pkce_missing') return oauthError(400, 'invalid_grant', 'Missing code verifier.');
+        if (r.reason === 'pkce') return oauthError(400, 'invalid_grant', 'Invalid code verifier.');
+        return oauthError(400, 'invalid_grant', 'Bad Request');
+      }
+      const g = r.grant;
+      // Google sends a refresh token for offline access on the first consent, or when prompt=consent.
+      const before = fake.oauth
+        .grantsOf(g.user)
+        .some((o) => o !== g && o.clientId === g.clientId && o.extra.refreshIssued === true);
+      const offline = g.extra.accessType === 'offline';
+      const refresh =
+        offline && (!before || String(g.extra.prompt).split(' ').includes('consent'))
+          ? fake.oauth.issue(g, 'refresh', null)
+          : null;
+      if (refresh) g.extra.refreshIssued = true;
+      const access = fake.oauth.issue(g, 'access', 3599);
+      return { status: 200, body: answer(access, refresh) };
     }
-    if (form.get('grant_type') !== 'refresh_token') {
-      return {
-        status: 400,
-        body: { error: 'unsupported_grant_type', error_description: 'Invalid grant_type: ' },
-      };
+    if (grantType !== 'refresh_token') {
+      return oauthError(400, 'unsupported_grant_type', `Invalid grant_type: ${grantType ?? ''}`);
     }
-    if (!fake.refreshTokens.has(form.get('refresh_token') ?? '')) {
-      return {
-        status: 400,
-        body: { error: 'invalid_grant', error_description: 'Token has been expired or revoked.' },
-      };
+    const old = form.get('refresh_token') ?? '';
+    if (fake.oauth.find(old)) {
+      const r = fake.oauth.useRefresh(old, c, false);
+      if (!r.ok) return oauthError(400, 'invalid_grant', 'Token has been expired or revoked.');
+      const access = fake.oauth.issue(r.grant, 'access', 3599);
+      fake.minted.push(access.token);
+      return { status: 200, body: answer(access, null) };
     }
+    if (!fake.refreshTokens.has(old))
+      return oauthError(400, 'invalid_grant', 'Token has been expired or revoked.');
+    fake.oauth.countRefresh();
     seq++;
     const access = `ya29.minted${seq}`;
     fake.validTokens.add(access);
@@ -195,6 +417,79 @@ export function createFake(): YouTubeFake {
         expires_in: 3599,
         scope: 'https://www.googleapis.com/auth/youtube.upload',
         token_type: 'Bearer',
+      },
+    };
+  }
+
+  function revoke(req: FakeRequest): FakeResponse {
+    const token = formOf(req, true).get('token');
+    if (!token) return oauthError(400, 'invalid_request', 'Bad Request');
+    const t = fake.oauth.find(token);
+    if (!t || t.grant.revoked || (t.expiresAt !== null && t.expiresAt <= Date.now()))
+      return oauthError(400, 'invalid_token', 'Token expired or revoked');
+    fake.oauth.revokeToken(token, 'api');
+    return { status: 200, body: {} };
+  }
+
+  function channels(req: FakeRequest, ctx: FakeContext, me: FakeUser): FakeResponse {
+    const parts = (req.query.get('part') ?? '').split(',').filter(Boolean);
+    if (!parts.length)
+      return googleError(400, 'required', 'Required parameter: part', 'INVALID_ARGUMENT', {
+        domain: 'global',
+      });
+    const ids = (req.query.get('id') ?? '').split(',').filter(Boolean);
+    let found: YouTubeChannel[];
+    if (req.query.get('mine') === 'true') found = channelsOf(me);
+    else if (ids.length) {
+      const known = [fake.oauth.user(), ...fake.oauth.users.values()].flatMap(channelsOf);
+      found = known.filter((ch) => ids.includes(ch.id));
+    } else
+      return googleError(
+        400,
+        'missingRequiredParameter',
+        'No filter selected. Expected one of: forHandle, forUsername, id, managedByMe, mine',
+        'INVALID_ARGUMENT',
+      );
+    const items = found.map((ch) => {
+      const thumb = (size: number) => ({ url: `${ctx.base}${avatarPath(ch.id)}`, width: size, height: size });
+      return {
+        kind: 'youtube#channel',
+        etag: `etag-${ch.id}`,
+        id: ch.id,
+        ...(parts.includes('snippet')
+          ? {
+              snippet: {
+                title: ch.title,
+                description: '',
+                customUrl: ch.customUrl,
+                publishedAt: '2020-01-01T00:00:00Z',
+                thumbnails: { default: thumb(88), medium: thumb(240), high: thumb(800) },
+                localized: { title: ch.title, description: '' },
+              },
+            }
+          : {}),
+        ...(parts.includes('statistics')
+          ? {
+              statistics: {
+                viewCount: String(ch.views),
+                subscriberCount: String(ch.subscribers),
+                hiddenSubscriberCount: false,
+                videoCount: String(ch.videos),
+              },
+            }
+          : {}),
+        ...(parts.includes('contentDetails')
+          ? { contentDetails: { relatedPlaylists: { likes: '', uploads: `UU${ch.id.slice(2)}` } } }
+          : {}),
+      };
+    });
+    return {
+      status: 200,
+      body: {
+        kind: 'youtube#channelListResponse',
+        etag: 'channels',
+        pageInfo: { totalResults: items.length, resultsPerPage: 5 },
+        items,
       },
     };
   }
