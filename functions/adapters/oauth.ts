@@ -87,7 +87,13 @@ function asServer(server: OAuthServer): oauth.AuthorizationServer {
 }
 
 function clientAuth(server: OAuthServer, app: OAuthApp): oauth.ClientAuth {
-  if (server.clientAuth === 'basic') return oauth.ClientSecretBasic(app.clientSecret);
+  // HTTP Basic as the platforms document it (X, Pinterest): base64 of `id:secret` as they are.
+  // oauth4webapi's ClientSecretBasic form-encodes both first (RFC 6749 §2.3.1), which platforms
+  // that do not decode them (ids and secrets with `-`, `_`, `.`) refuse.
+  if (server.clientAuth === 'basic')
+    return (_as, _client, _body, headers) => {
+      headers.set('authorization', `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`);
+    };
   if (server.clientAuth === 'post') return oauth.ClientSecretPost(app.clientSecret);
   // TikTok names the client id client_key.
   return (_as, _client, body) => {

@@ -1,11 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import type { Lease } from '#adapters/channel-credentials';
 import {
   type Credentials,
   type MediaInput,
   type MetricsContext,
   PlatformError,
   type PublishContext,
+  type TokenSource,
 } from '#adapters/platforms/types';
+import type { Platform } from '#core/platforms';
+import { type CredentialStore, channelTokens } from '#usecases/channel-tokens';
+import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import type { FakePlatform } from '../../../fakes/server.ts';
 
 // Fixtures the connector tests share: a PublishContext that records what the connector saves, media
@@ -21,19 +27,65 @@ export interface Recorded {
   saved: Credentials[];
 }
 
-export type ContextOverrides = Partial<PublishContext> & Pick<PublishContext, 'channel' | 'credentials'>;
+export type ContextOverrides = Partial<Omit<PublishContext, 'tokens'>> &
+  Pick<PublishContext, 'channel' | 'credentials'>;
+
+/**
+ * The channel's token source as the worker builds it (usecases/channel-tokens.ts: renewals go through
+ * the one OAuth client to the platform's fake, with the fake's registered app), over an in-memory
+ * credentials store instead of the table. Saved credentials are recorded in `saved`.
+ */
+export function memoryTokens(
+  platform: Platform,
+  credentials: Credentials,
+  saved: Credentials[],
+  /** The operator's platform app (null: not configured). */
+  app: { clientId: string; clientSecret: string } | null = FAKE_APPS[platform],
+): TokenSource {
+  let stored = { credentials, version: 1 };
+  let lease: Lease | null = null;
+  const store: CredentialStore = {
+    async lease(version, ms) {
+      if (version !== stored.version || (lease && lease.until > Date.now())) return null;
+      lease = { token: randomUUID(), until: Date.now() + ms };
+      return lease;
+    },
+    read: async () => stored,
+    async save(l, c) {
+      if (lease?.token !== l.token) return false;
+      stored = { credentials: c, version: stored.version + 1 };
+      lease = null;
+      saved.push(c);
+      return true;
+    },
+    async release(l) {
+      if (lease?.token === l.token) lease = null;
+    },
+  };
+  return channelTokens({
+    orgId: 'org_unit',
+    channelId: 'ch_unit',
+    platform,
+    credentials,
+    version: 1,
+    store,
+    app: async () => (app ? { ...app, redirectUri: 'https://api.example.com/oauth/callback' } : null),
+  });
+}
 
 /**
  * A PublishContext for one attempt. Saved checkpoints and credentials are recorded; with
  * `keepCheckpoint` a saved checkpoint also becomes ctx.checkpoint, as the next attempt would see it.
+ * `ctx.tokens` follows `ctx.credentials` (a test may replace them before publishing).
  */
 export function publishContext(
   overrides: ContextOverrides,
-  opts: { keepCheckpoint?: boolean } = {},
+  opts: { keepCheckpoint?: boolean; app?: { clientId: string; clientSecret: string } | null } = {},
 ): Recorded {
   const checkpoints: Checkpoint[] = [];
   const saved: Credentials[] = [];
-  const ctx: PublishContext = {
+  let source: { for: Credentials; tokens: TokenSource } | undefined;
+  const ctx = {
     text: 'Hello from Herald',
     title: null,
     options: {},
@@ -41,25 +93,29 @@ export function publishContext(
     idempotencyKey: `post_1:${overrides.channel.id}`,
     checkpoint: null,
     attemptStartedAt: new Date(),
-    async saveCheckpoint(cp) {
+    async saveCheckpoint(cp: Checkpoint) {
       checkpoints.push(structuredClone(cp));
       if (opts.keepCheckpoint) ctx.checkpoint = cp;
     },
-    async saveCredentials(c) {
-      saved.push(c);
-    },
     ...overrides,
-  };
+    get tokens(): TokenSource {
+      if (source?.for !== ctx.credentials)
+        source = {
+          for: ctx.credentials,
+          tokens: memoryTokens(ctx.channel.platform, ctx.credentials, saved, opts.app),
+        };
+      return source.tokens;
+    },
+  } as PublishContext;
   return { ctx, checkpoints, saved };
 }
 
-/** A MetricsContext for the channel of `ctx`; saving refreshed credentials does nothing unless given. */
+/** A MetricsContext for the channel of `ctx`, with its token source. */
 export function metricsContext(
-  ctx: Pick<PublishContext, 'channel' | 'credentials'>,
+  ctx: Pick<PublishContext, 'channel' | 'credentials' | 'tokens'>,
   externalIds: string[],
-  saveCredentials: MetricsContext['saveCredentials'] = async () => {},
 ): MetricsContext {
-  return { channel: ctx.channel, credentials: ctx.credentials, externalIds, saveCredentials };
+  return { channel: ctx.channel, credentials: ctx.credentials, externalIds, tokens: ctx.tokens };
 }
 
 /** The context itself carrying its recordings (for tests that pass one object around). */

@@ -303,7 +303,7 @@ describe('facebook metrics', () => {
     const { externalId } = await connector.publish(ctx);
     fake.engagement.set(externalId, { reactions: 12, comments: 4, shares: 3, views: 250 });
 
-    const metrics = await connector.metrics!(metricsContext(ctx, [externalId], ctx.saveCredentials));
+    const metrics = await connector.metrics!(metricsContext(ctx, [externalId]));
 
     expect(metrics).toEqual({
       [externalId]: { impressions: 250, likes: 12, comments: 4, shares: 3, clicks: 0 },
@@ -317,7 +317,7 @@ describe('facebook metrics', () => {
     const { externalId } = await connector.publish(ctx);
     fake.engagement.set(externalId, { reactions: 5, comments: 1, shares: 0, views: 0 });
 
-    const metrics = await connector.metrics!(metricsContext(ctx, [externalId], ctx.saveCredentials));
+    const metrics = await connector.metrics!(metricsContext(ctx, [externalId]));
 
     expect(metrics[externalId]).toEqual({ impressions: 0, likes: 5, comments: 1, shares: 0, clicks: 0 });
   });

@@ -273,7 +273,7 @@ describe('instagram metrics', () => {
     const { externalId } = await connector.publish(ctx);
     fake.insights.set(externalId, { views: 900, likes: 40, comments: 6, shares: 2 });
 
-    const metrics = await connector.metrics!(metricsContext(ctx, [externalId], ctx.saveCredentials));
+    const metrics = await connector.metrics!(metricsContext(ctx, [externalId]));
 
     expect(metrics).toEqual({
       [externalId]: { impressions: 900, likes: 40, comments: 6, shares: 2, clicks: 0 },

@@ -7,6 +7,7 @@ import {
 } from '#adapters/platforms/linkedin';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeLinkedIn } from '../../../fakes/linkedin.ts';
+import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { failure, mediaInput, metricsContext, publishContext } from './context.ts';
 
@@ -25,8 +26,6 @@ afterAll(() => fakes.stop());
 beforeEach(() => {
   fakes.reset();
   process.env.HERALD_PLATFORM_LINKEDIN_URL = fakes.url('linkedin');
-  process.env.HERALD_LINKEDIN_CLIENT_ID = 'client-id';
-  process.env.HERALD_LINKEDIN_CLIENT_SECRET = 'client-secret';
 });
 afterEach(() => {
   process.env = { ...env };
@@ -35,12 +34,18 @@ afterEach(() => {
 const media = (type: MediaInput['type'], contentType: string, bytes: Uint8Array, alt = '') =>
   mediaInput(bytes, type, contentType, { alt });
 
-const context = (over: Partial<PublishContext> = {}) =>
-  publishContext({
-    channel: { id: 'ch_1', handle: 'acme', platform: 'linkedin' },
-    credentials: { access_token: 'token', account_id: AUTHOR },
-    ...over,
-  });
+const context = (
+  over: Partial<PublishContext> = {},
+  app?: { clientId: string; clientSecret: string } | null,
+) =>
+  publishContext(
+    {
+      channel: { id: 'ch_1', handle: 'acme', platform: 'linkedin' },
+      credentials: { access_token: 'token', account_id: AUTHOR },
+      ...over,
+    },
+    app === undefined ? {} : { app },
+  );
 
 const calls = (method: string, path: RegExp) =>
   fakes.requests('linkedin').filter((r) => r.method === method && path.test(r.path));
@@ -221,11 +226,12 @@ describe('tokens', () => {
     };
     await connector.publish(ctx);
     const [tokenCall] = calls('POST', /^\/oauth\/v2\/accessToken$/);
+    // The operator's platform app, its id and secret as form fields (LinkedIn takes no Basic).
     expect(Object.fromEntries(new URLSearchParams(tokenCall?.body.toString()))).toEqual({
       grant_type: 'refresh_token',
       refresh_token: 'refresh',
-      client_id: 'client-id',
-      client_secret: 'client-secret',
+      client_id: FAKE_APPS.linkedin.clientId,
+      client_secret: FAKE_APPS.linkedin.clientSecret,
     });
     const minted = fake.minted[0];
     expect(saved).toEqual([
@@ -258,10 +264,18 @@ describe('tokens', () => {
     expect(saved).toHaveLength(1);
   });
 
-  it('without client credentials a 401 stays auth_expired', async () => {
-    delete process.env.HERALD_LINKEDIN_CLIENT_SECRET;
-    const { ctx } = context();
+  it('without the platform app a 401 cannot be renewed: a system error naming the missing app, not retried', async () => {
+    const { ctx } = context({}, null);
     ctx.credentials = { access_token: 'stale', refresh_token: 'refresh', account_id: AUTHOR };
+    const err = await failure(connector.publish(ctx));
+    expect(err.category).toBe('system');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/platform app is not configured/);
+  });
+
+  it('without a refresh token a 401 is auth_expired', async () => {
+    const { ctx } = context();
+    ctx.credentials = { access_token: 'stale', account_id: AUTHOR };
     expect((await failure(connector.publish(ctx))).category).toBe('auth_expired');
   });
 });

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector, polling } from '#adapters/platforms/pinterest';
 import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
+import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { createFake, DEFAULT_BOARD, type PinterestFake } from '../../../fakes/pinterest.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
-import { type Fixture, failure, mediaInput, patternBytes, publishFixture } from './context.ts';
+import { type Fixture, failure, mediaInput, memoryTokens, patternBytes, publishFixture } from './context.ts';
 
 // The Pinterest connector against the contract fake of API v5.
 
@@ -42,8 +43,6 @@ function item(
 const CREDS = {
   access_token: 'token',
   refresh_token: 'refresh',
-  client_id: '1484362',
-  client_secret: 'app-secret',
   account_id: DEFAULT_BOARD,
 };
 
@@ -214,7 +213,7 @@ describe('pinterest token refresh', () => {
     expect(f.saved[0]).toMatchObject({ ...CREDS, access_token: fake.minted[0] });
     const tokenCall = requests().find((r) => r.path === '/v5/oauth/token')!;
     expect(tokenCall.headers.authorization).toBe(
-      `Basic ${Buffer.from('1484362:app-secret').toString('base64')}`,
+      `Basic ${Buffer.from(`${FAKE_APPS.pinterest.clientId}:${FAKE_APPS.pinterest.clientSecret}`).toString('base64')}`,
     );
     expect(Object.fromEntries(new URLSearchParams(tokenCall.body.toString()))).toEqual({
       grant_type: 'refresh_token',
@@ -315,7 +314,7 @@ describe('pinterest metrics', () => {
       channel: { id: 'ch_1', handle: 'herald', platform: 'pinterest' },
       credentials: CREDS,
       externalIds: [res.externalId, '999'],
-      saveCredentials: async () => {},
+      tokens: memoryTokens('pinterest', CREDS, []),
     };
     expect(await connector.metrics!(ctx)).toEqual({
       [res.externalId]: { impressions: 900, likes: 0, comments: 0, shares: 12, clicks: 38 },

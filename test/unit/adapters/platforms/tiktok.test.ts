@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector, polling } from '#adapters/platforms/tiktok';
 import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
+import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type TikTokFake } from '../../../fakes/tiktok.ts';
-import { type Fixture, failure, mediaInput, patternBytes, publishFixture } from './context.ts';
+import { type Fixture, failure, mediaInput, memoryTokens, patternBytes, publishFixture } from './context.ts';
 
 // The TikTok connector against the contract fake of the Content Posting API.
 
@@ -47,8 +48,6 @@ function ctxOf(over: Partial<PublishContext> = {}): Fixture {
     credentials: {
       access_token: 'token',
       refresh_token: 'refresh',
-      client_key: 'client-key',
-      client_secret: 'client-secret',
       account_id: 'open-id-1',
     },
     text: 'Hello TikTok #herald',
@@ -297,7 +296,6 @@ describe('tiktok token refresh', () => {
     const saved = f.saved[0]!;
     expect(saved.access_token).toBe(fake.minted[0]);
     expect(saved.refresh_token).toMatch(/^rft\.minted/);
-    expect(saved.client_key).toBe('client-key');
     expect(saved.account_id).toBe('open-id-1');
     expect(Date.parse(String(saved.expires_at))).toBeGreaterThan(Date.now());
     const form = new URLSearchParams(
@@ -307,8 +305,8 @@ describe('tiktok token refresh', () => {
         .body.toString(),
     );
     expect(Object.fromEntries(form)).toEqual({
-      client_key: 'client-key',
-      client_secret: 'client-secret',
+      client_key: FAKE_APPS.tiktok.clientId,
+      client_secret: FAKE_APPS.tiktok.clientSecret,
       grant_type: 'refresh_token',
       refresh_token: 'refresh',
     });
@@ -401,7 +399,7 @@ describe('tiktok metrics', () => {
       channel: { id: 'ch_1', handle: '@herald', platform: 'tiktok' },
       credentials: { access_token: 'token', account_id: 'open-id-1' },
       externalIds: [res.externalId, 'v_pub_file~v2-1.1'],
-      saveCredentials: async () => {},
+      tokens: memoryTokens('tiktok', { access_token: 'token', account_id: 'open-id-1' }, []),
     };
     const m = await connector.metrics!(ctx);
     expect(m).toEqual({

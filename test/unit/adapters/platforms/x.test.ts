@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { comparableText, connector } from '#adapters/platforms/x';
+import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type FakeX } from '../../../fakes/x.ts';
 import { failure, mediaInput, metricsContext, publishContext } from './context.ts';
@@ -180,7 +181,7 @@ describe('errors', () => {
 });
 
 describe('tokens', () => {
-  it('on a 401 refreshes once (refresh_token grant, client_id) and retries; saves the new pair', async () => {
+  it("on a 401 refreshes once (refresh_token grant, the platform app's Basic auth) and retries; saves the new pair", async () => {
     const { ctx, saved } = context();
     ctx.credentials = {
       access_token: 'stale',
@@ -194,8 +195,10 @@ describe('tokens', () => {
     expect(Object.fromEntries(new URLSearchParams(tokenCall?.body.toString()))).toEqual({
       grant_type: 'refresh_token',
       refresh_token: 'refresh',
-      client_id: 'client-id',
     });
+    expect(tokenCall?.headers.authorization).toBe(
+      `Basic ${Buffer.from(`${FAKE_APPS.x.clientId}:${FAKE_APPS.x.clientSecret}`).toString('base64')}`,
+    );
     const minted = fake.minted[0];
     expect(saved).toEqual([
       {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
 import { CHUNK, connector } from '#adapters/platforms/youtube';
+import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type YouTubeFake } from '../../../fakes/youtube.ts';
-import { type Fixture, failure, mediaInput, patternBytes, publishFixture } from './context.ts';
+import { type Fixture, failure, mediaInput, memoryTokens, patternBytes, publishFixture } from './context.ts';
 
 // The YouTube connector against the contract fake of the Data API's resumable upload and Google's token endpoint.
 // HERALD_PLATFORM_YOUTUBE_OAUTH_URL is left unset: the token endpoint is then served by the same fake.
@@ -36,8 +37,6 @@ function video(bytes = bytesOf(4096), contentType = 'video/mp4'): MediaInput {
 const CREDS = {
   access_token: 'token',
   refresh_token: 'refresh',
-  client_id: 'client-id.apps.googleusercontent.com',
-  client_secret: 'client-secret',
   account_id: 'UCherald',
 };
 
@@ -230,8 +229,8 @@ describe('youtube token refresh', () => {
     expect(Date.parse(String(f.saved[0]!.expires_at))).toBeGreaterThan(Date.now());
     const tokenCall = requests().find((r) => r.path === '/token')!;
     expect(Object.fromEntries(new URLSearchParams(tokenCall.body.toString()))).toEqual({
-      client_id: CREDS.client_id,
-      client_secret: 'client-secret',
+      client_id: FAKE_APPS.youtube.clientId,
+      client_secret: FAKE_APPS.youtube.clientSecret,
       refresh_token: 'refresh',
       grant_type: 'refresh_token',
     });
@@ -312,7 +311,7 @@ describe('youtube metrics', () => {
       channel: { id: 'ch_1', handle: 'Herald', platform: 'youtube' },
       credentials: CREDS,
       externalIds: [res.externalId, 'vidmissing'],
-      saveCredentials: async () => {},
+      tokens: memoryTokens('youtube', CREDS, []),
     };
     expect(await connector.metrics!(ctx)).toEqual({
       [res.externalId]: { impressions: 1234, likes: 56, comments: 7, shares: 0, clicks: 0 },
