@@ -92,7 +92,10 @@ function clientAuth(server: OAuthServer, app: OAuthApp): oauth.ClientAuth {
   // that do not decode them (ids and secrets with `-`, `_`, `.`) refuse.
   if (server.clientAuth === 'basic')
     return (_as, _client, _body, headers) => {
-      headers.set('authorization', `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`);
+      headers.set(
+        'authorization',
+        `Basic ${Buffer.from(`${app.clientId}:${app.clientSecret}`).toString('base64')}`,
+      );
     };
   if (server.clientAuth === 'post') return oauth.ClientSecretPost(app.clientSecret);
   // TikTok names the client id client_key.
@@ -189,7 +192,7 @@ function failure(server: OAuthServer, what: string, err: unknown): OAuthError {
   return new OAuthError('rejected', 'invalid_response', `${server.name}: ${what}: ${(err as Error).message}`);
 }
 
-function tokenSet(res: oauth.TokenEndpointResponse, separator: ' ' | ','): TokenSet {
+function tokenSet(res: oauth.TokenEndpointResponse): TokenSet {
   const { access_token, refresh_token, expires_in, scope, token_type: _type, ...extra } = res;
   return {
     access_token,
@@ -200,8 +203,8 @@ function tokenSet(res: oauth.TokenEndpointResponse, separator: ' ' | ','): Token
     scope:
       typeof scope === 'string'
         ? scope
-            .split(separator === ',' ? /[,\s]+/ : /\s+/)
-            .map((s) => s.trim())
+            // LinkedIn asks for scopes space-separated and reports them comma-separated.
+            .split(/[,\s]+/)
             .filter(Boolean)
         : null,
     extra: extra as Record<string, unknown>,
@@ -268,7 +271,7 @@ export async function exchangeCode(
       server.pkce && codeVerifier ? codeVerifier : oauth.nopkce,
       { ...options(server), additionalParameters: server.exchangeParams ?? {} },
     );
-    return tokenSet(await oauth.processAuthorizationCodeResponse(as, client, res), server.scopeSeparator);
+    return tokenSet(await oauth.processAuthorizationCodeResponse(as, client, res));
   } catch (err) {
     throw failure(server, 'code exchange', err);
   }
@@ -289,7 +292,7 @@ export async function refreshTokens(
       refreshToken,
       options(server),
     );
-    return tokenSet(await oauth.processRefreshTokenResponse(as, client, res), server.scopeSeparator);
+    return tokenSet(await oauth.processRefreshTokenResponse(as, client, res));
   } catch (err) {
     throw failure(server, 'refresh', err);
   }
@@ -313,7 +316,7 @@ export async function grant(
       parameters,
       options(server),
     );
-    return tokenSet(await oauth.processGenericTokenEndpointResponse(as, client, res), server.scopeSeparator);
+    return tokenSet(await oauth.processGenericTokenEndpointResponse(as, client, res));
   } catch (err) {
     throw failure(server, grantType, err);
   }

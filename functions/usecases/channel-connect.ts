@@ -12,7 +12,7 @@ import {
 } from '#adapters/platform-apps';
 import { connectFor, type OAuthConnect, type PlatformAccount } from '#adapters/platforms/connect';
 import { request } from '#adapters/platforms/http';
-import { PlatformError } from '#adapters/platforms/types';
+import { ForbiddenOriginError, PlatformError } from '#adapters/platforms/types';
 import { userOriginFetch } from '#adapters/platforms/user-origin';
 import type { ChannelRecord } from '#core/accounts';
 import type { ConnectionAccount, ConnectionFailure, ConnectionRecord } from '#core/connections';
@@ -100,11 +100,11 @@ export async function instanceApp(instance: string, callbackUri: string, scopes:
         client_name: 'Herald',
         redirect_uris: callbackUri,
         scopes: scopes.join(' '),
-        website: 'https://github.com/herald',
       }),
       fetch: userOriginFetch(),
     },
   ).catch((err: Error) => {
+    if (err instanceof ForbiddenOriginError) throw err;
     throw new ApiError(
       'platform_unavailable',
       `The instance ${instance} could not be reached: ${err.message}`,

@@ -109,7 +109,7 @@ export async function createChannelConnection(args: {
   const codeVerifier = newCodeVerifier();
   let rec: ConnectionRecord;
   if (platform === 'mastodon') {
-    const instance = new URL(String(body.instance)).origin;
+    const instance = instanceBase(String(body.instance));
     const callback = `${publicUrl(args.requestHost)}/oauth/callback/mastodon`;
     await args.admitted();
     const app = await instanceApp(instance, callback, connect.scopes).catch((err: unknown) => {
@@ -162,12 +162,23 @@ function checkFields(body: CreateChannelConnectionInput): FieldError[] {
   if (body.platform === 'mastodon') {
     if (!body.instance)
       field('/instance', 'required', 'Name the Mastodon instance, e.g. https://mastodon.social.');
-    else if (!/^https?:\/\/[^/]+\/?$/.test(body.instance))
-      field('/instance', 'invalid_format', 'The instance is an origin: https://host (no path).');
+    else if (!instanceBase(body.instance))
+      field('/instance', 'invalid_format', "The instance is the server's address: https://host.");
   } else if (body.instance !== undefined) {
     field('/instance', 'not_applicable', 'Only Mastodon takes an instance.');
   }
   return out;
+}
+
+/**
+ * A Mastodon server's base URL, normalized (no trailing slash), or '' when it is not one. Servers run
+ * at the root of their host; a path prefix is kept for those behind a reverse proxy that adds one.
+ */
+function instanceBase(value: string): string {
+  if (!URL.canParse(value)) return '';
+  const url = new URL(value);
+  if (!/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash) return '';
+  return url.origin + url.pathname.replace(/\/+$/, '');
 }
 
 const forbidden = (pointer: string, message: string) =>

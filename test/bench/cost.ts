@@ -139,12 +139,32 @@ export async function benchCost(): Promise<CostResult> {
       })
     ).key;
     await admin.setSettings({ orgId, by: created.owner.id, patch: { dangerous_ops: true } });
-    const channel = await admin.connectChannel({
+    // The channel as a completed connection leaves it (no platform here to verify it with; KMS only
+    // seals its tokens, off the measured paths).
+    const { KMSClient } = await import('@aws-sdk/client-kms');
+    const { mockClient } = await import('aws-sdk-client-mock');
+    const { serveDataKeys } = await import('../unit/support/kms.ts');
+    const { connectAccount } = await import('#usecases/channel-connect');
+    const kms = mockClient(KMSClient);
+    serveDataKeys(kms);
+    process.env.CONNECTION_SECRETS_KEY_ID ??= 'alias/herald-cost';
+    const channel = await connectAccount({
       orgId,
       platform: 'mastodon',
-      handle: 'cost',
-      credentials: { instance: 'https://mastodon.example', access_token: 'token' },
+      account: {
+        id: '109',
+        type: 'user',
+        handle: 'cost@mastodon.example',
+        name: 'Cost',
+        avatar_url: null,
+        followers: 0,
+        credentials: { instance: 'https://mastodon.example', access_token: 'token' },
+      },
+      connectionId: 'conn_cost',
+      reconnect: null,
+      now: new Date(),
     });
+    kms.restore();
 
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const call = async (id: string, pathParameters?: Record<string, string>, body?: unknown) => {

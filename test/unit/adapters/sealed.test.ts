@@ -1,37 +1,20 @@
-import { randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { clearOpened, isSealed, open, seal } from '#adapters/sealed';
+import { serveDataKeys } from '../support/kms.ts';
 
 // Envelope encryption of connection secrets: a data key per value from KMS, AES-256-GCM here, the
 // encryption context bound by KMS and by the GCM tag.
 
 const kms = mockClient(KMSClient);
 
-/** KMS as far as sealing goes: a data key wrapped with its context; Decrypt checks the context. */
-function fakeKms() {
-  kms.on(GenerateDataKeyCommand).callsFake((input) => {
-    const key = randomBytes(32);
-    const wrapped = Buffer.from(
-      JSON.stringify({ key: key.toString('base64'), ctx: input.EncryptionContext }),
-    );
-    return { Plaintext: new Uint8Array(key), CiphertextBlob: new Uint8Array(wrapped), KeyId: input.KeyId };
-  });
-  kms.on(DecryptCommand).callsFake((input) => {
-    const { key, ctx } = JSON.parse(Buffer.from(input.CiphertextBlob as Uint8Array).toString());
-    if (JSON.stringify(ctx) !== JSON.stringify(input.EncryptionContext))
-      throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
-    return { Plaintext: new Uint8Array(Buffer.from(key, 'base64')) };
-  });
-}
-
 const CTX = { purpose: 'channel_credentials', org_id: 'org_1', channel_id: 'ch_1' };
 
 beforeEach(() => {
   kms.reset();
   clearOpened();
-  fakeKms();
+  serveDataKeys(kms);
 });
 
 describe('seal / open', () => {

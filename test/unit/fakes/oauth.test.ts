@@ -569,12 +569,14 @@ describe.each(flows)('$platform authorization server', (f) => {
     await f.refusedCode(res);
   });
 
-  it.runIf(f.usesPkce)('refuses a code_verifier that does not hash to the challenge', async () => {
-    const a = await f.app();
-    const back = await consent(f.authorize(a, { challenge: pkce().challenge }));
-    const res = await f.exchange(a, back.searchParams.get('code') ?? '', { verifier: pkce().verifier });
-    await f.refusedCode(res);
-  });
+  // Only platforms whose flow uses PKCE.
+  if (f.usesPkce)
+    it('refuses a code_verifier that does not hash to the challenge', async () => {
+      const a = await f.app();
+      const back = await consent(f.authorize(a, { challenge: pkce().challenge }));
+      const res = await f.exchange(a, back.searchParams.get('code') ?? '', { verifier: pkce().verifier });
+      await f.refusedCode(res);
+    });
 
   it('refuses other client credentials', async () => {
     const a = await f.app();
@@ -619,13 +621,15 @@ describe.each(flows)('$platform authorization server', (f) => {
     expect((await f.profile(token)).status).toBe(f.deadStatus);
   });
 
-  it.runIf(f.revoke !== undefined)('revokes through the platform API: the token stops working', async () => {
-    const c = await connect(f);
-    const token = f.access(c.body);
-    const res = await f.revoke?.(c.app, token);
-    expect(res?.status).toBe(200);
-    expect((await f.profile(token)).status).toBe(f.deadStatus);
-  });
+  // Only platforms with a revocation endpoint.
+  if (f.revoke !== undefined)
+    it('revokes through the platform API: the token stops working', async () => {
+      const c = await connect(f);
+      const token = f.access(c.body);
+      const res = await f.revoke?.(c.app, token);
+      expect(res?.status).toBe(200);
+      expect((await f.profile(token)).status).toBe(f.deadStatus);
+    });
 
   it('the control API revokes a user: every token of that user stops working at once', async () => {
     const one = await connect(f, { fake_user: 'alice' });

@@ -10,18 +10,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import type { Org } from '#core/accounts';
 import { PLANS } from '#core/plans';
-import { AdminError, approvePost, connectChannel, setPlan } from '#usecases/admin';
-import {
-  fixedId,
-  type Item,
-  ORG_ID,
-  org,
-  orgItem,
-  post,
-  postItem,
-  serveItems,
-  TABLE,
-} from '../support/fixtures.ts';
+import { AdminError, approvePost, setPlan } from '#usecases/admin';
+import { fixedId, type Item, ORG_ID, org, orgItem, post, postItem, serveItems } from '../support/fixtures.ts';
 
 // The admin CLI's plan-related use cases: the channel bound, plan changes with overrides, and
 // posts_per_month at approval.
@@ -59,63 +49,6 @@ const transactItems = () => ddb.commandCalls(TransactWriteCommand)[0]?.args[0].i
 beforeEach(() => {
   ddb.reset();
   ddb.on(TransactWriteCommand).resolves({});
-});
-
-describe('connectChannel', () => {
-  const connect = () => connectChannel({ orgId: ORG_ID, platform: 'bluesky', handle: 'acme' });
-
-  it("counts the channel on the org, bounded by the plan's channels, with the channel in one transaction", async () => {
-    // Arrange
-    serveItems(ddb, [orgItem({ ...org(), plan: 'free' })]);
-
-    // Act
-    const ch = await connect();
-
-    // Assert
-    const items = transactItems();
-    expect(items).toHaveLength(3);
-    expect(items[0]?.Update).toEqual({
-      TableName: TABLE,
-      Key: { pk: `ORG#${ORG_ID}`, sk: 'ORG' },
-      UpdateExpression: 'ADD channel_count :one',
-      ConditionExpression:
-        'attribute_exists(pk) AND (attribute_not_exists(channel_count) OR channel_count < :limit)',
-      ExpressionAttributeValues: { ':one': 1, ':limit': PLANS.free.limits.channels },
-    });
-    expect(items[1]?.Put?.Item).toMatchObject({ sk: `CHANNEL#${ch.id}`, entity: 'channel' });
-    expect(items[2]?.Put?.Item).toMatchObject({ sk: `CREDS#${ch.id}` });
-  });
-
-  it("bounds by the org's override of channels", async () => {
-    serveItems(ddb, [orgItem({ ...org(), plan: 'free', limits: { channels: 12 } })]);
-    await connect();
-    expect(transactItems()[0]?.Update?.ExpressionAttributeValues).toEqual({ ':one': 1, ':limit': 12 });
-  });
-
-  it('refuses a channel over the bound with a conflict', async () => {
-    // Arrange: the org is at its bound; the count's condition cancels the transaction.
-    serveItems(ddb, [orgItem({ ...org(), plan: 'free', channel_count: 3 })]);
-    ddb.on(TransactWriteCommand).rejects(cancelled('ConditionalCheckFailed', 'None', 'None'));
-
-    // Act
-    const err = await adminErrorOf(connect());
-
-    // Assert
-    expect(err.kind).toBe('conflict');
-    expect(err.message).toMatch(/free plan's bound of 3 channels/);
-  });
-
-  it('lets any other failure through', async () => {
-    serveItems(ddb, [orgItem(org())]);
-    ddb.on(TransactWriteCommand).rejects(new Error('InternalServerError'));
-    await expect(connect()).rejects.toThrow('InternalServerError');
-  });
-
-  it('answers not_found for an unknown org before writing', async () => {
-    serveItems(ddb, []);
-    expect((await adminErrorOf(connect())).kind).toBe('not_found');
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
-  });
 });
 
 describe('setPlan', () => {

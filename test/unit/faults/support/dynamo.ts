@@ -247,9 +247,9 @@ export class FakeDynamo {
       }
       case 'DeleteItem': {
         const key = plain(r.Key);
-        this.check(r, key);
+        const before = this.check(r, key);
         this.remove(key);
-        return {};
+        return r.ReturnValues === 'ALL_OLD' && before ? { Attributes: wire(before) } : {};
       }
       case 'TransactWriteItems':
         return this.transact(r);

@@ -1,0 +1,458 @@
+import { KMSClient } from '@aws-sdk/client-kms';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { getChannelWithCredentials } from '#adapters/channel-credentials';
+import { keys } from '#adapters/keys';
+import { clearOpened } from '#adapters/sealed';
+import type { ChannelRecord } from '#core/accounts';
+import type { Platform } from '#core/platforms';
+import { AdminError, connectChannel, setPlatformApp } from '#usecases/admin';
+import { syncChannel, syncDueChannels } from '#usecases/channel-sync';
+import { channelTokens } from '#usecases/channel-tokens';
+import { createChannelConnection } from '#usecases/create-channel-connection';
+import { disconnectChannel } from '#usecases/disconnect-channel';
+import { getChannelConnection } from '#usecases/get-channel-connection';
+import { oauthCallback } from '#usecases/oauth-callback';
+import { selectChannelAccount } from '#usecases/select-channel-account';
+import { FAKE_APPS } from '../../fakes/oauth.ts';
+import { useWorld } from '../faults/support/world.ts';
+import { rejectedApiError } from '../support/errors.ts';
+import { ORG_ID, org, orgItem } from '../support/fixtures.ts';
+import { serveDataKeys } from '../support/kms.ts';
+
+// Channel connections end to end through the use cases, against the platforms' contract fakes and
+// an in-memory table with DynamoDB's semantics: a session, the person's consent at the platform,
+// the callback, the account choice, the live channel whose profile came from the platform; every
+// bad input; reconnecting, disconnecting, the channel sync, and token rotation under concurrency.
+
+const kms = mockClient(KMSClient);
+const world = useWorld();
+const PUBLIC = 'https://api.example.com';
+const LANDING = 'https://app.example.com/connected';
+const OAUTH: Platform[] = [
+  'x',
+  'linkedin',
+  'threads',
+  'instagram',
+  'facebook',
+  'tiktok',
+  'youtube',
+  'pinterest',
+];
+const admitted = async () => undefined;
+
+beforeEach(async () => {
+  kms.reset();
+  serveDataKeys(kms);
+  clearOpened();
+  vi.stubEnv('HERALD_PUBLIC_URL', PUBLIC);
+  world.table.seed(orgItem(org()));
+  for (const platform of OAUTH) {
+    const app = FAKE_APPS[platform];
+    await setPlatformApp({ platform, clientId: app.clientId, clientSecret: app.clientSecret });
+  }
+});
+
+const create = (body: Parameters<typeof createChannelConnection>[0]['body']) =>
+  createChannelConnection({ orgId: ORG_ID, body, requestHost: 'api.example.com', now: new Date(), admitted });
+
+/** The person at the platform's consent page: where the platform sends the browser back. */
+async function consent(authorizeUrl: string | null, extra: Record<string, string> = {}): Promise<URL> {
+  const url = new URL(String(authorizeUrl));
+  for (const [k, v] of Object.entries(extra)) url.searchParams.set(k, v);
+  const res = await fetch(url, { redirect: 'manual' });
+  expect(res.status, await res.clone().text()).toBe(302);
+  return new URL(String(res.headers.get('location')));
+}
+
+/** The browser arriving at Herald's callback; the landing URL it is sent on to. */
+async function callback(platform: string, back: URL): Promise<URL> {
+  const out = await oauthCallback(platform, Object.fromEntries(back.searchParams), new Date());
+  if (!('location' in out)) throw new Error(`no redirect: ${JSON.stringify(out)}`);
+  return new URL(out.location);
+}
+
+/** Session → consent → callback (→ the first account when several): the connected channel. */
+async function connect(platform: Platform, extra: Record<string, string> = {}, channelId?: string) {
+  const session = await create({
+    platform,
+    redirect_uri: LANDING,
+    ...(channelId ? { channel_id: channelId } : {}),
+    ...(platform === 'mastodon' ? { instance: world.fakes.url('mastodon') } : {}),
+  });
+  const landed = await callback(platform, await consent(session.authorize_url, extra));
+  let now = await getChannelConnection(ORG_ID, session.id, new Date());
+  if (now.status === 'selecting_account')
+    now = await selectChannelAccount(ORG_ID, session.id, now.accounts?.[0]?.id ?? '', new Date(), admitted);
+  return { session, landed, now };
+}
+
+const oauthState = async () =>
+  ((await (await fetch(`${world.fakes.origin}/__fakes/x/state`)).json()) as { oauth: { refreshes: number } })
+    .oauth;
+
+const channelOf = (id: string) =>
+  world.table.get<ChannelRecord & Record<string, unknown>>(keys.channel(ORG_ID, id));
+
+describe('connecting each OAuth platform', () => {
+  it.each(OAUTH)(
+    '%s: consent, callback, a live channel whose profile came from the platform',
+    async (platform) => {
+      // Act
+      const { session, landed, now } = await connect(platform);
+
+      // Assert: the session and where the browser landed.
+      expect(session).toMatchObject({ status: 'awaiting_authorization', platform, channel: null });
+      expect(session.authorize_url).toContain(world.fakes.url(platform));
+      expect(landed.origin + landed.pathname).toBe(LANDING);
+      expect(landed.searchParams.get('connection_id')).toBe(session.id);
+      expect(now.status, JSON.stringify(now.error)).toBe('connected');
+      // The channel: live, its handle, avatar and followers from the platform's profile, never typed.
+      const channel = now.channel as {
+        id: string;
+        handle: string;
+        avatar_url: string | null;
+        followers: number;
+      };
+      expect(channel).toMatchObject({ status: 'live', platform, last_error: null });
+      expect(channel.handle).not.toBe('');
+      expect(channelOf(channel.id)).toMatchObject({
+        account_id: expect.any(String),
+        connection_id: session.id,
+      });
+      // Its tokens: sealed, never in plain text in the table.
+      const stored = world.table.get(keys.channelCredentials(ORG_ID, channel.id)) as Record<string, unknown>;
+      expect(stored).toMatchObject({ sealed: { v: 1 }, version: 1 });
+      expect(stored.credentials).toBeUndefined();
+      const { credentials } = await getChannelWithCredentials(ORG_ID, channel.id);
+      expect(credentials.access_token).toEqual(expect.any(String));
+      expect(JSON.stringify([...world.table.items.values()])).not.toContain(String(credentials.access_token));
+    },
+  );
+
+  it('mastodon: registers Herald on the instance once, then connects with PKCE', async () => {
+    await connect('mastodon');
+    const second = await connect('mastodon', { fake_user: 'zoe' });
+    expect(second.now.status).toBe('connected');
+    const apps = world.fakes.requests('mastodon').filter((r) => r.path === '/api/v1/apps');
+    expect(apps).toHaveLength(1);
+    const authorize = world.fakes.requests('mastodon').filter((r) => r.path === '/oauth/authorize');
+    expect(authorize.every((r) => r.query.get('code_challenge_method') === 'S256')).toBe(true);
+  });
+
+  it('several accounts: the session waits in selecting_account with them, then connects the one picked', async () => {
+    // Arrange: a YouTube user with two channels.
+    const session = await create({ platform: 'youtube', redirect_uri: LANDING });
+    const landed = await callback('youtube', await consent(session.authorize_url, { fake_user: 'brand' }));
+    const waiting = await getChannelConnection(ORG_ID, session.id, new Date());
+
+    // Act
+    const picked = waiting.accounts?.[1];
+    const done = await selectChannelAccount(ORG_ID, session.id, picked?.id ?? '', new Date(), admitted);
+
+    // Assert
+    expect(landed.searchParams.get('status')).toBe('selecting_account');
+    expect(waiting.accounts).toHaveLength(2);
+    expect(JSON.stringify(waiting)).not.toMatch(/access_token|refresh_token/);
+    expect(done).toMatchObject({ status: 'connected', channel: { handle: picked?.handle } });
+    expect(channelOf(String(done.channel_id))?.account_id).toBe(picked?.id);
+  });
+
+  it('connecting the same account again reconnects its channel (same id, one channel.connected each time)', async () => {
+    const first = await connect('x');
+    const second = await connect('x');
+    expect(second.now.channel_id).toBe(first.now.channel_id);
+    expect(channelOf(String(first.now.channel_id))?.connection_id).toBe(second.session.id);
+    expect(world.table.all('CHANNEL#')).toHaveLength(1);
+    expect(world.table.get(keys.org(ORG_ID))).toMatchObject({ channel_count: 1 });
+  });
+});
+
+describe('bad input and failures', () => {
+  it('refuses a redirect_uri that is neither https nor loopback, storing nothing', async () => {
+    const err = await rejectedApiError(
+      create({ platform: 'x', redirect_uri: 'http://app.example.com/back' }),
+    );
+    expect(err.errors).toEqual([
+      expect.objectContaining({ pointer: '/redirect_uri', code: 'invalid_redirect_uri' }),
+    ]);
+    expect(world.table.all('CONN#')).toEqual([]);
+  });
+
+  it('answers 409 platform_not_configured for a platform whose app the operator has not set', async () => {
+    world.table.items.delete(`PLATFORMAPP#tiktok\u0000APP`);
+    const err = await rejectedApiError(create({ platform: 'tiktok' }));
+    expect(err).toMatchObject({ status: 409, code: 'platform_not_configured' });
+    expect(err.message).toContain('herald platform-app set --platform tiktok');
+  });
+
+  it('refuses an unknown channel_id, and one of another platform', async () => {
+    const unknown = await rejectedApiError(
+      create({ platform: 'x', channel_id: 'ch_01JD0000000000000000000099' }),
+    );
+    expect(unknown.errors?.[0]).toMatchObject({ pointer: '/channel_id', code: 'unknown_channel' });
+    const { now } = await connect('x');
+    const other = await rejectedApiError(
+      create({ platform: 'linkedin', channel_id: String(now.channel_id) }),
+    );
+    expect(other.errors?.[0]).toMatchObject({ pointer: '/channel_id', code: 'platform_mismatch' });
+  });
+
+  it('consent denied at the platform: the session fails consent_denied, the browser lands with the error', async () => {
+    const session = await create({ platform: 'linkedin', redirect_uri: LANDING });
+    const landed = await callback('linkedin', await consent(session.authorize_url, { fake_consent: 'deny' }));
+    expect(Object.fromEntries(landed.searchParams)).toMatchObject({
+      status: 'failed',
+      error: 'consent_denied',
+    });
+    expect(await getChannelConnection(ORG_ID, session.id, new Date())).toMatchObject({
+      status: 'failed',
+      error: { code: 'consent_denied' },
+    });
+    expect(world.table.all('CHANNEL#')).toEqual([]);
+  });
+
+  it('a grant without the scopes publishing needs fails missing_scopes and names them', async () => {
+    const session = await create({ platform: 'x', redirect_uri: LANDING });
+    await callback('x', await consent(session.authorize_url, { fake_consent: 'partial' }));
+    const now = await getChannelConnection(ORG_ID, session.id, new Date());
+    expect(now).toMatchObject({ status: 'failed', error: { code: 'missing_scopes' } });
+    expect(now.error?.message).toContain('tweet.write');
+    expect(world.table.all('CHANNEL#')).toEqual([]);
+  });
+
+  it('a replayed or unknown state is a 400, and a replay changes nothing', async () => {
+    const session = await create({ platform: 'x', redirect_uri: LANDING });
+    const back = await consent(session.authorize_url);
+    await callback('x', back);
+    const replay = await rejectedApiError(
+      oauthCallback('x', Object.fromEntries(back.searchParams), new Date()),
+    );
+    expect(replay).toMatchObject({ status: 400, code: 'invalid_request' });
+    const missing = await rejectedApiError(oauthCallback('x', { code: 'c' }, new Date()));
+    expect(missing.code).toBe('invalid_request');
+    expect(world.table.all('CHANNEL#')).toHaveLength(1);
+  });
+
+  it('an expired session: the callback sends the browser on with status expired and connects nothing', async () => {
+    const session = await create({ platform: 'x', redirect_uri: LANDING });
+    const back = await consent(session.authorize_url);
+    vi.setSystemTime(Date.now() + 11 * 60_000);
+    const landed = await callback('x', back);
+    expect(landed.searchParams.get('status')).toBe('expired');
+    expect(world.table.all('CHANNEL#')).toEqual([]);
+  });
+
+  it('a token exchange the platform refuses fails the session token_exchange_failed', async () => {
+    const session = await create({ platform: 'tiktok', redirect_uri: LANDING });
+    const back = await consent(session.authorize_url);
+    world.fakes.failNext('tiktok', {
+      status: 400,
+      path: /oauth\/token/,
+      body: { error: 'invalid_grant', error_description: 'Authorization code is expired.', log_id: 'x' },
+    });
+    await callback('tiktok', back);
+    expect(await getChannelConnection(ORG_ID, session.id, new Date())).toMatchObject({
+      status: 'failed',
+      error: { code: 'token_exchange_failed' },
+    });
+  });
+
+  it('selecting an account the grant does not cover is a 400 and leaves the session selecting', async () => {
+    const session = await create({ platform: 'pinterest', redirect_uri: LANDING });
+    await callback('pinterest', await consent(session.authorize_url));
+    const err = await rejectedApiError(
+      selectChannelAccount(ORG_ID, session.id, 'not-a-board', new Date(), admitted),
+    );
+    expect(err.errors?.[0]).toMatchObject({ pointer: '/account_id', code: 'unknown_account' });
+    expect((await getChannelConnection(ORG_ID, session.id, new Date())).status).toBe('selecting_account');
+  });
+
+  it('Bluesky: a refused app password is 400 credentials_rejected and stores nothing; a good one connects at once', async () => {
+    const service = world.fakes.url('bluesky');
+    const bad = await rejectedApiError(
+      create({
+        platform: 'bluesky',
+        credentials: { service, identifier: 'acme.bsky.social', app_password: 'wrong' },
+      }),
+    );
+    expect(bad.errors?.[0]).toMatchObject({
+      pointer: '/credentials/app_password',
+      code: 'credentials_rejected',
+    });
+    expect(world.table.all('CHANNEL#')).toEqual([]);
+    const good = await create({
+      platform: 'bluesky',
+      credentials: { service, identifier: 'acme.bsky.social', app_password: 'app-password' },
+    });
+    expect(good).toMatchObject({ status: 'connected', channel: { status: 'live' } });
+  });
+
+  it('Mastodon: an instance on a private address is refused (forbidden_address) before any call', async () => {
+    const err = await rejectedApiError(create({ platform: 'mastodon', instance: 'http://10.1.2.3' }));
+    expect(err.errors?.[0]).toMatchObject({ pointer: '/instance', code: 'forbidden_address' });
+  });
+
+  it("the CLI's pasted credentials are verified: refused tokens store nothing, a token of another account too", async () => {
+    const refused = await connectChannel({
+      orgId: ORG_ID,
+      platform: 'x',
+      credentials: { access_token: 'nope', account_id: '1500000000000000001' },
+    }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AdminError);
+    expect((refused as Error).message).toMatch(/x refused the credentials/);
+    const other = await connectChannel({
+      orgId: ORG_ID,
+      platform: 'x',
+      credentials: { access_token: 'token', account_id: '42' },
+    }).catch((e: unknown) => e);
+    expect((other as Error).message).toMatch(/belongs to account/);
+    expect(world.table.all('CHANNEL#')).toEqual([]);
+    const ok = await connectChannel({
+      orgId: ORG_ID,
+      platform: 'x',
+      credentials: { access_token: 'token', account_id: '1500000000000000001' },
+    });
+    expect(ok).toMatchObject({ handle: 'acme', followers: 1200, status: 'live' });
+  });
+});
+
+describe("the plan's bound on connected channels", () => {
+  const seedOrg = (extra: Record<string, unknown>) =>
+    world.table.seed({ ...orgItem({ ...org(), plan: 'free' }), ...extra });
+
+  it('a new account over the bound fails the session channel_limit and writes no channel', async () => {
+    // Arrange: the free plan's 3 channels are all taken.
+    seedOrg({ channel_count: 3 });
+
+    // Act
+    const { now } = await connect('x');
+
+    // Assert
+    expect(now).toMatchObject({ status: 'failed', error: { code: 'channel_limit' } });
+    expect(now.error?.message).toMatch(/free plan allows 3/);
+    expect(world.table.all('CHANNEL#')).toEqual([]);
+    expect(world.table.get(keys.org(ORG_ID))).toMatchObject({ channel_count: 3 });
+  });
+
+  it("counts each new channel once, bounded by the org's override; a reconnection is not counted again", async () => {
+    // Arrange
+    seedOrg({ channel_count: 3, limits: { channels: 4 } });
+
+    // Act
+    const first = await connect('x');
+    const again = await connect('x');
+
+    // Assert
+    expect(first.now.status).toBe('connected');
+    expect(again.now).toMatchObject({ status: 'connected', channel_id: first.now.channel_id });
+    expect(world.table.get(keys.org(ORG_ID))).toMatchObject({ channel_count: 4 });
+  });
+
+  it('the CLI answers the bound as a conflict, and an unknown org as not_found before any call', async () => {
+    seedOrg({ channel_count: 3 });
+    const credentials = { access_token: 'token', account_id: '1500000000000000001' };
+    const full = await connectChannel({ orgId: ORG_ID, platform: 'x', credentials }).catch((e: unknown) => e);
+    expect(full).toMatchObject({ kind: 'conflict', message: expect.stringMatching(/free plan allows 3/) });
+    const before = world.fakes.requests('x').length;
+    const unknown = await connectChannel({ orgId: 'org_nope', platform: 'x', credentials }).catch(
+      (e: unknown) => e,
+    );
+    expect(unknown).toMatchObject({ kind: 'not_found' });
+    expect(world.fakes.requests('x')).toHaveLength(before);
+  });
+});
+
+describe('channel health', () => {
+  it('a revoked grant: the sync marks the channel reauth_required; reconnecting in place makes it live again', async () => {
+    // Arrange
+    const { now } = await connect('x');
+    const id = String(now.channel_id);
+    const { credentials } = await getChannelWithCredentials(ORG_ID, id);
+    const revoked = await fetch(`${world.fakes.origin}/__fakes/x/revoke`, {
+      method: 'POST',
+      body: JSON.stringify({ access_token: credentials.access_token }),
+    });
+    expect(revoked.status).toBe(200);
+
+    // Act
+    const synced = await syncChannel(ORG_ID, id, new Date());
+    const again = await connect('x', {}, id);
+
+    // Assert
+    expect(synced).toBe('reauth_required');
+    expect(again.now).toMatchObject({ status: 'connected', channel_id: id, channel: { status: 'live' } });
+    expect(channelOf(id)).toMatchObject({ status: 'live', connection_id: again.session.id });
+  });
+
+  it('renews an expiring token ahead of time and reads the profile again', async () => {
+    // Arrange: tokens that live two minutes; the sync is due half-way.
+    const { now } = await connect('x', { fake_token_lifetime: '120' });
+    const id = String(now.channel_id);
+    const before = await getChannelWithCredentials(ORG_ID, id);
+    const due = Date.parse(String(channelOf(id)?.next_sync_at));
+    expect(due - Date.now()).toBeLessThanOrEqual(60_000);
+
+    // Act
+    vi.setSystemTime(due + 1000);
+    const counts = await syncDueChannels(new Date());
+
+    // Assert
+    expect(counts.refreshed).toBe(1);
+    const after = await getChannelWithCredentials(ORG_ID, id);
+    expect(after.credentials.access_token).not.toBe(before.credentials.access_token);
+    expect(after.version).toBe(before.version + 1);
+    expect(Date.parse(String(channelOf(id)?.next_sync_at))).toBeGreaterThan(Date.now());
+  });
+
+  it('two refreshers at once spend the rotating refresh token once; both end with the new token', async () => {
+    // Arrange
+    const { now } = await connect('x');
+    const id = String(now.channel_id);
+    const stored = await getChannelWithCredentials(ORG_ID, id);
+    const source = () =>
+      channelTokens({
+        orgId: ORG_ID,
+        channelId: id,
+        platform: 'x',
+        credentials: stored.credentials,
+        version: stored.version,
+      });
+    const a = source();
+    const b = source();
+    const refreshesBefore = (await oauthState()).refreshes;
+
+    // Act
+    const [ra, rb] = await Promise.all([a.refresh(), b.refresh()]);
+
+    // Assert
+    const state = { oauth: await oauthState() };
+    expect([ra, rb]).toEqual([true, true]);
+    expect(state.oauth.refreshes - refreshesBefore).toBe(1);
+    expect(a.credentials.access_token).toBe(b.credentials.access_token);
+    expect(a.credentials.refresh_token).toEqual(expect.any(String));
+    expect((await getChannelWithCredentials(ORG_ID, id)).credentials.access_token).toBe(
+      a.credentials.access_token,
+    );
+  });
+
+  it('disconnecting revokes at the platform, erases the tokens and frees the plan slot; reconnecting revives the channel', async () => {
+    // Arrange
+    const { now } = await connect('x');
+    const id = String(now.channel_id);
+
+    // Act
+    const gone = await disconnectChannel(ORG_ID, id, new Date(), admitted);
+    const again = await disconnectChannel(ORG_ID, id, new Date(), admitted);
+
+    // Assert
+    expect(gone.status).toBe('disconnected');
+    expect(again.status).toBe('disconnected');
+    expect(world.fakes.requests('x').filter((r) => r.path === '/2/oauth2/revoke')).toHaveLength(1);
+    expect(world.table.get(keys.channelCredentials(ORG_ID, id))).toBeUndefined();
+    expect(world.table.get(keys.org(ORG_ID))).toMatchObject({ channel_count: 0 });
+    const back = await connect('x');
+    expect(back.now.channel_id).toBe(id);
+    expect(world.table.get(keys.org(ORG_ID))).toMatchObject({ channel_count: 1 });
+  });
+});
