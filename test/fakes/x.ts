@@ -24,7 +24,8 @@ import {
 // POST /2/oauth2/revoke), GET /2/users/me, media upload (simple POST /2/media/upload for images;
 // initialize / {id}/append / {id}/finalize and GET ?command=STATUS with processing_info for video and GIFs;
 // POST /2/media/metadata for alt text), POST /2/tweets, GET /2/users/:id/tweets (text as X returns it:
-// links as t.co, a media link appended, & < > escaped) and GET /2/tweets?ids=&tweet.fields=public_metrics.
+// links as t.co, a media link appended, & < > escaped) and GET /2/tweets?ids=&post.fields=public_metrics
+// (field and parameter names as X's OpenAPI document v2.167 declares them).
 // Errors are RFC 7807 problems as X sends them; every API answer carries x-rate-limit-limit/-remaining/-reset.
 //
 // OAuth (docs.x.com "OAuth 2.0 Authorization Code Flow with PKCE"): scopes space-separated; state and an
@@ -99,6 +100,57 @@ const invalid = (message: string, parameters: Record<string, unknown> = {}): Fak
     type: 'https://api.twitter.com/2/problems/invalid-request',
   },
 });
+
+/**
+ * The query parameters X's OpenAPI document (v2.167) declares for the post lookups: any other is a
+ * 400 naming the ones allowed, as X answers. Post fields are `post.fields` there.
+ */
+const POST_QUERY = [
+  'post.fields',
+  'expansions',
+  'user.fields',
+  'media.fields',
+  'poll.fields',
+  'place.fields',
+];
+const QUERY: Record<'lookup' | 'timeline', string[]> = {
+  lookup: ['ids', ...POST_QUERY],
+  timeline: [
+    'max_results',
+    'pagination_token',
+    'start_time',
+    'end_time',
+    'since_id',
+    'until_id',
+    'exclude',
+    ...POST_QUERY,
+  ],
+};
+
+function unknownQuery(query: URLSearchParams, allowed: string[]): FakeResponse | null {
+  for (const name of query.keys())
+    if (!allowed.includes(name))
+      return invalid(`The query parameter [${name}] is not one of [${allowed.join(',')}]`, {
+        [name]: [query.get(name)],
+      });
+  return null;
+}
+
+/** The one-shot upload's JSON body allows these fields only (additionalProperties: false). */
+const UPLOAD_FIELDS = ['media', 'media_category', 'additional_owners'];
+
+/** An image's type from its first bytes, as X's upload service sniffs it. */
+function sniff(bytes: Buffer): string {
+  if (bytes.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47]))) return 'image/png';
+  if (bytes[0] === 0xff && bytes[1] === 0xd8) return 'image/jpeg';
+  if (
+    bytes.subarray(0, 4).toString('latin1') === 'RIFF' &&
+    bytes.subarray(8, 12).toString('latin1') === 'WEBP'
+  )
+    return 'image/webp';
+  if (bytes.subarray(0, 2).toString('latin1') === 'BM') return 'image/bmp';
+  return 'application/octet-stream';
+}
 
 const IMAGE_TYPES = ['image/jpeg', 'image/bmp', 'image/png', 'image/webp', 'image/pjpeg', 'image/tiff'];
 const CHUNKED_TYPES = [
@@ -349,15 +401,17 @@ export function createFake(): FakeX {
           `The \`media_category\` query parameter value [${String(b.media_category)}] is not one of [tweet_image,dm_image,subtitles]`,
         );
       }
-      if (b.media_type !== undefined && !IMAGE_TYPES.includes(String(b.media_type)))
-        return invalid(`Unsupported media_type ${String(b.media_type)}`);
+      const extra = Object.keys(b).find((k) => !UPLOAD_FIELDS.includes(k));
+      if (extra) return invalid(`The \`${extra}\` field is not allowed in this request.`, { [extra]: [] });
       const bytes = Buffer.from(b.media, 'base64');
+      const mimeType = sniff(bytes);
+      if (!IMAGE_TYPES.includes(mimeType)) return invalid(`Unsupported media type ${mimeType}`);
       const id = snowflake();
       const m: FakeXMedia = {
         id,
         media_key: `3_${id}`,
         category: String(b.media_category),
-        mimeType: String(b.media_type ?? 'application/octet-stream'),
+        mimeType,
         totalBytes: bytes.length,
         segments: new Map([[0, bytes]]),
         bytes,
@@ -528,6 +582,8 @@ export function createFake(): FakeX {
 
     const timeline = /^\/2\/users\/(\d+)\/tweets$/.exec(req.path);
     if (req.method === 'GET' && timeline) {
+      const unknown = unknownQuery(req.query, QUERY.timeline);
+      if (unknown) return unknown;
       const max = Number(req.query.get('max_results') ?? 10);
       if (!Number.isInteger(max) || max < 5 || max > 100)
         return invalid(`The \`max_results\` query parameter value [${max}] is not between 5 and 100`);
@@ -540,7 +596,7 @@ export function createFake(): FakeX {
         .filter((t) => t.author_id === timeline[1] && Date.parse(t.created_at) >= from)
         .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
       const page = all.slice(offset, offset + max);
-      const fields = (req.query.get('tweet.fields') ?? '').split(',');
+      const fields = (req.query.get('post.fields') ?? '').split(',');
       const data = page.map((t) => ({
         id: t.id,
         text: shown(t),
@@ -554,10 +610,12 @@ export function createFake(): FakeX {
     }
 
     if (req.method === 'GET' && req.path === '/2/tweets') {
+      const unknown = unknownQuery(req.query, QUERY.lookup);
+      if (unknown) return unknown;
       const ids = (req.query.get('ids') ?? '').split(',').filter(Boolean);
       if (ids.length === 0 || ids.length > 100)
         return invalid('The `ids` query parameter value must have 1 to 100 items');
-      const fields = (req.query.get('tweet.fields') ?? '').split(',');
+      const fields = (req.query.get('post.fields') ?? '').split(',');
       const data = ids.flatMap((id) => {
         const t = fake.posts.find((p) => p.id === id);
         if (!t) return [];

@@ -179,7 +179,6 @@ async function upload(auth: Auth, item: MediaInput): Promise<string> {
         json: {
           media: Buffer.from(bytes).toString('base64'),
           media_category: 'tweet_image',
-          media_type: item.contentType,
         },
         timeoutMs: 120_000,
       },
@@ -276,7 +275,7 @@ async function lookup(auth: Auth, ctx: PublishContext): Promise<PublishResult | 
       start_time: start,
       max_results: '100',
       exclude: 'retweets,replies',
-      'tweet.fields': 'created_at',
+      'post.fields': 'created_at',
     });
     if (token) qs.set('pagination_token', token);
     const res = await ok<{ data?: Tweet[]; meta?: { next_token?: string } }>(
@@ -376,7 +375,7 @@ export const connector: Connector = {
     for (let i = 0; i < ctx.externalIds.length; i += 100) {
       const qs = new URLSearchParams({
         ids: ctx.externalIds.slice(i, i + 100).join(','),
-        'tweet.fields': 'public_metrics',
+        'post.fields': 'public_metrics',
       });
       const res = await ok<{ data?: Tweet[] }>(auth, 'GET', `/2/tweets?${qs}`);
       for (const t of res.data ?? []) {

@@ -20,7 +20,6 @@ afterAll(() => fakes.stop());
 beforeEach(() => {
   fakes.reset();
   process.env.HERALD_PLATFORM_X_URL = fakes.url('x');
-  process.env.HERALD_X_CLIENT_ID = 'client-id';
 });
 afterEach(() => {
   process.env = { ...env };
@@ -68,12 +67,10 @@ describe('publish', () => {
         .ctx,
     );
     const uploads = calls('POST', /^\/2\/media\/upload$/);
-    expect(
-      uploads.map((u) => (u.json as { media_category: string; media_type: string }).media_category),
-    ).toEqual(['tweet_image', 'tweet_image']);
-    expect(uploads.map((u) => (u.json as { media_type: string }).media_type)).toEqual([
-      'image/png',
-      'image/jpeg',
+    // The body X's OpenAPI document allows (media, media_category; no media_type: X sniffs it).
+    expect(uploads.map((u) => u.json)).toEqual([
+      { media: Buffer.from(png).toString('base64'), media_category: 'tweet_image' },
+      { media: Buffer.from(jpg).toString('base64'), media_category: 'tweet_image' },
     ]);
     const tweet = fake.posts[0];
     expect(tweet?.media.map((m) => [[...m.bytes], m.alt])).toEqual([
@@ -243,7 +240,7 @@ describe('checkpoint and reconcile', () => {
   const text = 'Launch day & more <3 https://example.com/launch?utm=1';
 
   it('after a crash past POST /2/tweets, reconcile finds the tweet among the user’s tweets; publish again posts nothing', async () => {
-    const png = new Uint8Array([1, 2, 3]);
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
     const { ctx, checkpoints } = context({ text, media: [media('image', 'image/png', png)] });
     const published = await connector.publish(ctx);
     const crashed = checkpoints[0] as Record<string, unknown>;
@@ -315,6 +312,30 @@ describe('metrics', () => {
     });
     const m = await connector.metrics?.(metricsContext(ctx, [externalId]));
     expect(m).toEqual({ [externalId]: { impressions: 100, likes: 9, comments: 2, shares: 4, clicks: 0 } });
-    expect(calls('GET', /^\/2\/tweets$/)[0]?.query.get('tweet.fields')).toBe('public_metrics');
+    expect(calls('GET', /^\/2\/tweets$/)[0]?.query.get('post.fields')).toBe('public_metrics');
+  });
+});
+
+describe("the fake holds requests to X's OpenAPI document", () => {
+  const get = async (path: string) => {
+    const res = await fetch(`${fakes.url('x')}${path}`, { headers: { authorization: 'Bearer token' } });
+    return { status: res.status, body: (await res.json()) as { errors?: Array<{ message: string }> } };
+  };
+
+  it('refuses a query parameter the lookup does not declare, naming those it does', async () => {
+    const res = await get('/2/tweets?ids=1&tweet.fields=public_metrics');
+    expect(res.status).toBe(400);
+    expect(res.body.errors?.[0]?.message).toMatch(/\[tweet\.fields\] is not one of \[ids,post\.fields,/);
+    expect((await get('/2/tweets?ids=1&post.fields=public_metrics')).status).toBe(200);
+  });
+
+  it('refuses an upload body field the one-shot upload does not declare', async () => {
+    const res = await fetch(`${fakes.url('x')}/2/media/upload`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer token', 'content-type': 'application/json' },
+      body: JSON.stringify({ media: 'iVBORw0KGgo=', media_category: 'tweet_image', media_type: 'image/png' }),
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(await res.json())).toContain('`media_type` field is not allowed');
   });
 });
