@@ -305,6 +305,34 @@ export class FacebookLogin {
     return null;
   }
 
+  /**
+   * GET /{page-id} and GET /{ig-user-id} with `fields`, for the Pages (and their Instagram accounts)
+   * of this fake's users, as a Page token reads its own Page; null when the id is none of them.
+   */
+  node(ctx: FakeContext, id: string, params: URLSearchParams): FakeResponse | null {
+    const fields = graphFields(params.get('fields') ?? 'id,name');
+    for (const user of this.users())
+      for (const p of this.opts.pagesOf(user)) {
+        if (p.id === id) {
+          const { access_token: _token, ...row } = this.pageRow(ctx, null, p, fields);
+          return { status: 200, body: row };
+        }
+        if (p.ig?.id === id) {
+          const all: Record<string, unknown> = {
+            id: p.ig.id,
+            username: p.ig.username,
+            name: p.ig.name,
+            profile_picture_url: `${ctx.base}${avatarPath(p.ig.id)}`,
+            followers_count: p.ig.followers,
+            media_count: p.ig.media,
+          };
+          const row = Object.fromEntries(fields.filter(([f]) => f in all).map(([f]) => [f, all[f]]));
+          return { status: 200, body: { id: p.ig.id, ...row } };
+        }
+      }
+    return null;
+  }
+
   private picture(ctx: FakeContext, id: string) {
     return { data: { height: 50, is_silhouette: false, url: `${ctx.base}${avatarPath(id)}`, width: 50 } };
   }
@@ -326,7 +354,7 @@ export class FacebookLogin {
 
   private pageRow(
     ctx: FakeContext,
-    user: FakeToken,
+    user: FakeToken | null,
     p: MetaPage,
     fields: Array<[string, string[]]>,
   ): Record<string, unknown> {
@@ -334,7 +362,7 @@ export class FacebookLogin {
     for (const [f, sub] of fields) {
       if (f === 'id') row.id = p.id;
       else if (f === 'name') row.name = p.name;
-      else if (f === 'access_token') row.access_token = this.pageToken(user, p);
+      else if (f === 'access_token' && user) row.access_token = this.pageToken(user, p);
       else if (f === 'category') row.category = p.category;
       else if (f === 'category_list') row.category_list = [{ id: '2200', name: p.category }];
       else if (f === 'tasks')

@@ -321,6 +321,10 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
     }
     return unknownPath(req);
   }
+  if (!edge && req.method === 'GET') {
+    const account = fake.login.node(ctx, node, params);
+    if (account) return account;
+  }
   if (!edge && req.method === 'GET') return getNode(fake, node, params);
   if (edge === 'insights' && req.method === 'GET') return insights(fake, node, params);
   if (!edge || /^\d+$/.test(node)) {

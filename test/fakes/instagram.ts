@@ -196,6 +196,10 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
     }
   }
   if (!edge && req.method === 'GET') {
+    const account = fake.login.node(ctx, node, params);
+    if (account) return account;
+  }
+  if (!edge && req.method === 'GET') {
     const c = fake.containers.get(node);
     if (c) {
       const status = currentStatus(c);

@@ -30,6 +30,7 @@ import {
 //   GET  /v5/boards                      {items: [{id, name, description, privacy, owner, pin_count, …}], bookmark}
 //   POST /v5/pins                        board_id, title ≤ 100, description ≤ 800, link ≤ 2048, alt_text ≤ 500,
 //                                        media_source image_url | image_base64 (jpeg/png) | video_id (+ cover)
+//   GET  /v5/boards/{board_id}          one board of the token's user (as in the list); 404 code 2 otherwise
 //   GET  /v5/boards/{board_id}/pins      {items, bookmark}, page_size ≤ 250
 //   POST /v5/media                       {media_type: video} → media_id, upload_url, upload_parameters
 //   POST <upload_url>                    the S3 form: every upload parameter, then `file` → 204
@@ -291,6 +292,13 @@ export function createFake(): PinterestFake {
       if (req.method === 'POST' && req.path === '/v5/media') return registerMedia(req, ctx);
       let m = /^\/v5\/media\/([^/]+)$/.exec(req.path);
       if (req.method === 'GET' && m) return mediaStatus(m[1] ?? '');
+      m = /^\/v5\/boards\/([^/]+)$/.exec(req.path);
+      if (req.method === 'GET' && m) {
+        if (!fake.oauth.allows(t, 'boards:read'))
+          return error(403, 403, 'Not authorized to access the boards.');
+        const board = boardsOf(me).find((b) => b.id === m?.[1]);
+        return board ? { status: 200, body: boardRow(board, me) } : error(404, 2, 'Board not found.');
+      }
       m = /^\/v5\/boards\/([^/]+)\/pins$/.exec(req.path);
       if (req.method === 'GET' && m) return boardPins(req, m[1] ?? '');
       m = /^\/v5\/pins\/([^/]+)\/analytics$/.exec(req.path);
@@ -410,7 +418,12 @@ export function createFake(): PinterestFake {
     const privacy = req.query.get('privacy');
     const all = boardsOf(me).filter((b) => !privacy || b.privacy === privacy);
     const from = Number(req.query.get('bookmark') ?? '0') || 0;
-    const items = all.slice(from, from + size).map((b) => ({
+    const items = all.slice(from, from + size).map((b) => boardRow(b, me));
+    return { status: 200, body: { items, bookmark: from + size < all.length ? String(from + size) : null } };
+  }
+
+  function boardRow(b: PinterestBoard, me: FakeUser) {
+    return {
       id: b.id,
       name: b.name,
       description: b.description,
@@ -423,8 +436,7 @@ export function createFake(): PinterestFake {
       follower_count: b.followers,
       media: { image_cover_url: null, pin_thumbnail_urls: [] },
       is_ads_only: false,
-    }));
-    return { status: 200, body: { items, bookmark: from + size < all.length ? String(from + size) : null } };
+    };
   }
 
   /** Boards of every user of the fake, for pinning. */

@@ -130,6 +130,22 @@ describe('connecting each OAuth platform', () => {
     },
   );
 
+  it.each([...OAUTH, 'mastodon' as const])(
+    '%s: the channel sync reads the profile again with the kept tokens',
+    async (platform) => {
+      // Arrange
+      const { now } = await connect(platform);
+      const id = String(now.channel_id);
+
+      // Act
+      const synced = await syncChannel(ORG_ID, id, new Date());
+
+      // Assert
+      expect(synced).toBe('synced');
+      expect(channelOf(id)).toMatchObject({ status: 'live', sync_failures: 0, handle: now.channel?.handle });
+    },
+  );
+
   it('mastodon: registers Herald on the instance once, then connects with PKCE', async () => {
     await connect('mastodon');
     const second = await connect('mastodon', { fake_user: 'zoe' });
