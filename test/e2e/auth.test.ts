@@ -209,8 +209,6 @@ describe('admin CLI', () => {
       a.orgId,
       '--platform',
       'mastodon',
-      '--handle',
-      'm',
       '--credentials',
       '{"instance":"not a url"}',
     );

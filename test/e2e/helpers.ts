@@ -182,8 +182,6 @@ export async function workspace(
       orgId,
       '--platform',
       platform,
-      '--handle',
-      `${platform}-${seq}`,
       '--credentials',
       JSON.stringify(CREDENTIALS[platform]),
     );
@@ -192,8 +190,11 @@ export async function workspace(
   return { orgId, ownerId, key: minted.key as string, channels };
 }
 
-const oauth = { access_token: 'token', account_id: '12345' };
-/** Bluesky and Mastodon take their origin from the channel: point them at the contract fakes. */
+/**
+ * Credentials the platforms' contract fakes accept, each naming the fake's default account (the
+ * CLI checks pasted credentials with the platform). Bluesky and Mastodon take their origin from
+ * the channel: point them at the fakes.
+ */
 export const CREDENTIALS: Record<string, Json> = {
   get bluesky() {
     return {
@@ -206,13 +207,13 @@ export const CREDENTIALS: Record<string, Json> = {
     return { instance: `${inject('fakesOrigin')}/mastodon`, access_token: 'token' };
   },
   linkedin: { access_token: 'token', account_id: 'urn:li:person:abc' },
-  x: oauth,
-  threads: oauth,
-  instagram: oauth,
-  facebook: oauth,
-  tiktok: oauth,
-  youtube: oauth,
-  pinterest: oauth,
+  x: { access_token: 'token', account_id: '1500000000000000001' },
+  threads: { access_token: 'token', account_id: '17841400000000001' },
+  instagram: { access_token: 'token', account_id: '17841405822304914' },
+  facebook: { access_token: 'token', account_id: '104857600000001' },
+  tiktok: { access_token: 'token', account_id: 'open-id-1' },
+  youtube: { access_token: 'token', account_id: 'UCherald' },
+  pinterest: { access_token: 'token', account_id: '549755885175' },
 };
 
 export async function mint(ws: Workspace, scopes: string): Promise<string> {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   type ApiResponse,
   api,
+  CREDENTIALS,
   cli,
   cliOk,
   dangerous,
@@ -246,13 +247,11 @@ describe('plan bounds and changes', () => {
       ws.orgId,
       '--platform',
       'linkedin',
-      '--handle',
-      'li',
       '--credentials',
-      JSON.stringify({ access_token: 't', account_id: 'urn:li:person:a' }),
+      JSON.stringify(CREDENTIALS.linkedin),
     );
     expect(fourth.code).toBe(1);
-    expect(fourth.stderr).toMatch(/3 channels/);
+    expect(fourth.stderr).toMatch(/free plan allows 3 connected channels/);
     const u = await usage(await mint(ws, 'analytics:read'));
     expect(meter(u, 'channels')).toMatchObject({ used: 3, limit: 3, remaining: 0 });
   });

@@ -4,6 +4,7 @@ import { apiOperations, type Operation } from '#lib/operations';
 import { MCP_TOOL_NAMES } from '../unit/support/fixtures.ts';
 import {
   api,
+  CREDENTIALS,
   dangerous,
   inDays,
   mcpClient,
@@ -21,7 +22,7 @@ import {
 // that must cover `apiOperations` exactly: a new operation without a tenancy case fails this file.
 
 type Json = Record<string, unknown>;
-type Resource = 'post' | 'media' | 'webhook';
+type Resource = 'post' | 'media' | 'webhook' | 'connection' | 'channel';
 
 /** A 1×1 PNG: the smallest image the media probe accepts. */
 const PNG = Buffer.from(
@@ -43,6 +44,8 @@ interface Tenant {
   mediaId: string;
   mediaUrl: string;
   webhookId: string;
+  /** A Mastodon connection session of A's, awaiting the person's consent. */
+  connectionId: string;
 }
 
 let A: Tenant & { secret: string; rx: WebhookReceiver };
@@ -95,7 +98,7 @@ beforeAll(async () => {
   );
   expect(media.status).toBe('ready');
   const rx = await webhookReceiver();
-  const [post, endpoint, draft] = await Promise.all([
+  const [post, endpoint, draft, connection] = await Promise.all([
     ok<{ id: string }>('POST', '/v1/posts', a.key, {
       variants: [
         {
@@ -115,6 +118,10 @@ beforeAll(async () => {
       variants: [{ channel_id: B.channels.bluesky, body: 'B draft' }],
       draft: true,
     }),
+    ok<{ id: string }>('POST', '/v1/channel-connections', a.key, {
+      platform: 'mastodon',
+      instance: CREDENTIALS.mastodon?.instance,
+    }),
   ]);
   bDraftId = draft.id;
   A = {
@@ -123,6 +130,7 @@ beforeAll(async () => {
     mediaId: media.id,
     mediaUrl: media.url,
     webhookId: endpoint.id,
+    connectionId: connection.id,
     secret: endpoint.secret,
     rx,
   };
@@ -154,7 +162,13 @@ interface OtherCase {
 type Case = ByIdCase | ListCase | OtherCase;
 
 const idOf = (resource: Resource): string =>
-  resource === 'post' ? A.postId : resource === 'media' ? A.mediaId : A.webhookId;
+  ({
+    post: A.postId,
+    media: A.mediaId,
+    webhook: A.webhookId,
+    connection: A.connectionId,
+    channel: A.ws.channels.bluesky as string,
+  })[resource];
 
 const CASES: Record<string, Case> = {
   // Posts
@@ -215,6 +229,32 @@ const CASES: Record<string, Case> = {
     kind: 'list',
     foreign: () => Object.values(A.ws.channels),
     own: () => Object.values(B.channels),
+  },
+  disconnectChannel: { kind: 'byId', resource: 'channel' },
+  getChannelConnection: { kind: 'byId', resource: 'connection' },
+  selectChannelAccount: {
+    kind: 'byId',
+    resource: 'connection',
+    body: () => ({ account_id: '109000000000000001' }),
+  },
+  createChannelConnection: {
+    kind: 'other',
+    run: async () => {
+      // Reconnecting A's channel from B: the channel is none of B's.
+      const res = await api('POST', '/v1/channel-connections', {
+        key: B.key,
+        body: {
+          platform: 'mastodon',
+          instance: CREDENTIALS.mastodon?.instance,
+          channel_id: A.ws.channels.mastodon,
+        },
+      });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [expect.objectContaining({ pointer: '/channel_id', code: 'unknown_channel' })],
+      });
+    },
   },
   // Usage
   getUsage: {
@@ -360,6 +400,8 @@ describe('tenancy: organization B against organization A', () => {
     expect(after.mediaIds).toEqual(before.mediaIds);
     expect(after.webhookIds).toEqual(before.webhookIds);
     expect(after.usage).toEqual(before.usage);
+    const session = await ok<Json>('GET', `/v1/channel-connections/${A.connectionId}`, A.ws.key);
+    expect(session).toMatchObject({ status: 'awaiting_authorization', channel: null, accounts: null });
     // B's test calls reached nothing of A's.
     expect(A.rx.received).toHaveLength(0);
     expect(

@@ -5,6 +5,7 @@ import { RETRY_SCHEDULE_SECONDS } from '#core/webhooks';
 import { E2E_TIME_SCALE } from './global-setup.ts';
 import {
   api,
+  CREDENTIALS,
   cliOk,
   dangerous,
   failPlatform,
@@ -57,7 +58,8 @@ const endpointOf = async (ws: Workspace, id: string) => {
   };
 };
 
-async function connectChannel(ws: Workspace, handle: string) {
+/** Connects (or reconnects) the fake's Mastodon account: each time is a channel.connected event. */
+async function connectChannel(ws: Workspace) {
   await cliOk(
     'channel',
     'connect',
@@ -65,10 +67,8 @@ async function connectChannel(ws: Workspace, handle: string) {
     ws.orgId,
     '--platform',
     'mastodon',
-    '--handle',
-    handle,
     '--credentials',
-    JSON.stringify({ instance: 'https://mastodon.example', access_token: 'token' }),
+    JSON.stringify(CREDENTIALS.mastodon),
   );
 }
 
@@ -280,7 +280,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
     const ep = await createEndpoint(ws, rx.url, all);
     const onlyFailures = await webhookReceiver();
     await createEndpoint(ws, onlyFailures.url, ['post.failed']);
-    await connectChannel(ws, `evt-${Date.now()}`);
+    await connectChannel(ws);
     const publish = async (platform: string) => {
       const res = await api<{ id: string }>('POST', '/v1/posts', {
         key: ws.key,
@@ -339,7 +339,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
     const rx = await webhookReceiver(500);
     const ep = await createEndpoint(ws, rx.url, ['channel.connected']);
     const states: string[] = [];
-    await connectChannel(ws, `fail-${Date.now()}`);
+    await connectChannel(ws);
 
     // All 8 attempts (≈ 31.6 h scaled ≈ 11.4 s), and the ladder to auto_disabled (72 h ≈ 26 s).
     const disabled = await until(
@@ -380,7 +380,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
     expect(log.body.data[0]?.attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
 
     // Disabled: new events are not attempted.
-    await connectChannel(ws, `quiet-${Date.now()}`);
+    await connectChannel(ws);
     await new Promise((r) => setTimeout(r, 1500));
     expect(rx.ofType('channel.connected')).toHaveLength(8);
 
@@ -396,7 +396,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
       state: 'active',
       failure: { consecutive_failures: 0, failing_since: null, warned_at: null, disabled_at: null },
     });
-    await connectChannel(ws, `back-${Date.now()}`);
+    await connectChannel(ws);
     await until(() => rx.ofType('channel.connected').length === 9 || undefined);
     expect((await endpointOf(ws, ep.id)).state).toBe('active');
   }, 90_000);
@@ -405,7 +405,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
     const ws = await workspace([]);
     const rx = await webhookReceiver(410);
     const ep = await createEndpoint(ws, rx.url, ['channel.connected']);
-    await connectChannel(ws, `gone-${Date.now()}`);
+    await connectChannel(ws);
     const e = await until(async () => {
       const cur = await endpointOf(ws, ep.id);
       return cur.state === 'auto_disabled' ? cur : undefined;
@@ -448,7 +448,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
     const test = await api('POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: ws.key });
     expect(test.body).toMatchObject({ delivered: false, status_code: null });
     expect(String(test.body.error)).toMatch(/^forbidden_address/);
-    await connectChannel(ws, `hostile-${Date.now()}`);
+    await connectChannel(ws);
     const log = await until(async () => {
       const res = await api<{ data: Array<Json & { attempts: Json[] }> }>(
         'GET',
@@ -487,7 +487,7 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ id: ep.id, deleted: true });
     expect((await api('DELETE', `/v1/webhook-endpoints/${ep.id}`, { key: ws.key })).status).toBe(404);
-    await connectChannel(ws, `deleted-${Date.now()}`);
+    await connectChannel(ws);
     await new Promise((r) => setTimeout(r, 1500));
     expect(rx.received).toHaveLength(0);
   });

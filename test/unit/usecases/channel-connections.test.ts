@@ -142,7 +142,11 @@ describe('connecting each OAuth platform', () => {
 
       // Assert
       expect(synced).toBe('synced');
-      expect(channelOf(id)).toMatchObject({ status: 'live', sync_failures: 0, handle: now.channel?.handle });
+      expect(channelOf(id)).toMatchObject({
+        status: 'live',
+        sync_failures: 0,
+        handle: (now.channel as { handle: string }).handle,
+      });
     },
   );
 
