@@ -2,7 +2,16 @@ import fc from 'fast-check';
 import type { OperationId } from '#core/contracts';
 import { ID_PREFIXES } from '#core/ids';
 import { daysFromNow } from '../support/fixtures.ts';
-import { auth, FOREIGN, type FuzzRequest, jsonAuth, OWN } from './world.ts';
+import {
+  auth,
+  CALLBACK,
+  FOREIGN,
+  type FuzzRequest,
+  jsonAuth,
+  LANDING,
+  OWN,
+  SESSION_ACCOUNTS,
+} from './world.ts';
 
 // Inputs for the fuzz properties: run budgets, adversarial strings and ids, and the valid baseline
 // request of every operation that the properties break in one place at a time.
@@ -132,11 +141,13 @@ const ulidLike = (length: number) =>
   fc.string({ unit: fc.constantFrom(...CROCKFORD), minLength: length, maxLength: length });
 const ID_RE = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/;
 
-export type IdKind = 'post' | 'media' | 'webhook';
+export type IdKind = 'post' | 'media' | 'webhook' | 'channel' | 'connection';
 const prefixOf: Record<IdKind, string> = {
   post: ID_PREFIXES.post,
   media: ID_PREFIXES.media,
   webhook: ID_PREFIXES.webhook,
+  channel: ID_PREFIXES.channel,
+  connection: ID_PREFIXES.connection,
 };
 
 /**
@@ -249,6 +260,22 @@ export function richBody(op: OperationId): Record<string, unknown> {
         description: null,
         enabled: false,
       };
+    case 'createChannelConnection':
+      // Every field the schema takes (the use case refuses this mix: instance and credentials are
+      // for Mastodon and Bluesky). Host names only: the fuzz world resolves them into private space.
+      return {
+        platform: 'linkedin',
+        redirect_uri: LANDING,
+        channel_id: OWN.channel,
+        instance: 'https://mastodon.example',
+        credentials: {
+          identifier: 'acme.bsky.social',
+          app_password: 'abcd-efgh-ijkl-mnop',
+          service: 'https://pds.example',
+        },
+      };
+    case 'selectChannelAccount':
+      return { account_id: SESSION_ACCOUNTS[0].id };
     default:
       throw new Error(`${op} takes no body`);
   }
@@ -291,6 +318,23 @@ export function validRequest(op: OperationId): FuzzRequest {
     case 'rotateWebhookSecret':
     case 'listWebhookDeliveries':
       return { op, headers: auth(), params: { id: OWN.webhook } };
+    case 'createChannelConnection':
+      // An OAuth platform with the operator's app seeded: no network, a sealed verifier and a state.
+      return { op, ...json({ platform: 'linkedin', redirect_uri: LANDING }) };
+    case 'getChannelConnection':
+      return { op, headers: auth(), params: { id: OWN.connection } };
+    case 'selectChannelAccount':
+      return { op, params: { id: OWN.connection }, ...json(richBody(op)) };
+    case 'disconnectChannel':
+      return { op, headers: auth(), params: { id: OWN.channel } };
+    case 'oauthCallback':
+      // The person declined at LinkedIn: the session fails and the browser lands at its
+      // redirect_uri (303), without any call to the platform.
+      return {
+        op,
+        params: { platform: CALLBACK.platform },
+        query: { state: CALLBACK.state, error: 'access_denied', error_description: 'The member declined.' },
+      };
     case 'getOpenApi':
       return { op };
   }

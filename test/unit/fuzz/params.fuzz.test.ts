@@ -44,12 +44,19 @@ beforeAll(loadHandlers, 60_000);
 afterAll(() => printObservations('params'));
 
 const KEYED = keyedOperations.map((op) => op.id as OperationId);
-const kindOf = (op: OperationId): IdKind =>
-  opById(op).path.startsWith('/v1/posts')
-    ? 'post'
-    : opById(op).path.startsWith('/v1/media')
-      ? 'media'
-      : 'webhook';
+/** The kind of resource an operation's path id names. */
+const ID_KINDS: ReadonlyArray<readonly [string, IdKind]> = [
+  ['/v1/posts/', 'post'],
+  ['/v1/media/', 'media'],
+  ['/v1/webhook-endpoints/', 'webhook'],
+  ['/v1/channel-connections/', 'connection'],
+  ['/v1/channels/', 'channel'],
+];
+const kindOf = (op: OperationId): IdKind => {
+  const kind = ID_KINDS.find(([prefix]) => opById(op).path.startsWith(prefix))?.[1];
+  if (!kind) throw new Error(`${op}: no id kind for ${opById(op).path}`);
+  return kind;
+};
 const querySchema = (op: OperationId) => (contracts[op] as { query?: z.ZodMiniType }).query;
 const QUERY_OPS = KEYED.filter((op) => querySchema(op) !== undefined);
 const knownParams = (op: OperationId) =>

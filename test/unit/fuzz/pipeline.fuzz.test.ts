@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type * as z from 'zod/mini';
+import { PLATFORMS } from '#core/constants';
 import { contracts, type OperationId } from '#core/contracts';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '#shared/http';
 import { type CounterStart, daysFromNow } from '../support/fixtures.ts';
@@ -21,6 +22,7 @@ import {
 import {
   auth,
   bodyOperations,
+  CALLBACK,
   expectDocumented,
   expectRefused,
   FOREIGN,
@@ -29,9 +31,11 @@ import {
   jsonAuth,
   KEYS,
   keyedOperations,
+  LANDING,
   loadHandlers,
   OWN,
   printObservations,
+  SESSION_ACCOUNTS,
   send,
 } from './world.ts';
 
@@ -57,7 +61,9 @@ const paramsFor = (op: OperationId): Pick<FuzzRequest, 'params'> =>
     ? { params: { id: OWN.post } }
     : op === 'updateWebhookEndpoint'
       ? { params: { id: OWN.webhook } }
-      : {};
+      : op === 'selectChannelAccount'
+        ? { params: { id: OWN.connection } }
+        : {};
 
 const withBody = (
   op: OperationId,
@@ -276,6 +282,15 @@ const STRING_FIELDS: Record<string, ReadonlyArray<readonly [Path, number]>> = {
     [['url'], 2048],
     [['description'], 500],
   ],
+  createChannelConnection: [
+    [['redirect_uri'], 2048],
+    [['channel_id'], 64],
+    [['instance'], 2048],
+    [['credentials', 'identifier'], 253],
+    [['credentials', 'app_password'], 256],
+    [['credentials', 'service'], 2048],
+  ],
+  selectChannelAccount: [[['account_id'], 200]],
 };
 
 describe('huge strings', () => {
@@ -770,5 +785,209 @@ describe('content types', () => {
     const base = validRequest('createPost');
     const o = await send({ ...base, headers: { ...auth(), 'content-type': ct } });
     expect(expectDocumented(o), o.res?.body).toBe(201);
+  });
+});
+
+describe('channel connections', () => {
+  const nasty = fc.oneof(nastyString, fc.constantFrom(...NASTY_PIECES));
+  const upTo = (n: number) => (t: string) => t.slice(0, n) || 'x';
+  const isUrl = (raw: string) => {
+    try {
+      new URL(raw);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  /** Address literals a server may be named by here: forbidden ones (never public, never loopback). */
+  const PRIVATE_LITERALS = ['10.1.2.3', '192.168.0.10', '169.254.169.254', '[fd00::1]'];
+  /**
+   * Whether a URL would reach no server from this process: no URL at all, a host name (resolved
+   * into private space here, see private-dns.ts) or a forbidden literal. The unit environment allows
+   * loopback (the contract fakes), and a public literal would be called for real.
+   */
+  const offline = (raw: string | undefined) => {
+    if (raw === undefined || !isUrl(raw)) return true;
+    const host = new URL(raw).hostname;
+    return !(/^[\d.]+$/.test(host) || host.startsWith('[')) || PRIVATE_LITERALS.includes(host);
+  };
+
+  it('answers any createChannelConnection the schema accepts with 201 or a documented refusal that changed nothing, never a 5xx', async () => {
+    const redirect = fc.oneof(
+      fc.constantFrom(
+        LANDING,
+        'http://localhost:8080/cb',
+        'http://127.0.0.1/cb',
+        'http://[::1]:3000/',
+        'http://app.example/',
+        'https://user:pw@app.example/',
+        'https://app.example/#done',
+        'javascript:alert(1)',
+        'data:text/html,x',
+        'https://',
+        'HTTPS://APP.EXAMPLE/',
+      ),
+      nasty.map(upTo(2048)),
+      nasty.map((t) => `https://app.example/${t}`),
+      nasty.map((t) => `https://${t}/`),
+    );
+    const channelId = fc.oneof(
+      fc.constantFrom(OWN.channel, FOREIGN.channel, OWN.post),
+      fc.ulid().map((u) => `ch_${u}`),
+      nasty.map(upTo(64)),
+    );
+    const instance = fc.oneof(
+      fc.constantFrom(
+        'https://mastodon.example',
+        'https://mastodon.example/',
+        'http://mastodon.example',
+        'https://10.1.2.3',
+        'https://mastodon.example/path',
+        'mastodon.example',
+        'https://a b',
+        'https://a:99999',
+      ),
+      nasty.map((t) => `https://${t}`),
+      nasty.map(upTo(2048)),
+    );
+    const credentials = fc.record(
+      {
+        identifier: fc.oneof(fc.constant('acme.bsky.social'), nasty.map(upTo(253))),
+        app_password: fc.oneof(fc.constant('abcd-efgh-ijkl-mnop'), nasty.map(upTo(256))),
+        service: fc.oneof(
+          fc.constantFrom(
+            'https://pds.example',
+            'https://bsky.social',
+            'https://10.1.2.3',
+            'http://pds.example/',
+          ),
+          fc.domain().map((d) => `https://${d}`),
+        ),
+      },
+      { requiredKeys: ['identifier', 'app_password'] },
+    );
+    /** `arb` one time in `of`, else absent. */
+    const sometimes = <T>(arb: fc.Arbitrary<T>, of: number) =>
+      fc.oneof({ weight: of - 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: arb });
+    // Mostly the fields the platform takes (so requests get past checkFields to the app, the
+    // instance or the PDS), sometimes any mix of them.
+    const body = fc.oneof(
+      {
+        weight: 3,
+        arbitrary: fc.constantFrom(...PLATFORMS).chain((platform) =>
+          fc.record({
+            platform: fc.constant(platform),
+            redirect_uri: sometimes(fc.oneof(fc.constant(LANDING), redirect), 2),
+            channel_id: sometimes(channelId, 5),
+            instance: platform === 'mastodon' ? instance : sometimes(instance, 10),
+            credentials: platform === 'bluesky' ? credentials : sometimes(credentials, 10),
+          }),
+        ),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record(
+          {
+            platform: fc.constantFrom(...PLATFORMS),
+            redirect_uri: redirect,
+            channel_id: channelId,
+            instance,
+            credentials,
+          },
+          { requiredKeys: ['platform'] },
+        ),
+      },
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        fc.pre(bodySchema('createChannelConnection').safeParse(b).success);
+        fc.pre(offline(b.instance) && offline(b.credentials?.service));
+        const o = await send(withBody('createChannelConnection', JSON.stringify(b)));
+        if (expectDocumented(o) === 201) {
+          // Only LinkedIn has the operator's app here; the session awaits the person's consent.
+          const answer = JSON.parse(o.res?.body ?? '{}') as { status?: string; redirect_uri?: string | null };
+          expect(answer.status).toBe('awaiting_authorization');
+          expect(answer.redirect_uri).toBe(b.redirect_uri ?? null);
+        }
+      }),
+      runs(100),
+    );
+  });
+
+  it('refuses a Mastodon instance that is no URL with 400 at /instance, never a 500', async () => {
+    const instance = fc
+      .oneof(
+        fc.constantFrom(
+          'https://a b',
+          'https://[',
+          'https://a:99999',
+          'https://?',
+          'https://#x',
+          'https://%zz',
+        ),
+        nasty.map((t) => `https://${t}`),
+        fc
+          .string({ unit: fc.constantFrom(...'ab:[]%?# @.\\'), minLength: 1, maxLength: 8 })
+          .map((t) => `https://${t}`),
+      )
+      .filter((i) => !isUrl(i));
+    await fc.assert(
+      fc.asyncProperty(instance, async (i) => {
+        const o = await send(
+          withBody('createChannelConnection', JSON.stringify({ platform: 'mastodon', instance: i })),
+        );
+        const problem = expectRefused(o, { status: 400, code: 'validation_failed' });
+        if (o.res?.statusCode === 400)
+          expect(
+            problem.errors?.map((e) => e.pointer),
+            JSON.stringify(i),
+          ).toContain('/instance');
+      }),
+      runs(30),
+    );
+  });
+
+  it('connects only an account the grant covers (200), refuses any other with 400 unknown_account, and a session not selecting with 409', async () => {
+    const covered: readonly string[] = SESSION_ACCOUNTS.map((a) => a.id);
+    const account = fc.oneof(
+      fc.constantFrom(...covered),
+      fc.constantFrom(
+        '__proto__',
+        'constructor',
+        'toString',
+        'valueOf',
+        'hasOwnProperty',
+        `${covered[0]} `,
+        covered[0]?.toUpperCase() ?? 'x',
+        'urn:li:person:fuzz',
+        OWN.channel,
+      ),
+      nasty.map(upTo(200)),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(OWN.connection, CALLBACK.connection),
+        account,
+        async (id, accountId) => {
+          const o = await send({
+            op: 'selectChannelAccount',
+            headers: jsonAuth(),
+            params: { id },
+            body: JSON.stringify({ account_id: accountId }),
+          });
+          if (id === CALLBACK.connection) {
+            expectRefused(o, { status: 409, code: 'resource_conflict' });
+          } else if (covered.includes(accountId)) {
+            expect(expectDocumented(o), o.res?.body).toBe(200);
+          } else {
+            const problem = expectRefused(o, { status: 400, code: 'validation_failed' });
+            expect(problem.errors).toEqual([
+              expect.objectContaining({ pointer: '/account_id', code: 'unknown_account' }),
+            ]);
+          }
+        },
+      ),
+      runs(40),
+    );
   });
 });

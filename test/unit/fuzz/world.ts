@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import {
   BatchWriteItemCommand,
@@ -12,7 +13,14 @@ import {
   UpdateItemCommand,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
-import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import {
+  DecryptCommand,
+  type DecryptCommandInput,
+  EncryptCommand,
+  GenerateDataKeyCommand,
+  type GenerateDataKeyCommandInput,
+  KMSClient,
+} from '@aws-sdk/client-kms';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
@@ -40,8 +48,13 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { expect, vi } from 'vitest';
+import { sealCredentials } from '#adapters/channel-credentials';
+import { sealPending } from '#adapters/connection-pending';
+import { type Pending, putConnection } from '#adapters/connections';
 import { keys } from '#adapters/keys';
 import { clearGateGuesses } from '#adapters/limits';
+import { putPlatformApp } from '#adapters/platform-apps';
+import type { ConnectionRecord } from '#core/connections';
 import { contracts, type OperationId } from '#core/contracts';
 import { PROBLEMS, type Problem, type ProblemCode, problemType } from '#core/errors';
 import { buildOpenApi } from '#core/openapi';
@@ -55,6 +68,7 @@ import {
   apiKeyItem,
   bearer,
   type CounterStart,
+  CREATED_AT,
   channel,
   channelItem,
   counters,
@@ -103,7 +117,11 @@ import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fak
 //   outranks it. A posts_per_month count is NOT a meter of the request: it rides in the post's own
 //   transaction and counts as a state change.
 // * Outside the table: any SQS send, S3 write (PutObject, CopyObject, DeleteObject, multipart),
-//   KMS Encrypt/GenerateDataKey/ReEncrypt, Step Functions start, SES send or Lambda invoke.
+//   KMS Encrypt/GenerateDataKey/ReEncrypt, Step Functions start, SES send or Lambda invoke, and any
+//   call out of the process (fetch: a platform's API or OAuth endpoint, e.g. a revocation). Sealing
+//   is a side effect: a data key made (GenerateDataKey) for a refused request sealed something that
+//   request had no business sealing - a connection session's PKCE verifier or grant, a channel's
+//   credentials, an app secret. Opening (Decrypt) is a read.
 
 const aws = {
   ddb: mockClient(DynamoDBDocumentClient),
@@ -142,16 +160,72 @@ export const KEYS = {
 /** Ids of the workspace's own resources (org 1) and of another organization's (org 2). */
 export const OWN = {
   post: fixedId('post', 1),
+  /** A Bluesky channel with sealed credentials and no open session: disconnecting it calls no one. */
   channel: fixedId('channel', 1),
   media: fixedId('media', 1),
   webhook: fixedId('webhook', 1),
+  /** A LinkedIn session waiting for the person to pick one of two accounts (selecting_account). */
+  connection: fixedId('connection', 1),
 };
 export const FOREIGN = {
   post: fixedId('post', 2),
   channel: fixedId('channel', 2),
   media: fixedId('media', 2),
   webhook: fixedId('webhook', 2),
+  /** Another organization's session, in selecting_account too (its grant sealed under its own org). */
+  connection: fixedId('connection', 2),
 };
+
+/** The accounts the own session's grant covers (the callback read them from LinkedIn). */
+export const SESSION_ACCOUNTS = [
+  {
+    id: 'urn:li:person:fuzz1',
+    type: 'person',
+    handle: 'acme-person',
+    name: 'Acme Person',
+    avatar_url: null,
+    followers: 12,
+  },
+  {
+    id: 'urn:li:organization:fuzz2',
+    type: 'organization',
+    handle: 'acme',
+    name: 'Acme',
+    avatar_url: null,
+    followers: 340,
+  },
+] as const;
+
+/**
+ * The OAuth callback's baseline: an own LinkedIn session awaiting authorization that this `state`
+ * finds (its OAUTHSTATE item), with a redirect_uri. Kept out of OWN: it is no id the id properties
+ * mutate, and its session answers the callback (303) without any network (see validRequest).
+ */
+export const CALLBACK = {
+  connection: fixedId('connection', 3),
+  state: 'fuzz-oauth-state-Qm9vdHN0cmFwcGVkLXN0YXRl',
+  platform: 'linkedin',
+} as const;
+
+/**
+ * An own LinkedIn channel whose grant disconnecting revokes at LinkedIn: the revocation is a call
+ * out, which fails here (no network) and is ignored. Kept out of OWN, like CALLBACK.
+ */
+export const LINKEDIN_CHANNEL = fixedId('channel', 3);
+
+/** The operator's LinkedIn app (createChannelConnection's OAuth baseline needs one). */
+const PLATFORM_APP = {
+  platform: 'linkedin',
+  client_id: 'fuzz-linkedin-client',
+  client_secret: 'fuzz-linkedin-client-secret',
+  redirect_uri: 'https://herald.example/oauth/callback/linkedin',
+  scopes: null,
+  updated_at: CREATED_AT,
+} as const;
+
+/** Where the sessions send the person at the end (https, so acceptableRedirect holds). */
+export const LANDING = 'https://app.example/connected';
+const FAR = '2099-01-01T00:00:00.000Z';
 
 const mediaRecord = (id: string, orgId: string) =>
   mediaAsset({ id, org_id: orgId, filename: 'launch.png', expires_at: '2099-01-01T00:00:00.000Z' });
@@ -174,6 +248,7 @@ const SEED: Item[] = [
   orgItem(org({ dangerous_ops: false }, CAUTIOUS_ORG_ID)),
   channelItem(channel(1, 'bluesky')),
   channelItem({ ...channel(2, 'x', OTHER_ORG_ID) }),
+  channelItem({ ...channel(3, 'linkedin'), account_id: 'urn:li:person:fuzz3' }),
   postItem(post()),
   postItem(post({ id: FOREIGN.post, org_id: OTHER_ORG_ID })),
   mediaItem(mediaRecord(OWN.media, ORG_ID)),
@@ -183,7 +258,97 @@ const SEED: Item[] = [
   { ...keys.webhookCount(ORG_ID), endpoints: 1 },
 ];
 
-const table = new FakeTable(SEED);
+const session = (id: string, orgId: string, rest: Partial<ConnectionRecord> = {}): ConnectionRecord => ({
+  id,
+  org_id: orgId,
+  platform: 'linkedin',
+  status: 'selecting_account',
+  redirect_uri: LANDING,
+  authorize_url: null,
+  callback_uri: PLATFORM_APP.redirect_uri,
+  channel_id: null,
+  instance: null,
+  accounts: SESSION_ACCOUNTS.map((a) => ({ ...a })),
+  error: null,
+  expires_at: FAR,
+  created_at: CREATED_AT,
+  updated_at: CREATED_AT,
+  ...rest,
+});
+
+/** The grant of a session in selecting_account: LinkedIn tokens per account it covers. */
+const grants = (orgId: string): Pending => ({
+  grants: Object.fromEntries(
+    SESSION_ACCOUNTS.map((a) => [
+      a.id,
+      { access_token: `fuzz-access-${orgId}`, expires_at: FAR, account_id: a.id },
+    ]),
+  ),
+});
+
+/** What one write of a real adapter would store, captured instead of stored (for the seed). */
+async function written(write: () => Promise<unknown>): Promise<Item[]> {
+  const items: Item[] = [];
+  aws.ddb.on(PutCommand).callsFake((input: PutCommandInput) => {
+    items.push(input.Item ?? {});
+    return {};
+  });
+  aws.ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
+    for (const t of input.TransactItems ?? []) if (t.Put) items.push(t.Put.Item ?? {});
+    return {};
+  });
+  await write();
+  return items;
+}
+
+/**
+ * What the connection operations need, written or sealed by the production adapters themselves (so
+ * the seed has exactly their item shapes and seals): the operator's LinkedIn app with its sealed
+ * secret, the own and foreign sessions in selecting_account with sealed grants, the callback's
+ * session awaiting authorization with its state, the own Bluesky channel's sealed credentials (no
+ * Bluesky session is open for them, so disconnecting it revokes nothing over the network) and the
+ * LinkedIn channel's sealed tokens (disconnecting it tries LinkedIn's revocation endpoint).
+ */
+async function connectionSeed(): Promise<Item[]> {
+  const own = session(OWN.connection, ORG_ID);
+  const foreign = session(FOREIGN.connection, OTHER_ORG_ID);
+  const awaiting = session(CALLBACK.connection, ORG_ID, {
+    status: 'awaiting_authorization',
+    accounts: null,
+    authorize_url: `https://www.linkedin.com/oauth/v2/authorization?client_id=${PLATFORM_APP.client_id}`,
+  });
+  return [
+    ...(await written(() => putPlatformApp({ ...PLATFORM_APP }))),
+    ...(await written(async () => putConnection(own, await sealPending(own, grants(ORG_ID)), null))),
+    ...(await written(async () =>
+      putConnection(foreign, await sealPending(foreign, grants(OTHER_ORG_ID)), null),
+    )),
+    ...(await written(async () =>
+      putConnection(awaiting, await sealPending(awaiting, { codeVerifier: null }), CALLBACK.state),
+    )),
+    {
+      ...keys.channelCredentials(ORG_ID, OWN.channel),
+      entity: 'channel_credentials',
+      sealed: await sealCredentials(ORG_ID, OWN.channel, {
+        identifier: 'acme-1.bsky.social',
+        app_password: 'fuzz-fuzz-fuzz-fuzz',
+        service: 'https://pds.example',
+      }),
+      version: 1,
+    },
+    {
+      ...keys.channelCredentials(ORG_ID, LINKEDIN_CHANNEL),
+      entity: 'channel_credentials',
+      sealed: await sealCredentials(ORG_ID, LINKEDIN_CHANNEL, {
+        access_token: 'fuzz-linkedin-access',
+        refresh_token: 'fuzz-linkedin-refresh',
+        expires_at: FAR,
+        account_id: 'urn:li:person:fuzz3',
+      }),
+      version: 1,
+    },
+  ];
+}
 
 // ---- the mocked clients ----------------------------------------------------------------------------
 
@@ -218,6 +383,13 @@ function s3NotFound(): S3ServiceException {
   });
 }
 
+/** What the KMS stand-in's wrapped data keys start with (anything else is no data key of it). */
+const DATA_KEY = 'fuzz-data-key:';
+const canonical = (context: Record<string, string> | undefined) =>
+  JSON.stringify(Object.entries(context ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+const kmsRefusal = (message: string) =>
+  Object.assign(new Error(message), { name: 'InvalidCiphertextException' });
+
 function installMocks(): void {
   for (const m of Object.values(aws)) m.reset();
 
@@ -248,8 +420,10 @@ function installMocks(): void {
     return input.ReturnValues === 'ALL_NEW' ? { Attributes: after } : {};
   });
   aws.ddb.on(DeleteCommand).callsFake((input: DeleteCommandInput) => {
+    // ReturnValues ALL_OLD: the OAuth callback takes its single-use state this way.
+    const old = input.ReturnValues === 'ALL_OLD' ? table.get(input.Key ?? {}) : undefined;
     table.delete({ ...input, Key: input.Key ?? {} });
-    return {};
+    return old ? { Attributes: old } : {};
   });
   aws.ddb.on(TransactWriteCommand).callsFake((input: TransactWriteCommandInput) => {
     table.transact((input.TransactItems ?? []) as TransactSpec[]);
@@ -303,12 +477,38 @@ function installMocks(): void {
   aws.s3.on(HeadObjectCommand).rejects(s3NotFound());
   aws.sqs.onAnyCommand().resolves({ Successful: [], Failed: [] });
   aws.kms.onAnyCommand().resolves({});
+  // Webhook signing secrets: KMS Encrypt of the secret itself (any ciphertext opens to one secret).
   aws.kms.on(EncryptCommand).resolves({ CiphertextBlob: Buffer.from('fuzz-ciphertext') });
-  aws.kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from(`whsec_${'A'.repeat(43)}`) });
+  // Connection secrets (adapters/sealed.ts): a fresh data key per GenerateDataKey, wrapped with its
+  // encryption context; Decrypt unwraps it only under the same context, as KMS does.
+  aws.kms.on(GenerateDataKeyCommand).callsFake((input: GenerateDataKeyCommandInput) => {
+    const key = randomBytes(32);
+    const wrapped = `${DATA_KEY}${JSON.stringify({ key: key.toString('base64'), ctx: canonical(input.EncryptionContext) })}`;
+    return { KeyId: input.KeyId, Plaintext: new Uint8Array(key), CiphertextBlob: Buffer.from(wrapped) };
+  });
+  aws.kms.on(DecryptCommand).callsFake((input: DecryptCommandInput) => {
+    const blob = Buffer.from(input.CiphertextBlob ?? new Uint8Array()).toString('utf8');
+    if (!blob.startsWith(DATA_KEY)) {
+      if (input.EncryptionContext?.endpoint_id) return { Plaintext: Buffer.from(`whsec_${'A'.repeat(43)}`) };
+      throw kmsRefusal('fuzz world: not a ciphertext of the KMS stand-in');
+    }
+    const { key, ctx } = JSON.parse(blob.slice(DATA_KEY.length)) as { key: string; ctx: string };
+    if (ctx !== canonical(input.EncryptionContext))
+      throw kmsRefusal(
+        `fuzz world: data key sealed under ${ctx}, opened under ${canonical(input.EncryptionContext)}`,
+      );
+    return { Plaintext: new Uint8Array(Buffer.from(key, 'base64')) };
+  });
   aws.sfn.onAnyCommand().resolves({ executionArn: 'arn:aws:states:us-east-1:000000000000:execution:fuzz' });
   aws.ses.onAnyCommand().resolves({ MessageId: 'fuzz' });
   aws.lambda.onAnyCommand().resolves({ StatusCode: 200 });
 }
+
+// Sealing the seed goes through the KMS stand-in; the mocks are installed again once the table
+// exists (connectionSeed captured the adapters' writes instead of storing them).
+installMocks();
+SEED.push(...(await connectionSeed()));
+const table = new FakeTable(SEED);
 installMocks();
 
 /** Commands that change something outside the table (reads, Decrypt and HeadObject are not). */
@@ -322,6 +522,20 @@ const SIDE_EFFECTS: Record<keyof typeof aws, RegExp | null> = {
   ses: /./,
   lambda: /./,
 };
+
+/**
+ * No request leaves the process. Platforms' APIs and OAuth endpoints go through the global fetch,
+ * which fails here as an unreachable network does (and is recorded: on a refused request, any call
+ * out is a side effect, e.g. a revocation). Servers a user names (Mastodon instances, Bluesky PDSs)
+ * go through the address-checked client, whose lookups private-dns.ts points at private space.
+ */
+let network: string[] = [];
+vi.stubGlobal('fetch', async (input: string | URL | Request, init?: RequestInit) => {
+  const url = input instanceof Request ? input.url : String(input);
+  const method = init?.method ?? (input instanceof Request ? input.method : 'GET');
+  network.push(`${method} ${url.split('?')[0]}`);
+  throw new TypeError('fetch failed', { cause: new Error('fuzz world: no network') });
+});
 
 // ---- handlers ---------------------------------------------------------------------------------------
 
@@ -347,7 +561,8 @@ export async function loadHandlers(): Promise<void> {
 // ---- documented responses (the OpenAPI document the API serves) --------------------------------------
 
 interface Documented {
-  success: number;
+  /** The success statuses (oauthCallback has two: a 303 redirect and a 200 page). */
+  success: number[];
   /** Problem codes per status, from the examples of each problem response. */
   problems: Map<number, Set<string>>;
 }
@@ -364,11 +579,11 @@ export const documented = new Map<string, Documented>(
   operations.map((op) => {
     const responses = openApi.paths[op.path]?.[op.method.toLowerCase()]?.responses ?? {};
     const problems = new Map<number, Set<string>>();
-    let success = 0;
+    const success: number[] = [];
     for (const [status, r] of Object.entries(responses)) {
       const examples = r?.content?.['application/problem+json']?.examples;
       if (examples) problems.set(Number(status), new Set(Object.keys(examples)));
-      else success = Number(status);
+      else success.push(Number(status));
     }
     return [op.id, { success, problems }];
   }),
@@ -402,8 +617,10 @@ function eventOf(req: FuzzRequest): APIGatewayProxyEventV2 {
   const headers = Object.fromEntries(
     Object.entries(req.headers ?? {}).map(([k, v]) => [k.toLowerCase(), v] as const),
   );
+  // API Gateway always passes the Host the request came in on (the Mastodon callback URL falls back
+  // to it when HERALD_PUBLIC_URL is unset, as in this world); a request may still send its own.
   const event = apiEvent(req.op, {
-    headers,
+    headers: { host: 'api.unit', ...headers },
     requestId: `fuzz-${++sequence}`,
     ...(req.params ? { pathParameters: req.params } : {}),
     ...(req.query ? { query: req.query } : {}),
@@ -432,6 +649,8 @@ export interface Outcome {
   };
   /** DynamoDB reads other than the API key and its organization. */
   businessReads: string[];
+  /** Calls out of the process the code attempted (all refused; also in sideEffects). */
+  network: string[];
   /** What the handler logged as the cause of a 5xx (problem+json hides it from the client). */
   logged: string | undefined;
 }
@@ -488,6 +707,7 @@ export async function send(req: FuzzRequest, start: CounterStart = {}): Promise<
   clearGateGuesses();
   lastLimits = { burst: Number.POSITIVE_INFINITY, api_requests: Number.POSITIVE_INFINITY };
   loggedError = undefined;
+  network = [];
   const before = table.snapshot();
   const event = eventOf(req);
   let res: Result | undefined;
@@ -506,6 +726,7 @@ export async function send(req: FuzzRequest, start: CounterStart = {}): Promise<
       if (pattern.test(cmd)) sideEffects.push(`${name}:${cmd}`);
     }
   }
+  sideEffects.push(...network.map((call) => `network:${call}`));
   const businessReads = aws.ddb.calls().flatMap((call) => {
     const cmd = commandName(call);
     if (cmd === 'GetCommand') {
@@ -533,6 +754,7 @@ export async function send(req: FuzzRequest, start: CounterStart = {}): Promise<
       apiRequests: lastLimits.api_requests,
     },
     businessReads,
+    network: [...network],
     logged: describeError(loggedError),
   };
 }
@@ -637,8 +859,28 @@ function expectNoStateChange(o: Outcome, why: string): void {
  */
 // All three findings of the first run are fixed: a body-depth limit (32) before any recursion,
 // validation_failed documented for listChannels, and secrets sealed only for admitted requests on
-// existing endpoints.
-const KNOWN_FINDINGS: ReadonlyArray<{ id: string; matches: (o: Outcome) => boolean }> = [];
+// existing endpoints. Open: the two below, from the channel-connection operations.
+const KNOWN_FINDINGS: ReadonlyArray<{ id: string; matches: (o: Outcome) => boolean }> = [
+  {
+    // usecases/channel-connect.ts instanceApp turns every failure of the app registration,
+    // ForbiddenOriginError included, into platform_unavailable, so create-channel-connection.ts's
+    // ForbiddenOriginError → 400 forbidden_address at /instance never happens.
+    id: 'createChannelConnection: a Mastodon instance in forbidden address space answers 502, not 400 forbidden_address',
+    matches: (o) =>
+      o.req.op === 'createChannelConnection' &&
+      o.res?.statusCode === 502 &&
+      /platform_unavailable.*is not allowed/.test(o.res?.body ?? ''),
+  },
+  {
+    // checkFields' pattern /^https?:\/\/[^/]+\/?$/ admits "https://a b", "https://[", "https://a:99999",
+    // "https://?"; `new URL(instance)` in usecases/create-channel-connection.ts then throws: a 500.
+    id: 'createChannelConnection: a Mastodon instance that matches the origin pattern but is no URL answers 500',
+    matches: (o) =>
+      o.req.op === 'createChannelConnection' &&
+      o.res?.statusCode === 500 &&
+      /^TypeError: Invalid URL/.test(o.logged ?? ''),
+  },
+];
 
 function skippedAsKnown(o: Outcome): boolean {
   if (process.env.HERALD_FUZZ_SKIP_KNOWN !== '1') return false;
@@ -715,7 +957,7 @@ export function expectDocumented(o: Outcome): number {
   expect(o.crash, `${why}: the handler rejected`).toBeUndefined();
   const status = o.res?.statusCode ?? 0;
   if (status < 400) {
-    expect(status, `${why}: success status`).toBe(documented.get(o.req.op)?.success);
+    expect(documented.get(o.req.op)?.success, `${why}: success status`).toContain(status);
     expectCleanHeaders(o, why);
     expectMetering(o, status, why);
     return status;
