@@ -853,49 +853,11 @@ function expectNoStateChange(o: Outcome, why: string): void {
 }
 
 /**
- * The findings this fuzzing reported (bugs in production code, not in these tests). The oracle
- * fails on them, as it should until they are fixed; HERALD_FUZZ_SKIP_KNOWN=1 lets them pass so a
- * run can look for further bugs behind them. Remove an entry once its bug is fixed.
- */
-// All three findings of the first run are fixed: a body-depth limit (32) before any recursion,
-// validation_failed documented for listChannels, and secrets sealed only for admitted requests on
-// existing endpoints. Open: the two below, from the channel-connection operations.
-const KNOWN_FINDINGS: ReadonlyArray<{ id: string; matches: (o: Outcome) => boolean }> = [
-  {
-    // usecases/channel-connect.ts instanceApp turns every failure of the app registration,
-    // ForbiddenOriginError included, into platform_unavailable, so create-channel-connection.ts's
-    // ForbiddenOriginError → 400 forbidden_address at /instance never happens.
-    id: 'createChannelConnection: a Mastodon instance in forbidden address space answers 502, not 400 forbidden_address',
-    matches: (o) =>
-      o.req.op === 'createChannelConnection' &&
-      o.res?.statusCode === 502 &&
-      /platform_unavailable.*is not allowed/.test(o.res?.body ?? ''),
-  },
-  {
-    // checkFields' pattern /^https?:\/\/[^/]+\/?$/ admits "https://a b", "https://[", "https://a:99999",
-    // "https://?"; `new URL(instance)` in usecases/create-channel-connection.ts then throws: a 500.
-    id: 'createChannelConnection: a Mastodon instance that matches the origin pattern but is no URL answers 500',
-    matches: (o) =>
-      o.req.op === 'createChannelConnection' &&
-      o.res?.statusCode === 500 &&
-      /^TypeError: Invalid URL/.test(o.logged ?? ''),
-  },
-];
-
-function skippedAsKnown(o: Outcome): boolean {
-  if (process.env.HERALD_FUZZ_SKIP_KNOWN !== '1') return false;
-  const known = KNOWN_FINDINGS.find((k) => k.matches(o));
-  if (known) observe(`known finding skipped: ${known.id}`);
-  return known !== undefined;
-}
-
-/**
  * Asserts the answer is a clean refusal: a documented 4xx for this operation, an RFC 9457 body
  * whose fields agree with the status and the request, no 5xx, metered as designed, and nothing
  * changed. Returns the problem for further checks.
  */
 export function expectRefused(o: Outcome, expected: Expectation = {}): Problem {
-  if (skippedAsKnown(o)) return JSON.parse(o.res?.body ?? '{}') as Problem;
   const why = describeRequest(o);
   expect(o.crash, `${why}: the handler rejected`).toBeUndefined();
   const res = o.res!;
