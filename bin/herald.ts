@@ -174,6 +174,7 @@ async function run(argv: string[]): Promise<unknown> {
             platform,
             instance: values.instance,
             channelId: values.channel,
+            account: values.account,
             timeoutMs,
           });
       }

@@ -14,10 +14,10 @@ export function optionalEnv(name: string, fallback: string): string {
 /** Origin of the documentation site; problem `type` URIs live under it. */
 export const DOCS_URL = optionalEnv('HERALD_DOCS_URL', 'https://docs.herald.dev').replace(/\/+$/, '');
 
-/** In AWS Lambda; local-only knobs are never honoured there. */
 /** Delivery origin of the media assets (CloudFront in AWS, the local front door locally). Read per call. */
 export const mediaBaseUrl = () => requireEnv('HERALD_MEDIA_BASE_URL');
 
+/** In AWS Lambda; local-only knobs are never honoured there. */
 export const inLambda = (): boolean => Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
 
 /**

@@ -53,7 +53,10 @@ export function nextSyncAt(credentials: Record<string, unknown>, now: Date): str
   if (!Number.isFinite(expires)) return new Date(profile).toISOString();
   const life = expires - now.getTime();
   const renew = expires - Math.min(30 * 60_000, Math.max(0, life) / 2);
-  return new Date(Math.max(now.getTime() + MIN_SYNC_MS, Math.min(profile, renew))).toISOString();
+  // Never sooner than 30 s (an expired token does not spin the sync), unless the token lives
+  // shorter than a minute: then at half its life.
+  const floor = life > 0 ? Math.min(MIN_SYNC_MS, life / 2) : MIN_SYNC_MS;
+  return new Date(Math.max(now.getTime() + floor, Math.min(profile, renew))).toISOString();
 }
 
 /** The OAuth app a session of `platform` uses: the operator's, or Herald's on the Mastodon instance. */

@@ -7,6 +7,7 @@ import { clearOpened } from '#adapters/sealed';
 import type { ChannelRecord } from '#core/accounts';
 import type { Platform } from '#core/platforms';
 import { AdminError, connectChannel, setPlatformApp } from '#usecases/admin';
+import { nextSyncAt } from '#usecases/channel-connect';
 import { syncChannel, syncDueChannels } from '#usecases/channel-sync';
 import { channelTokens } from '#usecases/channel-tokens';
 import { createChannelConnection } from '#usecases/create-channel-connection';
@@ -474,5 +475,21 @@ describe('channel health', () => {
     const back = await connect('x');
     expect(back.now.channel_id).toBe(id);
     expect(world.table.get(keys.org(ORG_ID))).toMatchObject({ channel_count: 1 });
+  });
+});
+
+describe('nextSyncAt', () => {
+  const now = new Date('2030-06-10T09:30:00.000Z');
+  const at = (ms: number) => new Date(now.getTime() + ms).toISOString();
+  const expiring = (ms: number) => ({ access_token: 't', expires_at: at(ms) });
+
+  it.each([
+    ['a token that does not expire: the daily profile sync', {}, 24 * 3600_000],
+    ['a two-hour token: 30 minutes before it expires', expiring(2 * 3600_000), 90 * 60_000],
+    ['a 40-minute token: half-way', expiring(40 * 60_000), 20 * 60_000],
+    ['a 20-second token: half-way, under the 30 s floor', expiring(20_000), 10_000],
+    ['an expired token: no sooner than 30 s', expiring(-5_000), 30_000],
+  ])('%s', (_name, credentials, inMs) => {
+    expect(nextSyncAt(credentials, now)).toBe(at(inMs));
   });
 });
