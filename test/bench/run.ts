@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { benchColdStart, coldStartSection } from './cold-start.ts';
+import { type ConnectResult, connectSection } from './connect.ts';
 import { type CostResult, costSection } from './cost.ts';
 import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
@@ -12,7 +13,7 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
-// (coldstart, overhead, roundtrips, throughput, cost, scheduler); BENCH_RUNS, BENCH_ITERATIONS,
+// (coldstart, overhead, roundtrips, throughput, cost, connect, scheduler); BENCH_RUNS, BENCH_ITERATIONS,
 // BENCH_POSTS and BENCH_SECONDS shorten the parts.
 
 const run = promisify(execFile);
@@ -65,6 +66,21 @@ if (wants('cost')) {
     return JSON.parse(stdout) as CostResult;
   });
   sections.cost = { title: 'Cost per million requests (AWS)', body: costSection(r, roundTrips?.rows) };
+}
+if (wants('connect')) {
+  const r = await part('connect', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'connect-main.ts')],
+      {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      },
+    );
+    return JSON.parse(stdout) as ConnectResult;
+  });
+  sections.connect = { title: 'Connecting accounts and the channel sync', body: connectSection(r) };
 }
 if (wants('throughput')) {
   const r = await part('throughput', () => benchThroughput(Number(process.env.BENCH_SECONDS ?? 10)));
