@@ -97,6 +97,7 @@ export async function benchCost(): Promise<CostResult> {
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       TABLE_NAME: 'herald-cost',
       HERALD_CURSOR_SECRET: 'cost-bench',
+      CONNECTION_SECRETS_KEY_ID: 'alias/herald-cost',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     });
@@ -147,7 +148,6 @@ export async function benchCost(): Promise<CostResult> {
     const { connectAccount } = await import('#usecases/channel-connect');
     const kms = mockClient(KMSClient);
     serveDataKeys(kms);
-    process.env.CONNECTION_SECRETS_KEY_ID ??= 'alias/herald-cost';
     const channel = await connectAccount({
       orgId,
       platform: 'mastodon',
