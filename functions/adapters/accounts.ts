@@ -5,7 +5,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { ApiKeyRecord, ChannelRecord, Org, OrgSettings, Plan, User } from '#core/accounts';
+import type { ApiKeyRecord, Org, OrgSettings, Plan, User } from '#core/accounts';
 import type { Limits } from '#core/plans';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
@@ -216,77 +216,6 @@ export async function revokeApiKey(
     }),
   );
   return fromItem<ApiKeyRecord>({ ...item, revoked_at: now });
-}
-
-// ---- channels ------------------------------------------------------------------------------------
-
-export async function listChannels(orgId: string): Promise<ChannelRecord[]> {
-  const { pk, skPrefix } = keys.channelsOfOrg(orgId);
-  const out: ChannelRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await ddb.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
-        ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of res.Items ?? []) out.push(fromItem<ChannelRecord>(item));
-    start = res.LastEvaluatedKey;
-  } while (start);
-  return out;
-}
-
-/** The organization is at its plan's channel bound. */
-export class ChannelLimitError extends Error {}
-
-/** Stores a channel and its credentials, counting it against the plan's bound atomically. */
-export async function putChannel(
-  rec: ChannelRecord,
-  credentials: Record<string, unknown>,
-  channelLimit: number,
-): Promise<void> {
-  try {
-    await ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: keys.org(rec.org_id),
-              UpdateExpression: 'ADD channel_count :one',
-              ConditionExpression:
-                'attribute_exists(pk) AND (attribute_not_exists(channel_count) OR channel_count < :limit)',
-              ExpressionAttributeValues: { ':one': 1, ':limit': channelLimit },
-            },
-          },
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: { ...keys.channel(rec.org_id, rec.id), entity: 'channel', ...rec },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          {
-            Put: {
-              TableName: TABLE_NAME,
-              Item: {
-                ...keys.channelCredentials(rec.org_id, rec.id),
-                entity: 'channel_credentials',
-                credentials,
-              },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
-  } catch (err) {
-    if (isConditionFailure(err)) throw new ChannelLimitError(`the plan allows ${channelLimit} channels`);
-    throw err;
-  }
 }
 
 /** Emails of the organization's owners (who are warned about failing webhooks). */

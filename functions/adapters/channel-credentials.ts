@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ChannelRecord } from '#core/accounts';
 import { redactCredentials } from '#core/credentials';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
 import { isSealed, open, type Sealed, seal } from './sealed.ts';
-import { batchGet, fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
+import { batchGet, fromItem, isConditionFailure, TABLE_NAME, updateIf } from './table.ts';
 
 // A channel's credentials (`ORG#<org>` / `CREDS#<ch>`): sealed with the connection-secrets key
 // under {org, channel}, never listed with the channel, never logged. They carry a version and,
@@ -203,22 +203,14 @@ export async function leaseCredentials(
   leaseMs: number,
 ): Promise<Lease | null> {
   const lease = { token: randomUUID(), until: Date.now() + leaseMs };
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: keys.channelCredentials(orgId, channelId),
-        UpdateExpression: 'SET lease = :lease',
-        ConditionExpression: 'version = :v AND (attribute_not_exists(lease) OR lease.#until < :now)',
-        ExpressionAttributeNames: { '#until': 'until' },
-        ExpressionAttributeValues: { ':lease': lease, ':v': version, ':now': Date.now() },
-      }),
-    );
-    return lease;
-  } catch (err) {
-    if (isConditionFailure(err)) return null;
-    throw err;
-  }
+  const taken = await updateIf({
+    Key: keys.channelCredentials(orgId, channelId),
+    UpdateExpression: 'SET lease = :lease',
+    ConditionExpression: 'version = :v AND (attribute_not_exists(lease) OR lease.#until < :now)',
+    ExpressionAttributeNames: { '#until': 'until' },
+    ExpressionAttributeValues: { ':lease': lease, ':v': version, ':now': Date.now() },
+  });
+  return taken ? lease : null;
 }
 
 /**
@@ -232,38 +224,22 @@ export async function saveLeasedCredentials(
   credentials: Credentials,
 ): Promise<boolean> {
   const sealed = await sealCredentials(orgId, channelId, credentials);
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: keys.channelCredentials(orgId, channelId),
-        UpdateExpression: 'SET sealed = :sealed ADD version :one REMOVE lease, credentials',
-        ConditionExpression: 'lease.#token = :token',
-        ExpressionAttributeNames: { '#token': 'token' },
-        ExpressionAttributeValues: { ':sealed': sealed, ':one': 1, ':token': lease.token },
-      }),
-    );
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return updateIf({
+    Key: keys.channelCredentials(orgId, channelId),
+    UpdateExpression: 'SET sealed = :sealed ADD version :one REMOVE lease, credentials',
+    ConditionExpression: 'lease.#token = :token',
+    ExpressionAttributeNames: { '#token': 'token' },
+    ExpressionAttributeValues: { ':sealed': sealed, ':one': 1, ':token': lease.token },
+  });
 }
 
 /** Gives a lease back without writing (the refresh failed). */
 export async function releaseLease(orgId: string, channelId: string, lease: Lease): Promise<void> {
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: keys.channelCredentials(orgId, channelId),
-        UpdateExpression: 'REMOVE lease',
-        ConditionExpression: 'lease.#token = :token',
-        ExpressionAttributeNames: { '#token': 'token' },
-        ExpressionAttributeValues: { ':token': lease.token },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  await updateIf({
+    Key: keys.channelCredentials(orgId, channelId),
+    UpdateExpression: 'REMOVE lease',
+    ConditionExpression: 'lease.#token = :token',
+    ExpressionAttributeNames: { '#token': 'token' },
+    ExpressionAttributeValues: { ':token': lease.token },
+  });
 }

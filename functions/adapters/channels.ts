@@ -1,8 +1,8 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ChannelRecord } from '#core/accounts';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
-import { fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
+import { fromItem, isConditionFailure, queryAll, setClause, TABLE_NAME } from './table.ts';
 
 // Channels (`ORG#<org>` / `CHANNEL#<ch>`), which channel posts as which platform account
 // (`CHACCT#<platform>#<account>`, so connecting an account twice reconnects its channel), their
@@ -17,21 +17,11 @@ export async function getChannel(orgId: string, channelId: string): Promise<Chan
 
 export async function listChannels(orgId: string): Promise<ChannelRecord[]> {
   const { pk, skPrefix } = keys.channelsOfOrg(orgId);
-  const out: ChannelRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await ddb.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
-        ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of res.Items ?? []) out.push(fromItem<ChannelRecord>(item));
-    start = res.LastEvaluatedKey;
-  } while (start);
-  return out;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+    ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
+  });
+  return items.map((item) => fromItem<ChannelRecord>(item));
 }
 
 /** The channel that posts as this platform account in the org, if any. */
@@ -80,17 +70,13 @@ export async function updateChannelHealth(
     ':disconnected': 'disconnected',
     ...(rec.connection_id ? { ':conn': rec.connection_id } : {}),
   };
-  const parts = Object.entries(set).map(([k, v], i) => {
-    names[`#f${i}`] = k;
-    values[`:v${i}`] = v;
-    return `#f${i} = :v${i}`;
-  });
+  const parts = setClause(set, names, values);
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.channel(rec.org_id, rec.id),
-        UpdateExpression: `SET ${parts.join(', ')}${sync ? '' : ' REMOVE gsi2pk, gsi2sk'}`,
+        UpdateExpression: `SET ${parts}${sync ? '' : ' REMOVE gsi2pk, gsi2sk'}`,
         ConditionExpression: `attribute_exists(pk) AND #st <> :disconnected AND ${
           rec.connection_id ? 'connection_id = :conn' : 'attribute_not_exists(connection_id)'
         }`,
@@ -186,23 +172,15 @@ export async function dueChannels(
   await Promise.all(
     Array.from({ length: days + 1 }, async (_, i) => {
       const day = new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10);
-      let start: Record<string, unknown> | undefined;
-      do {
-        const res = await ddb.send(
-          new QueryCommand({
-            TableName: TABLE_NAME,
-            IndexName: 'gsi2',
-            KeyConditionExpression: 'gsi2pk = :b AND gsi2sk <= :until',
-            ExpressionAttributeValues: { ':b': keys.channelSyncBucket(day).gsi2pk, ':until': until },
-            ExclusiveStartKey: start,
-          }),
-        );
-        for (const item of res.Items ?? []) {
-          const [, orgId, channelId] = String(item.gsi2sk).split('#');
-          if (orgId && channelId) out.push({ orgId, channelId });
-        }
-        start = res.LastEvaluatedKey;
-      } while (start);
+      const items = await queryAll({
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :b AND gsi2sk <= :until',
+        ExpressionAttributeValues: { ':b': keys.channelSyncBucket(day).gsi2pk, ':until': until },
+      });
+      for (const item of items) {
+        const [, orgId, channelId] = String(item.gsi2sk).split('#');
+        if (orgId && channelId) out.push({ orgId, channelId });
+      }
     }),
   );
   return out;

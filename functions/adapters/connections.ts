@@ -4,7 +4,7 @@ import type { ConnectionRecord } from '#core/connections';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
 import type { Sealed } from './sealed.ts';
-import { fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
+import { fromItem, isConditionFailure, setClause, TABLE_NAME } from './table.ts';
 
 // Connection sessions (`ORG#<org>` / `CONN#<id>`) and the OAuth `state` that finds one from the
 // platform's callback (`OAUTHSTATE#<sha256(state)>`, used once: taking it deletes it). What must
@@ -116,17 +116,13 @@ export async function advanceConnection(
   const set: Record<string, unknown> = { ...next, pending };
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = { ':from': from };
-  const parts = Object.entries(set).map(([k, v], i) => {
-    names[`#f${i}`] = k;
-    values[`:v${i}`] = v;
-    return `#f${i} = :v${i}`;
-  });
+  const parts = setClause(set, names, values);
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.connection(rec.org_id, rec.id),
-        UpdateExpression: `SET ${parts.join(', ')}`,
+        UpdateExpression: `SET ${parts}`,
         ConditionExpression: '#status = :from',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,

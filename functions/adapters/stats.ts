@@ -5,7 +5,7 @@ import type { PostRecord } from '#core/posts';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
 import type { Engagement } from './platforms/types.ts';
-import { batchGet, fromItem, TABLE_NAME } from './table.ts';
+import { batchGet, fromItem, queryAll, TABLE_NAME } from './table.ts';
 
 // Analytics storage (README, "Data model"):
 // - `ORG#<org>` / `STATS`: lifetime counters kept from the table stream — deliveries_total,
@@ -211,23 +211,15 @@ export async function applyStats(
 /** Posts published on one UTC day (`day` is YYYY-MM-DD), across organizations (GSI2, paginated). */
 export async function postsPublishedOn(day: string): Promise<Array<{ orgId: string; postId: string }>> {
   const out: Array<{ orgId: string; postId: string }> = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await ddb.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :p',
-        ExpressionAttributeValues: { ':p': keys.syncBucket(day).gsi2pk },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of res.Items ?? []) {
-      const [, orgId, postId] = String(item.gsi2sk).split('#');
-      if (orgId && postId) out.push({ orgId, postId });
-    }
-    start = res.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll({
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :p',
+    ExpressionAttributeValues: { ':p': keys.syncBucket(day).gsi2pk },
+  });
+  for (const item of items) {
+    const [, orgId, postId] = String(item.gsi2sk).split('#');
+    if (orgId && postId) out.push({ orgId, postId });
+  }
   return out;
 }
 

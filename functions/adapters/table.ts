@@ -1,5 +1,11 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ddb } from '#shared/clients';
 import { requireEnv } from '#shared/config';
@@ -65,4 +71,49 @@ export function conditionFailureItem(err: unknown): Item | undefined {
   if (!item) return undefined;
   const wire = typeof item.pk === 'object' && item.pk !== null;
   return wire ? (unmarshall(item as never) as Item) : item;
+}
+
+/**
+ * `#f0 = :v0, #f1 = :v1, …` for an UpdateItem's SET, adding the placeholders to `names` and
+ * `values` (so attribute names never collide with reserved words).
+ */
+export function setClause(
+  fields: Record<string, unknown>,
+  names: Record<string, string>,
+  values: Record<string, unknown>,
+): string {
+  return Object.entries(fields)
+    .map(([k, v], i) => {
+      names[`#f${i}`] = k;
+      values[`:v${i}`] = v;
+      return `#f${i} = :v${i}`;
+    })
+    .join(', ');
+}
+
+/** Every item a query matches, following LastEvaluatedKey page by page. */
+export async function queryAll(
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Item[]> {
+  const out: Item[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const res = await ddb.send(
+      new QueryCommand({ ...input, TableName: TABLE_NAME, ExclusiveStartKey: start }),
+    );
+    out.push(...((res.Items ?? []) as Item[]));
+    start = res.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** A conditional UpdateItem: false when its condition failed (someone else changed the item). */
+export async function updateIf(input: Omit<UpdateCommandInput, 'TableName'>): Promise<boolean> {
+  try {
+    await ddb.send(new UpdateCommand({ ...input, TableName: TABLE_NAME }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
 }

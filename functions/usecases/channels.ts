@@ -1,4 +1,4 @@
-import { listChannels } from '#adapters/accounts';
+import { listChannels } from '#adapters/channels';
 import { toChannel } from '#core/accounts';
 
 /** listChannels: every channel of the organization, not paginated (the count is plan-bounded). */

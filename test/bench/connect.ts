@@ -104,20 +104,12 @@ export async function benchConnect(): Promise<ConnectResult> {
     const { selectChannelAccount } = await import('#usecases/select-channel-account');
     const { syncChannel } = await import('#usecases/channel-sync');
     const { dueChannels } = await import('#adapters/channels');
+    const { OAUTH_PLATFORMS } = await import('#core/connections');
     const { clearOpened } = await import('#adapters/sealed');
     const created = await admin.createOrg({ name: 'Connect', plan: 'agency', ownerEmail: 'c@example.com' });
     const orgId = created.org.id;
     await admin.setPlan({ orgId, plan: 'agency', limits: { channels: 10_000 } });
-    const platforms = [
-      'x',
-      'linkedin',
-      'threads',
-      'instagram',
-      'facebook',
-      'tiktok',
-      'youtube',
-      'pinterest',
-    ] as const;
+    const platforms = OAUTH_PLATFORMS;
     for (const platform of platforms) {
       const app = FAKE_APPS[platform];
       await admin.setPlatformApp({ platform, clientId: app.clientId, clientSecret: app.clientSecret });

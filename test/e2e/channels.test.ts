@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { OAUTH_PLATFORMS } from '#core/connections';
 import { FAKE_APPS } from '../fakes/oauth.ts';
 import {
   api,
@@ -24,16 +25,7 @@ import {
 // CLI's own browser flow.
 
 type Json = Record<string, unknown>;
-const OAUTH = [
-  'x',
-  'linkedin',
-  'threads',
-  'instagram',
-  'facebook',
-  'tiktok',
-  'youtube',
-  'pinterest',
-] as const;
+const OAUTH = OAUTH_PLATFORMS;
 const LANDING = 'http://127.0.0.1:9/connected';
 const fakes = () => inject('fakesOrigin');
 

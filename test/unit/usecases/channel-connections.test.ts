@@ -5,6 +5,7 @@ import { getChannelWithCredentials } from '#adapters/channel-credentials';
 import { keys } from '#adapters/keys';
 import { clearOpened } from '#adapters/sealed';
 import type { ChannelRecord } from '#core/accounts';
+import { OAUTH_PLATFORMS } from '#core/connections';
 import type { Platform } from '#core/platforms';
 import { AdminError, connectChannel, setPlatformApp } from '#usecases/admin';
 import { nextSyncAt } from '#usecases/channel-connect';
@@ -30,16 +31,7 @@ const kms = mockClient(KMSClient);
 const world = useWorld();
 const PUBLIC = 'https://api.example.com';
 const LANDING = 'https://app.example.com/connected';
-const OAUTH: Platform[] = [
-  'x',
-  'linkedin',
-  'threads',
-  'instagram',
-  'facebook',
-  'tiktok',
-  'youtube',
-  'pinterest',
-];
+const OAUTH: Platform[] = [...OAUTH_PLATFORMS];
 const admitted = async () => undefined;
 
 beforeEach(async () => {
