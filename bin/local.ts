@@ -56,7 +56,7 @@ async function main() {
   try {
     const dynamo = await startDynamo(join(dir, 'dynamodb'));
     stops.push(dynamo.stop);
-    const sqsQueues = await startQueues();
+    const sqsQueues = await startQueues(join(dir, 'queues.journal'));
     stops.push(sqsQueues.stop);
     const streamArn = await ensureTable(dynamo.endpoint, TABLE_NAME);
     const s3 = await startS3(join(dir, 's3'));

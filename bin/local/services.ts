@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import {
   CreateTableCommand,
@@ -11,9 +11,10 @@ import {
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { startFauxqs } from 'fauxqs';
+import { buildApp } from 'fauxqs';
 import { type QueueName, queues } from '#lib/operations';
 import { TABLE } from '#lib/table-schema';
+import { journaledStore, QueueJournal } from './durable-queues.ts';
 
 // Local stand-ins for the AWS services: DynamoDB Local (the real engine, in Java) and fauxqs (SQS).
 
@@ -176,10 +177,21 @@ export interface Queues extends Service {
   queues: Record<QueueName, LocalQueue>;
 }
 
-/** fauxqs: every queue of the manifest with its DLQ and the same redrive policy as in AWS. */
-export async function startQueues(): Promise<Queues> {
-  const server = await startFauxqs({ port: 0, logger: false });
-  const endpoint = `http://127.0.0.1:${server.port}`;
+/**
+ * fauxqs on loopback: every queue of the manifest with its DLQ and the same redrive policy as in
+ * AWS. With `journalFile`, messages survive a crash or a restart (durable-queues.ts).
+ */
+export async function startQueues(journalFile?: string): Promise<Queues> {
+  const journal = journalFile ? new QueueJournal(journalFile) : undefined;
+  const app = buildApp({
+    logger: false,
+    ...(journal ? { stores: { sqsStore: await journaledStore(journal) } as never } : {}),
+  });
+  // No answer before the request's changes are on disk, as SQS acknowledges only stored messages.
+  if (journal) app.addHook('onSend', async () => journal.flush());
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}`;
   const sqs = new SQSClient({
     endpoint,
     region: LOCAL_REGION,
@@ -210,7 +222,15 @@ export async function startQueues(): Promise<Queues> {
     };
   }
   sqs.destroy();
-  return { endpoint, queues: out, stop: () => server.stop() };
+  return {
+    endpoint,
+    queues: out,
+    stop: async () => {
+      await app.close();
+      await journal?.flush();
+      journal?.close();
+    },
+  };
 }
 
 export interface S3Service extends Service {
