@@ -97,6 +97,7 @@ async function main() {
         return handler(payload, lambdaContext(op.id, randomUUID(), timeoutMs));
       },
       log: (line) => console.log(`[aws] ${line}`),
+      executionsFile: join(dir, 'step-functions.json'),
     });
     stops.push(() => standins.stop());
     Object.assign(process.env, {
@@ -213,6 +214,8 @@ async function main() {
         Object.entries(sqsQueues.queues).map(([k, v]) => [k, { url: v.url, dlqUrl: v.dlqUrl }]),
       ),
     });
+    // Failure ladders that were waiting when the stack last stopped (crash or not) carry on.
+    standins.resumeExecutions();
     console.log(`herald ready ${baseUrl}`);
   } catch (err) {
     console.error(`herald: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes, randomUUID } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -70,6 +71,8 @@ export interface AwsStandins {
   emails: SentEmail[];
   /** Snapshots of the executions (of one state machine, given its ARN), oldest first. */
   executions(arn?: string): ExecutionInfo[];
+  /** Resumes the executions that were running when the last run stopped (see executionsFile). */
+  resumeExecutions(): void;
   /** Aborts the running executions and closes the server. */
   stop(): Promise<void>;
 }
@@ -90,11 +93,13 @@ export async function startAwsStandins(opts: {
   /** Lambda Invoke (RequestResponse): runs the named function's handler with the payload. */
   invoke?: (functionName: string, payload: unknown) => Promise<unknown>;
   log?: (line: string) => void;
+  /** Where executions are kept so a restart resumes the running ones (none: in memory only). */
+  executionsFile?: string;
 }): Promise<AwsStandins> {
   const log = opts.log ?? ((line: string) => console.log(line));
   if (opts.kmsKeyMaterial.length !== 32) throw new Error('kmsKeyMaterial must be 32 bytes (AES-256)');
   const kms = createKms(opts.kmsKeyMaterial);
-  const sfn = createSfn(opts.stateMachines, log);
+  const sfn = createSfn(opts.stateMachines, log, opts.executionsFile);
   const emails: SentEmail[] = [];
 
   const sendEmail = (body: SendEmailBody) => {
@@ -194,6 +199,7 @@ export async function startAwsStandins(opts: {
     endpoint: `http://127.0.0.1:${port}`,
     emails,
     executions: (arn) => sfn.list(arn),
+    resumeExecutions: () => sfn.resume(),
     stop: async () => {
       sfn.abortAll();
       await new Promise<void>((ok) => {
@@ -354,7 +360,37 @@ function taskStates(def: { States?: Record<string, Record<string, unknown>> }): 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it rejects
 const BAD_NAME = /[\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]/;
 
-function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => void) {
+/**
+ * Executions as a file under the data directory, rewritten (and synced) before StartExecution
+ * answers and when one ends: a restart resumes each execution that was running, from its start
+ * with the same name, input and start date. That is sound for Herald's ladder, whose waits are
+ * absolute timestamps and whose steps act only if the same failure streak is still running; the
+ * library cannot resume a run mid-state.
+ */
+function executionStore(file: string | undefined) {
+  const read = (): ExecutionInfo[] => {
+    if (!file || !existsSync(file)) return [];
+    return (JSON.parse(readFileSync(file, 'utf8')) as Array<ExecutionInfo & { startDate: string }>).map(
+      (e) => ({
+        ...e,
+        startDate: new Date(e.startDate),
+        ...(e.stopDate ? { stopDate: new Date(e.stopDate as unknown as string) } : {}),
+      }),
+    );
+  };
+  const write = (all: ExecutionInfo[]) => {
+    if (!file) return;
+    const tmp = `${file}.tmp`;
+    const fd = openSync(tmp, 'w', 0o600);
+    writeSync(fd, JSON.stringify(all));
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(tmp, file);
+  };
+  return { read, write };
+}
+
+function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => void, executionsFile?: string) {
   const machines = new Map<string, Machine>();
   for (const sm of stateMachines) {
     const definition = JSON.parse(sm.definition) as StateMachineDefinition;
@@ -385,6 +421,20 @@ function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => vo
     exec.abort = undefined;
   };
 
+  const store = executionStore(executionsFile);
+  /** Shutting down: executions cut short by the stop are not recorded as ended (they resume). */
+  let closing = false;
+  const persist = () => {
+    if (closing) return;
+    // Ended executions are kept 90 days, as Step Functions keeps their names taken.
+    const since = Date.now() - 90 * 86_400_000;
+    store.write(
+      [...executions.values()]
+        .map((e) => e.info)
+        .filter((i) => i.status === 'RUNNING' || (i.stopDate?.getTime() ?? 0) > since),
+    );
+  };
+
   const start = (body: Record<string, unknown>) => {
     const sm = machines.get(String(body.stateMachineArn));
     if (!sm)
@@ -396,9 +446,8 @@ function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => vo
     if (name.length < 1 || name.length > 80 || BAD_NAME.test(name))
       throw new AwsError('InvalidName', `Invalid Name: '${name}'`);
     const input = body.input === undefined ? '{}' : String(body.input);
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(input);
+      JSON.parse(input);
     } catch {
       throw new AwsError('InvalidExecutionInput', 'Invalid State Machine Execution Input: not JSON');
     }
@@ -418,6 +467,15 @@ function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => vo
       startDate: new Date(),
       input,
     };
+    launch(sm, info);
+    persist();
+    return { executionArn, startDate: seconds(info.startDate) };
+  };
+
+  /** Runs an execution (new, or resumed after a restart) and records how it ends. */
+  const launch = (sm: Machine, info: ExecutionInfo) => {
+    const { executionArn, name, input } = info;
+    const parsed = JSON.parse(input) as unknown;
     const handlers = Object.fromEntries(
       Object.entries(sm.local.taskHandlers).map(([state, fn]) => [
         state,
@@ -441,10 +499,15 @@ function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => vo
     run.result.then(
       (output) => {
         if (info.status === 'RUNNING') finish(exec, 'SUCCEEDED', { output: JSON.stringify(output) });
+        persist();
       },
       (err: unknown) => {
-        if (info.status !== 'RUNNING') return;
-        if (err instanceof ExecutionAbortedError) return finish(exec, 'ABORTED');
+        if (info.status !== 'RUNNING' || closing) return;
+        if (err instanceof ExecutionAbortedError) {
+          finish(exec, 'ABORTED');
+          persist();
+          return;
+        }
         if (err instanceof ExecutionTimeoutError) finish(exec, 'TIMED_OUT', { error: 'States.Timeout' });
         else {
           // ExecutionError wraps what the state threw: its name is the States error (Fail state Error,
@@ -455,13 +518,20 @@ function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => vo
             cause: failure instanceof Error ? failure.message : String(failure),
           });
         }
+        persist();
         log(
           `execution ${name} of ${sm.name} ${info.status}: ${info.error}${info.cause ? `: ${info.cause}` : ''}`,
         );
       },
     );
-    return { executionArn, startDate: seconds(info.startDate) };
   };
+
+  // Executions of an earlier run: the ended ones keep their names taken; the running ones resume
+  // when the stack is ready to run their tasks (resume()).
+  const earlier = store.read();
+  for (const info of earlier)
+    if (info.status !== 'RUNNING' && machines.has(info.stateMachineArn))
+      executions.set(info.executionArn, { info });
 
   const describe = (info: ExecutionInfo) => ({
     executionArn: info.executionArn,
@@ -486,6 +556,7 @@ function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => vo
         ...(typeof body.cause === 'string' ? { cause: body.cause } : {}),
       });
       abort?.();
+      persist();
     }
     return { stopDate: seconds(exec.info.stopDate as Date) };
   };
@@ -507,7 +578,16 @@ function createSfn(stateMachines: LocalStateMachine[], log: (line: string) => vo
       [...executions.values()]
         .filter((e) => arn === undefined || e.info.stateMachineArn === arn)
         .map((e) => ({ ...e.info })),
+    resume() {
+      for (const info of earlier) {
+        const sm = machines.get(info.stateMachineArn);
+        if (info.status !== 'RUNNING' || !sm || executions.has(info.executionArn)) continue;
+        launch(sm, info);
+        log(`execution ${info.name} of ${sm.name} resumed after a restart`);
+      }
+    },
     abortAll() {
+      closing = true;
       for (const exec of executions.values())
         if (exec.info.status === 'RUNNING') stopExecution({ executionArn: exec.info.executionArn });
     },

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   DecryptCommand,
   EncryptCommand,
@@ -565,5 +568,73 @@ describe('startAwsStandins', () => {
     expect(own.executions().map((e) => e.status)).toEqual(['ABORTED']);
     expect(deliveries).toEqual([]);
     await expect(fetch(own.endpoint)).rejects.toThrow();
+  });
+});
+
+describe('Step Functions stand-in with an executions file (restarts)', () => {
+  const config = (endpoint: string) => ({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+
+  it('resumes a waiting execution after a stop or a crash: same name and start date, its task runs once', async () => {
+    // Arrange: an execution waiting 400 ms, then the stack stops (a Ctrl-C aborts nothing durable).
+    const dir = mkdtempSync(join(tmpdir(), 'herald-sfn-'));
+    const file = join(dir, 'step-functions.json');
+    try {
+      const first = await startAwsStandins({
+        kmsKeyMaterial: randomBytes(32),
+        stateMachines: machines(),
+        executionsFile: file,
+      });
+      const client = new SFNClient(config(first.endpoint));
+      const at = new Date(Date.now() + 400).toISOString();
+      const started = await client.send(
+        new StartExecutionCommand({
+          stateMachineArn: LADDER_ARN,
+          name: 'streak-1',
+          input: JSON.stringify({ id: 'r1', ok: true, at }),
+        }),
+      );
+      client.destroy();
+      const saved = JSON.parse(readFileSync(file, 'utf8')) as Array<{ name: string; status: string }>;
+      await first.stop();
+
+      // Act
+      const second = await startAwsStandins({
+        kmsKeyMaterial: randomBytes(32),
+        stateMachines: machines(),
+        executionsFile: file,
+      });
+      second.resumeExecutions();
+      const again = new SFNClient(config(second.endpoint));
+      let done: DescribeExecutionCommandOutput | undefined;
+      for (const until = Date.now() + 3_000; Date.now() < until; await sleep(20)) {
+        done = await again.send(new DescribeExecutionCommand({ executionArn: started.executionArn }));
+        if (done.status !== 'RUNNING') break;
+      }
+      const reused = await failure(
+        again.send(
+          new StartExecutionCommand({
+            stateMachineArn: LADDER_ARN,
+            name: 'streak-1',
+            input: JSON.stringify({ id: 'other' }),
+          }),
+        ),
+      );
+      again.destroy();
+      await second.stop();
+
+      // Assert
+      expect(saved).toMatchObject([{ name: 'streak-1', status: 'RUNNING' }]);
+      expect(done).toMatchObject({ status: 'SUCCEEDED', startDate: started.startDate });
+      expect(deliveries.map((d) => d.input.id)).toEqual(['r1']);
+      expect(deliveries[0]?.at).toBeGreaterThanOrEqual(Date.parse(at) - 5);
+      expect(reused).toBeInstanceOf(ExecutionAlreadyExists);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
