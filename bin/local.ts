@@ -5,7 +5,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { apiOperations, DEFAULT_TIMEOUT_SECONDS, queues, stateMachines, workers } from '#lib/operations';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
 import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
@@ -137,6 +137,15 @@ async function main() {
           handler: handler as ConstructorParameters<typeof StreamPoller>[0]['handler'],
           context,
           checkpointFile: join(dir, 'stream-checkpoints.json'),
+          source: trigger,
+          onFailure: async (failure) => {
+            await sqs.send(
+              new SendMessageCommand({
+                QueueUrl: sqsQueues.streamFailures.url,
+                MessageBody: JSON.stringify(failure),
+              }),
+            );
+          },
           onError,
         });
         poller.start();

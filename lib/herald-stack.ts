@@ -366,15 +366,13 @@ export class HeraldStack extends Stack {
         fn.addEventSource(
           new DynamoEventSource(this.table, {
             startingPosition: StartingPosition.TRIM_HORIZON,
-            batchSize: 100,
+            batchSize: trigger.batchSize,
             bisectBatchOnError: true,
-            retryAttempts: 10,
+            retryAttempts: trigger.retryAttempts,
             reportBatchItemFailures: true,
-            maxRecordAge: Duration.days(1),
+            maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
             onFailure: new SqsDlq(this.streamRelayDlq),
-            // Posts and channels make deliveries and events, endpoints start failure ladders;
-            // nothing else wakes the function.
-            filters: ['post', 'channel', 'webhook_endpoint'].map((entity) =>
+            filters: trigger.entities.map((entity) =>
               FilterCriteria.filter({
                 dynamodb: { NewImage: { entity: { S: FilterRule.isEqual(entity) } } },
               }),

@@ -375,8 +375,21 @@ export const stateMachines: readonly StateMachineSpec[] = [
   },
 ];
 
+/**
+ * The table stream's event source mapping, in AWS and in the local stack's poller alike: records
+ * whose new image's `entity` is not listed never reach the function (deletes have no new image);
+ * a failing batch is bisected and retried `retryAttempts` times, then its records go to the
+ * on-failure destination, as do records older than `maxRecordAgeSeconds`.
+ */
+export interface StreamSource {
+  entities: readonly string[];
+  batchSize: number;
+  retryAttempts: number;
+  maxRecordAgeSeconds: number;
+}
+
 export type Trigger =
-  | { kind: 'stream' }
+  | ({ kind: 'stream' } & StreamSource)
   /** `dlq: true` consumes the queue's dead-letter queue. */
   | { kind: 'queue'; queue: QueueName; dlq?: boolean; batchSize: number; concurrency: number }
   /** Every `everySeconds` in AWS; the local stack runs the same handler every `localEverySeconds`. */
@@ -399,7 +412,15 @@ export const workers: readonly Worker[] = [
     entry: 'functions/handlers/stream-relay.ts',
     // RW: it maintains the analytics counters (deliveries, timeline) from the same changes.
     access: { table: 'RW', sends: ['delivery', 'events'], starts: ['webhookLadder'] },
-    trigger: { kind: 'stream' },
+    // Posts and channels make deliveries and events, endpoints start failure ladders; nothing else
+    // wakes the function.
+    trigger: {
+      kind: 'stream',
+      entities: ['post', 'channel', 'webhook_endpoint'],
+      batchSize: 100,
+      retryAttempts: 10,
+      maxRecordAgeSeconds: 86_400,
+    },
     timeoutSeconds: 30,
   },
   {

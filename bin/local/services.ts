@@ -175,6 +175,8 @@ export interface LocalQueue {
 
 export interface Queues extends Service {
   queues: Record<QueueName, LocalQueue>;
+  /** The table stream's on-failure destination (StreamRelayDlq in the stack). */
+  streamFailures: { url: string; arn: string };
 }
 
 /**
@@ -221,10 +223,13 @@ export async function startQueues(journalFile?: string): Promise<Queues> {
       dlqArn,
     };
   }
+  const failures = await sqs.send(new CreateQueueCommand({ QueueName: 'herald-stream-relay-dlq' }));
+  const streamFailures = { url: failures.QueueUrl as string, arn: await arnOf(failures.QueueUrl) };
   sqs.destroy();
   return {
     endpoint,
     queues: out,
+    streamFailures,
     stop: async () => {
       await app.close();
       await journal?.flush();

@@ -9,15 +9,40 @@ import {
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import type { StreamSource } from '#lib/operations';
 
-// The local stand-in for Lambda's DynamoDB Streams event source mapping: it reads every shard in
-// order, hands batches to the same handler, checkpoints after success, and on a reported item
-// failure resumes from that record (as the mapping does with ReportBatchItemFailures).
+// The local stand-in for Lambda's DynamoDB Streams event source mapping, with the settings the
+// stack gives it (lib/operations.ts): it reads every shard in order, drops records the filter does
+// not match, hands batches to the same handler and checkpoints (to a file, so a restart resumes
+// after the last handled record) after success. A reported item failure resumes from that record
+// (ReportBatchItemFailures); a batch that throws is bisected down to the failing record, which is
+// retried `retryAttempts` times and then sent to the on-failure destination, as are records older
+// than `maxRecordAgeSeconds`. A crash between a handled batch and its checkpoint hands that batch
+// to the handler again after the restart: at least once, as Lambda does, and harmless for the relay
+// (messages name their delivery round, event ids derive from the record, counters dedupe).
 
 type StreamHandler = (
   event: DynamoDBStreamEvent,
   context: Context,
 ) => Promise<DynamoDBBatchResponse | undefined>;
+
+/** What the on-failure destination receives (Lambda's invocation record for a stream batch). */
+export interface StreamFailure {
+  requestContext: {
+    condition: 'RetryAttemptsExhausted' | 'RecordAgeExceeded';
+    approximateInvokeCount: number;
+  };
+  timestamp: string;
+  DDBStreamBatchInfo: {
+    shardId: string;
+    startSequenceNumber: string;
+    endSequenceNumber: string;
+    approximateArrivalOfFirstRecord?: string;
+    approximateArrivalOfLastRecord?: string;
+    batchSize: number;
+    streamArn: string;
+  };
+}
 
 export interface StreamPollerOptions {
   client: DynamoDBStreamsClient;
@@ -25,8 +50,19 @@ export interface StreamPollerOptions {
   handler: StreamHandler;
   context: () => Context;
   checkpointFile: string;
+  /** The mapping's settings; without them every record is delivered and retried without end. */
+  source?: StreamSource;
+  /** The on-failure destination (the stack's stream DLQ). */
+  onFailure?: (failure: StreamFailure) => Promise<void>;
   idleMs?: number;
   onError?: (err: unknown) => void;
+}
+
+/** A failing head of a shard: its record, the attempts so far, the batch size after bisecting. */
+interface Retry {
+  seq: string;
+  attempts: number;
+  size: number;
 }
 
 interface ShardState {
@@ -40,6 +76,9 @@ export class StreamPoller {
   private loop: Promise<void> | undefined;
   private readonly state: Record<string, ShardState>;
   private readonly iterators = new Map<string, string>();
+  private readonly retries = new Map<string, Retry>();
+  /** Wait before the next pass after a failure (grows with the attempts). */
+  private backoffMs = 0;
 
   constructor(private readonly opts: StreamPollerOptions) {
     this.state = existsSync(opts.checkpointFile)
@@ -118,21 +157,12 @@ export class StreamPoller {
     }
     const records = res.Records ?? [];
     if (records.length) {
-      const failed = await this.deliver(records);
-      const done =
-        failed === undefined
-          ? records
-          : records.slice(
-              0,
-              records.findIndex((r) => r.dynamodb?.SequenceNumber === failed),
-            );
-      const last = done.at(-1)?.dynamodb?.SequenceNumber;
-      if (last) st.after = last;
+      const stop = await this.handle(shardId, st, records);
       this.save();
-      if (failed !== undefined) {
-        // Re-read from the failed record on the next pass.
+      if (stop !== undefined) {
+        // Re-read from the checkpoint on the next pass.
         this.iterators.delete(shardId);
-        return done.length;
+        return stop;
       }
     }
     if (res.NextShardIterator) this.iterators.set(shardId, res.NextShardIterator);
@@ -144,8 +174,115 @@ export class StreamPoller {
     return records.length;
   }
 
-  /** Returns the sequence number of the first failed record, if any. */
-  private async deliver(records: StreamRecord[]): Promise<string | undefined> {
+  /**
+   * One read of a shard: filters, ages out, delivers (bisecting and retrying as configured) and
+   * moves the checkpoint. Undefined when every record is done; else how many were, to re-read the
+   * rest from the checkpoint on the next pass.
+   */
+  private async handle(
+    shardId: string,
+    st: ShardState,
+    records: StreamRecord[],
+  ): Promise<number | undefined> {
+    const seq = (r: StreamRecord | undefined) => r?.dynamodb?.SequenceNumber as string;
+    const source = this.opts.source;
+    const maxAgeMs = source ? source.maxRecordAgeSeconds * 1000 : Number.POSITIVE_INFINITY;
+    const old = records.filter(
+      (r) => Date.now() - (r.dynamodb?.ApproximateCreationDateTime?.getTime() ?? Date.now()) > maxAgeMs,
+    );
+    if (old.length) await this.fail(shardId, old, 'RecordAgeExceeded', 0);
+    const kept = records.filter((r) => !old.includes(r) && this.matches(r));
+    if (!kept.length) {
+      st.after = seq(records.at(-1));
+      return undefined;
+    }
+    const retry = this.retries.get(shardId);
+    const fresh = !retry || retry.seq !== seq(kept[0]);
+    const size = fresh ? kept.length : retry.size;
+    const batch = kept.slice(0, size);
+    const done = (upTo: StreamRecord | undefined) => {
+      // Records up to this one are handled (or filtered out): the checkpoint moves past them.
+      if (upTo) st.after = seq(upTo);
+    };
+    const failed = await this.deliver(batch);
+    if (failed === undefined) {
+      this.retries.delete(shardId);
+      this.backoffMs = 0;
+      if (batch.length === kept.length) {
+        done(records.at(-1));
+        return undefined;
+      }
+      done(batch.at(-1));
+      return records.indexOf(batch.at(-1) as StreamRecord) + 1;
+    }
+    const at = failed.kind === 'item' ? batch.findIndex((r) => seq(r) === failed.seq) : 0;
+    done(records[records.indexOf(batch[at] as StreamRecord) - 1]);
+    const head = batch[at] as StreamRecord;
+    const previous = this.retries.get(shardId);
+    const attempts = (previous && previous.seq === seq(head) ? previous.attempts : 0) + 1;
+    if (failed.kind === 'error' && batch.length > 1) {
+      // Bisect: the first half alone next (bisecting does not spend the record's attempts).
+      this.retries.set(shardId, {
+        seq: seq(head),
+        attempts: attempts - 1,
+        size: Math.ceil(batch.length / 2),
+      });
+    } else if (source && attempts > source.retryAttempts) {
+      const given = failed.kind === 'item' ? [head] : batch;
+      await this.fail(shardId, given, 'RetryAttemptsExhausted', attempts);
+      done(given.at(-1));
+      this.retries.delete(shardId);
+    } else {
+      this.retries.set(shardId, {
+        seq: seq(head),
+        attempts,
+        size: failed.kind === 'item' ? Number.MAX_SAFE_INTEGER : 1,
+      });
+      this.backoffMs = Math.min(5_000, 100 * 2 ** attempts);
+    }
+    return records.indexOf(head);
+  }
+
+  /** Records the mapping's filter lets through: the new image's `entity` is one of the listed. */
+  private matches(r: StreamRecord): boolean {
+    const entities = this.opts.source?.entities;
+    if (!entities) return true;
+    const entity = (r.dynamodb?.NewImage as Record<string, { S?: string }> | undefined)?.entity?.S;
+    return entity !== undefined && entities.includes(entity);
+  }
+
+  /** Hands records to the on-failure destination with a line an operator's alarm can match. */
+  private async fail(
+    shardId: string,
+    records: StreamRecord[],
+    condition: StreamFailure['requestContext']['condition'],
+    attempts: number,
+  ): Promise<void> {
+    const first = records[0]?.dynamodb;
+    const last = records.at(-1)?.dynamodb;
+    const failure: StreamFailure = {
+      requestContext: { condition, approximateInvokeCount: attempts },
+      timestamp: new Date().toISOString(),
+      DDBStreamBatchInfo: {
+        shardId,
+        startSequenceNumber: first?.SequenceNumber as string,
+        endSequenceNumber: last?.SequenceNumber as string,
+        approximateArrivalOfFirstRecord: first?.ApproximateCreationDateTime?.toISOString(),
+        approximateArrivalOfLastRecord: last?.ApproximateCreationDateTime?.toISOString(),
+        batchSize: records.length,
+        streamArn: this.opts.streamArn,
+      },
+    };
+    console.error(
+      `[ALARM] stream: ${records.length} record(s) of shard ${shardId} (${failure.DDBStreamBatchInfo.startSequenceNumber}…${failure.DDBStreamBatchInfo.endSequenceNumber}) sent to the on-failure destination: ${condition}${attempts ? ` after ${attempts} attempts` : ''}`,
+    );
+    await this.opts.onFailure?.(failure);
+  }
+
+  /** Undefined when the handler took every record; else the first reported one, or its error. */
+  private async deliver(
+    records: StreamRecord[],
+  ): Promise<{ kind: 'item'; seq: string } | { kind: 'error' } | undefined> {
     const event: DynamoDBStreamEvent = {
       Records: records.map((r) => ({
         eventID: r.eventID,
@@ -169,13 +306,11 @@ export class StreamPoller {
       const failures = result?.batchItemFailures ?? [];
       if (!failures.length) return undefined;
       const ids = new Set(failures.map((f) => f.itemIdentifier));
-      return (
-        records.find((r) => ids.has(r.dynamodb?.SequenceNumber as string))?.dynamodb?.SequenceNumber ??
-        records[0]?.dynamodb?.SequenceNumber
-      );
+      const first = records.find((r) => ids.has(r.dynamodb?.SequenceNumber as string));
+      return { kind: 'item', seq: (first ?? records[0])?.dynamodb?.SequenceNumber as string };
     } catch (err) {
       this.opts.onError?.(err);
-      return records[0]?.dynamodb?.SequenceNumber;
+      return { kind: 'error' };
     }
   }
 
@@ -194,7 +329,8 @@ export class StreamPoller {
       } catch (err) {
         this.opts.onError?.(err);
       }
-      if (!handled) await new Promise((r) => setTimeout(r, idle));
+      const wait = this.backoffMs || (handled ? 0 : idle);
+      if (wait) await new Promise((r) => setTimeout(r, wait));
     }
   }
 }

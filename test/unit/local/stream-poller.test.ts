@@ -13,8 +13,8 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StreamPoller } from '../../../bin/local/stream-poller.ts';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type StreamFailure, StreamPoller } from '../../../bin/local/stream-poller.ts';
 import { lambdaContext } from '../support/fixtures.ts';
 
 const streams = mockClient(DynamoDBStreamsClient);
@@ -254,5 +254,118 @@ describe('StreamPoller', () => {
 
     // Assert
     expect(seen.flat()).toEqual([seqOf(1), seqOf(2), seqOf(3)]);
+  });
+});
+
+describe('StreamPoller with the stack’s mapping settings', () => {
+  const SOURCE = {
+    entities: ['post', 'channel'],
+    batchSize: 100,
+    retryAttempts: 2,
+    maxRecordAgeSeconds: 86_400,
+  };
+  const entityRecord = (n: number, entity: string | null, at = new Date()): StreamRecord => {
+    const r = record(n);
+    return {
+      ...r,
+      dynamodb: {
+        ...r.dynamodb,
+        ApproximateCreationDateTime: at,
+        ...(entity === null ? {} : { NewImage: { entity: { S: entity } } }),
+      },
+    };
+  };
+  const withSource = (handler: ReturnType<typeof recordingHandler>['handler'], failures: StreamFailure[]) =>
+    new StreamPoller({
+      client,
+      streamArn: STREAM_ARN,
+      handler,
+      context: () => lambdaContext('streamRelay'),
+      checkpointFile,
+      source: SOURCE,
+      onFailure: async (f) => {
+        failures.push(f);
+      },
+      onError: () => undefined,
+    });
+
+  it('hands the handler only the entities the filter lists (deletes have no new image) and moves past the rest', async () => {
+    fakeStream([{ ShardId: 's1' }], {
+      s1: [
+        entityRecord(1, 'post'),
+        entityRecord(2, 'usage'),
+        entityRecord(3, null),
+        entityRecord(4, 'channel'),
+        entityRecord(5, 'usage'),
+      ],
+    });
+    const { handler, seen } = recordingHandler();
+
+    await withSource(handler, []).pollOnce();
+
+    expect(seen).toEqual([[seqOf(1), seqOf(4)]]);
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(5) } });
+  });
+
+  it('bisects a batch that throws down to the poison record, retries it, then sends it to the on-failure destination and goes on', async () => {
+    // Arrange: record 3 makes the handler throw whenever it is in the batch.
+    fakeStream([{ ShardId: 's1' }], { s1: [1, 2, 3, 4].map((n) => entityRecord(n, 'post')) });
+    const seen: string[][] = [];
+    const failures: StreamFailure[] = [];
+    const lines: string[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((line: string) => {
+      lines.push(line);
+    });
+    const p = withSource(async (event) => {
+      const seqs = event.Records.map((r) => r.dynamodb?.SequenceNumber ?? '');
+      seen.push(seqs);
+      if (seqs.includes(seqOf(3))) throw new Error('poison');
+      return { batchItemFailures: [] };
+    }, failures);
+
+    // Act
+    for (let i = 0; i < 10; i++) await p.pollOnce();
+    spy.mockRestore();
+
+    // Assert
+    expect(seen).toEqual([
+      [seqOf(1), seqOf(2), seqOf(3), seqOf(4)],
+      [seqOf(1), seqOf(2)],
+      [seqOf(3), seqOf(4)],
+      [seqOf(3)],
+      [seqOf(3)],
+      [seqOf(3)],
+      [seqOf(4)],
+    ]);
+    expect(failures).toEqual([
+      expect.objectContaining({
+        requestContext: { condition: 'RetryAttemptsExhausted', approximateInvokeCount: 3 },
+        DDBStreamBatchInfo: expect.objectContaining({
+          shardId: 's1',
+          startSequenceNumber: seqOf(3),
+          endSequenceNumber: seqOf(3),
+          batchSize: 1,
+          streamArn: STREAM_ARN,
+        }),
+      }),
+    ]);
+    expect(lines.filter((l) => l.startsWith('[ALARM]'))).toHaveLength(1);
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(4) } });
+  });
+
+  it('sends records older than the maximum age to the on-failure destination without handing them over', async () => {
+    const old = new Date(Date.now() - 2 * 86_400_000);
+    fakeStream([{ ShardId: 's1' }], { s1: [entityRecord(1, 'post', old), entityRecord(2, 'post')] });
+    const { handler, seen } = recordingHandler();
+    const failures: StreamFailure[] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+
+    await withSource(handler, failures).pollOnce();
+    spy.mockRestore();
+
+    expect(seen).toEqual([[seqOf(2)]]);
+    expect(
+      failures.map((f) => [f.requestContext.condition, f.DDBStreamBatchInfo.startSequenceNumber]),
+    ).toEqual([['RecordAgeExceeded', seqOf(1)]]);
   });
 });
