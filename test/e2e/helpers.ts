@@ -250,6 +250,8 @@ export async function failPlatform(
     headers?: Record<string, string>;
     times?: number;
     pathPattern?: string;
+    delayMs?: number;
+    holdAnswerMs?: number;
   },
 ): Promise<void> {
   const res = await fetch(`${inject('fakesOrigin')}/__fakes/${platform}/fail`, {
@@ -287,6 +289,8 @@ export interface Received {
   at: number;
   headers: IncomingHttpHeaders;
   body: string;
+  /** What the receiver answered (0: it held the request open). */
+  status: number;
 }
 
 export interface WebhookReceiver {
@@ -296,6 +300,8 @@ export interface WebhookReceiver {
   status: number;
   /** The deliveries whose JSON body has this `type`. */
   ofType(type: string): Received[];
+  /** Decides the answer per request instead of `status`; 'hold' never answers (a request in flight). */
+  respond?: (request: Omit<Received, 'status'>) => number | 'hold';
 }
 
 /** A loopback server recording webhook POSTs (the e2e stack allow-lists 127.0.0.0/8). */
@@ -312,12 +318,21 @@ export async function webhookReceiver(status = 200): Promise<WebhookReceiver> {
       body += d.toString();
     });
     req.on('end', () => {
-      state.received.push({ at: Date.now(), headers: req.headers, body });
-      res.writeHead(state.status, { 'content-type': 'text/plain' });
+      const got = { at: Date.now(), headers: req.headers, body };
+      const answer = state.respond?.(got) ?? state.status;
+      state.received.push({ ...got, status: answer === 'hold' ? 0 : answer });
+      if (answer === 'hold') return;
+      res.writeHead(answer, { 'content-type': 'text/plain' });
       res.end('ok');
     });
   });
-  opened.push(() => new Promise((ok) => server.close(ok)));
+  opened.push(
+    () =>
+      new Promise((ok) => {
+        server.close(ok);
+        server.closeAllConnections();
+      }),
+  );
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/herald`;
   return state;

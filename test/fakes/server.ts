@@ -12,7 +12,7 @@ import type { OAuthControl } from './oauth.ts';
 //
 // Control API (for tests in other processes):
 //   GET  /__fakes/<platform>/state    posts, uploads, requests, and `oauth` (authorization server counters)
-//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, delayMs?}
+//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, delayMs?, holdAnswerMs?}
 //   POST /__fakes/<platform>/revoke   {"access_token": "…"} or {"user": "<fake_user name>"}: the user revoked
 //                                     the app; every token of that grant (or user) stops working at once.
 //                                     200 {"revoked": <grants>}; 404 when no grant matches.
@@ -62,6 +62,12 @@ export interface InjectedFailure {
   times?: number;
   /** Delay before answering, to provoke client timeouts. */
   delayMs?: number;
+  /**
+   * The request is handled as usual (a post is created) and its answer held back this long: the
+   * platform did the work and the caller never heard (a crash or timeout in flight). `status` is
+   * then ignored.
+   */
+  holdAnswerMs?: number;
 }
 
 export class FakePlatforms {
@@ -235,8 +241,13 @@ export class FakePlatforms {
             name,
             queue.filter((f) => f !== failure),
           );
-        if (failure.delayMs) await new Promise((r) => setTimeout(r, failure.delayMs));
-        out = { status: failure.status, body: failure.body, headers: failure.headers };
+        if (failure.holdAnswerMs !== undefined) {
+          out = (await fake.handle(fr, { base: this.url(name) })) ?? { status: 404, body: { error: 'no_route' } };
+          await new Promise((r) => setTimeout(r, failure.holdAnswerMs));
+        } else {
+          if (failure.delayMs) await new Promise((r) => setTimeout(r, failure.delayMs));
+          out = { status: failure.status, body: failure.body, headers: failure.headers };
+        }
       } else {
         try {
           out = (await fake.handle(fr, { base: this.url(name) })) ?? {

@@ -9,19 +9,43 @@ import { join, resolve } from 'node:path';
 export interface RunningStack {
   baseUrl: string;
   dataDir: string;
+  /** The stack's process (with `detached`, also its process group). */
+  pid: number;
+  /** What it printed so far (stdout and stderr). */
+  output(): string;
+  /** kill -9 of its whole process group (needs `detached`): no shutdown, nothing flushed. */
+  kill(): Promise<void>;
+  /** A clean stop (SIGTERM), then removes the data directory unless it was given. */
   stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  /** Reuse this data directory (a restart); kept on stop. Default: a fresh temporary one. */
+  dataDir?: string;
+  /** Default: any free port. */
+  port?: number;
+  /** Its own process group, so kill() reaches DynamoDB Local's JVM too. */
+  detached?: boolean;
 }
 
 export async function startLocalStack(
   env: Record<string, string> = {},
   verbose = false,
+  opts: StackOptions = {},
 ): Promise<RunningStack> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'herald-stack-'));
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-stack-'));
   const root = resolve(import.meta.dirname, '../..');
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
     cwd: root,
-    env: { ...process.env, ...env, HERALD_DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    env: {
+      ...process.env,
+      ...env,
+      HERALD_DATA_DIR: dataDir,
+      PORT: String(opts.port ?? 0),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: opts.detached ?? false,
   });
   let log = '';
   const baseUrl = await new Promise<string>((ok, fail) => {
@@ -31,6 +55,7 @@ export async function startLocalStack(
     );
     child.stdout?.on('data', (d: Buffer) => {
       log += d.toString();
+      if (verbose) process.stderr.write(d);
       const m = /herald ready (\S+)/.exec(log);
       if (m?.[1]) {
         clearTimeout(timer);
@@ -46,17 +71,26 @@ export async function startLocalStack(
       fail(new Error(`local stack exited with ${code}:\n${log}`));
     });
   });
+  const exited = () => child.exitCode !== null || child.signalCode !== null;
+  const gone = () => new Promise<void>((r) => (exited() ? r() : child.once('exit', () => r())));
   return {
     baseUrl,
     dataDir,
+    pid: child.pid as number,
+    output: () => log,
+    kill: async () => {
+      if (!exited()) process.kill(-(child.pid as number), 'SIGKILL');
+      await gone();
+      // The JVM is in the group too; give the kernel a moment to release its port and files.
+      await new Promise((r) => setTimeout(r, 200));
+    },
     stop: async () => {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
+      if (!exited()) {
         child.kill('SIGTERM');
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
-        if (child.exitCode === null) child.kill('SIGKILL');
+        await Promise.race([gone(), new Promise((r) => setTimeout(r, 10_000))]);
+        if (!exited()) child.kill('SIGKILL');
       }
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,495 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../../bin/local/services.ts';
+import { type RunningStack, startLocalStack } from '../support/local-stack.ts';
+import {
+  ALL_SCOPES,
+  CREDENTIALS,
+  failPlatform,
+  fakeState,
+  type WebhookReceiver,
+  webhookReceiver,
+} from './helpers.ts';
+
+// The local stack loses nothing to a crash: its own stack on its own data directory, killed with
+// SIGKILL to the whole process group (the JVM of DynamoDB Local included) at the moments that
+// matter, then started again on the same data. Work is done exactly once where Herald promises
+// that (platform posts), at least once with the same webhook-id where it promises that (webhooks),
+// and nothing acknowledged is lost.
+
+type Json = Record<string, unknown>;
+const root = resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+const PLATFORMS = [
+  'x',
+  'linkedin',
+  'bluesky',
+  'mastodon',
+  'threads',
+  'instagram',
+  'facebook',
+  'tiktok',
+  'youtube',
+  'pinterest',
+];
+const verbose = Boolean(process.env.HERALD_E2E_VERBOSE);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let dir = '';
+let port = 0;
+let stack: RunningStack;
+/** When the stack last printed `herald ready` (the restart's end). */
+let readyAt = 0;
+
+async function boot(timeScale = 1) {
+  const fakes = inject('fakesOrigin');
+  stack = await startLocalStack(
+    {
+      ...Object.fromEntries(
+        PLATFORMS.map((p) => [`HERALD_PLATFORM_${p.toUpperCase()}_URL`, `${fakes}/${p}`]),
+      ),
+      HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
+      HERALD_TIME_SCALE: String(timeScale),
+    },
+    verbose,
+    { dataDir: dir, port, detached: true },
+  );
+  readyAt = Date.now();
+}
+
+async function call<T = Json>(method: string, path: string, key: string, body?: unknown) {
+  const res = await fetch(`${stack.baseUrl}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${key}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T, text };
+}
+
+async function admin(...args: string[]): Promise<Json> {
+  const { stdout } = await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], {
+    env: { ...process.env, HERALD_DATA_DIR: dir },
+    cwd: root,
+  });
+  return JSON.parse(stdout) as Json;
+}
+
+interface Tenant {
+  key: string;
+  channels: Record<string, string>;
+}
+
+async function tenant(platforms: string[]): Promise<Tenant> {
+  const created = await admin(
+    'org',
+    'create',
+    '--name',
+    'Crash',
+    '--plan',
+    'agency',
+    '--owner-email',
+    `o${Date.now()}@e2e.test`,
+  );
+  const orgId = (created.org as Json).id as string;
+  const ownerId = (created.owner as Json).id as string;
+  const key = (await admin('key', 'mint', '--org', orgId, '--by', ownerId, '--scopes', ALL_SCOPES))
+    .key as string;
+  await admin('settings', 'set', '--org', orgId, '--by', ownerId, '--dangerous-ops', 'on');
+  const channels: Record<string, string> = {};
+  for (const p of platforms)
+    channels[p] = (
+      await admin(
+        'channel',
+        'connect',
+        '--org',
+        orgId,
+        '--platform',
+        p,
+        '--credentials',
+        JSON.stringify(CREDENTIALS[p]),
+      )
+    ).id as string;
+  return { key, channels };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}\n${stack.output().slice(-3000)}`);
+    await sleep(200);
+  }
+}
+
+const postOf = async (t: Tenant, id: string) =>
+  (await call<{ status: string }>('GET', `/v1/posts/${id}`, t.key)).body;
+const published = (t: Tenant, id: string) => async () =>
+  (await postOf(t, id)).status === 'published' ? true : undefined;
+const countOn = async (platform: string, text: string) =>
+  ((await fakeState(platform)).posts ?? []).filter((p) => JSON.stringify(p).includes(text)).length;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'herald-crash-'));
+  port = await freePort();
+  await boot();
+}, 120_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('kill -9 right after an acknowledgement', () => {
+  it('keeps every post answered 201 (publish now) or 202 (publishPost), over 5 crashes, and publishes each once', async () => {
+    const t = await tenant(['bluesky']);
+    const acked: Array<{ id: string; text: string }> = [];
+    for (let round = 0; round < 5; round++) {
+      const drafts = await Promise.all(
+        [0, 1, 2].map(async (i) => {
+          const text = `crash ${round} draft ${i} ${Date.now()}`;
+          const r = await call<{ id: string }>('POST', '/v1/posts', t.key, {
+            variants: [{ channel_id: t.channels.bluesky, body: text }],
+            draft: true,
+          });
+          return { id: r.body.id, text };
+        }),
+      );
+      let killed = false;
+      const killNow = () => {
+        if (killed) return;
+        killed = true;
+        // At once, in the callback of the first acknowledgement: the race is a few milliseconds wide.
+        process.kill(-stack.pid, 'SIGKILL');
+      };
+      const creating = [0, 1, 2, 3].map(async (s) => {
+        for (let i = 0; !killed; i++) {
+          const text = `crash ${round} now ${s}-${i} ${Date.now()}`;
+          const r = await call<{ id: string }>('POST', '/v1/posts', t.key, {
+            variants: [{ channel_id: t.channels.bluesky, body: text }],
+            publish_now: true,
+          }).catch(() => undefined);
+          if (r?.status === 201) {
+            killNow();
+            acked.push({ id: r.body.id, text });
+          }
+        }
+      });
+      const publishing = drafts.map(async (d) => {
+        const r = await call('POST', `/v1/posts/${d.id}/publish`, t.key).catch(() => undefined);
+        if (r?.status === 202) {
+          killNow();
+          acked.push(d);
+        }
+      });
+      await Promise.all([...creating, ...publishing]);
+      await stack.kill();
+      await boot();
+      for (const a of acked) expect((await postOf(t, a.id)).status, a.text).not.toBe('draft');
+    }
+    expect(acked.length).toBeGreaterThanOrEqual(5);
+    for (const a of acked) await until(`${a.text} published`, published(t, a.id), 60_000);
+    for (const a of acked) expect(await countOn('bluesky', a.text), a.text).toBe(1);
+  }, 240_000);
+});
+
+describe('kill -9 with work in flight and waiting', () => {
+  it('delivers webhooks in flight and awaiting retry with the same webhook-id, delivers posts in flight and in backoff once, and sends a post that fell due during the outage', async () => {
+    // Arrange: two endpoints; `hung` holds its first request open, `failing` answers 500 once.
+    const t = await tenant(['bluesky', 'mastodon', 'x']);
+    const hung = await webhookReceiver();
+    const failing = await webhookReceiver();
+    failFirstRequest(failing);
+    const holdFirst = holdFirstRequest(hung);
+    for (const rx of [hung, failing]) {
+      const ep = await call('POST', '/v1/webhook-endpoints', t.key, {
+        url: rx.url,
+        event_types: ['post.published'],
+      });
+      expect(ep.status, ep.text).toBe(201);
+    }
+    const stamp = Date.now();
+    const texts = {
+      event: `event ${stamp}`,
+      inFlight: `in flight ${stamp}`,
+      backoff: `backoff ${stamp}`,
+      due: `due ${stamp}`,
+    };
+    // Mastodon takes the status and the answer never comes back (the worker dies waiting for it).
+    await failPlatform('mastodon', { status: 200, pathPattern: '^/api/v1/statuses$', holdAnswerMs: 600_000 });
+    // X refuses once with 503: the delivery waits out its backoff (5 s and more).
+    await failPlatform('x', {
+      status: 503,
+      pathPattern: '^/2/tweets$',
+      body: { title: 'Service Unavailable', detail: 'busy', type: 'about:blank', status: 503 },
+    });
+    const post = (channel: string, body: string, mode: Json) =>
+      call<{ id: string }>('POST', '/v1/posts', t.key, {
+        variants: [{ channel_id: channel, body }],
+        ...mode,
+      });
+    const event = (await post(t.channels.bluesky as string, texts.event, { publish_now: true })).body.id;
+    const inFlight = (await post(t.channels.mastodon as string, texts.inFlight, { publish_now: true })).body
+      .id;
+    const backoff = (await post(t.channels.x as string, texts.backoff, { publish_now: true })).body.id;
+    const due = (
+      await post(t.channels.bluesky as string, texts.due, {
+        scheduled_at: new Date(Date.now() + 4_000).toISOString(),
+      })
+    ).body.id;
+    await until(
+      'the webhook attempts and the platform calls to be under way',
+      async () => {
+        const mastodon = (await fakeState('mastodon')).requests.some((r) =>
+          JSON.stringify(r.json ?? '').includes(texts.inFlight),
+        );
+        const x = (await fakeState('x')).requests.some((r) =>
+          JSON.stringify(r.json ?? '').includes(texts.backoff),
+        );
+        const firstEvent = (rx: WebhookReceiver) => rx.received.find((r) => r.body.includes(event));
+        return mastodon && x && firstEvent(failing) && holdFirst.holding() ? true : undefined;
+      },
+      20_000,
+    );
+    const ids = {
+      hung: holdFirst.heldId(),
+      failing: failing.received.find((r) => r.body.includes(event))?.headers['webhook-id'],
+    };
+    expect((await postOf(t, due)).status).toBe('scheduled');
+
+    // Act
+    await stack.kill();
+    // Down until the scheduled post is due.
+    await sleep(Math.max(0, stamp + 4_500 - Date.now()));
+    await boot();
+
+    // Assert: each case, timed from the restart.
+    const times: Record<string, number> = {};
+    const timed = async (name: string, fn: () => Promise<unknown>) => {
+      await fn();
+      times[name] = Date.now() - readyAt;
+    };
+    await Promise.all([
+      timed('scheduled post due during the outage published', () =>
+        until('the due post', published(t, due), 60_000),
+      ),
+      timed('webhook awaiting its 2nd attempt delivered', () =>
+        until(
+          'the 2nd attempt',
+          async () =>
+            failing.received.filter((r) => r.headers['webhook-id'] === ids.failing).length >= 2
+              ? true
+              : undefined,
+          60_000,
+        ),
+      ),
+      timed('delivery in backoff published', () =>
+        until('the post in backoff', published(t, backoff), 60_000),
+      ),
+      timed('delivery in flight published', () =>
+        until('the post in flight', published(t, inFlight), 200_000),
+      ),
+      timed('webhook in flight delivered', () =>
+        until(
+          'the webhook in flight again',
+          async () =>
+            hung.received.some((r) => r.headers['webhook-id'] === ids.hung && r.status === 200)
+              ? true
+              : undefined,
+          200_000,
+        ),
+      ),
+    ]);
+    console.log(`recovery after kill -9 (ms from ready): ${JSON.stringify(times)}`);
+    expect(await countOn('mastodon', texts.inFlight)).toBe(1);
+    expect(await countOn('x', texts.backoff)).toBe(1);
+    expect(await countOn('bluesky', texts.due)).toBe(1);
+    expect(await countOn('bluesky', texts.event)).toBe(1);
+    expect(
+      failing.received.filter((r) => r.headers['webhook-id'] === ids.failing).map((r) => r.status),
+    ).toEqual([500, 200]);
+  }, 360_000);
+});
+
+/** Makes a receiver hold its first request open (never answered): a delivery in flight at the crash. */
+function holdFirstRequest(rx: WebhookReceiver) {
+  let held: string | undefined;
+  rx.respond = (r) => {
+    if (held !== undefined) return 200;
+    held = String(r.headers['webhook-id']);
+    return 'hold';
+  };
+  return { holding: () => held !== undefined, heldId: () => held };
+}
+
+/** Answers 500 to the first request, 200 afterwards. */
+function failFirstRequest(rx: WebhookReceiver) {
+  let first = true;
+  rx.respond = () => {
+    if (!first) return 200;
+    first = false;
+    return 500;
+  };
+}
+
+describe('kill -9 during the failure ladder’s wait', () => {
+  it('resumes the ladder: the endpoint is warned once and disabled on time', async () => {
+    // Arrange: 72 h of ladder in ≈ 26 s (time scale 0.0001); an endpoint that always answers 500.
+    await stack.kill();
+    await boot(0.0001);
+    const t = await tenant(['bluesky']);
+    const rx = await webhookReceiver(500);
+    const ep = (
+      await call<{ id: string }>('POST', '/v1/webhook-endpoints', t.key, {
+        url: rx.url,
+        event_types: ['post.published'],
+      })
+    ).body.id;
+    await call('POST', '/v1/posts', t.key, {
+      variants: [{ channel_id: t.channels.bluesky, body: `ladder ${Date.now()}` }],
+      publish_now: true,
+    });
+    const failingSince = await until(
+      'the failure streak',
+      async () => {
+        const e = (
+          await call<{ failure: { failing_since: string | null } }>('GET', '/v1/webhook-endpoints', t.key)
+        ).body as unknown as {
+          data: Array<{ id: string; failure: { failing_since: string | null } }>;
+        };
+        return e.data.find((x) => x.id === ep)?.failure.failing_since ?? undefined;
+      },
+      20_000,
+    );
+    const ladder = () =>
+      JSON.parse(readFileSync(join(dir, 'step-functions.json'), 'utf8')) as Array<{
+        status: string;
+        input: string;
+      }>;
+    await until(
+      'the ladder execution',
+      async () => (ladder().some((e) => e.status === 'RUNNING' && e.input.includes(ep)) ? true : undefined),
+      10_000,
+    );
+
+    // Act: crash while it waits for the warning (24 h ≈ 8.6 s after failing_since).
+    await stack.kill();
+    const emailsBefore = (stack.output().match(/\[aws\] email to/g) ?? []).length;
+    await boot(0.0001);
+
+    // Assert
+    const state = async () =>
+      (
+        await call<{ data: Array<{ id: string; state: string }> }>('GET', '/v1/webhook-endpoints', t.key)
+      ).body.data.find((x) => x.id === ep)?.state as string;
+    await until(
+      'auto_disabled',
+      async () => ((await state()) === 'auto_disabled' ? true : undefined),
+      60_000,
+    );
+    expect(Date.now() - Date.parse(failingSince)).toBeGreaterThanOrEqual(72 * 3600 * 1000 * 0.0001 - 1_000);
+    expect(emailsBefore).toBe(0);
+    expect((stack.output().match(/\[aws\] email to/g) ?? []).length).toBe(1);
+    expect(
+      ladder()
+        .filter((e) => e.input.includes(ep))
+        .map((e) => e.status),
+    ).toEqual(['SUCCEEDED']);
+  }, 180_000);
+});
+
+describe('what listens', () => {
+  it('binds every socket of the stack to loopback, except DynamoDB Local (which has no host option)', () => {
+    const pids = descendants(stack.pid);
+    const listening = pids.flatMap((pid) =>
+      listeningSockets(pid).map((s) => ({ pid, ...s, exe: exeOf(pid) })),
+    );
+    expect(listening.length).toBeGreaterThanOrEqual(4);
+    const exposed = listening.filter((s) => !s.loopback);
+    expect(
+      exposed.every((s) => s.exe.includes('java')),
+      JSON.stringify(exposed),
+    ).toBe(true);
+  });
+});
+
+// ---- /proc -------------------------------------------------------------------------------------
+
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++)
+    for (const [child, parent] of parents) if (parent === out[i]) out.push(child);
+  return out;
+}
+
+const exeOf = (pid: number) => {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`);
+  } catch {
+    return '';
+  }
+};
+
+/** Listening TCP sockets of a process, from its fds and /proc/net/tcp{,6}. */
+function listeningSockets(pid: number): Array<{ address: string; port: number; loopback: boolean }> {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m?.[1]) inodes.add(m[1]);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const out: Array<{ address: string; port: number; loopback: boolean }> = [];
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10 || f[3] !== '0A' || !inodes.has(f[9] as string)) continue;
+      const [hex = '', portHex = '0'] = (f[1] as string).split(':');
+      const address = hex.length === 8 ? ipv4(hex) : ipv6(hex);
+      out.push({
+        address,
+        port: Number.parseInt(portHex, 16),
+        loopback: address === '127.0.0.1' || address === '::1' || address.startsWith('127.'),
+      });
+    }
+  }
+  return out;
+}
+
+const ipv4 = (hex: string) =>
+  (hex.match(/../g) ?? [])
+    .reverse()
+    .map((b) => Number.parseInt(b, 16))
+    .join('.');
+
+function ipv6(hex: string): string {
+  // Four little-endian 32-bit words.
+  const words = (hex.match(/.{8}/g) ?? []).map((w) => (w.match(/../g) ?? []).reverse().join(''));
+  const groups = words.join('').match(/.{4}/g) ?? [];
+  const text = groups.map((g) => Number.parseInt(g, 16).toString(16)).join(':');
+  if (text === '0:0:0:0:0:0:0:1') return '::1';
+  if (text === '0:0:0:0:0:0:0:0') return '::';
+  if (text.startsWith('0:0:0:0:0:ffff:')) return ipv4(words[3] ?? '');
+  return text;
+}
