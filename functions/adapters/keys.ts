@@ -52,6 +52,8 @@ export const keys = {
     gsi2sk: `${at}#${orgId}#${postId}`,
   }),
   dueBucket: (minute: Date) => ({ gsi2pk: `DUE#${minute.toISOString().slice(0, 16)}` }),
+  /** How far the sweeper has read the due-work index (one item for the deployment). */
+  sweepCursor: () => ({ pk: 'SWEEP', sk: 'CURSOR' }),
   /**
    * A published post in the due-work index for engagement sync: the UTC day of `publishedAt`, then
    * `publishedAt` and where to find it. Only the last days' buckets are ever read.

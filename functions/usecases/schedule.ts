@@ -1,5 +1,6 @@
 import { type DeliveryMessage, enqueueDeliveries } from '#adapters/delivery-queue';
 import { dueInBucket, mutatePost } from '#adapters/posts';
+import { markSwept, sweptThrough } from '#adapters/sweep-cursor';
 import { type DispatchMessage, MAX_DELAY_SECONDS, sendDelayed, sendDispatches } from '#adapters/work-queues';
 import { LEASE_SECONDS, WATCHDOG_SECONDS } from '#core/delivery';
 import { startPublishing } from '#core/posts';
@@ -13,6 +14,8 @@ import { requireEnv } from '#shared/config';
 
 export const LOOKAHEAD_SECONDS = 120;
 const LOOKBACK_MINUTES = 30;
+/** How far back a sweeper that was stopped catches up (older work is left to an operator). */
+const CATCH_UP_MINUTES = 14 * 24 * 60;
 /** A dispatch not acted on within this long is sent again (a lost message, a crashed sweeper). */
 const REDISPATCH_SECONDS = 120;
 const CONCURRENCY = 16;
@@ -27,18 +30,24 @@ async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promis
 }
 
 /**
- * One sweep. Primary course: for every due-work entry up to now + lookahead — a scheduled post not
+ * One sweep. Primary course: for every due-work entry from the last 30 minutes (or, after the
+ * sweeper stopped, from where it got to, at most 14 days back) up to now + lookahead — a scheduled post not
  * yet dispatched for its time → mark it dispatched and send a delayed dispatch message; a publishing
  * post whose watchdog time passed → re-send delivery messages that were lost (queued/retrying past
  * due) or abandoned (sending with an expired lease). Duplicates are harmless downstream.
  */
 export async function sweep(now: Date): Promise<{ dispatched: number; redriven: number }> {
-  const first = Math.floor(now.getTime() / 60_000) - LOOKBACK_MINUTES;
+  const minute = Math.floor(now.getTime() / 60_000);
+  // Normally the last 30 minutes; after a stop, from where the last sweep got to.
+  const swept = await sweptThrough();
+  const first = Math.max(minute - CATCH_UP_MINUTES, Math.min(minute - LOOKBACK_MINUTES, swept ?? minute));
   const last = Math.floor((now.getTime() + LOOKAHEAD_SECONDS * 1000) / 60_000);
   const buckets = Array.from({ length: last - first + 1 }, (_, i) => new Date((first + i) * 60_000));
-  const entries = (await Promise.all(buckets.map(dueInBucket)))
-    .flat()
-    .filter((e) => Date.parse(e.at) <= now.getTime() + LOOKAHEAD_SECONDS * 1000);
+  const found: Array<Awaited<ReturnType<typeof dueInBucket>>> = [];
+  await inParallel(buckets, async (b) => {
+    found.push(await dueInBucket(b));
+  });
+  const entries = found.flat().filter((e) => Date.parse(e.at) <= now.getTime() + LOOKAHEAD_SECONDS * 1000);
 
   const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   const redrive: DeliveryMessage[] = [];
@@ -89,6 +98,8 @@ export async function sweep(now: Date): Promise<{ dispatched: number; redriven: 
   });
   if (dispatches.length) await sendDispatches(dispatches);
   if (redrive.length) await enqueueDeliveries(redrive);
+  // Only a sweep that went through moves the cursor: a failed one is read again next time.
+  await markSwept(minute);
   return { dispatched: dispatches.length, redriven: redrive.length };
 }
 

@@ -8,6 +8,7 @@ import {
   type PutCommandInput,
   QueryCommand,
   type QueryCommandInput,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -185,8 +186,47 @@ describe('sweep: scheduled posts', () => {
       .commandCalls(QueryCommand)
       .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
     expect(buckets).toContain(keys.dueWork(due, ORG_ID, 'x').gsi2pk);
-    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
+    const postReads = ddb
+      .commandCalls(GetCommand)
+      .filter((c) => String(c.args[0].input.Key?.sk).startsWith('POST#'));
+    expect(postReads).toHaveLength(0);
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+  });
+
+  it('after the sweeper stopped for hours, reads on from where it got to and dispatches what fell due meanwhile', async () => {
+    // Arrange: the last sweep got to 06:00; a post was due at 07:15 (135 minutes before NOW).
+    const due = at(-135 * 60);
+    const minuteOf = (iso: string) => Math.floor(Date.parse(iso) / 60_000);
+    memoryTable([
+      indexedAt(scheduled(1, due), due),
+      { ...keys.sweepCursor(), minute: minuteOf('2030-06-10T06:00:00.000Z') },
+    ]);
+
+    // Act
+    const result = await sweep(NOW);
+
+    // Assert
+    expect(result.dispatched).toBe(1);
+    const buckets = ddb
+      .commandCalls(QueryCommand)
+      .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
+    expect(buckets[0]).toBe('DUE#2030-06-10T06:00');
+    const moved = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(moved).toEqual([
+      expect.objectContaining({
+        Key: keys.sweepCursor(),
+        ConditionExpression: 'attribute_not_exists(minute) OR minute < :m',
+        ExpressionAttributeValues: { ':m': minuteOf(NOW.toISOString()), ':e': 'sweep_cursor' },
+      }),
+    ]);
+  });
+
+  it('leaves the cursor where it was when the sweep fails, so the next one reads the same buckets', async () => {
+    sqs.on(SendMessageBatchCommand).rejects(new Error('SQS down'));
+    const due = at(30);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+    await expect(sweep(NOW)).rejects.toThrow('SQS down');
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
   it('reads every minute bucket from 30 minutes back to the lookahead', async () => {
