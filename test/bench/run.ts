@@ -6,6 +6,7 @@ import { benchColdStart, coldStartSection } from './cold-start.ts';
 import { type ConnectResult, connectSection } from './connect.ts';
 import { type CostResult, costSection } from './cost.ts';
 import { benchOverhead, overheadSection } from './overhead.ts';
+import { benchRecovery, recoverySection } from './recovery.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
 import { benchScheduler, type SchedulerResult, schedulerSection } from './scheduler.ts';
 import { apiWorld, machine, ROOT, timed } from './support.ts';
@@ -13,7 +14,7 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
-// (coldstart, overhead, roundtrips, throughput, cost, connect, scheduler); BENCH_RUNS, BENCH_ITERATIONS,
+// (coldstart, overhead, roundtrips, throughput, cost, connect, scheduler, recovery); BENCH_RUNS, BENCH_ITERATIONS,
 // BENCH_POSTS and BENCH_SECONDS shorten the parts.
 
 const run = promisify(execFile);
@@ -98,6 +99,11 @@ if (wants('scheduler')) {
     title: 'Scheduler lateness and delivery throughput',
     body: schedulerSection(results),
   };
+}
+
+if (wants('recovery')) {
+  const r = await part('recovery', () => benchRecovery());
+  sections.recovery = { title: 'Recovery after kill -9', body: recoverySection(r) };
 }
 
 const file = join(ROOT, 'BENCHMARKS.md');

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -44,8 +44,14 @@ let port = 0;
 let stack: RunningStack;
 /** When the stack last printed `herald ready` (the restart's end). */
 let readyAt = 0;
+/** Measured for BENCHMARKS.md (`npm run bench`, part `recovery`, sets HERALD_RECOVERY_REPORT). */
+const report: { restartsMs: number[]; afterReadyMs: Record<string, number> } = {
+  restartsMs: [],
+  afterReadyMs: {},
+};
 
 async function boot(timeScale = 1) {
+  const began = Date.now();
   const fakes = inject('fakesOrigin');
   stack = await startLocalStack(
     {
@@ -59,6 +65,7 @@ async function boot(timeScale = 1) {
     { dataDir: dir, port, detached: true },
   );
   readyAt = Date.now();
+  report.restartsMs.push(readyAt - began);
 }
 
 async function call<T = Json>(method: string, path: string, key: string, body?: unknown) {
@@ -147,6 +154,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.kill();
   rmSync(dir, { recursive: true, force: true });
+  if (process.env.HERALD_RECOVERY_REPORT)
+    writeFileSync(process.env.HERALD_RECOVERY_REPORT, JSON.stringify(report));
 });
 
 /** Posts answered 201/202 just before a crash; the next test waits for them to be published once. */
@@ -326,7 +335,7 @@ describe('kill -9 with work in flight and waiting', () => {
         for (const a of acked) await until(`${a.text} published`, published(raceTenant, a.id), 200_000);
       }),
     ]);
-    console.log(`recovery after kill -9 (ms from ready): ${JSON.stringify(times)}`);
+    Object.assign(report.afterReadyMs, times);
     for (const a of acked) expect(await countOn('bluesky', a.text), a.text).toBe(1);
     expect(await countOn('mastodon', texts.inFlight)).toBe(1);
     expect(await countOn('x', texts.backoff)).toBe(1);
