@@ -13,6 +13,7 @@ import { IntervalRunner } from './local/interval-runner.ts';
 import { QueuePoller } from './local/queue-poller.ts';
 import {
   checkJava,
+  dynamoCredentials,
   ensureTable,
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
@@ -54,19 +55,22 @@ async function main() {
   process.once('SIGTERM', () => void shutdown(0));
 
   try {
-    const dynamo = await startDynamo(join(dir, 'dynamodb'));
+    const credentials = dynamoCredentials(dir);
+    const dynamo = await startDynamo(join(dir, 'dynamodb'), credentials);
     stops.push(dynamo.stop);
     const sqsQueues = await startQueues();
     stops.push(sqsQueues.stop);
-    const streamArn = await ensureTable(dynamo.endpoint, TABLE_NAME);
-    const s3 = await startS3(join(dir, 's3'));
+    const streamArn = await ensureTable(dynamo.endpoint, TABLE_NAME, credentials);
+    // The handlers sign every service with the env's key, S3 included, so s3rver learns it.
+    const s3 = await startS3(join(dir, 's3'), credentials);
     stops.push(s3.stop);
 
-    // The handlers read these at load, exactly as in Lambda; the SDK reads the endpoints.
+    // The handlers read these at load, exactly as in Lambda; the SDK reads the endpoints. The key
+    // is DynamoDB Local's (its per-key database); the other stand-ins check none.
     Object.assign(process.env, {
       AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqsQueues.endpoint,
       AWS_ENDPOINT_URL_S3: s3.endpoint,
@@ -127,11 +131,7 @@ async function main() {
       const trigger = worker.trigger;
       if (trigger.kind === 'stream') {
         const poller = new StreamPoller({
-          client: new DynamoDBStreamsClient({
-            endpoint: dynamo.endpoint,
-            region: LOCAL_REGION,
-            credentials: LOCAL_CREDENTIALS,
-          }),
+          client: new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials }),
           streamArn,
           handler: handler as ConstructorParameters<typeof StreamPoller>[0]['handler'],
           context,
@@ -167,6 +167,7 @@ async function main() {
 
     const server = createFrontDoor(root, {
       endpoint: s3.endpoint,
+      credentials,
       uploadBucket: s3.buckets.uploads,
       mediaBucket: s3.buckets.media,
     });
@@ -192,6 +193,7 @@ async function main() {
       pid: process.pid,
       baseUrl,
       dynamodbEndpoint: dynamo.endpoint,
+      dynamodbCredentials: credentials,
       sqsEndpoint: sqsQueues.endpoint,
       s3Endpoint: s3.endpoint,
       tableName: TABLE_NAME,
