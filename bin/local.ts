@@ -12,6 +12,7 @@ import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.
 import { IntervalRunner } from './local/interval-runner.ts';
 import { QueuePoller } from './local/queue-poller.ts';
 import {
+  awaitLocalCommits,
   checkJava,
   dynamoCredentials,
   ensureTable,
@@ -82,6 +83,9 @@ async function main() {
       POWERTOOLS_SERVICE_NAME: 'herald',
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'WARN',
     });
+    // The handlers' DynamoDB client (the same module instance they import): a transaction's answer
+    // waits for DynamoDB Local's COMMIT, so what a client was told is written survives a crash.
+    awaitLocalCommits((await import('#shared/clients')).dynamo);
 
     // KMS, Step Functions and SES stand-ins; the state machines run their ASL files with Task states
     // invoking the same worker handlers Lambda would.

@@ -8,6 +8,7 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
+  ListTablesCommand,
   ResourceNotFoundException,
   UpdateTableCommand,
 } from '@aws-sdk/client-dynamodb';
@@ -173,6 +174,25 @@ export async function startDynamo(dbPath: string, credentials: LocalCredentials)
         setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
       }),
   };
+}
+
+const TRANSACTIONS = new Set(['TransactWriteItemsCommand', 'ExecuteTransactionCommand']);
+
+/**
+ * DynamoDB Local answers a write transaction before its COMMIT has run: it queues the COMMIT on
+ * the database's single SQLite thread and does not wait for it, so a crash right after the answer
+ * loses the transaction. Any later request that waits on that thread (ListTables does) is answered
+ * only after the COMMIT, so the transaction's caller gets its result only then.
+ */
+export function awaitLocalCommits(client: DynamoDBClient): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const result = await next(args);
+      if (TRANSACTIONS.has(context.commandName ?? '')) await client.send(new ListTablesCommand({ Limit: 1 }));
+      return result;
+    },
+    { step: 'initialize', name: 'heraldAwaitLocalCommits', override: true },
+  );
 }
 
 /** Creates the single table (same schema as the CDK stack) unless it exists; returns its stream ARN. */

@@ -1,8 +1,13 @@
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { DynamoDBClient, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
+  awaitLocalCommits,
   dynamoCredentials,
   dynamoDbFile,
   LOCAL_REGION,
@@ -10,8 +15,9 @@ import {
 } from '../../../bin/local/services.ts';
 import { writeStackInfo } from '../../../bin/local/stack-file.ts';
 
-// The DynamoDB Local set-up without Java: the data directory's key and the move of an older data
-// directory's shared database to it.
+// The DynamoDB Local set-up without Java: the data directory's key, the move of an older data
+// directory's shared database to it, and the hook that holds a transaction's answer until a
+// request DynamoDB Local can only answer after the COMMIT (a fake DynamoDB here, to see the order).
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'herald-ddb-'));
 const mode = (file: string) => statSync(file).mode & 0o777;
@@ -93,5 +99,88 @@ describe('moving an older data directory’s shared database to the key', () => 
     );
     expect(readFileSync(join(db, 'shared-local-instance.db'), 'utf8')).toBe('old');
     expect(readFileSync(dynamoDbFile(db, key), 'utf8')).toBe('new');
+  });
+});
+
+describe('awaitLocalCommits', () => {
+  let server: Server | undefined;
+  afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+
+  /** A fake DynamoDB endpoint: records each operation; ListTables waits for `release()`. */
+  async function fakeDynamo(opts: { cancel?: boolean } = {}) {
+    const ops: string[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    server = createServer((req, res) => {
+      const op = String(req.headers['x-amz-target']).split('.')[1] as string;
+      ops.push(op);
+      req.resume();
+      req.on('end', async () => {
+        if (op === 'ListTables') await released;
+        const cancelled = op === 'TransactWriteItems' && opts.cancel;
+        res.writeHead(cancelled ? 400 : 200, { 'content-type': 'application/x-amz-json-1.0' });
+        res.end(
+          JSON.stringify(
+            cancelled
+              ? {
+                  __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+                  message: 'Transaction cancelled',
+                  CancellationReasons: [{ Code: 'ConditionalCheckFailed' }],
+                }
+              : op === 'ListTables'
+                ? { TableNames: [] }
+                : {},
+          ),
+        );
+      });
+    });
+    await new Promise<void>((r) => server?.listen(0, '127.0.0.1', () => r()));
+    const client = new DynamoDBClient({
+      endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      region: LOCAL_REGION,
+      credentials: { accessKeyId: 'HERALDTEST', secretAccessKey: 'x' },
+      maxAttempts: 1,
+    });
+    awaitLocalCommits(client);
+    return { client, ops, release };
+  }
+
+  const put = { Put: { TableName: 't', Item: { pk: { S: 'a' }, sk: { S: 'b' } } } };
+
+  it('answers a TransactWriteItems only after a ListTables issued after it was answered', async () => {
+    const { client, ops, release } = await fakeDynamo();
+    let done = false;
+    const sent = client.send(new TransactWriteItemsCommand({ TransactItems: [put] })).then(() => {
+      done = true;
+    });
+    while (ops.length < 2) await new Promise((r) => setTimeout(r, 5));
+    expect(ops).toEqual(['TransactWriteItems', 'ListTables']);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(done).toBe(false);
+    release();
+    await sent;
+    expect(done).toBe(true);
+    client.destroy();
+  });
+
+  it('holds the document client’s transactions too (the adapters use those)', async () => {
+    const { client, ops, release } = await fakeDynamo();
+    release();
+    await DynamoDBDocumentClient.from(client).send(
+      new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: { pk: 'a', sk: 'b' } } }] }),
+    );
+    expect(ops).toEqual(['TransactWriteItems', 'ListTables']);
+    client.destroy();
+  });
+
+  it('adds nothing to other writes or to a cancelled transaction', async () => {
+    const { client, ops, release } = await fakeDynamo({ cancel: true });
+    release();
+    await client.send(new PutItemCommand(put.Put));
+    await expect(client.send(new TransactWriteItemsCommand({ TransactItems: [put] }))).rejects.toThrow(
+      /cancelled/,
+    );
+    expect(ops).toEqual(['PutItem', 'TransactWriteItems']);
+    client.destroy();
   });
 });
