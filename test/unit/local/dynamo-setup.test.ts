@@ -1,11 +1,11 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, PutItemCommand, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   awaitLocalCommits,
   dynamoCredentials,
@@ -19,7 +19,14 @@ import { writeStackInfo } from '../../../bin/local/stack-file.ts';
 // directory's shared database to it, and the hook that holds a transaction's answer until a
 // request DynamoDB Local can only answer after the COMMIT (a fake DynamoDB here, to see the order).
 
-const tmp = () => mkdtempSync(join(tmpdir(), 'herald-ddb-'));
+const dirs: string[] = [];
+const tmp = () => {
+  dirs.push(mkdtempSync(join(tmpdir(), 'herald-ddb-')));
+  return dirs.at(-1) as string;
+};
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 const mode = (file: string) => statSync(file).mode & 0o777;
 
 describe("the data directory's DynamoDB key", () => {
