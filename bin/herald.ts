@@ -90,6 +90,11 @@ async function connect(values: Values): Promise<void> {
     region: values.region,
   });
   Object.assign(process.env, target.env);
+  // The local stack's DynamoDB Local answers transactions before committing them (commits.ts).
+  if (target.kind === 'local') {
+    const { awaitLocalCommits } = await import('./local/commits.ts');
+    awaitLocalCommits((await import('#shared/clients')).dynamo);
+  }
 }
 
 async function run(argv: string[]): Promise<unknown> {

@@ -8,14 +8,18 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { apiOperations, DEFAULT_TIMEOUT_SECONDS, queues, stateMachines, workers } from '#lib/operations';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
+import { prepareDataDir } from './local/data-dir.ts';
 import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
 import { QueuePoller } from './local/queue-poller.ts';
 import {
+  awaitLocalCommits,
   checkJava,
+  dynamoCredentials,
   ensureTable,
   LOCAL_CREDENTIALS,
   LOCAL_REGION,
+  migrateSharedDb,
   startDynamo,
   startQueues,
   startS3,
@@ -54,19 +58,31 @@ async function main() {
   process.once('SIGTERM', () => void shutdown(0));
 
   try {
-    const dynamo = await startDynamo(join(dir, 'dynamodb'));
+    const credentials = dynamoCredentials(dir);
+    // An older data directory is brought to this version's layout first; a newer one is refused.
+    for (const done of prepareDataDir(dir, [
+      {
+        from: 1,
+        what: "the table's database moved to this data directory's own DynamoDB key",
+        run: (d) => migrateSharedDb(join(d, 'dynamodb'), credentials),
+      },
+    ]))
+      console.log(`herald: upgraded ${dir}: ${done}`);
+    const dynamo = await startDynamo(join(dir, 'dynamodb'), credentials);
     stops.push(dynamo.stop);
     const sqsQueues = await startQueues(join(dir, 'queues.journal'));
     stops.push(sqsQueues.stop);
-    const streamArn = await ensureTable(dynamo.endpoint, TABLE_NAME);
-    const s3 = await startS3(join(dir, 's3'));
+    const streamArn = await ensureTable(dynamo.endpoint, TABLE_NAME, credentials);
+    // The handlers sign every service with the env's key, S3 included, so s3rver learns it.
+    const s3 = await startS3(join(dir, 's3'), credentials);
     stops.push(s3.stop);
 
-    // The handlers read these at load, exactly as in Lambda; the SDK reads the endpoints.
+    // The handlers read these at load, exactly as in Lambda; the SDK reads the endpoints. The key
+    // is DynamoDB Local's (its per-key database); the other stand-ins check none.
     Object.assign(process.env, {
       AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqsQueues.endpoint,
       AWS_ENDPOINT_URL_S3: s3.endpoint,
@@ -78,6 +94,9 @@ async function main() {
       POWERTOOLS_SERVICE_NAME: 'herald',
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'WARN',
     });
+    // The handlers' DynamoDB client (the same module instance they import): a transaction's answer
+    // waits for DynamoDB Local's COMMIT, so what a client was told is written survives a crash.
+    awaitLocalCommits((await import('#shared/clients')).dynamo);
 
     // KMS, Step Functions and SES stand-ins; the state machines run their ASL files with Task states
     // invoking the same worker handlers Lambda would.
@@ -128,11 +147,7 @@ async function main() {
       const trigger = worker.trigger;
       if (trigger.kind === 'stream') {
         const poller = new StreamPoller({
-          client: new DynamoDBStreamsClient({
-            endpoint: dynamo.endpoint,
-            region: LOCAL_REGION,
-            credentials: LOCAL_CREDENTIALS,
-          }),
+          client: new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials }),
           streamArn,
           handler: handler as ConstructorParameters<typeof StreamPoller>[0]['handler'],
           context,
@@ -177,6 +192,7 @@ async function main() {
 
     const server = createFrontDoor(root, {
       endpoint: s3.endpoint,
+      credentials,
       uploadBucket: s3.buckets.uploads,
       mediaBucket: s3.buckets.media,
     });
@@ -202,6 +218,7 @@ async function main() {
       pid: process.pid,
       baseUrl,
       dynamodbEndpoint: dynamo.endpoint,
+      dynamodbCredentials: credentials,
       sqsEndpoint: sqsQueues.endpoint,
       s3Endpoint: s3.endpoint,
       tableName: TABLE_NAME,

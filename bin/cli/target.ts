@@ -1,5 +1,5 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../local/services.ts';
+import { LOCAL_REGION } from '../local/services.ts';
 import { dataDir, readStackInfo } from '../local/stack-file.ts';
 
 // Where the admin CLI points the adapters: a deployed stack (its TableName output, with the caller's
@@ -39,6 +39,8 @@ export async function resolveTarget(
       `no local stack is running for ${dataDir()}: start it with \`npm start\` (or pass --stack NAME for a deployment)`,
     );
   }
+  if (!info.dynamodbCredentials)
+    throw new Error(`the local stack running for ${dataDir()} is from an older Herald: restart it`);
   return {
     kind: 'local',
     env: {
@@ -46,8 +48,9 @@ export async function resolveTarget(
       TABLE_NAME: info.tableName,
       AWS_ENDPOINT_URL_DYNAMODB: info.dynamodbEndpoint,
       AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      // DynamoDB Local's database for this data directory is the one of its key.
+      AWS_ACCESS_KEY_ID: info.dynamodbCredentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: info.dynamodbCredentials.secretAccessKey,
     },
   };
 }

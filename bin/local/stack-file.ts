@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 // What a running local stack tells the admin CLI (and tests): where its services listen.
@@ -8,6 +8,8 @@ export interface LocalStackInfo {
   pid: number;
   baseUrl: string;
   dynamodbEndpoint: string;
+  /** DynamoDB Local serves this stack's tables only to this key (see `dynamoCredentials`). */
+  dynamodbCredentials: { accessKeyId: string; secretAccessKey: string };
   sqsEndpoint: string;
   s3Endpoint?: string;
   tableName: string;
@@ -19,8 +21,11 @@ export interface LocalStackInfo {
 export const dataDir = () => resolve(process.env.HERALD_DATA_DIR || '.herald');
 const stackFile = (dir: string) => join(dir, 'stack.json');
 
+/** Mode 600, like the secrets: it holds DynamoDB Local's access key. */
 export function writeStackInfo(dir: string, info: LocalStackInfo): void {
-  writeFileSync(stackFile(dir), `${JSON.stringify(info, null, 2)}\n`);
+  const tmp = `${stackFile(dir)}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  renameSync(tmp, stackFile(dir));
 }
 
 export function removeStackInfo(dir: string): void {
@@ -38,12 +43,16 @@ export function readStackInfo(dir: string): LocalStackInfo | null {
   return info;
 }
 
-/** Local secrets are made once per data directory and kept there (mode 600). */
-export function localSecret(dir: string, name: string): string {
+/** Local secrets are made once per data directory (by `make`) and kept there (mode 600). */
+export function localSecret(
+  dir: string,
+  name: string,
+  make: () => string = () => randomBytes(32).toString('base64url'),
+): string {
   const file = join(dir, `${name}.secret`);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dir, { recursive: true });
-  const value = randomBytes(32).toString('base64url');
+  const value = make();
   writeFileSync(file, value, { mode: 0o600 });
   return value;
 }

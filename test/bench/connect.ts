@@ -42,20 +42,21 @@ export interface ConnectResult {
 const WRITES = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
 
 export async function benchConnect(): Promise<ConnectResult> {
-  const { startDynamo, ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } = await import(
+  const { startDynamo, ensureTable, dynamoCredentials, LOCAL_REGION } = await import(
     '../../bin/local/services.ts'
   );
   const { allFakes } = await import('../fakes/index.ts');
   const { FAKE_APPS } = await import('../fakes/oauth.ts');
   const dir = mkdtempSync(join(tmpdir(), 'herald-connect-'));
-  const dynamo = await startDynamo(dir);
+  const credentials = dynamoCredentials(dir);
+  const dynamo = await startDynamo(dir, credentials);
   const fakes = await allFakes().start();
   try {
-    await ensureTable(dynamo.endpoint, 'herald-connect');
+    await ensureTable(dynamo.endpoint, 'herald-connect', credentials);
     Object.assign(process.env, fakes.env(), {
       AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       TABLE_NAME: 'herald-connect',
       HERALD_CURSOR_SECRET: 'connect-bench',

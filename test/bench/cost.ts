@@ -83,17 +83,18 @@ const DEPTH: Record<string, number> = {
 };
 
 export async function benchCost(): Promise<CostResult> {
-  const { startDynamo, ensureTable, LOCAL_CREDENTIALS, LOCAL_REGION } = await import(
+  const { startDynamo, ensureTable, dynamoCredentials, LOCAL_REGION } = await import(
     '../../bin/local/services.ts'
   );
   const dir = mkdtempSync(join(tmpdir(), 'herald-cost-'));
-  const dynamo = await startDynamo(dir);
+  const credentials = dynamoCredentials(dir);
+  const dynamo = await startDynamo(dir, credentials);
   try {
-    await ensureTable(dynamo.endpoint, 'herald-cost');
+    await ensureTable(dynamo.endpoint, 'herald-cost', credentials);
     Object.assign(process.env, {
       AWS_REGION: LOCAL_REGION,
-      AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
-      AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+      AWS_ACCESS_KEY_ID: credentials.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.secretAccessKey,
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       TABLE_NAME: 'herald-cost',
       HERALD_CURSOR_SECRET: 'cost-bench',

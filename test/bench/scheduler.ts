@@ -1,6 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../bin/local/services.ts';
+import { LOCAL_REGION } from '../../bin/local/services.ts';
 import { readStackInfo } from '../../bin/local/stack-file.ts';
 import { allFakes } from '../fakes/index.ts';
 import { startLocalStack } from '../support/local-stack.ts';
@@ -76,7 +76,7 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
       new DynamoDBClient({
         endpoint: info.dynamodbEndpoint,
         region: LOCAL_REGION,
-        credentials: LOCAL_CREDENTIALS,
+        credentials: info.dynamodbCredentials,
       }),
     );
     const lateness: number[] = [];

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { LocalStackInfo } from '../../bin/local/stack-file.ts';
 import { makeLargeMp4, makeSamples, type SampleName, type Samples } from '../support/media-samples.ts';
 import { api, dangerous, fakeState, type Workspace, waitForPost, workspace } from './helpers.ts';
 
@@ -158,14 +159,11 @@ describe('media uploads', () => {
     const t = await ticket('late.png', 'image/png');
     expect((await put(t, bytes, 'image/png')).status).toBe(200);
     // Let the ticket's 15 minutes pass: move its expiry into the past in the local table.
-    const info = JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8')) as {
-      dynamodbEndpoint: string;
-      tableName: string;
-    };
+    const info = JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8')) as LocalStackInfo;
     const ddb = new DynamoDBClient({
       endpoint: info.dynamodbEndpoint,
       region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      credentials: info.dynamodbCredentials,
     });
     await ddb.send(
       new UpdateItemCommand({

@@ -2,6 +2,7 @@ import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { RETRY_SCHEDULE_SECONDS } from '#core/webhooks';
+import type { LocalStackInfo } from '../../bin/local/stack-file.ts';
 import { E2E_TIME_SCALE } from './global-setup.ts';
 import {
   api,
@@ -74,11 +75,11 @@ async function connectChannel(ws: Workspace) {
 
 /** Points an endpoint at `url` behind the API's back, as a DNS change after creation would. */
 async function plantUrl(ws: Workspace, endpointId: string, url: string) {
-  const info = stackInfo() as unknown as { dynamodbEndpoint: string; tableName: string };
+  const info = stackInfo() as unknown as LocalStackInfo;
   const ddb = new DynamoDBClient({
     endpoint: info.dynamodbEndpoint,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: info.dynamodbCredentials,
   });
   await ddb.send(
     new UpdateItemCommand({

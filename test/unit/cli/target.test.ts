@@ -53,6 +53,7 @@ describe('admin CLI target', () => {
         pid: process.pid,
         baseUrl: 'http://127.0.0.1:1',
         dynamodbEndpoint: 'http://127.0.0.1:2',
+        dynamodbCredentials: { accessKeyId: 'HERALDTESTKEY0000000', secretAccessKey: 's3cret' },
         sqsEndpoint: 'x',
         tableName: 'herald',
         deliveryQueueUrl: 'q',
@@ -65,7 +66,20 @@ describe('admin CLI target', () => {
     expect(target.env).toMatchObject({
       TABLE_NAME: 'herald',
       AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:2',
+      // The data directory's key: DynamoDB Local serves its tables to no other.
+      AWS_ACCESS_KEY_ID: 'HERALDTESTKEY0000000',
+      AWS_SECRET_ACCESS_KEY: 's3cret',
     });
+  });
+
+  it('asks for a restart of a local stack that wrote no DynamoDB key (an older Herald)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-target-'));
+    writeFileSync(
+      join(dir, 'stack.json'),
+      JSON.stringify({ pid: process.pid, dynamodbEndpoint: 'http://127.0.0.1:2', tableName: 'herald' }),
+    );
+    process.env.HERALD_DATA_DIR = dir;
+    await expect(resolveTarget({})).rejects.toThrow(/older Herald: restart it/);
   });
 
   it('says how to start the local stack when none runs', async () => {
