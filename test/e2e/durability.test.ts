@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../bin/local/services.ts';
 import { type RunningStack, startLocalStack } from '../support/local-stack.ts';
@@ -446,6 +447,29 @@ describe('what listens', () => {
       exposed.every((s) => s.exe.includes('java')),
       JSON.stringify(exposed),
     ).toBe(true);
+  });
+
+  it('serves no Herald table to a DynamoDB client without the data directory’s key', async () => {
+    const info = JSON.parse(readFileSync(join(dir, 'stack.json'), 'utf8')) as {
+      dynamodbEndpoint: string;
+      dynamodbCredentials: { accessKeyId: string; secretAccessKey: string };
+    };
+    const tables = async (credentials: { accessKeyId: string; secretAccessKey: string }) => {
+      const client = new DynamoDBClient({
+        endpoint: info.dynamodbEndpoint,
+        region: 'us-east-1',
+        credentials,
+      });
+      try {
+        return (await client.send(new ListTablesCommand({}))).TableNames ?? [];
+      } finally {
+        client.destroy();
+      }
+    };
+    expect(new URL(info.dynamodbEndpoint).hostname).toBe('127.0.0.1');
+    expect(await tables(info.dynamodbCredentials)).toContain('herald');
+    expect(await tables({ accessKeyId: 'local', secretAccessKey: 'local' })).toEqual([]);
+    expect(await tables({ accessKeyId: 'STRANGER0000000001', secretAccessKey: 'x' })).toEqual([]);
   });
 });
 

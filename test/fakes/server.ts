@@ -243,7 +243,14 @@ export class FakePlatforms {
           );
         if (failure.holdAnswerMs !== undefined) {
           out = (await fake.handle(fr, { base: this.url(name) })) ?? { status: 404, body: { error: 'no_route' } };
-          await new Promise((r) => setTimeout(r, failure.holdAnswerMs));
+          // Held until the time is up or the caller is gone (no timer outlives the connection).
+          await new Promise<void>((r) => {
+            const timer = setTimeout(r, failure.holdAnswerMs);
+            res.once('close', () => {
+              clearTimeout(timer);
+              r();
+            });
+          });
         } else {
           if (failure.delayMs) await new Promise((r) => setTimeout(r, failure.delayMs));
           out = { status: failure.status, body: failure.body, headers: failure.headers };
