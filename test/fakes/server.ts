@@ -242,7 +242,10 @@ export class FakePlatforms {
             queue.filter((f) => f !== failure),
           );
         if (failure.holdAnswerMs !== undefined) {
-          out = (await fake.handle(fr, { base: this.url(name) })) ?? { status: 404, body: { error: 'no_route' } };
+          out = (await fake.handle(fr, { base: this.url(name) })) ?? {
+            status: 404,
+            body: { error: 'no_route' },
+          };
           // Held until the time is up or the caller is gone (no timer outlives the connection).
           await new Promise<void>((r) => {
             const timer = setTimeout(r, failure.holdAnswerMs);
