@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../bin/local/services.ts';
+import { PLATFORMS } from '../../functions/core/constants.ts';
 import { type RunningStack, startLocalStack } from '../support/local-stack.ts';
 import {
   ALL_SCOPES,
@@ -25,18 +26,6 @@ import {
 type Json = Record<string, unknown>;
 const root = resolve(import.meta.dirname, '../..');
 const run = promisify(execFile);
-const PLATFORMS = [
-  'x',
-  'linkedin',
-  'bluesky',
-  'mastodon',
-  'threads',
-  'instagram',
-  'facebook',
-  'tiktok',
-  'youtube',
-  'pinterest',
-];
 const verbose = Boolean(process.env.HERALD_E2E_VERBOSE);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -83,7 +83,11 @@ function recordingHandler(failOnce: string[] = []) {
 let dir: string;
 let checkpointFile: string;
 
-const poller = (handler: ReturnType<typeof recordingHandler>['handler'], errors: unknown[] = []) =>
+const poller = (
+  handler: ReturnType<typeof recordingHandler>['handler'],
+  errors: unknown[] = [],
+  more: Partial<ConstructorParameters<typeof StreamPoller>[0]> = {},
+) =>
   new StreamPoller({
     client,
     streamArn: STREAM_ARN,
@@ -91,6 +95,7 @@ const poller = (handler: ReturnType<typeof recordingHandler>['handler'], errors:
     context: () => lambdaContext('streamRelay'),
     checkpointFile,
     onError: (err) => errors.push(err),
+    ...more,
   });
 
 const checkpoint = () =>
@@ -276,12 +281,7 @@ describe('StreamPoller with the stack’s mapping settings', () => {
     };
   };
   const withSource = (handler: ReturnType<typeof recordingHandler>['handler'], failures: StreamFailure[]) =>
-    new StreamPoller({
-      client,
-      streamArn: STREAM_ARN,
-      handler,
-      context: () => lambdaContext('streamRelay'),
-      checkpointFile,
+    poller(handler, [], {
       source: SOURCE,
       onFailure: async (f) => {
         failures.push(f);
