@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
 import { apiHandler } from '#shared/http';
-import { deletePost } from '#usecases/posts';
+import { deletePost } from '#usecases/delete-post';
 
 export const { handler, impl } = apiHandler(
   'deletePost',

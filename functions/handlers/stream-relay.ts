@@ -5,9 +5,9 @@ import type { ChannelRecord } from '#core/accounts';
 import type { PostRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
-import { relayChannelChange, relayPostChange } from '#usecases/relay-post-changes';
-import { recordStats } from '#usecases/stats';
-import { startLadderOnChange } from '#usecases/webhook-ladder-start';
+import { relayChannelChange, relayPostChange } from '#usecases/support/relay-post-changes';
+import { recordStats } from '#usecases/support/stats';
+import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
 
 type Image = Record<string, AttributeValue> | undefined;
 const entityOf = (image: Image) => image?.entity?.S;

@@ -6,7 +6,7 @@ import { ApiError } from '#core/errors';
 import { buildRequest, type OperationId, type RequestOf, type requests } from '#core/requests';
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
-import { type Admission, admit, unmeter } from '#usecases/admission';
+import { type Admission, admit, unmeter } from '#usecases/support/admission';
 import { type AuthContext, authenticate, forgetKey, requirePlanFeature, requireScope } from './auth.ts';
 import {
   addResponseHeaders,

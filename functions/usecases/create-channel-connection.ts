@@ -24,7 +24,7 @@ import {
   requirePlatformApp,
   scopesFor,
   verifyCredentials,
-} from './channel-connect.ts';
+} from '#usecases/support/channel-connect';
 
 /**
  * createChannelConnection. Primary course (OAuth platforms): check the request and that the

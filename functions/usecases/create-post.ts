@@ -7,7 +7,7 @@ import { mediaIdFromUrl } from '#core/media';
 import { checkVariant } from '#core/platforms';
 import { duplicateChannelErrors, newPost, resolveMode, toPost } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
-import { type Gate, postCount, quotaAware, requireOrg } from './posts.ts';
+import { type Gate, postCount, quotaAware, requireOrg } from '#usecases/support/post-writes';
 
 // Its own module so only createPost's bundle carries (and initializes) the idempotency layer.
 

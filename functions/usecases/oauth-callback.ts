@@ -21,7 +21,7 @@ import {
   missingScopes,
   publicAccount,
   sessionApp,
-} from './channel-connect.ts';
+} from '#usecases/support/channel-connect';
 
 /** Where the callback sends the browser, or the page it shows when the session has no redirect_uri. */
 export type CallbackOutcome = { location: string } | { page: { title: string; message: string } };

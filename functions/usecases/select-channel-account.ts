@@ -5,7 +5,7 @@ import { type ConnectionRecord, connectionStatus, toConnection } from '#core/con
 import { ApiError, notFound, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
 import type { Platform } from '#core/platforms';
-import { ConnectFailure, connectAccount } from './channel-connect.ts';
+import { ConnectFailure, connectAccount } from '#usecases/support/channel-connect';
 
 /**
  * selectChannelAccount. Primary course: a session waiting in selecting_account connects the

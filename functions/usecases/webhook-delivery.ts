@@ -19,7 +19,7 @@ import {
 } from '#core/webhooks';
 import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';
-import { activeSecrets, sendSigned } from './webhook-send.ts';
+import { activeSecrets, sendSigned } from '#usecases/support/webhook-send';
 
 // One attempt of one event to one endpoint (the test delivery is in webhook-test.ts, so its
 // bundle carries no SQS client).

@@ -121,7 +121,7 @@ export async function benchCost(): Promise<CostResult> {
       },
       { step: 'initialize', name: 'consumedCapacity' },
     );
-    const admin = await import('#usecases/admin');
+    const admin = await import('#usecases/cli/admin');
     const { operations } = await import('#lib/operations');
     const { apiEvent, lambdaContext } = await import('../unit/support/fixtures.ts');
     const created = await admin.createOrg({ name: 'Cost', plan: 'agency', ownerEmail: 'cost@example.com' });
@@ -146,7 +146,7 @@ export async function benchCost(): Promise<CostResult> {
     const { KMSClient } = await import('@aws-sdk/client-kms');
     const { mockClient } = await import('aws-sdk-client-mock');
     const { serveDataKeys } = await import('../unit/support/kms.ts');
-    const { connectAccount } = await import('#usecases/channel-connect');
+    const { connectAccount } = await import('#usecases/support/channel-connect');
     const kms = mockClient(KMSClient);
     serveDataKeys(kms);
     const channel = await connectAccount({

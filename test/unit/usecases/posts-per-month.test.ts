@@ -12,7 +12,9 @@ import type { CreatePostInput } from '#core/requests';
 import { handler as createPostHandler } from '#handlers/create-post';
 import { clearAuthCache } from '#shared/auth';
 import { createPost } from '#usecases/create-post';
-import { type Gate, publishPost, reschedulePost } from '#usecases/posts';
+import { publishPost } from '#usecases/publish-post';
+import { reschedulePost } from '#usecases/reschedule-post';
+import type { Gate } from '#usecases/support/post-writes';
 import { rejectedApiError } from '../support/errors.ts';
 import {
   apiEvent,

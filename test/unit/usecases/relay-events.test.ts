@@ -10,7 +10,7 @@ import {
   postEvents,
   relayChannelChange,
   relayPostChange,
-} from '#usecases/relay-post-changes';
+} from '#usecases/support/relay-post-changes';
 import { channel, ORG_ID, post, variant } from '../support/fixtures.ts';
 
 // Events from table changes (README "Events", docs/webhooks.md): post.published / post.failed on a

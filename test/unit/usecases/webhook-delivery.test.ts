@@ -27,8 +27,8 @@ import {
   type WebhookEvent,
   webhookBody,
 } from '#core/webhooks';
+import { testWebhookEndpoint } from '#usecases/test-webhook-endpoint';
 import { deliverJob } from '#usecases/webhook-delivery';
-import { testWebhookEndpoint } from '#usecases/webhook-test';
 import { rejectedApiError } from '../support/errors.ts';
 import { fixedId, type Item, ORG_ID, webhookEndpoint, webhookEndpointItem } from '../support/fixtures.ts';
 

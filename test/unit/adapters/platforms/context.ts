@@ -10,7 +10,7 @@ import {
   type TokenSource,
 } from '#adapters/platforms/types';
 import type { Platform } from '#core/platforms';
-import { type CredentialStore, channelTokens } from '#usecases/channel-tokens';
+import { type CredentialStore, channelTokens } from '#usecases/support/channel-tokens';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import type { FakePlatform } from '../../../fakes/server.ts';
 
