@@ -1,4 +1,4 @@
-import type { DeliveryMessage } from '#adapters/delivery-queue';
+import type { DeliveryMessage } from '#core/messages';
 import { logger } from '#shared/logger';
 import { sqsBatchHandler } from '#shared/sqs-batch';
 import { deliver } from '#usecases/delivery-worker';

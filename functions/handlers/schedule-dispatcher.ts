@@ -1,4 +1,4 @@
-import type { DispatchMessage } from '#adapters/work-queues';
+import type { DispatchMessage } from '#core/messages';
 import { sqsBatchHandler } from '#shared/sqs-batch';
 import { dispatch } from '#usecases/schedule-dispatcher';
 

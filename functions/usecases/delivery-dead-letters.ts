@@ -1,6 +1,6 @@
-import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { mutatePost } from '#adapters/posts';
 import { withDelivery } from '#core/delivery';
+import type { DeliveryMessage } from '#core/messages';
 
 /**
  * A delivery message that failed processing again and again (a crash, not a platform answer) lands

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { markChannelReauthRequired } from '#adapters/channels';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { mediaOf } from '#adapters/media-files';
 import { connectorFor } from '#adapters/platforms/index';
 import { PlatformError, type PublishContext, type PublishResult } from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';
-import { sendDelayed } from '#adapters/work-queues';
+import { sendDelayed } from '#adapters/queues';
 import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
+import type { DeliveryMessage } from '#core/messages';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
-import { requireEnv } from '#shared/config';
 import { logger } from '#shared/logger';
 import { channelTokens } from '#usecases/support/channel-tokens';
 
@@ -131,11 +130,7 @@ export async function deliver(
   );
   const d = after?.deliveries[msg.channel_id];
   if (d?.stage === 'retrying' && d.next_attempt_at) {
-    await sendDelayed(
-      requireEnv('DELIVERY_QUEUE_URL'),
-      msg,
-      (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000,
-    );
+    await sendDelayed('delivery', msg, (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000);
     return 'retrying';
   }
   return 'failed';
@@ -161,5 +156,5 @@ async function updateClaimed(
 async function requeueWhenDue(msg: DeliveryMessage, post: PostRecord | undefined): Promise<void> {
   const at = post?.deliveries[msg.channel_id]?.next_attempt_at;
   if (!at) return;
-  await sendDelayed(requireEnv('DELIVERY_QUEUE_URL'), msg, (Date.parse(at) - Date.now()) / 1000);
+  await sendDelayed('delivery', msg, (Date.parse(at) - Date.now()) / 1000);
 }

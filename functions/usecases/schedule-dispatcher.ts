@@ -1,7 +1,7 @@
 import { mutatePost } from '#adapters/posts';
-import { type DispatchMessage, MAX_DELAY_SECONDS, sendDelayed } from '#adapters/work-queues';
+import { sendDelayed } from '#adapters/queues';
+import { type DispatchMessage, MAX_DELAY_SECONDS } from '#core/messages';
 import { startPublishing } from '#core/posts';
-import { requireEnv } from '#shared/config';
 
 // The dispatcher: the second half of the scheduler (the sweeper is schedule-sweeper.ts).
 
@@ -16,7 +16,7 @@ export async function dispatch(
 ): Promise<'started' | 'stale' | 'deferred'> {
   const wait = Date.parse(msg.scheduled_at) - clock().getTime();
   if (wait > 1000) {
-    await sendDelayed(requireEnv('SCHEDULE_QUEUE_URL'), msg, Math.min(MAX_DELAY_SECONDS, wait / 1000));
+    await sendDelayed('schedule', msg, Math.min(MAX_DELAY_SECONDS, wait / 1000));
     return 'deferred';
   }
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));

@@ -1,8 +1,8 @@
-import { type DeliveryMessage, enqueueDeliveries } from '#adapters/delivery-queue';
 import { dueInBucket, mutatePost } from '#adapters/posts';
+import { enqueueDeliveries, sendDispatches } from '#adapters/queues';
 import { markSwept, sweptThrough } from '#adapters/sweep-cursor';
-import { type DispatchMessage, sendDispatches } from '#adapters/work-queues';
 import { WATCHDOG_SECONDS } from '#core/delivery';
+import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 
 // The scheduler. The sweeper runs every minute in AWS (every second locally: same code) and reads
 // the due-work index (GSI2, minute buckets); what falls due within the lookahead goes onto the

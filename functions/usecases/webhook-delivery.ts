@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sendJobs, type WebhookJob } from '#adapters/webhooks/jobs';
+import { sendJobs } from '#adapters/queues';
 import type { Resolver } from '#adapters/webhooks/safe-http';
 import {
   claimAttempt,
@@ -10,6 +10,7 @@ import {
   recordEndpointFailure,
   recordEndpointSuccess,
 } from '#adapters/webhooks/store';
+import type { WebhookJob } from '#core/messages';
 import {
   classify,
   DELIVERING_STATES,

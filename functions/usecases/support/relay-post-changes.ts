@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
-import { enqueueDeliveries } from '#adapters/delivery-queue';
-import { type EventType, type HeraldEvent, publishEvents } from '#adapters/events-queue';
+import { enqueueDeliveries, publishEvents } from '#adapters/queues';
 import { type ChannelRecord, toChannel } from '#core/accounts';
 import { deterministicId } from '#core/ids';
+import type { DeliveryMessage, HeraldEvent } from '#core/messages';
 import { type PostRecord, pendingChannels, toPost } from '#core/posts';
+import type { EventType } from '#core/webhooks';
 
 /**
  * Primary course: an item changed in the table (DynamoDB Streams). When a post starts a new publish

@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, GetCommand, PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
+import type { DeliveryMessage } from '#core/messages';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import { deadLetter } from '#usecases/delivery-dead-letters';
 import { fixedId, ORG_ID, post, postItem, serveItems, variant } from '../support/fixtures.ts';

@@ -13,10 +13,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { keys } from '#adapters/keys';
 import { type Connector, PlatformError, type PublishContext } from '#adapters/platforms/types';
 import { LEASE_SECONDS, MAX_ATTEMPTS, WATCHDOG_SECONDS } from '#core/delivery';
+import type { DeliveryMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
 import { deliver, RetryLaterError } from '#usecases/delivery-worker';
 import {

@@ -1,8 +1,8 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { HeraldEvent } from '#adapters/events-queue';
 import { type ChannelRecord, toChannel } from '#core/accounts';
+import type { HeraldEvent } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing, toPost } from '#core/posts';
 import {
   type Change,

@@ -12,11 +12,10 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { keys } from '#adapters/keys';
 import { REDISPATCH_AFTER_SECONDS } from '#adapters/posts';
-import type { DispatchMessage } from '#adapters/work-queues';
 import { LEASE_SECONDS, WATCHDOG_SECONDS } from '#core/delivery';
+import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
 import { dispatch } from '#usecases/schedule-dispatcher';
 import { LOOKAHEAD_SECONDS, sweep } from '#usecases/schedule-sweeper';

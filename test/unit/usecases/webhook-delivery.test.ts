@@ -19,7 +19,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
-import type { WebhookJob } from '#adapters/webhooks/jobs';
+import type { WebhookJob } from '#core/messages';
 import {
   type DeliveryAttempt,
   newSigningSecret,

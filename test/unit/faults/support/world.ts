@@ -9,9 +9,9 @@ import type {
   SQSRecord,
 } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { keys } from '#adapters/keys';
 import type { ChannelRecord } from '#core/accounts';
+import type { DeliveryMessage } from '#core/messages';
 import type { Platform } from '#core/platforms';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
 import { clearAuthCache } from '#shared/auth';

@@ -11,7 +11,16 @@ import { keys } from '#adapters/keys';
 import type { Org } from '#core/accounts';
 import { PLANS } from '#core/plans';
 import { AdminError, approvePost, setPlan } from '#usecases/cli/admin';
-import { fixedId, type Item, ORG_ID, org, orgItem, post, postItem, serveItems } from '../../support/fixtures.ts';
+import {
+  fixedId,
+  type Item,
+  ORG_ID,
+  org,
+  orgItem,
+  post,
+  postItem,
+  serveItems,
+} from '../../support/fixtures.ts';
 
 // The admin CLI's plan-related use cases: the channel bound, plan changes with overrides, and
 // posts_per_month at approval.

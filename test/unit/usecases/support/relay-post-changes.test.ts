@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
+import type { DeliveryMessage } from '#core/messages';
 import { type PostRecord, startPublishing } from '#core/posts';
 import { type Change, deliveriesToEnqueue, relayPostChange } from '#usecases/support/relay-post-changes';
 import { fixedId, ORG_ID, post, variant } from '../../support/fixtures.ts';
