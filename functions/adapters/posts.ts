@@ -4,7 +4,7 @@ import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws
 import type { ChannelRecord, Org, OrgSettings } from '#core/accounts';
 import type { PostStatus } from '#core/constants';
 import type { MediaAssetRecord } from '#core/media';
-import type { PostRecord } from '#core/posts';
+import { dueAt, type PostRecord } from '#core/posts';
 import { ddb } from '#shared/clients';
 import { keys } from './keys.ts';
 import { countPostItem } from './limits.ts';
@@ -49,25 +49,6 @@ async function transact(
     if (count && reasons[all.length - 1]?.Code === 'ConditionalCheckFailed') throw new PostQuotaError();
     throw new ConcurrentChangeError();
   }
-}
-
-/**
- * Where the post sits in the due-work index, if anywhere. A scheduled post already dispatched for
- * its time moves past the sweeper's lookahead: sweeps skip it, and see it again only if it is still
- * scheduled well after its time (a lost dispatch).
- */
-export const REDISPATCH_AFTER_SECONDS = 180;
-
-function dueAt(post: PostRecord): string | null {
-  if (post.status === 'scheduled' && post.scheduled_at) {
-    if (post.dispatched?.for !== post.scheduled_at) return post.scheduled_at;
-    const at =
-      Math.max(Date.parse(post.scheduled_at), Date.parse(post.dispatched.at)) +
-      REDISPATCH_AFTER_SECONDS * 1000;
-    return new Date(at).toISOString();
-  }
-  if (post.status === 'publishing') return post.watch_at ?? null;
-  return null;
 }
 
 function toItem(post: PostRecord) {

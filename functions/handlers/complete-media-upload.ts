@@ -1,5 +1,5 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { completeMediaUpload } from '#usecases/complete-media-upload';
 
 // The probe function: the only one with the ffmpeg/ffprobe layer, more memory and a longer timeout.

@@ -1,5 +1,5 @@
 import { CreateMediaUploadBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { createMediaUpload } from '#usecases/create-media-upload';
 
 export const { handler, impl } = apiHandler(

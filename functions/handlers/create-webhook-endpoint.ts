@@ -1,5 +1,5 @@
 import { CreateWebhookEndpointBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { createWebhookEndpoint } from '#usecases/create-webhook-endpoint';
 
 export const { handler, impl } = apiHandler(

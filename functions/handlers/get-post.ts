@@ -1,5 +1,5 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { getPostById } from '#usecases/get-post';
 
 export const { handler, impl } = apiHandler('getPost', { query: NoQuery }, async ({ auth, params }) => ({

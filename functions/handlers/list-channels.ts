@@ -1,5 +1,5 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { listChannelsOf } from '#usecases/list-channels';
 
 export const { handler, impl } = apiHandler('listChannels', { query: NoQuery }, async ({ auth }) => ({

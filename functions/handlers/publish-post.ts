@@ -1,5 +1,5 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { publishPost } from '#usecases/publish-post';
 
 export const { handler, impl } = apiHandler(

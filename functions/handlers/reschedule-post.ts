@@ -1,5 +1,5 @@
 import { ReschedulePostBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { reschedulePost } from '#usecases/reschedule-post';
 
 export const { handler, impl } = apiHandler(

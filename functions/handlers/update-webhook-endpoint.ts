@@ -1,5 +1,5 @@
 import { UpdateWebhookEndpointBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { updateWebhookEndpoint } from '#usecases/update-webhook-endpoint';
 
 export const { handler, impl } = apiHandler(

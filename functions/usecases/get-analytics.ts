@@ -1,7 +1,7 @@
 import type { Engagement } from '#adapters/platforms/types';
 import { countPostsByStatus, readStats } from '#adapters/stats';
+import type { Admission } from '#core/accounts';
 import { PLATFORMS, POST_STATUSES, type PostStatus } from '#core/constants';
-import type { Admission } from '#usecases/support/admission';
 import { ENGAGEMENT_METRICS } from '#usecases/support/stats';
 
 /** The publish timeline covers this many UTC days, oldest first, today last (docs/analytics.md). */

@@ -1,7 +1,7 @@
 import { getOrgUsage } from '#adapters/limits';
+import type { Admission } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { billingPeriod, effectiveLimits } from '#core/plans';
-import type { Admission } from '#usecases/support/admission';
 
 /**
  * getUsage. Primary course: read the org and this month's meters while the request itself is

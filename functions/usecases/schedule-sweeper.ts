@@ -1,8 +1,8 @@
 import { dueInBucket, mutatePost } from '#adapters/posts';
 import { enqueueDeliveries, sendDispatches } from '#adapters/queues';
 import { markSwept, sweptThrough } from '#adapters/sweep-cursor';
-import { WATCHDOG_SECONDS } from '#core/delivery';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
+import { REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
 
 // The scheduler. The sweeper runs every minute in AWS (every second locally: same code) and reads
 // the due-work index (GSI2, minute buckets); what falls due within the lookahead goes onto the
@@ -16,9 +16,6 @@ const LOOKBACK_MINUTES = 30;
 
 /** How far back a sweeper that was stopped catches up (older work is left to an operator). */
 const CATCH_UP_MINUTES = 14 * 24 * 60;
-
-/** A dispatch not acted on within this long is sent again (a lost message, a crashed sweeper). */
-const REDISPATCH_SECONDS = 120;
 
 const CONCURRENCY = 16;
 

@@ -1,11 +1,7 @@
 import { admitRequest, uncountRequest } from '#adapters/limits';
+import type { Admission, AuthContext } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { billingPeriod, burstWindow, rateLimitHeaders } from '#core/plans';
-import type { AuthContext } from '#shared/auth';
-
-export type Admission =
-  | { allowed: true; headers: Record<string, string>; apiRequests: number; period: string }
-  | { allowed: false; headers: Record<string, string>; error: ApiError };
 
 /**
  * Admits one authenticated request. Primary course: one conditional write to the organization's

@@ -43,8 +43,8 @@ import { handler as rotateWebhookSecret } from '#handlers/rotate-webhook-secret'
 import { handler as testWebhookEndpoint } from '#handlers/test-webhook-endpoint';
 import { handler as webhookDelivery } from '#handlers/webhook-delivery';
 import { SCOPES } from '#lib/operations';
-import { clearAuthCache } from '#shared/auth';
 import { logger } from '#shared/logger';
+import { clearAuthCache } from '#usecases/support/authenticate';
 import {
   apiEvent,
   apiKey,

@@ -15,9 +15,10 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import { type Connector, PlatformError, type PublishContext } from '#adapters/platforms/types';
-import { LEASE_SECONDS, MAX_ATTEMPTS, WATCHDOG_SECONDS } from '#core/delivery';
+import { MAX_ATTEMPTS } from '#core/delivery';
 import type { DeliveryMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
+import { LEASE_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
 import { deliver, RetryLaterError } from '#usecases/delivery-worker';
 import {
   channel,

@@ -13,13 +13,13 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import { clearGateGuesses } from '#adapters/limits';
+import type { Admission } from '#core/accounts';
 import { POST_STATUSES, type PostStatus } from '#core/constants';
 import { ApiError } from '#core/errors';
 import { Analytics } from '#core/schemas';
 import { handler } from '#handlers/get-analytics';
-import { authenticate, clearAuthCache } from '#shared/auth';
 import { getAnalytics, TIMELINE_DAYS, timelineDays } from '#usecases/get-analytics';
-import type { Admission } from '#usecases/support/admission';
+import { authenticate, clearAuthCache } from '#usecases/support/authenticate';
 import { rejectedApiError } from '../support/errors.ts';
 import {
   apiEvent,

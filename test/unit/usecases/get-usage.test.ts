@@ -1,13 +1,12 @@
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Org } from '#core/accounts';
+import type { Admission, Org } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { Usage } from '#core/schemas';
 import { handler } from '#handlers/get-usage';
-import { clearAuthCache } from '#shared/auth';
 import { getUsage } from '#usecases/get-usage';
-import type { Admission } from '#usecases/support/admission';
+import { clearAuthCache } from '#usecases/support/authenticate';
 import { rejectedApiError } from '../support/errors.ts';
 import {
   apiEvent,

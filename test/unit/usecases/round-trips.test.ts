@@ -22,7 +22,7 @@ import { handler as listChannels } from '#handlers/list-channels';
 import { handler as listPosts } from '#handlers/list-posts';
 import { handler as publishPost } from '#handlers/publish-post';
 import { handler as reschedulePost } from '#handlers/reschedule-post';
-import { authenticate, clearAuthCache } from '#shared/auth';
+import { authenticate, clearAuthCache } from '#usecases/support/authenticate';
 import {
   apiEvent,
   apiKey,

@@ -13,10 +13,9 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
-import { REDISPATCH_AFTER_SECONDS } from '#adapters/posts';
-import { LEASE_SECONDS, WATCHDOG_SECONDS } from '#core/delivery';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
+import { LEASE_SECONDS, REDISPATCH_AFTER_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
 import { dispatch } from '#usecases/schedule-dispatcher';
 import { LOOKAHEAD_SECONDS, sweep } from '#usecases/schedule-sweeper';
 import { channel, fixedId, type Item, ORG_ID, post, postItem, variant } from '../support/fixtures.ts';

@@ -3,8 +3,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { parseItem } from 'structured-headers';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { clearGateGuesses } from '#adapters/limits';
+import type { AuthContext } from '#core/accounts';
 import { effectiveLimits, PLANS } from '#core/plans';
-import type { AuthContext } from '#shared/auth';
 import { admit } from '#usecases/support/admission';
 import { fixedId, counters as fixtureCounters, ORG_ID } from '../../support/fixtures.ts';
 

@@ -1,22 +1,14 @@
 import { getApiKeyByHash, getOrg } from '#adapters/accounts';
-import { hashApiKey, looksLikeApiKey, type Org } from '#core/accounts';
+import { type AuthContext, hashApiKey, looksLikeApiKey, type Org } from '#core/accounts';
 import { ApiError } from '#core/errors';
-import { effectiveLimits, type Feature, type Limits, type PlanName, requireFeature } from '#core/plans';
-import type { Scope } from '#lib/operations';
+import { effectiveLimits, type Feature, requireFeature } from '#core/plans';
+import type { Operation, Scope } from '#lib/operations';
 
 // API-key authentication with a short per-container cache, so a warm request pays no extra
 // DynamoDB round trip. The cache holds the key and its organization's plan; a plan change takes
 // effect within CACHE_TTL_MS on every container. Revocation does not wait for the cache: it is
 // written into the request gate (adapters/limits.ts), whose condition every API request passes, so
 // the next request of a revoked key is refused on every container.
-
-export interface AuthContext {
-  orgId: string;
-  keyId: string;
-  scopes: ReadonlySet<Scope>;
-  plan: PlanName;
-  limits: Limits;
-}
 
 export const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 1_000;
@@ -105,6 +97,13 @@ export function requireScope(ctx: AuthContext, scope: Scope): void {
 
 export function requirePlanFeature(ctx: AuthContext, feature: Feature | undefined): void {
   if (feature) requireFeature(ctx.plan, feature);
+}
+
+/** The operation's scope and plan feature, checked against the key (403 otherwise). */
+export function authorize(ctx: AuthContext, op: Operation): void {
+  if (op.scope === null) return;
+  requireScope(ctx, op.scope);
+  requirePlanFeature(ctx, op.feature);
 }
 
 /** The gate refused `keyId` as revoked: this container stops serving it from its cache at once. */

@@ -3,8 +3,14 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { PLANS } from '#core/plans';
 import { handler as getPost } from '#handlers/get-post';
-import { authenticate, CACHE_TTL_MS, clearAuthCache, presentedKey, requireScope } from '#shared/auth';
-import { rejectedApiError } from '../support/errors.ts';
+import {
+  authenticate,
+  CACHE_TTL_MS,
+  clearAuthCache,
+  presentedKey,
+  requireScope,
+} from '#usecases/support/authenticate';
+import { rejectedApiError } from '../../support/errors.ts';
 import {
   apiEvent,
   apiKey,
@@ -18,7 +24,7 @@ import {
   postItem,
   serveCounters,
   serveItems,
-} from '../support/fixtures.ts';
+} from '../../support/fixtures.ts';
 
 const ddb = mockClient(DynamoDBDocumentClient);
 
