@@ -1,8 +1,8 @@
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys, parseWorkEntry } from '#adapters/keys';
+import { fromItem, isConditionFailure, queryAll, setClause, TABLE_NAME } from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import { fromItem, isConditionFailure, queryAll, setClause, TABLE_NAME } from './table.ts';
 
 // Channels (`ORG#<org>` / `CHANNEL#<ch>`), which channel posts as which platform account
 // (`CHACCT#<platform>#<account>`, so connecting an account twice reconnects its channel), their
@@ -178,8 +178,8 @@ export async function dueChannels(
         ExpressionAttributeValues: { ':b': keys.channelSyncBucket(day).gsi2pk, ':until': until },
       });
       for (const item of items) {
-        const [, orgId, channelId] = String(item.gsi2sk).split('#');
-        if (orgId && channelId) out.push({ orgId, channelId });
+        const e = parseWorkEntry(item.gsi2sk);
+        if (e) out.push({ orgId: e.orgId, channelId: e.id });
       }
     }),
   );

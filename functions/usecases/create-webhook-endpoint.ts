@@ -1,5 +1,5 @@
+import { createEndpoint, EndpointLimitError } from '#adapters/webhook-endpoints';
 import { sealSecret } from '#adapters/webhooks/secrets';
-import { createEndpoint, EndpointLimitError } from '#adapters/webhooks/store';
 import { conflict } from '#core/errors';
 import { newId } from '#core/ids';
 import {

@@ -1,4 +1,4 @@
-import { deleteEndpoint } from '#adapters/webhooks/store';
+import { deleteEndpoint } from '#adapters/webhook-endpoints';
 import { notFound } from '#core/errors';
 import { isId } from '#core/ids';
 import type { Admitted } from '#usecases/support/webhook-endpoint-input';

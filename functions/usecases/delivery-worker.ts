@@ -1,14 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { markChannelReauthRequired } from '#adapters/channels';
-import { mediaOf } from '#adapters/media-files';
+import { getAssets } from '#adapters/media';
+import { readObject } from '#adapters/media-store';
 import { connectorFor } from '#adapters/platforms/index';
-import { PlatformError, type PublishContext, type PublishResult } from '#adapters/platforms/types';
+import {
+  type MediaInput,
+  PlatformError,
+  type PublishContext,
+  type PublishResult,
+} from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';
 import { sendDelayed } from '#adapters/queues';
 import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
+import { mediaIdFromUrl } from '#core/media';
 import type { DeliveryMessage } from '#core/messages';
-import type { DeliveryRecord, PostRecord } from '#core/posts';
+import type { DeliveryRecord, PostRecord, VariantRecord } from '#core/posts';
 import { logger } from '#shared/logger';
 import { channelTokens } from '#usecases/support/channel-tokens';
 
@@ -157,4 +164,29 @@ async function requeueWhenDue(msg: DeliveryMessage, post: PostRecord | undefined
   const at = post?.deliveries[msg.channel_id]?.next_attempt_at;
   if (!at) return;
   await sendDelayed('delivery', msg, (Date.parse(at) - Date.now()) / 1000);
+}
+
+// The media of a variant as connectors need it: type, alt text, content type, size and the bytes —
+// read from the media bucket by the asset's object key (not fetched through the public url).
+async function mediaOf(orgId: string, variant: VariantRecord): Promise<MediaInput[]> {
+  if (!variant.media.length) return [];
+  const assets = await getAssets(
+    orgId,
+    variant.media.map((m) => mediaIdFromUrl(m.url) ?? ''),
+  );
+  return variant.media.map((m, i) => {
+    const asset = assets[i];
+    return {
+      type: m.type,
+      alt: m.alt,
+      url: m.url,
+      contentType: asset?.content_type ?? 'application/octet-stream',
+      filename: asset?.filename ?? 'media',
+      sizeBytes: asset?.size_bytes ?? 0,
+      read: async () => {
+        if (asset?.status !== 'ready') throw new Error(`media ${m.url} is not a ready asset`);
+        return readObject('media', asset.object_key);
+      },
+    };
+  });
 }

@@ -1,8 +1,7 @@
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { connectorFor } from '#adapters/platforms/index';
 import { type Engagement, PlatformError } from '#adapters/platforms/types';
-import { mutatePost } from '#adapters/posts';
-import { loadPosts, postsPublishedOn } from '#adapters/stats';
+import { loadPosts, mutatePost, postsPublishedOn } from '#adapters/posts';
 import { logger } from '#shared/logger';
 import { channelTokens } from '#usecases/support/channel-tokens';
 import {

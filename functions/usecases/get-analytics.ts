@@ -1,5 +1,6 @@
 import type { Engagement } from '#adapters/platforms/types';
-import { countPostsByStatus, readStats } from '#adapters/stats';
+import { countPostsByStatus } from '#adapters/posts';
+import { readStats } from '#adapters/stats';
 import type { Admission } from '#core/accounts';
 import { PLATFORMS, POST_STATUSES, type PostStatus } from '#core/constants';
 import { ENGAGEMENT_METRICS } from '#usecases/support/stats';

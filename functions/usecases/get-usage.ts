@@ -1,4 +1,4 @@
-import { getOrgUsage } from '#adapters/limits';
+import { getOrgUsage } from '#adapters/usage';
 import type { Admission } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { billingPeriod, effectiveLimits } from '#core/plans';

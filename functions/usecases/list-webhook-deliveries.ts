@@ -1,4 +1,5 @@
-import { DELIVERY_LOG_POSITION, getEndpoint, queryDeliveries } from '#adapters/webhooks/store';
+import { DELIVERY_LOG_POSITION, queryDeliveries } from '#adapters/webhook-deliveries';
+import { getEndpoint } from '#adapters/webhook-endpoints';
 import { PAGE_SIZE, type PageQuery, paginate } from '#core/cursor';
 import { notFound } from '#core/errors';
 import { isId } from '#core/ids';

@@ -1,4 +1,4 @@
-import { queryEndpoints } from '#adapters/webhooks/store';
+import { queryEndpoints } from '#adapters/webhook-endpoints';
 import { PAGE_SIZE, type PageQuery, paginate } from '#core/cursor';
 import { isId } from '#core/ids';
 import { toWebhookEndpoint } from '#core/webhooks';

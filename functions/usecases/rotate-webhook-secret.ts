@@ -1,5 +1,5 @@
+import { getEndpoint, rotateEndpointSecret } from '#adapters/webhook-endpoints';
 import { sealSecret } from '#adapters/webhooks/secrets';
-import { getEndpoint, updateEndpoint } from '#adapters/webhooks/store';
 import { conflict, notFound } from '#core/errors';
 import { isId } from '#core/ids';
 import { newSigningSecret, SECRET_OVERLAP_MS } from '#core/webhooks';
@@ -16,14 +16,12 @@ export async function rotateWebhookSecret(orgId: string, id: string, now: string
   // Sealed only for an admitted request on an existing endpoint (KMS quotas are account-wide).
   const sealed = await sealSecret(orgId, id, secret);
   const previousUntil = new Date(Date.parse(now) + SECRET_OVERLAP_MS).toISOString();
-  const updated = await updateEndpoint(
+  const updated = await rotateEndpointSecret(
     orgId,
     id,
-    {
-      secret: { current: sealed, previous: current.secret.current, previous_until: previousUntil },
-      updated_at: now,
-    },
-    { 'secret.current': current.secret.current },
+    { current: sealed, previous: current.secret.current, previous_until: previousUntil },
+    current.secret.current,
+    now,
   );
   if (!updated) {
     if (!(await getEndpoint(orgId, id))) throw notFound('webhook endpoint');

@@ -1,5 +1,5 @@
-import { openPending } from '#adapters/connection-pending';
-import { advanceConnection, getConnection } from '#adapters/connections';
+import { openPending } from '#adapters/channel-connection-secrets';
+import { advanceConnection, getConnection } from '#adapters/channel-connections';
 import { toChannel } from '#core/accounts';
 import { type ConnectionRecord, connectionStatus, toConnection } from '#core/connections';
 import { ApiError, notFound, ValidationError } from '#core/errors';

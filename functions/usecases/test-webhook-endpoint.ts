@@ -1,4 +1,5 @@
-import { getEndpoint, putTestDelivery } from '#adapters/webhooks/store';
+import { putTestDelivery } from '#adapters/webhook-deliveries';
+import { getEndpoint } from '#adapters/webhook-endpoints';
 import { notFound } from '#core/errors';
 import { isId, newId } from '#core/ids';
 import { classify, TEST_EVENT_TYPE, type WebhookEvent } from '#core/webhooks';

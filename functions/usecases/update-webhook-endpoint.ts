@@ -1,4 +1,4 @@
-import { getEndpoint, updateEndpoint } from '#adapters/webhooks/store';
+import { type EndpointConfig, getEndpoint, updateEndpointConfig } from '#adapters/webhook-endpoints';
 import { conflict, notFound } from '#core/errors';
 import { isId } from '#core/ids';
 import { type EventType, toWebhookEndpoint, type WebhookEndpointRecord } from '#core/webhooks';
@@ -13,8 +13,8 @@ function changes(
   body: { url?: string; event_types?: EventType[]; description?: string | null; enabled?: boolean },
   url: string | undefined,
   now: string,
-): Record<string, unknown> {
-  const set: Record<string, unknown> = { updated_at: now };
+): EndpointConfig {
+  const set: EndpointConfig = { updated_at: now };
   if (url !== undefined) set.url = url;
   if (body.event_types !== undefined) set.event_types = unique(body.event_types);
   if (body.description !== undefined) set.description = body.description;
@@ -48,9 +48,7 @@ export async function updateWebhookEndpoint(
   for (let round = 0; round < 3; round++) {
     const current = round === 0 ? first : await getEndpoint(orgId, id);
     if (!current) throw notFound('webhook endpoint');
-    const updated = await updateEndpoint(orgId, id, changes(current, body, url, now), {
-      state: current.state,
-    });
+    const updated = await updateEndpointConfig(orgId, id, changes(current, body, url, now), current.state);
     if (updated) return toWebhookEndpoint(updated);
   }
   throw conflict('The endpoint kept changing while it was being updated; read it and try again.');

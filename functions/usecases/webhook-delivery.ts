@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { sendJobs } from '#adapters/queues';
-import type { Resolver } from '#adapters/webhooks/safe-http';
+import { claimAttempt, markSkipped, recordAttempt } from '#adapters/webhook-deliveries';
 import {
-  claimAttempt,
   disableGoneEndpoint,
   getEndpoint,
-  markSkipped,
-  recordAttempt,
   recordEndpointFailure,
   recordEndpointSuccess,
-} from '#adapters/webhooks/store';
+} from '#adapters/webhook-endpoints';
+import type { Resolver } from '#adapters/webhooks/safe-http';
 import type { WebhookJob } from '#core/messages';
 import {
   classify,

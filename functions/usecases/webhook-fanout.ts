@@ -1,5 +1,5 @@
 import { sendJobs } from '#adapters/queues';
-import { listEndpoints } from '#adapters/webhooks/store';
+import { listEndpoints } from '#adapters/webhook-endpoints';
 import type { HeraldEvent } from '#core/messages';
 import { DELIVERING_STATES } from '#core/webhooks';
 

@@ -1,6 +1,6 @@
-import { listOwnerEmails } from '#adapters/accounts';
+import { listOwnerEmails } from '#adapters/users';
+import { autoDisableEndpoint, getEndpoint, warnEndpoint } from '#adapters/webhook-endpoints';
 import { sendEmail } from '#adapters/webhooks/notify';
-import { autoDisableEndpoint, getEndpoint, warnEndpoint } from '#adapters/webhooks/store';
 import { DELIVERING_STATES, ladderDeadlines, type WebhookEndpointRecord } from '#core/webhooks';
 import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';

@@ -264,7 +264,7 @@ export async function benchCost(): Promise<CostResult> {
  */
 async function seed(orgId: string, createScheduled: () => Promise<unknown>): Promise<void> {
   const { insertAsset } = await import('#adapters/media');
-  const { createEndpoint } = await import('#adapters/webhooks/store');
+  const { createEndpoint } = await import('#adapters/webhook-endpoints');
   const { newId } = await import('#core/ids');
   for (let i = 0; i < SEED.posts; i++) await createScheduled();
   const now = new Date().toISOString();

@@ -1,19 +1,10 @@
-import {
-  AlreadyExistsError,
-  addUser,
-  createOrgWithOwner,
-  getOrg,
-  getUser,
-  listApiKeys,
-  putApiKey,
-  revokeApiKey,
-  setOrgPlan,
-  updateOrgSettings,
-} from '#adapters/accounts';
+import { listApiKeys, putApiKey, revokeApiKey } from '#adapters/api-keys';
 import { getChannel } from '#adapters/channels';
+import { createOrgWithOwner, getOrg, setOrgPlan, updateOrgSettings } from '#adapters/orgs';
 import { listPlatformApps, putPlatformApp } from '#adapters/platform-apps';
 import { PlatformError } from '#adapters/platforms/types';
-import { ConcurrentChangeError, getPostWithOrg, PostQuotaError, replacePost } from '#adapters/posts';
+import { getPostWithOrg, replacePost } from '#adapters/posts';
+import { AlreadyExistsError, addUser, getUser } from '#adapters/users';
 import {
   type ApiKeyRecord,
   canApprovePosts,
@@ -35,7 +26,7 @@ import { ApiError } from '#core/errors';
 import { newId } from '#core/ids';
 import { billingPeriod, effectiveLimits, type Limits } from '#core/plans';
 import type { Platform } from '#core/platforms';
-import { countedNow, decideApprove, toPost } from '#core/posts';
+import { decideApprove, toPost } from '#core/posts';
 import { issuesToFieldErrors } from '#core/validation';
 import type { Scope } from '#lib/operations';
 import { syncChannel } from '#usecases/channel-sync';
@@ -49,6 +40,7 @@ import {
   refused,
   verifyCredentials,
 } from '#usecases/support/channel-connect';
+import { postCount, quotaAware, withRetry } from '#usecases/support/post-writes';
 
 // What `herald` (the admin CLI) does. The same code runs against the local stack and a deployment.
 
@@ -381,28 +373,31 @@ export async function setPlan(args: { orgId: string; plan: Plan; limits?: Partia
 /** needs_approval → scheduled or publishing (owners and admins). */
 export async function approvePost(args: { orgId: string; by: string; postId: string }) {
   await requireRole(args.orgId, args.by, canApprovePosts, 'approving posts');
-  for (let attempt = 0; attempt < 4; attempt++) {
-    const { org, post } = await getPostWithOrg(args.orgId, args.postId);
-    if (!post || !org)
-      throw new AdminError(`no post ${args.postId} in organization ${args.orgId}`, 'not_found');
-    let next: ReturnType<typeof decideApprove>;
-    try {
-      next = decideApprove(post, new Date());
-    } catch (err) {
-      throw new AdminError((err as Error).message, 'conflict');
-    }
-    const period = billingPeriod(Date.now());
-    const counted = countedNow(next, period.id);
-    const count = counted
-      ? { period: period.id, limit: effectiveLimits(org.plan, org.limits).posts_per_month }
-      : undefined;
-    try {
-      return toPost(await replacePost(counted ?? next, post.version, {}, count));
-    } catch (err) {
-      if (err instanceof PostQuotaError)
-        throw new AdminError(`${args.orgId} has used its posts_per_month for ${period.id}`, 'conflict');
-      if (!(err instanceof ConcurrentChangeError)) throw err;
-    }
+  const now = new Date();
+  try {
+    // The API's own write path: the same posts_per_month count, 429 and conflict retry.
+    return await withRetry(async () => {
+      const { org, post } = await getPostWithOrg(args.orgId, args.postId);
+      if (!post || !org)
+        throw new AdminError(`no post ${args.postId} in organization ${args.orgId}`, 'not_found');
+      let approved: ReturnType<typeof decideApprove>;
+      try {
+        approved = decideApprove(post, now);
+      } catch (err) {
+        throw new AdminError((err as Error).message, 'conflict');
+      }
+      const postsPerMonth = effectiveLimits(org.plan, org.limits).posts_per_month;
+      const { next, count } = postCount(approved, { admitted: async () => undefined, postsPerMonth }, now);
+      return toPost(await quotaAware(() => replacePost(next, post.version, {}, count), now));
+    });
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const period = billingPeriod(now.getTime());
+    throw new AdminError(
+      err.code === 'quota_exhausted'
+        ? `${args.orgId} has used its posts_per_month for ${period.id}`
+        : 'the post kept changing; try again',
+      'conflict',
+    );
   }
-  throw new AdminError('the post kept changing; try again', 'conflict');
 }

@@ -1,4 +1,4 @@
-import { admitRequest, uncountRequest } from '#adapters/limits';
+import { admitRequest, uncountRequest } from '#adapters/usage';
 import type { Admission, AuthContext } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { billingPeriod, burstWindow, rateLimitHeaders } from '#core/plans';

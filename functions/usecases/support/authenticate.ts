@@ -1,4 +1,5 @@
-import { getApiKeyByHash, getOrg } from '#adapters/accounts';
+import { getApiKeyByHash } from '#adapters/api-keys';
+import { getOrg } from '#adapters/orgs';
 import { type AuthContext, hashApiKey, looksLikeApiKey, type Org } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { effectiveLimits, type Feature, requireFeature } from '#core/plans';
@@ -7,7 +8,7 @@ import type { Operation, Scope } from '#lib/operations';
 // API-key authentication with a short per-container cache, so a warm request pays no extra
 // DynamoDB round trip. The cache holds the key and its organization's plan; a plan change takes
 // effect within CACHE_TTL_MS on every container. Revocation does not wait for the cache: it is
-// written into the request gate (adapters/limits.ts), whose condition every API request passes, so
+// written into the request gate (adapters/usage.ts), whose condition every API request passes, so
 // the next request of a revoked key is refused on every container.
 
 export const CACHE_TTL_MS = 30_000;

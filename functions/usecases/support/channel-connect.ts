@@ -1,8 +1,8 @@
-import { getOrg } from '#adapters/accounts';
+import { completeConnectionItem } from '#adapters/channel-connections';
 import { ChannelLimitError, ConnectRaceError, saveConnectedChannel } from '#adapters/channel-credentials';
 import { channelOfAccount, getChannel } from '#adapters/channels';
-import { completeConnectionItem } from '#adapters/connections';
 import type { OAuthApp } from '#adapters/oauth';
+import { getOrg } from '#adapters/orgs';
 import {
   getInstanceApp,
   getInstanceAppInfo,

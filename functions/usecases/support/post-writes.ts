@@ -1,4 +1,4 @@
-import { getOrg } from '#adapters/accounts';
+import { getOrg } from '#adapters/orgs';
 import { ConcurrentChangeError, getPostWithOrg, type PostCount, PostQuotaError } from '#adapters/posts';
 import type { Org } from '#core/accounts';
 import { ApiError, conflict, dangerousOpsDisabled, notFound } from '#core/errors';

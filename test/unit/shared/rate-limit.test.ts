@@ -8,7 +8,7 @@ import middy from '@middy/core';
 import { mockClient } from 'aws-sdk-client-mock';
 import { parseItem } from 'structured-headers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { clearGateGuesses } from '#adapters/limits';
+import { clearGateGuesses } from '#adapters/usage';
 import type { Org } from '#core/accounts';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as getPost } from '#handlers/get-post';

@@ -12,7 +12,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
-import { clearGateGuesses } from '#adapters/limits';
+import { clearGateGuesses } from '#adapters/usage';
 import type { Admission } from '#core/accounts';
 import { POST_STATUSES, type PostStatus } from '#core/constants';
 import { ApiError } from '#core/errors';

@@ -13,7 +13,7 @@ import {
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clearGateGuesses } from '#adapters/limits';
+import { clearGateGuesses } from '#adapters/usage';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as deletePost } from '#handlers/delete-post';
 import { handler as getPost } from '#handlers/get-post';

@@ -2,7 +2,7 @@ import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { parseItem } from 'structured-headers';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clearGateGuesses } from '#adapters/limits';
+import { clearGateGuesses } from '#adapters/usage';
 import type { AuthContext } from '#core/accounts';
 import { effectiveLimits, PLANS } from '#core/plans';
 import { admit } from '#usecases/support/admission';

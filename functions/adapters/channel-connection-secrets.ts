@@ -1,9 +1,9 @@
+import { type Pending, pendingContext } from '#adapters/channel-connections';
+import { open, type Sealed, seal } from '#adapters/sealed';
 import type { ConnectionRecord } from '#core/connections';
-import { type Pending, pendingContext } from './connections.ts';
-import { open, type Sealed, seal } from './sealed.ts';
 
 // A connection session's secrets while it is open (the PKCE verifier; the grant while the person
-// picks an account), sealed under the session's own context. Apart from connections.ts so that
+// picks an account), sealed under the session's own context. Apart from channel-connections.ts so that
 // reading a session needs no key and no KMS client in its bundle.
 
 export const sealPending = (

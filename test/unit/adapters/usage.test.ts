@@ -7,7 +7,7 @@ import {
   countPostItem,
   getOrgUsage,
   revokeAtGateItems,
-} from '#adapters/limits';
+} from '#adapters/usage';
 import {
   counters,
   fixedId,
@@ -19,7 +19,7 @@ import {
   TABLE,
 } from '../support/fixtures.ts';
 
-// The request gate (adapters/limits.ts): one conditional UpdateItem per request on the org's month
+// The request gate (adapters/usage.ts): one conditional UpdateItem per request on the org's month
 // item, carrying every key's burst window, api_requests and revocations.
 
 const ddb = mockClient(DynamoDBDocumentClient);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#adapters/keys';
+import type { Sealed } from '#adapters/sealed';
+import { fromItem, isConditionFailure, setClause, TABLE_NAME } from '#adapters/table';
 import type { ConnectionRecord } from '#core/connections';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import type { Sealed } from './sealed.ts';
-import { fromItem, isConditionFailure, setClause, TABLE_NAME } from './table.ts';
 
 // Connection sessions (`ORG#<org>` / `CONN#<id>`) and the OAuth `state` that finds one from the
 // platform's callback (`OAUTHSTATE#<sha256(state)>`, used once: taking it deletes it). What must

@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#adapters/keys';
+import { batchGet, conditionFailureItem, fromItem, isConditionFailure, TABLE_NAME } from '#adapters/table';
 import type { Org } from '#core/accounts';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import { batchGet, conditionFailureItem, fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
 
 // The request gate: one item per organization and calendar month (`ORG#<org>` / `USAGE#<YYYY-MM>`)
 // carries the month's meters (api_requests, posts_per_month) and, under each API key's id, that
