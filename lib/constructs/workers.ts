@@ -62,9 +62,8 @@ function eventSource({ trigger }: Worker, data: Data, queues: Queues): IEventSou
     return new SqsEventSource(trigger.dlq ? dlq : queue, {
       batchSize: trigger.batchSize,
       reportBatchItemFailures: true,
-      // The manifest's value as it is: SQS accepts 2–1000 (lib/operations.ts says why no consumer
-      // asks for 1), and CDK refuses anything else at synthesis.
-      maxConcurrency: Math.max(2, trigger.concurrency),
+      // The manifest's value as it is (SQS accepts 2–1000; CDK refuses anything else at synthesis).
+      maxConcurrency: trigger.concurrency,
     });
   }
   return undefined;
