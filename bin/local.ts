@@ -1,5 +1,6 @@
 // `npm start`: the local stack. The same handler modules as in AWS, behind a local front door,
-// against DynamoDB Local (with its stream) and fauxqs (SQS). Prints `herald ready <url>`.
+// against DynamoDB Local (with its stream), fauxqs (SQS), s3rver (S3) and the stand-ins of
+// bin/local/standins (KMS, Step Functions, SES, Lambda Invoke). Prints `herald ready <url>`.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -99,8 +100,8 @@ async function main() {
     // waits for DynamoDB Local's COMMIT, so what a client was told is written survives a crash.
     awaitLocalCommits((await import('#shared/clients')).dynamo);
 
-    // KMS, Step Functions and SES stand-ins; the state machines run their ASL files with Task states
-    // invoking the same worker handlers Lambda would.
+    // KMS, Step Functions, SES and Lambda Invoke stand-ins; the state machines run their ASL files
+    // with Task states invoking the same worker handlers Lambda would.
     const standins: AwsStandins = await startAwsStandins({
       kmsKeyMaterial: Buffer.from(localSecret(dir, 'kms'), 'base64url'),
       stateMachines: await Promise.all(stateMachines.map((spec) => localStateMachine(spec))),
