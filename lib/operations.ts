@@ -388,10 +388,24 @@ export interface StreamSource {
   maxRecordAgeSeconds: number;
 }
 
+/**
+ * A queue's event source mapping, in AWS and in the local stack's poller alike: batches of at most
+ * `batchSize` messages (1–10: no batching window), reported failures retried after the queue's
+ * visibility timeout, at most `concurrency` batches at once. SQS's maximum concurrency is 2–1000,
+ * so no consumer can ask for 1 (CDK refuses it); consumers are written for concurrent batches.
+ */
+export interface QueueSource {
+  queue: QueueName;
+  /** Consume the queue's dead-letter queue instead of the queue. */
+  dlq?: boolean;
+  batchSize: number;
+  /** Concurrent batches: Lambda's maximum concurrency, the local poller's receive loops (2–1000). */
+  concurrency: number;
+}
+
 export type Trigger =
   | ({ kind: 'stream' } & StreamSource)
-  /** `dlq: true` consumes the queue's dead-letter queue. */
-  | { kind: 'queue'; queue: QueueName; dlq?: boolean; batchSize: number; concurrency: number }
+  | ({ kind: 'queue' } & QueueSource)
   /** Every `everySeconds` in AWS; the local stack runs the same handler every `localEverySeconds`. */
   | { kind: 'schedule'; everySeconds: number; localEverySeconds: number }
   /** Invoked by Task states of a state machine. */
@@ -463,7 +477,9 @@ export const workers: readonly Worker[] = [
     id: 'deliveryDeadLetters',
     entry: 'functions/handlers/delivery-dead-letters.ts',
     access: { table: 'RW' },
-    trigger: { kind: 'queue', queue: 'delivery', dlq: true, batchSize: 10, concurrency: 1 },
+    // 2, SQS's least: two batches marking the same post both go through its versioned write
+    // (mutatePost retries on a conflict), and a delivery already failed or published is left as it is.
+    trigger: { kind: 'queue', queue: 'delivery', dlq: true, batchSize: 10, concurrency: 2 },
     timeoutSeconds: 30,
   },
   {

@@ -16,7 +16,7 @@ import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
-import type { Access } from './operations.ts';
+import type { Access } from '../operations.ts';
 
 // Media: the upload bucket (clients PUT there with presigned URLs; never served; what is never
 // completed expires after a day), the media bucket (probed copies and posters, private, served only
