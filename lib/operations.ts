@@ -1,6 +1,8 @@
 // The one list of HTTP operations. The CDK stack, the local stack, the OpenAPI generator and the MCP
 // server all read it; nothing else names a route.
 
+import { QUEUE_URL_ENV, type QueueName } from '../functions/core/messages.ts';
+
 export const SCOPES = [
   'posts:read',
   'posts:write',
@@ -339,22 +341,23 @@ export const operations: readonly Operation[] = [
 ];
 
 /** The queues (each with a DLQ). Handlers find them through the named environment variable. */
-export type QueueName = 'delivery' | 'schedule' | 'events' | 'webhooks';
+export type { QueueName };
 
 export interface QueueSpec {
   name: QueueName;
-  env: string;
+  /** The variable the functions read the URL from: core/messages.ts names it once. */
+  env: (typeof QUEUE_URL_ENV)[QueueName];
   /** Longer than the consuming function's timeout, and than a delivery's lease (90 s). */
   visibilityTimeoutSeconds: number;
   maxReceiveCount: number;
 }
 
 export const queues: readonly QueueSpec[] = [
-  { name: 'delivery', env: 'DELIVERY_QUEUE_URL', visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
-  { name: 'schedule', env: 'SCHEDULE_QUEUE_URL', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
-  { name: 'events', env: 'EVENTS_QUEUE_URL', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  { name: 'delivery', env: QUEUE_URL_ENV.delivery, visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
+  { name: 'schedule', env: QUEUE_URL_ENV.schedule, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  { name: 'events', env: QUEUE_URL_ENV.events, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
   // One message per (event, endpoint, attempt); waits longer than SQS's 15-minute delay are chained.
-  { name: 'webhooks', env: 'WEBHOOKS_QUEUE_URL', visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
+  { name: 'webhooks', env: QUEUE_URL_ENV.webhooks, visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
 ];
 
 /** Step Functions state machines, defined in ASL files; their Task states invoke workers. */

@@ -1,6 +1,6 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, parseWorkEntry } from '#adapters/keys';
-import { fromItem, isConditionFailure, queryAll, setClause, TABLE_NAME } from '#adapters/table';
+import { fromItem, isConditionFailure, queryAll, setClause, TABLE_NAME, transactIf } from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { ddb } from '#shared/clients';
 
@@ -128,38 +128,28 @@ export async function markChannelReauthRequired(
  * disconnected (or is gone).
  */
 export async function disconnectChannel(rec: ChannelRecord, now: string): Promise<boolean> {
-  try {
-    await ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: keys.channel(rec.org_id, rec.id),
-              UpdateExpression:
-                'SET #s = :disconnected, last_error = :none, updated_at = :now, next_sync_at = :none REMOVE gsi2pk, gsi2sk',
-              ConditionExpression: 'attribute_exists(pk) AND #s <> :disconnected',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: { ':disconnected': 'disconnected', ':none': null, ':now': now },
-            },
-          },
-          { Delete: { TableName: TABLE_NAME, Key: keys.channelCredentials(rec.org_id, rec.id) } },
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: keys.org(rec.org_id),
-              UpdateExpression: 'ADD channel_count :minus',
-              ExpressionAttributeValues: { ':minus': -1 },
-            },
-          },
-        ],
-      }),
-    );
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return transactIf([
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: keys.channel(rec.org_id, rec.id),
+        UpdateExpression:
+          'SET #s = :disconnected, last_error = :none, updated_at = :now, next_sync_at = :none REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: 'attribute_exists(pk) AND #s <> :disconnected',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':disconnected': 'disconnected', ':none': null, ':now': now },
+      },
+    },
+    { Delete: { TableName: TABLE_NAME, Key: keys.channelCredentials(rec.org_id, rec.id) } },
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: keys.org(rec.org_id),
+        UpdateExpression: 'ADD channel_count :minus',
+        ExpressionAttributeValues: { ':minus': -1 },
+      },
+    },
+  ]);
 }
 
 /** Channels whose sync is due: the sync index's day buckets from `days` back to today, up to `now`. */

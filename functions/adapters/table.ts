@@ -3,6 +3,8 @@ import {
   BatchGetCommand,
   QueryCommand,
   type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -123,6 +125,19 @@ export async function countAll(input: QueryInput): Promise<number> {
 export async function updateIf(input: Omit<UpdateCommandInput, 'TableName'>): Promise<boolean> {
   try {
     await ddb.send(new UpdateCommand({ ...input, TableName: TABLE_NAME }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** A TransactWriteItems that is all or nothing: false when a condition failed (nothing written). */
+export async function transactIf(
+  items: NonNullable<TransactWriteCommandInput['TransactItems']>,
+): Promise<boolean> {
+  try {
+    await ddb.send(new TransactWriteCommand({ TransactItems: items }));
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;

@@ -1,6 +1,6 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { fromItem, isConditionFailure, setClause, TABLE_NAME } from '#adapters/table';
+import { fromItem, isConditionFailure, setClause, TABLE_NAME, transactIf } from '#adapters/table';
 import { type EndpointState, MAX_ENDPOINTS_PER_ORG, type WebhookEndpointRecord } from '#core/webhooks';
 import { ddb } from '#shared/clients';
 
@@ -147,33 +147,23 @@ export function rotateEndpointSecret(
 
 /** False when there was no such endpoint. Pending deliveries find it gone and stop. */
 export async function deleteEndpoint(orgId: string, id: string): Promise<boolean> {
-  try {
-    await ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Delete: {
-              TableName: TABLE_NAME,
-              Key: keys.webhookEndpoint(orgId, id),
-              ConditionExpression: 'attribute_exists(pk)',
-            },
-          },
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: keys.webhookCount(orgId),
-              UpdateExpression: 'ADD endpoints :minus',
-              ExpressionAttributeValues: { ':minus': -1 },
-            },
-          },
-        ],
-      }),
-    );
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return transactIf([
+    {
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: keys.webhookEndpoint(orgId, id),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    },
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: keys.webhookCount(orgId),
+        UpdateExpression: 'ADD endpoints :minus',
+        ExpressionAttributeValues: { ':minus': -1 },
+      },
+    },
+  ]);
 }
 
 // ---- failure bookkeeping (delivery worker and ladder) -------------------------------------------
@@ -181,7 +171,7 @@ export async function deleteEndpoint(orgId: string, id: string): Promise<boolean
 const DELIVERING = { ':active': 'active', ':warning': 'warning' };
 
 /** A failure-bookkeeping update of an endpoint in a delivering state (or as `condition` says). */
-export function bookkeeping(
+function bookkeeping(
   orgId: string,
   id: string,
   update: string,
@@ -254,34 +244,28 @@ export function disableGoneEndpoint(
   );
 }
 
-/** The ladder's first rung, only for the same unbroken streak. */
-export function warnEndpoint(
-  orgId: string,
-  id: string,
-  failingSince: string,
-  at: string,
-): Promise<WebhookEndpointRecord | null> {
-  return bookkeeping(
-    orgId,
-    id,
-    'SET #state = :warning, failure.warned_at = :at',
-    { ':fs': failingSince, ':at': at },
-    'failure.failing_since = :fs AND #state = :active',
-  );
-}
+/** The failure ladder's rungs: a warning, then auto-disable. */
+const RUNGS = {
+  warn: {
+    update: 'SET #state = :warning, failure.warned_at = :at',
+    values: {},
+    condition: 'failure.failing_since = :fs AND #state = :active',
+  },
+  disable: {
+    update: 'SET #state = :disabled, enabled = :false, failure.disabled_at = :at',
+    values: { ':disabled': 'auto_disabled', ':false': false },
+    condition: 'failure.failing_since = :fs AND #state IN (:active, :warning)',
+  },
+} as const;
 
-/** The ladder's last rung, only for the same unbroken streak. */
-export function autoDisableEndpoint(
+/** Climbs one rung of the ladder, only for the same unbroken streak (null otherwise). */
+export function climbLadder(
   orgId: string,
   id: string,
+  rung: keyof typeof RUNGS,
   failingSince: string,
   at: string,
 ): Promise<WebhookEndpointRecord | null> {
-  return bookkeeping(
-    orgId,
-    id,
-    'SET #state = :disabled, enabled = :false, failure.disabled_at = :at',
-    { ':fs': failingSince, ':at': at, ':disabled': 'auto_disabled', ':false': false },
-    'failure.failing_since = :fs AND #state IN (:active, :warning)',
-  );
+  const r = RUNGS[rung];
+  return bookkeeping(orgId, id, r.update, { ':fs': failingSince, ':at': at, ...r.values }, r.condition);
 }

@@ -1,17 +1,10 @@
+import type { ERROR_CATEGORIES } from './constants.ts';
 import type { DeliveryRecord, PostRecord } from './posts.ts';
 import { LEASE_SECONDS, WATCHDOG_SECONDS } from './timing.ts';
 
 // Delivery outcomes (docs/posts.md, "Deliveries"): the stages, the error taxonomy, and the retry policy.
 
-export const ERROR_CATEGORY = [
-  'auth_expired',
-  'user_content',
-  'media_error',
-  'rate_limited',
-  'platform_rejected',
-  'system',
-] as const;
-export type ErrorCategory = (typeof ERROR_CATEGORY)[number];
+export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 
 /** Attempts per delivery before it is finally failed. */
 export const MAX_ATTEMPTS = 5;

@@ -151,7 +151,7 @@ export function withEngagement(
 }
 
 /**
- * Primary course (hourly; every 5 s locally): find the posts published in the last 7 UTC days (the
+ * Primary course (hourly; every minute locally — the manifest's schedule): find the posts published in the last 7 UTC days (the
  * SYNC#<day> buckets of the due-work index), group their published deliveries by channel, ask each
  * channel's platform for the metrics of those posts, and store each post's engagement on the post
  * with a versioned write. The org totals are not written here: the stream relay adds each post's

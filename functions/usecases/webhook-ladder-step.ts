@@ -1,5 +1,5 @@
 import { listOwnerEmails } from '#adapters/users';
-import { autoDisableEndpoint, getEndpoint, warnEndpoint } from '#adapters/webhook-endpoints';
+import { climbLadder, getEndpoint } from '#adapters/webhook-endpoints';
 import { sendEmail } from '#adapters/webhooks/notify';
 import { DELIVERING_STATES, ladderDeadlines, type WebhookEndpointRecord } from '#core/webhooks';
 import { timeScale } from '#shared/config';
@@ -29,7 +29,7 @@ export async function ladderStep(
   if (!sameStreak(endpoint, input.failing_since)) return { still_failing: false };
   const at = now.toISOString();
   if (input.step === 'disable') {
-    const done = await autoDisableEndpoint(input.org_id, input.endpoint_id, input.failing_since, at);
+    const done = await climbLadder(input.org_id, input.endpoint_id, 'disable', input.failing_since, at);
     if (done)
       logger.warn('webhook endpoint auto-disabled after 72 h of failures', {
         endpoint_id: input.endpoint_id,
@@ -39,7 +39,7 @@ export async function ladderStep(
   if (endpoint.state === 'warning') return { still_failing: true };
   // Email first: a retried step may send it twice, but never loses it.
   await notifyOwners(endpoint);
-  const warned = await warnEndpoint(input.org_id, input.endpoint_id, input.failing_since, at);
+  const warned = await climbLadder(input.org_id, input.endpoint_id, 'warn', input.failing_since, at);
   if (warned) {
     logger.warn('webhook endpoint failing for 24 h: owner warned', {
       endpoint_id: input.endpoint_id,
