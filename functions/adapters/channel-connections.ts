@@ -22,7 +22,7 @@ interface Stored extends ConnectionRecord {
   pending?: Sealed | null;
 }
 
-/** The context a session's pending part is sealed under (adapters/connection-pending.ts). */
+/** The context a session's pending part is sealed under (adapters/channel-connection-secrets.ts). */
 export const pendingContext = (orgId: string, id: string) => ({
   purpose: 'connection',
   org_id: orgId,
@@ -89,7 +89,7 @@ export async function takeState(state: string): Promise<{ orgId: string; connect
   }
 }
 
-/** A session, and its pending part still sealed (adapters/connection-pending.ts opens it). */
+/** A session, and its pending part still sealed (adapters/channel-connection-secrets.ts opens it). */
 export async function getConnection(
   orgId: string,
   id: string,

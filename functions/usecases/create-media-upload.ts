@@ -14,7 +14,7 @@ import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from '#core/media-type
 import { mediaBaseUrl } from '#shared/config';
 
 // createMediaUpload: a pending asset and its presigned PUT. The probe (completeMediaUpload) is in
-// media.ts, so this bundle carries neither image-size nor the ffprobe adapter.
+// complete-media-upload.ts, so this bundle carries neither image-size nor the ffprobe adapter.
 
 /**
  * Ticket lifetime: 15 minutes. `HERALD_UPLOAD_TICKET_SECONDS` shortens it in the local stack only

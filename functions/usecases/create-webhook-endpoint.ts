@@ -13,7 +13,7 @@ import { checkEndpointUrl } from '#usecases/support/endpoint-url';
 import { type Admitted, unique } from '#usecases/support/webhook-endpoint-input';
 
 // createWebhookEndpoint makes the signing secret: it is answered once and stored only sealed by
-// KMS (rotation: webhook-rotation.ts).
+// KMS (rotation: rotate-webhook-secret.ts).
 
 export async function createWebhookEndpoint(
   orgId: string,

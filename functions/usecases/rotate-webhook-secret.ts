@@ -5,7 +5,7 @@ import { isId } from '#core/ids';
 import { newSigningSecret, SECRET_OVERLAP_MS } from '#core/webhooks';
 import type { Admitted } from '#usecases/support/webhook-endpoint-input';
 
-// rotateWebhookSecret, apart from createWebhookEndpoint (webhook-secrets.ts) so its bundle carries
+// rotateWebhookSecret, apart from createWebhookEndpoint (create-webhook-endpoint.ts) so its bundle carries
 // the KMS client but not the URL check (the address policy and ipaddr.js).
 
 export async function rotateWebhookSecret(orgId: string, id: string, now: string, admitted: Admitted) {

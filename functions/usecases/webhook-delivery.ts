@@ -20,7 +20,7 @@ import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';
 import { activeSecrets, sendSigned } from '#usecases/support/webhook-send';
 
-// One attempt of one event to one endpoint (the test delivery is in webhook-test.ts, so its
+// One attempt of one event to one endpoint (the test delivery is in test-webhook-endpoint.ts, so its
 // bundle carries no SQS client).
 
 /** Longer than one attempt (15 s) and its bookkeeping, shorter than the queue's visibility (120 s). */
