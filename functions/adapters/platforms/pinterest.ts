@@ -104,7 +104,7 @@ async function call<T>(
     request<T>(P, `${origin()}${path}`, {
       ...init,
       headers: {
-        ...(init.headers as Record<string, string> | undefined),
+        ...('headers' in init ? init.headers : undefined),
         authorization: tokens.authorization,
       },
     }),

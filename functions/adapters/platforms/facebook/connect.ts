@@ -1,5 +1,5 @@
 import { accessToken, count, getJson, type OAuthConnect, type PlatformAccount } from '../connect.ts';
-import { facebookLogin, graph, graphDetail, longLived, permissions } from '../meta-connect.ts';
+import { facebookLogin, graph, graphDetail, longLived, permissions } from '../meta/connect.ts';
 import type { Credentials } from '../types.ts';
 
 // Facebook Pages: Facebook Login (no PKCE, client secret as a form field); the grant covers the

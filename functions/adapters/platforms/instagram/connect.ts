@@ -1,5 +1,5 @@
 import { accessToken, count, getJson, type OAuthConnect, type PlatformAccount } from '../connect.ts';
-import { facebookLogin, graph, graphDetail, longLived, permissions } from '../meta-connect.ts';
+import { facebookLogin, graph, graphDetail, longLived, permissions } from '../meta/connect.ts';
 import type { Credentials } from '../types.ts';
 
 // Instagram professional accounts through Facebook Login (Instagram API with Facebook Login): the

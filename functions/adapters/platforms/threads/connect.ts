@@ -8,7 +8,7 @@ import {
   type PlatformAccount,
 } from '../connect.ts';
 import { platformUrl, request } from '../http.ts';
-import { graphDetail } from '../meta-connect.ts';
+import { graphDetail } from '../meta/connect.ts';
 import type { Credentials } from '../types.ts';
 
 // Threads: authorization code (no PKCE, client secret as a form field) for a short-lived token

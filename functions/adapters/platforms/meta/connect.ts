@@ -1,8 +1,9 @@
-import type { OAuthServer, TokenSet } from '../oauth.ts';
-import { grant } from '../oauth.ts';
-import { getJson } from './connect.ts';
-import { type HttpResponse, platformUrl } from './http.ts';
-import { GRAPH_VERSION, graphErrorOf } from './meta-graph.ts';
+import type { OAuthServer, TokenSet } from '../../oauth.ts';
+import { grant } from '../../oauth.ts';
+import { getJson } from '../connect.ts';
+import { type HttpResponse, platformUrl } from '../http.ts';
+import { GRAPH_VERSION } from './client.ts';
+import { graphErrorOf } from './errors.ts';
 
 // Facebook Login, which Facebook Pages and Instagram (with Facebook Login) share: the consent
 // dialog, the code exchange for a short-lived user token, its exchange for a long-lived one
