@@ -10,7 +10,7 @@ const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
   threads: () => import('./threads/index.ts'),
   instagram: () => import('./instagram/index.ts'),
   facebook: () => import('./facebook/index.ts'),
-  tiktok: () => import('./tiktok.ts'),
+  tiktok: () => import('./tiktok/index.ts'),
   youtube: () => import('./youtube.ts'),
   pinterest: () => import('./pinterest.ts'),
 };
