@@ -136,3 +136,9 @@ export const json = (value: unknown): { body: string; headers: Record<string, st
   body: JSON.stringify(value),
   headers: { 'content-type': 'application/json' },
 });
+
+/** A failed upload of the bytes themselves: the platform's outage, else the media's fault. */
+export function uploadError(msg: string, status: number): PlatformError {
+  if (status >= 500) return new PlatformError('system', msg, { status });
+  return new PlatformError('media_error', msg, { status, retryable: false });
+}

@@ -12,7 +12,7 @@ const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
   facebook: () => import('./facebook/index.ts'),
   tiktok: () => import('./tiktok/index.ts'),
   youtube: () => import('./youtube.ts'),
-  pinterest: () => import('./pinterest.ts'),
+  pinterest: () => import('./pinterest/index.ts'),
 };
 
 export async function connectorFor(platform: Platform): Promise<Connector> {

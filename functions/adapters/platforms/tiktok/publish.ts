@@ -1,3 +1,4 @@
+import { uploadError } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import { outcomeUnknown, pollWithin, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
@@ -210,9 +211,7 @@ async function postVideo(
     });
     // 206 Partial Content after a chunk, 201 Created after the last one.
     if (res.status !== 206 && res.status !== 201 && res.status !== 200) {
-      const msg = `${P}: video upload chunk ${i + 1}/${count}: ${res.status}`;
-      if (res.status >= 500) throw new PlatformError('system', msg, { status: res.status });
-      throw new PlatformError('media_error', msg, { status: res.status, retryable: false });
+      throw uploadError(`${P}: video upload chunk ${i + 1}/${count}: ${res.status}`, res.status);
     }
   }
   return waitForPost(tokens, ctx, publishId, 'video');
