@@ -11,7 +11,7 @@ const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
   instagram: () => import('./instagram/index.ts'),
   facebook: () => import('./facebook/index.ts'),
   tiktok: () => import('./tiktok/index.ts'),
-  youtube: () => import('./youtube.ts'),
+  youtube: () => import('./youtube/index.ts'),
   pinterest: () => import('./pinterest/index.ts'),
 };
 
