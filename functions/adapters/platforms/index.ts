@@ -3,7 +3,7 @@ import type { Connector } from './types.ts';
 
 // Connectors load on first use, so a worker's cold start pays only for the platforms it serves.
 const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
-  x: () => import('./x.ts'),
+  x: () => import('./x/index.ts'),
   linkedin: () => import('./linkedin.ts'),
   bluesky: () => import('./bluesky.ts'),
   mastodon: () => import('./mastodon.ts'),

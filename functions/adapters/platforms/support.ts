@@ -88,3 +88,13 @@ export function publishedIn(
   if (cp?.stage !== 'published' || typeof cp.externalId !== 'string') return null;
   return { externalId: cp.externalId, url: typeof cp.url === 'string' ? cp.url : url(cp.externalId) };
 }
+
+/** After a create that went unanswered (`stage: posting`): the post the earlier attempt made, if a lookup finds it. */
+export async function postedBefore(
+  ctx: PublishContext,
+  lookup: () => Promise<PublishResult | null>,
+): Promise<PublishResult | null> {
+  if (ctx.checkpoint?.stage !== 'posting') return null;
+  const found = await lookup().catch(() => null);
+  return found && markPublished(ctx, found);
+}
