@@ -4,7 +4,7 @@ import type { Connector } from './types.ts';
 // Connectors load on first use, so a worker's cold start pays only for the platforms it serves.
 const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
   x: () => import('./x/index.ts'),
-  linkedin: () => import('./linkedin.ts'),
+  linkedin: () => import('./linkedin/index.ts'),
   bluesky: () => import('./bluesky.ts'),
   mastodon: () => import('./mastodon.ts'),
   threads: () => import('./threads/index.ts'),

@@ -8,16 +8,14 @@ import {
   type PlatformAccount,
 } from '../connect.ts';
 import { platformUrl } from '../http.ts';
-import { LINKEDIN_VERSION } from '../linkedin.ts';
 import type { Credentials } from '../types.ts';
+import { REST_HEADERS as REST } from './client.ts';
 
 // LinkedIn: OAuth 2.0 authorization code (client id and secret as form fields; no PKCE), 60-day
 // access tokens, refresh tokens only for apps LinkedIn granted programmatic refresh. The grant
 // covers the member (OpenID userinfo; product "Sign In with LinkedIn using OpenID Connect" and "Share
 // on LinkedIn") and, with the Community Management API's r_organization_admin, the organizations
 // the member administers. Revocation: POST /oauth/v2/revoke.
-
-const REST = { 'linkedin-version': LINKEDIN_VERSION, 'x-restli-protocol-version': '2.0.0' };
 
 interface UserInfo {
   sub: string;
