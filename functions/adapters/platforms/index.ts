@@ -6,7 +6,7 @@ const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
   x: () => import('./x/index.ts'),
   linkedin: () => import('./linkedin/index.ts'),
   bluesky: () => import('./bluesky.ts'),
-  mastodon: () => import('./mastodon.ts'),
+  mastodon: () => import('./mastodon/index.ts'),
   threads: () => import('./threads/index.ts'),
   instagram: () => import('./instagram/index.ts'),
   facebook: () => import('./facebook/index.ts'),

@@ -1,8 +1,8 @@
 import type { TokenSet } from '../../oauth.ts';
 import { accessToken, count, type OAuthConnect, oauthCredentials, type PlatformAccount } from '../connect.ts';
-import { Api } from '../mastodon.ts';
 import type { Credentials } from '../types.ts';
 import { userOriginFetch } from '../user-origin.ts';
+import { Api } from './client.ts';
 
 // Mastodon: every instance is its own OAuth server. Herald registers an app on an instance the
 // first time someone connects an account there (POST /api/v1/apps, kept per instance) and then runs
