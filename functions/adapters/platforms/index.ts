@@ -5,7 +5,7 @@ import type { Connector } from './types.ts';
 const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
   x: () => import('./x/index.ts'),
   linkedin: () => import('./linkedin/index.ts'),
-  bluesky: () => import('./bluesky.ts'),
+  bluesky: () => import('./bluesky/index.ts'),
   mastodon: () => import('./mastodon/index.ts'),
   threads: () => import('./threads/index.ts'),
   instagram: () => import('./instagram/index.ts'),

@@ -1,6 +1,6 @@
-import { Client } from '../bluesky.ts';
 import { count, type PasswordConnect, type PlatformAccount } from '../connect.ts';
 import type { Credentials } from '../types.ts';
+import { Client } from './client.ts';
 
 // Bluesky: an app password (identifier, app password, PDS origin), no OAuth. Connecting opens a
 // session (com.atproto.server.createSession) and reads the profile (app.bsky.actor.getProfile);
