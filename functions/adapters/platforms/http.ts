@@ -137,6 +137,17 @@ export const json = (value: unknown): { body: string; headers: Record<string, st
   headers: { 'content-type': 'application/json' },
 });
 
+/** A 2xx answer, else the connector's error for it, named by method and path (without the query). */
+export function expectOk<R extends HttpResponse>(
+  res: R,
+  method: string,
+  path: string,
+  error: (res: R, what: string) => PlatformError,
+): R {
+  if (res.status >= 200 && res.status < 300) return res;
+  throw error(res, `${method} ${path.split('?')[0]}`);
+}
+
 /** A failed upload of the bytes themselves: the platform's outage, else the media's fault. */
 export function uploadError(msg: string, status: number): PlatformError {
   if (status >= 500) return new PlatformError('system', msg, { status });

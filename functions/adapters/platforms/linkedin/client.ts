@@ -1,4 +1,4 @@
-import { type HttpResponse, platformOrigin } from '../http.ts';
+import { expectOk, type HttpResponse, platformOrigin } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import { PlatformError, type TokenSource } from '../types.ts';
 import { linkedinError } from './errors.ts';
@@ -29,6 +29,8 @@ export class Auth extends OAuthTokens {
 }
 
 export interface CallInit {
+  /** A media call: its refusals are the media's fault. */
+  media?: boolean;
   json?: unknown;
   bytes?: Uint8Array;
   timeoutMs?: number;
@@ -54,15 +56,7 @@ export function call<T>(
   });
 }
 
-export async function ok<T>(
-  auth: Auth,
-  method: string,
-  path: string,
-  init: CallInit = {},
-  media = false,
-): Promise<HttpResponse<T>> {
+export async function ok<T>(auth: Auth, method: string, path: string, init: CallInit = {}) {
   const res = await call<T>(auth, method, path, init);
-  if (res.status < 200 || res.status >= 300)
-    throw linkedinError(res, `${method} ${path.split('?')[0]}`, media);
-  return res;
+  return expectOk(res, method, path, (r, what) => linkedinError(r, what, init.media));
 }

@@ -1,12 +1,5 @@
 import type { TokenSet } from '../../oauth.ts';
-import {
-  accessToken,
-  connectApi,
-  type OAuthConnect,
-  oauthCredentials,
-  oauthServer,
-  platformAccount,
-} from '../connect.ts';
+import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
 import type { Credentials } from '../types.ts';
 import { REST_HEADERS as REST } from './client.ts';
 
@@ -32,8 +25,8 @@ interface Organization {
 
 const get = connectApi('linkedin', 'https://api.linkedin.com');
 
-async function person(token: string, credentials: Credentials) {
-  const me = await get<UserInfo>('/v2/userinfo', token);
+async function person(auth: string | Credentials, credentials: Credentials) {
+  const me = await get<UserInfo>('/v2/userinfo', auth);
   const urn = `urn:li:person:${me.sub}`;
   // LinkedIn shows a member's follower count to no app outside its partner programs.
   return platformAccount(credentials, {
@@ -46,13 +39,13 @@ async function person(token: string, credentials: Credentials) {
   });
 }
 
-async function organization(token: string, urn: string, credentials: Credentials) {
+async function organization(auth: string | Credentials, urn: string, credentials: Credentials) {
   const id = urn.split(':').at(-1) ?? '';
   const [org, size] = await Promise.all([
-    get<Organization>(`/rest/organizations/${encodeURIComponent(id)}`, token, REST),
+    get<Organization>(`/rest/organizations/${encodeURIComponent(id)}`, auth, REST),
     get<{ firstDegreeSize?: number }>(
       `/rest/networkSizes/${encodeURIComponent(urn)}?edgeType=COMPANY_FOLLOWED_BY_MEMBER`,
-      token,
+      auth,
       REST,
     ),
   ]);
@@ -98,11 +91,10 @@ export const connect: OAuthConnect = {
     ];
   },
   async profile(credentials) {
-    const token = accessToken('linkedin', credentials);
     const urn = String(credentials.account_id ?? '');
     return urn.startsWith('urn:li:organization:')
-      ? organization(token, urn, credentials)
-      : person(token, credentials);
+      ? organization(credentials, urn, credentials)
+      : person(credentials, credentials);
   },
   refresh: 'oauth',
 };

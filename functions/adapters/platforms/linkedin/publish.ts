@@ -34,8 +34,7 @@ async function waitAvailable(auth: Auth, kind: 'images' | 'videos', urn: string)
       auth,
       'GET',
       `/rest/${kind}/${encodeURIComponent(urn)}`,
-      {},
-      true,
+      { media: true },
     );
     const status = res.body.status;
     if (status === 'AVAILABLE') return;
@@ -63,8 +62,7 @@ async function uploadImage(auth: Auth, item: MediaInput): Promise<string> {
     auth,
     'POST',
     '/rest/images?action=initializeUpload',
-    { json: { initializeUploadRequest: { owner: auth.author } } },
-    true,
+    { json: { initializeUploadRequest: { owner: auth.author } }, media: true },
   );
   const put = await call(auth, 'PUT', init.body.value.uploadUrl, { bytes, timeoutMs: 120_000 });
   if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT image upload', true);
@@ -80,22 +78,17 @@ async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
       uploadToken?: string;
       uploadInstructions: Array<{ uploadUrl: string; firstByte: number; lastByte: number }>;
     };
-  }>(
-    auth,
-    'POST',
-    '/rest/videos?action=initializeUpload',
-    {
-      json: {
-        initializeUploadRequest: {
-          owner: auth.author,
-          fileSizeBytes: bytes.byteLength,
-          uploadCaptions: false,
-          uploadThumbnail: false,
-        },
+  }>(auth, 'POST', '/rest/videos?action=initializeUpload', {
+    json: {
+      initializeUploadRequest: {
+        owner: auth.author,
+        fileSizeBytes: bytes.byteLength,
+        uploadCaptions: false,
+        uploadThumbnail: false,
       },
     },
-    true,
-  );
+    media: true,
+  });
   const { video, uploadToken = '', uploadInstructions } = init.body.value;
   const etags: string[] = [];
   for (const part of uploadInstructions) {
@@ -108,13 +101,10 @@ async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
     if (!etag) throw new PlatformError('system', 'linkedin: video part upload answered without an ETag');
     etags.push(etag);
   }
-  await ok(
-    auth,
-    'POST',
-    '/rest/videos?action=finalizeUpload',
-    { json: { finalizeUploadRequest: { video, uploadToken, uploadedPartIds: etags } } },
-    true,
-  );
+  await ok(auth, 'POST', '/rest/videos?action=finalizeUpload', {
+    json: { finalizeUploadRequest: { video, uploadToken, uploadedPartIds: etags } },
+    media: true,
+  });
   await waitAvailable(auth, 'videos', video);
   return video;
 }

@@ -1,4 +1,4 @@
-import { request } from '../http.ts';
+import { expectOk, request } from '../http.ts';
 import { type Credentials, PlatformError } from '../types.ts';
 import { userOriginFetch } from '../user-origin.ts';
 import { mastodonError } from './errors.ts';
@@ -57,15 +57,7 @@ export class Api {
     });
   }
 
-  async ok<T>(
-    method: string,
-    path: string,
-    init: Parameters<Api['call']>[2] = {},
-    media = false,
-  ): Promise<T> {
-    const res = await this.call<T>(method, path, init);
-    if (res.status < 200 || res.status >= 300)
-      throw mastodonError(res, `${method} ${path.split('?')[0]}`, media);
-    return res.body;
+  async ok<T>(method: string, path: string, init: Parameters<Api['call']>[2] = {}): Promise<T> {
+    return expectOk(await this.call<T>(method, path, init), method, path, mastodonError).body;
   }
 }

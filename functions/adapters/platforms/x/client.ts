@@ -1,4 +1,4 @@
-import { type HttpResponse, platformOrigin } from '../http.ts';
+import { expectOk, type HttpResponse, platformOrigin } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import type { TokenSource } from '../types.ts';
 import { xError } from './errors.ts';
@@ -31,6 +31,8 @@ export class Auth extends OAuthTokens {
 }
 
 export interface CallInit {
+  /** A media call: its refusals are the media's fault. */
+  media?: boolean;
   json?: unknown;
   form?: FormData;
   timeoutMs?: number;
@@ -51,14 +53,7 @@ export function call<T>(
 }
 
 /** The body of a 2xx answer; anything else as our error (`media`: a media call's refusal is the media's). */
-export async function ok<T>(
-  auth: Auth,
-  method: string,
-  path: string,
-  init: CallInit = {},
-  media = false,
-): Promise<T> {
+export async function ok<T>(auth: Auth, method: string, path: string, init: CallInit = {}): Promise<T> {
   const res = await call<T>(auth, method, path, init);
-  if (res.status < 200 || res.status >= 300) throw xError(res, `${method} ${path.split('?')[0]}`, media);
-  return res.body;
+  return expectOk(res, method, path, (r, what) => xError(r, what, init.media)).body;
 }

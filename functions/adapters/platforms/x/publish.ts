@@ -35,7 +35,7 @@ async function waitForProcessing(auth: Auth, media: MediaData): Promise<void> {
       });
     await sleep(Math.min(10_000, Math.max(200, (info.check_after_secs ?? 1) * 1000)));
     const qs = new URLSearchParams({ command: 'STATUS', media_id: media.id });
-    const res = await ok<{ data: MediaData }>(auth, 'GET', `/2/media/upload?${qs}`, {}, true);
+    const res = await ok<{ data: MediaData }>(auth, 'GET', `/2/media/upload?${qs}`, { media: true });
     info = res.data.processing_info;
   }
   if (info?.state === 'failed') {
@@ -52,35 +52,25 @@ async function upload(auth: Auth, item: MediaInput): Promise<string> {
   const gif = item.contentType === 'image/gif';
   let id: string;
   if (item.type === 'image' && !gif) {
-    const res = await ok<{ data: MediaData }>(
-      auth,
-      'POST',
-      '/2/media/upload',
-      {
-        json: {
-          media: Buffer.from(bytes).toString('base64'),
-          media_category: 'tweet_image',
-        },
-        timeoutMs: 120_000,
+    const res = await ok<{ data: MediaData }>(auth, 'POST', '/2/media/upload', {
+      json: {
+        media: Buffer.from(bytes).toString('base64'),
+        media_category: 'tweet_image',
       },
-      true,
-    );
+      timeoutMs: 120_000,
+      media: true,
+    });
     id = res.data.id;
     await waitForProcessing(auth, res.data);
   } else if (item.type === 'video' || gif) {
-    const init = await ok<{ data: MediaData }>(
-      auth,
-      'POST',
-      '/2/media/upload/initialize',
-      {
-        json: {
-          media_type: item.contentType,
-          total_bytes: bytes.byteLength,
-          media_category: gif ? 'tweet_gif' : 'tweet_video',
-        },
+    const init = await ok<{ data: MediaData }>(auth, 'POST', '/2/media/upload/initialize', {
+      json: {
+        media_type: item.contentType,
+        total_bytes: bytes.byteLength,
+        media_category: gif ? 'tweet_gif' : 'tweet_video',
       },
-      true,
-    );
+      media: true,
+    });
     id = init.data.id;
     for (let i = 0, segment = 0; i < bytes.byteLength; i += CHUNK_BYTES, segment++) {
       const form = new FormData();
@@ -90,20 +80,17 @@ async function upload(auth: Auth, item: MediaInput): Promise<string> {
         new Blob([bytes.subarray(i, i + CHUNK_BYTES)], { type: 'application/octet-stream' }),
         'chunk',
       );
-      await ok(
-        auth,
-        'POST',
-        `/2/media/upload/${encodeURIComponent(id)}/append`,
-        { form, timeoutMs: 120_000 },
-        true,
-      );
+      await ok(auth, 'POST', `/2/media/upload/${encodeURIComponent(id)}/append`, {
+        form,
+        timeoutMs: 120_000,
+        media: true,
+      });
     }
     const fin = await ok<{ data: MediaData }>(
       auth,
       'POST',
       `/2/media/upload/${encodeURIComponent(id)}/finalize`,
-      {},
-      true,
+      { media: true },
     );
     await waitForProcessing(auth, fin.data);
   } else {
@@ -112,13 +99,10 @@ async function upload(auth: Auth, item: MediaInput): Promise<string> {
     });
   }
   if (item.alt && item.type === 'image') {
-    await ok(
-      auth,
-      'POST',
-      '/2/media/metadata',
-      { json: { id, metadata: { alt_text: { text: item.alt.slice(0, 1000) } } } },
-      true,
-    );
+    await ok(auth, 'POST', '/2/media/metadata', {
+      json: { id, metadata: { alt_text: { text: item.alt.slice(0, 1000) } } },
+      media: true,
+    });
   }
   return id;
 }
