@@ -5,7 +5,7 @@ import { Client } from './client.ts';
 // Bluesky: an app password (identifier, app password, PDS origin), no OAuth. Connecting opens a
 // session (com.atproto.server.createSession) and reads the profile (app.bsky.actor.getProfile);
 // disconnecting ends the session. The PDS is the user's choice, so every call goes through the
-// address-checked fetch (the connector's Client does).
+// address-checked fetch (client.ts).
 
 interface Profile {
   did: string;
