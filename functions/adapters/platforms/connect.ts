@@ -1,6 +1,6 @@
 import type { Platform } from '#core/platforms';
 import type { OAuthApp, OAuthServer, TokenSet } from '../oauth.ts';
-import { errorFromStatus, type HttpResponse, request } from './http.ts';
+import { errorFromStatus, type HttpResponse, platformUrl, request } from './http.ts';
 import { type Credentials, PlatformError } from './types.ts';
 
 // How a channel is connected to each platform: the authorization server and scopes (OAuth
@@ -133,5 +133,58 @@ export function oauthCredentials(tokens: TokenSet, accountId: string, extra: Cre
     ...(tokens.expires_at ? { expires_at: tokens.expires_at } : {}),
     account_id: accountId,
     ...extra,
+  };
+}
+
+/** The OAuth server at a platform's real URLs, each mapped to the sandbox or fake that stands in for it. */
+export function oauthServer(platform: Platform, server: Omit<OAuthServer, 'name'>): OAuthServer {
+  return {
+    name: platform,
+    ...server,
+    authorize: platformUrl(platform, server.authorize),
+    token: platformUrl(platform, server.token),
+    ...(server.revoke ? { revoke: platformUrl(platform, server.revoke) } : {}),
+  };
+}
+
+/**
+ * The connect flow's GETs of one platform's JSON API under `base`, with the platform's error detail:
+ * `auth` is a token, or credentials whose access token is used (auth_expired without one).
+ */
+export function connectApi(
+  platform: Platform,
+  base: string,
+  describe: (res: HttpResponse) => string = detailOf,
+) {
+  return async <T>(
+    path: string,
+    auth: string | Credentials,
+    headers?: Record<string, string>,
+  ): Promise<T> => {
+    const token = typeof auth === 'string' ? auth : accessToken(platform, auth);
+    return getJson<T>(platform, platformUrl(platform, `${base}${path}`), { token, headers }, describe);
+  };
+}
+
+/** What the platform says of an account; `followers` as it sends it. */
+export interface AccountFields {
+  id: string;
+  type: PlatformAccount['type'];
+  handle: string;
+  name?: string | null;
+  avatar?: string | null;
+  followers?: unknown;
+}
+
+/** An account as the platform reports it, with the credentials that post as it. */
+export function platformAccount(credentials: Credentials, a: AccountFields): PlatformAccount {
+  return {
+    id: a.id,
+    type: a.type,
+    handle: a.handle,
+    name: a.name ?? null,
+    avatar_url: a.avatar ?? null,
+    followers: count(a.followers),
+    credentials: { ...credentials, account_id: a.id },
   };
 }

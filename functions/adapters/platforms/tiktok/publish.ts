@@ -1,15 +1,9 @@
-import { errorFromStatus, type HttpResponse, platformOrigin, retryAfterSeconds } from './http.ts';
-import { OAuthTokens } from './oauth.ts';
-import { outcomeUnknown, pollWithin, str } from './support.ts';
-import {
-  type Connector,
-  type Engagement,
-  type MediaInput,
-  type MetricsContext,
-  PlatformError,
-  type PublishContext,
-  type PublishResult,
-} from './types.ts';
+import { uploadError } from '../http.ts';
+import { OAuthTokens } from '../oauth.ts';
+import { outcomeUnknown, pollWithin, str } from '../support.ts';
+import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { api, putChunk } from './client.ts';
+import { failReasonError } from './errors.ts';
 
 // TikTok Content Posting API, Direct Post (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post).
 //
@@ -18,18 +12,11 @@ import {
 // PUBLISH_COMPLETE. Photos: POST /v2/post/publish/content/init/ (PULL_FROM_URL: TikTok fetches our public media
 // URLs, whose domain must be verified in the TikTok app) → poll the same status endpoint.
 //
-// Every answer is an envelope {"data": …, "error": {"code": "ok" | …, "message", "log_id"}}; `code` decides the
-// error category. The post id arrives as `publicaly_available_post_id` (sic), a list of 64-bit integers sent as
-// JSON numbers, so we parse it without losing digits. Private (SELF_ONLY) posts never get a public id: the
-// publish_id is then the external id and there is no permalink.
-//
-// Tokens (a day; refresh tokens rotate): the channel's token source renews them (usecases/channel-tokens.ts, through the one OAuth client).
+// Private (SELF_ONLY) posts never get a public id: the publish_id is then the external id and there is no
+// permalink.
 
 const P = 'tiktok';
-const origin = () => platformOrigin(P, 'https://open.tiktokapis.com');
 
-const TIMEOUT_MS = 15_000;
-const UPLOAD_TIMEOUT_MS = 120_000;
 /** Chunk size: TikTok wants 5–64 MB chunks (last one up to 128 MB); anything under one chunk goes whole. */
 const CHUNK = 10 * 1024 * 1024;
 
@@ -38,11 +25,6 @@ export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 90_000
 
 /** Most to least public: the default when the variant names no privacy_level. */
 const PRIVACY_ORDER = ['PUBLIC_TO_EVERYONE', 'FOLLOWER_OF_CREATOR', 'MUTUAL_FOLLOW_FRIENDS', 'SELF_ONLY'];
-
-interface Envelope<T> {
-  data?: T;
-  error?: { code?: string; message?: string; log_id?: string };
-}
 
 interface CreatorInfo {
   privacy_level_options?: string[];
@@ -59,106 +41,6 @@ interface PublishStatus {
 }
 
 type MediaKind = 'video' | 'photo';
-
-// TikTok ids are int64 sent as bare JSON numbers; quote them before JSON.parse rounds them.
-function parseBody(text: string): unknown {
-  if (!text) return undefined;
-  const safe = text.replace(
-    /("publicaly_available_post_id"\s*:\s*\[)([^\]]*)\]/g,
-    (_m, head: string, list: string) =>
-      `${head}${list
-        .split(',')
-        .map((item) => (/^\s*-?\d+\s*$/.test(item) ? `"${item.trim()}"` : item))
-        .join(',')}]`,
-  );
-  try {
-    return JSON.parse(safe);
-  } catch {
-    return text;
-  }
-}
-
-async function send(url: string, init: RequestInit, timeoutMs = TIMEOUT_MS): Promise<HttpResponse> {
-  let res: Response;
-  try {
-    res = await fetch(url, { ...init, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
-  } catch (err) {
-    const e = err as Error;
-    throw new PlatformError('system', `${P}: ${e.name === 'TimeoutError' ? 'timed out' : e.message}`);
-  }
-  return { status: res.status, headers: res.headers, body: parseBody(await res.text()) };
-}
-
-/** Our category for one of TikTok's error codes (api error codes, direct-post error table). */
-function tiktokError(res: HttpResponse, what: string): PlatformError {
-  const err = (res.body as Envelope<unknown> | undefined)?.error;
-  const code = err?.code ?? '';
-  const detail = `${code}${err?.message ? ` ${err.message}` : ''}`.trim() || String(res.body ?? '');
-  const msg = `${P}: ${what}: ${res.status} ${detail}`.slice(0, 500);
-  const status = res.status;
-  switch (code) {
-    case 'access_token_invalid':
-    case 'scope_not_authorized':
-    case 'scope_permission_missed':
-      return new PlatformError('auth_expired', msg, { status, retryable: false });
-    case 'rate_limit_exceeded':
-    // Posting caps (per creator per day, pending shares, the app's daily active creators): wait and retry.
-    case 'spam_risk_too_many_posts':
-    case 'spam_risk_too_many_pending_share':
-    case 'reached_active_user_cap':
-      return new PlatformError('rate_limited', msg, {
-        status,
-        retryAfterSeconds: retryAfterSeconds(res.headers),
-      });
-    case 'spam_risk_user_banned_from_posting':
-    case 'unaudited_client_can_only_post_to_private_accounts':
-    case 'url_ownership_unverified':
-      return new PlatformError('platform_rejected', msg, { status, retryable: false });
-    case 'privacy_level_option_mismatch':
-    case 'invalid_params':
-    case 'spam_risk_text':
-      return new PlatformError('user_content', msg, { status, retryable: false });
-    case 'invalid_file_upload':
-      return new PlatformError('media_error', msg, { status, retryable: false });
-    case 'internal_error':
-      return new PlatformError('system', msg, { status });
-  }
-  return errorFromStatus(P, res, detail);
-}
-
-/** A FAILED post's fail_reason (status fetch reference) as our category. */
-function failReasonError(reason: string | undefined, publishId: string): PlatformError {
-  const msg = `${P}: post ${publishId} failed: ${reason ?? 'unknown reason'}`;
-  const r = reason ?? '';
-  if (r === 'auth_removed') return new PlatformError('auth_expired', msg, { retryable: false });
-  if (r === 'spam_risk_too_many_posts') return new PlatformError('rate_limited', msg);
-  if (r === 'spam_risk_text') return new PlatformError('user_content', msg, { retryable: false });
-  if (r.endsWith('_check_failed') || r === 'video_pull_failed' || r === 'photo_pull_failed') {
-    return new PlatformError('media_error', msg, { retryable: false });
-  }
-  if (r === 'internal') return new PlatformError('system', msg);
-  return new PlatformError('platform_rejected', msg, { retryable: false });
-}
-
-/** Token refresh with the channel's client key and secret; refresh tokens rotate, so the new one is kept. */
-
-/** One authenticated JSON call; `data` on success (HTTP 200 and error.code "ok"). */
-async function api<T>(tokens: OAuthTokens, path: string, body?: unknown, query = ''): Promise<T> {
-  const res = await tokens.retrying401(() =>
-    send(`${origin()}${path}${query}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${tokens.accessToken}`,
-        'content-type': 'application/json; charset=UTF-8',
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }),
-  );
-  const env = res.body as Envelope<T> | undefined;
-  if (res.status === 200 && typeof env === 'object' && (env.error?.code ?? 'ok') === 'ok')
-    return (env.data ?? {}) as T;
-  throw tiktokError(res, path);
-}
 
 /** The privacy level: the variant's option when the creator allows it, else the most public one allowed. */
 function privacyLevel(ctx: PublishContext, info: CreatorInfo): string {
@@ -322,20 +204,14 @@ async function postVideo(
   for (let i = 0; i < count; i++) {
     const start = i * chunkSize;
     const end = i === count - 1 ? size : start + chunkSize;
-    const res = await send(
-      uploadUrl,
-      {
-        method: 'PUT',
-        headers: { 'content-type': video.contentType, 'content-range': `bytes ${start}-${end - 1}/${size}` },
-        body: bytes.subarray(start, end),
-      },
-      UPLOAD_TIMEOUT_MS,
-    );
+    const res = await putChunk(uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': video.contentType, 'content-range': `bytes ${start}-${end - 1}/${size}` },
+      body: bytes.subarray(start, end),
+    });
     // 206 Partial Content after a chunk, 201 Created after the last one.
     if (res.status !== 206 && res.status !== 201 && res.status !== 200) {
-      const msg = `${P}: video upload chunk ${i + 1}/${count}: ${res.status}`;
-      if (res.status >= 500) throw new PlatformError('system', msg, { status: res.status });
-      throw new PlatformError('media_error', msg, { status: res.status, retryable: false });
+      throw uploadError(`${P}: video upload chunk ${i + 1}/${count}: ${res.status}`, res.status);
     }
   }
   return waitForPost(tokens, ctx, publishId, 'video');
@@ -390,68 +266,32 @@ async function postPhotos(
   return waitForPost(tokens, ctx, publishId, 'photo');
 }
 
-interface VideoStats {
-  id?: string;
-  like_count?: number;
-  comment_count?: number;
-  share_count?: number;
-  view_count?: number;
+export async function publish(ctx: PublishContext): Promise<PublishResult> {
+  const tokens = await OAuthTokens.open(ctx);
+  const prior = await inspect(tokens, ctx);
+  if (prior.kind === 'done') return prior.result;
+  if (prior.kind === 'pending') return waitForPost(tokens, ctx, prior.publishId, prior.media);
+  if (prior.kind === 'unknown') throw outcomeUnknown(P, prior.why);
+
+  const video = ctx.media.find((m) => m.type === 'video');
+  if (video) return postVideo(tokens, ctx, video);
+  const photos = ctx.media.filter((m) => m.type === 'image');
+  if (photos.length) return postPhotos(tokens, ctx, photos);
+  throw new PlatformError('user_content', `${P}: a post needs a video or photos`, { retryable: false });
 }
 
-export const connector: Connector = {
-  async publish(ctx) {
-    const tokens = await OAuthTokens.open(ctx);
-    const prior = await inspect(tokens, ctx);
-    if (prior.kind === 'done') return prior.result;
-    if (prior.kind === 'pending') return waitForPost(tokens, ctx, prior.publishId, prior.media);
-    if (prior.kind === 'unknown') throw outcomeUnknown(P, prior.why);
-
-    const video = ctx.media.find((m) => m.type === 'video');
-    if (video) return postVideo(tokens, ctx, video);
-    const photos = ctx.media.filter((m) => m.type === 'image');
-    if (photos.length) return postPhotos(tokens, ctx, photos);
-    throw new PlatformError('user_content', `${P}: a post needs a video or photos`, { retryable: false });
-  },
-
-  async reconcile(ctx) {
-    if (!ctx.checkpoint) return null;
-    const tokens = await OAuthTokens.open(ctx);
-    const prior = await inspect(tokens, ctx);
-    switch (prior.kind) {
-      case 'none':
-        return null;
-      case 'done':
-        return prior.result;
-      case 'unknown':
-        throw outcomeUnknown(P, prior.why);
-      case 'pending':
-        return waitForPost(tokens, ctx, prior.publishId, prior.media);
-    }
-  },
-
-  // Display API video query (scope video.list): up to 20 ids per request; ids without metrics are left out.
-  async metrics(ctx: MetricsContext) {
-    const tokens = await OAuthTokens.open(ctx);
-    const out: Record<string, Engagement> = {};
-    const ids = ctx.externalIds.filter((id) => /^\d+$/.test(id)); // publish_ids of private posts have none
-    for (let i = 0; i < ids.length; i += 20) {
-      const data = await api<{ videos?: VideoStats[] }>(
-        tokens,
-        '/v2/video/query/',
-        { filters: { video_ids: ids.slice(i, i + 20) } },
-        '?fields=id,like_count,comment_count,share_count,view_count',
-      );
-      for (const v of data.videos ?? []) {
-        if (!v.id) continue;
-        out[String(v.id)] = {
-          impressions: v.view_count ?? 0,
-          likes: v.like_count ?? 0,
-          comments: v.comment_count ?? 0,
-          shares: v.share_count ?? 0,
-          clicks: 0,
-        };
-      }
-    }
-    return out;
-  },
-};
+export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
+  if (!ctx.checkpoint) return null;
+  const tokens = await OAuthTokens.open(ctx);
+  const prior = await inspect(tokens, ctx);
+  switch (prior.kind) {
+    case 'none':
+      return null;
+    case 'done':
+      return prior.result;
+    case 'unknown':
+      throw outcomeUnknown(P, prior.why);
+    case 'pending':
+      return waitForPost(tokens, ctx, prior.publishId, prior.media);
+  }
+}
