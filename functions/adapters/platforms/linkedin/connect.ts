@@ -1,5 +1,11 @@
 import type { TokenSet } from '../../oauth.ts';
-import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
+import {
+  connectApi,
+  type OAuthConnect,
+  oauthCredentials,
+  oauthServer,
+  platformAccount,
+} from '../connect-support.ts';
 import type { Credentials } from '../types.ts';
 import { REST_HEADERS as REST } from './client.ts';
 

@@ -1,4 +1,10 @@
-import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
+import {
+  connectApi,
+  type OAuthConnect,
+  oauthCredentials,
+  oauthServer,
+  platformAccount,
+} from '../connect-support.ts';
 import type { HttpResponse } from '../http.ts';
 import type { Credentials } from '../types.ts';
 

@@ -1,6 +1,6 @@
 import { type HttpResponse, parseJson, platformOrigin, request } from '../http.ts';
 import type { OAuthTokens } from '../oauth.ts';
-import { tiktokError } from './errors.ts';
+import { type Envelope, tiktokError } from './errors.ts';
 
 // TikTok's open API (open.tiktokapis.com). Every answer is an envelope
 // {"data": …, "error": {"code": "ok" | …, "message", "log_id"}}; `code` decides the error category
@@ -10,11 +10,6 @@ import { tiktokError } from './errors.ts';
 const P = 'tiktok';
 const origin = () => platformOrigin(P, 'https://open.tiktokapis.com');
 const UPLOAD_TIMEOUT_MS = 120_000;
-
-export interface Envelope<T> {
-  data?: T;
-  error?: { code?: string; message?: string; log_id?: string };
-}
 
 // TikTok ids are int64 sent as bare JSON numbers; quote them before JSON.parse rounds them.
 function parseBody(text: string): unknown {

@@ -1,6 +1,5 @@
 import { errorFromStatus, type HttpResponse, retryAfterSeconds } from '../http.ts';
 import { PlatformError } from '../types.ts';
-import type { Envelope } from './client.ts';
 
 const P = 'tiktok';
 
@@ -56,3 +55,8 @@ export function failReasonError(reason: string | undefined, publishId: string): 
 }
 
 /** Token refresh with the channel's client key and secret; refresh tokens rotate, so the new one is kept. */
+
+export interface Envelope<T> {
+  data?: T;
+  error?: { code?: string; message?: string; log_id?: string };
+}

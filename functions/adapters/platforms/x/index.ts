@@ -4,6 +4,6 @@ import { publish, reconcile } from './publish.ts';
 
 // X (API v2) with an OAuth 2.0 user token (credentials access_token, refresh_token, expires_at,
 // account_id = the user id). Access tokens live two hours; the channel's token source renews them
-// (usecases/channel-tokens.ts, through the one OAuth client) when they expire or X refuses one.
+// (usecases/support/channel-tokens.ts, through the one OAuth client) when they expire or X refuses one.
 
 export const connector: Connector = { publish, reconcile, metrics };

@@ -1,4 +1,10 @@
-import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
+import {
+  connectApi,
+  type OAuthConnect,
+  oauthCredentials,
+  oauthServer,
+  platformAccount,
+} from '../connect-support.ts';
 import type { Credentials } from '../types.ts';
 
 // YouTube: Google's OAuth 2.0 for web server apps with PKCE, offline access (a refresh token; Google

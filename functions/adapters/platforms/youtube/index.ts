@@ -4,6 +4,6 @@ import { publish, reconcile } from './publish.ts';
 
 // YouTube Data API v3: videos.insert through a resumable upload (publish.ts), video statistics
 // (metrics.ts). Tokens are Google OAuth tokens (an hour): the channel's token source renews them
-// (usecases/channel-tokens.ts, through the one OAuth client).
+// (usecases/support/channel-tokens.ts, through the one OAuth client).
 
 export const connector: Connector = { publish, reconcile, metrics };

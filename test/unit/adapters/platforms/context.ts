@@ -31,7 +31,7 @@ export type ContextOverrides = Partial<Omit<PublishContext, 'tokens'>> &
   Pick<PublishContext, 'channel' | 'credentials'>;
 
 /**
- * The channel's token source as the worker builds it (usecases/channel-tokens.ts: renewals go through
+ * The channel's token source as the worker builds it (usecases/support/channel-tokens.ts: renewals go through
  * the one OAuth client to the platform's fake, with the fake's registered app), over an in-memory
  * credentials store instead of the table. Saved credentials are recorded in `saved`.
  */
