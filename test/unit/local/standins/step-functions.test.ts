@@ -261,7 +261,7 @@ describe('Step Functions stand-in with an executions file (restarts)', () => {
   });
 
   it('resumes a waiting execution after a stop or a crash: same name and start date, its task runs once', async () => {
-    // Arrange: an execution waiting 400 ms, then the stack stops (a Ctrl-C aborts nothing durable).
+    // Arrange: an execution waiting 2 s (long enough to still wait when the file is read on a loaded machine), then the stack stops (a Ctrl-C aborts nothing durable).
     const dir = mkdtempSync(join(tmpdir(), 'herald-sfn-'));
     const file = join(dir, 'step-functions.json');
     try {
@@ -271,7 +271,7 @@ describe('Step Functions stand-in with an executions file (restarts)', () => {
         executionsFile: file,
       });
       const client = new SFNClient(config(first.endpoint));
-      const at = new Date(Date.now() + 400).toISOString();
+      const at = new Date(Date.now() + 2_000).toISOString();
       const started = await client.send(
         new StartExecutionCommand({
           stateMachineArn: LADDER_ARN,
@@ -292,7 +292,7 @@ describe('Step Functions stand-in with an executions file (restarts)', () => {
       second.resumeExecutions();
       const again = new SFNClient(config(second.endpoint));
       let done: DescribeExecutionCommandOutput | undefined;
-      for (const until = Date.now() + 3_000; Date.now() < until; await sleep(20)) {
+      for (const until = Date.now() + 8_000; Date.now() < until; await sleep(20)) {
         done = await again.send(new DescribeExecutionCommand({ executionArn: started.executionArn }));
         if (done.status !== 'RUNNING') break;
       }
