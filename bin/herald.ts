@@ -233,11 +233,11 @@ async function run(argv: string[]): Promise<unknown> {
   })();
 
   await connect(values);
-  const admin = await import('#usecases/admin');
+  const admin = await import('#usecases/cli/admin');
   return job(admin);
 }
 
-type Admin = typeof import('#usecases/admin');
+type Admin = typeof import('#usecases/cli/admin');
 
 /**
  * `channel connect` without credentials: a connection session whose authorize URL the operator

@@ -1,5 +1,6 @@
 // `npm start`: the local stack. The same handler modules as in AWS, behind a local front door,
-// against DynamoDB Local (with its stream) and fauxqs (SQS). Prints `herald ready <url>`.
+// against DynamoDB Local (with its stream), fauxqs (SQS), s3rver (S3) and the stand-ins of
+// bin/local/standins (KMS, Step Functions, SES, Lambda Invoke). Prints `herald ready <url>`.
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +12,7 @@ import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './lo
 import { prepareDataDir } from './local/data-dir.ts';
 import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
-import { QueuePoller } from './local/queue-poller.ts';
+import { QueuePoller, type QueuePollerOptions } from './local/queue-poller.ts';
 import {
   awaitLocalCommits,
   checkJava,
@@ -25,7 +26,8 @@ import {
   startS3,
 } from './local/services.ts';
 import { dataDir, localSecret, removeStackInfo, writeStackInfo } from './local/stack-file.ts';
-import { StreamPoller } from './local/stream-poller.ts';
+import { StreamPoller, type StreamPollerOptions } from './local/stream-poller.ts';
+import { startWorkers } from './local/workers.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const TABLE_NAME = 'herald';
@@ -98,8 +100,8 @@ async function main() {
     // waits for DynamoDB Local's COMMIT, so what a client was told is written survives a crash.
     awaitLocalCommits((await import('#shared/clients')).dynamo);
 
-    // KMS, Step Functions and SES stand-ins; the state machines run their ASL files with Task states
-    // invoking the same worker handlers Lambda would.
+    // KMS, Step Functions, SES and Lambda Invoke stand-ins; the state machines run their ASL files
+    // with Task states invoking the same worker handlers Lambda would.
     const standins: AwsStandins = await startAwsStandins({
       kmsKeyMaterial: Buffer.from(localSecret(dir, 'kms'), 'base64url'),
       stateMachines: await Promise.all(stateMachines.map((spec) => localStateMachine(spec))),
@@ -139,20 +141,24 @@ async function main() {
       credentials: LOCAL_CREDENTIALS,
       useQueueUrlAsEndpoint: false,
     });
-    for (const worker of workers) {
-      const handler = await loadHandler<(...args: never[]) => Promise<unknown>>(root, worker.entry);
-      const context = () =>
-        lambdaContext(worker.id, `${worker.id}-${Date.now()}`, worker.timeoutSeconds * 1000);
-      const onError = (err: unknown) => console.error(`[${worker.id}]`, err);
-      const trigger = worker.trigger;
-      if (trigger.kind === 'stream') {
-        const poller = new StreamPoller({
-          client: new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials }),
+    const streamsClient = new DynamoDBStreamsClient({
+      endpoint: dynamo.endpoint,
+      region: LOCAL_REGION,
+      credentials,
+    });
+    await startWorkers(workers, {
+      loadHandler: (entry) => loadHandler(root, entry),
+      context: (id, timeoutMs) => lambdaContext(id, `${id}-${Date.now()}`, timeoutMs),
+      queue: (name) => sqsQueues.queues[name],
+      onError: (id) => (err) => console.error(`[${id}]`, err),
+      streamPoller: ({ handler, context, source, onError }) =>
+        new StreamPoller({
+          client: streamsClient,
           streamArn,
-          handler: handler as ConstructorParameters<typeof StreamPoller>[0]['handler'],
+          handler: handler as StreamPollerOptions['handler'],
           context,
           checkpointFile: join(dir, 'stream-checkpoints.json'),
-          source: trigger,
+          source,
           onFailure: async (failure) => {
             await sqs.send(
               new SendMessageCommand({
@@ -162,33 +168,21 @@ async function main() {
             );
           },
           onError,
-        });
-        poller.start();
-        stops.push(() => poller.stop());
-      } else if (trigger.kind === 'queue') {
-        const q = sqsQueues.queues[trigger.queue];
-        const poller = new QueuePoller({
+        }),
+      queuePoller: ({ queueUrl, queueArn, handler, context, concurrency, batchSize, onError }) =>
+        new QueuePoller({
           client: sqs,
-          queueUrl: trigger.dlq ? q.dlqUrl : q.url,
-          queueArn: trigger.dlq ? q.dlqArn : q.arn,
-          handler: handler as ConstructorParameters<typeof QueuePoller>[0]['handler'],
+          queueUrl,
+          queueArn,
+          handler: handler as QueuePollerOptions['handler'],
           context,
-          concurrency: trigger.concurrency,
-          batchSize: trigger.batchSize,
+          concurrency,
+          batchSize,
           onError,
-        });
-        poller.start();
-        stops.push(() => poller.stop());
-      } else if (trigger.kind === 'schedule') {
-        const timer = new IntervalRunner(
-          () => handler() as Promise<unknown>,
-          trigger.localEverySeconds * 1000,
-          onError,
-        );
-        timer.start();
-        stops.push(() => timer.stop());
-      }
-    }
+        }),
+      timer: ({ run, everyMs, onError }) => new IntervalRunner(run, everyMs, onError),
+      started: (source) => stops.push(() => source.stop()),
+    });
 
     const server = createFrontDoor(root, {
       endpoint: s3.endpoint,

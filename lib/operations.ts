@@ -1,6 +1,8 @@
 // The one list of HTTP operations. The CDK stack, the local stack, the OpenAPI generator and the MCP
 // server all read it; nothing else names a route.
 
+import { QUEUE_URL_ENV, type QueueName } from '../functions/core/messages.ts';
+
 export const SCOPES = [
   'posts:read',
   'posts:write',
@@ -339,22 +341,23 @@ export const operations: readonly Operation[] = [
 ];
 
 /** The queues (each with a DLQ). Handlers find them through the named environment variable. */
-export type QueueName = 'delivery' | 'schedule' | 'events' | 'webhooks';
+export type { QueueName };
 
 export interface QueueSpec {
   name: QueueName;
-  env: string;
+  /** The variable the functions read the URL from: core/messages.ts names it once. */
+  env: (typeof QUEUE_URL_ENV)[QueueName];
   /** Longer than the consuming function's timeout, and than a delivery's lease (90 s). */
   visibilityTimeoutSeconds: number;
   maxReceiveCount: number;
 }
 
 export const queues: readonly QueueSpec[] = [
-  { name: 'delivery', env: 'DELIVERY_QUEUE_URL', visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
-  { name: 'schedule', env: 'SCHEDULE_QUEUE_URL', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
-  { name: 'events', env: 'EVENTS_QUEUE_URL', visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  { name: 'delivery', env: QUEUE_URL_ENV.delivery, visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
+  { name: 'schedule', env: QUEUE_URL_ENV.schedule, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
+  { name: 'events', env: QUEUE_URL_ENV.events, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
   // One message per (event, endpoint, attempt); waits longer than SQS's 15-minute delay are chained.
-  { name: 'webhooks', env: 'WEBHOOKS_QUEUE_URL', visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
+  { name: 'webhooks', env: QUEUE_URL_ENV.webhooks, visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
 ];
 
 /** Step Functions state machines, defined in ASL files; their Task states invoke workers. */
@@ -388,10 +391,24 @@ export interface StreamSource {
   maxRecordAgeSeconds: number;
 }
 
+/**
+ * A queue's event source mapping, in AWS and in the local stack's poller alike: batches of at most
+ * `batchSize` messages (1–10: no batching window), reported failures retried after the queue's
+ * visibility timeout, at most `concurrency` batches at once. SQS's maximum concurrency is 2–1000,
+ * so no consumer can ask for 1 (CDK refuses it); consumers are written for concurrent batches.
+ */
+export interface QueueSource {
+  queue: QueueName;
+  /** Consume the queue's dead-letter queue instead of the queue. */
+  dlq?: boolean;
+  batchSize: number;
+  /** Concurrent batches: Lambda's maximum concurrency, the local poller's receive loops (2–1000). */
+  concurrency: number;
+}
+
 export type Trigger =
   | ({ kind: 'stream' } & StreamSource)
-  /** `dlq: true` consumes the queue's dead-letter queue. */
-  | { kind: 'queue'; queue: QueueName; dlq?: boolean; batchSize: number; concurrency: number }
+  | ({ kind: 'queue' } & QueueSource)
   /** Every `everySeconds` in AWS; the local stack runs the same handler every `localEverySeconds`. */
   | { kind: 'schedule'; everySeconds: number; localEverySeconds: number }
   /** Invoked by Task states of a state machine. */
@@ -463,7 +480,9 @@ export const workers: readonly Worker[] = [
     id: 'deliveryDeadLetters',
     entry: 'functions/handlers/delivery-dead-letters.ts',
     access: { table: 'RW' },
-    trigger: { kind: 'queue', queue: 'delivery', dlq: true, batchSize: 10, concurrency: 1 },
+    // 2, SQS's least: two batches marking the same post both go through its versioned write
+    // (mutatePost retries on a conflict), and a delivery already failed or published is left as it is.
+    trigger: { kind: 'queue', queue: 'delivery', dlq: true, batchSize: 10, concurrency: 2 },
     timeoutSeconds: 30,
   },
   {

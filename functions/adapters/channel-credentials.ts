@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#adapters/keys';
+import { isSealed, open, type Sealed, seal } from '#adapters/sealed';
+import { batchGet, fromItem, isConditionFailure, TABLE_NAME, updateIf } from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { redactCredentials } from '#core/credentials';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import { isSealed, open, type Sealed, seal } from './sealed.ts';
-import { batchGet, fromItem, isConditionFailure, TABLE_NAME, updateIf } from './table.ts';
 
 // A channel's credentials (`ORG#<org>` / `CREDS#<ch>`): sealed with the connection-secrets key
 // under {org, channel}, never listed with the channel, never logged. They carry a version and,

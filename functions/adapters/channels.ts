@@ -1,8 +1,8 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys, parseWorkEntry } from '#adapters/keys';
+import { fromItem, isConditionFailure, queryAll, setClause, TABLE_NAME, transactIf } from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import { fromItem, isConditionFailure, queryAll, setClause, TABLE_NAME } from './table.ts';
 
 // Channels (`ORG#<org>` / `CHANNEL#<ch>`), which channel posts as which platform account
 // (`CHACCT#<platform>#<account>`, so connecting an account twice reconnects its channel), their
@@ -128,38 +128,28 @@ export async function markChannelReauthRequired(
  * disconnected (or is gone).
  */
 export async function disconnectChannel(rec: ChannelRecord, now: string): Promise<boolean> {
-  try {
-    await ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: keys.channel(rec.org_id, rec.id),
-              UpdateExpression:
-                'SET #s = :disconnected, last_error = :none, updated_at = :now, next_sync_at = :none REMOVE gsi2pk, gsi2sk',
-              ConditionExpression: 'attribute_exists(pk) AND #s <> :disconnected',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: { ':disconnected': 'disconnected', ':none': null, ':now': now },
-            },
-          },
-          { Delete: { TableName: TABLE_NAME, Key: keys.channelCredentials(rec.org_id, rec.id) } },
-          {
-            Update: {
-              TableName: TABLE_NAME,
-              Key: keys.org(rec.org_id),
-              UpdateExpression: 'ADD channel_count :minus',
-              ExpressionAttributeValues: { ':minus': -1 },
-            },
-          },
-        ],
-      }),
-    );
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
+  return transactIf([
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: keys.channel(rec.org_id, rec.id),
+        UpdateExpression:
+          'SET #s = :disconnected, last_error = :none, updated_at = :now, next_sync_at = :none REMOVE gsi2pk, gsi2sk',
+        ConditionExpression: 'attribute_exists(pk) AND #s <> :disconnected',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':disconnected': 'disconnected', ':none': null, ':now': now },
+      },
+    },
+    { Delete: { TableName: TABLE_NAME, Key: keys.channelCredentials(rec.org_id, rec.id) } },
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: keys.org(rec.org_id),
+        UpdateExpression: 'ADD channel_count :minus',
+        ExpressionAttributeValues: { ':minus': -1 },
+      },
+    },
+  ]);
 }
 
 /** Channels whose sync is due: the sync index's day buckets from `days` back to today, up to `now`. */
@@ -178,8 +168,8 @@ export async function dueChannels(
         ExpressionAttributeValues: { ':b': keys.channelSyncBucket(day).gsi2pk, ':until': until },
       });
       for (const item of items) {
-        const [, orgId, channelId] = String(item.gsi2sk).split('#');
-        if (orgId && channelId) out.push({ orgId, channelId });
+        const e = parseWorkEntry(item.gsi2sk);
+        if (e) out.push({ orgId: e.orgId, channelId: e.id });
       }
     }),
   );

@@ -6,10 +6,10 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { Context } from 'aws-lambda';
+import { keys } from '#adapters/keys';
+import { TABLE_NAME } from '#adapters/table';
 import { ApiError } from '#core/errors';
 import { dynamo } from '#shared/clients';
-import { keys } from './keys.ts';
-import { TABLE_NAME } from './table.ts';
 
 // Idempotency-Key support (docs/idempotency.md) on Powertools idempotency, stored in the single table under
 // `IDEMPOTENCY#<operation>` with the table's TTL attribute. Keys are scoped per organization.

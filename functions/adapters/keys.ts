@@ -3,6 +3,15 @@
 
 import type { PostStatus } from '#core/constants';
 
+/**
+ * The sort key of an entry of the work index (GSI2: due posts, posts to sync, channels to sync):
+ * `<time>#<org>#<id>`. Undefined for anything else.
+ */
+export function parseWorkEntry(gsi2sk: unknown): { at: string; orgId: string; id: string } | undefined {
+  const [at, orgId, id] = String(gsi2sk).split('#');
+  return at && orgId && id ? { at, orgId, id } : undefined;
+}
+
 export const keys = {
   org: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   user: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `USER#${userId}` }),

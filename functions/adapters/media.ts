@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#adapters/keys';
+import { batchGet, fromItem, isConditionFailure, TABLE_NAME } from '#adapters/table';
 import type { MediaAssetRecord } from '#core/media';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import { fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
 
 // Media asset records (MEDIA#<id> under the organization).
 
@@ -84,4 +84,10 @@ export async function markReady(
     if (isConditionFailure(err)) return null;
     throw err;
   }
+}
+
+/** Several assets in one BatchGetItem, in the order asked; null where there is none. */
+export async function getAssets(orgId: string, ids: string[]): Promise<Array<MediaAssetRecord | null>> {
+  const items = await batchGet(ids.map((id) => keys.media(orgId, id)));
+  return items.map((item) => (item ? fromItem<MediaAssetRecord>(item) : null));
 }

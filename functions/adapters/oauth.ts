@@ -1,4 +1,5 @@
 import * as oauth from 'oauth4webapi';
+import { parseJson } from '#adapters/platforms/http';
 import { inLambda } from '#shared/config';
 
 // The one OAuth 2.0 client of Herald: authorization URLs, code exchange (PKCE where the platform
@@ -110,12 +111,7 @@ function clientAuth(server: OAuthServer, app: OAuthApp): oauth.ClientAuth {
 async function normalized(res: Response): Promise<Response> {
   const type = res.headers.get('content-type') ?? '';
   const text = await res.text();
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
+  const json = text ? parseJson(text) : undefined;
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     return new Response(text || null, {
       status: res.status,

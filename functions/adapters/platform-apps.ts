@@ -1,9 +1,9 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#adapters/keys';
+import { open, type Sealed, seal } from '#adapters/sealed';
+import { batchGet, conditionFailureItem, isConditionFailure, TABLE_NAME } from '#adapters/table';
 import type { Platform } from '#core/platforms';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import { open, type Sealed, seal } from './sealed.ts';
-import { batchGet, conditionFailureItem, isConditionFailure, TABLE_NAME } from './table.ts';
 
 // The operator's OAuth apps, one per platform (`herald platform-app set`), and the apps Herald
 // registers on Mastodon instances. Client secrets are sealed (adapters/sealed.ts) under a context

@@ -1,14 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { keys, parseWorkEntry } from '#adapters/keys';
+import {
+  batchGet,
+  conditionFailureItem,
+  countAll,
+  fromItem,
+  isConditionFailure,
+  queryAll,
+  TABLE_NAME,
+} from '#adapters/table';
+import { countPostItem } from '#adapters/usage';
 import type { ChannelRecord, Org, OrgSettings } from '#core/accounts';
 import type { PostStatus } from '#core/constants';
 import type { MediaAssetRecord } from '#core/media';
-import type { PostRecord } from '#core/posts';
+import { dueAt, type PostRecord } from '#core/posts';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import { countPostItem } from './limits.ts';
-import { batchGet, conditionFailureItem, fromItem, isConditionFailure, TABLE_NAME } from './table.ts';
 
 // Posts: one item per post holding its variants and per-channel deliveries, so a post is read and
 // written in one request. GSI1 (`ORG#<org>#POSTS#<status>`) serves the status filter.
@@ -49,25 +57,6 @@ async function transact(
     if (count && reasons[all.length - 1]?.Code === 'ConditionalCheckFailed') throw new PostQuotaError();
     throw new ConcurrentChangeError();
   }
-}
-
-/**
- * Where the post sits in the due-work index, if anywhere. A scheduled post already dispatched for
- * its time moves past the sweeper's lookahead: sweeps skip it, and see it again only if it is still
- * scheduled well after its time (a lost dispatch).
- */
-export const REDISPATCH_AFTER_SECONDS = 180;
-
-function dueAt(post: PostRecord): string | null {
-  if (post.status === 'scheduled' && post.scheduled_at) {
-    if (post.dispatched?.for !== post.scheduled_at) return post.scheduled_at;
-    const at =
-      Math.max(Date.parse(post.scheduled_at), Date.parse(post.dispatched.at)) +
-      REDISPATCH_AFTER_SECONDS * 1000;
-    return new Date(at).toISOString();
-  }
-  if (post.status === 'publishing') return post.watch_at ?? null;
-  return null;
 }
 
 function toItem(post: PostRecord) {
@@ -291,23 +280,41 @@ export async function mutatePost(
 export async function dueInBucket(
   minute: Date,
 ): Promise<Array<{ orgId: string; postId: string; at: string }>> {
-  const out: Array<{ orgId: string; postId: string; at: string }> = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await ddb.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :p',
-        ExpressionAttributeValues: { ':p': keys.dueBucket(minute).gsi2pk },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of res.Items ?? []) {
-      const [at, orgId, postId] = String(item.gsi2sk).split('#');
-      if (at && orgId && postId) out.push({ at, orgId, postId });
-    }
-    start = res.LastEvaluatedKey;
-  } while (start);
-  return out;
+  const items = await queryAll({
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :p',
+    ExpressionAttributeValues: { ':p': keys.dueBucket(minute).gsi2pk },
+  });
+  return items.flatMap((item) => {
+    const e = parseWorkEntry(item.gsi2sk);
+    return e ? [{ at: e.at, orgId: e.orgId, postId: e.id }] : [];
+  });
+}
+
+/** Posts published on one UTC day (`day` is YYYY-MM-DD), across organizations (GSI2, paginated). */
+export async function postsPublishedOn(day: string): Promise<Array<{ orgId: string; postId: string }>> {
+  const items = await queryAll({
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :p',
+    ExpressionAttributeValues: { ':p': keys.syncBucket(day).gsi2pk },
+  });
+  return items.flatMap((item) => {
+    const e = parseWorkEntry(item.gsi2sk);
+    return e ? [{ orgId: e.orgId, postId: e.id }] : [];
+  });
+}
+
+/** The posts, strongly consistent; missing ones (deleted since) are left out. */
+export async function loadPosts(refs: Array<{ orgId: string; postId: string }>): Promise<PostRecord[]> {
+  const items = await batchGet(refs.map((r) => keys.post(r.orgId, r.postId)));
+  return items.flatMap((item) => (item ? [fromItem<PostRecord>(item)] : []));
+}
+
+/** Posts of one status in the organization (GSI1, paginated; eventually consistent). */
+export function countPostsByStatus(orgId: string, status: PostStatus): Promise<number> {
+  return countAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :p',
+    ExpressionAttributeValues: { ':p': keys.postsByStatus(orgId, status).gsi1pk },
+  });
 }

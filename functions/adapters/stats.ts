@@ -1,11 +1,9 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { PostStatus } from '#core/constants';
-import type { PostRecord } from '#core/posts';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#adapters/keys';
+import type { Engagement } from '#adapters/platforms/types';
+import { batchGet, TABLE_NAME } from '#adapters/table';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import type { Engagement } from './platforms/types.ts';
-import { batchGet, fromItem, queryAll, TABLE_NAME } from './table.ts';
 
 // Analytics storage (README, "Data model"):
 // - `ORG#<org>` / `STATS`: lifetime counters kept from the table stream — deliveries_total,
@@ -61,27 +59,6 @@ function toOrgStats(item: Record<string, unknown> | null): OrgStats {
     engagement,
     syncedPlatforms: synced instanceof Set ? [...synced].map(String) : [],
   };
-}
-
-/** Posts of one status in the organization (GSI1, paginated; eventually consistent). */
-export async function countPostsByStatus(orgId: string, status: PostStatus): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await ddb.send(
-      new QueryCommand({
-        TableName: TABLE_NAME,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': keys.postsByStatus(orgId, status).gsi1pk },
-        Select: 'COUNT',
-        ExclusiveStartKey: start,
-      }),
-    );
-    count += res.Count ?? 0;
-    start = res.LastEvaluatedKey;
-  } while (start);
-  return count;
 }
 
 /** The org counters and the given days' counters, in one BatchGetItem. */
@@ -206,25 +183,4 @@ export async function applyStats(
       await new Promise((r) => setTimeout(r, Math.random() * 25 * 2 ** attempt));
     }
   }
-}
-
-/** Posts published on one UTC day (`day` is YYYY-MM-DD), across organizations (GSI2, paginated). */
-export async function postsPublishedOn(day: string): Promise<Array<{ orgId: string; postId: string }>> {
-  const out: Array<{ orgId: string; postId: string }> = [];
-  const items = await queryAll({
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :p',
-    ExpressionAttributeValues: { ':p': keys.syncBucket(day).gsi2pk },
-  });
-  for (const item of items) {
-    const [, orgId, postId] = String(item.gsi2sk).split('#');
-    if (orgId && postId) out.push({ orgId, postId });
-  }
-  return out;
-}
-
-/** The posts, strongly consistent; missing ones (deleted since) are left out. */
-export async function loadPosts(refs: Array<{ orgId: string; postId: string }>): Promise<PostRecord[]> {
-  const items = await batchGet(refs.map((r) => keys.post(r.orgId, r.postId)));
-  return items.flatMap((item) => (item ? [fromItem<PostRecord>(item)] : []));
 }

@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#adapters/keys';
+import { TABLE_NAME, updateIf } from '#adapters/table';
 import { ddb } from '#shared/clients';
-import { keys } from './keys.ts';
-import { TABLE_NAME, updateIf } from './table.ts';
 
 // The minute up to which the sweeper has read every bucket of the due-work index. A sweeper that
 // stopped for longer than its lookback (an outage, a laptop asleep with the local stack) reads on

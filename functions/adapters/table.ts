@@ -3,6 +3,8 @@ import {
   BatchGetCommand,
   QueryCommand,
   type QueryCommandInput,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -91,26 +93,51 @@ export function setClause(
     .join(', ');
 }
 
-/** Every item a query matches, following LastEvaluatedKey page by page. */
-export async function queryAll(
-  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
-): Promise<Item[]> {
-  const out: Item[] = [];
+type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
+
+/** A query's pages, following LastEvaluatedKey: the one paginated Query loop of the adapters. */
+async function* pages(input: QueryInput) {
   let start: Record<string, unknown> | undefined;
   do {
     const res = await ddb.send(
       new QueryCommand({ ...input, TableName: TABLE_NAME, ExclusiveStartKey: start }),
     );
-    out.push(...((res.Items ?? []) as Item[]));
+    yield res;
     start = res.LastEvaluatedKey;
   } while (start);
+}
+
+/** Every item a query matches. */
+export async function queryAll(input: QueryInput): Promise<Item[]> {
+  const out: Item[] = [];
+  for await (const page of pages(input)) out.push(...((page.Items ?? []) as Item[]));
   return out;
+}
+
+/** How many items a query matches (Select: COUNT, every page). */
+export async function countAll(input: QueryInput): Promise<number> {
+  let count = 0;
+  for await (const page of pages({ ...input, Select: 'COUNT' })) count += page.Count ?? 0;
+  return count;
 }
 
 /** A conditional UpdateItem: false when its condition failed (someone else changed the item). */
 export async function updateIf(input: Omit<UpdateCommandInput, 'TableName'>): Promise<boolean> {
   try {
     await ddb.send(new UpdateCommand({ ...input, TableName: TABLE_NAME }));
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** A TransactWriteItems that is all or nothing: false when a condition failed (nothing written). */
+export async function transactIf(
+  items: NonNullable<TransactWriteCommandInput['TransactItems']>,
+): Promise<boolean> {
+  try {
+    await ddb.send(new TransactWriteCommand({ TransactItems: items }));
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Scope } from '#lib/operations';
+import type { ApiError } from './errors.ts';
 import type { Limits, PlanName } from './plans.ts';
 import type { Platform } from './platforms.ts';
 
@@ -104,3 +105,17 @@ export function toChannel(rec: ChannelRecord) {
     created_at: rec.created_at,
   };
 }
+
+/** Who an API request acts for: its key, the key's scopes, and the organization's plan and limits. */
+export interface AuthContext {
+  orgId: string;
+  keyId: string;
+  scopes: ReadonlySet<Scope>;
+  plan: PlanName;
+  limits: Limits;
+}
+
+/** The request gate's answer for one request (usecases/support/admission.ts). */
+export type Admission =
+  | { allowed: true; headers: Record<string, string>; apiRequests: number; period: string }
+  | { allowed: false; headers: Record<string, string>; error: ApiError };

@@ -1,3 +1,4 @@
+import { PLATFORMS } from './constants.ts';
 import type { Platform } from './platforms.ts';
 
 // Channel connection sessions (docs/channels.md): the path from "connect a LinkedIn account" to a
@@ -18,16 +19,10 @@ export type ConnectionStatus = (typeof CONNECTION_STATUSES)[number];
 export const CONNECTION_TTL_MS = 10 * 60_000;
 
 /** Platforms connected through OAuth (Bluesky uses app passwords; Mastodon registers per instance). */
-export const OAUTH_PLATFORMS = [
-  'x',
-  'linkedin',
-  'threads',
-  'instagram',
-  'facebook',
-  'tiktok',
-  'youtube',
-  'pinterest',
-] as const satisfies readonly Platform[];
+export type OAuthPlatform = Exclude<Platform, 'bluesky' | 'mastodon'>;
+export const OAUTH_PLATFORMS: readonly OAuthPlatform[] = PLATFORMS.filter(
+  (p): p is OAuthPlatform => p !== 'bluesky' && p !== 'mastodon',
+);
 
 /** Why a session failed: the `error.code` of a failed session. */
 export const CONNECTION_FAILURES = {

@@ -1,14 +1,10 @@
+import type { ERROR_CATEGORIES } from './constants.ts';
+import type { DeliveryRecord, PostRecord } from './posts.ts';
+import { LEASE_SECONDS, WATCHDOG_SECONDS } from './timing.ts';
+
 // Delivery outcomes (docs/posts.md, "Deliveries"): the stages, the error taxonomy, and the retry policy.
 
-export const ERROR_CATEGORY = [
-  'auth_expired',
-  'user_content',
-  'media_error',
-  'rate_limited',
-  'platform_rejected',
-  'system',
-] as const;
-export type ErrorCategory = (typeof ERROR_CATEGORY)[number];
+export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 
 /** Attempts per delivery before it is finally failed. */
 export const MAX_ATTEMPTS = 5;
@@ -29,13 +25,6 @@ export function retryDelaySeconds(
 }
 
 // ---- the delivery state machine (pure) -----------------------------------------------------------
-
-import type { DeliveryRecord, PostRecord } from './posts.ts';
-
-/** How long a claim protects a delivery being sent; shorter than the queue's visibility timeout. */
-export const LEASE_SECONDS = 90;
-/** A publishing post is re-examined this long after its last change (lost messages, dead workers). */
-export const WATCHDOG_SECONDS = 300;
 
 export type ClaimOutcome =
   | { kind: 'claimed'; post: PostRecord; recovering: boolean }

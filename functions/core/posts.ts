@@ -1,9 +1,9 @@
 import type { OrgSettings } from './accounts.ts';
 import type { MediaKind } from './constants.ts';
 import { LIMITS, type PostStatus } from './constants.ts';
-import { WATCHDOG_SECONDS } from './delivery.ts';
 import { conflict, dangerousOpsDisabled, type FieldError } from './errors.ts';
 import type { CreatePostInput } from './requests.ts';
+import { REDISPATCH_AFTER_SECONDS, WATCHDOG_SECONDS } from './timing.ts';
 
 // The post state machine (docs/posts.md). Pure: it decides, the adapters persist.
 
@@ -334,4 +334,21 @@ export function decideApprove(post: PostRecord, now: Date): PostRecord {
     { ...post, scheduled_at: post.approval?.mode === 'schedule' ? post.scheduled_at : null },
     now,
   );
+}
+
+/**
+ * Where the post sits in the due-work index, if anywhere: a scheduled post at its time, or — once
+ * dispatched — REDISPATCH_AFTER_SECONDS later (seen again only if that dispatch was lost); a
+ * publishing post at its watchdog time.
+ */
+export function dueAt(post: PostRecord): string | null {
+  if (post.status === 'scheduled' && post.scheduled_at) {
+    if (post.dispatched?.for !== post.scheduled_at) return post.scheduled_at;
+    const at =
+      Math.max(Date.parse(post.scheduled_at), Date.parse(post.dispatched.at)) +
+      REDISPATCH_AFTER_SECONDS * 1000;
+    return new Date(at).toISOString();
+  }
+  if (post.status === 'publishing') return post.watch_at ?? null;
+  return null;
 }

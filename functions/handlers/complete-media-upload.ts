@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { completeMediaUpload } from '#usecases/media';
+import { apiHandler } from '#handlers/support/api';
+import { completeMediaUpload } from '#usecases/complete-media-upload';
 
 // The probe function: the only one with the ffmpeg/ffprobe layer, more memory and a longer timeout.
 export const { handler, impl } = apiHandler(

@@ -1,5 +1,5 @@
 import { CreateChannelConnectionBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 
 export const { handler, impl } = apiHandler(

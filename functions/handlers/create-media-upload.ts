@@ -1,6 +1,6 @@
 import { CreateMediaUploadBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { createMediaUpload } from '#usecases/media-upload';
+import { apiHandler } from '#handlers/support/api';
+import { createMediaUpload } from '#usecases/create-media-upload';
 
 export const { handler, impl } = apiHandler(
   'createMediaUpload',

@@ -1,20 +1,17 @@
-import { checkIdempotencyKey } from '#adapters/idempotency';
 import { CreatePostBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { createPost, createPostIdempotent } from '#usecases/create-post';
+import { apiHandler } from '#handlers/support/api';
+import { createPostOnce } from '#usecases/create-post';
 
 export const { handler, impl } = apiHandler(
   'createPost',
   { body: CreatePostBody },
   async ({ auth, body, headers, now, lambda, admitted }) => {
     const gate = { admitted, postsPerMonth: auth.limits.posts_per_month };
-    const key = checkIdempotencyKey(headers['idempotency-key']);
-    if (key === undefined) return { status: 201, body: await createPost(auth.orgId, body, now, gate) };
-    const recorded = await createPostIdempotent({ org_id: auth.orgId, key, body, context: gate }, lambda);
+    const res = await createPostOnce(auth.orgId, body, headers['idempotency-key'], now, gate, lambda);
     return {
-      status: recorded.status,
-      rawBody: recorded.json,
-      headers: recorded.replayed ? { 'idempotency-replayed': 'true' } : ({} as Record<string, string>),
+      status: res.status,
+      rawBody: res.json,
+      headers: res.replayed ? { 'idempotency-replayed': 'true' } : ({} as Record<string, string>),
     };
   },
 );

@@ -1,6 +1,6 @@
 import { CreateWebhookEndpointBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { createWebhookEndpoint } from '#usecases/webhook-secrets';
+import { apiHandler } from '#handlers/support/api';
+import { createWebhookEndpoint } from '#usecases/create-webhook-endpoint';
 
 export const { handler, impl } = apiHandler(
   'createWebhookEndpoint',

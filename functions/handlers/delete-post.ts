@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { deletePost } from '#usecases/posts';
+import { apiHandler } from '#handlers/support/api';
+import { deletePost } from '#usecases/delete-post';
 
 export const { handler, impl } = apiHandler(
   'deletePost',

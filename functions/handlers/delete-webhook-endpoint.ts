@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { deleteWebhookEndpoint } from '#usecases/webhook-endpoints';
+import { apiHandler } from '#handlers/support/api';
+import { deleteWebhookEndpoint } from '#usecases/delete-webhook-endpoint';
 
 export const { handler, impl } = apiHandler(
   'deleteWebhookEndpoint',

@@ -1,7 +1,7 @@
-import type { DeliveryMessage } from '#adapters/delivery-queue';
+import type { DeliveryMessage } from '#core/messages';
 import { logger } from '#shared/logger';
 import { sqsBatchHandler } from '#shared/sqs-batch';
-import { deadLetter } from '#usecases/dead-letters';
+import { deadLetter } from '#usecases/delivery-dead-letters';
 
 export const handler = sqsBatchHandler<DeliveryMessage>(async (msg) => {
   const marked = await deadLetter(msg);

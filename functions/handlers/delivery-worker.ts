@@ -1,7 +1,7 @@
-import type { DeliveryMessage } from '#adapters/delivery-queue';
+import type { DeliveryMessage } from '#core/messages';
 import { logger } from '#shared/logger';
 import { sqsBatchHandler } from '#shared/sqs-batch';
-import { deliver } from '#usecases/deliver';
+import { deliver } from '#usecases/delivery-worker';
 
 /** One message per (post, channel, round); a failed record returns to the queue on its own. */
 export const handler = sqsBatchHandler<DeliveryMessage>(async (msg, record) => {

@@ -1,5 +1,5 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { disconnectChannel } from '#usecases/disconnect-channel';
 
 export const { handler, impl } = apiHandler(

@@ -1,5 +1,5 @@
 import { logger } from '#shared/logger';
-import { type SyncResult, syncEngagement } from '#usecases/engagement';
+import { type SyncResult, syncEngagement } from '#usecases/engagement-sync';
 
 /** Runs every hour (EventBridge schedule; every minute in the local stack: the manifest says). */
 export const handler = async (): Promise<SyncResult> => {

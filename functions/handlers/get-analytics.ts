@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { getAnalytics } from '#usecases/analytics';
+import { apiHandler } from '#handlers/support/api';
+import { getAnalytics } from '#usecases/get-analytics';
 
 export const { handler, impl } = apiHandler(
   'getAnalytics',

@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { getPostById } from '#usecases/posts';
+import { apiHandler } from '#handlers/support/api';
+import { getPostById } from '#usecases/get-post';
 
 export const { handler, impl } = apiHandler('getPost', { query: NoQuery }, async ({ auth, params }) => ({
   status: 200,

@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { getUsage } from '#usecases/usage';
+import { apiHandler } from '#handlers/support/api';
+import { getUsage } from '#usecases/get-usage';
 
 export const { handler, impl } = apiHandler(
   'getUsage',

@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { listChannelsOf } from '#usecases/channels';
+import { apiHandler } from '#handlers/support/api';
+import { listChannelsOf } from '#usecases/list-channels';
 
 export const { handler, impl } = apiHandler('listChannels', { query: NoQuery }, async ({ auth }) => ({
   status: 200,

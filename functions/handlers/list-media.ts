@@ -1,7 +1,7 @@
 import { PageQuery } from '#core/requests';
+import { apiHandler } from '#handlers/support/api';
 import { requireEnv } from '#shared/config';
-import { apiHandler } from '#shared/http';
-import { listMedia } from '#usecases/media-list';
+import { listMedia } from '#usecases/list-media';
 
 const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
 

@@ -1,7 +1,7 @@
 import { ListPostsQuery } from '#core/requests';
+import { apiHandler } from '#handlers/support/api';
 import { requireEnv } from '#shared/config';
-import { apiHandler } from '#shared/http';
-import { listPosts } from '#usecases/posts';
+import { listPosts } from '#usecases/list-posts';
 
 const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
 

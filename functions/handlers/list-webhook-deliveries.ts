@@ -1,7 +1,7 @@
 import { PageQuery } from '#core/requests';
+import { apiHandler } from '#handlers/support/api';
 import { requireEnv } from '#shared/config';
-import { apiHandler } from '#shared/http';
-import { listWebhookDeliveries } from '#usecases/webhook-endpoints';
+import { listWebhookDeliveries } from '#usecases/list-webhook-deliveries';
 
 const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
 

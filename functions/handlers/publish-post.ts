@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { publishPost } from '#usecases/posts';
+import { apiHandler } from '#handlers/support/api';
+import { publishPost } from '#usecases/publish-post';
 
 export const { handler, impl } = apiHandler(
   'publishPost',

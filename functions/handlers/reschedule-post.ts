@@ -1,6 +1,6 @@
 import { ReschedulePostBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { reschedulePost } from '#usecases/posts';
+import { apiHandler } from '#handlers/support/api';
+import { reschedulePost } from '#usecases/reschedule-post';
 
 export const { handler, impl } = apiHandler(
   'reschedulePost',

@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { rotateWebhookSecret } from '#usecases/webhook-rotation';
+import { apiHandler } from '#handlers/support/api';
+import { rotateWebhookSecret } from '#usecases/rotate-webhook-secret';
 
 export const { handler, impl } = apiHandler(
   'rotateWebhookSecret',

@@ -1,5 +1,5 @@
 import { logger } from '#shared/logger';
-import { sweep } from '#usecases/schedule';
+import { sweep } from '#usecases/schedule-sweeper';
 
 /** Runs every minute (EventBridge schedule; every second in the local stack). */
 export const handler = async (): Promise<{ dispatched: number; redriven: number }> => {

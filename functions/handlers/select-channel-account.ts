@@ -1,5 +1,5 @@
 import { SelectChannelAccountBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
+import { apiHandler } from '#handlers/support/api';
 import { selectChannelAccount } from '#usecases/select-channel-account';
 
 export const { handler, impl } = apiHandler(

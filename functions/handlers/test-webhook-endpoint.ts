@@ -1,6 +1,6 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { testWebhookEndpoint } from '#usecases/webhook-test';
+import { apiHandler } from '#handlers/support/api';
+import { testWebhookEndpoint } from '#usecases/test-webhook-endpoint';
 
 export const { handler, impl } = apiHandler(
   'testWebhookEndpoint',

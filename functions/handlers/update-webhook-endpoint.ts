@@ -1,6 +1,6 @@
 import { UpdateWebhookEndpointBody } from '#core/requests';
-import { apiHandler } from '#shared/http';
-import { updateWebhookEndpoint } from '#usecases/webhook-endpoint-update';
+import { apiHandler } from '#handlers/support/api';
+import { updateWebhookEndpoint } from '#usecases/update-webhook-endpoint';
 
 export const { handler, impl } = apiHandler(
   'updateWebhookEndpoint',

@@ -1,4 +1,4 @@
-import type { WebhookJob } from '#adapters/webhooks/jobs';
+import type { WebhookJob } from '#core/messages';
 import { logger } from '#shared/logger';
 import { sqsBatchHandler } from '#shared/sqs-batch';
 import { deliverJob } from '#usecases/webhook-delivery';

@@ -1,4 +1,4 @@
-import type { HeraldEvent } from '#adapters/events-queue';
+import type { HeraldEvent } from '#core/messages';
 import { logger } from '#shared/logger';
 import { sqsBatchHandler } from '#shared/sqs-batch';
 import { fanOut } from '#usecases/webhook-fanout';

@@ -2,12 +2,11 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
+import type { Admission, AuthContext } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { buildRequest, type OperationId, type RequestOf, type requests } from '#core/requests';
 import { parseOrThrow } from '#core/validation';
 import { findOperation, type Operation } from '#lib/operations';
-import { type Admission, admit, unmeter } from '#usecases/admission';
-import { type AuthContext, authenticate, forgetKey, requirePlanFeature, requireScope } from './auth.ts';
 import {
   addResponseHeaders,
   type HeaderBagContext,
@@ -25,7 +24,21 @@ export type { HttpEvent, HttpResult } from './envelope.ts';
 
 // The request pipeline every API handler shares: request id and response headers → problem+json
 // errors → API-key auth → burst limit and monthly meter (started here, running concurrently with
-// the operation) → scope and plan feature → body/query validation → the operation.
+// the operation) → scope and plan feature → body/query validation → the operation. Who the key is
+// and whether the request is admitted are use cases (usecases/support/request-gate.ts), handed in
+// as a RequestGate so this module reaches no data.
+
+/** The use cases the pipeline asks about a request's key. */
+export interface RequestGate {
+  /** The key presented in the headers (401 when missing or not valid). */
+  authenticate(headers: Record<string, string | undefined>): Promise<AuthContext>;
+  /** The operation's scope and plan feature (403 otherwise). */
+  authorize(auth: AuthContext, op: Operation): void;
+  /** Counts the request against the key's burst and the month's meter, or says why not. */
+  admit(auth: AuthContext, nowMs: number): Promise<Admission>;
+  /** Gives back the count of an admitted request the operation refused with a 429. */
+  unmeter(auth: AuthContext, admission: Admission): Promise<void>;
+}
 
 /** Request bodies larger than this are refused; it also keeps every post item under DynamoDB's 400 KB. */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -62,10 +75,10 @@ interface HeraldContext extends HeaderBagContext {
 
 type Middleware = MiddlewareObj<HttpEvent, HttpResult, Error, HeraldContext>;
 
-export const apiKeyAuth = (op: Operation): Middleware => ({
+export const apiKeyAuth = (op: Operation, gate: RequestGate): Middleware => ({
   before: async (request) => {
     if (op.scope === null) return;
-    const auth = await authenticate(request.event.headers ?? {});
+    const auth = await gate.authenticate(request.event.headers ?? {});
     logger.appendKeys({ org_id: auth.orgId, key_id: auth.keyId });
     request.context.herald = { ...request.context.herald, auth };
   },
@@ -84,7 +97,7 @@ const OUTRANKS_429 = new Set([
  * and settles it last: its headers go on every API-key response, and a refusal replaces any
  * lower-ranked outcome with the 429.
  */
-export const rateLimit = (): Middleware => {
+export const rateLimit = (gate: RequestGate): Middleware => {
   const settle = async (request: { context: HeraldContext }) => {
     const admission = request.context.herald?.admission;
     if (!admission) return undefined;
@@ -96,10 +109,7 @@ export const rateLimit = (): Middleware => {
     before: (request) => {
       const auth = request.context.herald?.auth;
       if (!auth) return;
-      const admission = admit(auth, Date.now()).then((a) => {
-        if (!a.allowed && a.error.code === 'invalid_api_key') forgetKey(auth.keyId);
-        return a;
-      });
+      const admission = gate.admit(auth, Date.now());
       admission.catch(() => undefined); // settled in after/onError
       request.context.herald = { ...request.context.herald, admission };
     },
@@ -122,17 +132,15 @@ export const rateLimit = (): Middleware => {
       // An admitted request the operation refused with a 429 (posts_per_month) is not metered.
       const auth = request.context.herald?.auth;
       if (a?.allowed && auth && request.error instanceof ApiError && request.error.status === 429)
-        await unmeter(auth, a);
+        await gate.unmeter(auth, a);
     },
   };
 };
 
-export const authorize = (op: Operation): Middleware => ({
+export const authorize = (op: Operation, gate: RequestGate): Middleware => ({
   before: (request) => {
     const auth = request.context.herald?.auth;
-    if (op.scope === null || !auth) return;
-    requireScope(auth, op.scope);
-    requirePlanFeature(auth, op.feature);
+    if (auth) gate.authorize(auth, op);
   },
 });
 
@@ -195,51 +203,53 @@ type QueryOf<K extends OperationId> = RequestOf<K>['query'] extends infer S exte
   : undefined;
 
 /**
- * Builds an operation's Lambda handler from its manifest entry, its request schemas and its use case.
- * Returns the middy-wrapped `handler` (deployed) and the bare `impl` (unit tests).
+ * The API handler builder over a gate: builds an operation's Lambda handler from its manifest
+ * entry, its request schemas and its use case. Returns the middy-wrapped `handler` (deployed) and
+ * the bare `impl` (unit tests).
  */
-export function apiHandler<K extends OperationId>(
-  operationId: K,
-  /**
-   * The operation's entry of `requests` (core/requests.ts), passed by the handler itself so its
-   * bundle carries only its own schemas' code. The type admits only that entry's schemas.
-   */
-  spec: (typeof requests)[K],
-  impl: (input: ApiInput<BodyOf<K>, QueryOf<K>>) => Promise<ApiResult>,
-) {
-  const op = findOperation(operationId);
-  // Built here, at load: this operation's schemas only.
-  const request = buildRequest(spec);
-  const run = async (event: HttpEvent, context: HeraldContext): Promise<HttpResult> => {
-    const h = context.herald ?? {};
-    const admission = h.admission;
-    const result = await impl({
-      body: h.body as BodyOf<K>,
-      query: h.query as QueryOf<K>,
-      params: (event.pathParameters ?? {}) as Record<string, string>,
-      headers: event.headers ?? {},
-      auth: h.auth as AuthContext,
-      requestId: requestIdOf(event),
-      now: new Date(),
-      lambda: context,
-      admitted: async () => {
-        if (!admission) throw new Error(`${operationId} has no admission to await`);
-        const a = await admission;
-        if (!a.allowed) throw a.error;
-        return a;
-      },
-    });
-    return result.rawBody !== undefined
-      ? rawJsonResponse(result.status, result.rawBody, result.headers)
-      : jsonResponse(result.status, result.body, result.headers);
+export const apiHandlers = (gate: RequestGate) =>
+  function apiHandler<K extends OperationId>(
+    operationId: K,
+    /**
+     * The operation's entry of `requests` (core/requests.ts), passed by the handler itself so its
+     * bundle carries only its own schemas' code. The type admits only that entry's schemas.
+     */
+    spec: (typeof requests)[K],
+    impl: (input: ApiInput<BodyOf<K>, QueryOf<K>>) => Promise<ApiResult>,
+  ) {
+    const op = findOperation(operationId);
+    // Built here, at load: this operation's schemas only.
+    const request = buildRequest(spec);
+    const run = async (event: HttpEvent, context: HeraldContext): Promise<HttpResult> => {
+      const h = context.herald ?? {};
+      const admission = h.admission;
+      const result = await impl({
+        body: h.body as BodyOf<K>,
+        query: h.query as QueryOf<K>,
+        params: (event.pathParameters ?? {}) as Record<string, string>,
+        headers: event.headers ?? {},
+        auth: h.auth as AuthContext,
+        requestId: requestIdOf(event),
+        now: new Date(),
+        lambda: context,
+        admitted: async () => {
+          if (!admission) throw new Error(`${operationId} has no admission to await`);
+          const a = await admission;
+          if (!a.allowed) throw a.error;
+          return a;
+        },
+      });
+      return result.rawBody !== undefined
+        ? rawJsonResponse(result.status, result.rawBody, result.headers)
+        : jsonResponse(result.status, result.body, result.headers);
+    };
+    const handler = middy<HttpEvent, HttpResult, Error, HeraldContext>(run)
+      .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
+      .use(requestIdHeader())
+      .use(problemJson())
+      .use(apiKeyAuth(op, gate))
+      .use(rateLimit(gate))
+      .use(authorize(op, gate))
+      .use(parseRequest(request));
+    return { handler, impl, operation: op };
   };
-  const handler = middy<HttpEvent, HttpResult, Error, HeraldContext>(run)
-    .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
-    .use(requestIdHeader())
-    .use(problemJson())
-    .use(apiKeyAuth(op))
-    .use(rateLimit())
-    .use(authorize(op))
-    .use(parseRequest(request));
-  return { handler, impl, operation: op };
-}

@@ -4,8 +4,8 @@ import { connectFor } from '#adapters/platforms/connect';
 import { PlatformError } from '#adapters/platforms/types';
 import type { ChannelRecord } from '#core/accounts';
 import { logger } from '#shared/logger';
-import { nextSyncAt } from './channel-connect.ts';
-import { channelTokens } from './channel-tokens.ts';
+import { nextSyncAt } from '#usecases/support/channel-connect';
+import { channelTokens } from '#usecases/support/channel-tokens';
 
 // The channel sync (every 5 minutes in AWS; every 2 s in the local stack): keeps every connected
 // channel healthy without waiting for a post to find out. For each channel whose time has come it

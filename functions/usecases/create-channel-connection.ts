@@ -1,6 +1,6 @@
+import { sealPending } from '#adapters/channel-connection-secrets';
+import { putConnection } from '#adapters/channel-connections';
 import { getChannel } from '#adapters/channels';
-import { sealPending } from '#adapters/connection-pending';
-import { putConnection } from '#adapters/connections';
 import { authorizationUrl, newCodeVerifier, newState } from '#adapters/oauth';
 import { connectFor } from '#adapters/platforms/connect';
 import { ForbiddenOriginError, PlatformError } from '#adapters/platforms/types';
@@ -24,7 +24,7 @@ import {
   requirePlatformApp,
   scopesFor,
   verifyCredentials,
-} from './channel-connect.ts';
+} from '#usecases/support/channel-connect';
 
 /**
  * createChannelConnection. Primary course (OAuth platforms): check the request and that the

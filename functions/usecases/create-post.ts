@@ -1,4 +1,5 @@
-import { idempotent } from '#adapters/idempotency';
+import type { Context } from 'aws-lambda';
+import { checkIdempotencyKey, idempotent } from '#adapters/idempotency';
 import { insertPost, loadPostContext } from '#adapters/posts';
 import type { FieldError } from '#core/errors';
 import { ValidationError } from '#core/errors';
@@ -7,7 +8,7 @@ import { mediaIdFromUrl } from '#core/media';
 import { checkVariant } from '#core/platforms';
 import { duplicateChannelErrors, newPost, resolveMode, toPost } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
-import { type Gate, postCount, quotaAware, requireOrg } from './posts.ts';
+import { type Gate, postCount, quotaAware, requireOrg } from '#usecases/support/post-writes';
 
 // Its own module so only createPost's bundle carries (and initializes) the idempotency layer.
 
@@ -93,3 +94,21 @@ export const createPostIdempotent = idempotent<CreatePostInput, Gate>('createPos
   status: 201,
   json: JSON.stringify(await createPost(call.org_id, call.body, new Date(), call.context)),
 }));
+
+/**
+ * createPost as the API runs it: with an Idempotency-Key, once per key (a retry gets the first
+ * answer byte for byte and `replayed`); without one, every call creates a post.
+ */
+export async function createPostOnce(
+  orgId: string,
+  input: CreatePostInput,
+  idempotencyKey: string | undefined,
+  now: Date,
+  gate: Gate,
+  lambda: Context,
+): Promise<{ status: number; json: string; replayed?: boolean }> {
+  const key = checkIdempotencyKey(idempotencyKey);
+  if (key === undefined)
+    return { status: 201, json: JSON.stringify(await createPost(orgId, input, now, gate)), replayed: false };
+  return createPostIdempotent({ org_id: orgId, key, body: input, context: gate }, lambda);
+}

@@ -8,7 +8,7 @@ import { redactCredentials } from '#core/credentials';
 import { notFound } from '#core/errors';
 import { isId } from '#core/ids';
 import { logger } from '#shared/logger';
-import { sessionApp } from './channel-connect.ts';
+import { sessionApp } from '#usecases/support/channel-connect';
 
 /**
  * disconnectChannel. Primary course: revoke the channel's grant at the platform where the platform

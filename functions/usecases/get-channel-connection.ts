@@ -1,5 +1,5 @@
+import { getConnection } from '#adapters/channel-connections';
 import { getChannel } from '#adapters/channels';
-import { getConnection } from '#adapters/connections';
 import { toChannel } from '#core/accounts';
 import { connectionStatus, toConnection } from '#core/connections';
 import { notFound } from '#core/errors';

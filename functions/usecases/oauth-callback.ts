@@ -1,6 +1,6 @@
+import { openPending, sealPending } from '#adapters/channel-connection-secrets';
+import { advanceConnection, getConnection, type Pending, takeState } from '#adapters/channel-connections';
 import { getChannel } from '#adapters/channels';
-import { openPending, sealPending } from '#adapters/connection-pending';
-import { advanceConnection, getConnection, type Pending, takeState } from '#adapters/connections';
 import { callbackCode, exchangeCode, OAuthError, type TokenSet } from '#adapters/oauth';
 import { connectFor, type OAuthConnect, type PlatformAccount } from '#adapters/platforms/connect';
 import { PlatformError } from '#adapters/platforms/types';
@@ -21,7 +21,7 @@ import {
   missingScopes,
   publicAccount,
   sessionApp,
-} from './channel-connect.ts';
+} from '#usecases/support/channel-connect';
 
 /** Where the callback sends the browser, or the page it shows when the session has no redirect_uri. */
 export type CallbackOutcome = { location: string } | { page: { title: string; message: string } };

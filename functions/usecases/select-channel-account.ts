@@ -1,11 +1,11 @@
-import { openPending } from '#adapters/connection-pending';
-import { advanceConnection, getConnection } from '#adapters/connections';
+import { openPending } from '#adapters/channel-connection-secrets';
+import { advanceConnection, getConnection } from '#adapters/channel-connections';
 import { toChannel } from '#core/accounts';
 import { type ConnectionRecord, connectionStatus, toConnection } from '#core/connections';
 import { ApiError, notFound, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
 import type { Platform } from '#core/platforms';
-import { ConnectFailure, connectAccount } from './channel-connect.ts';
+import { ConnectFailure, connectAccount } from '#usecases/support/channel-connect';
 
 /**
  * selectChannelAccount. Primary course: a session waiting in selecting_account connects the

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { sendJobs, type WebhookJob } from '#adapters/webhooks/jobs';
-import type { Resolver } from '#adapters/webhooks/safe-http';
+import { sendJobs } from '#adapters/queues';
+import { claimAttempt, markSkipped, recordAttempt } from '#adapters/webhook-deliveries';
 import {
-  claimAttempt,
   disableGoneEndpoint,
   getEndpoint,
-  markSkipped,
-  recordAttempt,
   recordEndpointFailure,
   recordEndpointSuccess,
-} from '#adapters/webhooks/store';
+} from '#adapters/webhook-endpoints';
+import type { Resolver } from '#adapters/webhooks/safe-http';
+import type { WebhookJob } from '#core/messages';
 import {
   classify,
   DELIVERING_STATES,
@@ -19,9 +18,9 @@ import {
 } from '#core/webhooks';
 import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';
-import { activeSecrets, sendSigned } from './webhook-send.ts';
+import { activeSecrets, sendSigned } from '#usecases/support/webhook-send';
 
-// One attempt of one event to one endpoint (the test delivery is in webhook-test.ts, so its
+// One attempt of one event to one endpoint (the test delivery is in test-webhook-endpoint.ts, so its
 // bundle carries no SQS client).
 
 /** Longer than one attempt (15 s) and its bookkeeping, shorter than the queue's visibility (120 s). */

@@ -1,6 +1,6 @@
-import type { HeraldEvent } from '#adapters/events-queue';
-import { sendJobs } from '#adapters/webhooks/jobs';
-import { listEndpoints } from '#adapters/webhooks/store';
+import { sendJobs } from '#adapters/queues';
+import { listEndpoints } from '#adapters/webhook-endpoints';
+import type { HeraldEvent } from '#core/messages';
 import { DELIVERING_STATES } from '#core/webhooks';
 
 // The event stream → one webhook job per subscribed endpoint (the delivery worker signs and sends).

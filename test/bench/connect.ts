@@ -98,7 +98,7 @@ export async function benchConnect(): Promise<ConnectResult> {
       return { value, units: { ...consumed, kms: kms.calls().length - calls, ms } };
     };
 
-    const admin = await import('#usecases/admin');
+    const admin = await import('#usecases/cli/admin');
     const { createChannelConnection } = await import('#usecases/create-channel-connection');
     const { oauthCallback } = await import('#usecases/oauth-callback');
     const { getChannelConnection } = await import('#usecases/get-channel-connection');

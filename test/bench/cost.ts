@@ -121,7 +121,7 @@ export async function benchCost(): Promise<CostResult> {
       },
       { step: 'initialize', name: 'consumedCapacity' },
     );
-    const admin = await import('#usecases/admin');
+    const admin = await import('#usecases/cli/admin');
     const { operations } = await import('#lib/operations');
     const { apiEvent, lambdaContext } = await import('../unit/support/fixtures.ts');
     const created = await admin.createOrg({ name: 'Cost', plan: 'agency', ownerEmail: 'cost@example.com' });
@@ -146,7 +146,7 @@ export async function benchCost(): Promise<CostResult> {
     const { KMSClient } = await import('@aws-sdk/client-kms');
     const { mockClient } = await import('aws-sdk-client-mock');
     const { serveDataKeys } = await import('../unit/support/kms.ts');
-    const { connectAccount } = await import('#usecases/channel-connect');
+    const { connectAccount } = await import('#usecases/support/channel-connect');
     const kms = mockClient(KMSClient);
     serveDataKeys(kms);
     const channel = await connectAccount({
@@ -264,7 +264,7 @@ export async function benchCost(): Promise<CostResult> {
  */
 async function seed(orgId: string, createScheduled: () => Promise<unknown>): Promise<void> {
   const { insertAsset } = await import('#adapters/media');
-  const { createEndpoint } = await import('#adapters/webhooks/store');
+  const { createEndpoint } = await import('#adapters/webhook-endpoints');
   const { newId } = await import('#core/ids');
   for (let i = 0; i < SEED.posts; i++) await createScheduled();
   const now = new Date().toISOString();

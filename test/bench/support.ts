@@ -188,7 +188,7 @@ async function buildWorld(): Promise<ApiWorld> {
     import('#lib/operations'),
     import('#core/platforms'),
     import('#adapters/keys'),
-    import('#shared/auth'),
+    import('#usecases/support/authenticate'),
     import('@aws-sdk/client-dynamodb'),
   ]);
   const { BatchGetCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } =

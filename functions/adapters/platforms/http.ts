@@ -44,6 +44,28 @@ export function retryAfterSeconds(headers: Headers, resetHeader?: string): numbe
   return undefined;
 }
 
+/**
+ * A failed answer's category by its status, the ladder every connector shares: 401 auth, 429 rate
+ * limit (after `retryAfter`), 5xx a try-later, 403 a refusal, 413/415 (or any failure of a media call)
+ * the media's fault, the rest the request's content. Connectors check their own codes first.
+ */
+export function statusError(
+  res: HttpResponse,
+  msg: string,
+  opts: { retryAfter?: number; media?: boolean } = {},
+): PlatformError {
+  const status = res.status;
+  if (status === 401) return new PlatformError('auth_expired', msg, { status, retryable: false });
+  if (status === 429)
+    return new PlatformError('rate_limited', msg, { status, retryAfterSeconds: opts.retryAfter });
+  if (status >= 500)
+    return new PlatformError('system', msg, { status, retryAfterSeconds: retryAfterSeconds(res.headers) });
+  if (status === 403) return new PlatformError('platform_rejected', msg, { status, retryable: false });
+  if (opts.media || status === 413 || status === 415)
+    return new PlatformError('media_error', msg, { status, retryable: false });
+  return new PlatformError('user_content', msg, { status, retryable: false });
+}
+
 /** Default mapping of a failed HTTP answer; connectors refine it from the platform's error body. */
 export function errorFromStatus(
   platform: string,
@@ -51,39 +73,49 @@ export function errorFromStatus(
   detail: string,
   resetHeader?: string,
 ): PlatformError {
-  const msg = `${platform}: ${res.status} ${detail}`.slice(0, 500);
-  if (res.status === 401) return new PlatformError('auth_expired', msg, { status: 401, retryable: false });
-  if (res.status === 403)
-    return new PlatformError('platform_rejected', msg, { status: 403, retryable: false });
-  if (res.status === 429) {
-    return new PlatformError('rate_limited', msg, {
-      status: 429,
-      retryAfterSeconds: retryAfterSeconds(res.headers, resetHeader),
-    });
-  }
-  if (res.status === 413 || res.status === 415)
-    return new PlatformError('media_error', msg, { status: res.status, retryable: false });
-  if (res.status >= 500)
-    return new PlatformError('system', msg, {
-      status: res.status,
-      retryAfterSeconds: retryAfterSeconds(res.headers),
-    });
-  return new PlatformError('user_content', msg, { status: res.status, retryable: false });
+  return statusError(res, `${platform}: ${res.status} ${detail}`.slice(0, 500), {
+    retryAfter: retryAfterSeconds(res.headers, resetHeader),
+  });
 }
+
+/** JSON text as a value; undefined when it is not JSON (platforms answer HTML and plain text too). */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+export type RequestOptions = Omit<RequestInit, 'headers'> & {
+  headers?: Record<string, string>;
+  /** A JSON body; sets content-type unless `headers` name one. */
+  json?: unknown;
+  timeoutMs?: number;
+  /** The address-checked fetch for a server a user chose (user-origin.ts). */
+  fetch?: typeof fetch;
+  /** Reads every non-empty body (TikTok's int64 ids); by default JSON content types are parsed. */
+  parse?: (text: string) => unknown;
+};
 
 /** fetch with a timeout; network failures and timeouts are retryable system errors. */
 export async function request<T = unknown>(
   platform: string,
   url: string,
-  init: RequestInit & { timeoutMs?: number; fetch?: typeof fetch } = {},
+  init: RequestOptions = {},
 ): Promise<HttpResponse<T>> {
+  const { json: value, timeoutMs, fetch: fetchFn, parse, headers: given, ...rest } = init;
+  const headers = { ...given };
+  if (value !== undefined) headers['content-type'] ??= 'application/json';
   let res: Response;
   try {
     // A platform at an origin a user chose passes the address-checked fetch (adapters/webhooks/safe-http).
-    res = await (init.fetch ?? fetch)(url, {
-      ...init,
+    res = await (fetchFn ?? fetch)(url, {
+      ...rest,
+      headers,
+      ...(value !== undefined ? { body: JSON.stringify(value) } : {}),
       redirect: 'manual',
-      signal: AbortSignal.timeout(init.timeoutMs ?? TIMEOUT_MS),
+      signal: AbortSignal.timeout(timeoutMs ?? TIMEOUT_MS),
     });
   } catch (err) {
     if ((err as Error).name === 'ForbiddenAddressError')
@@ -95,17 +127,29 @@ export async function request<T = unknown>(
   }
   const text = await res.text();
   let body: unknown = text;
-  if (text && (res.headers.get('content-type') ?? '').includes('json')) {
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = text;
-    }
-  }
+  if (text && parse) body = parse(text);
+  else if (text && (res.headers.get('content-type') ?? '').includes('json')) body = parseJson(text) ?? text;
   return { status: res.status, headers: res.headers, body: body as T };
 }
 
-export const json = (value: unknown): RequestInit => ({
+export const json = (value: unknown): { body: string; headers: Record<string, string> } => ({
   body: JSON.stringify(value),
   headers: { 'content-type': 'application/json' },
 });
+
+/** A 2xx answer, else the connector's error for it, named by method and path (without the query). */
+export function expectOk<R extends HttpResponse>(
+  res: R,
+  method: string,
+  path: string,
+  error: (res: R, what: string) => PlatformError,
+): R {
+  if (res.status >= 200 && res.status < 300) return res;
+  throw error(res, `${method} ${path.split('?')[0]}`);
+}
+
+/** A failed upload of the bytes themselves: the platform's outage, else the media's fault. */
+export function uploadError(msg: string, status: number): PlatformError {
+  if (status >= 500) return new PlatformError('system', msg, { status });
+  return new PlatformError('media_error', msg, { status, retryable: false });
+}

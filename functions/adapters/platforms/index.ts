@@ -3,16 +3,16 @@ import type { Connector } from './types.ts';
 
 // Connectors load on first use, so a worker's cold start pays only for the platforms it serves.
 const loaders: Record<Platform, () => Promise<{ connector: Connector }>> = {
-  x: () => import('./x.ts'),
-  linkedin: () => import('./linkedin.ts'),
-  bluesky: () => import('./bluesky.ts'),
-  mastodon: () => import('./mastodon.ts'),
-  threads: () => import('./threads.ts'),
-  instagram: () => import('./instagram.ts'),
-  facebook: () => import('./facebook.ts'),
-  tiktok: () => import('./tiktok.ts'),
-  youtube: () => import('./youtube.ts'),
-  pinterest: () => import('./pinterest.ts'),
+  x: () => import('./x/index.ts'),
+  linkedin: () => import('./linkedin/index.ts'),
+  bluesky: () => import('./bluesky/index.ts'),
+  mastodon: () => import('./mastodon/index.ts'),
+  threads: () => import('./threads/index.ts'),
+  instagram: () => import('./instagram/index.ts'),
+  facebook: () => import('./facebook/index.ts'),
+  tiktok: () => import('./tiktok/index.ts'),
+  youtube: () => import('./youtube/index.ts'),
+  pinterest: () => import('./pinterest/index.ts'),
 };
 
 export async function connectorFor(platform: Platform): Promise<Connector> {

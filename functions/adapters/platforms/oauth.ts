@@ -1,3 +1,4 @@
+import { type HttpResponse, type RequestOptions, request } from './http.ts';
 import type { Credentials, TokenSource } from './types.ts';
 
 // OAuth 2.0 user tokens as a connector holds them during one publish or metrics call: the current
@@ -50,5 +51,15 @@ export class OAuthTokens {
     const res = await send();
     if (res.status === 401 && (await this.refreshAfter401())) return send();
     return res;
+  }
+
+  /** A request with the current bearer token; after a 401, renewed once and sent again. */
+  send<T>(platform: string, url: string, init: RequestOptions = {}): Promise<HttpResponse<T>> {
+    return this.retrying401(async () =>
+      request<T>(platform, url, {
+        ...init,
+        headers: { ...init.headers, authorization: `Bearer ${await this.token()}` },
+      }),
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { PlatformError } from './types.ts';
+import { PlatformError, type PublishContext, type PublishResult } from './types.ts';
 
 // Small helpers several connectors share.
 
@@ -10,6 +10,27 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 /** The earlier attempt's result cannot be known: the worker must not publish again on its own. */
 export function outcomeUnknown(platform: string, why: string): PlatformError {
   return new PlatformError('system', `${platform}: outcome unknown: ${why}`, { retryable: false });
+}
+
+/**
+ * A reconcile lookup whose failure leaves the outcome unknown. Auth and rate limits pass through (the
+ * worker handles them); anything else becomes a system error, retryable only when the cause was.
+ */
+export async function orOutcomeUnknown<T>(
+  platform: string,
+  why: string,
+  lookup: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await lookup();
+  } catch (err) {
+    if (err instanceof PlatformError && (err.category === 'auth_expired' || err.category === 'rate_limited'))
+      throw err;
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new PlatformError('system', `${platform}: outcome unknown${why ? `, ${why}` : ''}: ${detail}`, {
+      retryable: err instanceof PlatformError ? err.retryable : false,
+    });
+  }
 }
 
 /** Pacing of a status poll: a delay per round (the last repeats) and a total budget. */
@@ -34,4 +55,46 @@ export async function pollWithin<T>(
     const done = await check();
     if (done !== undefined) return done;
   }
+}
+
+// The posting checkpoint of the platforms without an idempotency key on their create call (X,
+// LinkedIn, Mastodon, Bluesky): `stage: posting` saved before it, `stage: published` after.
+
+/** Notes the post as published; failing to note it must not turn a success into a failure. */
+export async function markPublished<R extends { externalId: string; url?: string | null }>(
+  ctx: PublishContext,
+  result: R,
+  extra: Record<string, unknown> = {},
+): Promise<R> {
+  const { externalId, url } = result;
+  try {
+    await ctx.saveCheckpoint({
+      stage: 'published',
+      ...extra,
+      externalId,
+      ...(url === undefined ? {} : { url }),
+    });
+  } catch {
+    // The post exists either way.
+  }
+  return result;
+}
+
+/** The post a checkpoint already records as published, or null. */
+export function publishedIn(
+  cp: Record<string, unknown> | null,
+  url: (externalId: string) => string | null,
+): PublishResult | null {
+  if (cp?.stage !== 'published' || typeof cp.externalId !== 'string') return null;
+  return { externalId: cp.externalId, url: typeof cp.url === 'string' ? cp.url : url(cp.externalId) };
+}
+
+/** After a create that went unanswered (`stage: posting`): the post the earlier attempt made, if a lookup finds it. */
+export async function postedBefore(
+  ctx: PublishContext,
+  lookup: () => Promise<PublishResult | null>,
+): Promise<PublishResult | null> {
+  if (ctx.checkpoint?.stage !== 'posting') return null;
+  const found = await lookup().catch(() => null);
+  return found && markPublished(ctx, found);
 }

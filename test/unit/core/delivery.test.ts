@@ -3,12 +3,12 @@ import {
   claimDelivery,
   deliveryFailed,
   deliverySucceeded,
-  LEASE_SECONDS,
   MAX_ATTEMPTS,
   retryDelaySeconds,
   withDelivery,
 } from '#core/delivery';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
+import { LEASE_SECONDS } from '#core/timing';
 
 const NOW = new Date('2027-03-01T12:00:00.000Z');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { handler as worker } from '#handlers/delivery-worker';
-import { sweep } from '#usecases/schedule';
+import { sweep } from '#usecases/schedule-sweeper';
 import type { FakeMastodon } from '../../fakes/mastodon.ts';
 import type { FakeRequest, FakeResponse } from '../../fakes/server.ts';
 import { lambdaContext } from '../support/fixtures.ts';

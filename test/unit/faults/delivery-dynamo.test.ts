@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PostRecord } from '#core/posts';
 import { handler as deadLetters } from '#handlers/delivery-dead-letters';
 import { handler as worker } from '#handlers/delivery-worker';
-import { sweep } from '#usecases/schedule';
+import { sweep } from '#usecases/schedule-sweeper';
 import { lambdaContext } from '../support/fixtures.ts';
 import type { Item, RequestView } from './support/dynamo.ts';
 import { invoke } from './support/sqs.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { handler as worker } from '#handlers/delivery-worker';
-import { deliver } from '#usecases/deliver';
+import { deliver } from '#usecases/delivery-worker';
 import { lambdaContext } from '../support/fixtures.ts';
 import { invoke } from './support/sqs.ts';
 import {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
-import type { HeraldEvent } from '#adapters/events-queue';
 import { keys } from '#adapters/keys';
+import type { DeliveryMessage, HeraldEvent } from '#core/messages';
 import type { PostResource } from '#core/posts';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as worker } from '#handlers/delivery-worker';

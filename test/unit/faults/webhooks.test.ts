@@ -4,7 +4,7 @@ import { DecryptCommand, type DecryptCommandInput, KMSClient } from '@aws-sdk/cl
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
-import type { WebhookJob } from '#adapters/webhooks/jobs';
+import type { WebhookJob } from '#core/messages';
 import type { WebhookDeliveryRecord, WebhookEndpointRecord, WebhookEvent } from '#core/webhooks';
 import { handler as webhookWorker } from '#handlers/webhook-delivery';
 import { deliverJob } from '#usecases/webhook-delivery';

@@ -48,12 +48,12 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { expect, vi } from 'vitest';
+import { sealPending } from '#adapters/channel-connection-secrets';
+import { type Pending, putConnection } from '#adapters/channel-connections';
 import { sealCredentials } from '#adapters/channel-credentials';
-import { sealPending } from '#adapters/connection-pending';
-import { type Pending, putConnection } from '#adapters/connections';
 import { keys } from '#adapters/keys';
-import { clearGateGuesses } from '#adapters/limits';
 import { putPlatformApp } from '#adapters/platform-apps';
+import { clearGateGuesses } from '#adapters/usage';
 import type { ConnectionRecord } from '#core/connections';
 import { contracts, type OperationId } from '#core/contracts';
 import { PROBLEMS, type Problem, type ProblemCode, problemType } from '#core/errors';
@@ -802,7 +802,7 @@ function expectMetering(o: Outcome, status: number, why: string): void {
     expect(headers['x-ratelimit-limit'], `${why}: no rate-limit headers without a key`).toBeUndefined();
     return;
   }
-  // The gate's rules (functions/adapters/limits.ts, README): over the burst or the month, nothing
+  // The gate's rules (functions/adapters/usage.ts, README): over the burst or the month, nothing
   // is counted and the request is refused with 429 unless a 401/403 scope or feature problem
   // outranks it; otherwise api_requests counts it, 4xx answers included.
   expect(o.meters.length, `${why}: one gate write, or two when the window guess was wrong`).toBeGreaterThan(

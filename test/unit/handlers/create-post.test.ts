@@ -13,7 +13,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { PostResource } from '#core/posts';
 import { handler } from '#handlers/create-post';
-import { clearAuthCache } from '#shared/auth';
+import { clearAuthCache } from '#usecases/support/authenticate';
 import {
   apiEvent,
   apiKey,

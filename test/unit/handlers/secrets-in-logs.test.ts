@@ -29,10 +29,9 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { keys } from '#adapters/keys';
 import { seal } from '#adapters/sealed';
-import type { WebhookJob } from '#adapters/webhooks/jobs';
+import type { DeliveryMessage, WebhookJob } from '#core/messages';
 import { PLATFORMS, type Platform } from '#core/platforms';
 import { type DeliveryRecord, startPublishing, type VariantRecord } from '#core/posts';
 import { handler as createPost } from '#handlers/create-post';
@@ -44,8 +43,8 @@ import { handler as rotateWebhookSecret } from '#handlers/rotate-webhook-secret'
 import { handler as testWebhookEndpoint } from '#handlers/test-webhook-endpoint';
 import { handler as webhookDelivery } from '#handlers/webhook-delivery';
 import { SCOPES } from '#lib/operations';
-import { clearAuthCache } from '#shared/auth';
 import { logger } from '#shared/logger';
+import { clearAuthCache } from '#usecases/support/authenticate';
 import {
   apiEvent,
   apiKey,

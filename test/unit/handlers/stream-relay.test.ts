@@ -4,7 +4,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
+import type { DeliveryMessage } from '#core/messages';
 import { type PostRecord, startPublishing } from '#core/posts';
 import { handler } from '#handlers/stream-relay';
 import { channel, channelItem, fixedId, type Item, post, postItem, variant } from '../support/fixtures.ts';

@@ -343,6 +343,32 @@ describe('queues', () => {
     }
   });
 
+  const queueConsumers = workers.flatMap((w) =>
+    w.trigger.kind === 'queue' ? [{ id: w.id, ...w.trigger }] : [],
+  );
+
+  it.each(queueConsumers)(
+    '$id consumes its queue (dlq: $dlq) in batches of $batchSize, at most $concurrency at once',
+    (consumer) => {
+      const pair = prod.stack.queues.get(consumer.queue);
+      if (!pair) throw new Error(`no ${consumer.queue} queue`);
+      const mappings = prod.template.findResources('AWS::Lambda::EventSourceMapping', {
+        Properties: { FunctionName: { Ref: fnLogicalId(consumer.id) } },
+      });
+      expect(Object.values(mappings).map((m) => m.Properties)).toEqual([
+        {
+          FunctionName: { Ref: fnLogicalId(consumer.id) },
+          EventSourceArn: {
+            'Fn::GetAtt': [logicalId(prod.stack, consumer.dlq ? pair.dlq : pair.queue), 'Arn'],
+          },
+          BatchSize: consumer.batchSize,
+          ScalingConfig: { MaximumConcurrency: consumer.concurrency },
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        },
+      ]);
+    },
+  );
+
   it('encrypts every queue and refuses non-TLS access', () => {
     const queues = prod.template.findResources('AWS::SQS::Queue');
     expect(Object.keys(queues)).toHaveLength(queueSpecs.length * 2 + 1); // each with its DLQ, + the stream relay's
@@ -458,6 +484,26 @@ describe('stream relay', () => {
         ],
       },
     });
+  });
+});
+
+describe('stream relay (manifest)', () => {
+  it('maps the stream with exactly the manifest trigger: entities, batch size, retries, maximum age', () => {
+    for (const w of workers) {
+      if (w.trigger.kind !== 'stream') continue;
+      const { entities, batchSize, retryAttempts, maxRecordAgeSeconds } = w.trigger;
+      prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: fnLogicalId(w.id) },
+        BatchSize: batchSize,
+        MaximumRetryAttempts: retryAttempts,
+        MaximumRecordAgeInSeconds: maxRecordAgeSeconds,
+        FilterCriteria: {
+          Filters: entities.map((entity) => ({
+            Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: [entity] } } } }),
+          })),
+        },
+      });
+    }
   });
 });
 

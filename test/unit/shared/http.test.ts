@@ -4,8 +4,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as getPost } from '#handlers/get-post';
-import { clearAuthCache } from '#shared/auth';
 import { MAX_BODY_BYTES } from '#shared/http';
+import { clearAuthCache } from '#usecases/support/authenticate';
 import {
   apiEvent,
   apiKey,

@@ -8,15 +8,16 @@ import middy from '@middy/core';
 import { mockClient } from 'aws-sdk-client-mock';
 import { parseItem } from 'structured-headers';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { clearGateGuesses } from '#adapters/limits';
+import { clearGateGuesses } from '#adapters/usage';
 import type { Org } from '#core/accounts';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as getPost } from '#handlers/get-post';
 import { handler as publishPost } from '#handlers/publish-post';
 import { findOperation } from '#lib/operations';
-import { clearAuthCache } from '#shared/auth';
 import { problemJson, requestIdHeader } from '#shared/envelope';
 import { apiKeyAuth, authorize, type HttpEvent, type HttpResult, rateLimit } from '#shared/http';
+import { clearAuthCache } from '#usecases/support/authenticate';
+import { requestGate } from '#usecases/support/request-gate';
 import {
   apiEvent,
   apiKey,
@@ -245,9 +246,9 @@ describe('order of checks (401 → 403 scope/feature → 429 → 400 → 403 →
     const handler = middy<HttpEvent, HttpResult>(async () => ({ statusCode: 200, headers: {}, body: '{}' }))
       .use(requestIdHeader())
       .use(problemJson())
-      .use(apiKeyAuth(op))
-      .use(rateLimit())
-      .use(authorize(op));
+      .use(apiKeyAuth(op, requestGate))
+      .use(rateLimit(requestGate))
+      .use(authorize(op, requestGate));
     const send = () => handler(apiEvent('getPost', { headers: bearer(READER) }), lambdaContext('webhooks'));
 
     it('refuses a plan without the feature', async () => {

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import { revokeApiKey } from '#adapters/accounts';
+import { revokeApiKey } from '#adapters/api-keys';
 import {
   apiEvent,
   apiKey,

@@ -6,8 +6,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler } from '#handlers/mcp';
 import { mcp, SCOPES } from '#lib/operations';
-import { clearAuthCache } from '#shared/auth';
 import { noElicitation, SERVER_INFO } from '#usecases/mcp';
+import { clearAuthCache } from '#usecases/support/authenticate';
 import {
   apiKey,
   apiKeyItem,

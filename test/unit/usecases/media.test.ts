@@ -17,9 +17,9 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
-import { completeMediaUpload } from '#usecases/media';
-import { listMedia } from '#usecases/media-list';
-import { createMediaUpload } from '#usecases/media-upload';
+import { completeMediaUpload } from '#usecases/complete-media-upload';
+import { createMediaUpload } from '#usecases/create-media-upload';
+import { listMedia } from '#usecases/list-media';
 import { fixedId, mediaAsset, mediaItem, ORG_ID, PNG_2x3 } from '../support/fixtures.ts';
 
 // The media use cases against mocked DynamoDB and S3 (the ffmpeg tools mocked too): tickets, the

@@ -10,9 +10,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { countedNow, type PostRecord } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
 import { handler as createPostHandler } from '#handlers/create-post';
-import { clearAuthCache } from '#shared/auth';
 import { createPost } from '#usecases/create-post';
-import { type Gate, publishPost, reschedulePost } from '#usecases/posts';
+import { publishPost } from '#usecases/publish-post';
+import { reschedulePost } from '#usecases/reschedule-post';
+import { clearAuthCache } from '#usecases/support/authenticate';
+import type { Gate } from '#usecases/support/post-writes';
 import { rejectedApiError } from '../support/errors.ts';
 import {
   apiEvent,

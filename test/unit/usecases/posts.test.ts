@@ -14,7 +14,12 @@ import { ApiError } from '#core/errors';
 import type { PostRecord } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
 import { createPost } from '#usecases/create-post';
-import { deletePost, type Gate, getPostById, listPosts, publishPost, reschedulePost } from '#usecases/posts';
+import { deletePost } from '#usecases/delete-post';
+import { getPostById } from '#usecases/get-post';
+import { listPosts } from '#usecases/list-posts';
+import { publishPost } from '#usecases/publish-post';
+import { reschedulePost } from '#usecases/reschedule-post';
+import type { Gate } from '#usecases/support/post-writes';
 import { rejectedApiError } from '../support/errors.ts';
 import {
   channel,

@@ -1,8 +1,8 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { HeraldEvent } from '#adapters/events-queue';
 import { type ChannelRecord, toChannel } from '#core/accounts';
+import type { HeraldEvent } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing, toPost } from '#core/posts';
 import {
   type Change,
@@ -10,7 +10,7 @@ import {
   postEvents,
   relayChannelChange,
   relayPostChange,
-} from '#usecases/relay-post-changes';
+} from '#usecases/support/relay-post-changes';
 import { channel, ORG_ID, post, variant } from '../support/fixtures.ts';
 
 // Events from table changes (README "Events", docs/webhooks.md): post.published / post.failed on a

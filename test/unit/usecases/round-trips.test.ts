@@ -13,7 +13,7 @@ import {
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clearGateGuesses } from '#adapters/limits';
+import { clearGateGuesses } from '#adapters/usage';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as deletePost } from '#handlers/delete-post';
 import { handler as getPost } from '#handlers/get-post';
@@ -22,7 +22,7 @@ import { handler as listChannels } from '#handlers/list-channels';
 import { handler as listPosts } from '#handlers/list-posts';
 import { handler as publishPost } from '#handlers/publish-post';
 import { handler as reschedulePost } from '#handlers/reschedule-post';
-import { authenticate, clearAuthCache } from '#shared/auth';
+import { authenticate, clearAuthCache } from '#usecases/support/authenticate';
 import {
   apiEvent,
   apiKey,

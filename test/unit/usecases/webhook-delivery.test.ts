@@ -19,7 +19,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
-import type { WebhookJob } from '#adapters/webhooks/jobs';
+import type { WebhookJob } from '#core/messages';
 import {
   type DeliveryAttempt,
   newSigningSecret,
@@ -27,8 +27,8 @@ import {
   type WebhookEvent,
   webhookBody,
 } from '#core/webhooks';
+import { testWebhookEndpoint } from '#usecases/test-webhook-endpoint';
 import { deliverJob } from '#usecases/webhook-delivery';
-import { testWebhookEndpoint } from '#usecases/webhook-test';
 import { rejectedApiError } from '../support/errors.ts';
 import { fixedId, type Item, ORG_ID, webhookEndpoint, webhookEndpointItem } from '../support/fixtures.ts';
 

@@ -16,14 +16,12 @@ import { keys } from '#adapters/keys';
 import { encodeCursor } from '#core/cursor';
 import { isId } from '#core/ids';
 import type { WebhookEndpointRecord } from '#core/webhooks';
-import { updateWebhookEndpoint } from '#usecases/webhook-endpoint-update';
-import {
-  deleteWebhookEndpoint,
-  listWebhookDeliveries,
-  listWebhookEndpoints,
-} from '#usecases/webhook-endpoints';
-import { rotateWebhookSecret } from '#usecases/webhook-rotation';
-import { createWebhookEndpoint } from '#usecases/webhook-secrets';
+import { createWebhookEndpoint } from '#usecases/create-webhook-endpoint';
+import { deleteWebhookEndpoint } from '#usecases/delete-webhook-endpoint';
+import { listWebhookDeliveries } from '#usecases/list-webhook-deliveries';
+import { listWebhookEndpoints } from '#usecases/list-webhook-endpoints';
+import { rotateWebhookSecret } from '#usecases/rotate-webhook-secret';
+import { updateWebhookEndpoint } from '#usecases/update-webhook-endpoint';
 import { rejectedApiError } from '../support/errors.ts';
 import { fixedId, type Item, ORG_ID, webhookEndpoint } from '../support/fixtures.ts';
 

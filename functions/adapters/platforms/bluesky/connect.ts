@@ -1,11 +1,11 @@
-import { Client } from '../bluesky.ts';
-import { count, type PasswordConnect, type PlatformAccount } from '../connect.ts';
+import { type PasswordConnect, platformAccount } from '../connect-support.ts';
 import type { Credentials } from '../types.ts';
+import { Client } from './client.ts';
 
 // Bluesky: an app password (identifier, app password, PDS origin), no OAuth. Connecting opens a
 // session (com.atproto.server.createSession) and reads the profile (app.bsky.actor.getProfile);
 // disconnecting ends the session. The PDS is the user's choice, so every call goes through the
-// address-checked fetch (the connector's Client does).
+// address-checked fetch (client.ts).
 
 interface Profile {
   did: string;
@@ -15,19 +15,18 @@ interface Profile {
   followersCount?: number;
 }
 
-async function profileOf(credentials: Credentials): Promise<PlatformAccount> {
+async function profileOf(credentials: Credentials) {
   const client = new Client(credentials);
   const session = await client.session();
   const p = await client.ok<Profile>('app.bsky.actor.getProfile', { query: { actor: session.did } });
-  return {
+  return platformAccount(credentials, {
     id: p.did,
     type: 'user',
     handle: p.handle,
-    name: p.displayName ?? null,
-    avatar_url: p.avatar ?? null,
-    followers: count(p.followersCount),
-    credentials: { ...credentials, account_id: p.did },
-  };
+    name: p.displayName,
+    avatar: p.avatar,
+    followers: p.followersCount,
+  });
 }
 
 export const connect: PasswordConnect = {

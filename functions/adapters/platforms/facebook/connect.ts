@@ -1,6 +1,5 @@
-import { accessToken, count, getJson, type OAuthConnect, type PlatformAccount } from '../connect.ts';
-import { facebookLogin, graph, graphDetail, longLived, permissions } from '../meta-connect.ts';
-import type { Credentials } from '../types.ts';
+import type { OAuthConnect } from '../connect-support.ts';
+import { pageConnect } from '../meta/connect.ts';
 
 // Facebook Pages: Facebook Login (no PKCE, client secret as a form field); the grant covers the
 // Pages the person manages (GET /me/accounts), each with its own Page token, which is what a channel
@@ -17,49 +16,18 @@ interface Page {
   fan_count?: number;
 }
 
-const FIELDS = 'id,name,access_token,picture{url},followers_count,fan_count';
-
-function account(page: Page, credentials: Credentials): PlatformAccount {
-  return {
+export const connect: OAuthConnect = pageConnect<Page, Page>('facebook', {
+  scopes: ['pages_show_list', 'pages_manage_posts', 'pages_read_engagement'],
+  required: ['pages_show_list', 'pages_manage_posts'],
+  pageFields: 'id,name,access_token,picture{url},followers_count,fan_count',
+  profileFields: 'id,name,picture{url},followers_count,fan_count',
+  accountsOf: (p) => (typeof p.access_token === 'string' ? [{ account: p, token: p.access_token }] : []),
+  account: (page) => ({
     id: page.id,
     type: 'page',
     handle: page.name ?? page.id,
-    name: page.name ?? null,
-    avatar_url: page.picture?.data?.url ?? null,
-    followers: count(page.followers_count ?? page.fan_count),
-    credentials: { ...credentials, account_id: page.id },
-  };
-}
-
-export const connect: OAuthConnect = {
-  kind: 'oauth',
-  server: () => facebookLogin('facebook'),
-  scopes: ['pages_show_list', 'pages_manage_posts', 'pages_read_engagement'],
-  required: ['pages_show_list', 'pages_manage_posts'],
-  afterExchange: longLived,
-  grantedScopes: (tokens) => permissions('facebook', tokens.access_token),
-  async accounts(tokens) {
-    const body = await getJson<{ data?: Page[] }>(
-      'facebook',
-      graph('facebook', `/me/accounts?fields=${encodeURIComponent(FIELDS)}&limit=100`),
-      { token: tokens.access_token },
-      graphDetail,
-    );
-    return (body.data ?? [])
-      .filter((p) => typeof p.access_token === 'string')
-      .map((p) => account(p, { access_token: p.access_token }));
-  },
-  async profile(credentials) {
-    const id = encodeURIComponent(String(credentials.account_id ?? ''));
-    const page = await getJson<Page>(
-      'facebook',
-      graph(
-        'facebook',
-        `/${id}?fields=${encodeURIComponent('id,name,picture{url},followers_count,fan_count')}`,
-      ),
-      { token: accessToken('facebook', credentials) },
-      graphDetail,
-    );
-    return account(page, credentials);
-  },
-};
+    name: page.name,
+    avatar: page.picture?.data?.url,
+    followers: page.followers_count ?? page.fan_count,
+  }),
+});

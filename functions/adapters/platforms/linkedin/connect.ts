@@ -1,23 +1,19 @@
 import type { TokenSet } from '../../oauth.ts';
 import {
-  accessToken,
-  count,
-  getJson,
+  connectApi,
   type OAuthConnect,
   oauthCredentials,
-  type PlatformAccount,
-} from '../connect.ts';
-import { platformUrl } from '../http.ts';
-import { LINKEDIN_VERSION } from '../linkedin.ts';
+  oauthServer,
+  platformAccount,
+} from '../connect-support.ts';
 import type { Credentials } from '../types.ts';
+import { REST_HEADERS as REST } from './client.ts';
 
 // LinkedIn: OAuth 2.0 authorization code (client id and secret as form fields; no PKCE), 60-day
 // access tokens, refresh tokens only for apps LinkedIn granted programmatic refresh. The grant
 // covers the member (OpenID userinfo; product "Sign In with LinkedIn using OpenID Connect" and "Share
 // on LinkedIn") and, with the Community Management API's r_organization_admin, the organizations
 // the member administers. Revocation: POST /oauth/v2/revoke.
-
-const REST = { 'linkedin-version': LINKEDIN_VERSION, 'x-restli-protocol-version': '2.0.0' };
 
 interface UserInfo {
   sub: string;
@@ -33,58 +29,52 @@ interface Organization {
   vanityName?: string;
 }
 
-const api = (path: string) => platformUrl('linkedin', `https://api.linkedin.com${path}`);
+const get = connectApi('linkedin', 'https://api.linkedin.com');
 
-async function person(token: string, credentials: Credentials): Promise<PlatformAccount> {
-  const me = await getJson<UserInfo>('linkedin', api('/v2/userinfo'), { token });
+async function person(auth: string | Credentials, credentials: Credentials) {
+  const me = await get<UserInfo>('/v2/userinfo', auth);
   const urn = `urn:li:person:${me.sub}`;
-  return {
+  // LinkedIn shows a member's follower count to no app outside its partner programs.
+  return platformAccount(credentials, {
     id: urn,
     type: 'person',
     handle: me.name ?? urn,
-    name: me.name ?? null,
-    avatar_url: me.picture ?? null,
-    // LinkedIn shows a member's follower count to no app outside its partner programs.
+    name: me.name,
+    avatar: me.picture,
     followers: 0,
-    credentials: { ...credentials, account_id: urn },
-  };
+  });
 }
 
-async function organization(token: string, urn: string, credentials: Credentials): Promise<PlatformAccount> {
+async function organization(auth: string | Credentials, urn: string, credentials: Credentials) {
   const id = urn.split(':').at(-1) ?? '';
   const [org, size] = await Promise.all([
-    getJson<Organization>('linkedin', api(`/rest/organizations/${encodeURIComponent(id)}`), {
-      token,
-      headers: REST,
-    }),
-    getJson<{ firstDegreeSize?: number }>(
-      'linkedin',
-      api(`/rest/networkSizes/${encodeURIComponent(urn)}?edgeType=COMPANY_FOLLOWED_BY_MEMBER`),
-      { token, headers: REST },
+    get<Organization>(`/rest/organizations/${encodeURIComponent(id)}`, auth, REST),
+    get<{ firstDegreeSize?: number }>(
+      `/rest/networkSizes/${encodeURIComponent(urn)}?edgeType=COMPANY_FOLLOWED_BY_MEMBER`,
+      auth,
+      REST,
     ),
   ]);
-  return {
+  return platformAccount(credentials, {
     id: urn,
     type: 'organization',
     handle: org.vanityName ?? org.localizedName ?? urn,
-    name: org.localizedName ?? null,
-    avatar_url: null,
-    followers: count(size.firstDegreeSize),
-    credentials: { ...credentials, account_id: urn },
-  };
+    name: org.localizedName,
+    followers: size.firstDegreeSize,
+  });
 }
 
 export const connect: OAuthConnect = {
   kind: 'oauth',
-  server: () => ({
-    name: 'linkedin',
-    authorize: platformUrl('linkedin', 'https://www.linkedin.com/oauth/v2/authorization'),
-    token: platformUrl('linkedin', 'https://www.linkedin.com/oauth/v2/accessToken'),
-    revoke: platformUrl('linkedin', 'https://www.linkedin.com/oauth/v2/revoke'),
-    clientAuth: 'post',
-    pkce: false,
-    scopeSeparator: ' ',
-  }),
+  server: () =>
+    oauthServer('linkedin', {
+      authorize: 'https://www.linkedin.com/oauth/v2/authorization',
+      token: 'https://www.linkedin.com/oauth/v2/accessToken',
+      revoke: 'https://www.linkedin.com/oauth/v2/revoke',
+      clientAuth: 'post',
+      pkce: false,
+      scopeSeparator: ' ',
+    }),
   // Organization pages need the Community Management API: add r_organization_admin and
   // w_organization_social to the platform app's scopes (herald platform-app set --scopes).
   scopes: ['openid', 'profile', 'w_member_social'],
@@ -93,10 +83,10 @@ export const connect: OAuthConnect = {
     const token = tokens.access_token;
     const member = await person(token, oauthCredentials(tokens, ''));
     if (!tokens.scope?.includes('r_organization_admin')) return [member];
-    const acls = await getJson<Acls>(
-      'linkedin',
-      api('/rest/organizationAcls?q=roleAssignee&role=ADMINISTRATOR&state=APPROVED'),
-      { token, headers: REST },
+    const acls = await get<Acls>(
+      '/rest/organizationAcls?q=roleAssignee&role=ADMINISTRATOR&state=APPROVED',
+      token,
+      REST,
     );
     const orgs = (acls.elements ?? [])
       .map((e) => e.organization)
@@ -107,11 +97,10 @@ export const connect: OAuthConnect = {
     ];
   },
   async profile(credentials) {
-    const token = accessToken('linkedin', credentials);
     const urn = String(credentials.account_id ?? '');
     return urn.startsWith('urn:li:organization:')
-      ? organization(token, urn, credentials)
-      : person(token, credentials);
+      ? organization(credentials, urn, credentials)
+      : person(credentials, credentials);
   },
   refresh: 'oauth',
 };

@@ -1,8 +1,8 @@
 import type { TokenSet } from '../../oauth.ts';
-import { accessToken, count, type OAuthConnect, oauthCredentials, type PlatformAccount } from '../connect.ts';
-import { Api } from '../mastodon.ts';
+import { accessToken, type OAuthConnect, oauthCredentials, platformAccount } from '../connect-support.ts';
 import type { Credentials } from '../types.ts';
 import { userOriginFetch } from '../user-origin.ts';
+import { Api } from './client.ts';
 
 // Mastodon: every instance is its own OAuth server. Herald registers an app on an instance the
 // first time someone connects an account there (POST /api/v1/apps, kept per instance) and then runs
@@ -19,17 +19,19 @@ interface Account {
   followers_count?: number;
 }
 
-async function me(instance: string, token: string, credentials: Credentials): Promise<PlatformAccount> {
+async function me(instance: string, token: string, credentials: Credentials) {
   const a = await new Api(instance, token).ok<Account>('GET', '/api/v1/accounts/verify_credentials');
-  return {
-    id: a.id,
-    type: 'user',
-    handle: `@${a.username}@${new URL(instance).host}`,
-    name: a.display_name || null,
-    avatar_url: a.avatar ?? null,
-    followers: count(a.followers_count),
-    credentials: { ...credentials, instance, account_id: a.id },
-  };
+  return platformAccount(
+    { ...credentials, instance },
+    {
+      id: a.id,
+      type: 'user',
+      handle: `@${a.username}@${new URL(instance).host}`,
+      name: a.display_name || null,
+      avatar: a.avatar,
+      followers: a.followers_count,
+    },
+  );
 }
 
 export const SCOPES = ['read:accounts', 'read:statuses', 'write:statuses', 'write:media'] as const;

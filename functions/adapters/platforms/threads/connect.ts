@@ -1,14 +1,14 @@
-import { OAuthError, type OAuthServer, type TokenSet } from '../../oauth.ts';
+import { OAuthError, type TokenSet } from '../../oauth.ts';
 import {
   accessToken,
-  count,
-  getJson,
+  connectApi,
   type OAuthConnect,
   oauthCredentials,
-  type PlatformAccount,
-} from '../connect.ts';
+  oauthServer,
+  platformAccount,
+} from '../connect-support.ts';
 import { platformUrl, request } from '../http.ts';
-import { graphDetail } from '../meta-connect.ts';
+import { graphDetail } from '../meta/connect.ts';
 import type { Credentials } from '../types.ts';
 
 // Threads: authorization code (no PKCE, client secret as a form field) for a short-lived token
@@ -55,43 +55,36 @@ async function getToken(path: string, params: Record<string, string>, what: stri
   );
 }
 
-async function me(token: string, credentials: Credentials): Promise<PlatformAccount> {
+const get = connectApi('threads', `${API}/v1.0`, graphDetail);
+
+async function me(token: string, credentials: Credentials) {
   const [user, insights] = await Promise.all([
-    getJson<Me>(
-      'threads',
-      api('/v1.0/me?fields=id,username,name,threads_profile_picture_url'),
-      { token },
-      graphDetail,
-    ),
-    getJson<{ data?: Array<{ name?: string; total_value?: { value?: number } }> }>(
-      'threads',
-      api('/v1.0/me/threads_insights?metric=followers_count'),
-      { token },
-      graphDetail,
+    get<Me>('/me?fields=id,username,name,threads_profile_picture_url', token),
+    get<{ data?: Array<{ name?: string; total_value?: { value?: number } }> }>(
+      '/me/threads_insights?metric=followers_count',
+      token,
     ).catch(() => ({ data: [] })),
   ]);
-  const followers = insights.data?.find((d) => d.name === 'followers_count')?.total_value?.value;
-  return {
+  return platformAccount(credentials, {
     id: user.id,
     type: 'user',
     handle: user.username ?? user.id,
-    name: user.name ?? null,
-    avatar_url: user.threads_profile_picture_url ?? null,
-    followers: count(followers),
-    credentials: { ...credentials, account_id: user.id },
-  };
+    name: user.name,
+    avatar: user.threads_profile_picture_url,
+    followers: insights.data?.find((d) => d.name === 'followers_count')?.total_value?.value,
+  });
 }
 
 export const connect: OAuthConnect = {
   kind: 'oauth',
-  server: (): OAuthServer => ({
-    name: 'threads',
-    authorize: platformUrl('threads', 'https://threads.net/oauth/authorize'),
-    token: api('/oauth/access_token'),
-    clientAuth: 'post',
-    pkce: false,
-    scopeSeparator: ',',
-  }),
+  server: () =>
+    oauthServer('threads', {
+      authorize: 'https://threads.net/oauth/authorize',
+      token: `${API}/oauth/access_token`,
+      clientAuth: 'post',
+      pkce: false,
+      scopeSeparator: ',',
+    }),
   scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights'],
   required: ['threads_basic', 'threads_content_publish'],
   async afterExchange(tokens, app) {

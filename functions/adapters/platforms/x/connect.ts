@@ -1,13 +1,11 @@
 import type { TokenSet } from '../../oauth.ts';
 import {
-  accessToken,
-  count,
-  getJson,
+  connectApi,
   type OAuthConnect,
   oauthCredentials,
-  type PlatformAccount,
-} from '../connect.ts';
-import { platformUrl } from '../http.ts';
+  oauthServer,
+  platformAccount,
+} from '../connect-support.ts';
 import type { Credentials } from '../types.ts';
 
 // X: OAuth 2.0 authorization code with PKCE (confidential client, HTTP Basic at the token
@@ -24,36 +22,35 @@ interface Me {
   };
 }
 
-async function me(token: string): Promise<NonNullable<Me['data']>> {
-  const url = platformUrl('x', 'https://api.x.com/2/users/me?user.fields=profile_image_url,public_metrics');
-  const body = await getJson<Me>('x', url, { token });
+const get = connectApi('x', 'https://api.x.com/2');
+
+async function me(auth: string | Credentials): Promise<NonNullable<Me['data']>> {
+  const body = await get<Me>('/users/me?user.fields=profile_image_url,public_metrics', auth);
   if (!body.data?.id) throw new Error('x: /2/users/me answered no user');
   return body.data;
 }
 
-function account(user: NonNullable<Me['data']>, credentials: Credentials): PlatformAccount {
-  return {
+const account = (user: NonNullable<Me['data']>, credentials: Credentials) =>
+  platformAccount(credentials, {
     id: user.id,
     type: 'user',
     handle: user.username,
-    name: user.name ?? null,
-    avatar_url: user.profile_image_url ?? null,
-    followers: count(user.public_metrics?.followers_count),
-    credentials: { ...credentials, account_id: user.id },
-  };
-}
+    name: user.name,
+    avatar: user.profile_image_url,
+    followers: user.public_metrics?.followers_count,
+  });
 
 export const connect: OAuthConnect = {
   kind: 'oauth',
-  server: () => ({
-    name: 'x',
-    authorize: platformUrl('x', 'https://x.com/i/oauth2/authorize'),
-    token: platformUrl('x', 'https://api.x.com/2/oauth2/token'),
-    revoke: platformUrl('x', 'https://api.x.com/2/oauth2/revoke'),
-    clientAuth: 'basic',
-    pkce: true,
-    scopeSeparator: ' ',
-  }),
+  server: () =>
+    oauthServer('x', {
+      authorize: 'https://x.com/i/oauth2/authorize',
+      token: 'https://api.x.com/2/oauth2/token',
+      revoke: 'https://api.x.com/2/oauth2/revoke',
+      clientAuth: 'basic',
+      pkce: true,
+      scopeSeparator: ' ',
+    }),
   scopes: ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'],
   required: ['tweet.write', 'users.read', 'offline.access'],
   async accounts(tokens: TokenSet) {
@@ -61,7 +58,7 @@ export const connect: OAuthConnect = {
     return [account(user, oauthCredentials(tokens, user.id))];
   },
   async profile(credentials) {
-    return account(await me(accessToken('x', credentials)), credentials);
+    return account(await me(credentials), credentials);
   },
   refresh: 'oauth',
 };

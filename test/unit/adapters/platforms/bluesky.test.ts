@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connector } from '#adapters/platforms/bluesky';
+import { connector } from '#adapters/platforms/bluesky/index';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeBluesky } from '../../../fakes/bluesky.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';

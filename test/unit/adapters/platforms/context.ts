@@ -10,7 +10,7 @@ import {
   type TokenSource,
 } from '#adapters/platforms/types';
 import type { Platform } from '#core/platforms';
-import { type CredentialStore, channelTokens } from '#usecases/channel-tokens';
+import { type CredentialStore, channelTokens } from '#usecases/support/channel-tokens';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import type { FakePlatform } from '../../../fakes/server.ts';
 
@@ -31,7 +31,7 @@ export type ContextOverrides = Partial<Omit<PublishContext, 'tokens'>> &
   Pick<PublishContext, 'channel' | 'credentials'>;
 
 /**
- * The channel's token source as the worker builds it (usecases/channel-tokens.ts: renewals go through
+ * The channel's token source as the worker builds it (usecases/support/channel-tokens.ts: renewals go through
  * the one OAuth client to the platform's fake, with the fake's registered app), over an in-memory
  * credentials store instead of the table. Saved credentials are recorded in `saved`.
  */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connector } from '#adapters/platforms/facebook';
+import { connector } from '#adapters/platforms/facebook/index';
 import type { PublishContext } from '#adapters/platforms/types';
 import { createFake, type FacebookFake } from '../../../fakes/facebook.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connector } from '#adapters/platforms/instagram';
-import { containerPolling, GRAPH_VERSION } from '#adapters/platforms/meta-graph';
+import { connector } from '#adapters/platforms/instagram/index';
+import { GRAPH_VERSION } from '#adapters/platforms/meta/client';
+import { containerPolling } from '#adapters/platforms/meta/publish';
 import type { PublishContext } from '#adapters/platforms/types';
 import { createFake, type InstagramFake } from '../../../fakes/instagram.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';

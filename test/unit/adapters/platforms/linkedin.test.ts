@@ -1,10 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  connector,
-  escapeLittleText,
-  LINKEDIN_VERSION,
-  unescapeLittleText,
-} from '#adapters/platforms/linkedin';
+import { LINKEDIN_VERSION } from '#adapters/platforms/linkedin/client';
+import { connector } from '#adapters/platforms/linkedin/index';
+import { escapeLittleText, unescapeLittleText } from '#adapters/platforms/linkedin/publish';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeLinkedIn } from '../../../fakes/linkedin.ts';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connector, htmlToText } from '#adapters/platforms/mastodon';
+import { connector } from '#adapters/platforms/mastodon/index';
+import { htmlToText } from '#adapters/platforms/mastodon/publish';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { createFake, type FakeMastodon } from '../../../fakes/mastodon.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connector, polling } from '#adapters/platforms/pinterest';
+import { connector } from '#adapters/platforms/pinterest/index';
+import { polling } from '#adapters/platforms/pinterest/publish';
 import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { createFake, DEFAULT_BOARD, type PinterestFake } from '../../../fakes/pinterest.ts';

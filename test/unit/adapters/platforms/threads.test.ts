@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { containerPolling } from '#adapters/platforms/meta-graph';
-import { connector } from '#adapters/platforms/threads';
+import { containerPolling } from '#adapters/platforms/meta/publish';
+import { connector } from '#adapters/platforms/threads/index';
 import type { PublishContext } from '#adapters/platforms/types';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type ThreadsFake } from '../../../fakes/threads.ts';

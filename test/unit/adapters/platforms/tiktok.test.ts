@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { connector, polling } from '#adapters/platforms/tiktok';
+import { connector } from '#adapters/platforms/tiktok/index';
+import { polling } from '#adapters/platforms/tiktok/publish';
 import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
-import { comparableText, connector } from '#adapters/platforms/x';
+import { connector } from '#adapters/platforms/x/index';
+import { comparableText } from '#adapters/platforms/x/publish';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type FakeX } from '../../../fakes/x.ts';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { MediaInput, MetricsContext, PublishContext } from '#adapters/platforms/types';
-import { CHUNK, connector } from '#adapters/platforms/youtube';
+import { connector } from '#adapters/platforms/youtube/index';
+import { CHUNK } from '#adapters/platforms/youtube/publish';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type YouTubeFake } from '../../../fakes/youtube.ts';

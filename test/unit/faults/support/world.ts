@@ -9,13 +9,13 @@ import type {
   SQSRecord,
 } from 'aws-lambda';
 import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
-import type { DeliveryMessage } from '#adapters/delivery-queue';
 import { keys } from '#adapters/keys';
 import type { ChannelRecord } from '#core/accounts';
+import type { DeliveryMessage } from '#core/messages';
 import type { Platform } from '#core/platforms';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
-import { clearAuthCache } from '#shared/auth';
 import { dynamo } from '#shared/clients';
+import { clearAuthCache } from '#usecases/support/authenticate';
 import type { FakeBluesky } from '../../../fakes/bluesky.ts';
 import { allFakes } from '../../../fakes/index.ts';
 import type { FakeMastodon } from '../../../fakes/mastodon.ts';

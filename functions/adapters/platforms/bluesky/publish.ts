@@ -1,0 +1,256 @@
+import { createHash } from 'node:crypto';
+import { markPublished, orOutcomeUnknown, publishedIn } from '../support.ts';
+import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { Client } from './client.ts';
+import { errorName, xrpcError } from './errors.ts';
+
+// Posts are `app.bsky.feed.post` records written with com.atproto.repo.createRecord under a record
+// key WE choose (a TID, saved in the checkpoint before the write). A retry or a reconcile therefore
+// asks about one exact record (com.atproto.repo.getRecord) instead of guessing from timelines, and a
+// second createRecord for the same delivery cannot make a second post: the key is taken.
+
+const COLLECTION = 'app.bsky.feed.post';
+const MAX_IMAGE_BYTES = 1_000_000; // app.bsky.embed.images#image maxSize
+const MAX_VIDEO_BYTES = 100_000_000; // app.bsky.embed.video maxSize
+
+interface BlobRef {
+  $type: 'blob';
+  ref: { $link: string };
+  mimeType: string;
+  size: number;
+}
+
+interface StoredRecord {
+  uri: string;
+  cid?: string;
+  value?: Record<string, unknown>;
+}
+
+// Record keys: TIDs (13 chars, base32-sortable; 53 bits of microseconds then a 10-bit clock id).
+// The timestamp is the moment the delivery first needed a key; the clock id comes from the
+// idempotency key, so two deliveries created in the same microsecond still get different keys.
+
+const S32 = '234567abcdefghijklmnopqrstuvwxyz';
+
+export function tid(micros: number, clockId: number): string {
+  let v = (BigInt(Math.floor(micros)) << 10n) | BigInt(clockId & 1023);
+  let out = '';
+  for (let i = 0; i < 13; i++) {
+    out = S32[Number(v & 31n)] + out;
+    v >>= 5n;
+  }
+  return out;
+}
+
+function rkeyFor(idempotencyKey: string, now = Date.now()): string {
+  const clock = createHash('sha256').update(idempotencyKey).digest().readUInt16BE(0) & 1023;
+  return tid(now * 1000, clock);
+}
+
+// Rich text: links, mentions and hashtags as facets with UTF-8 byte offsets (docs.bsky.app,
+// "Links, mentions, and rich text"). Mentions whose handle does not resolve are left as plain text.
+
+interface Facet {
+  index: { byteStart: number; byteEnd: number };
+  features: Array<Record<string, string>>;
+}
+
+const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');
+const TRAILING = /[.,;:!?'"]+$/u;
+
+function span(text: string, start: number, match: string) {
+  return { byteStart: utf8(text.slice(0, start)), byteEnd: utf8(text.slice(0, start + match.length)) };
+}
+
+function trimUrl(url: string): string {
+  let u = url.replace(TRAILING, '');
+  // A closing parenthesis belongs to the URL only when it opened one: "(see https://x.y/a)".
+  while (u.endsWith(')') && (u.match(/\(/g)?.length ?? 0) < (u.match(/\)/g)?.length ?? 0))
+    u = u.slice(0, -1).replace(TRAILING, '');
+  return u;
+}
+
+async function facetsFor(
+  text: string,
+  resolve: (handle: string) => Promise<string | null>,
+): Promise<Facet[]> {
+  const facets: Facet[] = [];
+  for (const m of text.matchAll(/(^|[\s(])(https?:\/\/[^\s<>"]+)/gu)) {
+    const url = trimUrl(m[2] ?? '');
+    const start = (m.index ?? 0) + (m[1] ?? '').length;
+    facets.push({
+      index: span(text, start, url),
+      features: [{ $type: 'app.bsky.richtext.facet#link', uri: url }],
+    });
+  }
+  const handleRe =
+    /(^|[\s(])@([a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)+)/gu;
+  for (const m of text.matchAll(handleRe)) {
+    const handle = (m[2] ?? '').replace(/\.+$/, '');
+    if (!/\.[a-zA-Z][a-zA-Z0-9-]*$/.test(handle)) continue;
+    const did = await resolve(handle.toLowerCase());
+    if (!did) continue;
+    const start = (m.index ?? 0) + (m[1] ?? '').length;
+    facets.push({
+      index: span(text, start, `@${handle}`),
+      features: [{ $type: 'app.bsky.richtext.facet#mention', did }],
+    });
+  }
+  for (const m of text.matchAll(/(^|\s)[#＃]([^\s#＃]+)/gu)) {
+    const tag = (m[2] ?? '').replace(/[\p{P}]+$/u, '');
+    if (!tag || /^\d+$/.test(tag) || [...tag].length > 64) continue;
+    const start = (m.index ?? 0) + (m[1] ?? '').length;
+    facets.push({
+      index: span(text, start, `#${tag}`),
+      features: [{ $type: 'app.bsky.richtext.facet#tag', tag }],
+    });
+  }
+  return facets.sort((a, b) => a.index.byteStart - b.index.byteStart);
+}
+
+function permalink(handle: string, rkey: string) {
+  return `https://bsky.app/profile/${handle}/post/${rkey}`;
+}
+
+const atUri = (did: string, rkey: string) => `at://${did}/${COLLECTION}/${rkey}`;
+
+async function uploadBlobs(
+  client: Client,
+  media: MediaInput[],
+): Promise<Array<{ blob: BlobRef; item: MediaInput }>> {
+  const out: Array<{ blob: BlobRef; item: MediaInput }> = [];
+  for (const item of media) {
+    const limit = item.type === 'video' ? MAX_VIDEO_BYTES : MAX_IMAGE_BYTES;
+    if (item.type === 'audio')
+      throw new PlatformError('media_error', 'bluesky: audio attachments are not supported', {
+        retryable: false,
+      });
+    const bytes = await item.read();
+    if (bytes.byteLength > limit) {
+      throw new PlatformError(
+        'media_error',
+        `bluesky: ${item.filename} is ${bytes.byteLength} bytes; Bluesky accepts ${item.type}s up to ${limit}`,
+        {
+          retryable: false,
+        },
+      );
+    }
+    const res = await client.ok<{ blob: BlobRef }>('com.atproto.repo.uploadBlob', {
+      method: 'POST',
+      raw: { bytes, contentType: item.contentType },
+      media: true,
+    });
+    out.push({ blob: res.blob, item });
+  }
+  return out;
+}
+
+function embedFor(blobs: Array<{ blob: BlobRef; item: MediaInput }>): Record<string, unknown> | undefined {
+  if (blobs.length === 0) return undefined;
+  const video = blobs.find((b) => b.item.type === 'video');
+  if (video) {
+    return {
+      $type: 'app.bsky.embed.video',
+      video: video.blob,
+      ...(video.item.alt ? { alt: video.item.alt } : {}),
+    };
+  }
+  return {
+    $type: 'app.bsky.embed.images',
+    images: blobs.map((b) => ({ alt: b.item.alt ?? '', image: b.blob })),
+  };
+}
+
+/** The record at our key, or null when the PDS says there is none. */
+async function findRecord(client: Client, did: string, rkey: string): Promise<StoredRecord | null> {
+  const nsid = 'com.atproto.repo.getRecord';
+  const res = await client.call<StoredRecord>(nsid, { query: { repo: did, collection: COLLECTION, rkey } });
+  if (res.status === 200) return res.body;
+  const name = errorName(res);
+  if (
+    res.status === 404 ||
+    name === 'RecordNotFound' ||
+    (res.status === 400 && /could not locate record/i.test(JSON.stringify(res.body)))
+  ) {
+    return null;
+  }
+  throw xrpcError(res, nsid);
+}
+
+export async function publish(ctx: PublishContext): Promise<PublishResult> {
+  const client = new Client(ctx.credentials);
+  const session = await client.session();
+  const resolved = new Map<string, string | null>();
+  const resolve = async (handle: string) => {
+    if (!resolved.has(handle)) {
+      const res = await client.call<{ did?: string }>('com.atproto.identity.resolveHandle', {
+        query: { handle },
+      });
+      resolved.set(handle, res.status === 200 && res.body.did ? res.body.did : null);
+    }
+    return resolved.get(handle) ?? null;
+  };
+
+  const rkey = typeof ctx.checkpoint?.rkey === 'string' ? ctx.checkpoint.rkey : rkeyFor(ctx.idempotencyKey);
+  const handle = session.handle || ctx.channel.handle.replace(/^@/, '');
+  const done = (): PublishResult => ({ externalId: atUri(session.did, rkey), url: permalink(handle, rkey) });
+
+  // A previous attempt may already have written the record (it timed out, or the worker retried).
+  if (ctx.checkpoint?.rkey && (await findRecord(client, session.did, rkey))) return done();
+
+  const blobs = await uploadBlobs(client, ctx.media);
+  const facets = await facetsFor(ctx.text, resolve);
+  const langs = Array.isArray(ctx.options.langs) ? (ctx.options.langs as string[]) : undefined;
+  const embed = embedFor(blobs);
+  const record: Record<string, unknown> = {
+    $type: COLLECTION,
+    text: ctx.text,
+    createdAt: new Date().toISOString(),
+    ...(langs?.length ? { langs } : {}),
+    ...(facets.length ? { facets } : {}),
+    ...(embed ? { embed } : {}),
+  };
+
+  await ctx.saveCheckpoint({ stage: 'posting', rkey, did: session.did, sentAt: new Date().toISOString() });
+  const nsid = 'com.atproto.repo.createRecord';
+  const res = await client.call<{ uri: string; cid: string }>(nsid, {
+    method: 'POST',
+    body: { repo: session.did, collection: COLLECTION, rkey, record },
+  });
+  if (res.status !== 200) {
+    const err = xrpcError(res, nsid);
+    // The key already taken (the reference PDS answers 500 for that today; newer ones a named error)
+    // or an answer lost to a server error: the record may be there. Look before failing.
+    if (err.category === 'system' || res.status === 409 || /exist/i.test(errorName(res))) {
+      const existing = await findRecord(client, session.did, rkey).catch(() => null);
+      if (existing) {
+        await markPublished(ctx, { externalId: existing.uri }, { rkey, did: session.did });
+        return done();
+      }
+    }
+    throw err;
+  }
+  return markPublished(
+    ctx,
+    { externalId: res.body.uri, url: permalink(handle, rkey) },
+    { rkey, did: session.did },
+  );
+}
+
+export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
+  const cp = ctx.checkpoint;
+  const channelHandle = ctx.channel.handle.replace(/^@/, '');
+  const done = publishedIn(cp, (id) => permalink(channelHandle, String(cp?.rkey ?? id.split('/').pop())));
+  if (done) return done;
+  // No key saved: the attempt died before createRecord, so nothing was written.
+  if (typeof cp?.rkey !== 'string') return null;
+  const rkey = cp.rkey;
+  const client = new Client(ctx.credentials);
+  return orOutcomeUnknown('bluesky', `record ${rkey} could not be looked up`, async () => {
+    const session = await client.session();
+    const did = typeof cp.did === 'string' ? cp.did : session.did;
+    const found = await findRecord(client, did, rkey);
+    if (!found) return null;
+    return { externalId: found.uri, url: permalink(session.handle || channelHandle, rkey) };
+  });
+}

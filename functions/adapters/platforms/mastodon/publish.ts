@@ -1,0 +1,152 @@
+import { markPublished, orOutcomeUnknown, publishedIn, sleep } from '../support.ts';
+import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { Api, type Status } from './client.ts';
+import { mastodonError } from './errors.ts';
+
+// Media: POST /api/v2/media answers 200 when the attachment is ready or 202 while the instance still
+// transcodes it (url null); we poll GET /api/v1/media/:id (206 while processing) before posting,
+// because a status with unprocessed media is refused.
+//
+// Duplicates: POST /api/v1/statuses takes an Idempotency-Key header; the instance remembers it for an
+// hour and answers a repeat with the status it already made. We send ctx.idempotencyKey, so a retry
+// or a reconcile inside that hour re-sends and gets the original post back. Older than that,
+// reconcile looks the text up among the account's own statuses since the attempt started.
+
+const IDEMPOTENCY_WINDOW_MS = 55 * 60 * 1000; // the server keeps keys 1 h; keep a margin
+const POLL_BUDGET_MS = 120_000;
+
+interface Attachment {
+  id: string;
+  type: string;
+  url: string | null;
+}
+
+async function upload(api: Api, item: MediaInput): Promise<string> {
+  const bytes = await item.read();
+  const form = new FormData();
+  form.append('file', new Blob([bytes], { type: item.contentType }), item.filename);
+  if (item.alt) form.append('description', item.alt);
+  const res = await api.call<Attachment>('POST', '/api/v2/media', { form, timeoutMs: 300_000 });
+  if (res.status !== 200 && res.status !== 202) throw mastodonError(res, 'POST /api/v2/media', true);
+  let attachment = res.body;
+  const started = Date.now();
+  let wait = 300;
+  // 202 (or a null url): still transcoding. GET answers 206 until the file is ready, then 200.
+  while (res.status === 202 || !attachment.url) {
+    if (Date.now() - started > POLL_BUDGET_MS) {
+      throw new PlatformError('system', `mastodon: media ${attachment.id} is still processing`, {
+        retryAfterSeconds: 60,
+      });
+    }
+    await sleep(wait);
+    wait = Math.min(wait * 2, 5000);
+    const poll = await api.call<Attachment>('GET', `/api/v1/media/${encodeURIComponent(attachment.id)}`);
+    if (poll.status === 206) continue;
+    if (poll.status !== 200) throw mastodonError(poll, 'GET /api/v1/media/:id', true);
+    attachment = poll.body;
+    if (attachment.url) break;
+  }
+  return attachment.id;
+}
+
+function statusParams(ctx: PublishContext, mediaIds: string[]): Record<string, unknown> {
+  const o = ctx.options;
+  return {
+    status: ctx.text,
+    ...(mediaIds.length ? { media_ids: mediaIds } : {}),
+    ...(typeof o.visibility === 'string' ? { visibility: o.visibility } : {}),
+    ...(typeof o.spoiler_text === 'string' && o.spoiler_text ? { spoiler_text: o.spoiler_text } : {}),
+    ...(typeof o.sensitive === 'boolean' ? { sensitive: o.sensitive } : {}),
+    ...(typeof o.language === 'string' ? { language: o.language } : {}),
+  };
+}
+
+const resultOf = (s: Status): PublishResult => ({ externalId: s.id, url: s.url ?? s.uri ?? null });
+
+function postStatus(api: Api, params: Record<string, unknown>, key: string) {
+  return api.ok<Status>('POST', '/api/v1/statuses', { json: params, headers: { 'idempotency-key': key } });
+}
+
+export async function publish(ctx: PublishContext): Promise<PublishResult> {
+  const api = Api.of(ctx.credentials);
+  const mediaIds: string[] = [];
+  for (const item of ctx.media) mediaIds.push(await upload(api, item));
+  const params = statusParams(ctx, mediaIds);
+  await ctx.saveCheckpoint({ stage: 'posting', params, sentAt: new Date().toISOString() });
+  const status = await postStatus(api, params, ctx.idempotencyKey);
+  return markPublished(ctx, resultOf(status));
+}
+
+// --- reconcile: text matching against the HTML Mastodon renders statuses as -------------------
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+
+export function htmlToText(html: string): string {
+  return html
+    .replace(/<br\s*\/?>/gi, '\n')
+    .replace(/<\/p>\s*<p[^>]*>/gi, '\n\n')
+    .replace(/<[^>]+>/g, '')
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
+      if (e[0] === '#')
+        return String.fromCodePoint(
+          e[1] === 'x' || e[1] === 'X' ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)),
+        );
+      return ENTITIES[e.toLowerCase()] ?? m;
+    });
+}
+
+/** Mastodon reflows whitespace and linkifies; compare the characters that carry meaning. */
+const comparable = (s: string) => s.normalize('NFC').replace(/\s+/gu, '');
+
+async function lookup(api: Api, ctx: PublishContext): Promise<PublishResult | null> {
+  const me = await api.ok<{ id: string }>('GET', '/api/v1/accounts/verify_credentials');
+  const since = ctx.attemptStartedAt.getTime() - 2 * 60_000;
+  const want = comparable(ctx.text);
+  const spoiler = typeof ctx.options.spoiler_text === 'string' ? ctx.options.spoiler_text : '';
+  let maxId: string | undefined;
+  for (let page = 0; page < 5; page++) {
+    const qs = new URLSearchParams({ limit: '40', exclude_reblogs: 'true' });
+    if (maxId) qs.set('max_id', maxId);
+    const statuses = await api.ok<Status[]>(
+      'GET',
+      `/api/v1/accounts/${encodeURIComponent(me.id)}/statuses?${qs}`,
+    );
+    for (const s of statuses) {
+      if (Date.parse(s.created_at) < since) continue;
+      if (comparable(htmlToText(s.content)) === want && (s.spoiler_text ?? '') === spoiler)
+        return resultOf(s);
+    }
+    const oldest = statuses.at(-1);
+    if (!oldest || Date.parse(oldest.created_at) < since) return null;
+    maxId = oldest.id;
+  }
+  return null;
+}
+
+export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
+  const cp = ctx.checkpoint;
+  const done = publishedIn(cp, () => null);
+  if (done) return done;
+  // Nothing saved: the attempt died before POST /api/v1/statuses, so no status exists.
+  if (cp?.stage !== 'posting') return null;
+  const api = Api.of(ctx.credentials);
+  return orOutcomeUnknown('mastodon', '', async () => {
+    const sentAt = Date.parse(String(cp.sentAt ?? ''));
+    if (
+      !Number.isNaN(sentAt) &&
+      Date.now() - sentAt < IDEMPOTENCY_WINDOW_MS &&
+      cp.params &&
+      typeof cp.params === 'object'
+    ) {
+      // Inside the idempotency window a repeat returns the status the first request made (or makes
+      // it now, if the first never arrived): either way exactly one status.
+      try {
+        return resultOf(await postStatus(api, cp.params as Record<string, unknown>, ctx.idempotencyKey));
+      } catch (err) {
+        if (!(err instanceof PlatformError) || err.category !== 'user_content') throw err;
+        // e.g. the saved media ids are no longer attachable: fall back to looking.
+      }
+    }
+    return lookup(api, ctx);
+  });
+}

@@ -1,0 +1,22 @@
+import { type HttpResponse, platformOrigin, request } from '../http.ts';
+import type { OAuthTokens } from '../oauth.ts';
+
+// Pinterest API v5 (api.pinterest.com) with the channel's bearer token.
+
+const P = 'pinterest';
+const origin = () => platformOrigin(P, 'https://api.pinterest.com');
+const UPLOAD_TIMEOUT_MS = 300_000;
+
+export function call<T>(
+  tokens: OAuthTokens,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<HttpResponse<T>> {
+  return tokens.send<T>(P, `${origin()}${path}`, body === undefined ? { method } : { method, json: body });
+}
+
+/** The upload URL is a pre-signed S3 form: every upload parameter as a field, then the file (no bearer token). */
+export function uploadForm(url: string, form: FormData): Promise<HttpResponse> {
+  return request(P, url, { method: 'POST', body: form, timeoutMs: UPLOAD_TIMEOUT_MS });
+}

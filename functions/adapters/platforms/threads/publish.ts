@@ -1,0 +1,49 @@
+import type { Params } from '../meta/client.ts';
+import type { ContainerPlatform } from '../meta/publish.ts';
+import { type MediaInput, PlatformError, type PublishContext } from '../types.ts';
+import { open } from './client.ts';
+
+// Threads publishes through media containers (meta/publish.ts): POST /{user-id}/threads (TEXT, IMAGE,
+// VIDEO, or CAROUSEL over item containers made with is_carousel_item=true), GET
+// /{container-id}?fields=status,error_message until FINISHED, then POST /{user-id}/threads_publish.
+// Meta fetches images and videos from their public URLs.
+
+const PLATFORM = 'threads';
+
+function mediaParams(m: MediaInput): Params {
+  // Threads posts take images and videos only (core rules already refuse other kinds).
+  if (m.type === 'image') return { media_type: 'IMAGE', image_url: m.url, alt_text: m.alt || undefined };
+  if (m.type === 'video') return { media_type: 'VIDEO', video_url: m.url, alt_text: m.alt || undefined };
+  throw new PlatformError('user_content', `${PLATFORM}: ${m.type} attachments are not supported`, {
+    retryable: false,
+  });
+}
+
+const common = (ctx: PublishContext): Params => ({
+  text: ctx.text || undefined,
+  reply_control: typeof ctx.options.reply_control === 'string' ? ctx.options.reply_control : undefined,
+});
+
+export async function threadsContainers(ctx: PublishContext): Promise<ContainerPlatform> {
+  const { client, accountId } = await open(ctx);
+  return {
+    platform: PLATFORM,
+    client,
+    accountId,
+    createEdge: 'threads',
+    publishEdge: 'threads_publish',
+    postsEdge: 'threads',
+    textField: 'text',
+    statusFields: ['status', 'error_message'],
+    noun: 'post',
+    common,
+    textOnly(c) {
+      if (!c.text)
+        throw new PlatformError('user_content', `${PLATFORM}: a post needs text or media`, {
+          retryable: false,
+        });
+      return { media_type: 'TEXT', ...common(c) };
+    },
+    item: (m, carousel) => (carousel ? { ...mediaParams(m), is_carousel_item: true } : mediaParams(m)),
+  };
+}

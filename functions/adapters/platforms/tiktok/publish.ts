@@ -1,0 +1,297 @@
+import { uploadError } from '../http.ts';
+import { OAuthTokens } from '../oauth.ts';
+import { outcomeUnknown, pollWithin, str } from '../support.ts';
+import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { api, putChunk } from './client.ts';
+import { failReasonError } from './errors.ts';
+
+// TikTok Content Posting API, Direct Post (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post).
+//
+// Video: query the creator (allowed privacy levels, disabled interactions) → POST /v2/post/publish/video/init/
+// (FILE_UPLOAD) → PUT the bytes to upload_url in chunks → poll POST /v2/post/publish/status/fetch/ until
+// PUBLISH_COMPLETE. Photos: POST /v2/post/publish/content/init/ (PULL_FROM_URL: TikTok fetches our public media
+// URLs, whose domain must be verified in the TikTok app) → poll the same status endpoint.
+//
+// Private (SELF_ONLY) posts never get a public id: the publish_id is then the external id and there is no
+// permalink.
+
+const P = 'tiktok';
+
+/** Chunk size: TikTok wants 5–64 MB chunks (last one up to 128 MB); anything under one chunk goes whole. */
+const CHUNK = 10 * 1024 * 1024;
+
+/** Poll pacing of the status endpoint (30 requests/min per token); tests shrink it. */
+export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 90_000 };
+
+/** Most to least public: the default when the variant names no privacy_level. */
+const PRIVACY_ORDER = ['PUBLIC_TO_EVERYONE', 'FOLLOWER_OF_CREATOR', 'MUTUAL_FOLLOW_FRIENDS', 'SELF_ONLY'];
+
+interface CreatorInfo {
+  privacy_level_options?: string[];
+  comment_disabled?: boolean;
+  duet_disabled?: boolean;
+  stitch_disabled?: boolean;
+}
+
+interface PublishStatus {
+  status?: string;
+  fail_reason?: string;
+  publicaly_available_post_id?: string[];
+  uploaded_bytes?: number;
+}
+
+type MediaKind = 'video' | 'photo';
+
+/** The privacy level: the variant's option when the creator allows it, else the most public one allowed. */
+function privacyLevel(ctx: PublishContext, info: CreatorInfo): string {
+  const allowed = info.privacy_level_options ?? [];
+  const wanted = str(ctx.options.privacy_level);
+  if (wanted) {
+    if (allowed.length && !allowed.includes(wanted)) {
+      throw new PlatformError(
+        'user_content',
+        `${P}: privacy_level ${wanted} is not available to this creator (allowed: ${allowed.join(', ')})`,
+        { retryable: false },
+      );
+    }
+    return wanted;
+  }
+  return PRIVACY_ORDER.find((p) => allowed.includes(p)) ?? allowed[0] ?? 'SELF_ONLY';
+}
+
+/** The creator's own interaction settings win: a feature they disabled cannot be enabled per post. */
+function interaction(ctx: PublishContext, option: string, creatorDisabled: boolean | undefined): boolean {
+  return ctx.options[option] === true || creatorDisabled === true;
+}
+
+/** Cut to at most `max` UTF-16 code units (TikTok counts "UTF-16 runes") without splitting a character. */
+function cutUtf16(text: string, max: number): string {
+  let out = '';
+  for (const ch of text) {
+    if (out.length + ch.length > max) break;
+    out += ch;
+  }
+  return out;
+}
+
+function handleOf(ctx: { channel: { handle: string } }): string {
+  return ctx.channel.handle.replace(/^@/, '');
+}
+
+function toResult(
+  ctx: PublishContext,
+  publishId: string,
+  media: MediaKind,
+  st: PublishStatus,
+): PublishResult {
+  const id = st.publicaly_available_post_id?.[0];
+  if (!id) return { externalId: publishId, url: null };
+  return { externalId: id, url: `https://www.tiktok.com/@${handleOf(ctx)}/${media}/${id}` };
+}
+
+async function fetchStatus(tokens: OAuthTokens, publishId: string): Promise<PublishStatus> {
+  return api<PublishStatus>(tokens, '/v2/post/publish/status/fetch/', { publish_id: publishId });
+}
+
+/** Poll until TikTok has published (or refused) the post; still processing after the budget → retry later. */
+async function waitForPost(tokens: OAuthTokens, ctx: PublishContext, publishId: string, media: MediaKind) {
+  const done = await pollWithin(polling, async () => {
+    const st = await fetchStatus(tokens, publishId);
+    // SEND_TO_USER_INBOX only happens in MEDIA_UPLOAD mode; the content is on TikTok either way.
+    if (st.status === 'PUBLISH_COMPLETE' || st.status === 'SEND_TO_USER_INBOX')
+      return toResult(ctx, publishId, media, st);
+    if (st.status === 'FAILED') throw failReasonError(st.fail_reason, publishId);
+    return undefined;
+  });
+  if (done) return done;
+  throw new PlatformError('system', `${P}: post ${publishId} is still processing`, { retryAfterSeconds: 60 });
+}
+
+type Prior =
+  | { kind: 'none' }
+  | { kind: 'unknown'; why: string }
+  | { kind: 'done'; result: PublishResult }
+  | { kind: 'pending'; publishId: string; media: MediaKind };
+
+/** What an earlier attempt left behind, judged from its checkpoint and TikTok's status of its publish_id. */
+async function inspect(tokens: OAuthTokens, ctx: PublishContext): Promise<Prior> {
+  const cp = ctx.checkpoint ?? {};
+  const media: MediaKind = cp.media === 'photo' ? 'photo' : 'video';
+  const publishId = str(cp.publish_id);
+  if (!publishId) {
+    // A photo init was sent but its answer never recorded: TikTok may have created the post.
+    return cp.phase === 'photo_init'
+      ? { kind: 'unknown', why: 'a photo post was requested, its publish_id was not recorded' }
+      : { kind: 'none' };
+  }
+  let st: PublishStatus;
+  try {
+    st = await fetchStatus(tokens, publishId);
+  } catch (err) {
+    if (err instanceof PlatformError && err.category === 'user_content') {
+      return { kind: 'unknown', why: `TikTok no longer knows publish_id ${publishId}` };
+    }
+    throw err;
+  }
+  switch (st.status) {
+    case 'PUBLISH_COMPLETE':
+    case 'SEND_TO_USER_INBOX':
+      return { kind: 'done', result: toResult(ctx, publishId, media, st) };
+    case 'FAILED':
+      return { kind: 'none' };
+    case 'PROCESSING_UPLOAD': {
+      // Only we hold the upload URL: an upload that stopped short can never turn into a post.
+      const size = typeof cp.video_size === 'number' ? cp.video_size : undefined;
+      if (
+        media === 'video' &&
+        size !== undefined &&
+        typeof st.uploaded_bytes === 'number' &&
+        st.uploaded_bytes < size
+      ) {
+        return { kind: 'none' };
+      }
+      return { kind: 'pending', publishId, media };
+    }
+    default:
+      return { kind: 'pending', publishId, media };
+  }
+}
+
+async function creatorInfo(tokens: OAuthTokens): Promise<CreatorInfo> {
+  return api<CreatorInfo>(tokens, '/v2/post/publish/creator_info/query/');
+}
+
+async function postVideo(
+  tokens: OAuthTokens,
+  ctx: PublishContext,
+  video: MediaInput,
+): Promise<PublishResult> {
+  const info = await creatorInfo(tokens);
+  const privacy = privacyLevel(ctx, info);
+  const bytes = await video.read();
+  const size = bytes.byteLength;
+  if (size === 0) throw new PlatformError('media_error', `${P}: the video is empty`, { retryable: false });
+  // total_chunk_count = floor(size / chunk_size); the last chunk carries the remainder.
+  const chunkSize = size < CHUNK ? size : CHUNK;
+  const count = Math.floor(size / chunkSize);
+
+  const init = await api<{ publish_id?: string; upload_url?: string }>(
+    tokens,
+    '/v2/post/publish/video/init/',
+    {
+      post_info: {
+        title: ctx.text,
+        privacy_level: privacy,
+        disable_comment: interaction(ctx, 'disable_comment', info.comment_disabled),
+        disable_duet: interaction(ctx, 'disable_duet', info.duet_disabled),
+        disable_stitch: interaction(ctx, 'disable_stitch', info.stitch_disabled),
+      },
+      source_info: {
+        source: 'FILE_UPLOAD',
+        video_size: size,
+        chunk_size: chunkSize,
+        total_chunk_count: count,
+      },
+    },
+  );
+  const publishId = str(init.publish_id);
+  const uploadUrl = str(init.upload_url);
+  if (!publishId || !uploadUrl)
+    throw new PlatformError('system', `${P}: video init answered without publish_id/upload_url`);
+  // The complete upload publishes the post: record the publish_id first so a crash can be reconciled.
+  await ctx.saveCheckpoint({ publish_id: publishId, media: 'video', video_size: size });
+
+  for (let i = 0; i < count; i++) {
+    const start = i * chunkSize;
+    const end = i === count - 1 ? size : start + chunkSize;
+    const res = await putChunk(uploadUrl, {
+      method: 'PUT',
+      headers: { 'content-type': video.contentType, 'content-range': `bytes ${start}-${end - 1}/${size}` },
+      body: bytes.subarray(start, end),
+    });
+    // 206 Partial Content after a chunk, 201 Created after the last one.
+    if (res.status !== 206 && res.status !== 201 && res.status !== 200) {
+      throw uploadError(`${P}: video upload chunk ${i + 1}/${count}: ${res.status}`, res.status);
+    }
+  }
+  return waitForPost(tokens, ctx, publishId, 'video');
+}
+
+const PHOTO_TYPES = ['image/jpeg', 'image/webp'];
+
+async function postPhotos(
+  tokens: OAuthTokens,
+  ctx: PublishContext,
+  photos: MediaInput[],
+): Promise<PublishResult> {
+  const wrong = photos.find((p) => !PHOTO_TYPES.includes(p.contentType));
+  if (wrong) {
+    throw new PlatformError(
+      'media_error',
+      `${P}: photo posts take JPEG or WebP images, not ${wrong.contentType}`,
+      {
+        retryable: false,
+      },
+    );
+  }
+  const info = await creatorInfo(tokens);
+  const privacy = privacyLevel(ctx, info);
+  const title = ctx.title ? cutUtf16(ctx.title, 90) : '';
+  const body = {
+    media_type: 'PHOTO',
+    post_mode: 'DIRECT_POST',
+    post_info: {
+      ...(title ? { title } : {}),
+      description: ctx.text,
+      privacy_level: privacy,
+      disable_comment: interaction(ctx, 'disable_comment', info.comment_disabled),
+      auto_add_music: true,
+    },
+    source_info: { source: 'PULL_FROM_URL', photo_images: photos.map((p) => p.url), photo_cover_index: 0 },
+  };
+  // This one request creates the post (TikTok pulls the photos itself): mark it before sending.
+  await ctx.saveCheckpoint({ phase: 'photo_init', media: 'photo' });
+  let data: { publish_id?: string };
+  try {
+    data = await api<{ publish_id?: string }>(tokens, '/v2/post/publish/content/init/', body);
+  } catch (err) {
+    // A 4xx answer means TikTok refused the request: nothing was created.
+    if (err instanceof PlatformError && err.opts.status !== undefined && err.opts.status < 500)
+      await ctx.saveCheckpoint({});
+    throw err;
+  }
+  const publishId = str(data.publish_id);
+  if (!publishId) throw outcomeUnknown(P, 'photo init answered without a publish_id');
+  await ctx.saveCheckpoint({ publish_id: publishId, media: 'photo' });
+  return waitForPost(tokens, ctx, publishId, 'photo');
+}
+
+export async function publish(ctx: PublishContext): Promise<PublishResult> {
+  const tokens = await OAuthTokens.open(ctx);
+  const prior = await inspect(tokens, ctx);
+  if (prior.kind === 'done') return prior.result;
+  if (prior.kind === 'pending') return waitForPost(tokens, ctx, prior.publishId, prior.media);
+  if (prior.kind === 'unknown') throw outcomeUnknown(P, prior.why);
+
+  const video = ctx.media.find((m) => m.type === 'video');
+  if (video) return postVideo(tokens, ctx, video);
+  const photos = ctx.media.filter((m) => m.type === 'image');
+  if (photos.length) return postPhotos(tokens, ctx, photos);
+  throw new PlatformError('user_content', `${P}: a post needs a video or photos`, { retryable: false });
+}
+
+export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
+  if (!ctx.checkpoint) return null;
+  const tokens = await OAuthTokens.open(ctx);
+  const prior = await inspect(tokens, ctx);
+  switch (prior.kind) {
+    case 'none':
+      return null;
+    case 'done':
+      return prior.result;
+    case 'unknown':
+      throw outcomeUnknown(P, prior.why);
+    case 'pending':
+      return waitForPost(tokens, ctx, prior.publishId, prior.media);
+  }
+}

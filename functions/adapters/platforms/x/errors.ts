@@ -1,0 +1,36 @@
+import { type HttpResponse, retryAfterSeconds, statusError } from '../http.ts';
+import { PlatformError } from '../types.ts';
+
+// X answers errors as RFC 7807 problems (title, detail, errors[]) or OAuth errors.
+
+interface Problem {
+  title?: string;
+  detail?: string;
+  type?: string;
+  status?: number;
+  errors?: Array<{ message?: string; code?: number; parameters?: unknown }>;
+  error?: string;
+  error_description?: string;
+}
+
+function describe(res: HttpResponse): string {
+  if (typeof res.body !== 'object' || !res.body) return typeof res.body === 'string' ? res.body : '';
+  const p = res.body as Problem;
+  const inner = p.errors
+    ?.map((e) => e.message)
+    .filter(Boolean)
+    .join('; ');
+  return [p.title, p.detail, inner, p.error, p.error_description].filter(Boolean).join(': ');
+}
+
+export function xError(res: HttpResponse, what: string, media = false): PlatformError {
+  const detail = describe(res);
+  const msg = `x: ${what} ${res.status}${detail ? ` ${detail}` : ''}`.slice(0, 500);
+  // "You are not allowed to create a Tweet with duplicate content." is about the text, not a policy.
+  if (res.status === 403 && /duplicate content/i.test(detail))
+    return new PlatformError('user_content', msg, { status: res.status, retryable: false });
+  return statusError(res, msg, { retryAfter: retryAfterSeconds(res.headers, 'x-rate-limit-reset'), media });
+}
+
+export const isDuplicate = (err: unknown) =>
+  err instanceof PlatformError && err.opts.status === 403 && err.category === 'user_content';

@@ -1,0 +1,82 @@
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import {
+  type DeliveryMessage,
+  type DispatchMessage,
+  type HeraldEvent,
+  MAX_DELAY_SECONDS,
+  QUEUE_URL_ENV,
+  type QueueName,
+  type WebhookJob,
+} from '#core/messages';
+import { requireEnv } from '#shared/config';
+import { sqs } from '#shared/sqs';
+
+// The work queues: deliveries, the scheduler's dispatches, events and webhook attempts. A queue's
+// URL is read on use: a bundle that never sends to a queue needs no variable for it.
+
+const queueUrl = (queue: QueueName) => requireEnv(QUEUE_URL_ENV[queue]);
+
+/** SQS accepted the batch call but refused some of its messages. */
+export class QueueSendError extends Error {}
+
+const clampDelay = (seconds: number) => Math.max(0, Math.min(MAX_DELAY_SECONDS, seconds));
+
+/** Sends in batches of 10; a delay (capped at SQS's 15 minutes) only where one is given. */
+async function sendBatch(queue: QueueName, entries: Array<{ body: unknown; delaySeconds?: number }>) {
+  const url = entries.length ? queueUrl(queue) : '';
+  for (let i = 0; i < entries.length; i += 10) {
+    const chunk = entries.slice(i, i + 10);
+    const res = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: url,
+        Entries: chunk.map((e, j) => ({
+          Id: String(j),
+          MessageBody: JSON.stringify(e.body),
+          ...(e.delaySeconds === undefined ? {} : { DelaySeconds: clampDelay(Math.floor(e.delaySeconds)) }),
+        })),
+      }),
+    );
+    if (res.Failed?.length)
+      throw new QueueSendError(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Code}`);
+  }
+}
+
+/** One message, delayed (rounded up, so it never arrives early; at most 15 minutes). */
+export async function sendDelayed(queue: QueueName, body: unknown, delaySeconds: number): Promise<void> {
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl(queue),
+      MessageBody: JSON.stringify(body),
+      DelaySeconds: clampDelay(Math.ceil(delaySeconds)),
+    }),
+  );
+}
+
+export function enqueueDeliveries(messages: DeliveryMessage[]): Promise<void> {
+  return sendBatch(
+    'delivery',
+    messages.map((body) => ({ body })),
+  );
+}
+
+export function sendDispatches(messages: Array<{ body: DispatchMessage; delaySeconds: number }>) {
+  return sendBatch('schedule', messages);
+}
+
+export function publishEvents(events: HeraldEvent[]): Promise<void> {
+  return sendBatch(
+    'events',
+    events.map((e) => ({ body: e, delaySeconds: 0 })),
+  );
+}
+
+/** Each job is delayed until its due time, at most SQS's 15 minutes at a time. */
+export function sendJobs(jobs: WebhookJob[], now = Date.now()): Promise<void> {
+  return sendBatch(
+    'webhooks',
+    jobs.map((job) => ({
+      body: job,
+      delaySeconds: Math.max(0, Math.floor((Date.parse(job.due_at) - now) / 1000)),
+    })),
+  );
+}

@@ -1,0 +1,51 @@
+import type { EventType, WebhookEvent } from '#core/webhooks';
+
+// The messages the workers pass each other over SQS, and where each queue's URL is found. The
+// manifest (lib/operations.ts) creates the queues under the same names.
+
+/** The environment variable that holds each queue's URL. */
+export const QUEUE_URL_ENV = {
+  delivery: 'DELIVERY_QUEUE_URL',
+  schedule: 'SCHEDULE_QUEUE_URL',
+  events: 'EVENTS_QUEUE_URL',
+  webhooks: 'WEBHOOKS_QUEUE_URL',
+} as const;
+export type QueueName = keyof typeof QUEUE_URL_ENV;
+
+/** SQS delays are at most 15 minutes; longer waits are chained by the receiver. */
+export const MAX_DELAY_SECONDS = 900;
+
+/** One message per (post, channel, round); the delivery worker claims it, so duplicates are harmless. */
+export interface DeliveryMessage {
+  org_id: string;
+  post_id: string;
+  channel_id: string;
+  round: number;
+}
+
+/** The scheduler's dispatch of a post at its time. */
+export interface DispatchMessage {
+  org_id: string;
+  post_id: string;
+  /** The scheduled_at this dispatch is for; a rescheduled post ignores it. */
+  scheduled_at: string;
+}
+
+/** An event on the durable event stream the webhooks consume. */
+export interface HeraldEvent {
+  /** `msg_…`, stable for the change that caused it (the webhook-id). */
+  id: string;
+  type: EventType;
+  timestamp: string;
+  org_id: string;
+  data: Record<string, unknown>;
+}
+
+/** One attempt of one event to one endpoint, due at `due_at` (the receiver re-sends until then). */
+export interface WebhookJob {
+  org_id: string;
+  endpoint_id: string;
+  event: WebhookEvent;
+  attempt: number;
+  due_at: string;
+}

@@ -1,0 +1,29 @@
+import { mutatePost } from '#adapters/posts';
+import { withDelivery } from '#core/delivery';
+import type { DeliveryMessage } from '#core/messages';
+
+/**
+ * A delivery message that failed processing again and again (a crash, not a platform answer) lands
+ * in the DLQ; it must not be silently lost. Primary course: mark that delivery failed (system), so
+ * the post ends failed, the failure is visible on getPost, and `delivery.failed` is emitted.
+ */
+export async function deadLetter(msg: DeliveryMessage, now: Date = new Date()): Promise<boolean> {
+  const res = await mutatePost(msg.org_id, msg.post_id, (post) => {
+    const d = post.deliveries[msg.channel_id];
+    if (!d || d.round !== msg.round || d.stage === 'published' || d.stage === 'failed') return null;
+    return withDelivery(
+      post,
+      {
+        ...d,
+        stage: 'failed',
+        error: 'The delivery could not be processed and was moved to the dead-letter queue.',
+        error_category: 'system',
+        lease_until: undefined,
+        claim_id: undefined,
+        updated_at: now.toISOString(),
+      },
+      now,
+    );
+  });
+  return Boolean(res && res.after !== res.before);
+}

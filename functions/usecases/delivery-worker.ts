@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
+import { markChannelReauthRequired } from '#adapters/channels';
+import { getAssets } from '#adapters/media';
+import { readObject } from '#adapters/media-store';
+import { connectorFor } from '#adapters/platforms/index';
+import {
+  type MediaInput,
+  PlatformError,
+  type PublishContext,
+  type PublishResult,
+} from '#adapters/platforms/types';
+import { mutatePost } from '#adapters/posts';
+import { sendDelayed } from '#adapters/queues';
+import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
+import { mediaIdFromUrl } from '#core/media';
+import type { DeliveryMessage } from '#core/messages';
+import type { DeliveryRecord, PostRecord, VariantRecord } from '#core/posts';
+import { logger } from '#shared/logger';
+import { channelTokens } from '#usecases/support/channel-tokens';
+
+/** The message could not be handled now; SQS redelivers it after its visibility timeout. */
+export class RetryLaterError extends Error {}
+
+export type DeliveryOutcome = 'published' | 'retrying' | 'failed' | 'skipped';
+
+/**
+ * Delivers one (post, channel, round). Primary course: claim the delivery under a lease (no other
+ * worker can send it meanwhile) → if an earlier attempt died mid-send, reconcile with the platform
+ * first → publish through the channel's connector → record the outcome and the post's status.
+ * Duplicated or stale messages find nothing to claim; a failed attempt is retried with backoff
+ * (the platform's hint first) or fails for good; an auth failure marks the channel reauth_required.
+ */
+export async function deliver(
+  msg: DeliveryMessage,
+  clock: () => Date = () => new Date(),
+): Promise<DeliveryOutcome> {
+  const claimId = randomUUID();
+  let outcome: ReturnType<typeof claimDelivery> | undefined;
+  const claimed = await mutatePost(msg.org_id, msg.post_id, (post) => {
+    outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock());
+    return outcome.kind === 'claimed' ? outcome.post : null;
+  });
+  if (!claimed || !outcome || outcome.kind === 'skip') {
+    if (outcome?.kind === 'skip' && outcome.reason === 'not due yet')
+      await requeueWhenDue(msg, claimed?.after);
+    return 'skipped';
+  }
+  if (outcome.kind === 'busy') throw new RetryLaterError('another worker holds this delivery');
+  const recovering = outcome.recovering;
+  const post = claimed.after;
+  const delivery = post.deliveries[msg.channel_id] as DeliveryRecord;
+  const variant = post.variants.find((v) => v.channel_id === msg.channel_id);
+
+  let result: PublishResult | null = null;
+  let failure: PlatformError | null = null;
+  /** The channel's credentials, and any the connector refreshed: never logged, never stored in errors. */
+  const creds = credentialRedactor();
+  try {
+    const { channel, credentials, version } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
+    creds.remember(credentials);
+    if (!channel || channel.status === 'disconnected' || !variant) {
+      // Disconnected by its owner: the post's scheduled deliveries to it fail until it is reconnected.
+      throw new PlatformError(
+        'auth_expired',
+        'The channel is disconnected: connect it again to publish to it.',
+        {
+          retryable: false,
+        },
+      );
+    }
+    const tokens = channelTokens({
+      orgId: msg.org_id,
+      channelId: msg.channel_id,
+      platform: channel.platform,
+      credentials,
+      version,
+      remember: creds.remember,
+    });
+    const connector = await connectorFor(channel.platform);
+    const ctx: PublishContext = {
+      channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
+      credentials,
+      text: variant.body,
+      title: post.title,
+      options: variant.options,
+      media: await mediaOf(msg.org_id, variant),
+      idempotencyKey: `${post.id}.${channel.id}`,
+      checkpoint: delivery.checkpoint ?? null,
+      attemptStartedAt: new Date(delivery.attempt_started_at ?? clock().toISOString()),
+      saveCheckpoint: async (checkpoint) => {
+        // Lost the claim (our lease ran out and another worker took over): stop before the
+        // irreversible step rather than risk a second post.
+        const held = await updateClaimed(msg, claimId, clock, (d) => ({ ...d, checkpoint }));
+        if (!held)
+          throw new PlatformError('system', 'The delivery was taken over by another attempt.', {
+            retryable: false,
+          });
+      },
+      tokens,
+    };
+    if (recovering) result = await connector.reconcile(ctx);
+    result ??= await connector.publish(ctx);
+  } catch (err) {
+    const raw =
+      err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
+    failure = new PlatformError(raw.category, creds.redact(raw.message), raw.opts);
+    logger.warn('delivery attempt failed', {
+      post_id: msg.post_id,
+      channel_id: msg.channel_id,
+      category: failure.category,
+      error: failure.message,
+    });
+  }
+
+  if (result) {
+    const done = result;
+    await updateClaimed(msg, claimId, clock, (d) => deliverySucceeded(d, done, clock()));
+    return 'published';
+  }
+  const err = failure as PlatformError;
+  if (err.category === 'auth_expired') {
+    // A disconnected channel stays disconnected (the adapter's condition); any other needs re-authorization.
+    await markChannelReauthRequired(msg.org_id, msg.channel_id, err.message, clock().toISOString());
+  }
+  const after = await updateClaimed(msg, claimId, clock, (d) =>
+    deliveryFailed(
+      d,
+      {
+        category: err.category,
+        message: err.message,
+        retryable: err.retryable,
+        retryAfterSeconds: err.opts.retryAfterSeconds,
+      },
+      clock(),
+    ),
+  );
+  const d = after?.deliveries[msg.channel_id];
+  if (d?.stage === 'retrying' && d.next_attempt_at) {
+    await sendDelayed('delivery', msg, (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000);
+    return 'retrying';
+  }
+  return 'failed';
+}
+
+/** Applies `change` to the delivery only while this worker's claim still holds it; null when it did not. */
+async function updateClaimed(
+  msg: DeliveryMessage,
+  claimId: string,
+  clock: () => Date,
+  change: (d: DeliveryRecord) => DeliveryRecord,
+): Promise<PostRecord | null> {
+  const res = await mutatePost(msg.org_id, msg.post_id, (post) => {
+    const d = post.deliveries[msg.channel_id];
+    if (!d || d.claim_id !== claimId) return null;
+    return withDelivery(post, change(d), clock());
+  });
+  // mutatePost hands back the unchanged post (after === before) when nothing was written.
+  return res && res.after !== res.before ? res.after : null;
+}
+
+/** A retry not due yet (a long platform hint chained over SQS's 15-minute delay cap). */
+async function requeueWhenDue(msg: DeliveryMessage, post: PostRecord | undefined): Promise<void> {
+  const at = post?.deliveries[msg.channel_id]?.next_attempt_at;
+  if (!at) return;
+  await sendDelayed('delivery', msg, (Date.parse(at) - Date.now()) / 1000);
+}
+
+// The media of a variant as connectors need it: type, alt text, content type, size and the bytes —
+// read from the media bucket by the asset's object key (not fetched through the public url).
+async function mediaOf(orgId: string, variant: VariantRecord): Promise<MediaInput[]> {
+  if (!variant.media.length) return [];
+  const assets = await getAssets(
+    orgId,
+    variant.media.map((m) => mediaIdFromUrl(m.url) ?? ''),
+  );
+  return variant.media.map((m, i) => {
+    const asset = assets[i];
+    return {
+      type: m.type,
+      alt: m.alt,
+      url: m.url,
+      contentType: asset?.content_type ?? 'application/octet-stream',
+      filename: asset?.filename ?? 'media',
+      sizeBytes: asset?.size_bytes ?? 0,
+      read: async () => {
+        if (asset?.status !== 'ready') throw new Error(`media ${m.url} is not a ready asset`);
+        return readObject('media', asset.object_key);
+      },
+    };
+  });
+}

@@ -1,0 +1,68 @@
+import type { Engagement } from '#adapters/platforms/types';
+import { countPostsByStatus } from '#adapters/posts';
+import { readStats } from '#adapters/stats';
+import type { Admission } from '#core/accounts';
+import { PLATFORMS, POST_STATUSES, type PostStatus } from '#core/constants';
+import { ENGAGEMENT_METRICS } from '#usecases/support/stats';
+
+/** The publish timeline covers this many UTC days, oldest first, today last (docs/analytics.md). */
+export const TIMELINE_DAYS = 14;
+
+/** The UTC days (YYYY-MM-DD) of the timeline, oldest first, today last. */
+export function timelineDays(nowMs: number, days = TIMELINE_DAYS): string[] {
+  const now = new Date(nowMs);
+  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+  return Array.from({ length: days }, (_, i) =>
+    new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10),
+  );
+}
+
+const count = (n: number) => Math.max(0, Math.round(n));
+
+/**
+ * getAnalytics. Primary course: while the request is being admitted, count the org's posts per
+ * status (GSI1, one Query each) and read the stream-kept counters (the org's STATS item and the 14
+ * day items, one BatchGetItem) — one round trip in all on a warm path. Deliveries count per
+ * (post, channel): `total` every channel a post was sent to (in flight included), `published` and
+ * `failed` their outcomes; success_rate is published / (published + failed), null before any.
+ */
+export async function getAnalytics(orgId: string, admitted: () => Promise<Admission>, nowMs: number) {
+  const days = timelineDays(nowMs);
+  const [admission, counts, { stats, days: byDay }] = await Promise.all([
+    admitted(),
+    Promise.all(POST_STATUSES.map((s) => countPostsByStatus(orgId, s))),
+    readStats(orgId, days),
+  ]);
+  if (!admission.allowed) throw admission.error;
+
+  const posts = Object.fromEntries(POST_STATUSES.map((s, i) => [s, count(counts[i] ?? 0)])) as Record<
+    PostStatus,
+    number
+  >;
+  // Counters that started after deliveries already existed can lag (a delivery created before them
+  // and finished after): never answer less than the outcomes, nor a negative count.
+  const published = count(stats.deliveries.published);
+  const failed = count(stats.deliveries.failed);
+  const engagement: Engagement = { impressions: 0, likes: 0, comments: 0, shares: 0, clicks: 0 };
+  for (const totals of Object.values(stats.engagement)) {
+    for (const m of ENGAGEMENT_METRICS) engagement[m] += totals[m] ?? 0;
+  }
+  for (const m of ENGAGEMENT_METRICS) engagement[m] = count(engagement[m]);
+
+  return {
+    posts: { total: POST_STATUSES.reduce((sum, s) => sum + posts[s], 0), ...posts },
+    deliveries: {
+      total: Math.max(count(stats.deliveries.total), published + failed),
+      published,
+      failed,
+      success_rate: published + failed === 0 ? null : published / (published + failed),
+    },
+    timeline: days.map((date) => {
+      const d = byDay.get(date);
+      return { date, published: count(d?.published ?? 0), failed: count(d?.failed ?? 0) };
+    }),
+    engagement,
+    synced_platforms: PLATFORMS.filter((p) => stats.syncedPlatforms.includes(p)),
+    generated_at: new Date(nowMs).toISOString(),
+  };
+}

@@ -1,0 +1,38 @@
+import { getPostWithOrg, replacePost } from '#adapters/posts';
+import { ValidationError } from '#core/errors';
+import { isId } from '#core/ids';
+import { checkScheduleTime, decideReschedule, toPost } from '#core/posts';
+import {
+  type Gate,
+  postCount,
+  postNotFound,
+  quotaAware,
+  requireOrg,
+  withRetry,
+} from '#usecases/support/post-writes';
+
+/** reschedulePost: draft/scheduled/failed → scheduled at a new future time (docs/posts.md). */
+export async function reschedulePost(
+  orgId: string,
+  postId: string,
+  scheduledAt: string,
+  now: Date,
+  gate: Gate,
+) {
+  const timeError = checkScheduleTime(scheduledAt, now);
+  if (timeError) throw new ValidationError([timeError]);
+  if (!isId('post', postId)) throw postNotFound();
+  return withRetry(async () => {
+    const { org, post } = await getPostWithOrg(orgId, postId);
+    const settings = requireOrg(org).settings;
+    if (!post) throw postNotFound();
+    const { next, count } = postCount(decideReschedule(post, scheduledAt, settings, now), gate, now);
+    await gate.admitted();
+    return toPost(
+      await quotaAware(
+        () => replacePost(next, post.version, { approval_required: settings.approval_required }, count),
+        now,
+      ),
+    );
+  });
+}

@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import { enqueueDeliveries, publishEvents } from '#adapters/queues';
+import { type ChannelRecord, toChannel } from '#core/accounts';
+import { deterministicId } from '#core/ids';
+import type { DeliveryMessage, HeraldEvent } from '#core/messages';
+import { type PostRecord, pendingChannels, toPost } from '#core/posts';
+import type { EventType } from '#core/webhooks';
+
+/**
+ * Primary course: an item changed in the table (DynamoDB Streams). When a post starts a new publish
+ * round, one delivery message per pending channel goes onto the delivery queue; post, delivery and
+ * channel transitions become events on the event stream. The table write is the only step on the
+ * request path, so a crash after it cannot strand a post or lose an event: the stream record stays
+ * until this relay has handled it (at least once; ids are derived from the change, so a retry
+ * repeats the same messages and events).
+ */
+export function deliveriesToEnqueue(
+  oldPost: PostRecord | undefined,
+  newPost: PostRecord | undefined,
+): DeliveryMessage[] {
+  if (newPost?.status !== 'publishing') return [];
+  if (oldPost && oldPost.status === 'publishing' && oldPost.round === newPost.round) return [];
+  return pendingChannels(newPost).map((channel_id) => ({
+    org_id: newPost.org_id,
+    post_id: newPost.id,
+    channel_id,
+    round: newPost.round,
+  }));
+}
+
+export interface Change<T> {
+  /** The stream record's id: unique per change. */
+  eventId: string;
+  timeMs: number;
+  old: T | undefined;
+  new: T | undefined;
+}
+
+function event(
+  change: Change<unknown>,
+  type: EventType,
+  orgId: string,
+  data: Record<string, unknown>,
+  suffix = '',
+): HeraldEvent {
+  const seed = createHash('sha256').update(`${change.eventId}|${type}|${suffix}`).digest();
+  return {
+    id: deterministicId('message', change.timeMs, seed),
+    type,
+    timestamp: new Date(change.timeMs).toISOString(),
+    org_id: orgId,
+    data,
+  };
+}
+
+export function postEvents(change: Change<PostRecord>): HeraldEvent[] {
+  const { old: before, new: after } = change;
+  if (!after) return [];
+  const out: HeraldEvent[] = [];
+  if (after.status !== before?.status && (after.status === 'published' || after.status === 'failed')) {
+    out.push(
+      event(change, after.status === 'published' ? 'post.published' : 'post.failed', after.org_id, {
+        post: toPost(after),
+      }),
+    );
+  }
+  const resource = toPost(after);
+  for (const d of Object.values(after.deliveries)) {
+    const prev = before?.deliveries[d.channel_id];
+    if (d.stage === 'failed' && !(prev?.stage === 'failed' && prev.round === d.round)) {
+      const delivery = resource.deliveries.find((x) => x.channel_id === d.channel_id);
+      out.push(
+        event(
+          change,
+          'delivery.failed',
+          after.org_id,
+          { post_id: after.id, channel_id: d.channel_id, delivery },
+          d.channel_id,
+        ),
+      );
+    }
+  }
+  return out;
+}
+
+export function channelEvents(change: Change<ChannelRecord>): HeraldEvent[] {
+  const { old: before, new: after } = change;
+  if (!after) return [];
+  // Every connection fires once: a new channel, or a reconnect (a new connection id; the stream
+  // record id keeps a retried relay to the same event id).
+  const connected =
+    !before || (after.connection_id !== undefined && after.connection_id !== before.connection_id);
+  if (connected && after.status === 'live')
+    return [event(change, 'channel.connected', after.org_id, { channel: toChannel(after) })];
+  if (after.status === 'reauth_required' && before?.status !== 'reauth_required') {
+    return [event(change, 'channel.reauth_required', after.org_id, { channel: toChannel(after) })];
+  }
+  return [];
+}
+
+export async function relayPostChange(change: Change<PostRecord>): Promise<number> {
+  const messages = deliveriesToEnqueue(change.old, change.new);
+  const events = postEvents(change);
+  await Promise.all([
+    messages.length ? enqueueDeliveries(messages) : undefined,
+    events.length ? publishEvents(events) : undefined,
+  ]);
+  return messages.length + events.length;
+}
+
+export async function relayChannelChange(change: Change<ChannelRecord>): Promise<number> {
+  const events = channelEvents(change);
+  if (events.length) await publishEvents(events);
+  return events.length;
+}

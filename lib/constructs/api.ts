@@ -1,0 +1,124 @@
+import { type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import {
+  HttpApi,
+  HttpMethod,
+  HttpRoute,
+  HttpRouteKey,
+  HttpStage,
+  LogGroupLogDestination,
+  PayloadFormatVersion,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { apiOperations, fallback, mcp, operations } from '../operations.ts';
+import type { StageConfig } from '../stage.ts';
+import type { Data } from './data.ts';
+import type { Functions } from './functions.ts';
+
+/** One JSON object per request, from the $context variables of HTTP APIs. */
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    ip: '$context.identity.sourceIp',
+    requestTime: '$context.requestTime',
+    httpMethod: '$context.httpMethod',
+    routeKey: '$context.routeKey',
+    path: '$context.path',
+    status: '$context.status',
+    protocol: '$context.protocol',
+    responseLength: '$context.responseLength',
+    latency: '$context.responseLatency',
+    integrationLatency: '$context.integrationLatency',
+    integrationError: '$context.integrationErrorMessage',
+    userAgent: '$context.identity.userAgent',
+  }),
+);
+
+export interface ApiProps {
+  readonly config: StageConfig;
+  readonly removalPolicy: RemovalPolicy;
+  readonly data: Data;
+  readonly functions: Functions;
+}
+
+const integration = (id: string, fn: IFunction) =>
+  new HttpLambdaIntegration(`${id}Integration`, fn, {
+    payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+  });
+
+/**
+ * The HTTP API: one route and one function per manifest operation, the MCP server on every method of
+ * its path, and the $default fallback (404/405 as problem+json) for everything else.
+ */
+export class Api {
+  readonly api: HttpApi;
+  readonly stage: HttpStage;
+
+  constructor(scope: Construct, { config, removalPolicy, data, functions }: ApiProps) {
+    const accessLogs = new LogGroup(scope, 'ApiAccessLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy,
+    });
+    this.api = new HttpApi(scope, 'Api', {
+      description: `Herald ${config.stage}: Social Publishing API`,
+      createDefaultStage: false,
+    });
+    // The default stage is declared explicitly: HttpApi's implicit one takes no logging or throttling.
+    this.stage = new HttpStage(scope, 'ApiDefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: { burstLimit: 200, rateLimit: 100 },
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        format: ACCESS_LOG_FORMAT,
+      },
+    });
+
+    for (const op of operations) {
+      const fn = functions.make(op);
+      // Every API-key request is admitted through the limiter's counters (burst + api_requests).
+      if (op.scope !== null) fn.grantRequestCounters(data.table, data.tableKey);
+      this.api.addRoutes({
+        path: op.path,
+        methods: [HttpMethod[op.method]],
+        integration: integration(op.id, fn),
+      });
+    }
+
+    // The MCP server: every method of /api/mcp; it invokes the operations' functions, one per tool.
+    const mcpFunction = functions.make(mcp);
+    const operationFunctions = apiOperations.map((op) => [op.id, functions.get(op.id)] as const);
+    // Exactly these functions, unqualified (no version/alias wildcard): the tools invoke $LATEST by name.
+    mcpFunction.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: operationFunctions.map(([, fn]) => fn.functionArn),
+      }),
+    );
+    if (config.mcpAllowedOrigins.length)
+      mcpFunction.addEnvironment('HERALD_MCP_ALLOWED_ORIGINS', config.mcpAllowedOrigins.join(','));
+    mcpFunction.addEnvironment(
+      'HERALD_OPERATION_FUNCTIONS',
+      Stack.of(scope).toJsonString(
+        Object.fromEntries(operationFunctions.map(([id, fn]) => [id, fn.functionName])),
+      ),
+    );
+    this.api.addRoutes({
+      path: mcp.path,
+      methods: [HttpMethod.ANY],
+      integration: integration(mcp.id, mcpFunction),
+    });
+
+    // Everything no operation matches ($default route): 404, or 405 with Allow, as problem+json.
+    new HttpRoute(this.api, 'DefaultRoute', {
+      httpApi: this.api,
+      routeKey: HttpRouteKey.DEFAULT,
+      integration: integration(fallback.id, functions.make(fallback)),
+    });
+  }
+}

@@ -1,0 +1,117 @@
+import { Duration, type RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
+import { HeraldFunction } from '../herald-function.ts';
+import type { Access } from '../operations.ts';
+import type { StageConfig } from '../stage.ts';
+import type { Data, Secrets } from './data.ts';
+import { type Media, PROBE_ARCHITECTURE } from './media.ts';
+
+/**
+ * One function of the manifest: an operation, a worker, the MCP server or the fallback all have
+ * this shape, so their manifest entries are passed as they are.
+ */
+export interface FunctionOptions {
+  readonly id: string;
+  /** Handler module relative to the repository root. */
+  readonly entry: string;
+  readonly access: Access;
+  /** @default DEFAULT_TIMEOUT_SECONDS (lib/operations.ts) */
+  readonly timeoutSeconds?: number;
+  /** @default 1024 */
+  readonly memoryMb?: number;
+  /** esbuild aliases of its bundle (the MCP server). */
+  readonly bundleAliases?: Record<string, string>;
+}
+
+export interface FunctionsProps {
+  readonly config: StageConfig;
+  readonly removalPolicy: RemovalPolicy;
+  readonly data: Data;
+  readonly secrets: Secrets;
+  readonly media: Media;
+}
+
+/** Makes every HeraldFunction of the stack, turning its manifest `access` into grants and environment. */
+export class Functions {
+  /** Every function made, keyed by manifest id, in the order made. */
+  readonly all = new Map<string, HeraldFunction>();
+
+  constructor(
+    private readonly scope: Construct,
+    private readonly props: FunctionsProps,
+  ) {}
+
+  get(id: string): HeraldFunction {
+    const fn = this.all.get(id);
+    if (!fn) throw new Error(`no function ${id}`);
+    return fn;
+  }
+
+  make({ id, entry, access, timeoutSeconds, memoryMb, bundleAliases }: FunctionOptions): HeraldFunction {
+    const { config, removalPolicy, data, secrets, media } = this.props;
+    const stack = Stack.of(this.scope);
+    const fn = new HeraldFunction(this.scope, id, {
+      entry,
+      ...(bundleAliases ? { bundleAliases } : {}),
+      ...(timeoutSeconds ? { timeout: Duration.seconds(timeoutSeconds) } : {}),
+      ...(memoryMb ? { memorySize: memoryMb } : {}),
+      logRemovalPolicy: removalPolicy,
+      environment: { HERALD_DOCS_URL: config.docsUrl },
+      // Only the probe function gets the ffmpeg/ffprobe layer (and its architecture, and /tmp room
+      // for a 1 GiB video plus its poster).
+      ...(access.ffmpeg
+        ? {
+            layers: [media.ffmpegLayer],
+            architecture: PROBE_ARCHITECTURE,
+            ephemeralStorageSize: Size.gibibytes(2),
+          }
+        : {}),
+    });
+    if (access.media) {
+      media.grant(fn, access.media);
+      for (const [k, v] of Object.entries(media.environment())) fn.addEnvironment(k, v);
+    }
+    if (access.ffmpeg) {
+      fn.addEnvironment('HERALD_FFPROBE_PATH', '/opt/bin/ffprobe');
+      fn.addEnvironment('HERALD_FFMPEG_PATH', '/opt/bin/ffmpeg');
+    }
+    if (access.table !== 'none') fn.bindTable(data.table, access.table);
+    if (access.connectionSecrets?.length) {
+      fn.addEnvironment('CONNECTION_SECRETS_KEY_ID', secrets.connectionSecretsKey.keyArn);
+      secrets.connectionSecretsKey.grant(
+        fn,
+        ...access.connectionSecrets.map((use) => (use === 'seal' ? 'kms:GenerateDataKey' : 'kms:Decrypt')),
+      );
+    }
+    if (config.publicUrl) fn.addEnvironment('HERALD_PUBLIC_URL', config.publicUrl);
+    if (access.secrets?.length) {
+      fn.addEnvironment('WEBHOOK_SECRETS_KEY_ID', secrets.webhookSecretsKey.keyArn);
+      secrets.webhookSecretsKey.grant(
+        fn,
+        ...access.secrets.map((use) => (use === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt')),
+      );
+    }
+    if (access.email && config.notifySender) {
+      fn.addEnvironment('HERALD_NOTIFY_FROM', config.notifySender);
+      const identity = `arn:${stack.partition}:ses:${stack.region}:${stack.account}:identity`;
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['ses:SendEmail'],
+          resources: [
+            `${identity}/${config.notifySender}`,
+            `${identity}/${config.notifySender.split('@')[1]}`,
+          ],
+        }),
+      );
+    }
+    if (access.cursor) {
+      // A CloudFormation dynamic reference ({{resolve:secretsmanager:…}}), resolved at deploy time
+      // into the function's configuration. Acceptable because the secret only makes list cursors
+      // tamper-evident (lib/constructs/data.ts); it saves a Secrets Manager call on every cold start.
+      fn.addEnvironment('HERALD_CURSOR_SECRET', secrets.cursorSecret.secretValue.unsafeUnwrap());
+    }
+    this.all.set(id, fn);
+    return fn;
+  }
+}

@@ -1,0 +1,121 @@
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import {
+  AllowedMethods,
+  CachePolicy,
+  Distribution,
+  HttpVersion,
+  PriceClass,
+  ViewerProtocolPolicy,
+} from 'aws-cdk-lib/aws-cloudfront';
+import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
+import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Architecture, Code, LayerVersion } from 'aws-cdk-lib/aws-lambda';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import type { Access } from '../operations.ts';
+
+// Media: the upload bucket (clients PUT there with presigned URLs; never served; what is never
+// completed expires after a day), the media bucket (probed copies and posters, private, served only
+// through CloudFront with origin access control), and the ffmpeg/ffprobe layer of the probe function.
+
+/** Architecture of the probe function: the registry ships the binaries we package for linux-x64. */
+export const PROBE_ARCHITECTURE = Architecture.X86_64;
+
+/** Stages the two binaries from their registry packages into `<dir>/bin` (a layer's /opt/bin). */
+function stageFfmpegLayer(): string {
+  const require = createRequire(import.meta.url);
+  const dir = mkdtempSync(join(tmpdir(), 'herald-ffmpeg-layer-'));
+  mkdirSync(join(dir, 'bin'));
+  for (const [pkg, name] of [
+    ['@ffmpeg-installer/linux-x64', 'ffmpeg'],
+    ['@ffprobe-installer/linux-x64', 'ffprobe'],
+  ] as const) {
+    const source = join(dirname(require.resolve(`${pkg}/package.json`)), name);
+    copyFileSync(source, join(dir, 'bin', name));
+    chmodSync(join(dir, 'bin', name), 0o755);
+  }
+  return dir;
+}
+
+export class Media extends Construct {
+  readonly uploadBucket: Bucket;
+  readonly mediaBucket: Bucket;
+  readonly distribution: Distribution;
+  readonly ffmpegLayer: LayerVersion;
+  /** `https://<distribution domain>`: asset urls start with it. */
+  readonly baseUrl: string;
+
+  constructor(scope: Construct, id: string, props: { removalPolicy: RemovalPolicy }) {
+    super(scope, id);
+    const common = {
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      removalPolicy: props.removalPolicy,
+    };
+    this.uploadBucket = new Bucket(this, 'UploadBucket', {
+      ...common,
+      lifecycleRules: [
+        // Completed uploads are deleted by completeMediaUpload; this removes the ones never completed.
+        {
+          id: 'expire-uploads',
+          expiration: Duration.days(1),
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+    });
+    this.mediaBucket = new Bucket(this, 'MediaBucket', {
+      ...common,
+      lifecycleRules: [{ id: 'abort-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+    });
+    this.distribution = new Distribution(this, 'MediaCdn', {
+      comment: 'Herald media assets',
+      httpVersion: HttpVersion.HTTP2_AND_3,
+      priceClass: PriceClass.PRICE_CLASS_100,
+      defaultBehavior: {
+        origin: S3BucketOrigin.withOriginAccessControl(this.mediaBucket),
+        viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
+        allowedMethods: AllowedMethods.ALLOW_GET_HEAD,
+        cachePolicy: CachePolicy.CACHING_OPTIMIZED,
+        compress: false,
+      },
+    });
+    this.baseUrl = `https://${this.distribution.distributionDomainName}`;
+    this.ffmpegLayer = new LayerVersion(this, 'FfmpegLayer', {
+      description: 'ffmpeg and ffprobe (linux-x64, from @ffmpeg-installer / @ffprobe-installer) in /opt/bin',
+      code: Code.fromAsset(stageFfmpegLayer()),
+      compatibleArchitectures: [PROBE_ARCHITECTURE],
+      removalPolicy: props.removalPolicy,
+    });
+  }
+
+  /** Environment every media-using function gets. */
+  environment(): Record<string, string> {
+    return {
+      HERALD_UPLOAD_BUCKET: this.uploadBucket.bucketName,
+      HERALD_MEDIA_BUCKET: this.mediaBucket.bucketName,
+      HERALD_MEDIA_BASE_URL: this.baseUrl,
+    };
+  }
+
+  /** Least privilege per the manifest's `media` access (object actions on the used prefixes only). */
+  grant(fn: IGrantable, access: NonNullable<Access['media']>): void {
+    const uploads = `${this.uploadBucket.bucketArn}/uploads/*`;
+    const media = `${this.mediaBucket.bucketArn}/orgs/*`;
+    const allow = (actions: string[], resources: string[]) =>
+      fn.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions, resources }));
+    if (access === 'presign') allow(['s3:PutObject'], [uploads]);
+    if (access === 'RO') allow(['s3:GetObject'], [media]);
+    if (access === 'RW') {
+      allow(['s3:GetObject', 's3:DeleteObject'], [uploads]);
+      // Without ListBucket a missing object answers 403 instead of 404.
+      allow(['s3:ListBucket'], [this.uploadBucket.bucketArn]);
+      allow(['s3:PutObject'], [media]);
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import { Duration } from 'aws-cdk-lib';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { type QueueName, type QueueSpec, queues } from '../operations.ts';
+import { pascal } from './ids.ts';
+
+export interface QueuePair {
+  readonly spec: QueueSpec;
+  readonly queue: Queue;
+  readonly dlq: Queue;
+}
+
+const DLQ_RETENTION = Duration.days(14);
+
+/**
+ * Every queue of the manifest with its DLQ (visibility timeout and maxReceiveCount from the
+ * manifest), and the table stream's on-failure destination.
+ */
+export class Queues {
+  readonly pairs: ReadonlyMap<QueueName, QueuePair>;
+  /** Where the stream relay's event source mapping sends the records it gave up on. */
+  readonly streamRelayDlq: Queue;
+
+  constructor(scope: Construct) {
+    const pairs = new Map<QueueName, QueuePair>();
+    for (const spec of queues) {
+      const name = pascal(spec.name);
+      const dlq = new Queue(scope, `${name}Dlq`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: DLQ_RETENTION,
+      });
+      const queue = new Queue(scope, `${name}Queue`, {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        visibilityTimeout: Duration.seconds(spec.visibilityTimeoutSeconds),
+        deadLetterQueue: { queue: dlq, maxReceiveCount: spec.maxReceiveCount },
+      });
+      pairs.set(spec.name, { spec, queue, dlq });
+    }
+    this.pairs = pairs;
+
+    this.streamRelayDlq = new Queue(scope, 'StreamRelayDlq', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: DLQ_RETENTION,
+    });
+  }
+
+  of(name: QueueName): QueuePair {
+    const pair = this.pairs.get(name);
+    if (!pair) throw new Error(`no queue ${name}`);
+    return pair;
+  }
+}

@@ -1,0 +1,70 @@
+import { Duration } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { FilterCriteria, FilterRule, type IEventSource, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { Construct } from 'constructs';
+import { type Worker, workers } from '../operations.ts';
+import type { Data } from './data.ts';
+import type { Functions } from './functions.ts';
+import type { Queues } from './queues.ts';
+
+export interface WorkersProps {
+  readonly data: Data;
+  readonly queues: Queues;
+  readonly functions: Functions;
+}
+
+/**
+ * The manifest's workers, each on its trigger: the table stream, a queue (or its DLQ), an
+ * EventBridge rate. Task workers are invoked by their state machine (state-machines.ts).
+ */
+export class Workers {
+  constructor(scope: Construct, { data, queues, functions }: WorkersProps) {
+    for (const worker of workers) {
+      const fn = functions.make(worker);
+      for (const name of worker.access.sends ?? []) {
+        const { spec, queue } = queues.of(name);
+        queue.grantSendMessages(fn);
+        fn.addEnvironment(spec.env, queue.queueUrl);
+      }
+      const source = eventSource(worker, data, queues);
+      if (source) fn.addEventSource(source);
+      const trigger = worker.trigger;
+      if (trigger.kind === 'schedule') {
+        new Rule(scope, `${worker.id}Schedule`, {
+          schedule: Schedule.rate(Duration.seconds(trigger.everySeconds)),
+          targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
+        });
+      }
+    }
+  }
+}
+
+/** The event source mapping of a stream or queue worker, with the manifest's settings as they are. */
+function eventSource({ trigger }: Worker, data: Data, queues: Queues): IEventSource | undefined {
+  if (trigger.kind === 'stream') {
+    return new DynamoEventSource(data.table, {
+      startingPosition: StartingPosition.TRIM_HORIZON,
+      batchSize: trigger.batchSize,
+      bisectBatchOnError: true,
+      retryAttempts: trigger.retryAttempts,
+      reportBatchItemFailures: true,
+      maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
+      onFailure: new SqsDlq(queues.streamRelayDlq),
+      filters: trigger.entities.map((entity) =>
+        FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: FilterRule.isEqual(entity) } } } }),
+      ),
+    });
+  }
+  if (trigger.kind === 'queue') {
+    const { queue, dlq } = queues.of(trigger.queue);
+    return new SqsEventSource(trigger.dlq ? dlq : queue, {
+      batchSize: trigger.batchSize,
+      reportBatchItemFailures: true,
+      // The manifest's value as it is (SQS accepts 2–1000; CDK refuses anything else at synthesis).
+      maxConcurrency: trigger.concurrency,
+    });
+  }
+  return undefined;
+}

@@ -1,0 +1,281 @@
+import { BatchGetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import {
+  admitRequest,
+  clearGateGuesses,
+  countPostItem,
+  getOrgUsage,
+  revokeAtGateItems,
+} from '#adapters/usage';
+import {
+  counters,
+  fixedId,
+  type Item,
+  ORG_ID,
+  org,
+  orgItem,
+  serveItems,
+  TABLE,
+} from '../support/fixtures.ts';
+
+// The request gate (adapters/usage.ts): one conditional UpdateItem per request on the org's month
+// item, carrying every key's burst window, api_requests and revocations.
+
+const ddb = mockClient(DynamoDBDocumentClient);
+
+const KEY_ID = fixedId('key', 1);
+const OTHER_KEY_ID = fixedId('key', 2);
+const WINDOW_ID = 31_600_000;
+const REQ = {
+  keyId: KEY_ID,
+  orgId: ORG_ID,
+  windowId: WINDOW_ID,
+  burstLimit: 120,
+  period: '2030-06',
+  monthlyLimit: 50_000,
+};
+const USAGE_KEY = { pk: `ORG#${ORG_ID}`, sk: 'USAGE#2030-06' };
+const GATE = `ORG#${ORG_ID} USAGE#2030-06`;
+
+const updates = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+
+/** The gate item holds `item` (counters and key windows); UpdateItem is evaluated against it. */
+function gate(item: Item = {}) {
+  const c = counters();
+  if (Object.keys(item).length) c.items.set(GATE, { ...USAGE_KEY, ...item });
+  ddb.on(UpdateCommand).callsFake(c.update);
+  return c.items;
+}
+
+beforeEach(() => {
+  ddb.reset();
+  clearGateGuesses();
+});
+
+describe('admitRequest: one conditional UpdateItem on the gate item', () => {
+  it("opens the key's window on a fresh month: one write, api_requests and the window both 1", async () => {
+    // Arrange
+    const items = gate();
+
+    // Act
+    const res = await admitRequest(REQ);
+
+    // Assert
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 1, apiRequests: 1 });
+    expect(updates()).toEqual([
+      {
+        TableName: TABLE,
+        Key: USAGE_KEY,
+        UpdateExpression: 'SET #k = :fresh ADD api_requests :one',
+        ConditionExpression:
+          '(attribute_not_exists(#k) OR #k.w < :w) AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests < :month)',
+        ExpressionAttributeNames: { '#k': KEY_ID },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':w': WINDOW_ID,
+          ':month': 50_000,
+          ':fresh': { w: WINDOW_ID, n: 1 },
+        },
+        ReturnValues: 'UPDATED_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    ]);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 1, [KEY_ID]: { w: WINDOW_ID, n: 1 } });
+  });
+
+  it('counts the next request of the same minute with the "same window" form: still one write', async () => {
+    // Arrange
+    const items = gate();
+    await admitRequest(REQ);
+    ddb.resetHistory();
+
+    // Act
+    const res = await admitRequest(REQ);
+
+    // Assert
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 2, apiRequests: 2 });
+    expect(updates()).toHaveLength(1);
+    expect(updates()[0]).toMatchObject({
+      UpdateExpression: 'ADD api_requests :one, #k.n :one',
+      ConditionExpression:
+        '#k.w = :w AND #k.n < :burst AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests < :month)',
+      ExpressionAttributeValues: { ':one': 1, ':w': WINDOW_ID, ':month': 50_000, ':burst': 120 },
+    });
+    expect(items.get(GATE)).toMatchObject({ api_requests: 2, [KEY_ID]: { w: WINDOW_ID, n: 2 } });
+  });
+
+  it('resets the window in the next minute and keeps counting the month', async () => {
+    const items = gate({ api_requests: 10, [KEY_ID]: { w: WINDOW_ID, n: 120 } });
+    await admitRequest(REQ).catch(() => undefined);
+    const res = await admitRequest({ ...REQ, windowId: WINDOW_ID + 1 });
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 1, apiRequests: 11 });
+    expect(items.get(GATE)).toMatchObject({ [KEY_ID]: { w: WINDOW_ID + 1, n: 1 } });
+  });
+
+  it('keeps other keys apart: their windows and the month on the same item', async () => {
+    const items = gate({ api_requests: 7, [OTHER_KEY_ID]: { w: WINDOW_ID, n: 119 } });
+    await admitRequest(REQ);
+    expect(items.get(GATE)).toMatchObject({
+      api_requests: 8,
+      [KEY_ID]: { w: WINDOW_ID, n: 1 },
+      [OTHER_KEY_ID]: { w: WINDOW_ID, n: 119 },
+    });
+  });
+
+  it('takes a second write when another container opened the window first, and counts there', async () => {
+    // Arrange: this container has not seen the window; another one already counted 5 in it.
+    const items = gate({ api_requests: 5, [KEY_ID]: { w: WINDOW_ID, n: 5 } });
+
+    // Act
+    const res = await admitRequest(REQ);
+
+    // Assert
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 6, apiRequests: 6 });
+    expect(updates().map((u) => u.UpdateExpression)).toEqual([
+      'SET #k = :fresh ADD api_requests :one',
+      'ADD api_requests :one, #k.n :one',
+    ]);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 6, [KEY_ID]: { w: WINDOW_ID, n: 6 } });
+  });
+
+  it("counts in a later window a faster clock already opened (this container's clock is behind)", async () => {
+    const items = gate({ api_requests: 3, [KEY_ID]: { w: WINDOW_ID + 1, n: 3 } });
+    const res = await admitRequest(REQ);
+    expect(res).toEqual({ outcome: 'admitted', burstCount: 4, apiRequests: 4 });
+    expect(items.get(GATE)).toMatchObject({ [KEY_ID]: { w: WINDOW_ID + 1, n: 4 } });
+  });
+
+  it.each([
+    ['a revoked key', { [KEY_ID]: { r: '2030-06-01T00:00:00.000Z' } }, { outcome: 'revoked' }],
+    ['a spent burst', { api_requests: 5, [KEY_ID]: { w: WINDOW_ID, n: 120 } }, { outcome: 'burst' }],
+    [
+      'an exhausted month',
+      { api_requests: 50_000, [KEY_ID]: { w: WINDOW_ID, n: 4 } },
+      { outcome: 'quota', burstCount: 4 },
+    ],
+    [
+      'an exhausted month, key new this minute',
+      { api_requests: 50_000 },
+      { outcome: 'quota', burstCount: 0 },
+    ],
+    [
+      'a revoked key over both limits (revocation first)',
+      { api_requests: 50_000, [KEY_ID]: { r: '2030-06-01T00:00:00.000Z' } },
+      { outcome: 'revoked' },
+    ],
+    [
+      'a spent burst in an exhausted month (burst first)',
+      { api_requests: 50_000, [KEY_ID]: { w: WINDOW_ID, n: 120 } },
+      { outcome: 'burst' },
+    ],
+  ])('refuses %s and writes nothing', async (_what, item, outcome) => {
+    // Arrange
+    const items = gate(item);
+    const before = structuredClone(items.get(GATE));
+
+    // Act
+    const res = await admitRequest(REQ);
+
+    // Assert
+    expect(res).toEqual(outcome);
+    expect(items.get(GATE)).toEqual(before);
+    expect(updates().length).toBeLessThanOrEqual(2);
+  });
+
+  it('refuses a revoked key in the "same window" form too (a container that counted it before)', async () => {
+    const items = gate();
+    await admitRequest(REQ);
+    items.set(GATE, { ...items.get(GATE), [KEY_ID]: { r: '2030-06-01T00:00:00.000Z' } });
+    expect(await admitRequest(REQ)).toEqual({ outcome: 'revoked' });
+  });
+
+  it('admits exactly the burst of 60 concurrent requests (30 of them), writing only for those', async () => {
+    // Arrange
+    const items = gate();
+
+    // Act
+    const results = await Promise.all(
+      Array.from({ length: 60 }, () => admitRequest({ ...REQ, burstLimit: 30 })),
+    );
+
+    // Assert
+    expect(results.filter((r) => r.outcome === 'admitted')).toHaveLength(30);
+    expect(results.filter((r) => r.outcome === 'burst')).toHaveLength(30);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 30, [KEY_ID]: { w: WINDOW_ID, n: 30 } });
+  });
+
+  it.each(['ThrottlingException', 'ProvisionedThroughputExceededException'])(
+    'answers throttled (a 429, never a 500) when DynamoDB sheds load on the item: %s',
+    async (name) => {
+      ddb.on(UpdateCommand).rejects(Object.assign(new Error('slow down'), { name }));
+      expect(await admitRequest(REQ)).toEqual({ outcome: 'throttled' });
+    },
+  );
+
+  it('rethrows any other DynamoDB failure', async () => {
+    ddb.on(UpdateCommand).rejects(Object.assign(new Error('boom'), { name: 'InternalServerError' }));
+    await expect(admitRequest(REQ)).rejects.toThrow('boom');
+  });
+});
+
+describe('revokeAtGateItems', () => {
+  it("marks the key revoked in each month's gate item, replacing its window", () => {
+    expect(revokeAtGateItems(ORG_ID, KEY_ID, ['2030-06', '2030-07'], '2030-06-30T23:59:59.000Z')).toEqual(
+      ['2030-06', '2030-07'].map((period) => ({
+        Update: {
+          TableName: TABLE,
+          Key: { pk: `ORG#${ORG_ID}`, sk: `USAGE#${period}` },
+          UpdateExpression: 'SET #k = :revoked',
+          ExpressionAttributeNames: { '#k': KEY_ID },
+          ExpressionAttributeValues: { ':revoked': { r: '2030-06-30T23:59:59.000Z' } },
+        },
+      })),
+    );
+  });
+});
+
+describe('getOrgUsage', () => {
+  it("reads the org and the month's meters in one BatchGetItem", async () => {
+    // Arrange
+    serveItems(ddb, [
+      orgItem({ ...org(), channel_count: 4 }),
+      { ...USAGE_KEY, api_requests: 12, posts_per_month: 3 },
+    ]);
+
+    // Act
+    const res = await getOrgUsage(ORG_ID, '2030-06');
+
+    // Assert
+    expect(res.org).toMatchObject({ id: ORG_ID, plan: 'team', channel_count: 4 });
+    expect(res.counters).toEqual({ api_requests: 12, posts_per_month: 3 });
+    const calls = ddb.commandCalls(BatchGetCommand);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.args[0].input.RequestItems?.[TABLE]).toMatchObject({
+      Keys: [{ pk: `ORG#${ORG_ID}`, sk: 'ORG' }, USAGE_KEY],
+      ConsistentRead: true,
+    });
+  });
+
+  it('reads zero for a month nothing was counted in, and null for a missing org', async () => {
+    serveItems(ddb, []);
+    expect(await getOrgUsage(ORG_ID, '2030-06')).toEqual({
+      org: null,
+      counters: { api_requests: 0, posts_per_month: 0 },
+    });
+  });
+});
+
+describe('countPostItem', () => {
+  it('adds 1 to posts_per_month of the period, refused at the limit', () => {
+    expect(countPostItem(ORG_ID, '2030-06', 300)).toEqual({
+      Update: {
+        TableName: TABLE,
+        Key: USAGE_KEY,
+        UpdateExpression: 'ADD posts_per_month :one',
+        ConditionExpression: 'attribute_not_exists(posts_per_month) OR posts_per_month < :limit',
+        ExpressionAttributeValues: { ':one': 1, ':limit': 300 },
+      },
+    });
+  });
+});

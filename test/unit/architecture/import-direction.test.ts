@@ -1,0 +1,52 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cycles, type Edge, importGraph, ROOT, violations } from '../../support/import-graph.ts';
+
+// handlers → use cases → adapters → core, with shared/ (middlewares, clients, config) importing
+// nothing above it. A broken direction or a cycle fails the build.
+
+const edges = importGraph();
+
+describe('import direction in functions/', () => {
+  it('reads the real graph (every import resolves to a file)', () => {
+    expect(edges.length).toBeGreaterThan(300);
+    const missing = edges.filter((e) => !e.to.startsWith('pkg:') && !existsSync(join(ROOT, e.to)));
+    expect(missing.map((e) => `${e.from} → ${e.spec}`)).toEqual([]);
+  });
+
+  it('points one way: handlers → use cases → adapters → core; shared imports nothing above it', () => {
+    expect(violations(edges)).toEqual([]);
+  });
+
+  it('has no import cycles', () => {
+    expect(cycles(edges)).toEqual([]);
+  });
+
+  it('catches an upward import, a handler reaching an adapter or the SDK, and a cycle', () => {
+    const bad: Edge[] = [
+      {
+        from: 'functions/shared/auth.ts',
+        to: 'functions/adapters/orgs.ts',
+        spec: '#adapters/orgs',
+        typeOnly: false,
+      },
+      {
+        from: 'functions/handlers/x.ts',
+        to: 'functions/adapters/posts.ts',
+        spec: '#adapters/posts',
+        typeOnly: false,
+      },
+      {
+        from: 'functions/handlers/x.ts',
+        to: 'pkg:@aws-sdk/client-dynamodb',
+        spec: '@aws-sdk/client-dynamodb',
+        typeOnly: false,
+      },
+      { from: 'functions/core/a.ts', to: 'functions/core/b.ts', spec: './b.ts', typeOnly: false },
+      { from: 'functions/core/b.ts', to: 'functions/core/a.ts', spec: './a.ts', typeOnly: true },
+    ];
+    expect(violations(bad)).toHaveLength(3);
+    expect(cycles(bad)).toEqual([['functions/core/a.ts', 'functions/core/b.ts']]);
+  });
+});

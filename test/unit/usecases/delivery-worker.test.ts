@@ -1,0 +1,627 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  BatchGetCommand,
+  type BatchGetCommandInput,
+  DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandInput,
+  PutCommand,
+  type PutCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { keys } from '#adapters/keys';
+import { type Connector, PlatformError, type PublishContext } from '#adapters/platforms/types';
+import { MAX_ATTEMPTS } from '#core/delivery';
+import type { DeliveryMessage } from '#core/messages';
+import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
+import { LEASE_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
+import { deliver, RetryLaterError } from '#usecases/delivery-worker';
+import {
+  channel,
+  channelItem,
+  fixedId,
+  type Item,
+  ORG_ID,
+  post,
+  postItem,
+  variant,
+} from '../support/fixtures.ts';
+
+// The delivery worker's use case against a tiny in-memory table (conditional writes as DynamoDB
+// does them), a mocked SQS and a connector the test controls.
+
+const connector = vi.hoisted(() => ({
+  publish: vi.fn<Connector['publish']>(),
+  reconcile: vi.fn<Connector['reconcile']>(),
+}));
+vi.mock('#adapters/platforms/index', () => ({ connectorFor: async () => connector }));
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+
+const NOW = new Date('2030-06-10T09:30:00.000Z');
+const clock = () => NOW;
+const at = (offsetSeconds: number) => new Date(NOW.getTime() + offsetSeconds * 1000).toISOString();
+
+const CH1 = channel(1, 'bluesky');
+const CH2 = channel(2, 'mastodon');
+const POST_ID = fixedId('post', 1);
+const MSG: DeliveryMessage = { org_id: ORG_ID, post_id: POST_ID, channel_id: CH1.id, round: 1 };
+const RESULT = { externalId: 'at://did:plc:acme/app.bsky.feed.post/3k', url: 'https://bsky.app/p/3k' };
+
+// ---- the in-memory table -------------------------------------------------------------------------
+
+const idOf = (k: Record<string, unknown> | undefined) => `${String(k?.pk)}\u0000${String(k?.sk)}`;
+/** A stored copy, as DynamoDB keeps it: no shared references, undefined attributes dropped. */
+const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+const conditionFailed = () =>
+  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+
+/**
+ * GetItem, BatchGetItem, PutItem (`version = :v`, `attribute_not_exists(pk)`) and UpdateItem (`SET`)
+ * over a Map. `beforePut` hooks run, one per Put, before its condition is checked (a concurrent writer).
+ */
+function memoryTable(seed: Item[]) {
+  const items = new Map<string, Item>(seed.map((i) => [idOf(i), copy(i)]));
+  const beforePut: Array<() => void> = [];
+  ddb.on(GetCommand).callsFake((input: GetCommandInput) => {
+    const found = items.get(idOf(input.Key));
+    return { Item: found ? copy(found) : undefined };
+  });
+  ddb.on(BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
+    const responses: Record<string, Item[]> = {};
+    for (const [table, req] of Object.entries(input.RequestItems ?? {})) {
+      responses[table] = (req.Keys ?? []).flatMap((k) => {
+        const found = items.get(idOf(k));
+        return found ? [copy(found)] : [];
+      });
+    }
+    return { Responses: responses, UnprocessedKeys: {} };
+  });
+  ddb.on(PutCommand).callsFake((input: PutCommandInput) => {
+    beforePut.shift()?.();
+    const item = input.Item ?? {};
+    const current = items.get(idOf(item));
+    const cond = input.ConditionExpression;
+    if (cond === 'version = :v') {
+      if (current?.version !== input.ExpressionAttributeValues?.[':v']) throw conditionFailed();
+    } else if (cond === 'attribute_not_exists(pk)') {
+      if (current) throw conditionFailed();
+    } else if (cond) {
+      throw new Error(`memoryTable: unsupported condition ${cond}`);
+    }
+    items.set(idOf(item), copy(item));
+    return {};
+  });
+  ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
+    const current = items.get(idOf(input.Key));
+    if (input.ConditionExpression === 'attribute_exists(pk)' && !current) throw conditionFailed();
+    const next: Item = { ...current, ...input.Key };
+    const clauses = (input.UpdateExpression ?? '').replace(/^SET\s+/, '').split(',');
+    for (const clause of clauses) {
+      const [name = '', value = ''] = clause.split('=').map((s) => s.trim());
+      next[input.ExpressionAttributeNames?.[name] ?? name] = input.ExpressionAttributeValues?.[value];
+    }
+    items.set(idOf(input.Key), copy(next));
+    return {};
+  });
+  const stored = () => items.get(idOf(keys.post(ORG_ID, POST_ID))) as Item & PostRecord;
+  return {
+    items,
+    beforePut,
+    stored,
+    delivery: (channelId = CH1.id) => stored().deliveries[channelId] as DeliveryRecord,
+    /** Rewrites the stored post as another writer would (a new version). */
+    change: (fn: (p: PostRecord) => PostRecord) => {
+      const p = stored();
+      items.set(idOf(p), copy({ ...p, ...fn(p), version: p.version + 1 }));
+    },
+  };
+}
+
+// ---- fixtures ----------------------------------------------------------------------------------
+
+/** A post publishing round 1 to CH1 and CH2, both queued; `patch` adjusts the deliveries. */
+function publishing(patch: Partial<Record<string, Partial<DeliveryRecord>>> = {}): PostRecord {
+  const started = startPublishing(
+    post({
+      id: POST_ID,
+      variants: [
+        { ...variant(CH1.id, 1), body: 'Hello, world', options: { lang: 'en' } },
+        variant(CH2.id, 2),
+      ],
+    }),
+    new Date(NOW.getTime() - 5_000),
+  );
+  const deliveries = { ...started.deliveries };
+  for (const [id, p] of Object.entries(patch))
+    deliveries[id] = { ...(deliveries[id] as DeliveryRecord), ...p };
+  return { ...started, deliveries };
+}
+
+const PUBLISHED: Partial<DeliveryRecord> = { stage: 'published', external_id: 'other', attempts: 1 };
+
+function given(p: PostRecord) {
+  return memoryTable([
+    postItem(p),
+    channelItem(CH1),
+    channelItem(CH2),
+    { ...keys.channelCredentials(ORG_ID, CH1.id), credentials: { token: 'tok-1' } },
+  ]);
+}
+
+const postWrites = () => ddb.commandCalls(PutCommand).length;
+const ctxOf = (fn: { mock: { calls: unknown[][] } }, call = 0) => fn.mock.calls[call]?.[0] as PublishContext;
+
+beforeEach(() => {
+  ddb.reset();
+  sqs.reset();
+  sqs.on(SendMessageCommand).resolves({});
+  sqs.on(SendMessageBatchCommand).resolves({});
+  connector.publish.mockReset();
+  connector.reconcile.mockReset();
+});
+
+describe('deliver: the primary course', () => {
+  it('claims the delivery, publishes once through the connector and records the result', async () => {
+    // Arrange
+    const table = given(publishing());
+    connector.publish.mockResolvedValue(RESULT);
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('published');
+    expect(connector.publish).toHaveBeenCalledTimes(1);
+    expect(connector.reconcile).not.toHaveBeenCalled();
+    expect(ctxOf(connector.publish)).toMatchObject({
+      channel: { id: CH1.id, handle: CH1.handle, platform: 'bluesky' },
+      credentials: { token: 'tok-1' },
+      text: 'Hello, world',
+      options: { lang: 'en' },
+      media: [],
+      idempotencyKey: `${POST_ID}.${CH1.id}`,
+      checkpoint: null,
+      attemptStartedAt: NOW,
+    });
+    const d = table.delivery();
+    expect(d).toMatchObject({
+      stage: 'published',
+      external_id: RESULT.externalId,
+      url: RESULT.url,
+      attempts: 1,
+      error: null,
+      round: 1,
+    });
+    expect(d.claim_id).toBeUndefined();
+    expect(d.lease_until).toBeUndefined();
+    // CH2 is still queued: the post keeps publishing.
+    expect(table.stored().status).toBe('publishing');
+    expect(postWrites()).toBe(2); // the claim, then the outcome
+  });
+
+  it('holds the delivery under a lease while the connector publishes', async () => {
+    // Arrange
+    const table = given(publishing());
+    let during: DeliveryRecord | undefined;
+    connector.publish.mockImplementation(async () => {
+      during = table.delivery();
+      return RESULT;
+    });
+
+    // Act
+    await deliver(MSG, clock);
+
+    // Assert
+    expect(during).toMatchObject({
+      stage: 'sending',
+      attempts: 1,
+      lease_until: at(LEASE_SECONDS),
+      attempt_started_at: NOW.toISOString(),
+    });
+    expect(during?.claim_id).toEqual(expect.any(String));
+  });
+
+  it('publishes the post when its last delivery is published, and indexes it for engagement sync', async () => {
+    // Arrange: CH2 already published.
+    const table = given(publishing({ [CH2.id]: PUBLISHED }));
+    connector.publish.mockResolvedValue(RESULT);
+
+    // Act
+    await deliver(MSG, clock);
+
+    // Assert
+    const stored = table.stored();
+    expect(stored).toMatchObject({
+      status: 'published',
+      published_at: NOW.toISOString(),
+      watch_at: null,
+      gsi1pk: `ORG#${ORG_ID}#POSTS#published`,
+      gsi2pk: `SYNC#${NOW.toISOString().slice(0, 10)}`,
+      gsi2sk: `${NOW.toISOString()}#${ORG_ID}#${POST_ID}`,
+    });
+  });
+});
+
+describe('deliver: duplicated and stale messages', () => {
+  it('asks to retry later, without publishing, while another worker holds a live lease', async () => {
+    // Arrange
+    const table = given(
+      publishing({
+        [CH1.id]: { stage: 'sending', attempts: 1, claim_id: 'other-worker', lease_until: at(60) },
+      }),
+    );
+
+    // Act / Assert
+    await expect(deliver(MSG, clock)).rejects.toBeInstanceOf(RetryLaterError);
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(connector.reconcile).not.toHaveBeenCalled();
+    expect(postWrites()).toBe(0);
+    expect(table.delivery().claim_id).toBe('other-worker');
+  });
+
+  it('skips a delivery that is already published', async () => {
+    given(publishing({ [CH1.id]: PUBLISHED }));
+    expect(await deliver(MSG, clock)).toBe('skipped');
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(postWrites()).toBe(0);
+  });
+
+  it('skips a delivery that already failed for good', async () => {
+    given(publishing({ [CH1.id]: { stage: 'failed', attempts: MAX_ATTEMPTS } }));
+    expect(await deliver(MSG, clock)).toBe('skipped');
+    expect(connector.publish).not.toHaveBeenCalled();
+  });
+
+  it('skips a message of an earlier round', async () => {
+    // Arrange: the post was republished (round 2); the message is of round 1.
+    const p = publishing();
+    given({
+      ...p,
+      round: 2,
+      deliveries: Object.fromEntries(Object.entries(p.deliveries).map(([k, d]) => [k, { ...d, round: 2 }])),
+    });
+
+    // Act / Assert
+    expect(await deliver(MSG, clock)).toBe('skipped');
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(postWrites()).toBe(0);
+  });
+
+  it('skips a message for a post that no longer exists', async () => {
+    memoryTable([]);
+    expect(await deliver(MSG, clock)).toBe('skipped');
+    expect(connector.publish).not.toHaveBeenCalled();
+  });
+
+  it('re-queues a retry that is not due yet (a hint longer than the SQS delay cap) instead of sending', async () => {
+    // Arrange: real clock, the retry is due in 20 minutes.
+    const due = new Date(Date.now() + 20 * 60_000).toISOString();
+    given(publishing({ [CH1.id]: { stage: 'retrying', attempts: 1, next_attempt_at: due } }));
+
+    // Act
+    const outcome = await deliver(MSG);
+
+    // Assert
+    expect(outcome).toBe('skipped');
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: process.env.DELIVERY_QUEUE_URL,
+      MessageBody: JSON.stringify(MSG),
+      DelaySeconds: 900,
+    });
+  });
+});
+
+describe('deliver: recovering an attempt that died mid-send', () => {
+  const abandoned: Partial<DeliveryRecord> = {
+    stage: 'sending',
+    attempts: 2,
+    claim_id: 'dead-worker',
+    lease_until: at(-1),
+    attempt_started_at: at(-120),
+  };
+
+  it('reconciles first and does not publish again when the platform already has the post', async () => {
+    // Arrange
+    const table = given(publishing({ [CH1.id]: abandoned }));
+    connector.reconcile.mockResolvedValue(RESULT);
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('published');
+    expect(connector.reconcile).toHaveBeenCalledTimes(1);
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(ctxOf(connector.reconcile)).toMatchObject({
+      idempotencyKey: `${POST_ID}.${CH1.id}`,
+      attemptStartedAt: new Date(at(-120)),
+    });
+    expect(table.delivery()).toMatchObject({
+      stage: 'published',
+      external_id: RESULT.externalId,
+      attempts: 2,
+    });
+  });
+
+  it('publishes after reconciling when the platform does not have the post', async () => {
+    // Arrange
+    const table = given(publishing({ [CH1.id]: abandoned }));
+    connector.reconcile.mockResolvedValue(null);
+    connector.publish.mockResolvedValue(RESULT);
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('published');
+    expect(connector.publish).toHaveBeenCalledTimes(1);
+    const [reconciled] = connector.reconcile.mock.invocationCallOrder;
+    const [published] = connector.publish.mock.invocationCallOrder;
+    expect(reconciled).toBeLessThan(published as number);
+    expect(table.delivery()).toMatchObject({ stage: 'published', attempts: 2 });
+  });
+
+  it('does not reconcile a fresh attempt', async () => {
+    given(publishing());
+    connector.publish.mockResolvedValue(RESULT);
+    await deliver(MSG, clock);
+    expect(connector.reconcile).not.toHaveBeenCalled();
+  });
+});
+
+describe('deliver: failed attempts', () => {
+  it('retries a rate-limited attempt after the platform hint, through a delayed delivery message', async () => {
+    // Arrange
+    const table = given(publishing());
+    connector.publish.mockRejectedValue(
+      new PlatformError('rate_limited', 'slow down', { retryAfterSeconds: 30, status: 429 }),
+    );
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('retrying');
+    expect(table.delivery()).toMatchObject({
+      stage: 'retrying',
+      attempts: 1,
+      error: 'slow down',
+      error_category: 'rate_limited',
+      next_attempt_at: at(30),
+    });
+    expect(table.delivery().claim_id).toBeUndefined();
+    expect(table.stored()).toMatchObject({ status: 'publishing', watch_at: at(30 + WATCHDOG_SECONDS) });
+    const sent = sqs.commandCalls(SendMessageCommand);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.args[0].input).toEqual({
+      QueueUrl: process.env.DELIVERY_QUEUE_URL,
+      MessageBody: JSON.stringify(MSG),
+      DelaySeconds: 30,
+    });
+  });
+
+  it('fails the delivery for good after the last attempt, without another message', async () => {
+    // Arrange: attempt MAX_ATTEMPTS is due now; CH2 is published.
+    const table = given(
+      publishing({
+        [CH1.id]: { stage: 'retrying', attempts: MAX_ATTEMPTS - 1, next_attempt_at: NOW.toISOString() },
+        [CH2.id]: PUBLISHED,
+      }),
+    );
+    connector.publish.mockRejectedValue(
+      new PlatformError('rate_limited', 'slow down', { retryAfterSeconds: 30 }),
+    );
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('failed');
+    expect(table.delivery()).toMatchObject({
+      stage: 'failed',
+      attempts: MAX_ATTEMPTS,
+      error_category: 'rate_limited',
+    });
+    expect(table.delivery().next_attempt_at).toBeUndefined();
+    expect(table.stored().status).toBe('failed');
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+
+  it('fails the delivery and marks the channel reauth_required when the platform refuses the tokens', async () => {
+    // Arrange
+    const table = given(publishing());
+    connector.publish.mockRejectedValue(new PlatformError('auth_expired', 'token revoked', { status: 401 }));
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('failed');
+    expect(table.delivery()).toMatchObject({
+      stage: 'failed',
+      attempts: 1,
+      error: 'token revoked',
+      error_category: 'auth_expired',
+    });
+    const updates = ddb.commandCalls(UpdateCommand);
+    expect(updates).toHaveLength(1);
+    expect(updates[0]?.args[0].input).toMatchObject({
+      Key: keys.channel(ORG_ID, CH1.id),
+      ExpressionAttributeValues: { ':s': 'reauth_required' },
+    });
+    expect(table.items.get(idOf(keys.channel(ORG_ID, CH1.id)))).toMatchObject({
+      status: 'reauth_required',
+      last_error: 'token revoked',
+      last_sync_at: NOW.toISOString(),
+    });
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+
+  it('fails a content error at once, on the first attempt', async () => {
+    // Arrange
+    const table = given(publishing());
+    connector.publish.mockRejectedValue(new PlatformError('user_content', 'text too long', { status: 400 }));
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('failed');
+    expect(table.delivery()).toMatchObject({ stage: 'failed', attempts: 1, error_category: 'user_content' });
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+
+  it('treats an unexpected connector error as a retryable system error', async () => {
+    // Arrange
+    const table = given(publishing());
+    connector.publish.mockRejectedValue(new TypeError('socket hang up'));
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('retrying');
+    expect(table.delivery()).toMatchObject({
+      stage: 'retrying',
+      error: 'socket hang up',
+      error_category: 'system',
+    });
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
+  });
+
+  it('fails the delivery when the channel was disconnected, without calling the platform', async () => {
+    // Arrange
+    const table = given(publishing());
+    const ch = idOf(keys.channel(ORG_ID, CH1.id));
+    table.items.set(ch, { ...(table.items.get(ch) as Item), status: 'disconnected' });
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('failed');
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(table.delivery()).toMatchObject({ stage: 'failed', error_category: 'auth_expired' });
+    expect(String(table.delivery().error)).toMatch(/disconnected/);
+  });
+});
+
+describe('deliver: checkpoints', () => {
+  it('persists a checkpoint on the delivery and hands it to the next attempt', async () => {
+    // Arrange: the first attempt saves a checkpoint, then is rate limited.
+    const table = given(publishing());
+    let savedDuring: DeliveryRecord['checkpoint'];
+    connector.publish.mockImplementationOnce(async (ctx) => {
+      await ctx.saveCheckpoint({ container: 'c-1' });
+      savedDuring = table.delivery().checkpoint;
+      throw new PlatformError('rate_limited', 'slow down', { retryAfterSeconds: 30 });
+    });
+    connector.publish.mockResolvedValueOnce(RESULT);
+
+    // Act
+    await deliver(MSG, clock);
+    const retryClock = () => new Date(Date.parse(at(31)));
+    const second = await deliver(MSG, retryClock);
+
+    // Assert
+    expect(savedDuring).toEqual({ container: 'c-1' });
+    expect(table.delivery()).toMatchObject({ stage: 'published', attempts: 2, checkpoint: null });
+    expect(second).toBe('published');
+    expect(ctxOf(connector.publish, 1).checkpoint).toEqual({ container: 'c-1' });
+  });
+
+  it('does not write a checkpoint once another attempt has taken the delivery over', async () => {
+    // Arrange: while publishing, another worker takes the delivery over (our lease ran out).
+    const table = given(publishing());
+    let saving: Promise<void> | undefined;
+    connector.publish.mockImplementation(async (ctx) => {
+      table.change((p) => ({
+        ...p,
+        deliveries: {
+          ...p.deliveries,
+          [CH1.id]: { ...(p.deliveries[CH1.id] as DeliveryRecord), claim_id: 'new-owner' },
+        },
+      }));
+      saving = ctx.saveCheckpoint({ container: 'c-1' });
+      await saving;
+      return RESULT;
+    });
+
+    // Act
+    await deliver(MSG, clock);
+
+    // Assert: the new owner's delivery is untouched by the old attempt.
+    await expect(saving).rejects.toThrow(/taken over/);
+    const d = table.delivery();
+    expect(d.checkpoint).toBeUndefined();
+    expect(d).toMatchObject({ stage: 'sending', claim_id: 'new-owner', external_id: null });
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+
+  it('leaves the delivery and its retry message to the new owner when a failed attempt lost its claim', async () => {
+    // Arrange: the new owner already scheduled its own retry; then our attempt fails.
+    const table = given(publishing());
+    connector.publish.mockImplementation(async () => {
+      table.change((p) => ({
+        ...p,
+        deliveries: {
+          ...p.deliveries,
+          [CH1.id]: {
+            ...(p.deliveries[CH1.id] as DeliveryRecord),
+            stage: 'retrying',
+            claim_id: undefined,
+            error: 'theirs',
+            next_attempt_at: at(60),
+          },
+        },
+      }));
+      throw new PlatformError('rate_limited', 'ours', { retryAfterSeconds: 5 });
+    });
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).not.toBe('retrying');
+    expect(table.delivery()).toMatchObject({ stage: 'retrying', error: 'theirs', next_attempt_at: at(60) });
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+});
+
+describe('deliver: concurrent writers', () => {
+  it('retries a claim that lost a version race from a fresh read, keeping the other change', async () => {
+    // Arrange: just before our claim is written, CH2's worker records its publication.
+    const table = given(publishing());
+    table.beforePut.push(() =>
+      table.change((p) => ({
+        ...p,
+        deliveries: {
+          ...p.deliveries,
+          [CH2.id]: { ...(p.deliveries[CH2.id] as DeliveryRecord), ...PUBLISHED },
+        },
+      })),
+    );
+    connector.publish.mockResolvedValue(RESULT);
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('published');
+    expect(connector.publish).toHaveBeenCalledTimes(1);
+    expect(postWrites()).toBe(3); // the refused claim, the claim, the outcome
+    const stored = table.stored();
+    expect(stored.deliveries[CH2.id]).toMatchObject({ stage: 'published', external_id: 'other' });
+    expect(stored.deliveries[CH1.id]).toMatchObject({ stage: 'published', external_id: RESULT.externalId });
+    expect(stored.status).toBe('published');
+    expect(stored.version).toBe(4); // seed 1, the other writer 2, our claim 3, our outcome 4
+  });
+});

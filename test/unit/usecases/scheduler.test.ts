@@ -1,0 +1,451 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandInput,
+  PutCommand,
+  type PutCommandInput,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { keys } from '#adapters/keys';
+import type { DeliveryMessage, DispatchMessage } from '#core/messages';
+import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
+import { LEASE_SECONDS, REDISPATCH_AFTER_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
+import { dispatch } from '#usecases/schedule-dispatcher';
+import { LOOKAHEAD_SECONDS, sweep } from '#usecases/schedule-sweeper';
+import { channel, fixedId, type Item, ORG_ID, post, postItem, variant } from '../support/fixtures.ts';
+
+// The scheduler: the sweeper reads the due-work index (GSI2 minute buckets) and the dispatcher
+// starts a post at its time. The table is a tiny in-memory one whose GSI2 answers from the stored
+// items' gsi2 keys, so what a write puts into the index is what the next sweep reads.
+
+const ddb = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+
+const NOW = new Date('2030-06-10T09:30:30.000Z');
+const at = (offsetSeconds: number, from = NOW) =>
+  new Date(from.getTime() + offsetSeconds * 1000).toISOString();
+const clockAt = (d: Date) => () => d;
+
+const CH1 = channel(1, 'bluesky');
+const CH2 = channel(2, 'mastodon');
+
+// ---- the in-memory table -------------------------------------------------------------------------
+
+const idOf = (k: Record<string, unknown> | undefined) => `${String(k?.pk)}\u0000${String(k?.sk)}`;
+const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+let items: Map<string, Item>;
+
+/** GetItem, PutItem with `version = :v`, and the GSI2 query by `gsi2pk`. */
+function memoryTable(seed: Item[]) {
+  items = new Map(seed.map((i) => [idOf(i), copy(i)]));
+  ddb.on(GetCommand).callsFake((input: GetCommandInput) => {
+    const found = items.get(idOf(input.Key));
+    return { Item: found ? copy(found) : undefined };
+  });
+  ddb.on(PutCommand).callsFake((input: PutCommandInput) => {
+    const item = input.Item ?? {};
+    if (input.ConditionExpression !== 'version = :v')
+      throw new Error(`memoryTable: unsupported condition ${input.ConditionExpression}`);
+    if (items.get(idOf(item))?.version !== input.ExpressionAttributeValues?.[':v']) {
+      throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+    }
+    items.set(idOf(item), copy(item));
+    return {};
+  });
+  ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
+    if (input.IndexName !== 'gsi2' || input.KeyConditionExpression !== 'gsi2pk = :p')
+      throw new Error('memoryTable: unsupported query');
+    const bucket = input.ExpressionAttributeValues?.[':p'];
+    return {
+      Items: [...items.values()]
+        .filter((i) => i.gsi2pk === bucket)
+        .sort((a, b) => String(a.gsi2sk).localeCompare(String(b.gsi2sk)))
+        .map((i) => ({ pk: i.pk, sk: i.sk, gsi2pk: i.gsi2pk, gsi2sk: i.gsi2sk })),
+    };
+  });
+}
+
+const storedItem = (id: string) => items.get(idOf(keys.post(ORG_ID, id))) as Item & PostRecord;
+
+// ---- fixtures ----------------------------------------------------------------------------------
+
+const variants = [variant(CH1.id, 1), variant(CH2.id, 2)];
+
+function scheduled(n: number, scheduledAt: string, extra: Partial<PostRecord> = {}): PostRecord {
+  return post({ id: fixedId('post', n), status: 'scheduled', scheduled_at: scheduledAt, variants, ...extra });
+}
+
+/** The item as the index holds it: in the minute bucket of `dueAt`. */
+const indexedAt = (p: PostRecord, dueAt: string): Item => ({
+  ...postItem(p),
+  ...keys.dueWork(dueAt, p.org_id, p.id),
+});
+
+const batchesTo = (queue: string | undefined) =>
+  sqs
+    .commandCalls(SendMessageBatchCommand)
+    .map((c) => c.args[0].input)
+    .filter((i) => i.QueueUrl === queue);
+const entriesTo = (queue: string | undefined) => batchesTo(queue).flatMap((b) => b.Entries ?? []);
+
+beforeEach(() => {
+  ddb.reset();
+  sqs.reset();
+  sqs.on(SendMessageBatchCommand).resolves({});
+  sqs.on(SendMessageCommand).resolves({});
+});
+
+describe('sweep: scheduled posts', () => {
+  it('dispatches a post due within the lookahead once, with a delay for the rest of the wait', async () => {
+    // Arrange: due in 40.5 s.
+    const due = at(40.5);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+
+    // Act
+    const result = await sweep(NOW);
+
+    // Assert
+    expect(result).toEqual({ dispatched: 1, redriven: 0 });
+    const entries = entriesTo(process.env.SCHEDULE_QUEUE_URL);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.DelaySeconds).toBe(40);
+    expect(JSON.parse(entries[0]?.MessageBody ?? '')).toEqual({
+      org_id: ORG_ID,
+      post_id: fixedId('post', 1),
+      scheduled_at: due,
+    } satisfies DispatchMessage);
+    expect(storedItem(fixedId('post', 1))).toMatchObject({
+      status: 'scheduled',
+      dispatched: { for: due, at: NOW.toISOString() },
+      version: 2,
+    });
+    expect(batchesTo(process.env.DELIVERY_QUEUE_URL)).toHaveLength(0);
+  });
+
+  it('moves a dispatched post in the index REDISPATCH_AFTER_SECONDS past its time', async () => {
+    // Arrange
+    const due = at(40.5);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+
+    // Act
+    await sweep(NOW);
+
+    // Assert
+    const moved = at(REDISPATCH_AFTER_SECONDS, new Date(due));
+    expect(storedItem(fixedId('post', 1))).toMatchObject(keys.dueWork(moved, ORG_ID, fixedId('post', 1)));
+  });
+
+  it('dispatches a late post (a missed sweep) at once, its index entry moved past the dispatch time', async () => {
+    // Arrange: due 5 minutes ago, within the lookback.
+    const due = at(-300);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+
+    // Act
+    await sweep(NOW);
+
+    // Assert
+    expect(entriesTo(process.env.SCHEDULE_QUEUE_URL)[0]?.DelaySeconds).toBe(0);
+    const moved = at(REDISPATCH_AFTER_SECONDS); // max(scheduled_at, dispatched.at) is the dispatch time
+    expect(storedItem(fixedId('post', 1))).toMatchObject(keys.dueWork(moved, ORG_ID, fixedId('post', 1)));
+  });
+
+  it('does nothing for a post already dispatched for its time moments ago', async () => {
+    // Arrange: the index still holds the entry at its time (the GSI lags the write).
+    const due = at(40);
+    const p = scheduled(1, due, { dispatched: { for: due, at: at(-30) } });
+    memoryTable([indexedAt(p, due)]);
+
+    // Act
+    const result = await sweep(NOW);
+
+    // Assert
+    expect(result).toEqual({ dispatched: 0, redriven: 0 });
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it('leaves alone a post due after the lookahead, even in a bucket the sweep reads', async () => {
+    // Arrange: NOW + 120 s is 09:32:30; a post at 09:32:45 sits in the last bucket read.
+    const due = at(LOOKAHEAD_SECONDS + 15);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+
+    // Act
+    const result = await sweep(NOW);
+
+    // Assert
+    expect(result).toEqual({ dispatched: 0, redriven: 0 });
+    const buckets = ddb
+      .commandCalls(QueryCommand)
+      .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
+    expect(buckets).toContain(keys.dueWork(due, ORG_ID, 'x').gsi2pk);
+    const postReads = ddb
+      .commandCalls(GetCommand)
+      .filter((c) => String(c.args[0].input.Key?.sk).startsWith('POST#'));
+    expect(postReads).toHaveLength(0);
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+  });
+
+  it('after the sweeper stopped for hours, reads on from where it got to and dispatches what fell due meanwhile', async () => {
+    // Arrange: the last sweep got to 06:00; a post was due at 07:15 (135 minutes before NOW).
+    const due = at(-135 * 60);
+    const minuteOf = (iso: string) => Math.floor(Date.parse(iso) / 60_000);
+    memoryTable([
+      indexedAt(scheduled(1, due), due),
+      { ...keys.sweepCursor(), minute: minuteOf('2030-06-10T06:00:00.000Z') },
+    ]);
+
+    // Act
+    const result = await sweep(NOW);
+
+    // Assert
+    expect(result.dispatched).toBe(1);
+    const buckets = ddb
+      .commandCalls(QueryCommand)
+      .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
+    expect(buckets[0]).toBe('DUE#2030-06-10T06:00');
+    const moved = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(moved).toEqual([
+      expect.objectContaining({
+        Key: keys.sweepCursor(),
+        ConditionExpression: 'attribute_not_exists(minute) OR minute < :m',
+        ExpressionAttributeValues: { ':m': minuteOf(NOW.toISOString()), ':e': 'sweep_cursor' },
+      }),
+    ]);
+  });
+
+  it('leaves the cursor where it was when the sweep fails, so the next one reads the same buckets', async () => {
+    sqs.on(SendMessageBatchCommand).rejects(new Error('SQS down'));
+    const due = at(30);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+    await expect(sweep(NOW)).rejects.toThrow('SQS down');
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('reads every minute bucket from 30 minutes back to the lookahead', async () => {
+    memoryTable([]);
+    await sweep(NOW);
+    const buckets = ddb
+      .commandCalls(QueryCommand)
+      .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
+    expect(buckets[0]).toBe('DUE#2030-06-10T09:00');
+    expect(buckets.at(-1)).toBe('DUE#2030-06-10T09:32');
+    expect(buckets).toHaveLength(33);
+  });
+
+  it('ignores an index entry of a post that was rescheduled past the lookahead', async () => {
+    // Arrange: the entry is for the old time; the post now is scheduled an hour later.
+    const old = at(30);
+    memoryTable([indexedAt(scheduled(1, at(3600)), old)]);
+
+    // Act / Assert
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it('dispatches again when the first dispatch was lost and the post is still scheduled after its time', async () => {
+    // Arrange: a first sweep dispatches; the dispatch message never arrives.
+    const due = at(40);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+    await sweep(NOW);
+    sqs.resetHistory();
+
+    // Act: sweeps while the dispatch may still be in flight, then one well after the post's time.
+    const early = await sweep(new Date(Date.parse(at(110))));
+    const late = await sweep(new Date(Date.parse(at(240))));
+
+    // Assert
+    expect(early.dispatched).toBe(0);
+    expect(late.dispatched).toBe(1);
+    const entries = entriesTo(process.env.SCHEDULE_QUEUE_URL);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.DelaySeconds).toBe(0);
+    expect(JSON.parse(entries[0]?.MessageBody ?? '')).toMatchObject({ scheduled_at: due });
+    expect(storedItem(fixedId('post', 1)).dispatched).toEqual({ for: due, at: at(240) });
+  });
+});
+
+describe('sweep: the publishing watchdog', () => {
+  const delivery = (channelId: string, patch: Partial<DeliveryRecord>): DeliveryRecord => ({
+    channel_id: channelId,
+    stage: 'queued',
+    external_id: null,
+    url: null,
+    error: null,
+    error_category: null,
+    attempts: 0,
+    updated_at: at(-300),
+    round: 1,
+    ...patch,
+  });
+
+  function watched(deliveries: DeliveryRecord[], watchAt: string): PostRecord {
+    return post({
+      id: fixedId('post', 7),
+      status: 'publishing',
+      round: 1,
+      watch_at: watchAt,
+      variants: deliveries.map((d, i) => variant(d.channel_id, i + 1)),
+      deliveries: Object.fromEntries(deliveries.map((d) => [d.channel_id, d])),
+    });
+  }
+
+  const ch = (n: number) => fixedId('channel', n);
+
+  it('re-sends lost and abandoned deliveries and moves the watchdog on', async () => {
+    // Arrange
+    const watchAt = at(-10);
+    const p = watched(
+      [
+        delivery(ch(1), { stage: 'queued', updated_at: at(-300) }), // lost
+        delivery(ch(2), { stage: 'sending', attempts: 1, lease_until: at(-1) }), // abandoned
+        delivery(ch(3), { stage: 'sending', attempts: 1, lease_until: at(LEASE_SECONDS - 10) }), // live
+        delivery(ch(4), { stage: 'queued', updated_at: at(-30) }), // recent: its message is in flight
+        delivery(ch(5), { stage: 'retrying', attempts: 1, next_attempt_at: at(-120) }), // lost retry
+        delivery(ch(6), { stage: 'retrying', attempts: 1, next_attempt_at: at(30) }), // not due
+        delivery(ch(7), { stage: 'published', attempts: 1 }),
+        delivery(ch(8), { stage: 'queued', round: 0 }), // another round
+      ],
+      watchAt,
+    );
+    memoryTable([indexedAt(p, watchAt)]);
+
+    // Act
+    const result = await sweep(NOW);
+
+    // Assert
+    expect(result).toEqual({ dispatched: 0, redriven: 3 });
+    const sent = entriesTo(process.env.DELIVERY_QUEUE_URL).map((e) => JSON.parse(e.MessageBody ?? ''));
+    expect(sent).toEqual(
+      [ch(1), ch(2), ch(5)].map(
+        (channel_id): DeliveryMessage => ({ org_id: ORG_ID, post_id: p.id, channel_id, round: 1 }),
+      ),
+    );
+    const next = at(WATCHDOG_SECONDS);
+    expect(storedItem(p.id)).toMatchObject({ watch_at: next, ...keys.dueWork(next, ORG_ID, p.id) });
+    expect(storedItem(p.id).deliveries).toEqual(p.deliveries);
+  });
+
+  it('leaves a publishing post alone until its watchdog time', async () => {
+    // Arrange: the watchdog fires in 30 s (within the lookahead).
+    const watchAt = at(30);
+    const p = watched([delivery(ch(1), { stage: 'queued', updated_at: at(-600) })], watchAt);
+    memoryTable([indexedAt(p, watchAt)]);
+
+    // Act / Assert
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+  });
+
+  it('moves the watchdog on without sending when nothing was lost', async () => {
+    const watchAt = at(-10);
+    const p = watched([delivery(ch(1), { stage: 'queued', updated_at: at(-20) })], watchAt);
+    memoryTable([indexedAt(p, watchAt)]);
+
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+    expect(storedItem(p.id).watch_at).toBe(at(WATCHDOG_SECONDS));
+  });
+});
+
+describe('dispatch', () => {
+  const P = fixedId('post', 1);
+  const message = (scheduledAt: string): DispatchMessage => ({
+    org_id: ORG_ID,
+    post_id: P,
+    scheduled_at: scheduledAt,
+  });
+
+  it('starts publishing a post still scheduled for the message time, waiting out the last fraction', async () => {
+    // Arrange: due in 150 ms.
+    const due = at(0.15);
+    const p = scheduled(1, due, { dispatched: { for: due, at: at(-60) } });
+    memoryTable([indexedAt(p, due)]);
+    const started = Date.now();
+
+    // Act
+    const outcome = await dispatch(message(due), clockAt(NOW));
+
+    // Assert
+    expect(outcome).toBe('started');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    const expected = { ...startPublishing(p, NOW), version: 2 };
+    const stored = storedItem(P);
+    expect(stored).toMatchObject({
+      ...expected,
+      status: 'publishing',
+      round: 1,
+      gsi1pk: `ORG#${ORG_ID}#POSTS#publishing`,
+      ...keys.dueWork(at(WATCHDOG_SECONDS), ORG_ID, P),
+    });
+    expect(Object.values(stored.deliveries).map((d) => [d.channel_id, d.stage, d.round])).toEqual([
+      [CH1.id, 'queued', 1],
+      [CH2.id, 'queued', 1],
+    ]);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it('starts a post whose time has already passed without waiting', async () => {
+    const due = at(-5);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+    expect(await dispatch(message(due), clockAt(NOW))).toBe('started');
+    expect(storedItem(P).status).toBe('publishing');
+  });
+
+  it('is stale for a post rescheduled to another time, and writes nothing', async () => {
+    // Arrange
+    const due = at(0);
+    memoryTable([indexedAt(scheduled(1, at(600)), at(600))]);
+
+    // Act / Assert
+    expect(await dispatch(message(due), clockAt(NOW))).toBe('stale');
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+    expect(storedItem(P).status).toBe('scheduled');
+  });
+
+  it('is stale for a deleted post', async () => {
+    memoryTable([]);
+    expect(await dispatch(message(at(0)), clockAt(NOW))).toBe('stale');
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it('is stale for a post no longer scheduled (published by hand meanwhile)', async () => {
+    const due = at(0);
+    const p = startPublishing(scheduled(1, due), new Date(Date.parse(at(-60))));
+    memoryTable([postItem(p)]);
+    expect(await dispatch(message(due), clockAt(NOW))).toBe('stale');
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it('sends a dispatch more than a second early on with the remaining delay', async () => {
+    // Arrange
+    const due = at(90.4);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+
+    // Act
+    const outcome = await dispatch(message(due), clockAt(NOW));
+
+    // Assert
+    expect(outcome).toBe('deferred');
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({
+      QueueUrl: process.env.SCHEDULE_QUEUE_URL,
+      MessageBody: JSON.stringify(message(due)),
+      DelaySeconds: 91,
+    });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('chains a wait longer than the SQS delay cap in steps of at most 900 s', async () => {
+    const due = at(3600);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+    expect(await dispatch(message(due), clockAt(NOW))).toBe('deferred');
+    expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.DelaySeconds).toBe(900);
+  });
+});
