@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
 import type { Sealed } from '#adapters/sealed';
-import { fromItem, isConditionFailure, setClause, TABLE_NAME } from '#adapters/table';
+import { fromItem, ifConditionHolds, isConditionFailure, setClause, TABLE_NAME } from '#adapters/table';
 import type { ConnectionRecord } from '#core/connections';
 import { ddb } from '#shared/clients';
 
@@ -72,7 +72,7 @@ export async function putConnection(
 
 /** The session a callback's `state` names, once: a second use (a replay) finds nothing. */
 export async function takeState(state: string): Promise<{ orgId: string; connectionId: string } | null> {
-  try {
+  return ifConditionHolds(async () => {
     const res = await ddb.send(
       new DeleteCommand({
         TableName: TABLE_NAME,
@@ -83,10 +83,7 @@ export async function takeState(state: string): Promise<{ orgId: string; connect
     );
     const item = res.Attributes;
     return item ? { orgId: String(item.org_id), connectionId: String(item.connection_id) } : null;
-  } catch (err) {
-    if (isConditionFailure(err)) return null;
-    throw err;
-  }
+  });
 }
 
 /** A session, and its pending part still sealed (adapters/channel-connection-secrets.ts opens it). */

@@ -1,6 +1,14 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, parseWorkEntry } from '#adapters/keys';
-import { fromItem, isConditionFailure, queryAll, setClause, TABLE_NAME, transactIf } from '#adapters/table';
+import {
+  fromItem,
+  ifConditionHolds,
+  isConditionFailure,
+  queryAll,
+  setClause,
+  TABLE_NAME,
+  transactIf,
+} from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { ddb } from '#shared/clients';
 
@@ -71,7 +79,7 @@ export async function updateChannelHealth(
     ...(rec.connection_id ? { ':conn': rec.connection_id } : {}),
   };
   const parts = setClause(set, names, values);
-  try {
+  return ifConditionHolds(async () => {
     await ddb.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
@@ -85,10 +93,7 @@ export async function updateChannelHealth(
       }),
     );
     return next;
-  } catch (err) {
-    if (isConditionFailure(err)) return null;
-    throw err;
-  }
+  });
 }
 
 /** The platform refused the channel's tokens: it needs re-authorization (emits channel.reauth_required). */

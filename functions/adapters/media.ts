@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { batchGet, fromItem, isConditionFailure, TABLE_NAME } from '#adapters/table';
+import { batchGet, fromItem, ifConditionHolds, queryPage, TABLE_NAME } from '#adapters/table';
 import type { MediaAssetRecord } from '#core/media';
 import { ddb } from '#shared/clients';
 
@@ -27,22 +27,16 @@ export async function queryAssets(
   orgId: string,
   opts: { limit: number; afterId?: string | undefined },
 ): Promise<{ assets: MediaAssetRecord[]; hasMore: boolean }> {
-  const res = await ddb.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
-      ScanIndexForward: false,
+  const page = await queryPage<MediaAssetRecord>(
+    {
       ConsistentRead: true,
-      Limit: opts.limit + 1,
       KeyConditionExpression: 'pk = :p AND begins_with(sk, :prefix)',
       ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':prefix': 'MEDIA#' },
-      ExclusiveStartKey: opts.afterId ? keys.media(orgId, opts.afterId) : undefined,
-    }),
+    },
+    opts.limit,
+    opts.afterId ? keys.media(orgId, opts.afterId) : undefined,
   );
-  const items = res.Items ?? [];
-  return {
-    assets: items.slice(0, opts.limit).map((i) => fromItem<MediaAssetRecord>(i)),
-    hasMore: items.length > opts.limit,
-  };
+  return { assets: page.items, hasMore: page.hasMore };
 }
 
 /**
@@ -56,7 +50,7 @@ export async function markReady(
     'size_bytes' | 'width' | 'height' | 'duration_sec' | 'poster_url' | 'poster_key' | 'updated_at'
   >,
 ): Promise<MediaAssetRecord | null> {
-  try {
+  return ifConditionHolds(async () => {
     const res = await ddb.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
@@ -80,10 +74,7 @@ export async function markReady(
       }),
     );
     return fromItem<MediaAssetRecord>(res.Attributes ?? {});
-  } catch (err) {
-    if (isConditionFailure(err)) return null;
-    throw err;
-  }
+  });
 }
 
 /** Several assets in one BatchGetItem, in the order asked; null where there is none. */

@@ -249,73 +249,75 @@ export function callbackCode(
   }
 }
 
-export async function exchangeCode(
+type Client = { client_id: string };
+
+/** One call at the token endpoint: its request, its response check, our errors. */
+async function tokenRequest(
+  server: OAuthServer,
+  app: OAuthApp,
+  what: string,
+  call: (
+    as: oauth.AuthorizationServer,
+    client: Client,
+    auth: oauth.ClientAuth,
+  ) => Promise<oauth.TokenEndpointResponse>,
+): Promise<TokenSet> {
+  try {
+    return tokenSet(await call(asServer(server), { client_id: app.clientId }, clientAuth(server, app)));
+  } catch (err) {
+    throw failure(server, what, err);
+  }
+}
+
+export function exchangeCode(
   server: OAuthServer,
   app: OAuthApp,
   callback: URLSearchParams,
   codeVerifier: string | null,
 ): Promise<TokenSet> {
-  const as = asServer(server);
-  const client = { client_id: app.clientId };
-  try {
+  return tokenRequest(server, app, 'code exchange', async (as, client, auth) => {
+    const verifier = server.pkce && codeVerifier ? codeVerifier : oauth.nopkce;
     const res = await oauth.authorizationCodeGrantRequest(
       as,
       client,
-      clientAuth(server, app),
+      auth,
       callback,
       app.redirectUri,
-      server.pkce && codeVerifier ? codeVerifier : oauth.nopkce,
-      { ...options(server), additionalParameters: server.exchangeParams ?? {} },
+      verifier,
+      {
+        ...options(server),
+        additionalParameters: server.exchangeParams ?? {},
+      },
     );
-    return tokenSet(await oauth.processAuthorizationCodeResponse(as, client, res));
-  } catch (err) {
-    throw failure(server, 'code exchange', err);
-  }
+    return oauth.processAuthorizationCodeResponse(as, client, res);
+  });
 }
 
-export async function refreshTokens(
-  server: OAuthServer,
-  app: OAuthApp,
-  refreshToken: string,
-): Promise<TokenSet> {
-  const as = asServer(server);
-  const client = { client_id: app.clientId };
-  try {
-    const res = await oauth.refreshTokenGrantRequest(
-      as,
-      client,
-      clientAuth(server, app),
-      refreshToken,
-      options(server),
-    );
-    return tokenSet(await oauth.processRefreshTokenResponse(as, client, res));
-  } catch (err) {
-    throw failure(server, 'refresh', err);
-  }
+export function refreshTokens(server: OAuthServer, app: OAuthApp, refreshToken: string): Promise<TokenSet> {
+  return tokenRequest(server, app, 'refresh', async (as, client, auth) => {
+    const res = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, options(server));
+    return oauth.processRefreshTokenResponse(as, client, res);
+  });
 }
 
 /** Another grant at the token endpoint (Meta's fb_exchange_token for a long-lived token). */
-export async function grant(
+export function grant(
   server: OAuthServer,
   app: OAuthApp,
   grantType: string,
   parameters: Record<string, string>,
 ): Promise<TokenSet> {
-  const as = asServer(server);
-  const client = { client_id: app.clientId };
-  try {
+  return tokenRequest(server, app, grantType, async (as, client, auth) => {
     const res = await oauth.genericTokenEndpointRequest(
       as,
       client,
-      clientAuth(server, app),
+      auth,
       grantType,
       parameters,
       options(server),
     );
-    return tokenSet(await oauth.processGenericTokenEndpointResponse(as, client, res));
-  } catch (err) {
-    throw failure(server, grantType, err);
-  }
+    return oauth.processGenericTokenEndpointResponse(as, client, res);
+  });
 }
 
 /** RFC 7009 revocation. A token the platform no longer knows counts as revoked. */

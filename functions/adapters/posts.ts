@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, parseWorkEntry } from '#adapters/keys';
 import {
   batchGet,
@@ -9,6 +9,7 @@ import {
   fromItem,
   isConditionFailure,
   queryAll,
+  queryPage,
   TABLE_NAME,
 } from '#adapters/table';
 import { countPostItem } from '#adapters/usage';
@@ -205,36 +206,32 @@ export async function queryPosts(
   orgId: string,
   opts: { limit: number; afterId?: string | undefined; status?: PostStatus | undefined },
 ): Promise<{ posts: PostRecord[]; hasMore: boolean }> {
-  // One extra item tells whether another page exists without a second request.
-  const common = { TableName: TABLE_NAME, ScanIndexForward: false, Limit: opts.limit + 1 };
   const after = opts.afterId ? keys.post(orgId, opts.afterId) : undefined;
-  const input = opts.status
-    ? {
-        ...common,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': keys.postsByStatus(orgId, opts.status).gsi1pk },
-        ExclusiveStartKey:
-          after && opts.afterId
-            ? { ...after, ...keys.postByStatus(orgId, opts.status, opts.afterId) }
-            : undefined,
-      }
-    : {
-        ...common,
-        ConsistentRead: true,
-        KeyConditionExpression: 'pk = :p AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: {
-          ':p': keys.postsOfOrg(orgId).pk,
-          ':prefix': keys.postsOfOrg(orgId).skPrefix,
+  const page = opts.status
+    ? await queryPage<PostRecord>(
+        {
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :p',
+          ExpressionAttributeValues: { ':p': keys.postsByStatus(orgId, opts.status).gsi1pk },
         },
-        ExclusiveStartKey: after,
-      };
-  const res = await ddb.send(new QueryCommand(input));
-  const items = res.Items ?? [];
-  return {
-    posts: items.slice(0, opts.limit).map((i) => fromItem<PostRecord>(i)),
-    hasMore: items.length > opts.limit,
-  };
+        opts.limit,
+        after && opts.afterId
+          ? { ...after, ...keys.postByStatus(orgId, opts.status, opts.afterId) }
+          : undefined,
+      )
+    : await queryPage<PostRecord>(
+        {
+          ConsistentRead: true,
+          KeyConditionExpression: 'pk = :p AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: {
+            ':p': keys.postsOfOrg(orgId).pk,
+            ':prefix': keys.postsOfOrg(orgId).skPrefix,
+          },
+        },
+        opts.limit,
+        after,
+      );
+  return { posts: page.items, hasMore: page.hasMore };
 }
 
 /**
@@ -276,32 +273,28 @@ export async function mutatePost(
   throw new ConcurrentChangeError();
 }
 
+/** The entries of one bucket of the work index (GSI2), parsed. */
+async function workBucket(gsi2pk: string) {
+  const items = await queryAll({
+    IndexName: 'gsi2',
+    KeyConditionExpression: 'gsi2pk = :p',
+    ExpressionAttributeValues: { ':p': gsi2pk },
+  });
+  return items.flatMap((item) => parseWorkEntry(item.gsi2sk) ?? []);
+}
+
 /** Post ids in one minute bucket of the due-work index. */
 export async function dueInBucket(
   minute: Date,
 ): Promise<Array<{ orgId: string; postId: string; at: string }>> {
-  const items = await queryAll({
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :p',
-    ExpressionAttributeValues: { ':p': keys.dueBucket(minute).gsi2pk },
-  });
-  return items.flatMap((item) => {
-    const e = parseWorkEntry(item.gsi2sk);
-    return e ? [{ at: e.at, orgId: e.orgId, postId: e.id }] : [];
-  });
+  const entries = await workBucket(keys.dueBucket(minute).gsi2pk);
+  return entries.map((e) => ({ at: e.at, orgId: e.orgId, postId: e.id }));
 }
 
 /** Posts published on one UTC day (`day` is YYYY-MM-DD), across organizations (GSI2, paginated). */
 export async function postsPublishedOn(day: string): Promise<Array<{ orgId: string; postId: string }>> {
-  const items = await queryAll({
-    IndexName: 'gsi2',
-    KeyConditionExpression: 'gsi2pk = :p',
-    ExpressionAttributeValues: { ':p': keys.syncBucket(day).gsi2pk },
-  });
-  return items.flatMap((item) => {
-    const e = parseWorkEntry(item.gsi2sk);
-    return e ? [{ orgId: e.orgId, postId: e.id }] : [];
-  });
+  const entries = await workBucket(keys.syncBucket(day).gsi2pk);
+  return entries.map((e) => ({ orgId: e.orgId, postId: e.id }));
 }
 
 /** The posts, strongly consistent; missing ones (deleted since) are left out. */

@@ -121,6 +121,38 @@ export async function countAll(input: QueryInput): Promise<number> {
   return count;
 }
 
+/**
+ * One page of a query, newest first: at most `limit` items after `after` (an item's key), and
+ * whether another page exists (one extra item is read to tell, not a second request).
+ */
+export async function queryPage<T>(
+  input: QueryInput,
+  limit: number,
+  after: Record<string, unknown> | undefined,
+): Promise<{ items: T[]; hasMore: boolean }> {
+  const res = await ddb.send(
+    new QueryCommand({
+      ScanIndexForward: false,
+      ...input,
+      TableName: TABLE_NAME,
+      Limit: limit + 1,
+      ExclusiveStartKey: after,
+    }),
+  );
+  const items = res.Items ?? [];
+  return { items: items.slice(0, limit).map((i) => fromItem<T>(i)), hasMore: items.length > limit };
+}
+
+/** Runs a conditional write; null when its condition failed (someone else changed the item). */
+export async function ifConditionHolds<T>(write: () => Promise<T>): Promise<T | null> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isConditionFailure(err)) return null;
+    throw err;
+  }
+}
+
 /** A conditional UpdateItem: false when its condition failed (someone else changed the item). */
 export async function updateIf(input: Omit<UpdateCommandInput, 'TableName'>): Promise<boolean> {
   try {

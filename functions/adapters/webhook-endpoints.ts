@@ -1,6 +1,14 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { fromItem, isConditionFailure, setClause, TABLE_NAME, transactIf } from '#adapters/table';
+import {
+  fromItem,
+  ifConditionHolds,
+  isConditionFailure,
+  queryPage,
+  setClause,
+  TABLE_NAME,
+  transactIf,
+} from '#adapters/table';
 import { type EndpointState, MAX_ENDPOINTS_PER_ORG, type WebhookEndpointRecord } from '#core/webhooks';
 import { ddb } from '#shared/clients';
 
@@ -18,27 +26,20 @@ export async function listEndpoints(orgId: string): Promise<WebhookEndpointRecor
 }
 
 /** A page of the organization's endpoints, newest first, after the endpoint `afterId`. */
-export async function queryEndpoints(
+export function queryEndpoints(
   orgId: string,
   opts: { limit: number; afterId?: string | undefined },
 ): Promise<{ items: WebhookEndpointRecord[]; hasMore: boolean }> {
   const k = keys.webhookEndpointsOfOrg(orgId);
-  const res = await ddb.send(
-    new QueryCommand({
-      TableName: TABLE_NAME,
+  return queryPage<WebhookEndpointRecord>(
+    {
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
       ExpressionAttributeValues: { ':pk': k.pk, ':sk': k.skPrefix },
-      ScanIndexForward: false,
       ConsistentRead: true,
-      Limit: opts.limit + 1,
-      ExclusiveStartKey: opts.afterId ? keys.webhookEndpoint(orgId, opts.afterId) : undefined,
-    }),
+    },
+    opts.limit,
+    opts.afterId ? keys.webhookEndpoint(orgId, opts.afterId) : undefined,
   );
-  const items = res.Items ?? [];
-  return {
-    items: items.slice(0, opts.limit).map((i) => fromItem<WebhookEndpointRecord>(i)),
-    hasMore: items.length > opts.limit,
-  };
 }
 
 export async function getEndpoint(orgId: string, id: string): Promise<WebhookEndpointRecord | null> {
@@ -80,13 +81,10 @@ export async function createEndpoint(rec: WebhookEndpointRecord): Promise<void> 
 }
 
 async function conditional(cmd: UpdateCommand): Promise<WebhookEndpointRecord | null> {
-  try {
+  return ifConditionHolds(async () => {
     const res = await ddb.send(cmd);
     return res.Attributes ? fromItem<WebhookEndpointRecord>(res.Attributes) : null;
-  } catch (err) {
-    if (isConditionFailure(err)) return null;
-    throw err;
-  }
+  });
 }
 
 /** What a PATCH may change: top-level attributes of the endpoint. */

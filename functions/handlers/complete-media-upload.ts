@@ -1,13 +1,11 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { completeMediaUpload } from '#usecases/complete-media-upload';
 
 // The probe function: the only one with the ffmpeg/ffprobe layer, more memory and a longer timeout.
 export const { handler, impl } = apiHandler(
   'completeMediaUpload',
   { query: NoQuery },
-  async ({ auth, params, now, admitted }) => ({
-    status: 200,
-    body: await completeMediaUpload(auth.orgId, params.id ?? '', now, { admitted }),
-  }),
+  ({ auth, params, now, admitted }) =>
+    ok(completeMediaUpload(auth.orgId, params.id ?? '', now, { admitted })),
 );

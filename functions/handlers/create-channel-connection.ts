@@ -1,18 +1,19 @@
 import { CreateChannelConnectionBody } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 
 export const { handler, impl } = apiHandler(
   'createChannelConnection',
   { body: CreateChannelConnectionBody },
-  async ({ auth, body, headers, now, admitted }) => ({
-    status: 201,
-    body: await createChannelConnection({
-      orgId: auth.orgId,
-      body,
-      requestHost: headers.host,
-      now,
-      admitted,
-    }),
-  }),
+  ({ auth, body, headers, now, admitted }) =>
+    ok(
+      createChannelConnection({
+        orgId: auth.orgId,
+        body,
+        requestHost: headers.host,
+        now,
+        admitted,
+      }),
+      201,
+    ),
 );

@@ -1,12 +1,9 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { getChannelConnection } from '#usecases/get-channel-connection';
 
 export const { handler, impl } = apiHandler(
   'getChannelConnection',
   { query: NoQuery },
-  async ({ auth, params, now }) => ({
-    status: 200,
-    body: await getChannelConnection(auth.orgId, params.id ?? '', now),
-  }),
+  ({ auth, params, now }) => ok(getChannelConnection(auth.orgId, params.id ?? '', now)),
 );

@@ -1,8 +1,7 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { getPostById } from '#usecases/get-post';
 
-export const { handler, impl } = apiHandler('getPost', { query: NoQuery }, async ({ auth, params }) => ({
-  status: 200,
-  body: await getPostById(auth.orgId, params.id ?? ''),
-}));
+export const { handler, impl } = apiHandler('getPost', { query: NoQuery }, ({ auth, params }) =>
+  ok(getPostById(auth.orgId, params.id ?? '')),
+);

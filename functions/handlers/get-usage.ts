@@ -1,12 +1,7 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { getUsage } from '#usecases/get-usage';
 
-export const { handler, impl } = apiHandler(
-  'getUsage',
-  { query: NoQuery },
-  async ({ auth, admitted, now }) => ({
-    status: 200,
-    body: await getUsage(auth.orgId, admitted, now.getTime()),
-  }),
+export const { handler, impl } = apiHandler('getUsage', { query: NoQuery }, ({ auth, admitted, now }) =>
+  ok(getUsage(auth.orgId, admitted, now.getTime())),
 );

@@ -1,5 +1,5 @@
 import { PageQuery } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { requireEnv } from '#shared/config';
 import { listWebhookDeliveries } from '#usecases/list-webhook-deliveries';
 
@@ -8,8 +8,5 @@ const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
 export const { handler, impl } = apiHandler(
   'listWebhookDeliveries',
   { query: PageQuery },
-  async ({ auth, params, query }) => ({
-    status: 200,
-    body: await listWebhookDeliveries(auth.orgId, params.id ?? '', query, CURSOR_SECRET),
-  }),
+  ({ auth, params, query }) => ok(listWebhookDeliveries(auth.orgId, params.id ?? '', query, CURSOR_SECRET)),
 );

@@ -1,15 +1,16 @@
 import { NoQuery } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { publishPost } from '#usecases/publish-post';
 
 export const { handler, impl } = apiHandler(
   'publishPost',
   { query: NoQuery },
-  async ({ auth, params, now, admitted }) => ({
-    status: 202,
-    body: await publishPost(auth.orgId, params.id ?? '', now, {
-      admitted,
-      postsPerMonth: auth.limits.posts_per_month,
-    }),
-  }),
+  ({ auth, params, now, admitted }) =>
+    ok(
+      publishPost(auth.orgId, params.id ?? '', now, {
+        admitted,
+        postsPerMonth: auth.limits.posts_per_month,
+      }),
+      202,
+    ),
 );

@@ -1,15 +1,15 @@
 import { ReschedulePostBody } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { reschedulePost } from '#usecases/reschedule-post';
 
 export const { handler, impl } = apiHandler(
   'reschedulePost',
   { body: ReschedulePostBody },
-  async ({ auth, params, body, now, admitted }) => ({
-    status: 200,
-    body: await reschedulePost(auth.orgId, params.id ?? '', body.scheduled_at, now, {
-      admitted,
-      postsPerMonth: auth.limits.posts_per_month,
-    }),
-  }),
+  ({ auth, params, body, now, admitted }) =>
+    ok(
+      reschedulePost(auth.orgId, params.id ?? '', body.scheduled_at, now, {
+        admitted,
+        postsPerMonth: auth.limits.posts_per_month,
+      }),
+    ),
 );

@@ -1,12 +1,10 @@
 import { SelectChannelAccountBody } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { selectChannelAccount } from '#usecases/select-channel-account';
 
 export const { handler, impl } = apiHandler(
   'selectChannelAccount',
   { body: SelectChannelAccountBody },
-  async ({ auth, params, body, now, admitted }) => ({
-    status: 200,
-    body: await selectChannelAccount(auth.orgId, params.id ?? '', body.account_id, now, admitted),
-  }),
+  ({ auth, params, body, now, admitted }) =>
+    ok(selectChannelAccount(auth.orgId, params.id ?? '', body.account_id, now, admitted)),
 );

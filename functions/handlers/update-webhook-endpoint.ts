@@ -1,12 +1,10 @@
 import { UpdateWebhookEndpointBody } from '#core/requests';
-import { apiHandler } from '#handlers/support/api';
+import { apiHandler, ok } from '#handlers/support/api';
 import { updateWebhookEndpoint } from '#usecases/update-webhook-endpoint';
 
 export const { handler, impl } = apiHandler(
   'updateWebhookEndpoint',
   { body: UpdateWebhookEndpointBody },
-  async ({ auth, params, body, now, admitted }) => ({
-    status: 200,
-    body: await updateWebhookEndpoint(auth.orgId, params.id ?? '', body, now.toISOString(), admitted),
-  }),
+  ({ auth, params, body, now, admitted }) =>
+    ok(updateWebhookEndpoint(auth.orgId, params.id ?? '', body, now.toISOString(), admitted)),
 );

@@ -1,6 +1,6 @@
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { dueChannels, markChannelReauthRequired, updateChannelHealth } from '#adapters/channels';
-import { connectFor } from '#adapters/platforms/connect';
+import { connectFor } from '#adapters/platforms/connect-registry';
 import { PlatformError } from '#adapters/platforms/types';
 import type { ChannelRecord } from '#core/accounts';
 import { logger } from '#shared/logger';

@@ -2,7 +2,7 @@ import { sealPending } from '#adapters/channel-connection-secrets';
 import { putConnection } from '#adapters/channel-connections';
 import { getChannel } from '#adapters/channels';
 import { authorizationUrl, newCodeVerifier, newState } from '#adapters/oauth';
-import { connectFor } from '#adapters/platforms/connect';
+import { connectFor } from '#adapters/platforms/connect-registry';
 import { ForbiddenOriginError, PlatformError } from '#adapters/platforms/types';
 import { toChannel } from '#core/accounts';
 import {

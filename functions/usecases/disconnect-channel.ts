@@ -2,7 +2,7 @@ import { getChannelWithCredentials } from '#adapters/channel-credentials';
 import { disconnectChannel as disconnect } from '#adapters/channels';
 import { revokeToken } from '#adapters/oauth';
 import { getPlatformApp } from '#adapters/platform-apps';
-import { connectFor } from '#adapters/platforms/connect';
+import { connectFor } from '#adapters/platforms/connect-registry';
 import { toChannel } from '#core/accounts';
 import { redactCredentials } from '#core/credentials';
 import { notFound } from '#core/errors';

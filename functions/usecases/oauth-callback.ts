@@ -2,7 +2,7 @@ import { openPending, sealPending } from '#adapters/channel-connection-secrets';
 import { advanceConnection, getConnection, type Pending, takeState } from '#adapters/channel-connections';
 import { getChannel } from '#adapters/channels';
 import { callbackCode, exchangeCode, OAuthError, type TokenSet } from '#adapters/oauth';
-import { connectFor, type OAuthConnect, type PlatformAccount } from '#adapters/platforms/connect';
+import { connectFor, type OAuthConnect, type PlatformAccount } from '#adapters/platforms/connect-registry';
 import { PlatformError } from '#adapters/platforms/types';
 import {
   CONNECTION_FAILURES,

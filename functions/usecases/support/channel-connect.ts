@@ -10,7 +10,7 @@ import {
   getPlatformAppInfo,
   keepInstanceApp,
 } from '#adapters/platform-apps';
-import { connectFor, type OAuthConnect, type PlatformAccount } from '#adapters/platforms/connect';
+import { connectFor, type OAuthConnect, type PlatformAccount } from '#adapters/platforms/connect-registry';
 import { request } from '#adapters/platforms/http';
 import { ForbiddenOriginError, PlatformError } from '#adapters/platforms/types';
 import { userOriginFetch } from '#adapters/platforms/user-origin';

@@ -8,7 +8,7 @@ import {
 } from '#adapters/channel-credentials';
 import { type OAuthApp, OAuthError, refreshTokens } from '#adapters/oauth';
 import { getPlatformApp } from '#adapters/platform-apps';
-import { connectFor } from '#adapters/platforms/connect';
+import { connectFor } from '#adapters/platforms/connect-registry';
 import { PlatformError, type TokenSource } from '#adapters/platforms/types';
 import type { Platform } from '#core/platforms';
 import { logger } from '#shared/logger';

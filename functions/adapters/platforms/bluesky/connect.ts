@@ -1,4 +1,4 @@
-import { type PasswordConnect, platformAccount } from '../connect-support.ts';
+import { type PasswordConnect, platformAccount } from '../connect.ts';
 import type { Credentials } from '../types.ts';
 import { Client } from './client.ts';
 

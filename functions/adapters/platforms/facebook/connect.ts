@@ -1,4 +1,4 @@
-import type { OAuthConnect } from '../connect-support.ts';
+import type { OAuthConnect } from '../connect.ts';
 import { pageConnect } from '../meta/connect.ts';
 
 // Facebook Pages: Facebook Login (no PKCE, client secret as a form field); the grant covers the

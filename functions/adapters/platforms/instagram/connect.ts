@@ -1,4 +1,4 @@
-import type { OAuthConnect } from '../connect-support.ts';
+import type { OAuthConnect } from '../connect.ts';
 import { pageConnect } from '../meta/connect.ts';
 
 // Instagram professional accounts through Facebook Login (Instagram API with Facebook Login): the

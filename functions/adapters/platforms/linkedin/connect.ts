@@ -1,11 +1,5 @@
 import type { TokenSet } from '../../oauth.ts';
-import {
-  connectApi,
-  type OAuthConnect,
-  oauthCredentials,
-  oauthServer,
-  platformAccount,
-} from '../connect-support.ts';
+import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
 import type { Credentials } from '../types.ts';
 import { REST_HEADERS as REST } from './client.ts';
 

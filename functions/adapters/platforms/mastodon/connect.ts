@@ -1,5 +1,5 @@
 import type { TokenSet } from '../../oauth.ts';
-import { accessToken, type OAuthConnect, oauthCredentials, platformAccount } from '../connect-support.ts';
+import { accessToken, type OAuthConnect, oauthCredentials, platformAccount } from '../connect.ts';
 import type { Credentials } from '../types.ts';
 import { userOriginFetch } from '../user-origin.ts';
 import { Api } from './client.ts';

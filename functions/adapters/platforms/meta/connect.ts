@@ -1,12 +1,6 @@
 import type { OAuthServer, TokenSet } from '../../oauth.ts';
 import { grant } from '../../oauth.ts';
-import {
-  type AccountFields,
-  accessToken,
-  getJson,
-  type OAuthConnect,
-  platformAccount,
-} from '../connect-support.ts';
+import { type AccountFields, accessToken, getJson, type OAuthConnect, platformAccount } from '../connect.ts';
 import { type HttpResponse, platformUrl } from '../http.ts';
 import type { Credentials } from '../types.ts';
 import { GRAPH_VERSION } from './client.ts';

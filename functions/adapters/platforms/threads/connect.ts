@@ -6,7 +6,7 @@ import {
   oauthCredentials,
   oauthServer,
   platformAccount,
-} from '../connect-support.ts';
+} from '../connect.ts';
 import { platformUrl, request } from '../http.ts';
 import { graphDetail } from '../meta/connect.ts';
 import type { Credentials } from '../types.ts';

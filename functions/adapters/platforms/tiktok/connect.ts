@@ -1,10 +1,4 @@
-import {
-  connectApi,
-  type OAuthConnect,
-  oauthCredentials,
-  oauthServer,
-  platformAccount,
-} from '../connect-support.ts';
+import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
 import type { HttpResponse } from '../http.ts';
 import type { Credentials } from '../types.ts';
 

@@ -1,10 +1,4 @@
-import {
-  connectApi,
-  type OAuthConnect,
-  oauthCredentials,
-  oauthServer,
-  platformAccount,
-} from '../connect-support.ts';
+import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
 import type { Credentials } from '../types.ts';
 
 // YouTube: Google's OAuth 2.0 for web server apps with PKCE, offline access (a refresh token; Google
