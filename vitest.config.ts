@@ -9,6 +9,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          sequence: { groupOrder: 0 },
           testTimeout: 20_000,
           hookTimeout: 180_000,
           env: {
@@ -38,6 +39,10 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
+          // Mostly waiting on the local stack (and the crash tests on a visibility timeout), so two
+          // files at a time even on two cores: the suite stays under ten minutes.
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
           globalSetup: ['test/e2e/global-setup.ts'],
           testTimeout: 30_000,
           hookTimeout: 60_000,
