@@ -2,14 +2,14 @@
 // against DynamoDB Local (with its stream), fauxqs (SQS), s3rver (S3) and the stand-ins of
 // bin/local/standins (KMS, Step Functions, SES, Lambda Invoke). Prints `herald ready <url>`.
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { apiOperations, DEFAULT_TIMEOUT_SECONDS, queues, stateMachines, workers } from '#lib/operations';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
-import { prepareDataDir } from './local/data-dir.ts';
+import { ensureDataDir, prepareDataDir } from './local/data-dir.ts';
 import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
 import { QueuePoller, type QueuePollerOptions } from './local/queue-poller.ts';
@@ -42,8 +42,7 @@ async function main() {
     process.exit(1);
   }
   const dir = dataDir();
-  mkdirSync(join(dir, 'dynamodb'), { recursive: true });
-  mkdirSync(join(dir, 's3'), { recursive: true });
+  ensureDataDir(dir);
   const port = Number(process.env.PORT ?? 3000);
   const host = process.env.HOST ?? '127.0.0.1';
 

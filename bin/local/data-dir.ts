@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 // The data directory's layout has a format number (format.json). `npm start` upgrades a directory
@@ -55,4 +55,21 @@ export function prepareDataDir(dir: string, steps: readonly UpgradeStep[]): stri
   }
   writeFileSync(formatFile(dir), `${JSON.stringify({ format: DATA_FORMAT })}\n`);
   return done;
+}
+
+/** Where the engines keep their files under the data directory. */
+export const DATA_SUBDIRS = ['dynamodb', 's3'] as const;
+
+/**
+ * Creates the data directory (readable by this user only) and its engines' folders, and makes
+ * those folders owner-only even when an older Herald made them: the DynamoDB Local database files
+ * hold API key hashes and sealed tokens, and the engine writes them with the default umask. A data
+ * directory that already exists keeps its mode (HERALD_DATA_DIR may name a shared folder).
+ */
+export function ensureDataDir(dir: string): void {
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  for (const d of DATA_SUBDIRS.map((s) => join(dir, s))) {
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+    chmodSync(d, 0o700);
+  }
 }

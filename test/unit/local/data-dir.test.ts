@@ -1,10 +1,11 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   DATA_FORMAT,
   DataDirError,
+  ensureDataDir,
   formatOf,
   prepareDataDir,
   type UpgradeStep,
@@ -63,5 +64,23 @@ describe('prepareDataDir', () => {
   it('refuses an unreadable format file', () => {
     writeFileSync(join(dir, 'format.json'), JSON.stringify({ format: 'two' }));
     expect(() => prepareDataDir(dir, steps)).toThrow(/not a Herald data format file/);
+  });
+});
+
+describe('ensureDataDir', () => {
+  const mode = (p: string) => statSync(p).mode & 0o777;
+
+  it("makes the directory and the engines' folders readable by this user only", () => {
+    const fresh = join(dir, 'fresh');
+    ensureDataDir(fresh);
+    expect([fresh, join(fresh, 'dynamodb'), join(fresh, 's3')].map(mode)).toEqual([0o700, 0o700, 0o700]);
+  });
+
+  it("tightens the engines' folders an older Herald made open, and leaves an existing directory's own mode", () => {
+    mkdirSync(join(dir, 'dynamodb'));
+    chmodSync(dir, 0o755);
+    chmodSync(join(dir, 'dynamodb'), 0o777);
+    ensureDataDir(dir);
+    expect([dir, join(dir, 'dynamodb'), join(dir, 's3')].map(mode)).toEqual([0o755, 0o700, 0o700]);
   });
 });
