@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FacebookLogin, userPages } from './facebook-login.ts';
-import { avatarPath, type FakeOAuth, followersOf, hashDigits, serveAvatar } from './oauth.ts';
+import { defaultAccount, type FakeOAuth, hashDigits, namedAccount, serveAvatar } from './oauth.ts';
 import {
   bearer,
   type FakeContext,
@@ -203,27 +203,16 @@ const DEPRECATED_METRICS = new Set(['post_impressions', 'post_impressions_unique
 export function createFake(): FacebookFake {
   const login: FacebookLogin = new FacebookLogin({
     platform: 'facebook',
-    defaultUser: () => ({
-      id: '10160000000000001',
-      username: 'ada.acme',
-      displayName: 'Ada Acme',
-      avatarPath: avatarPath('10160000000000001'),
-      followers: 0,
-      following: 0,
-      posts: 0,
-    }),
-    makeUser: (name) => {
-      const id = `1016${hashDigits(name, 13, 'fbuser')}`;
-      return {
-        id,
-        username: name,
-        displayName: name,
-        avatarPath: avatarPath(id),
-        followers: followersOf(name),
+    defaultUser: () =>
+      defaultAccount({
+        id: '10160000000000001',
+        username: 'ada.acme',
+        displayName: 'Ada Acme',
+        followers: 0,
         following: 0,
         posts: 0,
-      };
-    },
+      }),
+    makeUser: (name) => namedAccount(name, `1016${hashDigits(name, 13, 'fbuser')}`),
     pagesOf: (user) =>
       user.isDefault
         ? [

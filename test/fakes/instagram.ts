@@ -11,7 +11,7 @@ import {
   pageOf,
 } from './facebook.ts';
 import { FacebookLogin, userPages } from './facebook-login.ts';
-import { avatarPath, type FakeOAuth, followersOf, hashDigits, serveAvatar } from './oauth.ts';
+import { defaultAccount, type FakeOAuth, hashDigits, namedAccount, serveAvatar } from './oauth.ts';
 import type { FakeContext, FakePlatform, FakeRequest, FakeResponse } from './server.ts';
 
 // Contract fake of Instagram content publishing (Instagram API with Facebook Login, graph.facebook.com):
@@ -82,27 +82,16 @@ const DEPRECATED = new Set(['impressions', 'plays', 'video_views', 'clips_replay
 export function createFake(): InstagramFake {
   const login: FacebookLogin = new FacebookLogin({
     platform: 'instagram',
-    defaultUser: () => ({
-      id: '10160000000000011',
-      username: 'ada.acme',
-      displayName: 'Ada Acme',
-      avatarPath: avatarPath('10160000000000011'),
-      followers: 0,
-      following: 0,
-      posts: 0,
-    }),
-    makeUser: (name) => {
-      const id = `1016${hashDigits(name, 13, 'iguser')}`;
-      return {
-        id,
-        username: name,
-        displayName: name,
-        avatarPath: avatarPath(id),
-        followers: followersOf(name),
+    defaultUser: () =>
+      defaultAccount({
+        id: '10160000000000011',
+        username: 'ada.acme',
+        displayName: 'Ada Acme',
+        followers: 0,
         following: 0,
         posts: 0,
-      };
-    },
+      }),
+    makeUser: (name) => namedAccount(name, `1016${hashDigits(name, 13, 'iguser')}`),
     pagesOf: (user) =>
       user.isDefault
         ? [

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   type AuthorizeSpec,
-  avatarPath,
+  defaultAccount,
   FakeOAuth,
   type FakeToken,
   type FakeUser,
@@ -9,6 +9,7 @@ import {
   formOf,
   hashDigits,
   hashId,
+  namedAccount,
   serveAvatar,
 } from './oauth.ts';
 import {
@@ -718,27 +719,16 @@ export function createFake(): FakeLinkedIn {
     oauth: new FakeOAuth({
       platform: 'linkedin',
       prefixes: { access: 'AQV', refresh: 'AQX', code: 'AQT' },
-      defaultUser: () => ({
-        id: 'abc',
-        username: 'acme',
-        displayName: 'Ada Acme',
-        avatarPath: avatarPath('abc'),
-        followers: 830,
-        following: 0,
-        posts: 0,
-      }),
-      makeUser: (name) => {
-        const id = hashId(name, 10, 'linkedin');
-        return {
-          id,
-          username: name,
-          displayName: `${name} Member`,
-          avatarPath: avatarPath(id),
-          followers: followersOf(name),
+      defaultUser: () =>
+        defaultAccount({
+          id: 'abc',
+          username: 'acme',
+          displayName: 'Ada Acme',
+          followers: 830,
           following: 0,
           posts: 0,
-        };
-      },
+        }),
+      makeUser: (name) => namedAccount(name, hashId(name, 10, 'linkedin'), { displayName: `${name} Member` }),
     }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),

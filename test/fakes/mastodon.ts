@@ -1,14 +1,14 @@
 import {
   type AuthorizeSpec,
-  avatarPath,
   basicAuth,
+  defaultAccount,
   errorPage,
   FakeOAuth,
   type FakeUser,
-  followersOf,
   formOf,
   hashDigits,
   hashNumber,
+  namedAccount,
   random,
   serveAvatar,
 } from './oauth.ts';
@@ -310,27 +310,20 @@ export function createFake(): FakeMastodon {
     name: 'mastodon',
     oauth: new FakeOAuth({
       platform: 'mastodon',
-      defaultUser: () => ({
-        id: '109000000000000001',
-        username: 'acme',
-        displayName: 'Acme',
-        avatarPath: avatarPath('109000000000000001'),
-        followers: 640,
-        following: 120,
-        posts: 0,
-      }),
-      makeUser: (name) => {
-        const id = `109${hashDigits(name, 15, 'mastodon')}`;
-        return {
-          id,
-          username: name,
-          displayName: name,
-          avatarPath: avatarPath(id),
-          followers: followersOf(name),
+      defaultUser: () =>
+        defaultAccount({
+          id: '109000000000000001',
+          username: 'acme',
+          displayName: 'Acme',
+          followers: 640,
+          following: 120,
+          posts: 0,
+        }),
+      makeUser: (name) =>
+        namedAccount(name, `109${hashDigits(name, 15, 'mastodon')}`, {
           following: hashNumber(name, 500, 'following'),
           posts: hashNumber(name, 3000, 'statuses'),
-        };
-      },
+        }),
     }),
     validTokens: new Set(['token']),
     media: new Map(),

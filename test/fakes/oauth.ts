@@ -147,6 +147,28 @@ export interface FakeOAuthOptions {
 
 // ---- small helpers ---------------------------------------------------------------------------
 
+type Account = Omit<FakeUser, 'name' | 'isDefault'>;
+
+/** A fake's default account; its avatar is served under its id. */
+export const defaultAccount = (a: Omit<Account, 'avatarPath'>): Account => ({
+  ...a,
+  avatarPath: avatarPath(a.id),
+});
+
+/** A fake_user's account: named after the user, followers derived from the name, other counts 0 unless given. */
+export function namedAccount(name: string, id: string, more: Partial<Account> = {}): Account {
+  return {
+    id,
+    username: name,
+    displayName: name,
+    avatarPath: avatarPath(id),
+    followers: followersOf(name),
+    following: 0,
+    posts: 0,
+    ...more,
+  };
+}
+
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /** A deterministic number for a name, for ids and counts (0 ≤ n < mod). */

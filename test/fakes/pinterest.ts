@@ -1,7 +1,7 @@
 import {
   type AuthorizeSpec,
-  avatarPath,
   basicAuth,
+  defaultAccount,
   errorPage,
   FakeOAuth,
   type FakeToken,
@@ -9,6 +9,7 @@ import {
   followersOf,
   hashDigits,
   hashNumber,
+  namedAccount,
   serveAvatar,
 } from './oauth.ts';
 import {
@@ -198,27 +199,20 @@ export function createFake(): PinterestFake {
     oauth: new FakeOAuth({
       platform: 'pinterest',
       prefixes: { access: 'pina_', refresh: 'pinr_' },
-      defaultUser: () => ({
-        id: '2783136121146311751',
-        username: 'herald',
-        displayName: 'Herald',
-        avatarPath: avatarPath('2783136121146311751'),
-        followers: 980,
-        following: 347,
-        posts: 339,
-      }),
-      makeUser: (name) => {
-        const id = hashDigits(name, 19, 'pinterest');
-        return {
-          id,
-          username: name,
-          displayName: name,
-          avatarPath: avatarPath(id),
-          followers: followersOf(name),
+      defaultUser: () =>
+        defaultAccount({
+          id: '2783136121146311751',
+          username: 'herald',
+          displayName: 'Herald',
+          followers: 980,
+          following: 347,
+          posts: 339,
+        }),
+      makeUser: (name) =>
+        namedAccount(name, hashDigits(name, 19, 'pinterest'), {
           following: hashNumber(name, 900, 'following'),
           posts: hashNumber(name, 2000, 'pins'),
-        };
-      },
+        }),
     }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),

@@ -11,14 +11,14 @@ import {
 } from './facebook.ts';
 import {
   type AuthorizeSpec,
-  avatarPath,
+  defaultAccount,
   errorPage,
   FakeOAuth,
   type FakeToken,
   type FakeUser,
-  followersOf,
   hashDigits,
   hashNumber,
+  namedAccount,
   serveAvatar,
 } from './oauth.ts';
 import {
@@ -148,27 +148,19 @@ export function createFake(): ThreadsFake {
     oauth: new FakeOAuth({
       platform: 'threads',
       prefixes: { access: 'THAA', code: 'AQ' },
-      defaultUser: () => ({
-        id: '17841400000000001',
-        username: 'herald_test',
-        displayName: 'Herald Test',
-        avatarPath: avatarPath('17841400000000001'),
-        followers: 2750,
-        following: 0,
-        posts: 0,
-      }),
-      makeUser: (name) => {
-        const id = `1784${hashDigits(name, 13, 'threads')}`;
-        return {
-          id,
-          username: name,
-          displayName: name,
-          avatarPath: avatarPath(id),
-          followers: followersOf(name),
-          following: hashNumber(name, 900, 'following'),
+      defaultUser: () =>
+        defaultAccount({
+          id: '17841400000000001',
+          username: 'herald_test',
+          displayName: 'Herald Test',
+          followers: 2750,
+          following: 0,
           posts: 0,
-        };
-      },
+        }),
+      makeUser: (name) =>
+        namedAccount(name, `1784${hashDigits(name, 13, 'threads')}`, {
+          following: hashNumber(name, 900, 'following'),
+        }),
     }),
     userId: '17841400000000001',
     username: 'herald_test',

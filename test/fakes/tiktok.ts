@@ -1,13 +1,13 @@
 import {
   type AuthorizeSpec,
-  avatarPath,
+  defaultAccount,
   errorPage,
   FakeOAuth,
   type FakeToken,
   type FakeUser,
-  followersOf,
   hashId,
   hashNumber,
+  namedAccount,
   serveAvatar,
 } from './oauth.ts';
 import {
@@ -182,27 +182,22 @@ export function createFake(): TikTokFake {
     oauth: new FakeOAuth({
       platform: 'tiktok',
       prefixes: { access: 'act.', refresh: 'rft.' },
-      defaultUser: () => ({
-        id: 'open-id-1',
-        username: 'herald',
-        displayName: 'Herald',
-        avatarPath: avatarPath('open-id-1'),
-        followers: 5300,
-        following: 12,
-        posts: 41,
-      }),
+      defaultUser: () =>
+        defaultAccount({
+          id: 'open-id-1',
+          username: 'herald',
+          displayName: 'Herald',
+          followers: 5300,
+          following: 12,
+          posts: 41,
+        }),
       makeUser: (name) => {
         const h = hashId(name, 32, 'tiktok').replace(/[-_]/g, '0').toLowerCase();
-        const id = `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
-        return {
-          id,
-          username: name,
-          displayName: name,
-          avatarPath: avatarPath(id),
-          followers: followersOf(name),
-          following: hashNumber(name, 700, 'following'),
-          posts: hashNumber(name, 300, 'posts'),
-        };
+        return namedAccount(
+          name,
+          `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`,
+          { following: hashNumber(name, 700, 'following'), posts: hashNumber(name, 300, 'posts') },
+        );
       },
     }),
     validTokens: new Set(['token']),

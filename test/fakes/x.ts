@@ -1,14 +1,14 @@
 import { textLength } from '#core/platforms';
 import {
   type AuthorizeSpec,
-  avatarPath,
   basicAuth,
+  defaultAccount,
   FakeOAuth,
   type FakeToken,
   type FakeUser,
-  followersOf,
   hashDigits,
   hashNumber,
+  namedAccount,
   serveAvatar,
 } from './oauth.ts';
 import {
@@ -657,27 +657,20 @@ export function createFake(): FakeX {
     name: 'x',
     oauth: new FakeOAuth({
       platform: 'x',
-      defaultUser: () => ({
-        id: '1500000000000000001',
-        username: 'acme',
-        displayName: 'Acme',
-        avatarPath: avatarPath('1500000000000000001'),
-        followers: 1200,
-        following: 80,
-        posts: 340,
-      }),
-      makeUser: (name) => {
-        const id = hashDigits(name, 19, 'x');
-        return {
-          id,
-          username: name,
-          displayName: name,
-          avatarPath: avatarPath(id),
-          followers: followersOf(name),
+      defaultUser: () =>
+        defaultAccount({
+          id: '1500000000000000001',
+          username: 'acme',
+          displayName: 'Acme',
+          followers: 1200,
+          following: 80,
+          posts: 340,
+        }),
+      makeUser: (name) =>
+        namedAccount(name, hashDigits(name, 19, 'x'), {
           following: hashNumber(name, 2000, 'following'),
           posts: hashNumber(name, 5000, 'posts'),
-        };
-      },
+        }),
     }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),

@@ -11,6 +11,7 @@ import {
   formOf,
   hashId,
   hashNumber,
+  namedAccount,
   serveAvatar,
 } from './oauth.ts';
 import {
@@ -213,18 +214,8 @@ export function createFake(): YouTubeFake {
         following: 0,
         posts: 87,
       }),
-      makeUser: (name) => {
-        const id = `1${String(hashNumber(name, 1e15, 'google')).padStart(20, '0')}`;
-        return {
-          id,
-          username: name,
-          displayName: name,
-          avatarPath: avatarPath(id),
-          followers: followersOf(name),
-          following: 0,
-          posts: 0,
-        };
-      },
+      makeUser: (name) =>
+        namedAccount(name, `1${String(hashNumber(name, 1e15, 'google')).padStart(20, '0')}`),
     }),
     validTokens: new Set(['token']),
     refreshTokens: new Set(['refresh']),
