@@ -102,6 +102,30 @@ const scopeOf = (body: Json, sep: RegExp) =>
     .split(sep)
     .filter(Boolean);
 
+/** RFC 6749 §2.3.1 in the body: a form POST carrying the client id (under `idField`) and secret. */
+const bodyCredentialsExchange =
+  (path: string, idField = 'client_id'): Flow['exchange'] =>
+  (a, code, o) =>
+    post(
+      path,
+      form({
+        [idField]: a.id,
+        client_secret: a.secret,
+        code,
+        grant_type: 'authorization_code',
+        redirect_uri: o.redirect ?? REDIRECT,
+        ...(o.verifier ? { code_verifier: o.verifier } : {}),
+      }),
+    );
+
+/** A refused client, as RFC 6749 §5.2 words it. */
+const refusedAs =
+  (status: number, error: string): Flow['refusedClient'] =>
+  async (res) => {
+    expect(res.status).toBe(status);
+    expect((await json(res)).error).toBe(error);
+  };
+
 const GRAPH_CODE_REFUSED = async (res: Response) => {
   expect(res.status).toBe(400);
   const b = await json(res);
@@ -149,10 +173,7 @@ const flows: Flow[] = [
         error_description: 'Value passed for the authorization code was invalid.',
       });
     },
-    refusedClient: async (res) => {
-      expect(res.status).toBe(401);
-      expect((await json(res)).error).toBe('unauthorized_client');
-    },
+    refusedClient: refusedAs(401, 'unauthorized_client'),
     denied: { error: 'access_denied' },
     revoke: (a, token) =>
       post('/x/2/oauth2/revoke', form({ token, token_type_hint: 'access_token' }), {
@@ -185,18 +206,7 @@ const flows: Flow[] = [
         code_challenge_method: o.challenge ? 'S256' : undefined,
         ...o.extra,
       })}`,
-    exchange: (a, code, o) =>
-      post(
-        '/linkedin/oauth/v2/accessToken',
-        form({
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: o.redirect ?? REDIRECT,
-          client_id: a.id,
-          client_secret: a.secret,
-          ...(o.verifier ? { code_verifier: o.verifier } : {}),
-        }),
-      ),
+    exchange: bodyCredentialsExchange('/linkedin/oauth/v2/accessToken'),
     access: (b) => String(b.access_token),
     granted: (b) => scopeOf(b, /,/),
     profile: (t) => get('/linkedin/v2/userinfo', { authorization: `Bearer ${t}` }),
@@ -207,10 +217,7 @@ const flows: Flow[] = [
       expect(b.error).toBe('invalid_request');
       expect(String(b.error_description)).toMatch(/^Unable to retrieve access token/);
     },
-    refusedClient: async (res) => {
-      expect(res.status).toBe(401);
-      expect((await json(res)).error).toBe('invalid_client');
-    },
+    refusedClient: refusedAs(401, 'invalid_client'),
     denied: { error: 'user_cancelled_authorize', error_description: 'The user cancelled the authorization' },
     revoke: (a, token) =>
       post('/linkedin/oauth/v2/revoke', form({ client_id: a.id, client_secret: a.secret, token })),
@@ -334,18 +341,7 @@ const flows: Flow[] = [
         code_challenge_method: o.challenge ? 'S256' : undefined,
         ...o.extra,
       })}`,
-    exchange: (a, code, o) =>
-      post(
-        '/tiktok/v2/oauth/token/',
-        form({
-          client_key: a.id,
-          client_secret: a.secret,
-          code,
-          grant_type: 'authorization_code',
-          redirect_uri: o.redirect ?? REDIRECT,
-          ...(o.verifier ? { code_verifier: o.verifier } : {}),
-        }),
-      ),
+    exchange: bodyCredentialsExchange('/tiktok/v2/oauth/token/', 'client_key'),
     access: (b) => String(b.access_token),
     granted: (b) => scopeOf(b, /,/),
     profile: (t) =>
@@ -359,10 +355,7 @@ const flows: Flow[] = [
       expect(['invalid_grant', 'invalid_request']).toContain(b.error);
       expect(b.log_id).toEqual(expect.any(String));
     },
-    refusedClient: async (res) => {
-      expect(res.status).toBe(401);
-      expect((await json(res)).error).toBe('invalid_client');
-    },
+    refusedClient: refusedAs(401, 'invalid_client'),
     denied: { error: 'access_denied' },
     revoke: (a, token) =>
       post('/tiktok/v2/oauth/revoke/', form({ client_key: a.id, client_secret: a.secret, token })),
@@ -394,18 +387,7 @@ const flows: Flow[] = [
         code_challenge_method: o.challenge ? 'S256' : undefined,
         ...o.extra,
       })}`,
-    exchange: (a, code, o) =>
-      post(
-        '/youtube/token',
-        form({
-          client_id: a.id,
-          client_secret: a.secret,
-          code,
-          grant_type: 'authorization_code',
-          redirect_uri: o.redirect ?? REDIRECT,
-          ...(o.verifier ? { code_verifier: o.verifier } : {}),
-        }),
-      ),
+    exchange: bodyCredentialsExchange('/youtube/token'),
     access: (b) => String(b.access_token),
     granted: (b) => scopeOf(b, / /),
     profile: (t) =>
@@ -415,10 +397,7 @@ const flows: Flow[] = [
       expect(res.status).toBe(400);
       expect(['invalid_grant', 'redirect_uri_mismatch']).toContain((await json(res)).error);
     },
-    refusedClient: async (res) => {
-      expect(res.status).toBe(401);
-      expect((await json(res)).error).toBe('invalid_client');
-    },
+    refusedClient: refusedAs(401, 'invalid_client'),
     denied: { error: 'access_denied' },
     revoke: (_a, token) => post('/youtube/revoke', form({ token })),
   },
@@ -513,10 +492,7 @@ const flows: Flow[] = [
       expect(res.status).toBe(400);
       expect((await json(res)).error).toBe('invalid_grant');
     },
-    refusedClient: async (res) => {
-      expect(res.status).toBe(401);
-      expect((await json(res)).error).toBe('invalid_client');
-    },
+    refusedClient: refusedAs(401, 'invalid_client'),
     denied: {
       error: 'access_denied',
       error_description: 'The resource owner or authorization server denied the request.',
