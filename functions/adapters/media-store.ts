@@ -9,7 +9,7 @@ import {
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { requireEnv } from '#shared/config';
+import { inLambda, requireEnv } from '#shared/config';
 import { s3 } from '#shared/s3';
 
 // The media bucket: presigned uploads, probing reads, posters, and the bytes connectors send.
@@ -47,7 +47,7 @@ export async function presignUpload(
  */
 function localUploadUrl(url: string): string {
   const origin = process.env.HERALD_LOCAL_UPLOAD_ORIGIN;
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME || !origin) return url;
+  if (inLambda() || !origin) return url;
   const u = new URL(url);
   return `${origin.replace(/\/+$/, '')}/_uploads${u.pathname}${u.search}`;
 }

@@ -11,7 +11,7 @@ import {
   uploadKeyOf,
 } from '#core/media';
 import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from '#core/media-types';
-import { mediaBaseUrl } from '#shared/config';
+import { inLambda, mediaBaseUrl } from '#shared/config';
 
 // createMediaUpload: a pending asset and its presigned PUT. The probe (completeMediaUpload) is in
 // complete-media-upload.ts, so this bundle carries neither image-size nor the ffprobe adapter.
@@ -21,7 +21,7 @@ import { mediaBaseUrl } from '#shared/config';
  * (tests of expired tickets); a Lambda (AWS_LAMBDA_FUNCTION_NAME set) never reads it.
  */
 function ticketSeconds(): number {
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) return TICKET_SECONDS;
+  if (inLambda()) return TICKET_SECONDS;
   const knob = Number(process.env.HERALD_UPLOAD_TICKET_SECONDS);
   return Number.isInteger(knob) && knob > 0 ? knob : TICKET_SECONDS;
 }

@@ -1,3 +1,4 @@
+import { inLambda } from '#shared/config';
 import { ForbiddenOriginError, PlatformError } from './types.ts';
 
 // HTTP for connectors: timeouts, JSON, and the mapping of HTTP failures onto our error taxonomy.
@@ -9,7 +10,7 @@ const TIMEOUT_MS = 15_000;
  * fake, but only in the local stack: a Lambda (AWS_LAMBDA_FUNCTION_NAME set) always uses the real one.
  */
 export function platformOrigin(name: string, real: string): string {
-  if (process.env.AWS_LAMBDA_FUNCTION_NAME) return real;
+  if (inLambda()) return real;
   return (process.env[`HERALD_PLATFORM_${name.toUpperCase()}_URL`] || real).replace(/\/+$/, '');
 }
 
