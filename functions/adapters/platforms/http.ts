@@ -133,11 +133,6 @@ export async function request<T = unknown>(
   return { status: res.status, headers: res.headers, body: body as T };
 }
 
-export const json = (value: unknown): { body: string; headers: Record<string, string> } => ({
-  body: JSON.stringify(value),
-  headers: { 'content-type': 'application/json' },
-});
-
 /** A 2xx answer, else the connector's error for it, named by method and path (without the query). */
 export function expectOk<R extends HttpResponse>(
   res: R,

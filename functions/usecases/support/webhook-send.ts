@@ -7,7 +7,13 @@ import {
 } from '#adapters/webhooks/safe-http';
 import { openSecret } from '#adapters/webhooks/secrets';
 import { signedHeaders } from '#core/webhook-signing';
-import { attemptError, type WebhookEndpointRecord, type WebhookEvent, webhookBody } from '#core/webhooks';
+import {
+  attemptError,
+  DELIVERY_TIMEOUT_MS,
+  type WebhookEndpointRecord,
+  type WebhookEvent,
+  webhookBody,
+} from '#core/webhooks';
 
 // Opening an endpoint's secrets and one signed POST: shared by the delivery worker and the test
 // delivery.
@@ -37,7 +43,11 @@ export async function sendSigned(
   const headers = signedHeaders(secrets, event.id, new Date(), body);
   const started = performance.now();
   try {
-    const res = await safePost(endpoint.url, body, headers, { ...webhookAddressPolicy(), resolver });
+    const res = await safePost(endpoint.url, body, headers, {
+      ...webhookAddressPolicy(),
+      resolver,
+      timeoutMs: DELIVERY_TIMEOUT_MS,
+    });
     return { statusCode: res.status, durationMs: res.durationMs, error: attemptError(res.status, null) };
   } catch (err) {
     const durationMs = Math.round(performance.now() - started);
