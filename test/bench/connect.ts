@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { machine, median, today } from './support.ts';
+import { countConsumedCapacity, machine, median, today } from './support.ts';
 
 // Connecting accounts and keeping them connected: what a connection costs in time on Herald's side
 // and in DynamoDB units, and what the channel sync costs per channel per day. The real use cases
@@ -39,8 +39,6 @@ export interface ConnectResult {
   sync: { profile: Units; renewal: Units; index: Units };
 }
 
-const WRITES = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
-
 export async function benchConnect(): Promise<ConnectResult> {
   const { startDynamo, ensureTable, dynamoCredentials, LOCAL_REGION } = await import(
     '../../bin/local/services.ts'
@@ -73,21 +71,7 @@ export async function benchConnect(): Promise<ConnectResult> {
     serveDataKeys(kms);
 
     const { dynamo: client } = await import('#shared/clients');
-    const consumed = { read: 0, write: 0 };
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
-        const out = await next(args);
-        const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-        for (const c of ([] as Array<{ CapacityUnits?: number }>).concat((cc as never) ?? [])) {
-          // DynamoDB Local reports CapacityUnits only; the command tells reads from writes.
-          if (WRITES.test(String(context.commandName))) consumed.write += c.CapacityUnits ?? 0;
-          else consumed.read += c.CapacityUnits ?? 0;
-        }
-        return out;
-      },
-      { step: 'initialize', name: 'consumedCapacity' },
-    );
+    const consumed = countConsumedCapacity(client);
     const measure = async <T>(fn: () => Promise<T>): Promise<{ value: T; units: Units }> => {
       consumed.read = 0;
       consumed.write = 0;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { RoundTripRow } from './round-trips.ts';
-import { machine, ROOT, table, today } from './support.ts';
+import { countConsumedCapacity, machine, ROOT, table, today } from './support.ts';
 
 // Cost model (issue 8): dollars per million requests of each API operation in AWS. DynamoDB read
 // and write units are measured, not estimated: the operations' real handlers run in-process
@@ -103,24 +103,7 @@ export async function benchCost(): Promise<CostResult> {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     });
     const { dynamo: client } = await import('#shared/clients');
-    const consumed = { read: 0, write: 0 };
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
-        const out = await next(args);
-        const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-        for (const c of (
-          [] as Array<{ ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number }>
-        ).concat((cc as never) ?? [])) {
-          // DynamoDB Local reports CapacityUnits only; the command tells reads from writes.
-          const units = c.CapacityUnits ?? (c.ReadCapacityUnits ?? 0) + (c.WriteCapacityUnits ?? 0);
-          if (WRITES.test(String(context.commandName))) consumed.write += units;
-          else consumed.read += units;
-        }
-        return out;
-      },
-      { step: 'initialize', name: 'consumedCapacity' },
-    );
+    const consumed = countConsumedCapacity(client);
     const admin = await import('#usecases/cli/admin');
     const { operations } = await import('#lib/operations');
     const { apiEvent, lambdaContext } = await import('../unit/support/fixtures.ts');
@@ -310,8 +293,6 @@ async function seed(orgId: string, createScheduled: () => Promise<unknown>): Pro
     });
   }
 }
-
-const WRITES = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
 
 /** An item's size as DynamoDB counts it: UTF-8 names and values, numbers by their digits. */
 export function itemSize(item: Record<string, unknown>): number {

@@ -678,3 +678,32 @@ async function startReceiver(): Promise<{
     },
   };
 }
+
+const WRITES = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
+
+/**
+ * Counts the capacity units a DynamoDB client consumes (ReturnConsumedCapacity on every call).
+ * DynamoDB Local reports CapacityUnits only; the command tells reads from writes.
+ */
+export function countConsumedCapacity(client: { middlewareStack: { add: (...args: never[]) => void } }): {
+  read: number;
+  write: number;
+} {
+  const consumed = { read: 0, write: 0 };
+  type Units = { ReadCapacityUnits?: number; WriteCapacityUnits?: number; CapacityUnits?: number };
+  const middleware =
+    (next: (args: { input: unknown }) => Promise<{ output: unknown }>, context: { commandName?: string }) =>
+    async (args: { input: unknown }) => {
+      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
+      const out = await next(args);
+      const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+      for (const c of ([] as Units[]).concat((cc as never) ?? [])) {
+        const units = c.CapacityUnits ?? (c.ReadCapacityUnits ?? 0) + (c.WriteCapacityUnits ?? 0);
+        if (WRITES.test(String(context.commandName))) consumed.write += units;
+        else consumed.read += units;
+      }
+      return out;
+    };
+  client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'consumedCapacity' } as never);
+  return consumed;
+}
