@@ -131,6 +131,10 @@ export async function saveConnectedChannel(args: {
           sealed,
           version: version + 1,
         },
+        // A refresh that wrote in between (version + 1 of its own) must not be overwritten with
+        // the same version: the connect reads again and retries (ConnectRaceError).
+        ConditionExpression: stored.Item ? 'version = :read' : 'attribute_not_exists(pk)',
+        ...(stored.Item ? { ExpressionAttributeValues: { ':read': version } } : {}),
       },
     },
     ...(channel.account_id
@@ -214,22 +218,24 @@ export async function leaseCredentials(
 }
 
 /**
- * Writes refreshed credentials under the lease (version + 1, lease released). False when the lease
- * was lost (it ran out and another process took over): the caller must not use what it wrote.
+ * Writes refreshed credentials as version + 1 and ends the refresh lease, if the stored version is
+ * still the one that was refreshed. The version, not the lease, is the condition: a refresher whose
+ * lease ran out still holds the only copy of a rotated refresh token, and its write is right as long
+ * as nobody wrote a newer version; if somebody did (a reconnect, a refresh after the lease ran out,
+ * a disconnect), false: the caller must not use what it could not write.
  */
 export async function saveLeasedCredentials(
   orgId: string,
   channelId: string,
-  lease: Lease,
+  version: number,
   credentials: Credentials,
 ): Promise<boolean> {
   const sealed = await sealCredentials(orgId, channelId, credentials);
   return updateIf({
     Key: keys.channelCredentials(orgId, channelId),
-    UpdateExpression: 'SET sealed = :sealed ADD version :one REMOVE lease, credentials',
-    ConditionExpression: 'lease.#token = :token',
-    ExpressionAttributeNames: { '#token': 'token' },
-    ExpressionAttributeValues: { ':sealed': sealed, ':one': 1, ':token': lease.token },
+    UpdateExpression: 'SET sealed = :sealed, version = :next REMOVE lease, credentials',
+    ConditionExpression: 'version = :v',
+    ExpressionAttributeValues: { ':sealed': sealed, ':v': version, ':next': version + 1 },
   });
 }
 

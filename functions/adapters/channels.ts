@@ -1,14 +1,6 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, parseWorkEntry } from '#adapters/keys';
-import {
-  fromItem,
-  ifConditionHolds,
-  isConditionFailure,
-  queryAll,
-  setClause,
-  TABLE_NAME,
-  transactIf,
-} from '#adapters/table';
+import { fromItem, ifConditionHolds, queryAll, setClause, TABLE_NAME, transactIf } from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { ddb } from '#shared/clients';
 
@@ -50,8 +42,10 @@ export async function channelOfAccount(
 
 /**
  * The channel's health after a sync or a failed delivery: the profile the platform reports, the
- * status and error, and when to look again. Written only if the channel is still connected by the
- * same connection it was read with (a reconnect or disconnect meanwhile wins).
+ * status and error, and when to look again (the sync index follows next_sync_at). Written only if
+ * the channel is still connected by the same connection it was read with (a reconnect or
+ * disconnect meanwhile wins): null then. A move to reauth_required makes the stream relay emit
+ * channel.reauth_required once.
  */
 export async function updateChannelHealth(
   rec: ChannelRecord,
@@ -74,10 +68,8 @@ export async function updateChannelHealth(
   const sync = next.next_sync_at ? keys.channelSync(next.next_sync_at, rec.org_id, rec.id) : null;
   const set: Record<string, unknown> = { ...patch, updated_at: now, ...(sync ?? {}) };
   const names: Record<string, string> = { '#st': 'status' };
-  const values: Record<string, unknown> = {
-    ':disconnected': 'disconnected',
-    ...(rec.connection_id ? { ':conn': rec.connection_id } : {}),
-  };
+  const values: Record<string, unknown> = {};
+  const condition = sameConnection(rec, values);
   const parts = setClause(set, names, values);
   return ifConditionHolds(async () => {
     await ddb.send(
@@ -85,9 +77,7 @@ export async function updateChannelHealth(
         TableName: TABLE_NAME,
         Key: keys.channel(rec.org_id, rec.id),
         UpdateExpression: `SET ${parts}${sync ? '' : ' REMOVE gsi2pk, gsi2sk'}`,
-        ConditionExpression: `attribute_exists(pk) AND #st <> :disconnected AND ${
-          rec.connection_id ? 'connection_id = :conn' : 'attribute_not_exists(connection_id)'
-        }`,
+        ConditionExpression: condition,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       }),
@@ -96,43 +86,27 @@ export async function updateChannelHealth(
   });
 }
 
-/** The platform refused the channel's tokens: it needs re-authorization (emits channel.reauth_required). */
-export async function markChannelReauthRequired(
-  orgId: string,
-  channelId: string,
-  error: string,
-  now: string,
-): Promise<void> {
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: keys.channel(orgId, channelId),
-        UpdateExpression:
-          'SET #s = :s, last_error = :e, last_sync_at = :now, updated_at = :now REMOVE gsi2pk, gsi2sk',
-        // A channel its owner disconnected stays disconnected.
-        ConditionExpression: 'attribute_exists(pk) AND #s <> :disconnected',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: {
-          ':s': 'reauth_required',
-          ':e': error.slice(0, 1000),
-          ':now': now,
-          ':disconnected': 'disconnected',
-        },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+/** The condition that the channel is still connected by the connection `rec` was read with. */
+function sameConnection(rec: ChannelRecord, values: Record<string, unknown>): string {
+  values[':disconnected'] = 'disconnected';
+  if (rec.connection_id) values[':conn'] = rec.connection_id;
+  return `attribute_exists(pk) AND #st <> :disconnected AND ${
+    rec.connection_id ? 'connection_id = :conn' : 'attribute_not_exists(connection_id)'
+  }`;
 }
 
 /**
  * Disconnects: the channel becomes `disconnected` (it stops counting against the plan's bound and
- * leaves the sync index) and its credentials are erased, in one transaction. The account's guard
- * stays: connecting the same account again revives this channel. False when it was already
- * disconnected (or is gone).
+ * leaves the sync index) and its credentials are erased, in one transaction — only while they are
+ * still at `credentialsVersion`, the version the caller revoked (a refresh in between rotated them:
+ * false, and the caller revokes the new ones). The account's guard stays: connecting the same
+ * account again revives this channel. False too when it was already disconnected (or is gone).
  */
-export async function disconnectChannel(rec: ChannelRecord, now: string): Promise<boolean> {
+export async function disconnectChannel(
+  rec: ChannelRecord,
+  now: string,
+  credentialsVersion: number,
+): Promise<boolean> {
   return transactIf([
     {
       Update: {
@@ -145,7 +119,14 @@ export async function disconnectChannel(rec: ChannelRecord, now: string): Promis
         ExpressionAttributeValues: { ':disconnected': 'disconnected', ':none': null, ':now': now },
       },
     },
-    { Delete: { TableName: TABLE_NAME, Key: keys.channelCredentials(rec.org_id, rec.id) } },
+    {
+      Delete: {
+        TableName: TABLE_NAME,
+        Key: keys.channelCredentials(rec.org_id, rec.id),
+        ConditionExpression: 'attribute_not_exists(pk) OR version = :v',
+        ExpressionAttributeValues: { ':v': credentialsVersion },
+      },
+    },
     {
       Update: {
         TableName: TABLE_NAME,

@@ -1,5 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { parseJson } from '#adapters/platforms/http';
+import { graphTokenError } from '#adapters/platforms/meta/errors';
 import { inLambda } from '#shared/config';
 
 // The one OAuth 2.0 client of Herald: authorization URLs, code exchange (PKCE where the platform
@@ -12,9 +13,15 @@ import { inLambda } from '#shared/config';
 //
 // Platforms that bend the standard are normalised in one place, the fetch this client uses:
 // LinkedIn and Threads answer tokens without token_type (added: bearer), Meta answers errors as
-// `{"error": {"message", "code"}}` (rewritten to RFC 6749's `error`/`error_description`), TikTok
-// answers some errors with HTTP 200 (made a 400), and ID tokens are dropped (Herald never signs
-// anyone in, so it neither needs nor validates them).
+// `{"error": {"message", "code"}}` and Pinterest as `{"code", "message"}` (both rewritten to RFC
+// 6749's `error`/`error_description`), TikTok answers some errors with HTTP 200 (made a 400), and ID
+// tokens are dropped (Herald never signs anyone in, so it neither needs nor validates them).
+//
+// Every refused call is classified by who can fix it (core/channel-health.ts): the person's grant
+// (`grant`), the operator's app (`client`), or nobody but time (`transient`). RFC 6749 §5.2 names
+// invalid_grant as the grant's refusal; invalid_client, unauthorized_client, invalid_request,
+// invalid_scope and unsupported_grant_type are about the client's request, so the operator's.
+// Platforms that answer a spent or revoked grant with another code declare it (`grantRefusals`).
 
 export type ClientAuthMethod = 'basic' | 'post' | 'tiktok';
 
@@ -38,6 +45,11 @@ export interface OAuthServer {
    * through the address-checked client). Default: fetch with a 15 s timeout.
    */
   fetch?: typeof fetch;
+  /**
+   * Answers besides RFC 6749's invalid_grant that mean "the grant (code or refresh token) is
+   * invalid, expired or revoked" on this server (X and LinkedIn answer invalid_request for it).
+   */
+  grantRefusals?: ReadonlyArray<{ error: string; description: RegExp }>;
 }
 
 /** The operator's app on a platform (or Herald's app on a Mastodon instance). */
@@ -59,14 +71,18 @@ export interface TokenSet {
 }
 
 /**
- * Why an OAuth call failed. `rejected`: the platform refused the grant, code or client (retrying
- * the same call cannot help; a refresh that is rejected means the channel must be reconnected).
- * `transient`: network, timeout, 5xx or 429 (worth another try later).
+ * Why an OAuth call failed, by who can fix it. `grant`: the platform refused the person's grant or
+ * code (a refused refresh means the person must connect again). `client`: it refused the
+ * operator's app or the request, or answered something that is not OAuth (the operator must act;
+ * the person's grant may be fine). `transient`: network, timeout, 5xx, 429 or the platform's
+ * throttling (worth another try later).
  */
+export type OAuthFault = 'grant' | 'client' | 'transient';
+
 export class OAuthError extends Error {
   override readonly name = 'OAuthError';
   constructor(
-    readonly kind: 'rejected' | 'transient',
+    readonly kind: OAuthFault,
     /** The platform's RFC 6749 error code, or ours (timeout, network, invalid_response). */
     readonly code: string,
     message: string,
@@ -121,10 +137,21 @@ async function normalized(res: Response): Promise<Response> {
   const body = { ...(json as Record<string, unknown>) };
   let status = res.status;
   if (typeof body.error === 'object' && body.error !== null) {
-    // Meta's Graph errors: {"error": {"message", "type", "code"}}.
-    const e = body.error as { message?: unknown; code?: unknown };
-    body.error = status >= 500 ? 'server_error' : 'invalid_grant';
-    body.error_description = `${String(e.message ?? 'refused')} (code ${String(e.code ?? '?')})`;
+    // Meta's Graph errors: {"error": {"message", "type", "code", "error_subcode"}}.
+    const e = body.error as { message?: unknown; code?: unknown; error_subcode?: unknown };
+    body.error = graphTokenError(status, body.error);
+    body.error_description = `${String(e.message ?? 'refused')} (code ${String(e.code ?? '?')}${
+      e.error_subcode ? `/${String(e.error_subcode)}` : ''
+    })`;
+  } else if (
+    body.error === undefined &&
+    status >= 400 &&
+    typeof body.code === 'number' &&
+    typeof body.message === 'string'
+  ) {
+    // Pinterest's {"code", "message"}: 401 is its client authentication failing (code 2).
+    body.error = status === 401 ? 'invalid_client' : status === 429 ? 'slow_down' : 'invalid_request';
+    body.error_description = `${body.message} (code ${body.code})`;
   }
   if (typeof body.error === 'string' && body.access_token === undefined && status < 300) status = 400;
   if (typeof body.access_token === 'string' && body.token_type === undefined) body.token_type = 'bearer';
@@ -146,38 +173,68 @@ function options(server: OAuthServer): oauth.TokenEndpointRequestOptions {
   };
 }
 
+/** RFC 6749 error codes (and the platforms' own) that mean "later", whatever the status. */
+const TRANSIENT_ERRORS = new Set([
+  'temporarily_unavailable',
+  'server_error',
+  'slow_down',
+  'rate_limit_exceeded',
+]);
+
+/** Who can fix a refused token-endpoint answer (see OAuthError). */
+export function faultOf(
+  server: Pick<OAuthServer, 'grantRefusals'>,
+  status: number,
+  error: string,
+  description = '',
+): OAuthFault {
+  if (status >= 500 || status === 429 || TRANSIENT_ERRORS.has(error)) return 'transient';
+  if (error === 'invalid_grant') return 'grant';
+  if (server.grantRefusals?.some((r) => r.error === error && r.description.test(description))) return 'grant';
+  return 'client';
+}
+
 /** Maps whatever oauth4webapi or the network threw onto OAuthError. */
 function failure(server: OAuthServer, what: string, err: unknown): OAuthError {
   if (err instanceof OAuthError) return err;
-  if (err instanceof oauth.ResponseBodyError) {
-    const transient = err.status >= 500 || err.status === 429 || err.error === 'temporarily_unavailable';
+  const said = (error: string, description?: string) =>
+    `${server.name}: ${what}: ${error}${description ? `: ${description}` : ''}`;
+  if (err instanceof oauth.ResponseBodyError)
     return new OAuthError(
-      transient ? 'transient' : 'rejected',
+      faultOf(server, err.status, err.error, err.error_description),
       err.error,
-      `${server.name}: ${what}: ${err.error}${err.error_description ? `: ${err.error_description}` : ''}`,
+      said(err.error, err.error_description),
+      err.status,
+    );
+  if (err instanceof oauth.WWWAuthenticateChallengeError) {
+    // RFC 6749 §5.2: a 401 for a client that authenticated with the Authorization header carries
+    // a WWW-Authenticate challenge; its `error` parameter (if any) says what was refused.
+    const params = err.cause[0]?.parameters ?? {};
+    const error = params.error ?? 'invalid_client';
+    return new OAuthError(
+      faultOf(server, err.status, error, params.error_description),
+      error,
+      said(error, params.error_description),
       err.status,
     );
   }
   if (err instanceof oauth.AuthorizationResponseError)
-    return new OAuthError(
-      'rejected',
-      err.error,
-      `${server.name}: ${what}: ${err.error}: ${err.error_description ?? ''}`,
-    );
+    return new OAuthError('grant', err.error, said(err.error, err.error_description ?? ''));
   const status = (err as { cause?: { status?: unknown } }).cause?.status;
   if (typeof status === 'number') {
+    // Not an OAuth answer (an HTML page, a proxy's error): a failing platform, else a malformed one.
     const transient = status >= 500 || status === 429;
     return new OAuthError(
-      transient ? 'transient' : 'rejected',
-      transient ? 'server_error' : 'invalid_request',
-      `${server.name}: ${what}: HTTP ${status}`,
+      transient ? 'transient' : 'client',
+      transient ? 'server_error' : 'invalid_response',
+      `${server.name}: ${what}: HTTP ${status} without an OAuth answer`,
       status,
     );
   }
   const name = (err as Error | undefined)?.name ?? '';
   if (name === 'ForbiddenAddressError')
     return new OAuthError(
-      'rejected',
+      'client',
       'forbidden_address',
       `${server.name}: ${what}: ${(err as Error).message}`,
     );
@@ -185,7 +242,8 @@ function failure(server: OAuthServer, what: string, err: unknown): OAuthError {
     return new OAuthError('transient', 'timeout', `${server.name}: ${what}: timed out`);
   if (err instanceof TypeError || (err as { code?: unknown })?.code === undefined)
     return new OAuthError('transient', 'network', `${server.name}: ${what}: ${(err as Error).message}`);
-  return new OAuthError('rejected', 'invalid_response', `${server.name}: ${what}: ${(err as Error).message}`);
+  // oauth4webapi refused the answer itself (a 200 that is not a token response, an HTML body…).
+  return new OAuthError('client', 'invalid_response', `${server.name}: ${what}: ${(err as Error).message}`);
 }
 
 function tokenSet(res: oauth.TokenEndpointResponse): TokenSet {
@@ -343,7 +401,7 @@ export async function revokeToken(
     await oauth.processRevocationResponse(res);
   } catch (err) {
     const e = failure(server, 'revocation', err);
-    if (e.kind === 'rejected' && (e.code === 'invalid_token' || e.code === 'invalid_grant')) return;
+    if (e.code === 'invalid_token' || e.code === 'invalid_grant') return;
     throw e;
   }
 }

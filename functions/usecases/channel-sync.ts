@@ -1,18 +1,21 @@
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
-import { dueChannels, markChannelReauthRequired, updateChannelHealth } from '#adapters/channels';
+import { dueChannels, updateChannelHealth } from '#adapters/channels';
 import { connectFor } from '#adapters/platforms/connect-registry';
 import { PlatformError } from '#adapters/platforms/types';
-import type { ChannelRecord } from '#core/accounts';
+import type { Platform } from '#core/platforms';
+import { platformAppRefused } from '#shared/alarms';
 import { logger } from '#shared/logger';
 import { nextSyncAt } from '#usecases/support/channel-connect';
+import { recordChannelFailure } from '#usecases/support/channel-health';
 import { channelTokens } from '#usecases/support/channel-tokens';
 
 // The channel sync (every 5 minutes in AWS; every 2 s in the local stack): keeps every connected
 // channel healthy without waiting for a post to find out. For each channel whose time has come it
 // renews the access token ahead of expiry and reads the profile again (handle, avatar, followers).
-// A grant the platform refuses makes the channel reauth_required (channel.reauth_required, once per
-// transition); a transient failure (5xx, timeout, 429) sets last_error, keeps it live and tries
-// again with a growing backoff.
+// A refusal is handled by who has to act (core/channel-health.ts): the person (reauth_required, one
+// channel.reauth_required event, looked at again hourly so a grant that was fine after all comes
+// back), the operator (live, last_error, one alarm line per platform and run), or time (live,
+// last_error, a growing backoff).
 
 /** Renew when the token has this long left (syncs are scheduled for that moment, see nextSyncAt). */
 const RENEW_WITHIN_MS = 30 * 60_000;
@@ -20,7 +23,7 @@ const RENEW_WITHIN_MS = 30 * 60_000;
 const LOOKBACK_DAYS = 7;
 const CONCURRENCY = 8;
 
-export type SyncResult = 'synced' | 'refreshed' | 'retrying' | 'reauth_required' | 'skipped';
+export type SyncResult = 'synced' | 'refreshed' | 'retrying' | 'reauth_required' | 'operator' | 'skipped';
 
 export async function syncDueChannels(now: Date): Promise<Record<SyncResult, number>> {
   const due = await dueChannels(now, LOOKBACK_DAYS);
@@ -29,24 +32,44 @@ export async function syncDueChannels(now: Date): Promise<Record<SyncResult, num
     refreshed: 0,
     retrying: 0,
     reauth_required: 0,
+    operator: 0,
     skipped: 0,
   };
+  const refused = new Map<Platform, { channels: number; error: string }>();
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, due.length) }, async () => {
       for (let i = next++; i < due.length; i = next++) {
         const { orgId, channelId } = due[i] as { orgId: string; channelId: string };
-        counts[await syncChannel(orgId, channelId, now)]++;
+        const outcome = await syncOne(orgId, channelId, now);
+        counts[outcome.result]++;
+        if (outcome.result === 'operator' && outcome.platform) {
+          const seen = refused.get(outcome.platform);
+          refused.set(outcome.platform, {
+            channels: (seen?.channels ?? 0) + 1,
+            error: seen?.error ?? outcome.error ?? '',
+          });
+        }
       }
     }),
   );
+  // One alarm line per platform, however many channels the operator's app failed.
+  for (const [platform, { channels, error }] of refused) platformAppRefused(platform, channels, error);
   return counts;
 }
 
 /** One channel: renew its token if it expires soon, read its profile, record its health. */
 export async function syncChannel(orgId: string, channelId: string, now: Date): Promise<SyncResult> {
+  return (await syncOne(orgId, channelId, now)).result;
+}
+
+async function syncOne(
+  orgId: string,
+  channelId: string,
+  now: Date,
+): Promise<{ result: SyncResult; platform?: Platform; error?: string }> {
   const { channel, credentials, version } = await getChannelWithCredentials(orgId, channelId);
-  if (!channel || channel.status === 'disconnected' || channel.status === 'reauth_required') return 'skipped';
+  if (!channel || channel.status === 'disconnected') return { result: 'skipped' };
   const redactor = credentialRedactor();
   redactor.remember(credentials);
   const tokens = channelTokens({
@@ -60,10 +83,24 @@ export async function syncChannel(orgId: string, channelId: string, now: Date): 
   let refreshed = false;
   try {
     const expires = Date.parse(String(credentials.expires_at ?? ''));
-    if (Number.isFinite(expires) && expires - now.getTime() <= RENEW_WITHIN_MS)
+    // A channel waiting for re-authorization tries its refresh token again: the refusal may have
+    // been the operator's app (since repaired) or a platform's passing mistake.
+    if (
+      (Number.isFinite(expires) && expires - now.getTime() <= RENEW_WITHIN_MS) ||
+      channel.status === 'reauth_required'
+    )
       refreshed = await tokens.refresh();
     const connect = await connectFor(channel.platform);
-    const account = await connect.profile(tokens.credentials);
+    let account: Awaited<ReturnType<typeof connect.profile>>;
+    try {
+      account = await connect.profile(tokens.credentials);
+    } catch (err) {
+      // The token refused: renew it once and look again, as a delivery would.
+      if (!(err instanceof PlatformError && err.category === 'auth_expired') || refreshed) throw err;
+      if (!(await tokens.refreshAfter401())) throw err;
+      refreshed = true;
+      account = await connect.profile(tokens.credentials);
+    }
     const at = now.toISOString();
     await updateChannelHealth(
       channel,
@@ -79,40 +116,26 @@ export async function syncChannel(orgId: string, channelId: string, now: Date): 
       },
       at,
     );
-    return refreshed ? 'refreshed' : 'synced';
+    return { result: refreshed ? 'refreshed' : 'synced' };
   } catch (err) {
-    const failure = err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message);
-    const message = redactor.redact(failure.message);
-    if (failure.category === 'auth_expired') {
-      await markChannelReauthRequired(orgId, channelId, message, now.toISOString());
-      logger.warn('channel needs re-authorization', {
-        channel_id: channelId,
+    const raw = err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message);
+    const help = raw.category === 'auth_expired' && tokens.unrenewable ? ` (${tokens.unrenewable})` : '';
+    const failure = new PlatformError(raw.category, redactor.redact(raw.message + help), raw.opts);
+    const remedy = await recordChannelFailure(channel, failure, now, { backoff: true });
+    if (remedy === 'retry')
+      logger.warn('channel sync failed; retrying later', {
+        channel_id: channel.id,
         platform: channel.platform,
-        error: message,
+        error: failure.message,
       });
-      return 'reauth_required';
-    }
-    await retryLater(channel, message, now);
-    return 'retrying';
+    const result: SyncResult =
+      remedy === 'reauthorize'
+        ? 'reauth_required'
+        : remedy === 'operator'
+          ? 'operator'
+          : remedy === 'retry'
+            ? 'retrying'
+            : 'skipped';
+    return { result, platform: channel.platform, error: failure.message };
   }
-}
-
-/** A transient failure: stay live, say what happened, look again after 1, 2, 4 … minutes (≤ 6 h). */
-async function retryLater(channel: ChannelRecord, message: string, now: Date): Promise<void> {
-  const failures = (channel.sync_failures ?? 0) + 1;
-  const wait = Math.min(6 * 3600_000, 60_000 * 2 ** (failures - 1));
-  logger.warn('channel sync failed; retrying later', {
-    channel_id: channel.id,
-    platform: channel.platform,
-    error: message,
-  });
-  await updateChannelHealth(
-    channel,
-    {
-      last_error: message.slice(0, 1000),
-      sync_failures: failures,
-      next_sync_at: new Date(now.getTime() + wait).toISOString(),
-    },
-    now.toISOString(),
-  );
 }

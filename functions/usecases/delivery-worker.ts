@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
-import { markChannelReauthRequired } from '#adapters/channels';
 import { getAssets } from '#adapters/media';
 import { readObject } from '#adapters/media-store';
 import { connectorFor } from '#adapters/platforms/index';
@@ -12,11 +11,14 @@ import {
 } from '#adapters/platforms/types';
 import { mutatePost } from '#adapters/posts';
 import { sendDelayed } from '#adapters/queues';
+import type { ChannelRecord } from '#core/accounts';
 import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
 import { mediaIdFromUrl } from '#core/media';
 import type { DeliveryMessage } from '#core/messages';
 import type { DeliveryRecord, PostRecord, VariantRecord } from '#core/posts';
+import { platformAppRefused } from '#shared/alarms';
 import { logger } from '#shared/logger';
+import { recordChannelFailure } from '#usecases/support/channel-health';
 import { channelTokens } from '#usecases/support/channel-tokens';
 
 /** The message could not be handled now; SQS redelivers it after its visibility timeout. */
@@ -29,7 +31,8 @@ export type DeliveryOutcome = 'published' | 'retrying' | 'failed' | 'skipped';
  * worker can send it meanwhile) → if an earlier attempt died mid-send, reconcile with the platform
  * first → publish through the channel's connector → record the outcome and the post's status.
  * Duplicated or stale messages find nothing to claim; a failed attempt is retried with backoff
- * (the platform's hint first) or fails for good; an auth failure marks the channel reauth_required.
+ * (the platform's hint first) or fails for good. A refusal is recorded on the channel by who must
+ * act (core/channel-health.ts): the person (reauth_required), the operator (an alarm), or time.
  */
 export async function deliver(
   msg: DeliveryMessage,
@@ -56,10 +59,17 @@ export async function deliver(
   let failure: PlatformError | null = null;
   /** The channel's credentials, and any the connector refreshed: never logged, never stored in errors. */
   const creds = credentialRedactor();
+  /** The channel as read, while it is connected (its health is recorded against this read). */
+  let connected: ChannelRecord | null = null;
+  let tokens: ReturnType<typeof channelTokens> | undefined;
   try {
+    if (!variant)
+      throw new PlatformError('system', `The post has no variant for channel ${msg.channel_id}.`, {
+        retryable: false,
+      });
     const { channel, credentials, version } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
     creds.remember(credentials);
-    if (!channel || channel.status === 'disconnected' || !variant) {
+    if (!channel || channel.status === 'disconnected') {
       // Disconnected by its owner: the post's scheduled deliveries to it fail until it is reconnected.
       throw new PlatformError(
         'auth_expired',
@@ -69,7 +79,8 @@ export async function deliver(
         },
       );
     }
-    const tokens = channelTokens({
+    connected = channel;
+    tokens = channelTokens({
       orgId: msg.org_id,
       channelId: msg.channel_id,
       platform: channel.platform,
@@ -104,7 +115,8 @@ export async function deliver(
   } catch (err) {
     const raw =
       err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
-    failure = new PlatformError(raw.category, creds.redact(raw.message), raw.opts);
+    const help = raw.category === 'auth_expired' && tokens?.unrenewable ? ` (${tokens.unrenewable})` : '';
+    failure = new PlatformError(raw.category, creds.redact(raw.message + help), raw.opts);
     logger.warn('delivery attempt failed', {
       post_id: msg.post_id,
       channel_id: msg.channel_id,
@@ -119,9 +131,9 @@ export async function deliver(
     return 'published';
   }
   const err = failure as PlatformError;
-  if (err.category === 'auth_expired') {
-    // A disconnected channel stays disconnected (the adapter's condition); any other needs re-authorization.
-    await markChannelReauthRequired(msg.org_id, msg.channel_id, err.message, clock().toISOString());
+  if (connected && (err.category === 'auth_expired' || err.opts.operator)) {
+    const remedy = await recordChannelFailure(connected, err, clock(), { backoff: false });
+    if (remedy === 'operator') platformAppRefused(connected.platform, 1, err.message);
   }
   const after = await updateClaimed(msg, claimId, clock, (d) =>
     deliveryFailed(

@@ -13,9 +13,10 @@ import { sessionApp } from '#usecases/support/channel-connect';
 /**
  * disconnectChannel. Primary course: revoke the channel's grant at the platform where the platform
  * offers that (best effort: a platform that is down does not keep the tokens alive here), then
- * erase the tokens and mark the channel `disconnected` in one write. Its scheduled posts keep their
- * schedule; their deliveries fail until the channel is connected again (same id). Repeating the call
- * answers the disconnected channel.
+ * erase the tokens and mark the channel `disconnected` in one write — conditioned on the tokens
+ * being the ones revoked: if a refresh rotated them meanwhile, the new ones are revoked and the
+ * write tried again. Its scheduled posts keep their schedule; their deliveries fail until the
+ * channel is connected again (same id). Repeating the call answers the disconnected channel.
  */
 export async function disconnectChannel(
   orgId: string,
@@ -24,12 +25,19 @@ export async function disconnectChannel(
   admitted: () => Promise<unknown>,
 ) {
   if (!isId('channel', id)) throw notFound('channel');
-  const { channel, credentials } = await getChannelWithCredentials(orgId, id);
+  let { channel, credentials, version } = await getChannelWithCredentials(orgId, id);
   if (!channel) throw notFound('channel');
   if (channel.status === 'disconnected') return toChannel(channel);
   await admitted();
-  await revoke(channel.platform, credentials, channel.id);
-  await disconnect(channel, now.toISOString());
+  for (let attempt = 0; ; attempt++) {
+    await revoke(channel.platform, credentials, channel.id);
+    if (await disconnect(channel, now.toISOString(), version)) break;
+    // Rotated by a refresh meanwhile (or disconnected by another request): look again.
+    ({ channel, credentials, version } = await getChannelWithCredentials(orgId, id));
+    if (!channel) throw notFound('channel');
+    if (channel.status === 'disconnected') return toChannel(channel);
+    if (attempt >= 3) throw new Error(`channel ${id}: its credentials kept changing while disconnecting`);
+  }
   return toChannel({ ...channel, status: 'disconnected', last_error: null });
 }
 

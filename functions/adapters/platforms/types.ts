@@ -87,7 +87,13 @@ export class PlatformError extends Error {
   constructor(
     readonly category: ErrorCategory,
     message: string,
-    readonly opts: { retryable?: boolean; retryAfterSeconds?: number; status?: number } = {},
+    readonly opts: {
+      retryable?: boolean;
+      retryAfterSeconds?: number;
+      status?: number;
+      /** The platform refused the operator's app, not the person's grant (core/channel-health.ts). */
+      operator?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = 'PlatformError';

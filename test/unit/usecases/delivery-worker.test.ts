@@ -452,14 +452,13 @@ describe('deliver: failed attempts', () => {
     });
     const updates = ddb.commandCalls(UpdateCommand);
     expect(updates).toHaveLength(1);
-    expect(updates[0]?.args[0].input).toMatchObject({
-      Key: keys.channel(ORG_ID, CH1.id),
-      ExpressionAttributeValues: { ':s': 'reauth_required' },
-    });
+    expect(updates[0]?.args[0].input).toMatchObject({ Key: keys.channel(ORG_ID, CH1.id) });
     expect(table.items.get(idOf(keys.channel(ORG_ID, CH1.id)))).toMatchObject({
       status: 'reauth_required',
       last_error: 'token revoked',
       last_sync_at: NOW.toISOString(),
+      // Still in the sync index: looked at again in an hour.
+      next_sync_at: new Date(NOW.getTime() + 3600_000).toISOString(),
     });
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
   });

@@ -68,6 +68,10 @@ export const connect: OAuthConnect = {
       clientAuth: 'post',
       pkce: false,
       scopeSeparator: ' ',
+      // LinkedIn answers a revoked or expired refresh token, and a spent code, with invalid_request.
+      grantRefusals: [
+        { error: 'invalid_request', description: /invalid, expired or revoked|authorization code expired/i },
+      ],
     }),
   // Organization pages need the Community Management API: add r_organization_admin and
   // w_organization_social to the platform app's scopes (herald platform-app set --scopes).

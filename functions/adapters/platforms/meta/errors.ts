@@ -36,6 +36,31 @@ const MEDIA_SUBCODES = new Set([2207004, 2207005, 2207009, 2207026, 2207052]);
 const TRANSIENT_CODES = new Set([1, 2, -1, -2]);
 const TRANSIENT_SUBCODES = new Set([2207001, 2207003, 2207008, 2207020, 2207027, 2207032, 2207053]);
 
+/** Meta's OAuth endpoints: the app is unknown (101) or its secret wrong (1, "Error validating client secret"). */
+const CLIENT_CODES = new Set([101]);
+/** Code 100's "the authorization code has expired / been used" (36007, 36009) and "invalid verification code" (36008). */
+const CODE_SUBCODES = new Set([36007, 36008, 36009]);
+
+/**
+ * A Graph error at Meta's token endpoints as the RFC 6749 `error` it amounts to, for the OAuth
+ * client's classification: the grant refused (190 and the other token codes, a spent code) →
+ * invalid_grant; throttling (4, 17, 32, 613, …, which Meta sends as 400/403, not 429) and its
+ * transient codes → temporarily_unavailable; the app refused → invalid_client; the rest →
+ * invalid_request (the request, so the operator's to look at).
+ */
+export function graphTokenError(status: number, error: GraphErrorBody): string {
+  const code = typeof error.code === 'number' ? error.code : undefined;
+  const sub = typeof error.error_subcode === 'number' ? error.error_subcode : undefined;
+  if (code !== undefined && AUTH_CODES.has(code)) return 'invalid_grant';
+  if (sub !== undefined && CODE_SUBCODES.has(sub)) return 'invalid_grant';
+  if ((code !== undefined && isThrottle(code)) || status === 429) return 'temporarily_unavailable';
+  if (code !== undefined && CLIENT_CODES.has(code)) return 'invalid_client';
+  if (code === 1 && /client secret|application/i.test(error.message ?? '')) return 'invalid_client';
+  if (status >= 500 || error.is_transient === true || (code !== undefined && TRANSIENT_CODES.has(code)))
+    return 'temporarily_unavailable';
+  return 'invalid_request';
+}
+
 /** The Graph error object of a response body, if it has one. */
 export function graphErrorOf(body: unknown): GraphErrorBody | undefined {
   const parsed = typeof body === 'string' ? parseJson(body) : body;

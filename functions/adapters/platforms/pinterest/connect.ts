@@ -43,6 +43,10 @@ export const connect: OAuthConnect = {
       pkce: false,
       scopeSeparator: ',',
       exchangeParams: { continuous_refresh: 'true' },
+      // Pinterest's {"code": 1, "message": "Invalid refresh token."} (see the OAuth client).
+      grantRefusals: [
+        { error: 'invalid_request', description: /^Invalid (refresh token|authorization code)/i },
+      ],
     }),
   scopes: ['boards:read', 'pins:read', 'pins:write', 'user_accounts:read'],
   required: ['boards:read', 'pins:write', 'user_accounts:read'],

@@ -1,4 +1,4 @@
-import { OAuthError, type TokenSet } from '../../oauth.ts';
+import { faultOf, OAuthError, type TokenSet } from '../../oauth.ts';
 import {
   accessToken,
   connectApi,
@@ -9,6 +9,7 @@ import {
 } from '../connect.ts';
 import { platformUrl, request } from '../http.ts';
 import { graphDetail } from '../meta/connect.ts';
+import { graphErrorOf, graphTokenError } from '../meta/errors.ts';
 import type { Credentials } from '../types.ts';
 
 // Threads: authorization code (no PKCE, client secret as a form field) for a short-lived token
@@ -46,10 +47,15 @@ async function getToken(path: string, params: Record<string, string>, what: stri
       extra: {},
     };
   }
-  const transient = res.status >= 500 || res.status === 429;
+  const graph = graphErrorOf(res.body);
+  const error = graph
+    ? graphTokenError(res.status, graph)
+    : res.status >= 500 || res.status === 429
+      ? 'server_error'
+      : 'invalid_response';
   throw new OAuthError(
-    transient ? 'transient' : 'rejected',
-    transient ? 'server_error' : 'invalid_grant',
+    faultOf({}, res.status, error),
+    error,
     `threads: ${what}: ${res.status} ${graphDetail(res)}`,
     res.status,
   );

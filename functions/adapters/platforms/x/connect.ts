@@ -44,6 +44,13 @@ export const connect: OAuthConnect = {
       clientAuth: 'basic',
       pkce: true,
       scopeSeparator: ' ',
+      // X answers a spent, revoked or unknown refresh token (or code) with invalid_request.
+      grantRefusals: [
+        {
+          error: 'invalid_request',
+          description: /^Value passed for the (token|authorization code) was invalid/i,
+        },
+      ],
     }),
   scopes: ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'],
   required: ['tweet.write', 'users.read', 'offline.access'],

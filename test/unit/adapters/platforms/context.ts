@@ -51,8 +51,8 @@ export function memoryTokens(
       return lease;
     },
     read: async () => stored,
-    async save(l, c) {
-      if (lease?.token !== l.token) return false;
+    async save(version, c) {
+      if (version !== stored.version) return false;
       stored = { credentials: c, version: stored.version + 1 };
       lease = null;
       saved.push(c);

@@ -261,13 +261,15 @@ describe('tokens', () => {
     expect(saved).toHaveLength(1);
   });
 
-  it('without the platform app a 401 cannot be renewed: a system error naming the missing app, not retried', async () => {
+  it('without the platform app a refused token cannot be renewed: auth_expired (the person must reconnect), the source says why', async () => {
     const { ctx } = context({}, null);
     ctx.credentials = { access_token: 'stale', refresh_token: 'refresh', account_id: AUTHOR };
     const err = await failure(connector.publish(ctx));
-    expect(err.category).toBe('system');
+    expect(err.category).toBe('auth_expired');
     expect(err.retryable).toBe(false);
-    expect(err.message).toMatch(/platform app is not configured/);
+    expect((ctx.tokens as unknown as { unrenewable: string }).unrenewable).toMatch(
+      /no linkedin platform app is configured/,
+    );
   });
 
   it('without a refresh token a 401 is auth_expired', async () => {
