@@ -64,6 +64,11 @@ export interface Operation {
   timeoutSeconds?: number;
   /** @default 1024 */
   memoryMb?: number;
+  /**
+   * The route's own throttle (requests per second, burst), under the stage's; API Gateway answers
+   * 429 past it, and so does the local front door. For routes anyone can call without a key.
+   */
+  throttle?: { rateLimit: number; burstLimit: number };
 }
 
 /** A function's timeout unless its entry says otherwise (CDK and the local stack alike). */
@@ -327,6 +332,8 @@ export const operations: readonly Operation[] = [
     access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
     // The code exchange and the accounts' profiles are calls to the platform.
     timeoutSeconds: 25,
+    // Public: people come back from consent pages one at a time; a flood of made-up states is cut here.
+    throttle: { rateLimit: 10, burstLimit: 20 },
   },
   {
     id: 'getOpenApi',

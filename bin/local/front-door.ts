@@ -29,6 +29,8 @@ interface Route {
   handler: Promise<Handler>;
   /** The function's timeout in AWS, so middy's early timeout behaves the same locally. */
   timeoutMs: number;
+  /** The route's throttle (the manifest's `throttle`): false when the request is refused. */
+  admit?: () => boolean;
 }
 
 /** A Lambda's handler, from its entry in the manifest (Node caches the module: one per process). */
@@ -117,12 +119,30 @@ export function buildEvent(
   };
 }
 
+/**
+ * API Gateway's route throttle: a token bucket of `burstLimit` tokens refilled at `rateLimit` per
+ * second; an empty bucket answers 429 before the integration runs.
+ */
+export function tokenBucket(limit: { rateLimit: number; burstLimit: number }, now = () => Date.now()) {
+  let tokens = limit.burstLimit;
+  let at = now();
+  return (): boolean => {
+    const t = now();
+    tokens = Math.min(limit.burstLimit, tokens + ((t - at) / 1000) * limit.rateLimit);
+    at = t;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
+}
+
 export function createFrontDoor(root: string, media?: LocalS3): Server {
   const mediaDoor = media ? createMediaDoor(media) : null;
   const routes: Route[] = operations.map((op) => ({
     op,
     handler: loadHandler(root, op.entry),
     timeoutMs: timeoutMsOf(op.timeoutSeconds),
+    ...(op.throttle ? { admit: tokenBucket(op.throttle) } : {}),
   }));
   const mcpRoute: Route = {
     op: { id: mcp.id, method: 'ANY', path: mcp.path },
@@ -154,6 +174,11 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
       if (body === null) {
         res.writeHead(413, { 'content-type': 'application/json', 'x-request-id': requestId });
         res.end(JSON.stringify({ message: 'Request Entity Too Large' }));
+        return;
+      }
+      if (route?.admit && !route.admit()) {
+        res.writeHead(429, { 'content-type': 'application/json', 'x-request-id': requestId });
+        res.end(JSON.stringify({ message: 'Too Many Requests' }));
         return;
       }
       const target = route ?? notFound;

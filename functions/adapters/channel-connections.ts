@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
 import type { Sealed } from '#adapters/sealed';
-import { fromItem, ifConditionHolds, isConditionFailure, setClause, TABLE_NAME } from '#adapters/table';
+import { fromItem, ifConditionHolds, isConditionFailure, setClause, TABLE_NAME, updateIf } from '#adapters/table';
 import type { ConnectionRecord } from '#core/connections';
 import { ddb } from '#shared/clients';
 
@@ -70,8 +70,20 @@ export async function putConnection(
   );
 }
 
-/** The session a callback's `state` names, once: a second use (a replay) finds nothing. */
+/**
+ * The session a callback's `state` names, once: a second use (a replay) finds nothing. A read comes
+ * first, so a made-up or spent state costs a read, not a (failed, but billed) conditional delete.
+ */
 export async function takeState(state: string): Promise<{ orgId: string; connectionId: string } | null> {
+  const known = await ddb.send(
+    new GetCommand({
+      TableName: TABLE_NAME,
+      Key: keys.oauthState(hashState(state)),
+      ConsistentRead: true,
+      ProjectionExpression: 'pk',
+    }),
+  );
+  if (!known.Item) return null;
   return ifConditionHolds(async () => {
     const res = await ddb.send(
       new DeleteCommand({
@@ -109,8 +121,11 @@ export async function advanceConnection(
   from: ConnectionRecord['status'],
   next: Partial<ConnectionRecord>,
   pending: Sealed | null,
+  /** The session keeps a grant until then: it joins the sync index for its cleanup (keys.connectionCleanup). */
+  opts: { cleanupAt?: string } = {},
 ): Promise<boolean> {
-  const set: Record<string, unknown> = { ...next, pending };
+  const cleanup = opts.cleanupAt ? keys.connectionCleanup(opts.cleanupAt, rec.org_id, rec.id) : null;
+  const set: Record<string, unknown> = { ...next, pending, ...(cleanup ?? {}) };
   const names: Record<string, string> = { '#status': 'status' };
   const values: Record<string, unknown> = { ':from': from };
   const parts = setClause(set, names, values);
@@ -119,7 +134,7 @@ export async function advanceConnection(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.connection(rec.org_id, rec.id),
-        UpdateExpression: `SET ${parts}`,
+        UpdateExpression: `SET ${parts}${cleanup ? '' : ' REMOVE gsi2pk, gsi2sk'}`,
         ConditionExpression: '#status = :from',
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
@@ -144,7 +159,7 @@ export function completeConnectionItem(
       TableName: TABLE_NAME,
       Key: keys.connection(rec.org_id, rec.id),
       UpdateExpression:
-        'SET #status = :connected, channel_id = :ch, updated_at = :at, pending = :none, accounts = :none',
+        'SET #status = :connected, channel_id = :ch, updated_at = :at, pending = :none, accounts = :none REMOVE gsi2pk, gsi2sk',
       ConditionExpression: '#status = :from',
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {
@@ -156,4 +171,18 @@ export function completeConnectionItem(
       },
     },
   };
+}
+
+/**
+ * Ends an expired account choice: its sealed grant and accounts are erased and it leaves the sync
+ * index (its status reads `expired` from its time). False when it was completed meanwhile.
+ */
+export async function endExpiredSelection(rec: ConnectionRecord, now: string): Promise<boolean> {
+  return updateIf({
+    Key: keys.connection(rec.org_id, rec.id),
+    UpdateExpression: 'SET pending = :none, accounts = :none, updated_at = :now REMOVE gsi2pk, gsi2sk',
+    ConditionExpression: '#status = :selecting AND expires_at <= :now',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':none': null, ':now': now, ':selecting': 'selecting_account' },
+  });
 }

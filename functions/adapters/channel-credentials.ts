@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
 import { isSealed, open, type Sealed, seal } from '#adapters/sealed';
-import { batchGet, fromItem, isConditionFailure, TABLE_NAME, updateIf } from '#adapters/table';
+import { batchGet, fromItem, ifConditionHolds, isConditionFailure, TABLE_NAME, updateIf } from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { redactCredentials } from '#core/credentials';
 import { ddb } from '#shared/clients';
@@ -45,6 +45,8 @@ async function opened(orgId: string, channelId: string, item: Record<string, unk
 export interface Lease {
   token: string;
   until: number;
+  /** Taken over from a refresher whose lease ran out (it may still be finishing). */
+  displaced?: boolean;
 }
 
 export interface ChannelCredentials {
@@ -207,14 +209,20 @@ export async function leaseCredentials(
   leaseMs: number,
 ): Promise<Lease | null> {
   const lease = { token: randomUUID(), until: Date.now() + leaseMs };
-  const taken = await updateIf({
-    Key: keys.channelCredentials(orgId, channelId),
-    UpdateExpression: 'SET lease = :lease',
-    ConditionExpression: 'version = :v AND (attribute_not_exists(lease) OR lease.#until < :now)',
-    ExpressionAttributeNames: { '#until': 'until' },
-    ExpressionAttributeValues: { ':lease': lease, ':v': version, ':now': Date.now() },
-  });
-  return taken ? lease : null;
+  const res = await ifConditionHolds(() =>
+    ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.channelCredentials(orgId, channelId),
+        UpdateExpression: 'SET lease = :lease',
+        ConditionExpression: 'version = :v AND (attribute_not_exists(lease) OR lease.#until < :now)',
+        ExpressionAttributeNames: { '#until': 'until' },
+        ExpressionAttributeValues: { ':lease': lease, ':v': version, ':now': Date.now() },
+        ReturnValues: 'UPDATED_OLD',
+      }),
+    ),
+  );
+  return res ? { ...lease, displaced: res.Attributes?.lease !== undefined } : null;
 }
 
 /**

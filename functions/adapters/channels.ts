@@ -138,12 +138,12 @@ export async function disconnectChannel(
   ]);
 }
 
-/** Channels whose sync is due: the sync index's day buckets from `days` back to today, up to `now`. */
-export async function dueChannels(
-  now: Date,
-  days: number,
-): Promise<Array<{ orgId: string; channelId: string }>> {
-  const out: Array<{ orgId: string; channelId: string }> = [];
+/**
+ * What the channel sync has to look at: the sync index's day buckets from `days` back to today, up
+ * to `now` — channels (`ch_…`) and sessions whose account choice expired (`conn_…`).
+ */
+export async function dueChannels(now: Date, days: number): Promise<Array<{ orgId: string; id: string }>> {
+  const out: Array<{ orgId: string; id: string }> = [];
   const until = `${now.toISOString()}#~`;
   await Promise.all(
     Array.from({ length: days + 1 }, async (_, i) => {
@@ -155,7 +155,7 @@ export async function dueChannels(
       });
       for (const item of items) {
         const e = parseWorkEntry(item.gsi2sk);
-        if (e) out.push({ orgId: e.orgId, channelId: e.id });
+        if (e) out.push({ orgId: e.orgId, id: e.id });
       }
     }),
   );

@@ -33,6 +33,14 @@ export const keys = {
     gsi2pk: `CHSYNC#${nextSyncAt.slice(0, 10)}`,
     gsi2sk: `${nextSyncAt}#${orgId}#${channelId}`,
   }),
+  /**
+   * A session holding a grant while the person picks an account: in the sync index at its expiry,
+   * so the channel sync revokes and erases what was never chosen.
+   */
+  connectionCleanup: (expiresAt: string, orgId: string, connectionId: string) => ({
+    gsi2pk: `CHSYNC#${expiresAt.slice(0, 10)}`,
+    gsi2sk: `${expiresAt}#${orgId}#${connectionId}`,
+  }),
   /** `day` is YYYY-MM-DD (UTC). */
   channelSyncBucket: (day: string) => ({ gsi2pk: `CHSYNC#${day}` }),
   /** A connection session (OAuth or app password) of an organization. */

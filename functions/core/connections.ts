@@ -34,6 +34,7 @@ export const CONNECTION_FAILURES = {
   account_mismatch: 'The account chosen is not the one of the channel being reconnected.',
   channel_limit: "The organization is at its plan's channel bound.",
   platform_unavailable: 'The platform could not be reached; start a new connection.',
+  server_error: 'Herald could not complete the connection; start a new one.',
 } as const;
 export type ConnectionFailure = keyof typeof CONNECTION_FAILURES;
 

@@ -3,7 +3,7 @@ import { oauthCallback } from '#usecases/oauth-callback';
 
 const html = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** GET /oauth/callback/{platform}: no API key (the one-time state names the session). */
+/** GET /oauth/callback/{platform}: no API key (the one-time state names the session); answers a person's browser. */
 export const handler = publicHandler(async (event) => {
   const outcome = await oauthCallback(
     event.pathParameters?.platform ?? '',
@@ -13,9 +13,10 @@ export const handler = publicHandler(async (event) => {
   const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' };
   if ('location' in outcome)
     return { statusCode: 303, headers: { ...headers, location: outcome.location }, body: '' };
-  const { title, message } = outcome.page;
+  // Always a page (never problem+json): a person's browser is reading it.
+  const { status, title, message } = outcome.page;
   return {
-    statusCode: 200,
+    statusCode: status,
     headers: {
       ...headers,
       'content-type': 'text/html; charset=utf-8',

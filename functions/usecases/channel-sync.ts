@@ -1,12 +1,16 @@
+import { openPending } from '#adapters/channel-connection-secrets';
+import { endExpiredSelection, getConnection } from '#adapters/channel-connections';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { dueChannels, updateChannelHealth } from '#adapters/channels';
 import { connectFor } from '#adapters/platforms/connect-registry';
 import { PlatformError } from '#adapters/platforms/types';
+import { isId } from '#core/ids';
 import type { Platform } from '#core/platforms';
 import { platformAppRefused } from '#shared/alarms';
 import { logger } from '#shared/logger';
 import { nextSyncAt } from '#usecases/support/channel-connect';
 import { recordChannelFailure } from '#usecases/support/channel-health';
+import { revokeUnkept } from '#usecases/support/channel-revoke';
 import { channelTokens } from '#usecases/support/channel-tokens';
 
 // The channel sync (every 5 minutes in AWS; every 2 s in the local stack): keeps every connected
@@ -23,7 +27,14 @@ const RENEW_WITHIN_MS = 30 * 60_000;
 const LOOKBACK_DAYS = 7;
 const CONCURRENCY = 8;
 
-export type SyncResult = 'synced' | 'refreshed' | 'retrying' | 'reauth_required' | 'operator' | 'skipped';
+export type SyncResult =
+  | 'synced'
+  | 'refreshed'
+  | 'retrying'
+  | 'reauth_required'
+  | 'operator'
+  | 'selection_expired'
+  | 'skipped';
 
 export async function syncDueChannels(now: Date): Promise<Record<SyncResult, number>> {
   const due = await dueChannels(now, LOOKBACK_DAYS);
@@ -33,6 +44,7 @@ export async function syncDueChannels(now: Date): Promise<Record<SyncResult, num
     retrying: 0,
     reauth_required: 0,
     operator: 0,
+    selection_expired: 0,
     skipped: 0,
   };
   const refused = new Map<Platform, { channels: number; error: string }>();
@@ -40,8 +52,10 @@ export async function syncDueChannels(now: Date): Promise<Record<SyncResult, num
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, due.length) }, async () => {
       for (let i = next++; i < due.length; i = next++) {
-        const { orgId, channelId } = due[i] as { orgId: string; channelId: string };
-        const outcome = await syncOne(orgId, channelId, now);
+        const { orgId, id } = due[i] as { orgId: string; id: string };
+        const outcome = isId('connection', id)
+          ? { result: await endSelection(orgId, id, now) }
+          : await syncOne(orgId, id, now);
         counts[outcome.result]++;
         if (outcome.result === 'operator' && outcome.platform) {
           const seen = refused.get(outcome.platform);
@@ -56,6 +70,20 @@ export async function syncDueChannels(now: Date): Promise<Record<SyncResult, num
   // One alarm line per platform, however many channels the operator's app failed.
   for (const [platform, { channels, error }] of refused) platformAppRefused(platform, channels, error);
   return counts;
+}
+
+/**
+ * A session whose account choice expired: the grant it kept for the choice is given back where that
+ * ends just this grant (usecases/support/channel-revoke.ts), and erased.
+ */
+async function endSelection(orgId: string, id: string, now: Date): Promise<SyncResult> {
+  const session = await getConnection(orgId, id);
+  const rec = session?.rec;
+  if (!rec || rec.status !== 'selecting_account' || Date.parse(rec.expires_at) > now.getTime())
+    return 'skipped';
+  const pending = await openPending(rec, session.pending);
+  await revokeUnkept(rec.platform, Object.values(pending?.grants ?? {}), rec.id);
+  return (await endExpiredSelection(rec, now.toISOString())) ? 'selection_expired' : 'skipped';
 }
 
 /** One channel: renew its token if it expires soon, read its profile, record its health. */

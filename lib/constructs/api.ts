@@ -1,6 +1,7 @@
 import { type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  CfnStage,
   HttpApi,
   HttpMethod,
   HttpRoute,
@@ -78,6 +79,19 @@ export class Api {
         format: ACCESS_LOG_FORMAT,
       },
     });
+
+    // Per-route throttles (the manifest's `throttle`), under the stage's.
+    const throttled = operations.filter((op) => op.throttle);
+    if (throttled.length)
+      (this.stage.node.defaultChild as CfnStage).routeSettings = Object.fromEntries(
+        throttled.map((op) => [
+          `${op.method} ${op.path}`,
+          {
+            throttlingRateLimit: op.throttle?.rateLimit,
+            throttlingBurstLimit: op.throttle?.burstLimit,
+          },
+        ]),
+      );
 
     for (const op of operations) {
       const fn = functions.make(op);

@@ -44,6 +44,12 @@ export interface OAuthConnect {
   refresh?: 'oauth' | ((credentials: Credentials, app: OAuthApp, server: OAuthServer) => Promise<TokenSet>);
   /** Revocation when it is not RFC 7009 at server.revoke (Meta: DELETE /me/permissions). */
   revoke?(credentials: Credentials, app: OAuthApp, server: OAuthServer): Promise<void>;
+  /**
+   * Revoking any token ends the person's whole authorization of the app (Google, TikTok), so every
+   * channel connected with that person's consent, in any organization: Herald then revokes only
+   * when the owner disconnects, never to clean up a connection that failed.
+   */
+  revokesAuthorization?: true;
 }
 
 export interface PasswordConnect {

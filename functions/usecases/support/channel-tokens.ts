@@ -110,12 +110,21 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
     return { connect, app, why: null };
   }
 
-  /** The grant was refused: unless another process renewed meanwhile (then its tokens are used). */
-  async function renewedElsewhere(): Promise<boolean> {
-    const now = await store.read();
-    if (now.version === version || !now.credentials.access_token) return false;
-    adopt(now.credentials, now.version);
-    return true;
+  /**
+   * The grant was refused: unless another process renewed meanwhile (then its tokens are used).
+   * `waitMs`: a refresher whose lease ran out may still be saving the rotated tokens that made the
+   * platform refuse ours; give it that long.
+   */
+  async function renewedElsewhere(waitMs = 0): Promise<boolean> {
+    for (let waited = 0; ; waited += 250) {
+      const now = await store.read();
+      if (now.version !== version && now.credentials.access_token) {
+        adopt(now.credentials, now.version);
+        return true;
+      }
+      if (waited >= waitMs) return false;
+      await sleep(250);
+    }
   }
 
   async function refreshWith(connect: OAuthConnect, app: OAuthApp): Promise<boolean> {
@@ -168,7 +177,7 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
       } catch (err) {
         await store.release(lease);
         if (!(err instanceof OAuthError)) throw err;
-        if (err.kind === 'grant' && (await renewedElsewhere())) return true;
+        if (err.kind === 'grant' && (await renewedElsewhere(lease.displaced ? WAIT_MS : 0))) return true;
         throw refusal(err);
       }
       if (await store.save(version, next)) {

@@ -62,4 +62,5 @@ export const connect: OAuthConnect = {
   },
   profile: (credentials) => me(credentials, credentials),
   refresh: 'oauth',
+  revokesAuthorization: true,
 };

@@ -57,4 +57,5 @@ export const connect: OAuthConnect = {
     return account(channel, credentials);
   },
   refresh: 'oauth',
+  revokesAuthorization: true,
 };
