@@ -130,7 +130,7 @@ async function syncOne(
       account = await connect.profile(tokens.credentials);
     }
     const at = now.toISOString();
-    await updateChannelHealth(
+    const written = await updateChannelHealth(
       channel,
       {
         handle: account.handle,
@@ -144,6 +144,8 @@ async function syncOne(
       },
       at,
     );
+    // Null: reconnected or disconnected meanwhile; what this look found is about the old grant.
+    if (!written) return { result: 'skipped' };
     return { result: refreshed ? 'refreshed' : 'synced' };
   } catch (err) {
     const raw = err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message);

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { DecryptCommand, GenerateDataKeyCommand, type KMSClient } from '@aws-sdk/client-kms';
+import {
+  DecryptCommand,
+  type DecryptCommandInput,
+  GenerateDataKeyCommand,
+  type GenerateDataKeyCommandInput,
+  type KMSClient,
+} from '@aws-sdk/client-kms';
 import type { AwsClientStub } from 'aws-sdk-client-mock';
 
 /**
@@ -8,22 +14,28 @@ import type { AwsClientStub } from 'aws-sdk-client-mock';
  * context (InvalidCiphertextException otherwise), as KMS does.
  */
 export function serveDataKeys(kms: AwsClientStub<KMSClient>): void {
-  kms.on(GenerateDataKeyCommand).callsFake((input) => {
-    const key = randomBytes(32);
-    const wrapped = Buffer.from(
-      JSON.stringify({ key: key.toString('base64'), ctx: input.EncryptionContext ?? {} }),
-    );
-    return { Plaintext: new Uint8Array(key), CiphertextBlob: new Uint8Array(wrapped), KeyId: input.KeyId };
-  });
-  kms.on(DecryptCommand).callsFake((input) => {
-    const { key, ctx } = JSON.parse(Buffer.from(input.CiphertextBlob as Uint8Array).toString()) as {
-      key: string;
-      ctx: Record<string, string>;
-    };
-    const same = (a: Record<string, string>, b: Record<string, string>) =>
-      JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
-    if (!same(ctx, input.EncryptionContext ?? {}))
-      throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
-    return { Plaintext: new Uint8Array(Buffer.from(key, 'base64')) };
-  });
+  kms.on(GenerateDataKeyCommand).callsFake(dataKey);
+  kms.on(DecryptCommand).callsFake(decrypt);
+}
+
+/** KMS's GenerateDataKey, as serveDataKeys answers it. */
+export function dataKey(input: GenerateDataKeyCommandInput) {
+  const key = randomBytes(32);
+  const wrapped = Buffer.from(
+    JSON.stringify({ key: key.toString('base64'), ctx: input.EncryptionContext ?? {} }),
+  );
+  return { Plaintext: new Uint8Array(key), CiphertextBlob: new Uint8Array(wrapped), KeyId: input.KeyId };
+}
+
+/** KMS's Decrypt, as serveDataKeys answers it. */
+export function decrypt(input: DecryptCommandInput) {
+  const { key, ctx } = JSON.parse(Buffer.from(input.CiphertextBlob as Uint8Array).toString()) as {
+    key: string;
+    ctx: Record<string, string>;
+  };
+  const same = (a: Record<string, string>, b: Record<string, string>) =>
+    JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
+  if (!same(ctx, input.EncryptionContext ?? {}))
+    throw Object.assign(new Error('InvalidCiphertextException'), { name: 'InvalidCiphertextException' });
+  return { Plaintext: new Uint8Array(Buffer.from(key, 'base64')) };
 }

@@ -18,6 +18,7 @@ import { nextSyncAt } from '#usecases/support/channel-connect';
 import { channelTokens } from '#usecases/support/channel-tokens';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
 import { useWorld } from '../faults/support/world.ts';
+import { admitted, connectFlow, LANDING } from '../support/connect-flow.ts';
 import { rejectedApiError } from '../support/errors.ts';
 import { ORG_ID, org, orgItem } from '../support/fixtures.ts';
 import { serveDataKeys } from '../support/kms.ts';
@@ -30,9 +31,7 @@ import { serveDataKeys } from '../support/kms.ts';
 const kms = mockClient(KMSClient);
 const world = useWorld();
 const PUBLIC = 'https://api.example.com';
-const LANDING = 'https://app.example.com/connected';
 const OAUTH: Platform[] = [...OAUTH_PLATFORMS];
-const admitted = async () => undefined;
 
 beforeEach(async () => {
   kms.reset();
@@ -46,46 +45,11 @@ beforeEach(async () => {
   }
 });
 
-const create = (body: Parameters<typeof createChannelConnection>[0]['body']) =>
-  createChannelConnection({ orgId: ORG_ID, body, requestHost: 'api.example.com', now: new Date(), admitted });
-
-/** The person at the platform's consent page: where the platform sends the browser back. */
-async function consent(authorizeUrl: string | null, extra: Record<string, string> = {}): Promise<URL> {
-  const url = new URL(String(authorizeUrl));
-  for (const [k, v] of Object.entries(extra)) url.searchParams.set(k, v);
-  const res = await fetch(url, { redirect: 'manual' });
-  expect(res.status, await res.clone().text()).toBe(302);
-  return new URL(String(res.headers.get('location')));
-}
-
-/** The browser arriving at Herald's callback; the landing URL it is sent on to. */
-async function callback(platform: string, back: URL): Promise<URL> {
-  const out = await oauthCallback(platform, Object.fromEntries(back.searchParams), new Date());
-  if (!('location' in out)) throw new Error(`no redirect: ${JSON.stringify(out)}`);
-  return new URL(out.location);
-}
-
-/** Session → consent → callback (→ the first account when several): the connected channel. */
-async function connect(platform: Platform, extra: Record<string, string> = {}, channelId?: string) {
-  const session = await create({
-    platform,
-    redirect_uri: LANDING,
-    ...(channelId ? { channel_id: channelId } : {}),
-    ...(platform === 'mastodon' ? { instance: world.fakes.url('mastodon') } : {}),
-  });
-  const landed = await callback(platform, await consent(session.authorize_url, extra));
-  let now = await getChannelConnection(ORG_ID, session.id, new Date());
-  if (now.status === 'selecting_account')
-    now = await selectChannelAccount(ORG_ID, session.id, now.accounts?.[0]?.id ?? '', new Date(), admitted);
-  return { session, landed, now };
-}
+const { create, consent, callback, connect, channelOf } = connectFlow(world);
 
 const oauthState = async () =>
   ((await (await fetch(`${world.fakes.origin}/__fakes/x/state`)).json()) as { oauth: { refreshes: number } })
     .oauth;
-
-const channelOf = (id: string) =>
-  world.table.get<ChannelRecord & Record<string, unknown>>(keys.channel(ORG_ID, id));
 
 describe('connecting each OAuth platform', () => {
   it.each(OAUTH)(
@@ -234,16 +198,15 @@ describe('bad input and failures', () => {
     expect(world.table.all('CHANNEL#')).toEqual([]);
   });
 
-  it('a replayed or unknown state is a 400, and a replay changes nothing', async () => {
+  it('a replayed or unknown state is a 400 page, and a replay changes nothing', async () => {
     const session = await create({ platform: 'x', redirect_uri: LANDING });
     const back = await consent(session.authorize_url);
     await callback('x', back);
-    const replay = await rejectedApiError(
-      oauthCallback('x', Object.fromEntries(back.searchParams), new Date()),
-    );
-    expect(replay).toMatchObject({ status: 400, code: 'invalid_request' });
-    const missing = await rejectedApiError(oauthCallback('x', { code: 'c' }, new Date()));
-    expect(missing.code).toBe('invalid_request');
+    // A person's browser reads the answer: a page, never problem+json.
+    const replay = await oauthCallback('x', Object.fromEntries(back.searchParams), new Date());
+    expect(replay).toMatchObject({ page: { status: 400, title: 'Link expired' } });
+    const missing = await oauthCallback('x', { code: 'c' }, new Date());
+    expect(missing).toMatchObject({ page: { status: 400 } });
     expect(world.table.all('CHANNEL#')).toHaveLength(1);
   });
 
