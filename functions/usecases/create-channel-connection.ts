@@ -15,7 +15,7 @@ import { ApiError, type FieldError, ValidationError } from '#core/errors';
 import { isId, newId } from '#core/ids';
 import type { Platform } from '#core/platforms';
 import type { CreateChannelConnectionInput } from '#core/requests';
-import { publicUrl } from '#shared/config';
+import { configuredPublicUrl, publicUrl } from '#shared/config';
 import {
   ConnectFailure,
   connectAccount,
@@ -110,12 +110,17 @@ export async function createChannelConnection(args: {
   let rec: ConnectionRecord;
   if (platform === 'mastodon') {
     const instance = instanceBase(String(body.instance));
-    const callback = `${publicUrl(args.requestHost)}/oauth/callback/mastodon`;
+    const ours = {
+      uri: `${publicUrl(args.requestHost)}/oauth/callback/mastodon`,
+      configured: configuredPublicUrl() !== undefined,
+    };
     await args.admitted();
-    const app = await instanceApp(instance, callback, connect.scopes).catch((err: unknown) => {
+    const app = await instanceApp(instance, ours, connect.scopes).catch((err: unknown) => {
       if (err instanceof ForbiddenOriginError) throw forbidden('/instance', err.message);
       throw err;
     });
+    // The app's own callback, which may name another host than this request's.
+    const callback = app.redirect_uri;
     const authorize = await authorizationUrl(
       connect.server(instance),
       { clientId: app.client_id, clientSecret: '', redirectUri: callback },

@@ -153,6 +153,51 @@ describe('connecting each OAuth platform', () => {
     expect(authorize.every((r) => r.query.get('code_challenge_method') === 'S256')).toBe(true);
   });
 
+  it('mastodon without a configured public URL: sessions on two hosts share the one registration and its callback', async () => {
+    // Arrange: the deployment answers on its API Gateway host and on a custom domain.
+    vi.stubEnv('HERALD_PUBLIC_URL', '');
+    const start = (requestHost: string) =>
+      createChannelConnection({
+        orgId: ORG_ID,
+        body: { platform: 'mastodon', instance: world.fakes.url('mastodon') },
+        requestHost,
+        now: new Date(),
+        admitted,
+      });
+
+    // Act
+    const a = await start('abc123.execute-api.eu-west-1.amazonaws.com');
+    const b = await start('api.example.com');
+    const c = await start('abc123.execute-api.eu-west-1.amazonaws.com');
+
+    // Assert
+    const apps = world.fakes.requests('mastodon').filter((r) => r.path === '/api/v1/apps');
+    expect(apps).toHaveLength(1);
+    const callbacks = [a, b, c].map(
+      (s) => (world.table.get(keys.connection(ORG_ID, s.id)) as { callback_uri: string }).callback_uri,
+    );
+    const redirects = [a, b, c].map((s) => new URL(String(s.authorize_url)).searchParams.get('redirect_uri'));
+    const registered = 'https://abc123.execute-api.eu-west-1.amazonaws.com/oauth/callback/mastodon';
+    expect(callbacks).toEqual([registered, registered, registered]);
+    expect(redirects).toEqual([registered, registered, registered]);
+    // The person approving on the second host's session comes back and connects.
+    const back = await consent(b.authorize_url);
+    await oauthCallback('mastodon', Object.fromEntries(back.searchParams), new Date());
+    expect((await getChannelConnection(ORG_ID, b.id, new Date())).status).toBe('connected');
+  });
+
+  it('mastodon: a configured public URL that changed registers Herald on the instance again', async () => {
+    await connect('mastodon');
+    vi.stubEnv('HERALD_PUBLIC_URL', 'https://herald.example.org');
+    const moved = await connect('mastodon', { fake_user: 'zoe' });
+    const again = await connect('mastodon', { fake_user: 'ada' });
+    expect([moved.now.status, again.now.status]).toEqual(['connected', 'connected']);
+    expect(world.fakes.requests('mastodon').filter((r) => r.path === '/api/v1/apps')).toHaveLength(2);
+    expect(world.table.get(keys.connection(ORG_ID, again.session.id))).toMatchObject({
+      callback_uri: 'https://herald.example.org/oauth/callback/mastodon',
+    });
+  });
+
   it('several accounts: the session waits in selecting_account with them, then connects the one picked', async () => {
     // Arrange: a YouTube user with two channels.
     const session = await create({ platform: 'youtube', redirect_uri: LANDING });
