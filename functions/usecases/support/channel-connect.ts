@@ -96,9 +96,11 @@ export async function instanceApp(
   instance: string,
   callback: { uri: string; configured: boolean },
   scopes: readonly string[],
+  /** The app as the caller already read it (undefined: read it here). */
+  knownApp?: Awaited<ReturnType<typeof getInstanceAppInfo>>,
 ) {
   const callbackUri = callback.uri;
-  const known = await getInstanceAppInfo(instance);
+  const known = knownApp === undefined ? await getInstanceAppInfo(instance) : knownApp;
   // Without a configured public URL every host the deployment answers on reaches the callback the
   // app was registered with: keep it, or a deployment reached under two hosts would re-register at
   // each switch. A configured URL that differs means the operator moved the deployment.
