@@ -31,8 +31,9 @@ import {
 } from '#usecases/support/channel-connect';
 
 /**
- * createChannelConnection. Primary course (OAuth platforms): check the request and that the
- * operator configured the platform's app, then store a session with a fresh `state` (and a PKCE
+ * createChannelConnection. Primary course (OAuth platforms): check the request (a `redirect_uri`
+ * lands on this machine or on an origin the organization allows, read now) and that the operator
+ * configured the platform's app, then store a session with a fresh `state` (and a PKCE
  * verifier where the platform supports it) and answer 201 with the `authorize_url` the person opens.
  * Mastodon: the app is Herald's own on the named instance, registered there on first use. Bluesky:
  * the app password is checked with the PDS at once and the session answers `connected`. With
