@@ -3,7 +3,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { ROLES } from '#core/accounts';
+import { type OrgSettings, ROLES } from '#core/accounts';
+import { landingOrigin } from '#core/connections';
 import { PLATFORMS } from '#core/constants';
 import { LIMIT_KEYS, type Limits, PLAN_NAMES as PLANS } from '#core/plans';
 import type { Platform } from '#core/platforms';
@@ -27,6 +28,8 @@ Commands:
   platform-app set  --platform P --client-id ID --client-secret S [--scopes a,b] [--public-url URL]
   platform-app list
   settings set    --org ORG --by USER [--dangerous-ops on|off] [--approval-required on|off]
+                  [--landing-origins URL,URL]  the origins connection sessions may send people
+                  back to (replaces the list; '' clears it; loopback needs none)
   plan set        --org ORG --plan P [--limits api_requests=N,burst=N,posts_per_month=N,channels=N]
   post approve    --org ORG --by USER --id POST_ID
 
@@ -62,6 +65,7 @@ const options = {
   limits: { type: 'string' },
   'dangerous-ops': { type: 'string' },
   'approval-required': { type: 'string' },
+  'landing-origins': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -207,13 +211,17 @@ async function run(argv: string[]): Promise<unknown> {
       case 'platform-app list':
         return (a: Admin) => a.platformApps();
       case 'settings set': {
-        const patch: Record<string, boolean> = {};
+        const patch: Partial<OrgSettings> = {};
         const d = onOff(values['dangerous-ops'], 'dangerous-ops');
         const r = onOff(values['approval-required'], 'approval-required');
         if (d !== undefined) patch.dangerous_ops = d;
         if (r !== undefined) patch.approval_required = r;
+        const origins = values['landing-origins'];
+        if (origins !== undefined) patch.landing_origins = landingOrigins(origins);
         if (!Object.keys(patch).length)
-          throw new UsageError('give --dangerous-ops on|off and/or --approval-required on|off');
+          throw new UsageError(
+            'give --dangerous-ops on|off, --approval-required on|off and/or --landing-origins URL,URL',
+          );
         const args = { orgId: need(values, 'org'), by: need(values, 'by'), patch };
         return (a: Admin) => a.setSettings(args);
       }
@@ -301,6 +309,23 @@ function parseLimits(value: string): Partial<Limits> {
     out[key] = Number(raw);
   }
   return out;
+}
+
+/** `https://app.example.com,http://localhost:5173`: each an origin, normalized; '' is none. */
+function landingOrigins(value: string): string[] {
+  const out = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((raw) => {
+      const origin = landingOrigin(raw);
+      if (!origin)
+        throw new UsageError(
+          `--landing-origins: ${raw} is not an origin; give scheme, host and port only, like https://app.example.com (no path, query, fragment or user name)`,
+        );
+      return origin;
+    });
+  return [...new Set(out)];
 }
 
 function email(value: string): string {

@@ -2,7 +2,16 @@ import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
 import type { Sealed } from '#adapters/sealed';
-import { fromItem, ifConditionHolds, isConditionFailure, setClause, TABLE_NAME, updateIf } from '#adapters/table';
+import {
+  batchGet,
+  fromItem,
+  ifConditionHolds,
+  isConditionFailure,
+  setClause,
+  TABLE_NAME,
+  updateIf,
+} from '#adapters/table';
+import type { ChannelRecord, Org } from '#core/accounts';
 import type { ConnectionRecord } from '#core/connections';
 import { ddb } from '#shared/clients';
 
@@ -30,6 +39,25 @@ export const pendingContext = (orgId: string, id: string) => ({
 });
 const ttl = (rec: ConnectionRecord) => Math.floor(Date.parse(rec.expires_at) / 1000) + 7 * 86_400;
 export const hashState = (state: string) => createHash('sha256').update(state).digest('hex');
+
+/**
+ * What a new session is checked against, in one round trip (strongly consistent, so a settings
+ * change applies from the next request): the organization when `org` (its landing origins), the
+ * channel to reconnect when `channelId`. No request when neither is wanted.
+ */
+export async function sessionContext(
+  orgId: string,
+  want: { org: boolean; channelId: string | null },
+): Promise<{ org: Org | null; channel: ChannelRecord | null }> {
+  const wanted = [
+    ...(want.org ? [keys.org(orgId)] : []),
+    ...(want.channelId ? [keys.channel(orgId, want.channelId)] : []),
+  ];
+  const items = wanted.length ? await batchGet(wanted) : [];
+  const org = items.find((i) => i?.entity === 'org');
+  const channel = items.find((i) => i?.entity === 'channel');
+  return { org: org ? fromItem<Org>(org) : null, channel: channel ? fromItem<ChannelRecord>(channel) : null };
+}
 
 /** Stores a new session; `state` (OAuth) becomes findable by the callback. */
 export async function putConnection(

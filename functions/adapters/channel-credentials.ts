@@ -3,7 +3,14 @@ import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
 import { isSealed, open, type Sealed, seal } from '#adapters/sealed';
-import { batchGet, fromItem, ifConditionHolds, isConditionFailure, TABLE_NAME, updateIf } from '#adapters/table';
+import {
+  batchGet,
+  fromItem,
+  ifConditionHolds,
+  isConditionFailure,
+  TABLE_NAME,
+  updateIf,
+} from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { redactCredentials } from '#core/credentials';
 import { ddb } from '#shared/clients';

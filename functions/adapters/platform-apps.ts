@@ -124,8 +124,10 @@ export async function getInstanceAppInfo(instance: string): Promise<InstanceAppI
 /**
  * Keeps the first app registered on an instance: of two connections that registered at once, the
  * second one's app is dropped and it uses the first (both apps work; only one is remembered).
+ * `replaceOther`: an app kept for another redirect URI is replaced (the operator moved the
+ * deployment's configured public URL); otherwise whatever app is kept wins.
  */
-export async function keepInstanceApp(app: InstanceApp): Promise<InstanceAppInfo> {
+export async function keepInstanceApp(app: InstanceApp, replaceOther: boolean): Promise<InstanceAppInfo> {
   const { client_secret, ...rest } = app;
   try {
     await ddb.send(
@@ -137,9 +139,12 @@ export async function keepInstanceApp(app: InstanceApp): Promise<InstanceAppInfo
           ...rest,
           secret: await seal(instanceContext(app.instance), client_secret),
         },
-        // A newer registration (the deployment's public URL changed) replaces one for another URI.
-        ConditionExpression: 'attribute_not_exists(pk) OR redirect_uri <> :uri',
-        ExpressionAttributeValues: { ':uri': app.redirect_uri },
+        ...(replaceOther
+          ? {
+              ConditionExpression: 'attribute_not_exists(pk) OR redirect_uri <> :uri',
+              ExpressionAttributeValues: { ':uri': app.redirect_uri },
+            }
+          : { ConditionExpression: 'attribute_not_exists(pk)' }),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );

@@ -13,6 +13,11 @@ export type Role = (typeof ROLES)[number];
 export interface OrgSettings {
   dangerous_ops: boolean;
   approval_required: boolean;
+  /**
+   * Origins (`https://app.example.com`) a connection session may send the person back to; loopback
+   * needs no entry. Absent on organizations created before the setting existed: none.
+   */
+  landing_origins?: string[];
 }
 
 export interface Org {
@@ -90,7 +95,17 @@ export const canMintKeys = (role: Role) => role === 'owner' || role === 'admin';
 export const canChangeSettings = (role: Role) => role === 'owner';
 export const canApprovePosts = (role: Role) => role === 'owner' || role === 'admin';
 
-export const defaultSettings = (): OrgSettings => ({ dangerous_ops: false, approval_required: false });
+export const defaultSettings = (): Required<OrgSettings> => ({
+  dangerous_ops: false,
+  approval_required: false,
+  landing_origins: [],
+});
+
+/** Every setting of the organization, the defaults standing in for those it was created without. */
+export const settingsOf = (org: Pick<Org, 'settings'>): Required<OrgSettings> => ({
+  ...defaultSettings(),
+  ...org.settings,
+});
 
 export function toChannel(rec: ChannelRecord) {
   return {

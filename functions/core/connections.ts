@@ -94,19 +94,43 @@ export function toConnection(rec: ConnectionRecord, now: number, channel: unknow
   };
 }
 
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+const LOOPBACK = new Set(['localhost', '[::1]']);
 
-/** Where a person may be sent at the end: https anywhere, http only to this machine (a CLI, a dev server). */
-export function acceptableRedirect(raw: string): boolean {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return false;
-  }
-  if (url.username || url.password || url.hash) return false;
-  if (url.protocol === 'https:') return true;
-  return url.protocol === 'http:' && (LOOPBACK.has(url.hostname) || /^127\./.test(url.hostname));
+/**
+ * `raw` as a URL a person may land on at all: http(s), no user name, password or fragment. Whether
+ * its origin is allowed is landingAllowed's question. Null when it cannot be one.
+ */
+export function landingUrl(raw: string): URL | null {
+  if (!URL.canParse(raw)) return null;
+  const url = new URL(raw);
+  if (!/^https?:$/.test(url.protocol) || url.username || url.password || url.hash) return null;
+  return url;
+}
+
+/**
+ * This machine (a CLI, a development server): localhost, 127.0.0.0/8, [::1], any port. The URL
+ * parser writes every IPv4 form as four decimal octets, so `127.evil.example` is no IPv4 here.
+ */
+export const isLoopback = (url: URL): boolean =>
+  LOOPBACK.has(url.hostname) || /^127(\.\d{1,3}){3}$/.test(url.hostname);
+
+/**
+ * Whether a session may send the person to `url`: loopback, or an origin the organization allows
+ * (scheme, host and port equal), so a key cannot turn Herald's domain into a redirector.
+ */
+export const landingAllowed = (url: URL, allowed: readonly string[]): boolean =>
+  isLoopback(url) || allowed.includes(url.origin);
+
+/**
+ * An entry of the organization's landing origins: `raw`'s origin (lower-cased, default port
+ * dropped) when it is an http(s) origin and nothing more — no path, query, fragment or user info.
+ */
+export function landingOrigin(raw: string): string | null {
+  if (!URL.canParse(raw)) return null;
+  const url = new URL(raw);
+  if (!/^https?:$/.test(url.protocol) || url.username || url.password) return null;
+  if (url.pathname !== '/' || url.search || url.hash) return null;
+  return url.origin;
 }
 
 /** The landing URL with the outcome: `?connection_id=…&status=…` (and `error` when it failed). */

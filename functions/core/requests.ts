@@ -165,7 +165,7 @@ const buildCreateChannelConnectionBody = () =>
     {
       id: 'CreateChannelConnectionRequest',
       description:
-        'OAuth platforms: `platform` and, optionally, `redirect_uri` (where the person lands at the end: https, or http on this machine). Mastodon adds `instance` (the server origin). Bluesky sends `credentials` (identifier, an app password, and the PDS `service`, default https://bsky.social) and is connected at once. `channel_id` reconnects that channel in place.',
+        'OAuth platforms: `platform` and, optionally, `redirect_uri` (where the person lands at the end: a URL on an origin the organization allows, or on this machine). Mastodon adds `instance` (the server origin). Bluesky sends `credentials` (identifier, an app password, and the PDS `service`, default https://bsky.social) and is connected at once. `channel_id` reconnects that channel in place.',
       example: { platform: 'linkedin', redirect_uri: 'https://app.example.com/connected' },
     },
   );

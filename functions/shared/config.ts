@@ -51,8 +51,14 @@ export function localSeconds(name: string): number | undefined {
  * came in on.
  */
 export function publicUrl(requestHost: string | undefined): string {
-  const configured = process.env.HERALD_PUBLIC_URL;
-  if (configured) return configured.replace(/\/+$/, '');
+  const configured = configuredPublicUrl();
+  if (configured) return configured;
   if (!requestHost) throw new Error('no public URL: set HERALD_PUBLIC_URL');
   return `https://${requestHost}`;
+}
+
+/** HERALD_PUBLIC_URL when the operator set one (no trailing slash); undefined otherwise. */
+export function configuredPublicUrl(): string | undefined {
+  const configured = process.env.HERALD_PUBLIC_URL;
+  return configured ? configured.replace(/\/+$/, '') : undefined;
 }

@@ -1,21 +1,25 @@
 import { sealPending } from '#adapters/channel-connection-secrets';
-import { putConnection } from '#adapters/channel-connections';
-import { getChannel } from '#adapters/channels';
+import { putConnection, sessionContext } from '#adapters/channel-connections';
 import { authorizationUrl, newCodeVerifier, newState } from '#adapters/oauth';
+import { getInstanceAppInfo } from '#adapters/platform-apps';
 import { connectFor } from '#adapters/platforms/connect-registry';
 import { ForbiddenOriginError, PlatformError } from '#adapters/platforms/types';
-import { toChannel } from '#core/accounts';
+import { type ChannelRecord, type Org, settingsOf, toChannel } from '#core/accounts';
 import {
-  acceptableRedirect,
   CONNECTION_TTL_MS,
   type ConnectionRecord,
+  isLoopback,
+  landingAllowed,
+  landingUrl,
+  OAUTH_PLATFORMS,
+  type OAuthPlatform,
   toConnection,
 } from '#core/connections';
 import { ApiError, type FieldError, ValidationError } from '#core/errors';
 import { isId, newId } from '#core/ids';
 import type { Platform } from '#core/platforms';
 import type { CreateChannelConnectionInput } from '#core/requests';
-import { publicUrl } from '#shared/config';
+import { configuredPublicUrl, publicUrl } from '#shared/config';
 import {
   ConnectFailure,
   connectAccount,
@@ -27,8 +31,9 @@ import {
 } from '#usecases/support/channel-connect';
 
 /**
- * createChannelConnection. Primary course (OAuth platforms): check the request and that the
- * operator configured the platform's app, then store a session with a fresh `state` (and a PKCE
+ * createChannelConnection. Primary course (OAuth platforms): check the request (a `redirect_uri`
+ * lands on this machine or on an origin the organization allows, read now) and that the operator
+ * configured the platform's app, then store a session with a fresh `state` (and a PKCE
  * verifier where the platform supports it) and answer 201 with the `authorize_url` the person opens.
  * Mastodon: the app is Herald's own on the named instance, registered there on first use. Bluesky:
  * the app password is checked with the PDS at once and the session answers `connected`. With
@@ -45,25 +50,19 @@ export async function createChannelConnection(args: {
   const platform = body.platform as Platform;
   const problems = checkFields(body);
   if (problems.length) throw new ValidationError(problems);
-  if (body.channel_id !== undefined) {
-    const channel = isId('channel', body.channel_id) ? await getChannel(orgId, body.channel_id) : null;
-    if (!channel)
-      throw new ValidationError([
-        {
-          pointer: '/channel_id',
-          code: 'unknown_channel',
-          message: 'No channel with that id in this organization.',
-        },
-      ]);
-    if (channel.platform !== platform)
-      throw new ValidationError([
-        {
-          pointer: '/channel_id',
-          code: 'platform_mismatch',
-          message: `Channel ${channel.id} is a ${channel.platform} channel.`,
-        },
-      ]);
-  }
+  const landing = body.redirect_uri === undefined ? null : landingUrl(body.redirect_uri);
+  const instance = platform === 'mastodon' ? instanceBase(String(body.instance)) : null;
+  // The app is read alongside the session's context, so checking the landing origin adds no
+  // sequential round trip; its 409 waits until the 400s are known.
+  const operatorApp = isOAuth(platform) ? requirePlatformApp(platform) : null;
+  const knownInstanceApp = instance ? getInstanceAppInfo(instance) : null;
+  for (const read of [operatorApp, knownInstanceApp]) read?.catch(() => undefined);
+  const context = await sessionContext(orgId, {
+    org: landing !== null && !isLoopback(landing),
+    channelId: body.channel_id !== undefined && isId('channel', body.channel_id) ? body.channel_id : null,
+  });
+  const refusals = [...landingProblems(landing, context.org), ...channelProblems(body, context.channel)];
+  if (refusals.length) throw new ValidationError(refusals);
   const id = newId('connection');
   const at = now.toISOString();
   const base: ConnectionRecord = {
@@ -108,14 +107,19 @@ export async function createChannelConnection(args: {
   const state = newState();
   const codeVerifier = newCodeVerifier();
   let rec: ConnectionRecord;
-  if (platform === 'mastodon') {
-    const instance = instanceBase(String(body.instance));
-    const callback = `${publicUrl(args.requestHost)}/oauth/callback/mastodon`;
+  if (platform === 'mastodon' && instance) {
+    const ours = {
+      uri: `${publicUrl(args.requestHost)}/oauth/callback/mastodon`,
+      configured: configuredPublicUrl() !== undefined,
+    };
     await args.admitted();
-    const app = await instanceApp(instance, callback, connect.scopes).catch((err: unknown) => {
+    const known = await knownInstanceApp;
+    const app = await instanceApp(instance, ours, connect.scopes, known).catch((err: unknown) => {
       if (err instanceof ForbiddenOriginError) throw forbidden('/instance', err.message);
       throw err;
     });
+    // The app's own callback, which may name another host than this request's.
+    const callback = app.redirect_uri;
     const authorize = await authorizationUrl(
       connect.server(instance),
       { clientId: app.client_id, clientSecret: '', redirectUri: callback },
@@ -123,7 +127,7 @@ export async function createChannelConnection(args: {
     );
     rec = { ...base, instance, callback_uri: callback, authorize_url: authorize };
   } else {
-    const app = await requirePlatformApp(platform);
+    const app = await (operatorApp ?? requirePlatformApp(platform));
     const authorize = await authorizationUrl(
       connect.server(),
       { clientId: app.client_id, clientSecret: '', redirectUri: app.redirect_uri },
@@ -136,14 +140,17 @@ export async function createChannelConnection(args: {
   return toConnection(rec, now.getTime());
 }
 
+const isOAuth = (platform: Platform): platform is OAuthPlatform =>
+  (OAUTH_PLATFORMS as readonly string[]).includes(platform);
+
 function checkFields(body: CreateChannelConnectionInput): FieldError[] {
   const out: FieldError[] = [];
   const field = (pointer: string, code: string, message: string) => out.push({ pointer, code, message });
-  if (body.redirect_uri !== undefined && !acceptableRedirect(body.redirect_uri))
+  if (body.redirect_uri !== undefined && !landingUrl(body.redirect_uri))
     field(
       '/redirect_uri',
       'invalid_redirect_uri',
-      'Must be an https URL, or http on this machine (localhost, 127.0.0.1, [::1]).',
+      'Must be an http or https URL without user name, password or fragment.',
     );
   if (body.platform === 'bluesky') {
     if (!body.credentials)
@@ -168,6 +175,43 @@ function checkFields(body: CreateChannelConnectionInput): FieldError[] {
     field('/instance', 'not_applicable', 'Only Mastodon takes an instance.');
   }
   return out;
+}
+
+/** The landing URL's origin must be loopback or one the organization allows (read just now). */
+function landingProblems(landing: URL | null, org: Org | null): FieldError[] {
+  if (!landing || isLoopback(landing)) return [];
+  // The key authenticated a moment ago; an organization gone since has nothing to connect.
+  if (!org) throw new ApiError('invalid_api_key', 'The API key is not valid.');
+  if (landingAllowed(landing, settingsOf(org).landing_origins)) return [];
+  return [
+    {
+      pointer: '/redirect_uri',
+      code: 'origin_not_allowed',
+      message: `${landing.origin} is not an allowed landing origin of this organization: the operator must allow it first (herald settings set --landing-origins). Loopback addresses need no allowing.`,
+    },
+  ];
+}
+
+/** The channel to reconnect must be one of the organization's, on the session's platform. */
+function channelProblems(body: CreateChannelConnectionInput, channel: ChannelRecord | null): FieldError[] {
+  if (body.channel_id === undefined) return [];
+  if (!channel)
+    return [
+      {
+        pointer: '/channel_id',
+        code: 'unknown_channel',
+        message: 'No channel with that id in this organization.',
+      },
+    ];
+  if (channel.platform !== body.platform)
+    return [
+      {
+        pointer: '/channel_id',
+        code: 'platform_mismatch',
+        message: `Channel ${channel.id} is a ${channel.platform} channel.`,
+      },
+    ];
+  return [];
 }
 
 /**

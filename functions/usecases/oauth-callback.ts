@@ -25,7 +25,9 @@ import {
 import { revokeUnkept } from '#usecases/support/channel-revoke';
 
 /** Where the callback sends the browser, or the page it shows (no redirect_uri, or no session). */
-export type CallbackOutcome = { location: string } | { page: { status: number; title: string; message: string } };
+export type CallbackOutcome =
+  | { location: string }
+  | { page: { status: number; title: string; message: string } };
 
 /** The shape of the states Herald issues (oauth4webapi: 32 random bytes, base64url). */
 const STATE = /^[A-Za-z0-9_-]{16,128}$/;
@@ -129,7 +131,10 @@ async function complete(
     const granted = tokens.scope ?? (connect.grantedScopes ? await connect.grantedScopes(tokens) : null);
     const missing = missingScopes(connect, granted);
     if (missing.length)
-      return failWith('missing_scopes', `The grant lacks ${missing.join(', ')}; connect again and allow them.`);
+      return failWith(
+        'missing_scopes',
+        `The grant lacks ${missing.join(', ')}; connect again and allow them.`,
+      );
     run.accounts = await connect.accounts(tokens, rec.instance ?? undefined);
   } catch (err) {
     if (!(err instanceof PlatformError)) throw err;
@@ -154,7 +159,11 @@ async function complete(
     // The grant is kept (sealed) for the choice; if the choice never comes, the channel sync
     // revokes and erases it once the session expires (usecases/channel-sync.ts).
     const sealed = await sealPending(rec, pending);
-    if (!(await advanceConnection(rec, 'awaiting_authorization', selecting, sealed, { cleanupAt: rec.expires_at })))
+    if (
+      !(await advanceConnection(rec, 'awaiting_authorization', selecting, sealed, {
+        cleanupAt: rec.expires_at,
+      }))
+    )
       throw new Error('the session changed while its callback ran');
     run.kept = true;
     return outcome({ ...rec, ...selecting } as ConnectionRecord, now);
@@ -222,7 +231,12 @@ function outcome(r: ConnectionRecord, now: Date): CallbackOutcome {
   return {
     page: {
       status: 200,
-      title: status === 'connected' ? 'Connected' : status === 'selecting_account' ? 'Almost there' : 'Not connected',
+      title:
+        status === 'connected'
+          ? 'Connected'
+          : status === 'selecting_account'
+            ? 'Almost there'
+            : 'Not connected',
       message:
         status === 'connected'
           ? 'The account is connected to Herald. You can close this window.'

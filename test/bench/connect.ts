@@ -94,6 +94,12 @@ export async function benchConnect(): Promise<ConnectResult> {
     const created = await admin.createOrg({ name: 'Connect', plan: 'agency', ownerEmail: 'c@example.com' });
     const orgId = created.org.id;
     await admin.setPlan({ orgId, plan: 'agency', limits: { channels: 10_000 } });
+    // The sessions land on the client's own site, which the organization allows.
+    await admin.setSettings({
+      orgId,
+      by: created.owner.id,
+      patch: { landing_origins: ['https://app.example.com'] },
+    });
     const platforms = OAUTH_PLATFORMS;
     for (const platform of platforms) {
       const app = FAKE_APPS[platform];

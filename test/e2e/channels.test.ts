@@ -207,6 +207,45 @@ describe('connecting through the API', () => {
     });
   });
 
+  it('lands only on origins the operator allowed with the CLI; loopback needs none', async () => {
+    // Arrange
+    const ws = await workspace([]);
+    const start = (redirect: string) =>
+      api<Connection>('POST', '/v1/channel-connections', {
+        key: ws.key,
+        body: { platform: 'linkedin', redirect_uri: redirect },
+      });
+    const settings = (origins: string) =>
+      cli('settings', 'set', '--org', ws.orgId, '--by', ws.ownerId, '--landing-origins', origins);
+
+    // Act
+    const before = await start('https://app.example.com/connected');
+    const allowing = await settings('https://App.example.com/');
+    const after = await start('https://app.example.com/connected');
+    const otherPort = await start('https://app.example.com:8443/connected');
+    const notAnOrigin = await settings('https://app.example.com/connected');
+    const loopback = await start(LANDING);
+
+    // Assert
+    expect(before.status).toBe(400);
+    expect(before.body).toMatchObject({
+      code: 'validation_failed',
+      errors: [
+        {
+          pointer: '/redirect_uri',
+          code: 'origin_not_allowed',
+          message: expect.stringContaining('operator must allow it'),
+        },
+      ],
+    });
+    expect(allowing.code, allowing.stderr).toBe(0);
+    expect(allowing.json).toMatchObject({ settings: { landing_origins: ['https://app.example.com'] } });
+    expect(after.status, after.text).toBe(201);
+    expect(otherPort.status).toBe(400);
+    expect(notAnOrigin.code).toBe(2);
+    expect(loopback.status, loopback.text).toBe(201);
+  });
+
   it('a denied consent fails the session and lands the browser with the error', async () => {
     const ws = await workspace([]);
     const created = await api<Connection>('POST', '/v1/channel-connections', {

@@ -17,10 +17,11 @@ import {
   type OrgSettings,
   type Plan,
   type Role,
+  settingsOf,
   toChannel,
   type User,
 } from '#core/accounts';
-import { OAUTH_PLATFORMS } from '#core/connections';
+import { landingOrigin, OAUTH_PLATFORMS } from '#core/connections';
 import { CREDENTIALS, redactCredentials } from '#core/credentials';
 import { ApiError } from '#core/errors';
 import { newId } from '#core/ids';
@@ -352,12 +353,31 @@ export async function platformApps() {
   };
 }
 
+/**
+ * `herald settings set` (owners). `landing_origins` replaces the list; each entry must be an
+ * http(s) origin and is stored normalized. Read on every createChannelConnection, so a change
+ * applies from the next request.
+ */
 export async function setSettings(args: { orgId: string; by: string; patch: Partial<OrgSettings> }) {
   await requireRole(args.orgId, args.by, canChangeSettings, 'changing workspace settings');
-  if (!Object.keys(args.patch).length)
-    throw new AdminError('nothing to set: give --dangerous-ops and/or --approval-required');
-  const org = await updateOrgSettings(args.orgId, args.patch, nowIso());
-  return { org_id: org.id, settings: org.settings };
+  const patch = { ...args.patch };
+  if (patch.landing_origins !== undefined) {
+    const origins = patch.landing_origins.map((raw) => {
+      const origin = landingOrigin(raw);
+      if (!origin)
+        throw new AdminError(
+          `${raw} is not an origin: give scheme, host and port only, like https://app.example.com`,
+        );
+      return origin;
+    });
+    patch.landing_origins = [...new Set(origins)];
+  }
+  if (!Object.keys(patch).length)
+    throw new AdminError(
+      'nothing to set: give --dangerous-ops, --approval-required and/or --landing-origins',
+    );
+  const org = await updateOrgSettings(args.orgId, patch, nowIso());
+  return { org_id: org.id, settings: settingsOf(org) };
 }
 
 /**
@@ -367,7 +387,7 @@ export async function setSettings(args: { orgId: string; by: string; patch: Part
 export async function setPlan(args: { orgId: string; plan: Plan; limits?: Partial<Limits> | undefined }) {
   await requireOrg(args.orgId);
   const org = await setOrgPlan(args.orgId, args.plan, args.limits ?? null, nowIso());
-  return { ...org, effective_limits: effectiveLimits(org.plan, org.limits) };
+  return { ...org, settings: settingsOf(org), effective_limits: effectiveLimits(org.plan, org.limits) };
 }
 
 /** needs_approval → scheduled or publishing (owners and admins). */

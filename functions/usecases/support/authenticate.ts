@@ -10,6 +10,9 @@ import type { Operation, Scope } from '#lib/operations';
 // effect within CACHE_TTL_MS on every container. Revocation does not wait for the cache: it is
 // written into the request gate (adapters/usage.ts), whose condition every API request passes, so
 // the next request of a revoked key is refused on every container.
+// Only keys found in the table are cached: a key unknown now may be minted a moment later and used
+// at once. The price is one GetItem per request with an unknown key; such requests never reach the
+// gate, so they cost no write.
 
 export const CACHE_TTL_MS = 30_000;
 const CACHE_MAX = 1_000;
@@ -60,8 +63,11 @@ async function load(
           limits: effectiveLimits(org.plan, org.limits),
         }
       : null;
-  if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
-  cache.set(hash, { ctx, expires: now + CACHE_TTL_MS });
+  // A revoked key stays revoked, so its refusal may be cached; a miss may not (above).
+  if (rec) {
+    if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
+    cache.set(hash, { ctx, expires: now + CACHE_TTL_MS });
+  }
   return { ctx, org };
 }
 

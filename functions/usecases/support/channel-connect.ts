@@ -87,12 +87,24 @@ export async function requirePlatformApp(platform: Platform) {
 }
 
 /**
- * Herald's app on a Mastodon instance, registered there on first use (POST /api/v1/apps). Raises
- * 502 platform_unavailable when the instance does not answer as a Mastodon instance.
+ * Herald's app on a Mastodon instance, registered there on first use (POST /api/v1/apps). Its
+ * `redirect_uri` is the callback sessions use. `callback.configured`: the URI comes from the
+ * operator's public URL, not from the request's Host. Raises 502 platform_unavailable when the
+ * instance does not answer as a Mastodon instance.
  */
-export async function instanceApp(instance: string, callbackUri: string, scopes: readonly string[]) {
-  const known = await getInstanceAppInfo(instance);
-  if (known && known.redirect_uri === callbackUri) return known;
+export async function instanceApp(
+  instance: string,
+  callback: { uri: string; configured: boolean },
+  scopes: readonly string[],
+  /** The app as the caller already read it (undefined: read it here). */
+  knownApp?: Awaited<ReturnType<typeof getInstanceAppInfo>>,
+) {
+  const callbackUri = callback.uri;
+  const known = knownApp === undefined ? await getInstanceAppInfo(instance) : knownApp;
+  // Without a configured public URL every host the deployment answers on reaches the callback the
+  // app was registered with: keep it, or a deployment reached under two hosts would re-register at
+  // each switch. A configured URL that differs means the operator moved the deployment.
+  if (known && (!callback.configured || known.redirect_uri === callbackUri)) return known;
   const res = await request<{ client_id?: string; client_secret?: string }>(
     'mastodon',
     `${instance}/api/v1/apps`,
@@ -118,14 +130,17 @@ export async function instanceApp(instance: string, callbackUri: string, scopes:
       'platform_unavailable',
       `The instance ${instance} did not register an app (HTTP ${res.status}); is it a Mastodon instance?`,
     );
-  return keepInstanceApp({
-    instance,
-    client_id: res.body.client_id,
-    client_secret: res.body.client_secret,
-    redirect_uri: callbackUri,
-    scopes: [...scopes],
-    created_at: new Date().toISOString(),
-  });
+  return keepInstanceApp(
+    {
+      instance,
+      client_id: res.body.client_id,
+      client_secret: res.body.client_secret,
+      redirect_uri: callbackUri,
+      scopes: [...scopes],
+      created_at: new Date().toISOString(),
+    },
+    callback.configured,
+  );
 }
 
 /** The scopes to request: the operator's configured ones, else the platform's defaults. */

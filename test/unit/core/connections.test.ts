@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  acceptableRedirect,
   type ConnectionRecord,
   connectionStatus,
+  isLoopback,
   landing,
+  landingAllowed,
+  landingOrigin,
+  landingUrl,
   toConnection,
 } from '#core/connections';
 
@@ -31,24 +34,81 @@ const rec = (patch: Partial<ConnectionRecord> = {}): ConnectionRecord => ({
   ...patch,
 });
 
-describe('acceptableRedirect', () => {
+describe('landingUrl', () => {
   it.each([
     'https://app.example.com/connected',
     'https://app.example.com:8443/a?b=c',
+    'http://app.example.com/done',
     'http://localhost:5173/done',
-    'http://127.0.0.1:40000/connected',
     'http://[::1]:3000/',
-  ])('accepts %s', (url) => expect(acceptableRedirect(url)).toBe(true));
+  ])('takes %s as a URL a person may land on', (url) => expect(landingUrl(url)?.href).toBe(url));
 
   it.each([
-    'http://app.example.com/done',
-    'http://10.0.0.5/done',
     'javascript:alert(1)',
     'https://user:pass@app.example.com/',
     'https://app.example.com/#fragment',
     'ftp://app.example.com/',
     'not a url',
-  ])('refuses %s', (url) => expect(acceptableRedirect(url)).toBe(false));
+  ])('refuses %s', (url) => expect(landingUrl(url)).toBeNull());
+});
+
+describe('isLoopback', () => {
+  it.each([
+    'http://localhost:5173/done',
+    'https://localhost/',
+    'http://127.0.0.1:40000/connected',
+    'http://127.8.9.10/',
+    'http://0x7f.1/',
+    'http://[::1]:3000/',
+  ])('%s is this machine', (url) => expect(isLoopback(new URL(url))).toBe(true));
+
+  it.each([
+    'http://127.evil.example/',
+    'http://127.0.0.1.evil.example/',
+    'http://localhost.evil.example/',
+    'http://10.0.0.5/done',
+    'https://app.example.com/',
+  ])('%s is not', (url) => expect(isLoopback(new URL(url))).toBe(false));
+});
+
+describe('landingAllowed', () => {
+  const allowed = ['https://app.example.com', 'https://staging.example.com:8443'];
+
+  it.each([
+    'https://app.example.com/connected?tab=1',
+    'https://APP.example.com:443/x',
+    'https://staging.example.com:8443/',
+    'http://127.0.0.1:9/connected',
+  ])('allows %s', (url) => expect(landingAllowed(new URL(url), allowed)).toBe(true));
+
+  it.each([
+    'http://app.example.com/connected',
+    'https://app.example.com:8443/connected',
+    'https://staging.example.com/',
+    'https://evil.app.example.com/',
+    'https://app.example.com.evil.example/',
+  ])('refuses %s (scheme, host and port must all match)', (url) =>
+    expect(landingAllowed(new URL(url), allowed)).toBe(false),
+  );
+});
+
+describe('landingOrigin', () => {
+  it.each([
+    ['https://app.example.com', 'https://app.example.com'],
+    ['https://App.Example.com/', 'https://app.example.com'],
+    ['https://app.example.com:443', 'https://app.example.com'],
+    ['http://intranet.example:8080', 'http://intranet.example:8080'],
+  ])('%s is stored as %s', (raw, origin) => expect(landingOrigin(raw)).toBe(origin));
+
+  it.each([
+    'https://app.example.com/connected',
+    'https://app.example.com/?a=b',
+    'https://app.example.com/#x',
+    'https://user@app.example.com',
+    'ftp://app.example.com',
+    'app.example.com',
+    '',
+  ])('refuses %s', (raw) => expect(landingOrigin(raw)).toBeNull());
 });
 
 describe('connectionStatus', () => {

@@ -224,13 +224,21 @@ describe('oauthCallback (no API key)', () => {
     })
     .filter((q) => q.state !== CALLBACK.state);
 
-  it('answers 400 invalid_request to any callback whose state names no session: unmetered, nothing changed', async () => {
+  it('answers a 400 page to any callback whose state names no session: unmetered, nothing changed', async () => {
     await fc.assert(
       fc.asyncProperty(platform, query, headers, async (p, q, h) => {
         const o = await send({ op: 'oauthCallback', params: { platform: p }, query: q, headers: h });
-        expectRefused(o, { status: 400, code: 'invalid_request' });
-        // Taking an unknown state is a refused conditional delete; nothing else is read.
-        expect(o.businessReads, JSON.stringify(q)).toEqual([]);
+        // A person's browser reads it: a page, never problem+json, never a 5xx.
+        expect(o.crash).toBeUndefined();
+        expect(o.res?.statusCode).toBe(400);
+        expect(o.res?.headers?.['content-type']).toBe('text/html; charset=utf-8');
+        expect(o.res?.body).toContain('Nothing was connected');
+        expect(o.tableChanged).toBe(false);
+        // A state of the shape Herald issues costs one read of the state; any other none at all.
+        const issuedShape = /^[A-Za-z0-9_-]{16,128}$/.test(q.state ?? '');
+        expect(o.businessReads, JSON.stringify(q)).toEqual(
+          issuedShape ? [expect.stringMatching(/^GetItem OAUTHSTATE#/)] : [],
+        );
       }),
       runs(50),
     );

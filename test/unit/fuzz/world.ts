@@ -223,7 +223,7 @@ const PLATFORM_APP = {
   updated_at: CREATED_AT,
 } as const;
 
-/** Where the sessions send the person at the end (https, so acceptableRedirect holds). */
+/** Where the sessions send the person at the end: on an origin ORG_ID allows. */
 export const LANDING = 'https://app.example/connected';
 const FAR = '2099-01-01T00:00:00.000Z';
 
@@ -242,7 +242,7 @@ const SEED: Item[] = [
   ...Object.values(KEYS)
     .filter((k) => k !== KEYS.unknown)
     .map(apiKeyItem),
-  orgItem(org({ dangerous_ops: true })),
+  orgItem(org({ dangerous_ops: true, landing_origins: [new URL(LANDING).origin] })),
   orgItem(org({}, OTHER_ORG_ID)),
   orgItem({ ...org({}, FREE_ORG_ID), plan: 'free' }),
   orgItem(org({ dangerous_ops: false }, CAUTIOUS_ORG_ID)),

@@ -14,6 +14,8 @@ import { ORG_ID } from './fixtures.ts';
 // contract fakes: a session, the consent page, the callback, the account choice.
 
 export const LANDING = 'https://app.example.com/connected';
+/** The organization's settings that allow LANDING's origin (a session may send people nowhere else but loopback). */
+export const ALLOWS_LANDING = { landing_origins: ['https://app.example.com'] };
 export const admitted = async () => undefined;
 
 type World = { table: FakeDynamo; fakes: FakePlatforms };

@@ -8,7 +8,14 @@ import type { ChannelRecord } from '#core/accounts';
 import { OAUTH_PLATFORMS } from '#core/connections';
 import type { Platform } from '#core/platforms';
 import { syncChannel, syncDueChannels } from '#usecases/channel-sync';
-import { AdminError, connectChannel, setPlatformApp } from '#usecases/cli/admin';
+import {
+  AdminError,
+  addOrgUser,
+  connectChannel,
+  createOrg,
+  setPlatformApp,
+  setSettings,
+} from '#usecases/cli/admin';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 import { disconnectChannel } from '#usecases/disconnect-channel';
 import { getChannelConnection } from '#usecases/get-channel-connection';
@@ -18,7 +25,7 @@ import { nextSyncAt } from '#usecases/support/channel-connect';
 import { channelTokens } from '#usecases/support/channel-tokens';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
 import { useWorld } from '../faults/support/world.ts';
-import { admitted, connectFlow, LANDING } from '../support/connect-flow.ts';
+import { ALLOWS_LANDING, admitted, connectFlow, LANDING } from '../support/connect-flow.ts';
 import { rejectedApiError } from '../support/errors.ts';
 import { ORG_ID, org, orgItem } from '../support/fixtures.ts';
 import { serveDataKeys } from '../support/kms.ts';
@@ -38,7 +45,7 @@ beforeEach(async () => {
   serveDataKeys(kms);
   clearOpened();
   vi.stubEnv('HERALD_PUBLIC_URL', PUBLIC);
-  world.table.seed(orgItem(org()));
+  world.table.seed(orgItem(org(ALLOWS_LANDING)));
   for (const platform of OAUTH) {
     const app = FAKE_APPS[platform];
     await setPlatformApp({ platform, clientId: app.clientId, clientSecret: app.clientSecret });
@@ -117,6 +124,51 @@ describe('connecting each OAuth platform', () => {
     expect(authorize.every((r) => r.query.get('code_challenge_method') === 'S256')).toBe(true);
   });
 
+  it('mastodon without a configured public URL: sessions on two hosts share the one registration and its callback', async () => {
+    // Arrange: the deployment answers on its API Gateway host and on a custom domain.
+    vi.stubEnv('HERALD_PUBLIC_URL', '');
+    const start = (requestHost: string) =>
+      createChannelConnection({
+        orgId: ORG_ID,
+        body: { platform: 'mastodon', instance: world.fakes.url('mastodon') },
+        requestHost,
+        now: new Date(),
+        admitted,
+      });
+
+    // Act
+    const a = await start('abc123.execute-api.eu-west-1.amazonaws.com');
+    const b = await start('api.example.com');
+    const c = await start('abc123.execute-api.eu-west-1.amazonaws.com');
+
+    // Assert
+    const apps = world.fakes.requests('mastodon').filter((r) => r.path === '/api/v1/apps');
+    expect(apps).toHaveLength(1);
+    const callbacks = [a, b, c].map(
+      (s) => (world.table.get(keys.connection(ORG_ID, s.id)) as { callback_uri: string }).callback_uri,
+    );
+    const redirects = [a, b, c].map((s) => new URL(String(s.authorize_url)).searchParams.get('redirect_uri'));
+    const registered = 'https://abc123.execute-api.eu-west-1.amazonaws.com/oauth/callback/mastodon';
+    expect(callbacks).toEqual([registered, registered, registered]);
+    expect(redirects).toEqual([registered, registered, registered]);
+    // The person approving on the second host's session comes back and connects.
+    const back = await consent(b.authorize_url);
+    await oauthCallback('mastodon', Object.fromEntries(back.searchParams), new Date());
+    expect((await getChannelConnection(ORG_ID, b.id, new Date())).status).toBe('connected');
+  });
+
+  it('mastodon: a configured public URL that changed registers Herald on the instance again', async () => {
+    await connect('mastodon');
+    vi.stubEnv('HERALD_PUBLIC_URL', 'https://herald.example.org');
+    const moved = await connect('mastodon', { fake_user: 'zoe' });
+    const again = await connect('mastodon', { fake_user: 'ada' });
+    expect([moved.now.status, again.now.status]).toEqual(['connected', 'connected']);
+    expect(world.fakes.requests('mastodon').filter((r) => r.path === '/api/v1/apps')).toHaveLength(2);
+    expect(world.table.get(keys.connection(ORG_ID, again.session.id))).toMatchObject({
+      callback_uri: 'https://herald.example.org/oauth/callback/mastodon',
+    });
+  });
+
   it('several accounts: the session waits in selecting_account with them, then connects the one picked', async () => {
     // Arrange: a YouTube user with two channels.
     const session = await create({ platform: 'youtube', redirect_uri: LANDING });
@@ -146,10 +198,12 @@ describe('connecting each OAuth platform', () => {
 });
 
 describe('bad input and failures', () => {
-  it('refuses a redirect_uri that is neither https nor loopback, storing nothing', async () => {
-    const err = await rejectedApiError(
-      create({ platform: 'x', redirect_uri: 'http://app.example.com/back' }),
-    );
+  it.each([
+    'javascript:alert(1)',
+    'https://user:pw@app.example.com/connected',
+    'https://app.example.com/connected#done',
+  ])('refuses %s as no landing URL at all (invalid_redirect_uri), storing nothing', async (redirect) => {
+    const err = await rejectedApiError(create({ platform: 'x', redirect_uri: redirect }));
     expect(err.errors).toEqual([
       expect.objectContaining({ pointer: '/redirect_uri', code: 'invalid_redirect_uri' }),
     ]);
@@ -293,9 +347,171 @@ describe('bad input and failures', () => {
   });
 });
 
+describe('where the person lands: allowed landing origins', () => {
+  const sessions = () => [...world.table.items.keys()].filter((k) => /CONN#|OAUTHSTATE#/.test(k));
+
+  it.each<[Platform, Record<string, unknown>]>([
+    ['x', {}],
+    ['mastodon', { instance: 'MASTODON' }],
+    ['bluesky', { credentials: 'BLUESKY' }],
+  ])(
+    '%s: an origin the organization has not allowed is 400 origin_not_allowed; nothing is stored or called',
+    async (platform, extra) => {
+      // Arrange
+      const body = {
+        platform,
+        redirect_uri: 'https://evil.example/phish',
+        ...(extra.instance ? { instance: world.fakes.url('mastodon') } : {}),
+        ...(extra.credentials
+          ? {
+              credentials: {
+                service: world.fakes.url('bluesky'),
+                identifier: 'acme.bsky.social',
+                app_password: 'app-password',
+              },
+            }
+          : {}),
+      };
+      const calls = world.fakes.requests(platform).length;
+
+      // Act
+      const err = await rejectedApiError(create(body));
+
+      // Assert
+      expect(err).toMatchObject({ status: 400, code: 'validation_failed' });
+      expect(err.errors).toEqual([
+        {
+          pointer: '/redirect_uri',
+          code: 'origin_not_allowed',
+          message: expect.stringMatching(/https:\/\/evil\.example .*operator must allow it/),
+        },
+      ]);
+      expect(sessions()).toEqual([]);
+      expect(world.table.all('CHANNEL#')).toEqual([]);
+      expect(world.fakes.requests(platform)).toHaveLength(calls);
+    },
+  );
+
+  it('accepts any path and query on an allowed origin', async () => {
+    const session = await create({ platform: 'x', redirect_uri: 'https://app.example.com/settings/x?tab=2' });
+    expect(session).toMatchObject({
+      status: 'awaiting_authorization',
+      redirect_uri: 'https://app.example.com/settings/x?tab=2',
+    });
+    expect(world.table.all('CONN#')).toHaveLength(1);
+  });
+
+  it.each([
+    ['another port', 'https://app.example.com:8443/connected'],
+    ['another scheme', 'http://app.example.com/connected'],
+    ['a subdomain', 'https://eu.app.example.com/connected'],
+    ['a longer name', 'https://app.example.com.evil.example/connected'],
+  ])('refuses %s of an allowed origin', async (_what, redirect) => {
+    const err = await rejectedApiError(create({ platform: 'linkedin', redirect_uri: redirect }));
+    expect(err.errors).toEqual([
+      expect.objectContaining({ pointer: '/redirect_uri', code: 'origin_not_allowed' }),
+    ]);
+    expect(world.table.all('CONN#')).toEqual([]);
+  });
+
+  it.each([
+    'http://localhost:5173/connected',
+    'https://localhost/connected',
+    'http://127.0.0.1:40000/connected',
+    'http://127.8.9.10/cb',
+    'http://[::1]:3000/',
+  ])('accepts loopback %s without any allowed origin', async (redirect) => {
+    world.table.seed(orgItem(org()));
+    const session = await create({ platform: 'x', redirect_uri: redirect });
+    expect(session).toMatchObject({ status: 'awaiting_authorization', redirect_uri: redirect });
+  });
+
+  it('refuses a name that merely starts with 127 as loopback', async () => {
+    world.table.seed(orgItem(org()));
+    const err = await rejectedApiError(create({ platform: 'x', redirect_uri: 'http://127.evil.example/cb' }));
+    expect(err.errors?.[0]).toMatchObject({ code: 'origin_not_allowed' });
+  });
+
+  it('reports a refused origin together with an unknown channel_id, in one 400', async () => {
+    const err = await rejectedApiError(
+      create({
+        platform: 'x',
+        redirect_uri: 'https://evil.example/',
+        channel_id: 'ch_01JD0000000000000000000099',
+      }),
+    );
+    expect(err.errors?.map((e) => e.code)).toEqual(['origin_not_allowed', 'unknown_channel']);
+  });
+
+  it("follows the organization's settings from the very next request: allowed, then cleared", async () => {
+    // Arrange: an organization with an owner, which allows nothing yet.
+    const { org: made, owner } = await createOrg({ name: 'Beta', plan: 'team', ownerEmail: 'o@beta.test' });
+    const start = () =>
+      createChannelConnection({
+        orgId: made.id,
+        body: { platform: 'x', redirect_uri: 'https://beta.example/connected' },
+        requestHost: 'api.example.com',
+        now: new Date(),
+        admitted,
+      });
+    const before = await rejectedApiError(start());
+
+    // Act
+    const shown = await setSettings({
+      orgId: made.id,
+      by: owner.id,
+      patch: { landing_origins: ['https://BETA.example:443/', 'https://beta.example'] },
+    });
+    const allowed = await start();
+    await setSettings({ orgId: made.id, by: owner.id, patch: { landing_origins: [] } });
+    const cleared = await rejectedApiError(start());
+
+    // Assert
+    expect(before.errors?.[0]?.code).toBe('origin_not_allowed');
+    expect(shown.settings).toEqual({
+      dangerous_ops: false,
+      approval_required: false,
+      landing_origins: ['https://beta.example'],
+    });
+    expect(allowed.status).toBe('awaiting_authorization');
+    expect(cleared.errors?.[0]?.code).toBe('origin_not_allowed');
+  });
+
+  it("the CLI's settings set refuses what is not an origin, and only an owner may set them", async () => {
+    const { org: made, owner } = await createOrg({ name: 'Gamma', plan: 'team', ownerEmail: 'o@gamma.test' });
+    const admin = await addOrgUser({ orgId: made.id, email: 'a@gamma.test', role: 'admin' });
+    for (const bad of [
+      'https://gamma.example/connected',
+      'gamma.example',
+      'ftp://gamma.example',
+      'https://u@gamma.example',
+    ])
+      await expect(
+        setSettings({ orgId: made.id, by: owner.id, patch: { landing_origins: [bad] } }),
+      ).rejects.toThrow(/is not an origin/);
+    await expect(
+      setSettings({ orgId: made.id, by: admin.id, patch: { landing_origins: ['https://gamma.example'] } }),
+    ).rejects.toMatchObject({ kind: 'forbidden' });
+    expect(world.table.get(keys.org(made.id))).toMatchObject({ settings: { landing_origins: [] } });
+  });
+
+  it('shows landing_origins for an organization created before the setting existed', async () => {
+    // Arrange: the org item as an older Herald stored it, and its owner.
+    const { org: made, owner } = await createOrg({ name: 'Old', plan: 'team', ownerEmail: 'o@old.test' });
+    const item = world.table.get(keys.org(made.id)) as Record<string, unknown>;
+    world.table.seed({ ...item, settings: { dangerous_ops: false, approval_required: false } });
+
+    // Act
+    const shown = await setSettings({ orgId: made.id, by: owner.id, patch: { dangerous_ops: true } });
+
+    // Assert
+    expect(shown.settings).toEqual({ dangerous_ops: true, approval_required: false, landing_origins: [] });
+  });
+});
+
 describe("the plan's bound on connected channels", () => {
   const seedOrg = (extra: Record<string, unknown>) =>
-    world.table.seed({ ...orgItem({ ...org(), plan: 'free' }), ...extra });
+    world.table.seed({ ...orgItem({ ...org(ALLOWS_LANDING), plan: 'free' }), ...extra });
 
   it('a new account over the bound fails the session channel_limit and writes no channel', async () => {
     // Arrange: the free plan's 3 channels are all taken.

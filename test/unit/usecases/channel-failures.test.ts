@@ -19,7 +19,7 @@ import { channelTokens } from '#usecases/support/channel-tokens';
 import { channelEvents } from '#usecases/support/relay-post-changes';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
 import { advance, storedPost, useWorld, whenPlatformAnswers } from '../faults/support/world.ts';
-import { connectFlow, LANDING } from '../support/connect-flow.ts';
+import { ALLOWS_LANDING, connectFlow, LANDING } from '../support/connect-flow.ts';
 import { fixedId, ORG_ID, org, orgItem, post, postItem } from '../support/fixtures.ts';
 import { dataKey, decrypt, serveDataKeys } from '../support/kms.ts';
 
@@ -49,7 +49,7 @@ beforeEach(async () => {
   serveDataKeys(kms);
   clearOpened();
   vi.stubEnv('HERALD_PUBLIC_URL', 'https://api.example.com');
-  world.table.seed(orgItem(org()));
+  world.table.seed(orgItem(org(ALLOWS_LANDING)));
   for (const platform of OAUTH) await setApp(platform);
 });
 
@@ -412,7 +412,7 @@ describe('the callback finishes every session it claims', () => {
   });
 
   it('a channel-limit failure after the exchange gives the issued tokens back', async () => {
-    world.table.seed({ ...orgItem({ ...org(), plan: 'free' }), channel_count: 3 });
+    world.table.seed({ ...orgItem({ ...org(ALLOWS_LANDING), plan: 'free' }), channel_count: 3 });
     const { landed } = await connect('linkedin');
     expect(landed.searchParams.get('error')).toBe('channel_limit');
     expect(world.fakes.requests('linkedin').filter((r) => r.path === '/oauth/v2/revoke')).toHaveLength(1);

@@ -138,9 +138,32 @@ describe('authenticate', () => {
     expect(err.code).toBe('invalid_api_key');
   });
 
-  it('caches an unknown key too, so repeated bad keys cost one lookup', async () => {
+  it('does not cache an unknown key: each request with it looks it up again', async () => {
     await rejectedApiError(authenticate(bearer(UNKNOWN), T0));
     const err = await rejectedApiError(authenticate(bearer(UNKNOWN), T0 + 1));
+    expect(err.code).toBe('invalid_api_key');
+    expect(keyReads()).toHaveLength(2);
+  });
+
+  it('accepts a key minted just after a request with it was refused as unknown', async () => {
+    // Arrange: the key is used before it exists, then minted.
+    const early = await rejectedApiError(authenticate(bearer(UNKNOWN), T0));
+    ddb.reset();
+    serveItems(ddb, [apiKeyItem(KEY), apiKeyItem(UNKNOWN), orgItem(org())]);
+
+    // Act
+    const ctx = await authenticate(bearer(UNKNOWN), T0 + 1);
+
+    // Assert
+    expect(early.code).toBe('invalid_api_key');
+    expect(ctx).toMatchObject({ orgId: ORG_ID, keyId: UNKNOWN.record.id });
+  });
+
+  it('caches the refusal of a revoked key (revocation is for good)', async () => {
+    ddb.reset();
+    serveItems(ddb, [apiKeyItem({ ...KEY, record: { ...KEY.record, revoked_at: '2030-01-02T00:00:00Z' } })]);
+    await rejectedApiError(authenticate(bearer(KEY), T0));
+    const err = await rejectedApiError(authenticate(bearer(KEY), T0 + 1));
     expect(err.code).toBe('invalid_api_key');
     expect(keyReads()).toHaveLength(1);
   });
