@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { metaAnswers } from './documented-errors.ts';
 import {
   type AuthorizeSpec,
   avatarPath,
@@ -27,14 +27,22 @@ import { bearer, type FakeContext, type FakeRequest, type FakeResponse } from '.
 //   GET      /{v}/me/accounts?fields=…     the user's Pages with Page tokens the Page endpoints accept
 //                                          (instagram_business_account{…} on the Instagram fake)
 // Consent redirects carry Facebook's `#_=_` fragment; a refusal redirects
-// error_reason=user_denied&error=access_denied&error_description=Permissions+error. Code errors are Graph
-// errors (HTTP 400, type OAuthException): code 100 with subcode 36009 "This authorization code has been
-// used.", 36007 "This authorization code has expired.", 36008 "Error validating verification code…"
-// (redirect_uri differs); unknown code "Invalid verification code format."; client errors code 101
-// (unknown app) and code 1 "Error validating client secret.". Tokens the user revoked answer 190/458,
-// expired ones 190/463. A Page token from a long-lived user token never expires; from a short-lived one
-// it expires with it. Unsure: the error for a wrong code_verifier (the fake: code 100 "Invalid code
-// verifier."), and what /me/accounts answers without pages_show_list (the fake: an empty list).
+// error_reason=user_denied&error=access_denied&error_description=Permissions+error. A Page token from a
+// long-lived user token never expires; from a short-lived one it expires with it. Unsure: the error for a
+// wrong code_verifier (the fake: code 100 "Invalid code verifier."), and what /me/accounts answers without
+// pages_show_list (the fake: an empty list).
+// Error answers, checked against published material (documented-errors.ts builds them). Graph errors are
+// {"error": {message, type: "OAuthException", code, error_subcode?, fbtrace_id}} with HTTP 400 (Graph API
+// "Handling Errors"); the Login guides show no error bodies, so the code exchange's wordings are the ones
+// developers report (laravel/socialite#385 and others): code 100 subcode 36009 "This authorization code
+// has been used.", 36007 "This authorization code has expired.", 36008 "Error validating verification
+// code…" (redirect_uri differs); unknown code "Invalid verification code format."; code 101 "Error
+// validating application. Invalid application ID." (unknown app) and code 1 "Error validating client
+// secret." — Meta answers the operator's mistake with HTTP 400 like any other, not RFC 6749's invalid_client.
+// Tokens the user revoked answer code 190 subcode 458 ("App Not Installed"), expired ones 190/463
+// ("Expired"), with Graph's `WWW-Authenticate: OAuth "Facebook Platform" "invalid_token" "…"`. Throttling
+// (codes 4, 17, 32, 613, 80001/80002 with X-App-Usage / X-Business-Use-Case-Usage, HTTP 400 or 403, never
+// 429) is never produced on its own: inject documentedErrors.facebook.throttled (or its variants).
 
 export interface MetaPage {
   id: string;
@@ -61,18 +69,7 @@ export function graphError(
   message: string,
   opts: { subcode?: number; status?: number; type?: string } = {},
 ): FakeResponse {
-  return {
-    status: opts.status ?? 400,
-    body: {
-      error: {
-        message,
-        type: opts.type ?? 'OAuthException',
-        code,
-        ...(opts.subcode ? { error_subcode: opts.subcode } : {}),
-        fbtrace_id: randomBytes(8).toString('base64url'),
-      },
-    },
-  };
+  return metaAnswers.graph(code, message, opts);
 }
 
 /** Graph field list `a,b{c,d},e.limit(1)` → [['a', []], ['b', ['c','d']], ['e', []]]. */
@@ -164,8 +161,8 @@ export class FacebookLogin {
     const clientId = params.get('client_id');
     if (!clientId) return graphError(101, 'Missing client_id parameter.');
     const client = this.oauth.checkClient(clientId, params.get('client_secret'));
-    if (client === 'unknown') return graphError(101, 'Error validating application. Invalid application ID.');
-    if (client === 'secret') return graphError(1, 'Error validating client secret.');
+    if (client === 'unknown') return metaAnswers.badAppId();
+    if (client === 'secret') return metaAnswers.badSecret();
     if (params.get('grant_type') === 'fb_exchange_token') {
       const old = this.oauth.check(params.get('fb_exchange_token'));
       if (old.state === 'unknown' || old.token.meta.type !== 'user' || old.token.grant.clientId !== clientId)
@@ -190,15 +187,11 @@ export class FacebookLogin {
     if (!r.ok) {
       switch (r.reason) {
         case 'used':
-          return graphError(100, 'This authorization code has been used.', { subcode: 36009 });
+          return metaAnswers.codeUsed();
         case 'expired':
-          return graphError(100, 'This authorization code has expired.', { subcode: 36007 });
+          return metaAnswers.codeExpired();
         case 'redirect':
-          return graphError(
-            100,
-            'Error validating verification code. Please make sure your redirect_uri is identical to the one you used in the OAuth dialog request',
-            { subcode: 36008 },
-          );
+          return metaAnswers.codeRedirect();
         case 'pkce':
         case 'pkce_missing':
           return graphError(100, 'Invalid code verifier.');
@@ -214,17 +207,7 @@ export class FacebookLogin {
   }
 
   private tokenError(state: 'expired' | 'revoked', t: FakeToken): FakeResponse {
-    if (state === 'expired') {
-      const when = new Date(t.expiresAt ?? Date.now()).toUTCString();
-      return graphError(190, `Error validating access token: Session has expired on ${when}.`, {
-        subcode: 463,
-      });
-    }
-    return graphError(
-      190,
-      `Error validating access token: The user has not authorized application ${t.grant.clientId}.`,
-      { subcode: 458 },
-    );
+    return metaAnswers.token(state, t.grant.clientId, t.expiresAt ?? Date.now());
   }
 
   /**

@@ -18,7 +18,9 @@ import {
 // Page tokens) is served as test/fakes/facebook-login.ts describes. The default user manages two Pages; the
 // first is `pageId`, the Page the publishing endpoints act for. The Page endpoints serve every Page of a
 // user of the fake; a Page token issued through the login needs pages_manage_posts to publish (else
-// (#200), as Graph answers), and a user token cannot publish to a Page.
+// (#200), as Graph answers), and a user token cannot publish to a Page. The token errors and the throttling
+// answers (codes 4/17/32/613/80001, HTTP 400/403 with X-App-Usage / X-Business-Use-Case-Usage) are
+// described in facebook-login.ts and built by documented-errors.ts.
 
 // ---- Graph conventions (shared by the Meta fakes) ------------------------------------------
 
@@ -73,7 +75,12 @@ export function graphPath(req: FakeRequest): string[] {
     .filter((seg, i) => !(i === 0 && /^v\d+\.\d+$/.test(seg)));
 }
 
-/** Checks the access token; an error response when it is missing, unknown or expired. */
+/**
+ * Checks the access token (the legacy test tokens; tokens issued through Facebook Login are checked by
+ * FacebookLogin.authenticate); an error response when it is missing, unknown or expired. Graph API
+ * "Handling Errors": code 190 (subcode 463 "Expired"), HTTP 400, and code 104 for a missing token. Unknown
+ * tokens carry Graph's WWW-Authenticate: OAuth "Facebook Platform" "invalid_token" "…" (observed).
+ */
 export function checkToken(
   req: FakeRequest,
   params: URLSearchParams,

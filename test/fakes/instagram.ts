@@ -25,7 +25,10 @@ import type { FakeContext, FakePlatform, FakeRequest, FakeResponse } from './ser
 // prefix as test/fakes/facebook-login.ts describes. The default user manages two Pages; the first is linked
 // to `igUserId`, the account the publishing endpoints act for; a fake_user's first Page is linked to an
 // Instagram account of its own, which the publishing endpoints serve too. A token issued through the login
-// needs instagram_content_publish to create containers or publish (else (#10), as Graph answers).
+// needs instagram_content_publish to create containers or publish (else (#10), as Graph answers). Token
+// errors are Facebook Login's (facebook-login.ts); throttling (Graph codes 4/17/613, Business Use Case
+// 80002 with X-Business-Use-Case-Usage, HTTP 400/403) is never produced on its own: inject
+// documentedErrors.instagram.throttled or its variants (documented-errors.ts).
 
 export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { linkedinAnswers } from './documented-errors.ts';
 import {
   type AuthorizeSpec,
   defaultAccount,
@@ -39,12 +40,26 @@ import {
 // refresh_token, refresh_token_expires_in, scope} with scope comma-separated and no token_type — except
 // that a grant holding `openid` also gets token_type "Bearer" and an id_token, as the "Sign In with
 // LinkedIn using OpenID Connect" guide shows (the id_token here is NOT signed verifiably). Refresh keeps
-// the refresh token (no rotation) and its time to live counts down from the first authorization. Code
-// errors: 400 invalid_request "Unable to retrieve access token: appid/redirect uri/code verifier does not
-// match authorization code. Or authorization code expired. Or external member binding exists"; client
-// errors 401 invalid_client. Revoked and expired tokens answer 401 REVOKED_ACCESS_TOKEN (65601) and
-// EXPIRED_ACCESS_TOKEN (65602). Unsure: userinfo's `locale` — the fake sends the object
-// {country, language} LinkedIn returns, where the OIDC guide's sample shows a string.
+// the refresh token (no rotation) and its time to live counts down from the first authorization. Unsure:
+// userinfo's `locale` — the fake sends the object {country, language} LinkedIn returns, where the OIDC
+// guide's sample shows a string.
+// Error answers, checked against published material (documented-errors.ts builds them):
+// - /oauth/v2/accessToken ("Authorization Code Flow", API Error Details): 400 invalid_request "Unable to
+//   retrieve access token: authorization code not found" for an unknown code; "…appid/redirect uri/code
+//   verifier does not match authorization code. Or authorization code expired. Or external member binding
+//   exists" for a used or expired code or another redirect_uri or verifier (the table names that error
+//   invalid_redirect_uri; LinkedIn answers invalid_request — nvh95/react-linkedin-login-oauth2#26);
+//   'A required parameter "code" is missing' (likewise redirect_uri, client_id, client_secret). Bad client
+//   credentials: 401 invalid_client "Client authentication failed" (no WWW-Authenticate: the credentials
+//   travel in the form). A refused refresh token ("Refresh Tokens with OAuth 2.0"): 400 invalid_request
+//   "The provided authorization grant or refresh token is invalid, expired or revoked" — never invalid_grant.
+// - API ("Error Handling" 401 cases): revoked tokens 401 {status, serviceErrorCode: 65601, code:
+//   "REVOKED_ACCESS_TOKEN", message} (as reported in omniauth-linkedin-oauth2#81), unknown tokens 65600
+//   INVALID_ACCESS_TOKEN "Invalid access token"; expired tokens EXPIRED_ACCESS_TOKEN — its serviceErrorCode
+//   65602 is an assumption (not on the page).
+// - Throttling ("Rate Limits"): 429 "Resource level throttle limit for calls to this resource is reached."
+//   (serviceErrorCode 101, as reported in Automattic/wp-calypso#32007), daily limits, no rate-limit
+//   headers. The fake never throttles on its own: inject documentedErrors.linkedin.throttled.
 // Scope gates (tokens issued by the flow only): userinfo needs openid+profile (email needs email), the
 // organization routes r_organization_admin or rw_organization_admin (networkSizes also
 // r_organization_social), POST /rest/posts w_member_social for a person author and w_organization_social
@@ -166,9 +181,6 @@ function idToken(user: FakeUser, clientId: string): string {
   ].join('.');
 }
 
-const BAD_CODE =
-  'Unable to retrieve access token: appid/redirect uri/code verifier does not match authorization code. Or authorization code expired. Or external member binding exists';
-
 export function createFake(): FakeLinkedIn {
   let seq = 0;
   const next = () => String(7300000000000000000n + BigInt(++seq));
@@ -217,9 +229,11 @@ export function createFake(): FakeLinkedIn {
   function client(form: URLSearchParams): string | FakeResponse {
     const id = form.get('client_id') ?? '';
     const secret = form.get('client_secret') ?? '';
-    if (id && fake.clients.get(id) === secret) return id;
-    if (id && fake.oauth.checkClient(id, secret) === 'ok') return id;
-    return oauthError(401, 'invalid_client', 'Client authentication failed');
+    if (!id) return linkedinAnswers.missing('client_id');
+    if (!secret) return linkedinAnswers.missing('client_secret');
+    if (fake.clients.get(id) === secret) return id;
+    if (fake.oauth.checkClient(id, secret) === 'ok') return id;
+    return linkedinAnswers.badClient();
   }
 
   function answer(t: FakeToken, refresh: FakeToken) {
@@ -239,15 +253,16 @@ export function createFake(): FakeLinkedIn {
     const grantType = form.get('grant_type');
     const c = client(form);
     if (typeof c !== 'string') return c;
+    if (!grantType) return linkedinAnswers.missing('grant_type');
     if (grantType === 'authorization_code') {
-      if (!form.get('code') || !form.get('redirect_uri'))
-        return oauthError(400, 'invalid_request', 'A required parameter "code" or "redirect_uri" is missing');
+      for (const p of ['code', 'redirect_uri']) if (!form.get(p)) return linkedinAnswers.missing(p);
       const r = fake.oauth.redeem(form.get('code') ?? '', {
         clientId: c,
         redirectUri: form.get('redirect_uri'),
         verifier: form.get('code_verifier'),
       });
-      if (!r.ok) return oauthError(400, 'invalid_request', BAD_CODE);
+      if (!r.ok)
+        return r.reason === 'unknown' ? linkedinAnswers.codeNotFound() : linkedinAnswers.codeMismatch();
       const access = fake.oauth.issue(r.grant, 'access', 5184000);
       const refresh = fake.oauth.issue(r.grant, 'refresh', 31536000);
       return { status: 200, body: answer(access, refresh) };
@@ -255,12 +270,7 @@ export function createFake(): FakeLinkedIn {
     if (grantType !== 'refresh_token')
       return oauthError(400, 'unsupported_grant_type', 'grant_type is invalid');
     const old = form.get('refresh_token') ?? '';
-    const invalid = () =>
-      oauthError(
-        400,
-        'invalid_request',
-        'The provided authorization grant or refresh token is invalid, expired or revoked',
-      );
+    const invalid = linkedinAnswers.refreshInvalid;
     if (fake.oauth.find(old)) {
       const r = fake.oauth.useRefresh(old, c, false); // LinkedIn keeps the refresh token
       if (!r.ok) return invalid();
@@ -305,36 +315,9 @@ export function createFake(): FakeLinkedIn {
 
     const token = bearer(req);
     const issued = fake.oauth.check(token);
-    if (issued.state === 'revoked' || issued.state === 'expired') {
-      return {
-        status: 401,
-        body:
-          issued.state === 'revoked'
-            ? {
-                status: 401,
-                serviceErrorCode: 65601,
-                code: 'REVOKED_ACCESS_TOKEN',
-                message: 'The token used in the request has been revoked by the user',
-              }
-            : {
-                status: 401,
-                serviceErrorCode: 65602,
-                code: 'EXPIRED_ACCESS_TOKEN',
-                message: 'The token used in the request has expired',
-              },
-      };
-    }
-    if (!token || (issued.state === 'unknown' && !fake.validTokens.has(token))) {
-      return {
-        status: 401,
-        body: {
-          status: 401,
-          serviceErrorCode: 65600,
-          code: 'INVALID_ACCESS_TOKEN',
-          message: 'Invalid access token',
-        },
-      };
-    }
+    if (issued.state === 'revoked' || issued.state === 'expired') return linkedinAnswers.token(issued.state);
+    if (!token || (issued.state === 'unknown' && !fake.validTokens.has(token)))
+      return linkedinAnswers.token('invalid');
     const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
     const denied = (resource: string) =>
       li(403, `Not enough permissions to access: ${resource}`, {

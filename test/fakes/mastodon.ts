@@ -1,3 +1,4 @@
+import { DOORKEEPER, mastodonAnswers } from './documented-errors.ts';
 import {
   type AuthorizeSpec,
   basicAuth,
@@ -41,12 +42,20 @@ import {
 //                            → {access_token, token_type: "Bearer", scope, created_at}; no refresh token,
 //                            no expiry (fake_token_lifetime still applies)
 //   POST /oauth/revoke       client_id, client_secret, token → 200 {} (idempotent); another app's token 403
-// Errors {"error", "error_description"}: 400 invalid_grant "The provided authorization grant is invalid,
-// expired, revoked, does not match the redirection URI used in the authorization request, or was issued to
-// another client.", 401 invalid_client. A refusal redirects error=access_denied&error_description=The
-// resource owner or authorization server denied the request. Tokens answer 401 "The access token was
-// revoked" / "The access token expired" once dead. verify_credentials answers the token's user (needs
-// read, read:accounts or profile); POST /api/v1/statuses needs write or write:statuses, POST
+// Error answers, from Mastodon's and Doorkeeper's source (documented-errors.ts builds them): the token
+// endpoint answers Doorkeeper's OAuth::ErrorResponse — 401 invalid_client, 400 invalid_grant "The provided
+// authorization grant is invalid, expired, revoked, does not match the redirection URI used in the
+// authorization request, or was issued to another client." (and invalid_request, invalid_scope,
+// unsupported_grant_type), every one with `WWW-Authenticate: Bearer realm="Doorkeeper", error="…",
+// error_description="…"` and Cache-Control no-store — RFC 6749 §5.2's 401 and header for invalid_client.
+// Dead tokens answer Api::BaseController's 401 {"error": "The access token was revoked" / "The access token
+// expired" / "The access token is invalid"} (Doorkeeper's invalid_token wordings) with WWW-Authenticate
+// error="invalid_token". Throttling (config/initializers/rack_attack.rb, docs.joinmastodon.org "Rate
+// limits"): 429 {"error": "Too many requests"} with X-RateLimit-Limit, X-RateLimit-Remaining 0 and
+// X-RateLimit-Reset as an ISO 8601 time — never produced on its own: inject
+// documentedErrors.mastodon.throttled. A refusal redirects error=access_denied&error_description=The
+// resource owner or authorization server denied the request. verify_credentials answers the token's user
+// (needs read, read:accounts or profile); POST /api/v1/statuses needs write or write:statuses, POST
 // /api/v2/media write or write:media (403 "This action is outside the authorized scopes"). Statuses are
 // still authored by the default account whoever posts them.
 
@@ -129,10 +138,7 @@ function charCount(text: string) {
 
 const SCOPE_RE = /^(read|write|follow|push|profile|(read|write):[a-z_]+|admin:(read|write)(:[a-z_]+)?)$/;
 const OOB = 'urn:ietf:wg:oauth:2.0:oob';
-const INVALID_GRANT =
-  'The provided authorization grant is invalid, expired, revoked, does not match the redirection URI used in the authorization request, or was issued to another client.';
-const INVALID_CLIENT =
-  'Client authentication failed due to unknown client, no client authentication included, or unsupported authentication method.';
+const INVALID_CLIENT = DOORKEEPER.invalid_client;
 
 const AUTHORIZE: AuthorizeSpec = {
   separator: /[ +]+/,
@@ -214,9 +220,7 @@ export function createFake(): FakeMastodon {
     const basic = basicAuth(req);
     const id = basic?.id ?? form.get('client_id') ?? '';
     const secret = basic?.secret ?? form.get('client_secret') ?? '';
-    return fake.oauth.checkClient(id, secret) === 'ok'
-      ? id
-      : oauthError(401, 'invalid_client', INVALID_CLIENT);
+    return fake.oauth.checkClient(id, secret) === 'ok' ? id : mastodonAnswers.oauth('invalid_client');
   }
 
   function tokenEndpoint(req: FakeRequest): FakeResponse {
@@ -228,7 +232,7 @@ export function createFake(): FakeMastodon {
       const app = fake.oauth.apps.get(c);
       const scopes = (form.get('scope') ?? 'read').split(/[ +]+/).filter(Boolean);
       if (app?.scopes && scopes.some((sc) => !app.scopes?.includes(sc)))
-        return oauthError(400, 'invalid_scope', 'The requested scope is invalid, unknown, or malformed.');
+        return mastodonAnswers.oauth('invalid_scope');
       // An app token acts for no user: its grant's user is the app itself, unknown to revokeUser.
       const grant = {
         id: `app-${c}`,
@@ -265,24 +269,14 @@ export function createFake(): FakeMastodon {
         },
       };
     }
-    if (grantType !== 'authorization_code')
-      return oauthError(
-        400,
-        'unsupported_grant_type',
-        'The authorization grant type is not supported by the authorization server.',
-      );
-    if (!form.get('code') || !form.get('redirect_uri'))
-      return oauthError(
-        400,
-        'invalid_request',
-        'The request is missing a required parameter, includes an unsupported parameter value, or is otherwise malformed.',
-      );
+    if (grantType !== 'authorization_code') return mastodonAnswers.oauth('unsupported_grant_type');
+    if (!form.get('code') || !form.get('redirect_uri')) return mastodonAnswers.oauth('invalid_request');
     const r = fake.oauth.redeem(form.get('code') ?? '', {
       clientId: c,
       redirectUri: form.get('redirect_uri'),
       verifier: form.get('code_verifier'),
     });
-    if (!r.ok) return oauthError(400, 'invalid_grant', INVALID_GRANT);
+    if (!r.ok) return mastodonAnswers.oauth('invalid_grant');
     const t = fake.oauth.issue(r.grant, 'access', null);
     return {
       status: 200,
@@ -367,10 +361,10 @@ export function createFake(): FakeMastodon {
 
       const token = bearer(req);
       const issued = fake.oauth.check(token);
-      if (issued.state === 'revoked') return err(401, 'The access token was revoked');
-      if (issued.state === 'expired') return err(401, 'The access token expired');
+      if (issued.state === 'revoked' || issued.state === 'expired')
+        return mastodonAnswers.token(issued.state);
       if (!token || (issued.state === 'unknown' && !fake.validTokens.has(token)))
-        return err(401, 'The access token is invalid');
+        return mastodonAnswers.token('unknown');
       const me: FakeUser | null =
         issued.state === 'valid'
           ? issued.token.meta.app

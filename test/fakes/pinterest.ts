@@ -1,3 +1,4 @@
+import { pinterestAnswers } from './documented-errors.ts';
 import {
   type AuthorizeSpec,
   basicAuth,
@@ -44,12 +45,22 @@ import {
 // is one created before 2025-09-25: its refresh tokens are the legacy kind (365 days, not rotated, a refresh
 // answers no refresh_token) unless continuous_refresh=true was sent with the code or a refresh — then
 // every refresh answers a new refresh token (60 days; the one sent stops working), as OauthAccessTokenResponse
-// Refresh documents. No revoke endpoint is served: the OpenAPI's /oauth/token/revoke only takes tokens of
-// system users. Unsure: the authorization page's refusal (the fake redirects error=access_denied) and
-// the code/message of token errors (the fake: 400 {"code": 1, "message": "Invalid authorization code."};
-// bad client credentials 401 {"code": 2, "message": "Authentication failed."}, as documented). Scope gates
-// for flow tokens: user_account needs user_accounts:read, boards boards:read, POST /v5/pins pins:write
-// (403 {"code": 403, "message": "Not authorized to access …"}). The default user has two boards; the first
+// Refresh documents (the document, 5.23.0, adds that legacy refresh tokens are no longer supported: apps
+// must send continuous_refresh=true). No revoke endpoint is served: the OpenAPI's /oauth/token/revoke only takes tokens of
+// system users. Unsure: the authorization page's refusal (the fake redirects error=access_denied).
+// Error answers (documented-errors.ts builds them; test/unit/fakes/documented-errors.test.ts validates them
+// against the OpenAPI document's schemas): POST /v5/oauth/token declares only `default` Error {code,
+// message}. Bad client credentials: 401 {"code": 2, "message": "Authentication failed."}, the example of
+// POST /oauth/token/revoke's 401 "Client authentication error." (no WWW-Authenticate, although the client
+// authenticates with HTTP Basic as RFC 6749 §5.2 considers). A refused code or refresh token: 401 {"code":
+// 283, "message": "The authorization grant is invalid"}, as the token endpoint answers it
+// (pinterest/pinterest-python-sdk#114; not in the document). A missing parameter or unsupported grant_type:
+// 400 {"code": 1, …} (assumed). The API answers revoked and expired tokens 401 {"code": 2, "message":
+// "Authentication failed."} (the document's "UnauthenticatedAccess" examples) and throttles with 429
+// {"code": 8, "message": "This request exceeded a rate limit…"} (GET /pins/analytics' example; no
+// rate-limit headers documented) — never on its own here: inject documentedErrors.pinterest.throttled.
+// Scope gates for flow tokens: user_account needs user_accounts:read, boards boards:read, POST /v5/pins
+// pins:write (403 {"code": 403, "message": "Not authorized to access …"}). The default user has two boards; the first
 // is DEFAULT_BOARD, the board the existing tests pin to; a fake_user has two boards of its own.
 
 export interface PinterestPin {
@@ -267,7 +278,7 @@ export function createFake(): PinterestFake {
       const t = bearer(req);
       const issued = fake.oauth.check(t);
       if (!t || (issued.state === 'unknown' ? !fake.validTokens.has(t) : issued.state !== 'valid'))
-        return error(401, 2, 'Authentication failed.');
+        return pinterestAnswers.authFailed();
       const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
       if (req.method === 'GET' && req.path === '/v5/user_account') {
         if (!fake.oauth.allows(t, 'user_accounts:read'))
@@ -326,9 +337,8 @@ export function createFake(): PinterestFake {
   function token(req: FakeRequest): FakeResponse {
     const basic = basicAuth(req);
     const legacy = basic?.id === fake.clientId && basic.secret === fake.clientSecret;
-    if (!basic || (!legacy && fake.oauth.checkClient(basic.id, basic.secret) !== 'ok')) {
-      return error(401, 2, 'Authentication failed.');
-    }
+    if (!basic || (!legacy && fake.oauth.checkClient(basic.id, basic.secret) !== 'ok'))
+      return pinterestAnswers.authFailed();
     const form = new URLSearchParams(req.body.toString('utf8'));
     const continuous = form.get('continuous_refresh') === 'true';
     if (form.get('grant_type') === 'authorization_code') {
@@ -339,12 +349,7 @@ export function createFake(): PinterestFake {
         redirectUri: form.get('redirect_uri'),
         verifier: form.get('code_verifier'),
       });
-      if (!r.ok)
-        return error(
-          400,
-          1,
-          r.reason === 'redirect' ? 'Invalid redirect_uri.' : 'Invalid authorization code.',
-        );
+      if (!r.ok) return pinterestAnswers.grantInvalid();
       if (continuous) r.grant.extra.continuous = true;
       const access = fake.oauth.issue(r.grant, 'access', ACCESS_TTL);
       const refresh = fake.oauth.issue(
@@ -361,13 +366,13 @@ export function createFake(): PinterestFake {
       if (grant && continuous) grant.extra.continuous = true;
       const rotate = grant?.extra.continuous === true;
       const r = fake.oauth.useRefresh(old, basic.id, rotate);
-      if (!r.ok) return error(400, 1, 'Invalid refresh token.');
+      if (!r.ok) return pinterestAnswers.grantInvalid();
       const access = fake.oauth.issue(r.grant, 'access', ACCESS_TTL);
       fake.minted.push(access.token);
       const refresh = rotate ? fake.oauth.issue(r.grant, 'refresh', CONTINUOUS_REFRESH_TTL) : null;
       return { status: 200, body: answer(access, refresh, 'refresh_token') };
     }
-    if (!fake.refreshTokens.has(old)) return error(400, 1, 'Invalid refresh token.');
+    if (!fake.refreshTokens.has(old)) return pinterestAnswers.grantInvalid();
     fake.oauth.countRefresh();
     seq++;
     const access = `pina_minted${seq}`;

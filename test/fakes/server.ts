@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { asFailure, documentedError } from './documented-errors.ts';
 import type { OAuthControl } from './oauth.ts';
 
 // One loopback HTTP server hosting the contract fakes of the platforms, each under its own path
@@ -13,6 +14,10 @@ import type { OAuthControl } from './oauth.ts';
 // Control API (for tests in other processes):
 //   GET  /__fakes/<platform>/state    posts, uploads, requests, and `oauth` (authorization server counters)
 //   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, delayMs?, holdAnswerMs?}
+//                                     or {documented: "<kind>", times?}: the platform's documented answer of
+//                                     that kind (tokenInvalidClient, tokenInvalidGrant, revokedToken,
+//                                     expiredToken, throttled, or a variant name) from documented-errors.ts,
+//                                     on the endpoints it applies to; given fields override it. 404 if unknown.
 //   POST /__fakes/<platform>/revoke   {"access_token": "…"} or {"user": "<fake_user name>"}: the user revoked
 //                                     the app; every token of that grant (or user) stops working at once.
 //                                     200 {"revoked": <grants>}; 404 when no grant matches.
@@ -121,6 +126,13 @@ export class FakePlatforms {
     this.failures.set(platform, [...(this.failures.get(platform) ?? []), { times: 1, ...failure }]);
   }
 
+  /** Fails the next matching calls with the platform's documented answer of this kind (documented-errors.ts). */
+  failDocumented(platform: string, kind: string, times = 1): void {
+    const e = documentedError(platform, kind);
+    if (!e) throw new Error(`no documented ${kind} answer for ${platform}`);
+    this.failNext(platform, asFailure(e, times));
+  }
+
   reset(): void {
     for (const f of this.fakes.values()) f.reset();
     this.log.clear();
@@ -185,8 +197,18 @@ export class FakePlatforms {
         : { status: 200, body: { revoked: n } };
     }
     if (method === 'POST' && action === 'fail') {
-      const f = JSON.parse(body.toString('utf8')) as InjectedFailure & { pathPattern?: string };
-      this.failNext(platform, { ...f, ...(f.pathPattern ? { path: new RegExp(f.pathPattern) } : {}) });
+      const { documented, pathPattern, ...f } = JSON.parse(body.toString('utf8')) as InjectedFailure & {
+        pathPattern?: string;
+        documented?: string;
+      };
+      const base = documented ? documentedError(platform, documented) : undefined;
+      if (documented && !base)
+        return { status: 404, body: { error: `no documented ${documented} answer for ${platform}` } };
+      this.failNext(platform, {
+        ...(base ? asFailure(base) : {}),
+        ...f,
+        ...(pathPattern ? { path: new RegExp(pathPattern) } : {}),
+      } as InjectedFailure);
       return { status: 204, body: null };
     }
     return { status: 404, body: { error: 'unknown control call' } };

@@ -1,3 +1,4 @@
+import { metaAnswers } from './documented-errors.ts';
 import {
   checkToken,
   type Downloaded,
@@ -51,9 +52,14 @@ import {
 //   GET  /v1.0/me/threads_insights?metric=followers_count → {data: [{name, period: "day", title,
 //                                  description, total_value: {value}, id}]} (needs threads_manage_insights)
 // There is no revoke endpoint (users remove the app in Threads' settings: the control API's revoke).
-// Unsure: the code exchange's errors. The fake answers them Instagram-style, 400 {"error_type":
-// "OAuthException", "code": 400, "error_message": "Matching code was not found or was already used"}, as
-// client libraries read them; user_id is sent as a string (libraries report both strings and numbers).
+// Error answers (documented-errors.ts builds them; Threads documents none of its own): the code exchange
+// answers Instagram-style, 400 {"error_type": "OAuthException", "code": 400, "error_message": "Matching
+// code was not found or was already used"} (Instagram's reported wording; Threads unverified), and
+// "Error validating client secret" for a bad secret — an assumption, as client libraries read them.
+// user_id is sent as a string (libraries report both strings and numbers). Dead tokens answer Graph's code
+// 190, subcode 458 (revoked) or 463 (expired), as graph.threads.net shares the Graph API's error handling
+// (Graph API "Handling Errors"). Throttling is never produced on its own: inject
+// documentedErrors.threads.throttled (Graph code 4, HTTP 403, X-App-Usage).
 // A token issued through the flow needs threads_content_publish to create or publish containers (else
 // (#10) Application does not have permission for this action).
 
@@ -192,10 +198,7 @@ const param = (code: number, message: string, subcode?: number) =>
   graphErrorResponse(code, message, { type: 'THApiException', subcode });
 
 /** Instagram-style OAuth error of the code exchange. */
-const igError = (message: string): FakeResponse => ({
-  status: 400,
-  body: { error_type: 'OAuthException', code: 400, error_message: message },
-});
+const igError = metaAnswers.igOAuth;
 
 function codeExchange(fake: ThreadsFake, params: URLSearchParams): FakeResponse {
   const clientId = params.get('client_id') ?? '';
@@ -222,17 +225,7 @@ function codeExchange(fake: ThreadsFake, params: URLSearchParams): FakeResponse 
 
 /** Graph's answer for a token the user revoked (190/458) or that expired (190/463). */
 function deadToken(t: FakeToken, state: 'revoked' | 'expired'): FakeResponse {
-  return state === 'revoked'
-    ? graphErrorResponse(
-        190,
-        `Error validating access token: The user has not authorized application ${t.grant.clientId}.`,
-        { subcode: 458 },
-      )
-    : graphErrorResponse(
-        190,
-        `Error validating access token: Session has expired on ${new Date(t.expiresAt ?? 0).toUTCString()}.`,
-        { subcode: 463 },
-      );
+  return metaAnswers.token(state, t.grant.clientId, t.expiresAt ?? 0, false);
 }
 
 function longLived(fake: ThreadsFake, params: URLSearchParams, kind: 'exchange' | 'refresh'): FakeResponse {

@@ -1,3 +1,4 @@
+import { tiktokAnswers } from './documented-errors.ts';
 import {
   type AuthorizeSpec,
   defaultAccount,
@@ -41,9 +42,16 @@ import {
 // Envelope {"data", "error": {"code", "message", "log_id"}}; the post ids are emitted as bare 19-digit JSON
 // numbers, exactly as TikTok does (they do not fit a double).
 //
-// OAuth notes. Errors are {"error", "error_description", "log_id"} (oauth-error-handling): 401
-// invalid_client, 400 invalid_grant for unknown/used/expired codes and refresh tokens and another
-// redirect_uri, 400 invalid_request "Code verifier or code challenge is invalid." for a wrong verifier.
+// OAuth notes. Token endpoint errors are {"error", "error_description", "log_id"} with the RFC 6749 §5.2
+// categories (Login Kit "OAuth Error Handling"); the page gives no HTTP statuses and no wordings, so these
+// are assumptions: 401 invalid_client "Client key or secret is incorrect." (credentials travel in the form,
+// so RFC 6749 asks no WWW-Authenticate), 400 invalid_grant for unknown/used/expired codes and refresh
+// tokens and another redirect_uri, 400 invalid_request "Code verifier or code challenge is invalid." for a
+// wrong verifier. Herald's OAuth client also expects TikTok to answer some errors with HTTP 200 and an
+// `error` field (unverified); documentedErrors.tiktok.variants.grantRefusedAs200 injects that answer.
+// API errors (TikTok API v2 "Error Handling", with their documented statuses): revoked, expired and
+// unknown tokens 401 access_token_invalid; a missing scope 401 scope_not_authorized; throttling 429
+// rate_limit_exceeded — never produced on its own: inject documentedErrors.tiktok.throttled.
 // Lifetimes follow the current "Manage OAuth Access Tokens" page: access tokens 2 hours (expires_in 7200)
 // and refresh tokens 180 days (refresh_expires_in 15552000, counting down), where older pages (and Herald's
 // brief) say 86400 and 31536000. Refresh tokens rotate: the one sent stops working. PKCE: the web guide
@@ -256,7 +264,7 @@ export function createFake(): TikTokFake {
       const t = bearer(req);
       const issued = fake.oauth.check(t);
       if (!t || (issued.state === 'unknown' ? !fake.validTokens.has(t) : issued.state !== 'valid')) {
-        return fail(401, 'access_token_invalid', 'The access token is invalid or not found in the request.');
+        return tiktokAnswers.tokenInvalid();
       }
       const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
       if (req.path === '/v2/user/info/') return userInfo(req, ctx, t, me);

@@ -1,4 +1,5 @@
 import { textLength } from '#core/platforms';
+import { xAnswers } from './documented-errors.ts';
 import {
   type AuthorizeSpec,
   basicAuth,
@@ -32,13 +33,26 @@ import {
 // S256 (or plain) code_challenge are required. The registered app FAKE_APPS.x is a confidential client:
 // the token and revoke endpoints want HTTP Basic; the legacy public client `client-id` sends client_id in
 // the form. Token answer {token_type: "bearer", expires_in: 7200, access_token, scope, refresh_token} —
-// refresh_token only with offline.access. Every code problem (unknown, used, expired, other redirect_uri,
-// wrong code_verifier) answers 400 {"error":"invalid_request","error_description":"Value passed for the
-// authorization code was invalid."} as X does; bad client credentials 401 unauthorized_client "Missing
-// valid authorization header" (X's wording, not RFC 6749's invalid_client). Revoke answers 200
-// {"revoked": true}, also for unknown tokens (RFC 7009). Unsure: the exact deny redirect (the fake sends
-// error=access_denied&state=…, no error_description) and the 403 body for a token lacking a scope (the
-// fake answers the plain Forbidden problem).
+// refresh_token only with offline.access. Revoke answers 200 {"revoked": true}, also for unknown tokens
+// (RFC 7009). Unsure: the exact deny redirect (the fake sends error=access_denied&state=…, no
+// error_description) and the 403 body for a token lacking a scope (the fake answers the plain Forbidden
+// problem).
+//
+// Error answers, checked against published material (see documented-errors.ts, which builds them):
+// - Token endpoint, bad client credentials: 401 {"error": "unauthorized_client", "error_description":
+//   "Missing valid authorization header"} — X's answer (node-twitter-api-v2#319, omniauth-twitter2#4), not
+//   RFC 6749 §5.2's invalid_client, and without the WWW-Authenticate §5.2 asks for after HTTP Basic.
+// - Token endpoint, refused grants: 400 invalid_request (X never answers invalid_grant): "Value passed for
+//   the authorization code was invalid." (unknown, used or expired code, other redirect_uri), "Value passed
+//   for the code verifier did not match the code challenge." (xdevplatform/twitter-api-typescript-sdk#26),
+//   "Value passed for the token was invalid." (used, revoked or unknown refresh token).
+// - API, revoked or expired token: 401 {"title": "Unauthorized", "type": "about:blank", "status": 401,
+//   "detail": "Unauthorized"} as application/problem+json — the Problem / GenericProblem of X's OpenAPI
+//   document 2.159 (xdevplatform/xdk latest-openapi.json; 2.167 in specs/openapi.json lists typed problems
+//   only). test/unit/fakes/documented-errors.test.ts validates it against that schema.
+// - Throttling: 429 with the same generic problem ("Too Many Requests") and x-rate-limit-remaining 0,
+//   x-rate-limit-reset in epoch seconds (docs.x.com "Rate limits"). The fake never throttles on its own:
+//   inject documentedErrors.x.throttled (FakePlatforms.failDocumented('x', 'throttled')).
 
 export interface FakeXMedia {
   id: string;
@@ -89,6 +103,7 @@ export interface FakeX extends FakePlatform {
 
 const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeResponse => ({
   status,
+  headers: { 'content-type': 'application/problem+json' },
   body: { title, detail, type, status },
 });
 const invalid = (message: string, parameters: Record<string, unknown> = {}): FakeResponse => ({
@@ -211,24 +226,14 @@ const oauthError = (status: number, error: string, description: string): FakeRes
   status,
   body: { error, error_description: description },
 });
-const BAD_CODE = () =>
-  oauthError(400, 'invalid_request', 'Value passed for the authorization code was invalid.');
-const BAD_CLIENT = () => oauthError(401, 'unauthorized_client', 'Missing valid authorization header');
+const BAD_CLIENT = xAnswers.badClient;
 
 export function createFake(): FakeX {
   let seq = 0;
   const snowflake = () => String(1860000000000000000n + BigInt(++seq) * 4096n);
 
   function withLimits(res: FakeResponse): FakeResponse {
-    return {
-      ...res,
-      headers: {
-        'x-rate-limit-limit': '100',
-        'x-rate-limit-remaining': '99',
-        'x-rate-limit-reset': String(Math.floor(Date.now() / 1000) + 900),
-        ...res.headers,
-      },
-    };
+    return { ...res, headers: { ...xAnswers.limitHeaders(99), ...res.headers } };
   }
 
   function mediaJson(m: FakeXMedia) {
@@ -305,7 +310,7 @@ export function createFake(): FakeX {
         redirectUri: form.get('redirect_uri'),
         verifier: form.get('code_verifier'),
       });
-      if (!r.ok) return BAD_CODE();
+      if (!r.ok) return xAnswers.badGrant(r.reason === 'pkce' ? 'verifier' : 'code');
       return { status: 200, body: mint(r.grant) };
     }
     if (grantType !== 'refresh_token')
@@ -313,14 +318,13 @@ export function createFake(): FakeX {
     const old = form.get('refresh_token') ?? '';
     if (fake.oauth.find(old)) {
       const r = fake.oauth.useRefresh(old, c.id, true); // single use
-      if (!r.ok) return oauthError(400, 'invalid_request', 'Value passed for the token was invalid.');
+      if (!r.ok) return xAnswers.badGrant('token');
       const access = fake.oauth.issue(r.grant, 'access', 7200);
       const refresh = fake.oauth.issue(r.grant, 'refresh', 180 * 86400);
       fake.minted.push({ access_token: access.token, refresh_token: refresh.token });
       return { status: 200, body: tokenAnswer(access, refresh) };
     }
-    if (!fake.refreshTokens.has(old))
-      return oauthError(400, 'invalid_request', 'Value passed for the token was invalid.');
+    if (!fake.refreshTokens.has(old)) return xAnswers.badGrant('token');
     fake.refreshTokens.delete(old); // single use
     fake.oauth.countRefresh();
     const pair = { access_token: `at-${snowflake()}`, refresh_token: `rt-${snowflake()}` };
@@ -356,7 +360,7 @@ export function createFake(): FakeX {
     const token = bearer(req);
     const issued = fake.oauth.check(token);
     if (!token || (issued.state === 'unknown' ? !fake.validTokens.has(token) : issued.state !== 'valid'))
-      return problem(401, 'Unauthorized', 'Unauthorized');
+      return xAnswers.generic(401);
     /** The user the token acts for. */
     const me: FakeUser = issued.state === 'valid' ? issued.token.grant.user : defaultUser();
     const forbidden = (...scopes: string[]) =>

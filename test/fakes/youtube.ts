@@ -1,3 +1,4 @@
+import { googleAnswers } from './documented-errors.ts';
 import {
   type AuthorizeSpec,
   avatarPath,
@@ -44,15 +45,24 @@ import {
 //
 // OAuth notes. A refresh_token comes only with access_type=offline, and — as Google does — only on the
 // first offline consent of a user to the client or when prompt=consent forces a new one. Refresh does not
-// rotate (the answer has no refresh_token). Errors: 401 invalid_client ("The OAuth client was not found." /
-// "Unauthorized"), 400 {"error": "invalid_grant", "error_description": "Bad Request"} for unknown, used or
-// expired codes, 400 redirect_uri_mismatch for another redirect_uri, invalid_grant "Missing code verifier." /
-// "Invalid code verifier." for PKCE (wording unsure), invalid_grant "Token has been expired or revoked." for
-// dead refresh tokens. A refusal redirects error=access_denied&state=… (Google adds no description). The
-// default user has one channel (UCherald, the channel uploads go to); a fake_user has two (Google lets one
-// account own several brand channels; channels.list mine=true then lists both here — a simplification of
-// Google's per-channel consent). channels.list needs youtube.readonly, youtube, youtube.force-ssl or
-// youtubepartner; uploads need youtube.upload, youtube or youtube.force-ssl (403 insufficientPermissions).
+// rotate (the answer has no refresh_token). A refusal redirects error=access_denied&state=… (Google adds no
+// description). The default user has one channel (UCherald, the channel uploads go to); a fake_user has
+// two (Google lets one account own several brand channels; channels.list mine=true then lists both here —
+// a simplification of Google's per-channel consent). channels.list needs youtube.readonly, youtube,
+// youtube.force-ssl or youtubepartner; uploads need youtube.upload, youtube or youtube.force-ssl (403
+// insufficientPermissions).
+// Error answers (documented-errors.ts builds them): the token endpoint answers RFC 6749 §5.2 bodies —
+// 401 invalid_client ("The OAuth client was not found." / "Unauthorized", as observed; the fake sends no
+// WWW-Authenticate — whether Google does after HTTP Basic, as §5.2 asks, is not documented), 400 {"error": "invalid_grant",
+// "error_description": "Bad Request"} for unknown, used or expired codes, 400 redirect_uri_mismatch for
+// another redirect_uri, invalid_grant "Missing code verifier." / "Invalid code verifier." for PKCE (wording
+// unsure), invalid_grant "Token has been expired or revoked." for dead refresh tokens ("Using OAuth 2.0
+// for Web Server Applications", refresh token expiration), 401 unauthorized_client "Unauthorized" for a
+// refresh token another client was issued (google-auth-library-python#1561, prasmussen/gdrive#375), and
+// 400 invalid_request "Could not determine client ID from request." without a client id. The API answers revoked and expired access
+// tokens 401 authError "Invalid Credentials" with WWW-Authenticate (YouTube Data API "Errors", core
+// errors). Throttling (429 rateLimitExceeded, 403 userRateLimitExceeded / quotaExceeded) is never produced
+// on its own: inject documentedErrors.youtube.throttled or its variants.
 
 export interface YouTubeVideo {
   id: string;
@@ -255,31 +265,8 @@ export function createFake(): YouTubeFake {
       if (avatar) return avatar;
       const t = bearer(req);
       const issued = fake.oauth.check(t);
-      if (!t || (issued.state === 'unknown' ? !fake.validTokens.has(t) : issued.state !== 'valid')) {
-        return {
-          status: 401,
-          headers: {
-            'www-authenticate': 'Bearer realm="https://accounts.google.com/", error="invalid_token"',
-          },
-          body: {
-            error: {
-              code: 401,
-              message:
-                'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
-              errors: [
-                {
-                  message: 'Invalid Credentials',
-                  domain: 'global',
-                  reason: 'authError',
-                  location: 'Authorization',
-                  locationType: 'header',
-                },
-              ],
-              status: 'UNAUTHENTICATED',
-            },
-          },
-        };
-      }
+      if (!t || (issued.state === 'unknown' ? !fake.validTokens.has(t) : issued.state !== 'valid'))
+        return googleAnswers.invalidCredentials();
       const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
       const insufficient = () =>
         googleError(
@@ -314,6 +301,7 @@ export function createFake(): YouTubeFake {
     const basic = basicAuth(req);
     const id = basic?.id ?? form.get('client_id') ?? '';
     const secret = basic?.secret ?? form.get('client_secret') ?? '';
+    if (!id) return oauthError(400, 'invalid_request', 'Could not determine client ID from request.');
     if (id === fake.clientId && secret === fake.clientSecret) return id;
     const check = fake.oauth.checkClient(id, secret);
     if (check === 'ok') return id;
@@ -388,6 +376,8 @@ export function createFake(): YouTubeFake {
     const old = form.get('refresh_token') ?? '';
     if (fake.oauth.find(old)) {
       const r = fake.oauth.useRefresh(old, c, false);
+      if (!r.ok && r.reason === 'client')
+        return googleAnswers.oauth(401, 'unauthorized_client', 'Unauthorized');
       if (!r.ok) return oauthError(400, 'invalid_grant', 'Token has been expired or revoked.');
       const access = fake.oauth.issue(r.grant, 'access', 3599);
       fake.minted.push(access.token);
