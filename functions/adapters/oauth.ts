@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { parseJson } from '#adapters/platforms/http';
-import { graphTokenError } from '#adapters/platforms/meta/errors';
+import { graphTokenError, igOAuthError } from '#adapters/platforms/meta/errors';
 import { inLambda } from '#shared/config';
 
 // The one OAuth 2.0 client of Herald: authorization URLs, code exchange (PKCE where the platform
@@ -143,14 +143,26 @@ async function normalized(res: Response): Promise<Response> {
     body.error_description = `${String(e.message ?? 'refused')} (code ${String(e.code ?? '?')}${
       e.error_subcode ? `/${String(e.error_subcode)}` : ''
     })`;
+  } else if (body.error === undefined && typeof body.error_message === 'string') {
+    // Instagram-style OAuth errors (Threads): {"error_type", "code", "error_message"}.
+    body.error = igOAuthError(body) ?? 'invalid_request';
+    body.error_description = body.error_message;
   } else if (
     body.error === undefined &&
     status >= 400 &&
     typeof body.code === 'number' &&
     typeof body.message === 'string'
   ) {
-    // Pinterest's {"code", "message"}: 401 is its client authentication failing (code 2).
-    body.error = status === 401 ? 'invalid_client' : status === 429 ? 'slow_down' : 'invalid_request';
+    // Pinterest's {"code", "message"}: 283 "The authorization grant is invalid" (a 401, like its
+    // client authentication failing, code 2), 8 throttled.
+    body.error =
+      body.code === 283
+        ? 'invalid_grant'
+        : status === 401
+          ? 'invalid_client'
+          : status === 429 || body.code === 8
+            ? 'slow_down'
+            : 'invalid_request';
     body.error_description = `${body.message} (code ${body.code})`;
   }
   if (typeof body.error === 'string' && body.access_token === undefined && status < 300) status = 400;

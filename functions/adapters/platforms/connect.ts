@@ -63,6 +63,12 @@ export interface PasswordConnect {
 export type PlatformConnect = OAuthConnect | PasswordConnect;
 
 /**
+ * What a failed answer says: its readable detail (classified by status), or the platform's own
+ * classification of its error body (Meta's codes arrive as 400/403 whatever they mean).
+ */
+export type ErrorReader = (res: HttpResponse) => string | PlatformError;
+
+/**
  * A GET of a platform's JSON API for the connect flows. Failures are PlatformErrors: auth_expired
  * (the platform refused the token), system/rate_limited (try later), anything else refused.
  */
@@ -70,7 +76,7 @@ export async function getJson<T>(
   platform: string,
   url: string,
   init: { token?: string; headers?: Record<string, string>; fetch?: typeof fetch } = {},
-  describe: (res: HttpResponse) => string = detailOf,
+  describe: ErrorReader = detailOf,
 ): Promise<T> {
   const res = await request<T>(platform, url, {
     method: 'GET',
@@ -81,7 +87,8 @@ export async function getJson<T>(
     return res.body;
   if (res.status >= 200 && res.status < 300)
     throw new PlatformError('system', `${platform}: unexpected answer from ${new URL(url).pathname}`);
-  throw errorFromStatus(platform, res, describe(res));
+  const said = describe(res);
+  throw said instanceof PlatformError ? said : errorFromStatus(platform, res, said);
 }
 
 /** The readable part of a platform's error body, whichever shape it has. */
@@ -140,11 +147,7 @@ export function oauthServer(platform: Platform, server: Omit<OAuthServer, 'name'
  * The connect flow's GETs of one platform's JSON API under `base`, with the platform's error detail:
  * `auth` is a token, or credentials whose access token is used (auth_expired without one).
  */
-export function connectApi(
-  platform: Platform,
-  base: string,
-  describe: (res: HttpResponse) => string = detailOf,
-) {
+export function connectApi(platform: Platform, base: string, describe: ErrorReader = detailOf) {
   return async <T>(
     path: string,
     auth: string | Credentials,

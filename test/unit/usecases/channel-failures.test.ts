@@ -17,6 +17,12 @@ import { getChannelConnection } from '#usecases/get-channel-connection';
 import { oauthCallback } from '#usecases/oauth-callback';
 import { channelTokens } from '#usecases/support/channel-tokens';
 import { channelEvents } from '#usecases/support/relay-post-changes';
+import {
+  asFailure,
+  documentedErrors,
+  OAUTH_PLATFORMS,
+  type OAuthPlatform,
+} from '../../fakes/documented-errors.ts';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
 import { advance, storedPost, useWorld, whenPlatformAnswers } from '../faults/support/world.ts';
 import { ALLOWS_LANDING, connectFlow, LANDING } from '../support/connect-flow.ts';
@@ -532,5 +538,44 @@ describe('an account choice that never comes', () => {
     expect(item()).toMatchObject({ pending: null, accounts: null });
     expect(item()?.gsi2pk).toBeUndefined();
     expect((await getChannelConnection(ORG_ID, session.id, new Date())).status).toBe('expired');
+  });
+});
+
+describe("every platform's documented refusals lead to the remedy they mean", () => {
+  const RESULT = { operator: 'operator', reauthorize: 'reauth_required', later: 'retrying' } as const;
+  const refreshing: OAuthPlatform[] = ['x', 'linkedin', 'tiktok', 'youtube', 'pinterest', 'threads'];
+  const tokenCases = refreshing.flatMap((p) =>
+    (['tokenInvalidClient', 'tokenInvalidGrant'] as const).map((kind) => [p, kind] as const),
+  );
+  const apiCases = OAUTH_PLATFORMS.flatMap((p) =>
+    (['revokedToken', 'expiredToken', 'throttled'] as const).map((kind) => [p, kind] as const),
+  );
+
+  it.each(tokenCases)('%s: a renewal answered %s', async (platform, kind) => {
+    // Arrange
+    const id = await expiringChannel(platform);
+    const answer = documentedErrors[platform][kind];
+    world.fakes.failNext(platform, asFailure(answer));
+
+    // Act
+    const result = await syncChannel(ORG_ID, id, new Date());
+
+    // Assert
+    expect(result, answer.source).toBe(RESULT[answer.meaning]);
+  });
+
+  it.each(apiCases)('%s: a profile read answered %s', async (platform, kind) => {
+    // Arrange: refused however often it is asked (a renewal first where the platform has one).
+    const { now } = await connect(platform);
+    const id = String(now.channel_id);
+    const answer = documentedErrors[platform][kind];
+    world.fakes.failNext(platform, asFailure(answer, 3));
+
+    // Act
+    const result = await syncChannel(ORG_ID, id, new Date());
+
+    // Assert
+    expect(result, answer.source).toBe(RESULT[answer.meaning]);
+    expect(channelOf(id)?.status).toBe(answer.meaning === 'reauthorize' ? 'reauth_required' : 'live');
   });
 });

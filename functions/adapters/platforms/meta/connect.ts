@@ -4,7 +4,7 @@ import { type AccountFields, accessToken, getJson, type OAuthConnect, platformAc
 import { type HttpResponse, platformUrl } from '../http.ts';
 import type { Credentials } from '../types.ts';
 import { GRAPH_VERSION } from './client.ts';
-import { graphErrorOf } from './errors.ts';
+import { graphError, graphErrorOf } from './errors.ts';
 
 // Facebook Login, which Facebook Pages and Instagram (with Facebook Login) share: the consent
 // dialog, the code exchange for a short-lived user token, its exchange for a long-lived one
@@ -44,7 +44,7 @@ export async function permissions(platform: string, token: string): Promise<stri
     platform,
     graph(platform, '/me/permissions'),
     { token },
-    graphDetail,
+    (res) => graphError(platform, res),
   );
   return (body.data ?? [])
     .filter((p) => p.status === 'granted' && typeof p.permission === 'string')
@@ -69,7 +69,7 @@ export function pageConnect<Page, Account>(
   },
 ): OAuthConnect {
   const get = <T>(path: string, token: string) =>
-    getJson<T>(platform, graph(platform, path), { token }, graphDetail);
+    getJson<T>(platform, graph(platform, path), { token }, (res) => graphError(platform, res));
   const toAccount = (a: Account, credentials: Credentials) => platformAccount(credentials, o.account(a));
   return {
     kind: 'oauth',

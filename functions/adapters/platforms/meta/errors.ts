@@ -61,6 +61,21 @@ export function graphTokenError(status: number, error: GraphErrorBody): string {
   return 'invalid_request';
 }
 
+/**
+ * The Instagram-style OAuth error (`{"error_type", "code", "error_message"}`, which Threads' token
+ * endpoints share) as an RFC 6749 `error`; undefined for other bodies.
+ */
+export function igOAuthError(body: unknown): string | undefined {
+  const b = (typeof body === 'string' ? parseJson(body) : body) as Record<string, unknown> | null | undefined;
+  if (!b || typeof b !== 'object' || typeof b.error_message !== 'string' || typeof b.error_type !== 'string')
+    return undefined;
+  const message = b.error_message;
+  if (/client secret|platform app|application/i.test(message)) return 'invalid_client';
+  if (/code|token|session/i.test(message) && /not found|already used|expired|invalid|revoked/i.test(message))
+    return 'invalid_grant';
+  return 'invalid_request';
+}
+
 /** The Graph error object of a response body, if it has one. */
 export function graphErrorOf(body: unknown): GraphErrorBody | undefined {
   const parsed = typeof body === 'string' ? parseJson(body) : body;

@@ -9,7 +9,7 @@ import {
 } from '../connect.ts';
 import { platformUrl, request } from '../http.ts';
 import { graphDetail } from '../meta/connect.ts';
-import { graphErrorOf, graphTokenError } from '../meta/errors.ts';
+import { graphError, graphErrorOf, graphTokenError, igOAuthError } from '../meta/errors.ts';
 import type { Credentials } from '../types.ts';
 
 // Threads: authorization code (no PKCE, client secret as a form field) for a short-lived token
@@ -50,9 +50,8 @@ async function getToken(path: string, params: Record<string, string>, what: stri
   const graph = graphErrorOf(res.body);
   const error = graph
     ? graphTokenError(res.status, graph)
-    : res.status >= 500 || res.status === 429
-      ? 'server_error'
-      : 'invalid_response';
+    : (igOAuthError(res.body) ??
+      (res.status >= 500 || res.status === 429 ? 'server_error' : 'invalid_response'));
   throw new OAuthError(
     faultOf({}, res.status, error),
     error,
@@ -61,7 +60,7 @@ async function getToken(path: string, params: Record<string, string>, what: stri
   );
 }
 
-const get = connectApi('threads', `${API}/v1.0`, graphDetail);
+const get = connectApi('threads', `${API}/v1.0`, (res) => graphError('threads', res));
 
 async function me(token: string, credentials: Credentials) {
   const [user, insights] = await Promise.all([
