@@ -1,11 +1,9 @@
+import { METRICS_NAMESPACE, PLATFORM_APP_REFUSED } from '#core/metrics';
 import { logger } from './logger.ts';
 
 // Lines an operator is paged for. Each is also a CloudWatch metric (Embedded Metric Format: the
 // `_aws` member makes CloudWatch Logs extract it), per platform and in total; the stack alarms on
 // the total (lib/constructs/alarms.ts).
-
-export const METRICS_NAMESPACE = 'Herald';
-export const PLATFORM_APP_REFUSED = 'PlatformAppRefused';
 
 /**
  * The platform refused Herald's app (its client id or secret, or its configuration) for `channels`

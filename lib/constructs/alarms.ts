@@ -1,6 +1,13 @@
 import { Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
-import { Alarm, ComparisonOperator, type IMetric, Stats, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IMetric,
+  Metric,
+  Stats,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
@@ -8,6 +15,7 @@ import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import { METRICS_NAMESPACE, PLATFORM_APP_REFUSED } from '../../functions/core/metrics.ts';
 import type { HeraldFunction } from '../herald-function.ts';
 import type { StateMachineName } from '../operations.ts';
 import type { StageConfig } from '../stage.ts';
@@ -104,6 +112,16 @@ export class Alarms {
         statistic: Stats.MAXIMUM,
       }),
       'Table stream batches the relay could not process wait in the stream relay DLQ.',
+    );
+    alarm(
+      'PlatformAppRefusedAlarm',
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: PLATFORM_APP_REFUSED,
+        period: ALARM_PERIOD,
+        statistic: Stats.SUM,
+      }),
+      "A platform refused Herald's app (its client id or secret) while renewing or connecting a channel: check the platform app (herald platform-app set); the channels stay live meanwhile.",
     );
     for (const [name, machine] of stateMachines) {
       alarm(

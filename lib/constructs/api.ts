@@ -80,15 +80,16 @@ export class Api {
       },
     });
 
-    // Per-route throttles (the manifest's `throttle`), under the stage's.
+    // Per-route throttles (the manifest's `throttle`), under the stage's. RouteSettings is raw JSON
+    // in CloudFormation's own casing.
     const throttled = operations.filter((op) => op.throttle);
     if (throttled.length)
       (this.stage.node.defaultChild as CfnStage).routeSettings = Object.fromEntries(
         throttled.map((op) => [
           `${op.method} ${op.path}`,
           {
-            throttlingRateLimit: op.throttle?.rateLimit,
-            throttlingBurstLimit: op.throttle?.burstLimit,
+            ThrottlingRateLimit: op.throttle?.rateLimit,
+            ThrottlingBurstLimit: op.throttle?.burstLimit,
           },
         ]),
       );

@@ -697,6 +697,25 @@ describe('alarms', () => {
     });
   });
 
+  it("alarm when a platform refuses Herald's app (the metric the sync, the worker and the callback write)", () => {
+    prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      ...atLeastOnce,
+      Namespace: 'Herald',
+      MetricName: 'PlatformAppRefused',
+      Statistic: 'Sum',
+      Period: 300,
+      AlarmActions: [topicRef()],
+    });
+  });
+
+  it('throttles the public OAuth callback route on its own', () => {
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      RouteSettings: {
+        'GET /oauth/callback/{platform}': { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 },
+      },
+    });
+  });
+
   it('runs the scheduled workers on EventBridge rules at their manifest rates', () => {
     for (const w of workers) {
       if (w.trigger.kind !== 'schedule') continue;

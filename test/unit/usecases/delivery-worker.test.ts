@@ -463,6 +463,21 @@ describe('deliver: failed attempts', () => {
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
   });
 
+  it('a delivery whose variant is gone fails as a system error and leaves the live channel alone', async () => {
+    // Arrange: the post's variant for CH1 was removed (the message outlived it).
+    const p = publishing();
+    const table = given({ ...p, variants: p.variants.filter((v) => v.channel_id !== CH1.id) });
+
+    // Act
+    const outcome = await deliver(MSG, clock);
+
+    // Assert
+    expect(outcome).toBe('failed');
+    expect(table.delivery()).toMatchObject({ stage: 'failed', error_category: 'system' });
+    expect(table.items.get(idOf(keys.channel(ORG_ID, CH1.id)))).toMatchObject({ status: 'live' });
+    expect(connector.publish).not.toHaveBeenCalled();
+  });
+
   it('fails a content error at once, on the first attempt', async () => {
     // Arrange
     const table = given(publishing());
