@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Platform } from '#core/platforms';
+import { PLATFORMS, type Platform } from '#core/platforms';
 import { FAKE_APPS } from './oauth.ts';
 import type { FakeResponse, InjectedFailure } from './server.ts';
 
@@ -29,17 +29,9 @@ export interface Answer extends FakeResponse {
 /** The OAuth platforms (Bluesky uses app passwords and has no authorization server). */
 export type OAuthPlatform = Exclude<Platform, 'bluesky'>;
 
-export const OAUTH_PLATFORMS: readonly OAuthPlatform[] = [
-  'x',
-  'linkedin',
-  'threads',
-  'instagram',
-  'facebook',
-  'tiktok',
-  'youtube',
-  'pinterest',
-  'mastodon',
-];
+export const OAUTH_PLATFORMS: readonly OAuthPlatform[] = PLATFORMS.filter(
+  (p): p is OAuthPlatform => p !== 'bluesky',
+);
 
 /** What the failure means for Herald: fix the app's credentials, re-authorize the user, or try later. */
 export type ErrorMeaning = 'operator' | 'reauthorize' | 'later';

@@ -105,18 +105,17 @@ const graphDrive = (p: 'facebook' | 'instagram'): Drive => ({
   api: (t) => ({ path: '/v24.0/me', call: () => get(`/${p}/v24.0/me?access_token=${t}`) }),
 });
 
+/** A refresh with an unknown refresh token, the client authenticated with HTTP Basic and `secret`. */
+const basicRefresh = (path: string, p: OAuthPlatform, secret: string) =>
+  post(path, form({ grant_type: 'refresh_token', refresh_token: 'nope' }), {
+    ...FORM,
+    authorization: basic(app(p).clientId, secret),
+  });
+
 const drives: Record<OAuthPlatform, Drive> = {
   x: {
-    badClient: () =>
-      post('/x/2/oauth2/token', form({ grant_type: 'refresh_token', refresh_token: 'nope' }), {
-        ...FORM,
-        authorization: basic(app('x').clientId, 'wrong'),
-      }),
-    badGrant: () =>
-      post('/x/2/oauth2/token', form({ grant_type: 'refresh_token', refresh_token: 'nope' }), {
-        ...FORM,
-        authorization: basic(app('x').clientId, app('x').clientSecret),
-      }),
+    badClient: () => basicRefresh('/x/2/oauth2/token', 'x', 'wrong'),
+    badGrant: () => basicRefresh('/x/2/oauth2/token', 'x', app('x').clientSecret),
     api: (t) => ({ path: '/2/users/me', call: () => get('/x/2/users/me', bearer(t)) }),
   },
   linkedin: {
@@ -217,16 +216,8 @@ const drives: Record<OAuthPlatform, Drive> = {
     }),
   },
   pinterest: {
-    badClient: () =>
-      post('/pinterest/v5/oauth/token', form({ grant_type: 'refresh_token', refresh_token: 'nope' }), {
-        ...FORM,
-        authorization: basic(app('pinterest').clientId, 'wrong'),
-      }),
-    badGrant: () =>
-      post('/pinterest/v5/oauth/token', form({ grant_type: 'refresh_token', refresh_token: 'nope' }), {
-        ...FORM,
-        authorization: basic(app('pinterest').clientId, app('pinterest').clientSecret),
-      }),
+    badClient: () => basicRefresh('/pinterest/v5/oauth/token', 'pinterest', 'wrong'),
+    badGrant: () => basicRefresh('/pinterest/v5/oauth/token', 'pinterest', app('pinterest').clientSecret),
     api: (t) => ({ path: '/v5/user_account', call: () => get('/pinterest/v5/user_account', bearer(t)) }),
   },
   mastodon: {

@@ -6,6 +6,7 @@ import { keys } from '#adapters/keys';
 import { clearOpened } from '#adapters/sealed';
 import { decodeRecord } from '#adapters/stream-records';
 import type { ChannelRecord } from '#core/accounts';
+import { OAUTH_PLATFORMS as OAUTH_PLATFORMS_OF_APPS } from '#core/connections';
 import type { Platform } from '#core/platforms';
 import { startPublishing } from '#core/posts';
 import { logger } from '#shared/logger';
@@ -39,16 +40,8 @@ const { create, consent, callback, connect, channelOf } = connectFlow(world);
 
 /** The OAuth platforms whose tokens Herald renews with the operator's app (client id and secret). */
 const RENEWED_WITH_APP: Platform[] = ['x', 'linkedin', 'tiktok', 'youtube', 'pinterest'];
-const OAUTH: Platform[] = [
-  'x',
-  'linkedin',
-  'threads',
-  'instagram',
-  'facebook',
-  'tiktok',
-  'youtube',
-  'pinterest',
-];
+/** Every platform whose app the operator registers (Mastodon registers itself per instance). */
+const OAUTH: Platform[] = [...OAUTH_PLATFORMS_OF_APPS];
 
 beforeEach(async () => {
   kms.reset();
@@ -431,16 +424,8 @@ describe('rotated refresh tokens are never lost', () => {
     const { now } = await connect('x');
     const id = String(now.channel_id);
     const stored = await getChannelWithCredentials(ORG_ID, id);
-    const source = () =>
-      channelTokens({
-        orgId: ORG_ID,
-        channelId: id,
-        platform: 'x',
-        credentials: stored.credentials,
-        version: stored.version,
-      });
-    const a = source();
-    const b = source();
+    const a = tokensOf(id, stored);
+    const b = tokensOf(id, stored);
     let takeover: Promise<boolean> | undefined;
     whenPlatformAnswers(world.fakes, 'x', (req) => {
       if (takeover || req.path !== '/2/oauth2/token') return;
