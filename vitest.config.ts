@@ -44,8 +44,11 @@ export default defineConfig({
           maxWorkers: 2,
           sequence: { groupOrder: 1 },
           globalSetup: ['test/e2e/global-setup.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 60_000,
+          // Generous: a test's budget covers its setup (the admin CLI, a workspace) and its waits on
+          // background work; on a busy laptop both stretch. Waits inside tests stay well below it,
+          // so a test that is really stuck says what it waited for rather than timing out.
+          testTimeout: 90_000,
+          hookTimeout: 120_000,
         },
       },
     ],

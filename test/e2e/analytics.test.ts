@@ -47,7 +47,7 @@ describe('getAnalytics', () => {
     });
     await waitForPost(ws.key, bad.body.id, (p) => p.status === 'failed');
 
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 40_000;
     let a: Analytics = empty.body;
     while (Date.now() < deadline) {
       a = (await api<Analytics>('GET', '/v1/analytics', { key: ws.key })).body;

@@ -60,7 +60,7 @@ beforeAll(async () => {
       app.clientSecret,
     );
   }
-}, 60_000);
+}, 90_000);
 
 /** The person at the platform's consent page; where the platform sends the browser back. */
 async function consent(authorizeUrl: string | null, extra: Record<string, string> = {}): Promise<URL> {
@@ -141,7 +141,7 @@ async function revoke(platform: string, user: string) {
   expect(res.status, await res.text()).toBe(200);
 }
 
-async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+async function until<T>(fn: () => Promise<T | undefined>, timeoutMs = 40_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -281,7 +281,7 @@ describe('keeping channels working', () => {
 
     expect(post.status, JSON.stringify(post.variants)).toBe('published');
     expect(await channelOf(ws, String(now.channel_id))).toMatchObject({ status: 'live' });
-  }, 60_000);
+  }, 90_000);
 
   it('a revoked grant: reauth_required with one channel.reauth_required event; reconnecting in place revives it', async () => {
     const ws = await workspace([]);
@@ -311,7 +311,7 @@ describe('keeping channels working', () => {
     expect(JSON.parse(rx.ofType('channel.reauth_required')[0]?.body ?? '{}')).toMatchObject({
       data: { channel: { id, status: 'reauth_required' } },
     });
-  }, 60_000);
+  }, 90_000);
 
   it('disconnecting revokes at the platform, refuses new posts to the channel, and frees its plan slot', async () => {
     const ws = await workspace([], 'free');
@@ -338,7 +338,7 @@ describe('keeping channels working', () => {
     expect(usage.body.meters.find((m) => m.key === 'channels')?.used).toBe(0);
     const twice = await api('DELETE', `/v1/channels/${id}`, { key: ws.key });
     expect(twice.status).toBe(200);
-  }, 60_000);
+  }, 90_000);
 });
 
 describe('the CLI', () => {
@@ -379,7 +379,7 @@ describe('the CLI', () => {
     const channel = JSON.parse(stdout) as Json;
     expect(channel).toMatchObject({ platform: 'linkedin', status: 'live' });
     expect(await channelOf(ws, String(channel.id))).toMatchObject({ status: 'live' });
-  }, 60_000);
+  }, 90_000);
 
   it('refuses pasted credentials the platform refuses, storing nothing', async () => {
     const ws = await workspace([]);

@@ -77,7 +77,7 @@ describe('delivery to the platforms', () => {
     });
     expect(res.body.status).toBe('scheduled');
     expect(await postsWith('bluesky', marker)).toBe(0);
-    const post = await waitForPost<Post>(ws.key, res.body.id, settled, 30_000);
+    const post = await waitForPost<Post>(ws.key, res.body.id, settled);
     expect(post.status).toBe('published');
     for (const p of ['bluesky', 'mastodon', 'x']) expect(await postsWith(p, marker)).toBe(1);
   });

@@ -266,7 +266,7 @@ export async function waitForPost<T extends { status: string }>(
   key: string,
   id: string,
   done: (p: T) => boolean,
-  timeoutMs = 20_000,
+  timeoutMs = 40_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;

@@ -54,7 +54,7 @@ describe('npm start', () => {
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
-    }, 60_000);
+    }, 90_000);
   }
 
   it('explains that Java 17+ is needed when java is missing', async () => {
@@ -69,5 +69,5 @@ describe('npm start', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, 90_000);
 });

@@ -30,7 +30,7 @@ const initialize = (version: string) => ({
 });
 
 // Each test has its own workspace and client, so they run concurrently.
-describe.concurrent('MCP server at /api/mcp', { timeout: 60_000 }, () => {
+describe.concurrent('MCP server at /api/mcp', { timeout: 90_000 }, () => {
   it('answers 401 with WWW-Authenticate without a valid key, 405 to GET, 403 to a foreign Origin', async () => {
     const none = await rpc(initialize('2025-06-18'));
     expect(none.status).toBe(401);

@@ -38,7 +38,7 @@ let ws: Workspace;
 beforeAll(async () => {
   samples = await makeSamples(mkdtempSync(join(tmpdir(), 'herald-media-e2e-')));
   ws = await workspace(['bluesky', 'mastodon']);
-}, 60_000);
+}, 90_000);
 afterAll(() => rmSync(samples.dir, { recursive: true, force: true }));
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -119,7 +119,7 @@ describe('media uploads', () => {
     expect(res.body).toMatchObject({ status: 'ready', width: 640, height: 360 });
     expect(res.body.poster_url).not.toBeNull();
     console.log(`completeMediaUpload of a ${(bytes.length / 1e6).toFixed(1)} MB MP4: ${ms.toFixed(0)} ms`);
-  }, 60_000);
+  }, 90_000);
 
   it('refuses a PNG sent as image/jpeg; the asset stays pending', async () => {
     const bytes = readFileSync(samples.files.png.path);

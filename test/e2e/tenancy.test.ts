@@ -135,7 +135,7 @@ beforeAll(async () => {
     rx,
   };
   before = await readA();
-}, 60_000);
+}, 90_000);
 
 // ---- the cases, one per API operation ----------------------------------------------------------
 
