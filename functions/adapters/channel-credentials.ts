@@ -67,12 +67,31 @@ export async function getChannelWithCredentials(
   orgId: string,
   channelId: string,
 ): Promise<ChannelCredentials> {
+  const { channel, version, open } = await getChannelWithSealedCredentials(orgId, channelId);
+  return { channel, credentials: await open(), version };
+}
+
+/** The channel and its credentials as stored, in one read; `open` is the KMS call, left to the caller. */
+export interface SealedChannelCredentials {
+  channel: ChannelRecord | null;
+  version: number;
+  open(): Promise<Credentials>;
+}
+
+/** For an API request: read before the request gate admits it, open only after (no KMS call for a refused one). */
+export async function getChannelWithSealedCredentials(
+  orgId: string,
+  channelId: string,
+): Promise<SealedChannelCredentials> {
   const [channel, creds] = await batchGet([
     keys.channel(orgId, channelId),
     keys.channelCredentials(orgId, channelId),
   ]);
-  const { credentials, version } = await opened(orgId, channelId, creds);
-  return { channel: channel ? fromItem<ChannelRecord>(channel) : null, credentials, version };
+  return {
+    channel: channel ? fromItem<ChannelRecord>(channel) : null,
+    version: Number(creds?.version ?? 0),
+    open: async () => (await opened(orgId, channelId, creds)).credentials,
+  };
 }
 
 export async function readCredentials(orgId: string, channelId: string) {

@@ -88,7 +88,8 @@ function contentMismatch(message: string): ValidationError {
 /**
  * completeMediaUpload: probe the uploaded bytes and make the asset ready. Ready assets are returned
  * as they are; a ticket past its expiry or an object never uploaded is 409; bytes that are not
- * what content_type says are 400 and the asset stays pending.
+ * what content_type says are 400 and the asset stays pending. Nothing reaches S3 or ffprobe before
+ * the request is admitted: a refused request (401 at the gate, 429) costs the asset read only.
  */
 export async function completeMediaUpload(
   orgId: string,
@@ -97,22 +98,17 @@ export async function completeMediaUpload(
   gate: { admitted: () => Promise<unknown> },
 ) {
   if (!isId('media', mediaId)) throw assetNotFound();
-  const asset = await getAsset(orgId, mediaId);
+  // The gate started before this read, so waiting for it here adds no round trip.
+  const [asset] = await Promise.all([getAsset(orgId, mediaId), gate.admitted()]);
   if (!asset) throw assetNotFound();
-  if (asset.status === 'ready') {
-    await gate.admitted();
-    return toMediaAsset(asset);
-  }
+  if (asset.status === 'ready') return toMediaAsset(asset);
   if (now.getTime() > Date.parse(asset.expires_at))
     throw conflict('The upload ticket expired; create a new upload.');
   const object = await headObject('uploads', asset.upload_key);
   if (!object) {
     // A concurrent complete may have made it ready (and removed the upload) meanwhile.
     const current = await getAsset(orgId, mediaId);
-    if (current?.status === 'ready') {
-      await gate.admitted();
-      return toMediaAsset(current);
-    }
+    if (current?.status === 'ready') return toMediaAsset(current);
     throw conflict('No bytes were uploaded for this asset yet; PUT them to upload_url first.');
   }
   if (!isAllowed(asset.content_type)) throw new Error(`asset ${asset.id} has an unknown content type`);
@@ -140,7 +136,6 @@ export async function completeMediaUpload(
     asset.kind === 'image'
       ? await probeImage(asset.upload_key, object.size, head)
       : await probeAudioVideo(asset.upload_key, asset.content_type, asset.kind);
-  await gate.admitted();
   await promoteUpload(asset.upload_key, asset.object_key, asset.content_type);
   let posterKey: string | null = null;
   if (probed.poster) {

@@ -12,16 +12,10 @@ import { type Gate, postCount, quotaAware, requireOrg } from '#usecases/support/
 
 // Its own module so only createPost's bundle carries (and initializes) the idempotency layer.
 
-/**
- * createPost. Primary course: validate the modes → load the org, the channels and the media in
- * one round trip → check each variant against its platform → decide the status (draft, scheduled,
- * publishing or needs_approval) → insert. Publishing continues from the table's change stream.
- */
-export async function createPost(orgId: string, input: CreatePostInput, now: Date, gate: Gate) {
-  const mode = resolveMode(input, now);
-  const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
-  errors.push(...duplicateChannelErrors(input));
+type PostContext = Awaited<ReturnType<typeof loadPostContext>>;
 
+/** The org, the channels and the media assets the input names, in one round trip. */
+function readPostContext(orgId: string, input: CreatePostInput): Promise<PostContext> {
   const channelIds = [
     ...new Set(input.variants.map((v) => v.channel_id).filter((id) => isId('channel', id))),
   ];
@@ -32,7 +26,27 @@ export async function createPost(orgId: string, input: CreatePostInput, now: Dat
       ),
     ),
   ];
-  const ctx = await loadPostContext(orgId, channelIds, mediaIds);
+  return loadPostContext(orgId, channelIds, mediaIds);
+}
+
+/**
+ * createPost. Primary course: validate the modes → load the org, the channels and the media in
+ * one round trip (`read`, when the caller started it already) → check each variant against its
+ * platform → decide the status (draft, scheduled, publishing or needs_approval) → insert.
+ * Publishing continues from the table's change stream.
+ */
+export async function createPost(
+  orgId: string,
+  input: CreatePostInput,
+  now: Date,
+  gate: Gate,
+  read: Promise<PostContext> = readPostContext(orgId, input),
+) {
+  const mode = resolveMode(input, now);
+  const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
+  errors.push(...duplicateChannelErrors(input));
+
+  const ctx = await read;
   const org = requireOrg(ctx.org);
 
   input.variants.forEach((v, i) => {
@@ -90,10 +104,15 @@ export async function createPost(orgId: string, input: CreatePostInput, now: Dat
 }
 
 /** Recorded as JSON text, so a replay is byte-for-byte the first response. */
-export const createPostIdempotent = idempotent<CreatePostInput, Gate>('createPost', async (call) => ({
-  status: 201,
-  json: JSON.stringify(await createPost(call.org_id, call.body, new Date(), call.context)),
-}));
+export const createPostIdempotent = idempotent<CreatePostInput, { gate: Gate; read: Promise<PostContext> }>(
+  'createPost',
+  async (call) => ({
+    status: 201,
+    json: JSON.stringify(
+      await createPost(call.org_id, call.body, new Date(), call.context.gate, call.context.read),
+    ),
+  }),
+);
 
 /**
  * createPost as the API runs it: with an Idempotency-Key, once per key (a retry gets the first
@@ -108,7 +127,17 @@ export async function createPostOnce(
   lambda: Context,
 ): Promise<{ status: number; json: string; replayed?: boolean }> {
   const key = checkIdempotencyKey(idempotencyKey);
+  // The read runs while the gate decides, so neither path waits for the gate on its own.
+  const read = readPostContext(orgId, input);
   if (key === undefined)
-    return { status: 201, json: JSON.stringify(await createPost(orgId, input, now, gate)), replayed: false };
-  return createPostIdempotent({ org_id: orgId, key, body: input, context: gate }, lambda);
+    return {
+      status: 201,
+      json: JSON.stringify(await createPost(orgId, input, now, gate, read)),
+      replayed: false,
+    };
+  read.catch(() => undefined); // unused when refused or replayed
+  // Admitted before the idempotency layer writes its in-progress record: a refused request writes
+  // nothing, and its retry is answered its 429, not 409 idempotency_in_progress.
+  await gate.admitted();
+  return createPostIdempotent({ org_id: orgId, key, body: input, context: { gate, read } }, lambda);
 }

@@ -1,4 +1,4 @@
-import { getChannelWithCredentials } from '#adapters/channel-credentials';
+import { getChannelWithSealedCredentials } from '#adapters/channel-credentials';
 import { disconnectChannel as disconnect } from '#adapters/channels';
 import { toChannel } from '#core/accounts';
 import { notFound } from '#core/errors';
@@ -20,15 +20,18 @@ export async function disconnectChannel(
   admitted: () => Promise<unknown>,
 ) {
   if (!isId('channel', id)) throw notFound('channel');
-  let { channel, credentials, version } = await getChannelWithCredentials(orgId, id);
+  let stored = await getChannelWithSealedCredentials(orgId, id);
+  let channel = stored.channel;
   if (!channel) throw notFound('channel');
   if (channel.status === 'disconnected') return toChannel(channel);
+  // The tokens are opened (KMS) and revoked only for an admitted request; the gate started before the read.
   await admitted();
   for (let attempt = 0; ; attempt++) {
-    await revokeGrant(channel.platform, credentials, channel.id);
-    if (await disconnect(channel, now.toISOString(), version)) break;
+    await revokeGrant(channel.platform, await stored.open(), channel.id);
+    if (await disconnect(channel, now.toISOString(), stored.version)) break;
     // Rotated by a refresh meanwhile (or disconnected by another request): look again.
-    ({ channel, credentials, version } = await getChannelWithCredentials(orgId, id));
+    stored = await getChannelWithSealedCredentials(orgId, id);
+    channel = stored.channel;
     if (!channel) throw notFound('channel');
     if (channel.status === 'disconnected') return toChannel(channel);
     if (attempt >= 3) throw new Error(`channel ${id}: its credentials kept changing while disconnecting`);

@@ -28,14 +28,15 @@ export async function selectChannelAccount(
   const status = connectionStatus(rec, now.getTime());
   if (status !== 'selecting_account')
     throw new ApiError('resource_conflict', `The connection is ${status}, not selecting an account.`);
-  const pending = status === 'selecting_account' ? await openPending(rec, session.pending) : null;
+  // The grant is opened (KMS) only for an admitted request; the gate started before the read above.
+  await admitted();
+  const pending = await openPending(rec, session.pending);
   const credentials = pending?.grants?.[accountId];
   const shown = rec.accounts?.find((a) => a.id === accountId);
   if (!credentials || !shown)
     throw new ValidationError([
       { pointer: '/account_id', code: 'unknown_account', message: 'The grant does not cover this account.' },
     ]);
-  await admitted();
   // The profile as the callback read it from the platform, with the credentials for this account.
   const account = { ...shown, type: shown.type as 'user', credentials };
   try {

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
+import { Readable } from 'node:stream';
 import {
   BatchWriteItemCommand,
   DeleteItemCommand,
@@ -22,7 +23,7 @@ import {
   KMSClient,
 } from '@aws-sdk/client-kms';
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { GetObjectCommand, HeadObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { SESv2Client } from '@aws-sdk/client-sesv2';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -98,10 +99,11 @@ import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fak
 //
 // * The table: its items after the request must equal its items before (a snapshot compare), and
 //   no write may have been applied on the way, even one undone later - with one exception: the
-//   Powertools idempotency record (`IDEMPOTENCY#createPost`), which createPost writes as
+//   Powertools idempotency record (`IDEMPOTENCY#createPost`), which an admitted createPost writes as
 //   INPROGRESS before the use case runs and deletes when the use case refuses the request. That is
 //   the documented Idempotency-Key mechanism (docs/idempotency.md: it makes a concurrent retry answer
-//   409 idempotency_in_progress), it nets out to nothing, and the oracle requires that it does.
+//   409 idempotency_in_progress), it nets out to nothing, and the oracle requires that it does. A
+//   request the gate refuses writes not even that (it comes after the admission).
 //   A conditional write that DynamoDB would refuse (e.g. deleteWebhookEndpoint's delete guarded by
 //   attribute_exists(pk) on an id that does not exist) changes nothing and is allowed; such
 //   attempts are tallied in `observations` for the report.
@@ -230,6 +232,25 @@ const FAR = '2099-01-01T00:00:00.000Z';
 const mediaRecord = (id: string, orgId: string) =>
   mediaAsset({ id, org_id: orgId, filename: 'launch.png', expires_at: '2099-01-01T00:00:00.000Z' });
 
+/**
+ * An own video whose bytes were uploaded (an MP4 head, answered by HeadObject and GetObject): completing
+ * it probes them (ranged GetObject, the download, ffprobe, a poster frame). Kept out of OWN: the
+ * completeMediaUpload baseline is the never-uploaded asset (409).
+ */
+export const UPLOADED_VIDEO = mediaAsset({
+  id: fixedId('media', 3),
+  org_id: ORG_ID,
+  filename: 'launch.mp4',
+  kind: 'video',
+  content_type: 'video/mp4',
+  expires_at: FAR,
+});
+/** The start of an MP4 (an ftyp box), enough for the sniffer. */
+const MP4_HEAD = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(12)]);
+/** An S3 body: a stream (downloads) that also answers transformToByteArray (ranged reads). */
+const s3Body = (bytes: Uint8Array) =>
+  Object.assign(Readable.from([Buffer.from(bytes)]), { transformToByteArray: async () => bytes });
+
 const endpointRecord = (id: string, orgId: string) =>
   webhookEndpoint({
     id,
@@ -253,6 +274,7 @@ const SEED: Item[] = [
   postItem(post({ id: FOREIGN.post, org_id: OTHER_ORG_ID })),
   mediaItem(mediaRecord(OWN.media, ORG_ID)),
   mediaItem(mediaRecord(FOREIGN.media, OTHER_ORG_ID)),
+  mediaItem(UPLOADED_VIDEO),
   webhookEndpointItem(endpointRecord(OWN.webhook, ORG_ID)),
   webhookEndpointItem(endpointRecord(FOREIGN.webhook, OTHER_ORG_ID)),
   { ...keys.webhookCount(ORG_ID), endpoints: 1 },
@@ -475,6 +497,12 @@ function installMocks(): void {
   // the side effect itself rather than a crash it caused.
   aws.s3.onAnyCommand().resolves({});
   aws.s3.on(HeadObjectCommand).rejects(s3NotFound());
+  aws.s3
+    .on(HeadObjectCommand, { Key: UPLOADED_VIDEO.upload_key })
+    .resolves({ ContentLength: MP4_HEAD.length, ContentType: UPLOADED_VIDEO.content_type });
+  aws.s3
+    .on(GetObjectCommand, { Key: UPLOADED_VIDEO.upload_key })
+    .callsFake(() => ({ Body: s3Body(MP4_HEAD) }));
   aws.sqs.onAnyCommand().resolves({ Successful: [], Failed: [] });
   aws.kms.onAnyCommand().resolves({});
   // Webhook signing secrets: KMS Encrypt of the secret itself (any ciphertext opens to one secret).
@@ -638,6 +666,8 @@ export interface Outcome {
   tableChanged: boolean;
   attempts: WriteAttempt[];
   sideEffects: string[];
+  /** Every AWS call made, as `client:Command`; the request gate's own UpdateItems end in ` (gate)`. */
+  calls: string[];
   meters: Array<{ kind: MeterKind; key: Key }>;
   /** The meters before and after, and the limits the limiter checked them against. */
   limits: {
@@ -727,6 +757,16 @@ export async function send(req: FuzzRequest, start: CounterStart = {}): Promise<
     }
   }
   sideEffects.push(...network.map((call) => `network:${call}`));
+  const calls = (Object.entries(aws) as Array<[string, (typeof aws)[keyof typeof aws]]>).flatMap(
+    ([name, m]) =>
+      m.calls().map((call) => {
+        const cmd = commandName(call);
+        const input = (call.args[0] as { input: UpdateCommandInput }).input;
+        return name === 'ddb' && cmd === 'UpdateCommand' && meterKind(input)
+          ? `${name}:${cmd} (gate)`
+          : `${name}:${cmd}`;
+      }),
+  );
   const businessReads = aws.ddb.calls().flatMap((call) => {
     const cmd = commandName(call);
     if (cmd === 'GetCommand') {
@@ -745,6 +785,7 @@ export async function send(req: FuzzRequest, start: CounterStart = {}): Promise<
     tableChanged: table.snapshot() !== before,
     attempts: [...table.attempts],
     sideEffects,
+    calls,
     meters: [...meterCalls],
     limits: {
       burstBefore: start.burst ?? 0,
@@ -845,6 +886,10 @@ function expectNoStateChange(o: Outcome, why: string): void {
       .map((a) => `${a.kind} ${String(a.key.pk)} ${String(a.key.sk)}`),
     `${why}: writes applied for a refused request`,
   ).toEqual([]);
+  const gateRefused =
+    o.limits.burstBefore >= o.limits.burst || o.limits.apiRequestsBefore >= o.limits.apiRequests;
+  if (gateRefused)
+    expect(transient, `${why}: an idempotency record for a request the gate refused`).toEqual([]);
   if (transient.length) observe(`${o.req.op}: idempotency record written and removed on a refusal`);
   for (const a of o.attempts.filter((x) => !x.applied))
     observe(

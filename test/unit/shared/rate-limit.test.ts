@@ -292,7 +292,7 @@ describe('what a request counts', () => {
     expect(counters.get(USAGE)).toMatchObject({ api_requests: 8 });
   });
 
-  it('writes nothing for a refused createPost', async () => {
+  it('writes nothing for a refused createPost (without Idempotency-Key; every client: refused-requests.test.ts)', async () => {
     // Arrange
     given({ burst: TEAM.burst });
     ddb.on(PutCommand).resolves({});

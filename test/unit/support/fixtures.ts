@@ -254,6 +254,8 @@ export interface CounterStart {
   /** The org's api_requests this month (`ORG#<org>` / `USAGE#<YYYY-MM>`). */
   api_requests?: number;
   posts_per_month?: number;
+  /** Every key presented was revoked at the gate (its entry is `{r: revoked_at}`, as `key revoke` writes). */
+  revoked?: boolean;
 }
 
 /**
@@ -271,7 +273,8 @@ export function counters(start: CounterStart = {}) {
     if (start.api_requests !== undefined) out.api_requests = start.api_requests;
     if (start.posts_per_month !== undefined) out.posts_per_month = start.posts_per_month;
     const keyId = input.ExpressionAttributeNames?.['#k'];
-    if (start.burst !== undefined && keyId)
+    if (start.revoked && keyId) out[keyId] = { r: new Date().toISOString() };
+    else if (start.burst !== undefined && keyId)
       out[keyId] = { w: Math.floor(Date.now() / 60_000), n: start.burst };
     return out;
   };

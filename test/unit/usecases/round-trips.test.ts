@@ -1,4 +1,13 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DeleteItemCommand,
+  type DeleteItemCommandInput,
+  DynamoDBClient,
+  PutItemCommand,
+  type PutItemCommandInput,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   DynamoDBDocumentClient,
@@ -10,6 +19,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -23,6 +33,7 @@ import { handler as listPosts } from '#handlers/list-posts';
 import { handler as publishPost } from '#handlers/publish-post';
 import { handler as reschedulePost } from '#handlers/reschedule-post';
 import { authenticate, clearAuthCache } from '#usecases/support/authenticate';
+import { condition, update } from '../support/expressions.ts';
 import {
   apiEvent,
   apiKey,
@@ -110,6 +121,9 @@ let traced: Traced[] = [];
 let completed: number[] = [];
 let queryItems: Item[] = [];
 let limiter = counters();
+/** Powertools' idempotency records (the low-level client), kept as DynamoDB would. */
+let idempotency = new Map<string, Item>();
+const recordId = (key: Record<string, unknown>) => `${String(key.pk)} ${String(key.sk)}`;
 
 /** Wraps a mocked DynamoDB answer: records the call's generation, answers after DELAY_MS. */
 function trace<I>(label: (input: I) => string, answer: (input: I) => unknown) {
@@ -205,6 +219,54 @@ beforeEach(() => {
       () => ({}),
     ),
   );
+  idempotency = new Map();
+  const values = (v: Record<string, unknown> | undefined) => (v ? unmarshall(v as never) : undefined);
+  dynamo.on(PutItemCommand).callsFake(
+    trace(
+      () => 'PutItem (idempotency)',
+      (input: PutItemCommandInput) => {
+        const item = unmarshall((input.Item ?? {}) as never);
+        const old = idempotency.get(recordId(item));
+        const holds = condition(
+          input.ConditionExpression ?? '',
+          input.ExpressionAttributeNames,
+          values(input.ExpressionAttributeValues),
+        );
+        if (old && !holds(old))
+          throw Object.assign(new ConditionalCheckFailedException({ message: 'refused', $metadata: {} }), {
+            Item: marshall(old),
+          });
+        idempotency.set(recordId(item), item);
+        return {};
+      },
+    ),
+  );
+  dynamo.on(UpdateItemCommand).callsFake(
+    trace(
+      () => 'UpdateItem (idempotency)',
+      (input: UpdateItemCommandInput) => {
+        const key = unmarshall((input.Key ?? {}) as never);
+        const old = idempotency.get(recordId(key)) ?? key;
+        const { next } = update(
+          old,
+          input.UpdateExpression ?? '',
+          input.ExpressionAttributeNames,
+          values(input.ExpressionAttributeValues),
+        );
+        idempotency.set(recordId(key), next);
+        return {};
+      },
+    ),
+  );
+  dynamo.on(DeleteItemCommand).callsFake(
+    trace(
+      () => 'DeleteItem (idempotency)',
+      (input: DeleteItemCommandInput) => {
+        idempotency.delete(recordId(unmarshall((input.Key ?? {}) as never)));
+        return {};
+      },
+    ),
+  );
 });
 
 describe('DynamoDB round trips per operation, warm', () => {
@@ -284,6 +346,43 @@ describe('DynamoDB round trips per operation, warm', () => {
       depth: 2,
       calls: 3,
       lowLevel: 0,
+    });
+  });
+
+  it('createPost with Idempotency-Key: read + gate, then the in-progress record, the post, the record completed (depth 4); a replay: read + gate, then the record (depth 2)', async () => {
+    // Arrange: warm, with another key (a replay of the same key would not run the use case).
+    const body = JSON.stringify({
+      variants: [{ channel_id: CH1.id, body: 'Hello' }],
+      scheduled_at: daysFromNow(1),
+    });
+    const send = (key: string) =>
+      invoke(createPost, 'createPost', { headers: { ...jsonHeaders(KEY), 'idempotency-key': key }, body });
+    await authenticate(bearer(KEY));
+    await send('round-trips-warm-up');
+
+    // Act
+    const first = await send('round-trips-1');
+    const replay = await send('round-trips-1');
+
+    // Assert: the in-progress record waits for the admission; the read runs while the gate decides.
+    expect(first).toEqual({
+      status: 201,
+      generations: [
+        ['BatchGetItem', ...LIMITER],
+        ['PutItem (idempotency)'],
+        ['TransactWriteItems[2]'],
+        ['UpdateItem (idempotency)'],
+      ],
+      depth: 4,
+      calls: 3,
+      lowLevel: 2,
+    });
+    expect(replay).toEqual({
+      status: 201,
+      generations: [['BatchGetItem', ...LIMITER], ['PutItem (idempotency)']],
+      depth: 2,
+      calls: 2,
+      lowLevel: 1,
     });
   });
 
