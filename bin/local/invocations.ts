@@ -47,7 +47,7 @@ class InvokeStore {
 
 const store = new InvokeStore();
 
-/** Makes this process a concurrent Lambda host for Powertools and the SDK (both look each call). */
+/** Makes this process a concurrent Lambda host to Powertools, which reads both on every call. */
 function hostConcurrently(): void {
   process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '1000';
   const global = globalThis as unknown as { awslambda?: { InvokeStore?: unknown } };
