@@ -109,10 +109,7 @@ async function main() {
       invoke: async (name, payload) => {
         const op = apiOperations.find((o) => o.id === name);
         if (!op) throw new Error(`no function ${name}`);
-        const handler = await loadHandler<(event: unknown, context: unknown) => Promise<unknown>>(
-          root,
-          op.entry,
-        );
+        const handler = await loadHandler<unknown, unknown>(root, op.entry);
         const timeoutMs = (op.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
         return handler(payload, lambdaContext(op.id, randomUUID(), timeoutMs));
       },
@@ -147,7 +144,7 @@ async function main() {
     });
     await startWorkers(workers, {
       loadHandler: (entry) => loadHandler(root, entry),
-      context: (id, timeoutMs) => lambdaContext(id, `${id}-${Date.now()}`, timeoutMs),
+      context: (id, timeoutMs) => lambdaContext(id, randomUUID(), timeoutMs),
       queue: (name) => sqsQueues.queues[name],
       onError: (id) => (err) => console.error(`[${id}]`, err),
       streamPoller: ({ handler, context, source, onError }) =>
@@ -257,10 +254,13 @@ async function localStateMachine(spec: (typeof stateMachines)[number]): Promise<
     if (state.Type !== 'Task' || !ref) continue;
     const worker = workers.find((w) => w.id === ref[1]);
     if (!worker) throw new Error(`${spec.definition}: state ${stateName} names no worker (${ref[1]})`);
-    const handler = await loadHandler<(payload: unknown) => Promise<unknown>>(root, worker.entry);
+    const handler = await loadHandler<unknown, unknown>(root, worker.entry);
     // lambda:invoke answers {Payload: <the function's result>}; the ASL's ResultSelector reads it.
     taskHandlers[stateName] = async (input) => ({
-      Payload: await handler((input as { Payload?: unknown }).Payload),
+      Payload: await handler(
+        (input as { Payload?: unknown }).Payload,
+        lambdaContext(worker.id, randomUUID(), worker.timeoutSeconds * 1000),
+      ),
     });
   }
   return { arn: localStateMachineArn(spec.name), definition: text, taskHandlers };

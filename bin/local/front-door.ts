@@ -11,16 +11,17 @@ import {
   type Operation,
   operations,
 } from '#lib/operations';
+import { asInvocations } from './invocations.ts';
 import { createMediaDoor, type LocalS3 } from './media-door.ts';
 
 // The local stand-in for API Gateway (HTTP API, payload v2): routes from the manifest, events built
 // like API Gateway builds them, and the very same handler modules that run in Lambda — including
 // the $default route's handler for paths and methods we do not serve.
 
-type Handler = (
-  event: APIGatewayProxyEventV2,
+type Handler<E = APIGatewayProxyEventV2, R = APIGatewayProxyStructuredResultV2> = (
+  event: E,
   context: Context,
-) => Promise<APIGatewayProxyStructuredResultV2>;
+) => Promise<R>;
 
 /** API Gateway's own payload limit; the handlers enforce the API's smaller one. */
 const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
@@ -33,9 +34,17 @@ interface Route {
   admit?: () => boolean;
 }
 
-/** A Lambda's handler, from its entry in the manifest (Node caches the module: one per process). */
-export function loadHandler<H = Handler>(root: string, entry: string): Promise<H> {
-  return import(pathToFileURL(join(root, entry)).href).then((m: { handler: H }) => m.handler);
+/**
+ * A Lambda's handler, from its entry in the manifest (Node caches the module: one per process),
+ * each call run as its own invocation (invocations.ts).
+ */
+export function loadHandler<E = APIGatewayProxyEventV2, R = APIGatewayProxyStructuredResultV2>(
+  root: string,
+  entry: string,
+): Promise<Handler<E, R>> {
+  return import(pathToFileURL(join(root, entry)).href).then((m: { handler: Handler<E, R> }) =>
+    asInvocations(m.handler),
+  );
 }
 
 const timeoutMsOf = (timeoutSeconds = DEFAULT_TIMEOUT_SECONDS) => timeoutSeconds * 1000;

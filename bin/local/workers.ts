@@ -79,7 +79,8 @@ export async function startWorkers(list: readonly Worker[], sources: WorkerSourc
     } else if (trigger.kind === 'schedule') {
       source = sources.timer({
         worker: worker.id,
-        run: () => (handler as () => Promise<unknown>)(),
+        // The schedule's event carries nothing the workers read.
+        run: () => (handler as (event: unknown, context: Context) => Promise<unknown>)({}, context()),
         everyMs: trigger.localEverySeconds * 1000,
         onError,
       });

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cycles, type Edge, importGraph, ROOT, violations } from '../../support/import-graph.ts';
+import { cycles, type Edge, importGraph, importsOf, ROOT, violations } from '../../support/import-graph.ts';
 
 // handlers → use cases → adapters → core, with shared/ (middlewares, clients, config) importing
-// nothing above it. A broken direction or a cycle fails the build.
+// nothing above it; the AWS SDK only in adapters and shared's clients. A broken direction, the SDK
+// elsewhere (type-only imports included) or a cycle fails the build.
 
 const edges = importGraph();
 
@@ -15,7 +16,7 @@ describe('import direction in functions/', () => {
     expect(missing.map((e) => `${e.from} → ${e.spec}`)).toEqual([]);
   });
 
-  it('points one way: handlers → use cases → adapters → core; shared imports nothing above it', () => {
+  it('points one way: handlers → use cases → adapters → core; shared imports nothing above it; the SDK stays in adapters and shared', () => {
     expect(violations(edges)).toEqual([]);
   });
 
@@ -48,5 +49,29 @@ describe('import direction in functions/', () => {
     ];
     expect(violations(bad)).toHaveLength(3);
     expect(cycles(bad)).toEqual([['functions/core/a.ts', 'functions/core/b.ts']]);
+  });
+
+  it('refuses the AWS SDK in use cases, handlers and core, type-only imports included', () => {
+    const source = [
+      "import { SendMessageCommand } from '@aws-sdk/client-sqs';",
+      "import type {\n  AttributeValue,\n} from '@aws-sdk/client-dynamodb';",
+      "type Output = import('@smithy/types').MetadataBearer;",
+      "import { ulid } from 'ulid';",
+      "import { keys } from '#adapters/keys';",
+    ].join('\n');
+    const edges = importsOf('functions/usecases/x.ts', source);
+    expect(edges.filter((e) => e.typeOnly).map((e) => e.spec)).toEqual(['@aws-sdk/client-dynamodb']);
+    expect(violations(edges)).toEqual([
+      'functions/usecases/x.ts → @aws-sdk/client-sqs (use cases reach AWS through adapters)',
+      'functions/usecases/x.ts → @aws-sdk/client-dynamodb (use cases reach AWS through adapters)',
+      'functions/usecases/x.ts → @smithy/types (use cases reach AWS through adapters)',
+    ]);
+    expect(violations(importsOf('functions/usecases/support/x.ts', source))).toHaveLength(3);
+    expect(violations(importsOf('functions/handlers/x.ts', source))).toHaveLength(4); // and the adapter
+    expect(violations(importsOf('functions/core/x.ts', source))).toHaveLength(4);
+    expect(violations(importsOf('functions/adapters/x.ts', source))).toEqual([]);
+    expect(violations(importsOf('functions/shared/clients.ts', source.replace(/.*#adapters.*/, '')))).toEqual(
+      [],
+    );
   });
 });
