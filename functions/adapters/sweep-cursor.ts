@@ -18,8 +18,10 @@ export async function sweptThrough(): Promise<number | null> {
 export async function markSwept(minute: number): Promise<void> {
   await updateIf({
     Key: keys.sweepCursor(),
-    UpdateExpression: 'SET minute = :m, entity = :e',
-    ConditionExpression: 'attribute_not_exists(minute) OR minute < :m',
+    // `minute` is a DynamoDB reserved word: it must go through a placeholder.
+    UpdateExpression: 'SET #minute = :m, entity = :e',
+    ConditionExpression: 'attribute_not_exists(#minute) OR #minute < :m',
+    ExpressionAttributeNames: { '#minute': 'minute' },
     ExpressionAttributeValues: { ':m': minute, ':e': 'sweep_cursor' },
   });
 }

