@@ -214,7 +214,9 @@ describe('sweep: scheduled posts', () => {
     expect(moved).toEqual([
       expect.objectContaining({
         Key: keys.sweepCursor(),
-        ConditionExpression: 'attribute_not_exists(minute) OR minute < :m',
+        // A placeholder: `minute` is a DynamoDB reserved word (a plain one is a ValidationException).
+        ConditionExpression: 'attribute_not_exists(#minute) OR #minute < :m',
+        ExpressionAttributeNames: { '#minute': 'minute' },
         ExpressionAttributeValues: { ':m': minuteOf(NOW.toISOString()), ':e': 'sweep_cursor' },
       }),
     ]);
