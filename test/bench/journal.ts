@@ -13,6 +13,8 @@ import { fixed, machine, median, table, today } from './support.ts';
 
 export interface JournalRow {
   live: number;
+  /** Bytes of journal per message (its `put` line). */
+  lineBytes: number;
   journalMiB: number;
   flushMs: { median: number; p99: number; max: number };
   /** The event loop's longest stall during those calls. */
@@ -61,6 +63,7 @@ async function one(live: number, calls: number): Promise<JournalRow> {
       if (i % 500 === 499) await journal.flush();
     }
     await journal.flush();
+    const lineBytes = statSync(file).size / live;
     // Let a compaction the filling started finish, so the steady calls below measure the steady state.
     await journal.compacting;
 
@@ -83,6 +86,7 @@ async function one(live: number, calls: number): Promise<JournalRow> {
     const sorted = times.sort((a, b) => a - b);
     const row: JournalRow = {
       live,
+      lineBytes,
       journalMiB: statSync(file).size / 1024 / 1024,
       flushMs: { median: median(sorted), p99: p(sorted, 0.99), max: sorted.at(-1) ?? 0 },
       loopMaxMs: loop.max / 1e6,
@@ -129,7 +133,7 @@ export function journalSection(rows: JournalRow[]): string {
   const lines = [
     `Run of ${today()} on ${machine()}, \`npm run bench\` with \`BENCH_ONLY=journal\`: the queue journal`,
     '(`bin/local/durable-queues.ts`) on fauxqs’s own store in one process, filled with webhook-job-sized',
-    'messages (≈ 420 bytes a journal line), then (after 50 unmeasured) 200 calls that each journal one message and wait for',
+    `messages (≈ ${Math.round(rows[0]?.lineBytes ?? 0)} bytes a journal line), then (after 50 unmeasured) 200 calls that each journal one message and wait for`,
     'its flush (one write and one `fdatasync`), as an SQS answer does. The event loop’s longest stall',
     'is over the same calls.',
     '',
