@@ -66,7 +66,8 @@ interface FauxQueue {
 }
 
 type Entry =
-  | { t: 'put'; q: string; m: StoredMessage }
+  /** `u`: a compacted message's receive deadline, apart from its delay (a later `vis` replaces it). */
+  | { t: 'put'; q: string; m: StoredMessage; u?: number }
   | { t: 'recv'; id: string; n: number; first: number | undefined; until: number }
   | { t: 'vis'; id: string; until: number }
   | { t: 'del'; id: string }
@@ -88,7 +89,7 @@ export function fold(entries: Iterable<Entry>, live = new Map<string, Live>()): 
     if (e.t === 'put') {
       // A message moved to a dead-letter queue keeps its id: the put there replaces it here.
       // A copy: fauxqs changes its own message objects as they are received.
-      live.set(e.m.messageId, { q: e.q, m: { ...e.m }, until: 0 });
+      live.set(e.m.messageId, { q: e.q, m: { ...e.m }, until: e.u ?? 0 });
     } else if (e.t === 'recv') {
       const l = live.get(e.id);
       if (!l) continue;
@@ -109,10 +110,9 @@ export function fold(entries: Iterable<Entry>, live = new Map<string, Live>()): 
   return live;
 }
 
-/** One `put` of a live message with its receive count and deadline folded in (a compacted journal). */
+/** One `put` of a live message with its receive count and deadline (a compacted journal). */
 function putLine(l: Live): string {
-  const until = Math.max(l.m.delayUntil ?? 0, l.until);
-  return `${JSON.stringify({ t: 'put', q: l.q, m: until ? { ...l.m, delayUntil: until } : l.m })}\n`;
+  return `${JSON.stringify({ t: 'put', q: l.q, m: l.m, ...(l.until ? { u: l.until } : {}) })}\n`;
 }
 
 /** A damaged journal: a line that is not an entry, with entries after it. */
@@ -349,8 +349,11 @@ export class QueueJournal {
   async close(): Promise<void> {
     this.closed = true;
     await this.compaction;
-    await this.flush();
-    closeSync(this.fd);
+    try {
+      await this.flush();
+    } finally {
+      closeSync(this.fd);
+    }
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {

@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { prepareDataDir } from '../../../bin/local/data-dir.ts';
 import { writeFileDurably } from '../../../bin/local/durable-file.ts';
 import { QueueJournal } from '../../../bin/local/durable-queues.ts';
+import { migrateSharedDb } from '../../../bin/local/services.ts';
 import { localSecret, writeStackInfo } from '../../../bin/local/stack-file.ts';
 import { createSfn } from '../../../bin/local/standins/step-functions.ts';
 import { StreamPoller } from '../../../bin/local/stream-poller.ts';
@@ -155,6 +156,19 @@ describe('the local stack writes every state file durably', () => {
     expectDurable(join(dir, 'format.json'));
     expectDurable(join(dir, 'stack.json'));
     expectDurable(join(dir, 'kms.secret'));
+  });
+
+  it("the older data directory's database, renamed to its key's name", () => {
+    writeFileSync(join(dir, 'shared-local-instance.db'), 'sqlite');
+
+    expect(migrateSharedDb(dir, { accessKeyId: 'k', secretAccessKey: 's' })).toBe('moved');
+
+    const calls = faultState.calls.map(
+      (c) => `${c.op} ${c.path === dir ? '<dir>' : c.path.slice(dir.length + 1)}`,
+    );
+    const rename = calls.indexOf('renameSync shared-local-instance.db');
+    expect(rename).toBeGreaterThanOrEqual(0);
+    expect(calls.slice(rename)).toContain('fsyncSync <dir>');
   });
 
   it('the queue journal, rewritten at start', async () => {

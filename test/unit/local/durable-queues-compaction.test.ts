@@ -167,10 +167,32 @@ describe('compaction of the queue journal', () => {
     });
   }, 60_000);
 
+  it('keeps a receive deadline apart from the delay: a message made visible after a compaction is visible after a restart', async () => {
+    // Arrange: a message in flight (deadline in 120 s) when the journal is compacted.
+    const a = await start();
+    await a.sqs.send(new SendMessageCommand({ QueueUrl: a.url, MessageBody: 'nacked' }));
+    const got = await a.sqs.send(new ReceiveMessageCommand({ QueueUrl: a.url }));
+    expect(await a.journal.compact()).toBe(true);
+
+    // Act: its consumer gives it back, then the stack restarts.
+    await a.sqs.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: a.url,
+        ReceiptHandle: got.Messages?.[0]?.ReceiptHandle,
+        VisibilityTimeout: 0,
+      }),
+    );
+    const b = await start();
+
+    // Assert
+    const again = await b.sqs.send(new ReceiveMessageCommand({ QueueUrl: b.url }));
+    expect(again.Messages?.map((m) => m.Body)).toEqual(['nacked']);
+  });
+
   it('runs beside the flush: the call that starts a compaction does not wait for it', async () => {
-    // Arrange: a journal past its threshold, whose compaction's fsync takes 300 ms.
+    // Arrange: a journal past its threshold, whose compaction's fsync takes 800 ms.
     const a = await start({ ...options, compactAtBytes: 2048 });
-    injectFault({ op: 'fsync', path: /\.compacting$/, times: 2, delayMs: 300 });
+    injectFault({ op: 'fsync', path: /\.compacting$/, times: 2, delayMs: 800 });
 
     // Act
     let took = 0;
@@ -184,8 +206,8 @@ describe('compaction of the queue journal', () => {
     const during = performance.now() - t;
 
     // Assert
-    expect(took).toBeLessThan(250);
-    expect(during).toBeLessThan(250);
+    expect(took).toBeLessThan(600);
+    expect(during).toBeLessThan(600);
     expect(a.journal.compacting).toBeDefined();
     expect(await a.journal.compacting).toBe(true);
     // Durably swapped: the new file synced before the rename, the directory after it.
