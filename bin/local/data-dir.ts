@@ -1,5 +1,6 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { writeFileDurably } from './durable-file.ts';
 
 // The data directory's layout has a format number (format.json). `npm start` upgrades a directory
 // written by an older Herald in place, step by step, and refuses one written by a newer Herald
@@ -53,7 +54,7 @@ export function prepareDataDir(dir: string, steps: readonly UpgradeStep[]): stri
     step.run(dir);
     done.push(step.what);
   }
-  writeFileSync(formatFile(dir), `${JSON.stringify({ format: DATA_FORMAT })}\n`);
+  writeFileDurably(formatFile(dir), `${JSON.stringify({ format: DATA_FORMAT })}\n`);
   return done;
 }
 

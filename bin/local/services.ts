@@ -15,7 +15,8 @@ import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-s
 import { buildApp } from 'fauxqs';
 import { type QueueName, queues } from '#lib/operations';
 import { TABLE } from '#lib/table-schema';
-import { journaledStore, QueueJournal } from './durable-queues.ts';
+import { syncDirectory } from './durable-file.ts';
+import { type JournalOptions, journaledStore, QueueJournal } from './durable-queues.ts';
 import { localSecret } from './stack-file.ts';
 
 // Local stand-ins for the AWS services: DynamoDB Local (the real engine, in Java) and fauxqs (SQS).
@@ -76,6 +77,7 @@ export function migrateSharedDb(
     );
   for (const suffix of SQLITE_SIBLINGS) if (existsSync(from + suffix)) renameSync(from + suffix, to + suffix);
   renameSync(from, to);
+  syncDirectory(dbPath);
   return 'moved';
 }
 
@@ -260,14 +262,15 @@ export interface Queues extends Service {
   queues: Record<QueueName, LocalQueue>;
   /** The table stream's on-failure destination (StreamRelayDlq in the stack). */
   streamFailures: { url: string; arn: string };
+  journal?: QueueJournal;
 }
 
 /**
  * fauxqs on loopback: every queue of the manifest with its DLQ and the same redrive policy as in
  * AWS. With `journalFile`, messages survive a crash or a restart (durable-queues.ts).
  */
-export async function startQueues(journalFile?: string): Promise<Queues> {
-  const journal = journalFile ? new QueueJournal(journalFile) : undefined;
+export async function startQueues(journalFile?: string, journalOptions?: JournalOptions): Promise<Queues> {
+  const journal = journalFile ? new QueueJournal(journalFile, journalOptions) : undefined;
   const app = buildApp({
     logger: false,
     ...(journal ? { stores: { sqsStore: await journaledStore(journal) } as never } : {}),
@@ -313,10 +316,10 @@ export async function startQueues(journalFile?: string): Promise<Queues> {
     endpoint,
     queues: out,
     streamFailures,
+    ...(journal ? { journal } : {}),
     stop: async () => {
       await app.close();
-      await journal?.flush();
-      journal?.close();
+      await journal?.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { writeFileDurably } from './durable-file.ts';
 
 // What a running local stack tells the admin CLI (and tests): where its services listen.
 
@@ -23,9 +24,7 @@ const stackFile = (dir: string) => join(dir, 'stack.json');
 
 /** Mode 600, like the secrets: it holds DynamoDB Local's access key. */
 export function writeStackInfo(dir: string, info: LocalStackInfo): void {
-  const tmp = `${stackFile(dir)}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
-  renameSync(tmp, stackFile(dir));
+  writeFileDurably(stackFile(dir), `${JSON.stringify(info, null, 2)}\n`, 0o600);
 }
 
 export function removeStackInfo(dir: string): void {
@@ -53,6 +52,7 @@ export function localSecret(
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(dir, { recursive: true });
   const value = make();
-  writeFileSync(file, value, { mode: 0o600 });
+  // Durably: data sealed with a secret (the KMS one) is unreadable without it.
+  writeFileDurably(file, value, 0o600);
   return value;
 }

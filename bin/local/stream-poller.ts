@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import {
   DescribeStreamCommand,
   type DynamoDBStreamsClient,
@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import type { StreamSource } from '#lib/operations';
+import { writeFileDurably } from './durable-file.ts';
 
 // The local stand-in for Lambda's DynamoDB Streams event source mapping, with the settings the
 // stack gives it (lib/operations.ts): it reads every shard in order, drops records the filter does
@@ -56,6 +57,8 @@ export interface StreamPollerOptions {
   onFailure?: (failure: StreamFailure) => Promise<void>;
   idleMs?: number;
   onError?: (err: unknown) => void;
+  /** Where an unreadable checkpoint file is reported (default: stderr). */
+  log?: (line: string) => void;
 }
 
 /** A failing head of a shard: its record, the attempts so far, the batch size after bisecting. */
@@ -81,9 +84,7 @@ export class StreamPoller {
   private backoffMs = 0;
 
   constructor(private readonly opts: StreamPollerOptions) {
-    this.state = existsSync(opts.checkpointFile)
-      ? (JSON.parse(readFileSync(opts.checkpointFile, 'utf8')) as Record<string, ShardState>)
-      : {};
+    this.state = readCheckpoints(opts.checkpointFile, opts.log ?? ((line) => console.error(line)));
   }
 
   start(): void {
@@ -315,9 +316,7 @@ export class StreamPoller {
   }
 
   private save(): void {
-    const tmp = `${this.opts.checkpointFile}.tmp`;
-    writeFileSync(tmp, JSON.stringify(this.state));
-    renameSync(tmp, this.opts.checkpointFile);
+    writeFileDurably(this.opts.checkpointFile, JSON.stringify(this.state));
   }
 
   private async run(): Promise<void> {
@@ -332,6 +331,28 @@ export class StreamPoller {
       const wait = this.backoffMs || (handled ? 0 : idle);
       if (wait) await new Promise((r) => setTimeout(r, wait));
     }
+  }
+}
+
+/**
+ * The checkpoints of an earlier run. One that cannot be read (damaged on disk, or torn by a power
+ * cut under a Herald that wrote it without syncing) is not fatal: every shard is read again from
+ * the oldest record the stream retains (TRIM_HORIZON, 24 hours). That hands records handled before
+ * to the relay again, which is safe for the reason a retried batch is: the relay derives every
+ * message, event id, counter marker and execution name from the change itself.
+ */
+function readCheckpoints(file: string, log: (line: string) => void): Record<string, ShardState> {
+  if (!existsSync(file)) return {};
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    if (state && typeof state === 'object' && !Array.isArray(state))
+      return state as Record<string, ShardState>;
+    throw new Error('not an object of shards');
+  } catch (err) {
+    log(
+      `[WARN] stream: ${file} is unreadable (${(err as Error).message}); reading the table stream again from the oldest record it retains. Records handled before are relayed again, which repeats no work (ids derive from each change).`,
+    );
+    return {};
   }
 }
 

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { benchColdStart, coldStartSection } from './cold-start.ts';
 import { type ConnectResult, connectSection } from './connect.ts';
 import { type CostResult, costSection } from './cost.ts';
+import { benchJournal, journalSection } from './journal.ts';
 import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRecovery, recoverySection } from './recovery.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
@@ -14,7 +15,8 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
-// (coldstart, overhead, roundtrips, throughput, cost, connect, scheduler, recovery); BENCH_RUNS, BENCH_ITERATIONS,
+// (coldstart, overhead, roundtrips, throughput, cost, connect, scheduler, recovery,
+// journal); BENCH_RUNS, BENCH_ITERATIONS,
 // BENCH_POSTS and BENCH_SECONDS shorten the parts.
 
 const run = promisify(execFile);
@@ -104,6 +106,14 @@ if (wants('scheduler')) {
 if (wants('recovery')) {
   const r = await part('recovery', () => benchRecovery());
   sections.recovery = { title: 'Recovery after kill -9', body: recoverySection(r) };
+}
+
+if (wants('journal')) {
+  const r = await part('journal', () => benchJournal());
+  sections.journal = {
+    title: 'The local queue journal under a long-running install',
+    body: journalSection(r),
+  };
 }
 
 const file = join(ROOT, 'BENCHMARKS.md');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import {
   ExecutionAbortedError,
   ExecutionError,
@@ -7,6 +7,7 @@ import {
   StateMachine,
   type StateMachineDefinition,
 } from 'aws-local-stepfunctions';
+import { writeFileDurably } from '../durable-file.ts';
 import { AwsError, unknownOperation } from './http.ts';
 
 // Step Functions (awsJson1.0, X-Amz-Target AWSStepFunctions.*): StartExecution, DescribeExecution
@@ -90,22 +91,23 @@ const BAD_NAME = /[\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]/;
 function executionStore(file: string | undefined) {
   const read = (): ExecutionInfo[] => {
     if (!file || !existsSync(file)) return [];
-    return (JSON.parse(readFileSync(file, 'utf8')) as Array<ExecutionInfo & { startDate: string }>).map(
-      (e) => ({
-        ...e,
-        startDate: new Date(e.startDate),
-        ...(e.stopDate ? { stopDate: new Date(e.stopDate as unknown as string) } : {}),
-      }),
-    );
+    let saved: Array<ExecutionInfo & { startDate: string }>;
+    try {
+      saved = JSON.parse(readFileSync(file, 'utf8')) as typeof saved;
+    } catch (err) {
+      // Not skipped: the failure ladders it holds would never warn or disable their endpoints.
+      throw new Error(
+        `${file} is unreadable (${(err as Error).message}). Restore it, or move it away to start without the failure-ladder executions it holds (endpoints failing now would then not be warned or disabled).`,
+      );
+    }
+    return saved.map((e) => ({
+      ...e,
+      startDate: new Date(e.startDate),
+      ...(e.stopDate ? { stopDate: new Date(e.stopDate as unknown as string) } : {}),
+    }));
   };
   const write = (all: ExecutionInfo[]) => {
-    if (!file) return;
-    const tmp = `${file}.tmp`;
-    const fd = openSync(tmp, 'w', 0o600);
-    writeSync(fd, JSON.stringify(all));
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(tmp, file);
+    if (file) writeFileDurably(file, JSON.stringify(all));
   };
   return { read, write };
 }

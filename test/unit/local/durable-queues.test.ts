@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -11,7 +11,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fold, readJournal } from '../../../bin/local/durable-queues.ts';
+import { fold, JournalCorruptError, readJournal } from '../../../bin/local/durable-queues.ts';
 import { LOCAL_CREDENTIALS, LOCAL_REGION, type Queues, startQueues } from '../../../bin/local/services.ts';
 
 // The local queues keep SQS's promise across a crash or a restart: a message whose send was
@@ -143,6 +143,52 @@ describe('the journal', () => {
     const entries = readJournal(journal());
     expect(entries.map((e) => e.t)).toEqual(['put', 'put']);
     expect([...fold(entries).values()].map((l) => l.m.body)).toEqual(['m3', 'm4']);
+  });
+});
+
+describe('reading the journal', () => {
+  const put = (id: string, body: string) =>
+    `${JSON.stringify({
+      t: 'put',
+      q: 'herald-delivery',
+      m: {
+        messageId: id,
+        body,
+        md5OfBody: '',
+        messageAttributes: {},
+        md5OfMessageAttributes: '',
+        sentTimestamp: 1,
+        approximateReceiveCount: 0,
+      },
+    })}\n`;
+
+  it.each([
+    ['cut short', '{"t":"del","id":"a"'],
+    ['whole but without its newline (the write stopped before it: never answered)', '{"t":"del","id":"a"}'],
+    ['unreadable', '\u0000\u0000\u0000\n'],
+  ])('skips a torn last line (%s)', (_, tail) => {
+    writeFileSync(journal(), `${put('a', 'one')}${put('b', 'two')}${tail}`);
+
+    const live = fold(readJournal(journal()));
+
+    expect([...live.values()].map((l) => l.m.body)).toEqual(['one', 'two']);
+  });
+
+  it('refuses a damaged line with entries after it, naming the file and the line and what to do', () => {
+    writeFileSync(journal(), `${put('a', 'one')}{"t":"put","q":"herald-deli\n${put('b', 'two')}`);
+
+    expect(() => readJournal(journal())).toThrow(JournalCorruptError);
+    expect(() => readJournal(journal())).toThrow(
+      new RegExp(`${journal()}, line 2: .*delete line 2 .*or move the file away`),
+    );
+  });
+
+  it('does not start the queues on a damaged journal, and leaves it as it is', async () => {
+    const text = `${put('a', 'one')}garbage\n${put('b', 'two')}`;
+    writeFileSync(journal(), text);
+
+    await expect(startQueues(journal())).rejects.toThrow(/line 2: not a queue journal entry/);
+    expect(readFileSync(journal(), 'utf8')).toBe(text);
   });
 });
 

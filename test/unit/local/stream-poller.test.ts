@@ -217,6 +217,32 @@ describe('StreamPoller', () => {
     expect(seen).toEqual([[seqOf(3)]]);
   });
 
+  it.each([
+    ['torn (a power cut mid-write)', '{"s1":{"after":"0000000'],
+    ['empty', ''],
+    ['not an object of shards', '[1,2]'],
+  ])(
+    'falls back to the oldest retained record, with a warning, on a checkpoint file that is %s',
+    async (_, text) => {
+      // Arrange
+      writeFileSync(checkpointFile, text);
+      fakeStream([{ ShardId: 's1' }], { s1: [record(1), record(2), record(3)] });
+      const { handler, seen } = recordingHandler();
+      const logged: string[] = [];
+
+      // Act
+      const p = poller(handler, [], { log: (line) => logged.push(line) });
+      await p.pollOnce();
+
+      // Assert: read again from the start (safe: the relay derives its ids from each change).
+      expect(seen).toEqual([[seqOf(1), seqOf(2), seqOf(3)]]);
+      expect(logged).toEqual([
+        expect.stringMatching(/stream-checkpoints\.json is unreadable.*oldest record/),
+      ]);
+      expect(checkpoint()).toEqual({ s1: { after: seqOf(3) } });
+    },
+  );
+
   it('marks a shard without NextShardIterator closed and does not read it again', async () => {
     // Arrange
     fakeStream([{ ShardId: 's1' }], { s1: [record(1)] }, ['s1']);
