@@ -11,7 +11,11 @@ if (!isFresh(bundle)) {
   try {
     await buildCli(bundle);
   } catch (err) {
-    const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    // esbuild's message is "Build failed with 1 error:"; the error itself is in `errors`.
+    const first = err?.errors?.[0];
+    const reason = first
+      ? `${first.location ? `${first.location.file}:${first.location.line}: ` : ''}${first.text}`
+      : String(err?.message ?? err).split('\n')[0];
     process.stderr.write(`herald: running from source (slower): could not build ${bundle}: ${reason}\n`);
     const { register } = await import('tsx/esm/api');
     register();
