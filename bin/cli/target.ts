@@ -1,6 +1,5 @@
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { LOCAL_REGION } from '../local/services.ts';
-import { dataDir, readStackInfo } from '../local/stack-file.ts';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { dataDir, LOCAL_REGION, readStackInfo } from '../local/stack-file.ts';
 
 // Where the admin CLI points the adapters: a deployed stack (its TableName output, with the caller's
 // AWS credentials) or the local stack running for the data directory.
@@ -15,6 +14,8 @@ export async function resolveTarget(
   cfn?: CloudFormationClient,
 ): Promise<Target> {
   if (opts.stack) {
+    // Loaded only for a deployment: the local target and --help start without it.
+    const { CloudFormationClient, DescribeStacksCommand } = await import('@aws-sdk/client-cloudformation');
     const client = cfn ?? new CloudFormationClient(opts.region ? { region: opts.region } : {});
     const res = await client.send(new DescribeStacksCommand({ StackName: opts.stack }));
     const outputs = res.Stacks?.[0]?.Outputs ?? [];

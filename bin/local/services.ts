@@ -17,7 +17,9 @@ import { type QueueName, queues } from '#lib/operations';
 import { TABLE } from '#lib/table-schema';
 import { syncDirectory } from './durable-file.ts';
 import { type JournalOptions, journaledStore, QueueJournal } from './durable-queues.ts';
-import { localSecret } from './stack-file.ts';
+import { LOCAL_REGION, localSecret } from './stack-file.ts';
+
+export { LOCAL_REGION } from './stack-file.ts';
 
 // Local stand-ins for the AWS services: DynamoDB Local (the real engine, in Java) and fauxqs (SQS).
 
@@ -28,7 +30,6 @@ export interface LocalCredentials {
 
 /** For the stand-ins that check no key (SQS, KMS/SFN/SES); never for DynamoDB Local. */
 export const LOCAL_CREDENTIALS: LocalCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-export const LOCAL_REGION = 'us-east-1';
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 

@@ -19,6 +19,9 @@ export interface LocalStackInfo {
   queues: Record<string, { url: string; dlqUrl: string }>;
 }
 
+/** The region of every local stand-in (kept here so the admin CLI need not load services.ts). */
+export const LOCAL_REGION = 'us-east-1';
+
 export const dataDir = () => resolve(process.env.HERALD_DATA_DIR || '.herald');
 const stackFile = (dir: string) => join(dir, 'stack.json');
 
