@@ -39,11 +39,12 @@ describe('getAnalytics', () => {
     await failPlatform('mastodon', {
       status: 422,
       pathPattern: '^/api/v1/statuses$',
+      bodyIncludes: 'analytics-bad',
       body: { error: 'Validation failed: Text character limit of 500 exceeded' },
     });
     const bad = await api<{ id: string }>('POST', '/v1/posts', {
       key: ws.key,
-      body: { variants: [{ channel_id: ws.channels.mastodon, body: 'analytics bad' }], publish_now: true },
+      body: { variants: [{ channel_id: ws.channels.mastodon, body: 'analytics-bad' }], publish_now: true },
     });
     await waitForPost(ws.key, bad.body.id, (p) => p.status === 'failed');
 

@@ -181,7 +181,7 @@ describe('connecting through the API', () => {
 
       const post = await publishNow(ws, String(now.channel_id), text);
 
-      expect(post.status, JSON.stringify(post.variants)).toBe('published');
+      expect(post.status, JSON.stringify(post)).toBe('published');
       expect(JSON.stringify((await fakeState(platform)).posts)).toContain(text);
     },
   );

@@ -106,16 +106,17 @@ describe('delivery to the platforms', () => {
   it('a rejected variant fails with its category; republishing sends only the failed channel', async () => {
     const ws = await workspace(['bluesky', 'x']);
     await dangerous(ws, true);
+    const marker = `reject-${Date.now()}`;
     await failPlatform('x', {
       status: 400,
       pathPattern: '^/2/tweets$',
+      bodyIncludes: marker,
       body: {
         title: 'Invalid Request',
         detail: 'One or more parameters to your request was invalid.',
         type: 'https://api.twitter.com/2/problems/invalid-request',
       },
     });
-    const marker = `reject-${Date.now()}`;
     const created = await publishNow(ws, marker);
     const failed = await waitForPost<Post>(ws.key, created.id, settled);
     expect(failed.status).toBe('failed');
@@ -137,13 +138,14 @@ describe('delivery to the platforms', () => {
   it('a transient platform error is retried with backoff and then succeeds', async () => {
     const ws = await workspace(['mastodon']);
     await dangerous(ws, true);
+    const marker = `retry-${Date.now()}`;
     await failPlatform('mastodon', {
       status: 503,
       pathPattern: '^/api/v1/statuses$',
+      bodyIncludes: marker,
       body: { error: 'Service Unavailable' },
       headers: { 'retry-after': '1' },
     });
-    const marker = `retry-${Date.now()}`;
     const created = await publishNow(ws, marker);
     const post = await waitForPost<Post>(ws.key, created.id, settled, 30_000);
     expect(post.status).toBe('published');
@@ -154,10 +156,14 @@ describe('delivery to the platforms', () => {
   it('a 401 fails the delivery as auth_expired and flips the channel to reauth_required', async () => {
     const ws = await workspace(['linkedin']);
     await dangerous(ws, true);
+    const marker = `auth-${Date.now()}`;
+    // Scoped to this post, and as many as it can meet (a first try and one after a renewal):
+    // a failure left over would meet another file's LinkedIn post.
     await failPlatform('linkedin', {
       status: 401,
       pathPattern: '^/rest/posts$',
-      times: 3,
+      bodyIncludes: marker,
+      times: 2,
       body: {
         status: 401,
         serviceErrorCode: 65601,
@@ -165,7 +171,7 @@ describe('delivery to the platforms', () => {
         message: 'The token used in the request has been revoked by the user',
       },
     });
-    const created = await publishNow(ws, `auth-${Date.now()}`);
+    const created = await publishNow(ws, marker);
     const post = await waitForPost<Post>(ws.key, created.id, settled);
     expect(post.status).toBe('failed');
     expect(post.deliveries[0]).toMatchObject({ stage: 'failed', error_category: 'auth_expired' });

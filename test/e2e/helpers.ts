@@ -250,6 +250,8 @@ export async function failPlatform(
     headers?: Record<string, string>;
     times?: number;
     pathPattern?: string;
+    /** Only requests carrying this text (the test's marker): files run side by side share the fakes. */
+    bodyIncludes?: string;
     delayMs?: number;
     holdAnswerMs?: number;
   },

@@ -282,11 +282,11 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
     const onlyFailures = await webhookReceiver();
     await createEndpoint(ws, onlyFailures.url, ['post.failed']);
     await connectChannel(ws);
-    const publish = async (platform: string) => {
+    const publish = async (platform: string, text = `evt-${Date.now()}`) => {
       const res = await api<{ id: string }>('POST', '/v1/posts', {
         key: ws.key,
         body: {
-          variants: [{ channel_id: ws.channels[platform], body: `evt ${Date.now()}` }],
+          variants: [{ channel_id: ws.channels[platform], body: text }],
           publish_now: true,
         },
       });
@@ -298,16 +298,18 @@ describe.concurrent('webhook deliveries', { timeout: 90_000 }, () => {
       );
     };
     const ok = await publish('bluesky');
+    const refused = `evt-refused-${Date.now()}`;
     await failPlatform('x', {
       status: 400,
       pathPattern: '^/2/tweets$',
+      bodyIncludes: refused,
       body: {
         title: 'Invalid Request',
         detail: 'bad',
         type: 'https://api.twitter.com/2/problems/invalid-request',
       },
     });
-    const bad = await publish('x');
+    const bad = await publish('x', refused);
     // Each event is its own delivery, in no guaranteed order: wait for every type asserted below.
     const expected = ['channel.connected', 'post.published', 'post.failed', 'delivery.failed'];
     await until(() => expected.every((t) => rx.ofType(t).length > 0) || undefined);

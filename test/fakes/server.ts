@@ -13,7 +13,7 @@ import type { OAuthControl } from './oauth.ts';
 //
 // Control API (for tests in other processes):
 //   GET  /__fakes/<platform>/state    posts, uploads, requests, and `oauth` (authorization server counters)
-//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, delayMs?, holdAnswerMs?}
+//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, bodyIncludes?, delayMs?, holdAnswerMs?}
 //                                     or {documented: "<kind>", times?}: the platform's documented answer of
 //                                     that kind (tokenInvalidClient, tokenInvalidGrant, revokedToken,
 //                                     expiredToken, throttled, or a variant name) from documented-errors.ts,
@@ -63,6 +63,11 @@ export interface InjectedFailure {
   headers?: Record<string, string>;
   /** Only requests whose path matches (default: any). */
   path?: RegExp;
+  /**
+   * Only requests whose body contains this text (default: any): a test's own marker, so that
+   * tests running at the same time never meet each other's failures.
+   */
+  bodyIncludes?: string;
   /** How many requests to fail (default 1). */
   times?: number;
   /** Delay before answering, to provoke client timeouts. */
@@ -255,7 +260,11 @@ export class FakePlatforms {
     } else {
       this.log.set(name, [...(this.log.get(name) ?? []), fr]);
       const queue = this.failures.get(name) ?? [];
-      const failure = queue.find((f) => !f.path || f.path.test(fr.path));
+      const failure = queue.find(
+        (f) =>
+          (!f.path || f.path.test(fr.path)) &&
+          (f.bodyIncludes === undefined || fr.body.toString('utf8').includes(f.bodyIncludes)),
+      );
       if (failure) {
         failure.times = (failure.times ?? 1) - 1;
         if (failure.times <= 0)
