@@ -4,6 +4,7 @@ import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel
 import { dueChannels, updateChannelHealth } from '#adapters/channels';
 import { connectFor } from '#adapters/platforms/connect-registry';
 import { PlatformError } from '#adapters/platforms/types';
+import type { Remedy } from '#core/channel-health';
 import { isId } from '#core/ids';
 import type { Platform } from '#core/platforms';
 import { platformAppRefused } from '#shared/alarms';
@@ -86,6 +87,13 @@ async function endSelection(orgId: string, id: string, now: Date): Promise<SyncR
   return (await endExpiredSelection(rec, now.toISOString())) ? 'selection_expired' : 'skipped';
 }
 
+/** What a recorded failure counts as (null from recordChannelFailure: a reconnect won, skipped). */
+const RESULT_OF: Record<Remedy, SyncResult> = {
+  reauthorize: 'reauth_required',
+  operator: 'operator',
+  retry: 'retrying',
+};
+
 /** One channel: renew its token if it expires soon, read its profile, record its health. */
 export async function syncChannel(orgId: string, channelId: string, now: Date): Promise<SyncResult> {
   return (await syncOne(orgId, channelId, now)).result;
@@ -149,8 +157,7 @@ async function syncOne(
     return { result: refreshed ? 'refreshed' : 'synced' };
   } catch (err) {
     const raw = err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message);
-    const help = raw.category === 'auth_expired' && tokens.unrenewable ? ` (${tokens.unrenewable})` : '';
-    const failure = new PlatformError(raw.category, redactor.redact(raw.message + help), raw.opts);
+    const failure = new PlatformError(raw.category, redactor.redact(tokens.explain(raw)), raw.opts);
     const remedy = await recordChannelFailure(channel, failure, now, { backoff: true });
     if (remedy === 'retry')
       logger.warn('channel sync failed; retrying later', {
@@ -158,14 +165,10 @@ async function syncOne(
         platform: channel.platform,
         error: failure.message,
       });
-    const result: SyncResult =
-      remedy === 'reauthorize'
-        ? 'reauth_required'
-        : remedy === 'operator'
-          ? 'operator'
-          : remedy === 'retry'
-            ? 'retrying'
-            : 'skipped';
-    return { result, platform: channel.platform, error: failure.message };
+    return {
+      result: remedy ? RESULT_OF[remedy] : 'skipped',
+      platform: channel.platform,
+      error: failure.message,
+    };
   }
 }

@@ -115,8 +115,7 @@ export async function deliver(
   } catch (err) {
     const raw =
       err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
-    const help = raw.category === 'auth_expired' && tokens?.unrenewable ? ` (${tokens.unrenewable})` : '';
-    failure = new PlatformError(raw.category, creds.redact(raw.message + help), raw.opts);
+    failure = new PlatformError(raw.category, creds.redact(tokens?.explain(raw) ?? raw.message), raw.opts);
     logger.warn('delivery attempt failed', {
       post_id: msg.post_id,
       channel_id: msg.channel_id,

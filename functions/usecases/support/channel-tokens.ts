@@ -17,9 +17,9 @@ import { logger } from '#shared/logger';
 // the one place a channel's access token is renewed (the connectors only ask). A refresh takes the
 // credentials' lease first, so of two processes that want to refresh at once exactly one spends the
 // refresh token — which X, TikTok and Pinterest rotate, so spending it twice would lose the grant —
-// and the other waits for the new tokens. The refresher re-reads the credentials under the lease
-// (the refresh token it spends is the stored one), and its result is kept only if written: the
-// write is conditioned on the version it refreshed, so rotated tokens never live only in memory.
+// and the other waits for the new tokens. The lease is granted only at the version the refresher
+// read (so the refresh token it spends is the stored one), and its result is kept only if written:
+// the write is conditioned on that version, so rotated tokens never live only in memory.
 // A refresh answer without a refresh token keeps the old one.
 //
 // What a refusal means is core/channel-health.ts's: the grant refused → auth_expired (the person
@@ -77,6 +77,8 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
   readonly version: number;
   /** Once a renewal was wanted and impossible: why, and what would help (for last_error). */
   readonly unrenewable: string | null;
+  /** A failure's message, with what would help when the token was refused and cannot be renewed. */
+  explain(err: PlatformError): string;
 } {
   const store = args.store ?? tableStore(args.orgId, args.channelId);
   const appOf = args.app ?? platformApp;
@@ -135,10 +137,7 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
         // Another process refreshed (a newer version), or is refreshing (a live lease): use its tokens.
         const now = await store.read();
         if (now.version !== version) {
-          if (!now.credentials.access_token)
-            throw new PlatformError('auth_expired', `${platform}: the channel was disconnected`, {
-              retryable: false,
-            });
+          if (!now.credentials.access_token) throw disconnected();
           adopt(now.credentials, now.version);
           return true;
         }
@@ -149,13 +148,8 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
       }
       let next: Credentials;
       try {
-        // Under the lease: spend the stored refresh token, not the one read before.
-        const stored = await store.read();
-        if (stored.version !== version) {
-          await store.release(lease);
-          continue;
-        }
-        adopt(stored.credentials, stored.version);
+        // The lease is granted only at the version these credentials were read at, so the refresh
+        // token spent here is the stored one: the lease's condition is the re-read.
         const server = connect.server();
         const tokens =
           connect.refresh === 'oauth'
@@ -191,11 +185,12 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
         platform,
       });
       if (await renewedElsewhere()) return true;
-      throw new PlatformError('auth_expired', `${platform}: the channel was disconnected`, {
-        retryable: false,
-      });
+      throw disconnected();
     }
   }
+
+  const disconnected = () =>
+    new PlatformError('auth_expired', `${platform}: the channel was disconnected`, { retryable: false });
 
   function refusal(err: OAuthError): PlatformError {
     const status = err.status ? { status: err.status } : {};
@@ -258,6 +253,8 @@ export function channelTokens(args: ChannelTokenArgs): TokenSource & {
     get unrenewable() {
       return unrenewable;
     },
+    explain: (err) =>
+      err.category === 'auth_expired' && unrenewable ? `${err.message} (${unrenewable})` : err.message,
     async accessToken() {
       if (expiring() && !used) await renew('expiring');
       const token = credentials.access_token;
