@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -180,16 +180,8 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
           }
         }
       const body = await readBody(req);
-      if (body === null) {
-        res.writeHead(413, { 'content-type': 'application/json', 'x-request-id': requestId });
-        res.end(JSON.stringify({ message: 'Request Entity Too Large' }));
-        return;
-      }
-      if (route?.admit && !route.admit()) {
-        res.writeHead(429, { 'content-type': 'application/json', 'x-request-id': requestId });
-        res.end(JSON.stringify({ message: 'Too Many Requests' }));
-        return;
-      }
+      if (body === null) return gatewayAnswer(res, requestId, 413, 'Request Entity Too Large');
+      if (route?.admit && !route.admit()) return gatewayAnswer(res, requestId, 429, 'Too Many Requests');
       const target = route ?? notFound;
       const event = buildEvent(req, route, params, body, requestId);
       const handler = await target.handler;
@@ -209,8 +201,13 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
         res.destroy();
         return;
       }
-      res.writeHead(500, { 'content-type': 'application/json', 'x-request-id': requestId });
-      res.end(JSON.stringify({ message: 'Internal Server Error' }));
+      gatewayAnswer(res, requestId, 500, 'Internal Server Error');
     }
   });
+}
+
+/** What API Gateway itself answers, before or instead of the integration: `{"message"}`. */
+function gatewayAnswer(res: ServerResponse, requestId: string, status: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': requestId });
+  res.end(JSON.stringify({ message }));
 }

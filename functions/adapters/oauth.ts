@@ -136,35 +136,8 @@ async function normalized(res: Response): Promise<Response> {
   }
   const body = { ...(json as Record<string, unknown>) };
   let status = res.status;
-  if (typeof body.error === 'object' && body.error !== null) {
-    // Meta's Graph errors: {"error": {"message", "type", "code", "error_subcode"}}.
-    const e = body.error as { message?: unknown; code?: unknown; error_subcode?: unknown };
-    body.error = graphTokenError(status, body.error);
-    body.error_description = `${String(e.message ?? 'refused')} (code ${String(e.code ?? '?')}${
-      e.error_subcode ? `/${String(e.error_subcode)}` : ''
-    })`;
-  } else if (body.error === undefined && typeof body.error_message === 'string') {
-    // Instagram-style OAuth errors (Threads): {"error_type", "code", "error_message"}.
-    body.error = igOAuthError(body) ?? 'invalid_request';
-    body.error_description = body.error_message;
-  } else if (
-    body.error === undefined &&
-    status >= 400 &&
-    typeof body.code === 'number' &&
-    typeof body.message === 'string'
-  ) {
-    // Pinterest's {"code", "message"}: 283 "The authorization grant is invalid" (a 401, like its
-    // client authentication failing, code 2), 8 throttled.
-    body.error =
-      body.code === 283
-        ? 'invalid_grant'
-        : status === 401
-          ? 'invalid_client'
-          : status === 429 || body.code === 8
-            ? 'slow_down'
-            : 'invalid_request';
-    body.error_description = `${body.message} (code ${body.code})`;
-  }
+  const bent = bentError(status, body);
+  if (bent) Object.assign(body, bent);
   if (typeof body.error === 'string' && body.access_token === undefined && status < 300) status = 400;
   if (typeof body.access_token === 'string' && body.token_type === undefined) body.token_type = 'bearer';
   delete body.id_token;
@@ -172,6 +145,45 @@ async function normalized(res: Response): Promise<Response> {
     status,
     headers: { 'content-type': 'application/json' },
   });
+}
+
+/**
+ * A token endpoint's error body in a platform's own shape, as RFC 6749's `error` and
+ * `error_description`; undefined for an RFC 6749 body (or no error at all).
+ */
+export function bentError(
+  status: number,
+  body: Record<string, unknown>,
+): { error: string; error_description: string } | undefined {
+  if (typeof body.error === 'object' && body.error !== null) {
+    // Meta's Graph errors: {"error": {"message", "type", "code", "error_subcode"}}.
+    const e = body.error as { message?: unknown; code?: unknown; error_subcode?: unknown };
+    return {
+      error: graphTokenError(status, body.error),
+      error_description: `${String(e.message ?? 'refused')} (code ${String(e.code ?? '?')}${
+        e.error_subcode ? `/${String(e.error_subcode)}` : ''
+      })`,
+    };
+  }
+  if (body.error !== undefined) return undefined;
+  if (typeof body.error_message === 'string')
+    // Instagram-style OAuth errors (Threads): {"error_type", "code", "error_message"}.
+    return { error: igOAuthError(body) ?? 'invalid_request', error_description: body.error_message };
+  if (status >= 400 && typeof body.code === 'number' && typeof body.message === 'string')
+    // Pinterest's {"code", "message"}: 283 "The authorization grant is invalid" (a 401, like its
+    // client authentication failing, code 2), 8 throttled.
+    return {
+      error:
+        body.code === 283
+          ? 'invalid_grant'
+          : status === 401
+            ? 'invalid_client'
+            : status === 429 || body.code === 8
+              ? 'slow_down'
+              : 'invalid_request',
+      error_description: `${body.message} (code ${body.code})`,
+    };
+  return undefined;
 }
 
 function options(server: OAuthServer): oauth.TokenEndpointRequestOptions {

@@ -1,4 +1,4 @@
-import { faultOf, OAuthError, type TokenSet } from '../../oauth.ts';
+import { bentError, faultOf, OAuthError, type TokenSet } from '../../oauth.ts';
 import {
   accessToken,
   connectApi,
@@ -9,7 +9,7 @@ import {
 } from '../connect.ts';
 import { platformUrl, request } from '../http.ts';
 import { graphDetail } from '../meta/connect.ts';
-import { graphError, graphErrorOf, graphTokenError, igOAuthError } from '../meta/errors.ts';
+import { graphError } from '../meta/errors.ts';
 import type { Credentials } from '../types.ts';
 
 // Threads: authorization code (no PKCE, client secret as a form field) for a short-lived token
@@ -47,11 +47,10 @@ async function getToken(path: string, params: Record<string, string>, what: stri
       extra: {},
     };
   }
-  const graph = graphErrorOf(res.body);
-  const error = graph
-    ? graphTokenError(res.status, graph)
-    : (igOAuthError(res.body) ??
-      (res.status >= 500 || res.status === 429 ? 'server_error' : 'invalid_response'));
+  const body = typeof res.body === 'object' && res.body ? (res.body as Record<string, unknown>) : {};
+  const error =
+    bentError(res.status, body)?.error ??
+    (res.status >= 500 || res.status === 429 ? 'server_error' : 'invalid_response');
   throw new OAuthError(
     faultOf({}, res.status, error),
     error,
