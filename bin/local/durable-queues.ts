@@ -55,7 +55,7 @@ interface Inflight {
 }
 
 /** The parts of fauxqs's queue this layer wraps. */
-interface FauxQueue {
+export interface FauxQueue {
   name: string;
   inflightMessages: Map<string, Inflight>;
   enqueue(msg: StoredMessage): void;
@@ -501,7 +501,12 @@ async function writeAll(fd: number, buf: Buffer): Promise<void> {
 }
 
 /** fauxqs's SqsStore class (not exported by the package), whose createQueue this layer hooks. */
-export async function journaledStore(journal: QueueJournal): Promise<unknown> {
+/** fauxqs's store as the journal wraps it (`createQueue(name, url, arn, attributes)`). */
+export interface JournaledStore {
+  createQueue(name: string, url: string, arn: string, attributes: object): FauxQueue;
+}
+
+export async function journaledStore(journal: QueueJournal): Promise<JournaledStore> {
   // The package exports only its entry point; its files sit in node_modules as they shipped.
   const paths = createRequire(import.meta.url).resolve.paths('fauxqs') ?? [];
   const file = paths.map((p) => join(p, 'fauxqs', 'dist', 'sqs', 'sqsStore.js')).find((f) => existsSync(f));

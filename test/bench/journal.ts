@@ -49,14 +49,7 @@ async function one(live: number, calls: number): Promise<JournalRow> {
   const file = join(dir, 'queues.journal');
   const journal = new QueueJournal(file);
   try {
-    const store = (await journaledStore(journal)) as {
-      createQueue(
-        name: string,
-        url: string,
-        arn: string,
-        attributes: object,
-      ): { enqueue(m: StoredMessage): void };
-    };
+    const store = await journaledStore(journal);
     const queue = store.createQueue('herald-webhooks', 'http://q/herald-webhooks', 'arn:q', {});
     for (let i = 0; i < live; i++) {
       queue.enqueue(message());

@@ -47,13 +47,14 @@ const post = (path: string, body: string, headers: Record<string, string> = FORM
 
 type Json = Record<string, unknown>;
 
-/** A token of the fake's authorization server, issued directly (the flows are tested in oauth.test.ts). */
-function issue(p: OAuthPlatform, state: 'revoked' | 'expired'): string {
-  const oauth = (fakes.fake(p) as unknown as { oauth: FakeOAuth }).oauth;
-  const grant: FakeGrant = {
-    id: `grant-test-${p}`,
+const oauthOf = (p: OAuthPlatform) => (fakes.fake(p) as unknown as { oauth: FakeOAuth }).oauth;
+
+/** A grant of the fake's default user to Herald's app, made directly (no consent flow). */
+function grantOf(p: OAuthPlatform, id: string): FakeGrant {
+  return {
+    id,
     clientId: FAKE_APPS[p].clientId,
-    user: oauth.user(),
+    user: oauthOf(p).user(),
     requested: [],
     scopes: [],
     declined: [],
@@ -64,6 +65,12 @@ function issue(p: OAuthPlatform, state: 'revoked' | 'expired'): string {
     extra: {},
     tokens: new Set(),
   };
+}
+
+/** A token of the fake's authorization server, issued directly (the flows are tested in oauth.test.ts). */
+function issue(p: OAuthPlatform, state: 'revoked' | 'expired'): string {
+  const oauth = oauthOf(p);
+  const grant = grantOf(p, `grant-test-${p}`);
   const t = oauth.issue(grant, 'access', 3600, { type: 'user', longLived: true });
   if (state === 'revoked') oauth.revokeGrant(grant, 'test');
   else t.expiresAt = Date.now() - 60_000;
@@ -393,22 +400,9 @@ describe('documented variants and malformed requests the fakes answer on their o
   });
 
   it('Google: a refresh token presented by another client is unauthorized_client; no client id is invalid_request', async () => {
-    const oauth = (fakes.fake('youtube') as unknown as { oauth: FakeOAuth }).oauth;
+    const oauth = oauthOf('youtube');
     oauth.register({ clientId: 'other-client', secret: 'other-secret', redirectUris: null, scopes: null });
-    const grant: FakeGrant = {
-      id: 'grant-yt',
-      clientId: app('youtube').clientId,
-      user: oauth.user(),
-      requested: [],
-      scopes: [],
-      declined: [],
-      lifetime: null,
-      redirectUri: REDIRECT,
-      createdAt: Date.now(),
-      revoked: null,
-      extra: {},
-      tokens: new Set(),
-    };
+    const grant = grantOf('youtube', 'grant-yt');
     const refresh = oauth.issue(grant, 'refresh', null).token;
     const res = await post(
       '/youtube/token',

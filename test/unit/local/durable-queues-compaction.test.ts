@@ -220,14 +220,7 @@ describe('compaction of the queue journal', () => {
   it('is not triggered on every call: it waits until the journal has doubled since the last one', async () => {
     // Arrange: 200 live messages (≈ 70 KiB of journal), far above the threshold.
     const journal = new QueueJournal(file(), { compactAtBytes: 1024, log: (l) => logged.push(l) });
-    const store = (await journaledStore(journal)) as {
-      createQueue(
-        name: string,
-        url: string,
-        arn: string,
-        attributes: object,
-      ): { enqueue(m: StoredMessage): void };
-    };
+    const store = await journaledStore(journal);
     const queue = store.createQueue('herald-delivery', 'http://q/herald-delivery', 'arn:q', {});
     const message = (i: number): StoredMessage => ({
       messageId: `id-${i}`,

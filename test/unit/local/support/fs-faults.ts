@@ -44,23 +44,8 @@ const FD_OPS = new Set([
   'close',
   'closeSync',
 ]);
-const WRAPPED = [
-  'open',
-  'openSync',
-  'write',
-  'writeSync',
-  'fsync',
-  'fsyncSync',
-  'fdatasync',
-  'ftruncate',
-  'close',
-  'closeSync',
-  'rename',
-  'renameSync',
-  'unlink',
-  'rmSync',
-  'truncateSync',
-];
+/** Calls by path, and the descriptor calls above: every one may fail, stall or half-complete. */
+const WRAPPED = ['open', 'openSync', ...FD_OPS, 'rename', 'renameSync', 'unlink', 'rmSync', 'truncateSync'];
 
 /** The factory for `vi.mock('node:fs', faultyFs)`. */
 export async function faultyFs(importOriginal: () => Promise<typeof fs>): Promise<typeof fs> {
