@@ -347,6 +347,124 @@ export const operations: readonly Operation[] = [
   },
 ];
 
+/** The console's pages live under this path, on the API's own origin (first-party cookies, no CORS). */
+export const CONSOLE_PATH = '/console';
+
+export interface ConsoleRoute {
+  method: 'GET' | 'POST';
+  /** API Gateway style path under CONSOLE_PATH. */
+  path: string;
+  /** The route's own throttle, as for operations (sign-in and enrollment attempts). */
+  throttle?: { rateLimit: number; burstLimit: number };
+}
+
+/**
+ * A console page: one function serving the page and the acts of its forms. Not API operations
+ * (no API key, no OpenAPI entry, no MCP tool): a person's session cookie authenticates them, and
+ * their acts run the same use cases as the API and the CLI.
+ */
+export interface ConsolePage {
+  id: string;
+  entry: string;
+  routes: readonly ConsoleRoute[];
+  access: Access;
+  timeoutSeconds?: number;
+  memoryMb?: number;
+}
+
+/** People sign in and enroll one at a time; a flood of attempts is cut at the gateway too. */
+const CEREMONY_THROTTLE = { rateLimit: 5, burstLimit: 20 };
+
+export const consolePages: readonly ConsolePage[] = [
+  {
+    id: 'consoleHome',
+    entry: 'functions/handlers/console-home.ts',
+    routes: [{ method: 'GET', path: '/console' }],
+    access: { table: 'RW' },
+  },
+  {
+    id: 'consoleAssets',
+    entry: 'functions/handlers/console-assets.ts',
+    routes: [{ method: 'GET', path: '/console/assets/{file}' }],
+    access: { table: 'none' },
+  },
+  {
+    id: 'consoleSignIn',
+    entry: 'functions/handlers/console-sign-in.ts',
+    routes: [
+      { method: 'GET', path: '/console/sign-in' },
+      { method: 'POST', path: '/console/sign-in/options', throttle: CEREMONY_THROTTLE },
+      { method: 'POST', path: '/console/sign-in', throttle: CEREMONY_THROTTLE },
+    ],
+    access: { table: 'RW' },
+  },
+  {
+    id: 'consoleEnroll',
+    entry: 'functions/handlers/console-enroll.ts',
+    routes: [
+      { method: 'GET', path: '/console/enroll' },
+      { method: 'POST', path: '/console/enroll/options', throttle: CEREMONY_THROTTLE },
+      { method: 'POST', path: '/console/enroll', throttle: CEREMONY_THROTTLE },
+    ],
+    access: { table: 'RW' },
+  },
+  {
+    id: 'consoleSignOut',
+    entry: 'functions/handlers/console-sign-out.ts',
+    routes: [{ method: 'POST', path: '/console/sign-out' }],
+    access: { table: 'RW' },
+  },
+  {
+    id: 'consolePasskeys',
+    entry: 'functions/handlers/console-passkeys.ts',
+    routes: [
+      { method: 'GET', path: '/console/passkeys' },
+      { method: 'POST', path: '/console/passkeys/options' },
+      { method: 'POST', path: '/console/passkeys' },
+      { method: 'POST', path: '/console/passkeys/{id}/remove' },
+    ],
+    access: { table: 'RW' },
+  },
+  {
+    id: 'consoleKeys',
+    entry: 'functions/handlers/console-keys.ts',
+    routes: [
+      { method: 'GET', path: '/console/keys' },
+      { method: 'POST', path: '/console/keys' },
+      { method: 'POST', path: '/console/keys/{id}/revoke' },
+    ],
+    access: { table: 'RW' },
+  },
+  {
+    id: 'consoleMembers',
+    entry: 'functions/handlers/console-members.ts',
+    routes: [
+      { method: 'GET', path: '/console/members' },
+      { method: 'POST', path: '/console/members' },
+      { method: 'POST', path: '/console/members/{id}/role' },
+      { method: 'POST', path: '/console/members/{id}/remove' },
+    ],
+    // Invitations are e-mailed (SES) when the operator configured a sender.
+    access: { table: 'RW', email: true },
+  },
+  {
+    id: 'consoleSettings',
+    entry: 'functions/handlers/console-settings.ts',
+    routes: [
+      { method: 'GET', path: '/console/settings' },
+      { method: 'POST', path: '/console/settings' },
+    ],
+    access: { table: 'RW' },
+  },
+  {
+    id: 'consoleAudit',
+    entry: 'functions/handlers/console-audit.ts',
+    routes: [{ method: 'GET', path: '/console/audit' }],
+    // RW: every console request may refresh its session's last-seen time.
+    access: { table: 'RW', cursor: true },
+  },
+];
+
 /** The queues (each with a DLQ). Handlers find them through the named environment variable. */
 export type { QueueName };
 

@@ -15,6 +15,27 @@ export function parseWorkEntry(gsi2sk: unknown): { at: string; orgId: string; id
 export const keys = {
   org: (orgId: string) => ({ pk: `ORG#${orgId}`, sk: 'ORG' }),
   user: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, sk: `USER#${userId}` }),
+  usersOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'USER#' }),
+  /** A person's passkey, under their organization: sign-in finds it from the assertion's user handle. */
+  passkey: (orgId: string, userId: string, credentialId: string) => ({
+    pk: `ORG#${orgId}`,
+    sk: `PASSKEY#${userId}#${credentialId}`,
+  }),
+  passkeysOfUser: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, skPrefix: `PASSKEY#${userId}#` }),
+  /** A one-time enrollment link, by the SHA-256 of its token; deleted when used, expires by TTL. */
+  enrollment: (tokenHash: string) => ({ pk: `ENROLL#${tokenHash}`, sk: 'ENROLL' }),
+  /** A WebAuthn ceremony's challenge (registration or sign-in); deleted when answered, expires by TTL. */
+  ceremony: (ceremonyId: string) => ({ pk: `CEREMONY#${ceremonyId}`, sk: 'CEREMONY' }),
+  /** A console session, by the SHA-256 of its cookie; expires by TTL. */
+  consoleSession: (tokenHash: string) => ({ pk: `SESSION#${tokenHash}`, sk: 'SESSION' }),
+  /** Sign-in and enrollment attempts from one source in one UTC minute; expires by TTL. */
+  attempts: (what: string, source: string, minute: number) => ({
+    pk: `ATTEMPTS#${what}#${source}`,
+    sk: `MINUTE#${minute}`,
+  }),
+  /** The audit log: an organization's acts, newest last by ULID (read newest first). */
+  audit: (orgId: string, entryId: string) => ({ pk: `ORG#${orgId}`, sk: `AUDIT#${entryId}` }),
+  auditOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'AUDIT#' }),
   /** Uniqueness guard for a user's email inside an organization. */
   userEmail: (orgId: string, email: string) => ({ pk: `ORG#${orgId}`, sk: `EMAIL#${email.toLowerCase()}` }),
   /** API keys are found by the SHA-256 of the presented key; GSI1 lists an org's keys. */

@@ -12,6 +12,8 @@ export const ID_PREFIXES = {
   webhook: 'whe',
   message: 'msg',
   connection: 'conn',
+  audit: 'aud',
+  session: 'ses',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 
