@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import type { Role, User } from './accounts.ts';
 
 // The people of an organization in the console: who acts (a person signed in, or the operator's
@@ -133,4 +134,14 @@ export interface AuditEntry {
   target: string | null;
   /** What changed, in words and values; never a secret. */
   detail: Record<string, string | number | boolean | string[] | null>;
+}
+
+/** A secret for a link or a cookie: 256 random bits, base64url. Only its hash is ever stored. */
+export function newSecretToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+/** The SHA-256 (hex) under which a link's or a cookie's secret is stored. */
+export function hashSecret(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }
