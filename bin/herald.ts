@@ -164,6 +164,10 @@ async function run(argv: string[]): Promise<unknown> {
   ];
   if (!known.includes(command) || positionals.length > 2)
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+  // The operator's own acts: there is nobody to act on behalf of.
+  const operatorOnly = ['org create', 'plan set', 'platform-app set', 'platform-app list'];
+  if (values.by !== undefined && (operatorOnly.includes(command) || command.startsWith('channel ')))
+    throw new UsageError(`${command} is the operator's act: it takes no --by`);
 
   // Validate everything before touching the target.
   const job = (() => {

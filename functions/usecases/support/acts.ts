@@ -23,8 +23,6 @@ export interface Authorized {
   user: User | null;
 }
 
-const plural: Record<Role, string> = { owner: 'owners', admin: 'admins', member: 'members' };
-
 /**
  * Checks that `actor` may do an act of organization `orgId` that `allowed` roles may do. The
  * operator alone passes; a person, and the user the operator acts for (`--by`), are read again
@@ -47,10 +45,11 @@ export async function authorizeAct(
   if (!org) throw new ActError(`no organization ${orgId}`, 'not_found');
   if (!user) throw new ActError(`no user ${userId} in organization ${orgId}`, 'not_found');
   if (!allowed(user.role)) {
-    const who = ROLES.filter(allowed)
-      .map((r) => plural[r])
-      .join(' and ');
-    throw new ActError(`${what} is for ${who}; ${user.email} is ${article(user.role)}`, 'forbidden');
+    const roles = ROLES.filter(allowed).join(' or ');
+    throw new ActError(
+      `${what} needs the ${roles} role; ${user.email} is ${article(user.role)}`,
+      'forbidden',
+    );
   }
   return { org, actor, user };
 }

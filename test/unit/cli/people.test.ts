@@ -36,6 +36,8 @@ describe('herald: people, keys and the audit log', () => {
     [['user', 'role', '--org', 'org_x', '--id', 'usr_x', '--role', 'root'], /--role must be one of/],
     [['key', 'mint', '--org', 'org_x', '--scopes', 'posts:read', '--by', ' '], /--by needs a value/],
     [['audit', 'list', '--org', 'org_x', '--limit', '0'], /--limit is a whole number/],
+    [['plan', 'set', '--org', 'org_x', '--plan', 'team', '--by', 'usr_x'], /plan set is the operator's act/],
+    [['channel', 'sync', '--org', 'org_x', '--id', 'ch_x', '--by', 'usr_x'], /takes no --by/],
   ])('refuses %j as bad usage (exit 2)', async (args, message) => {
     const res = await herald(nowhere, ...args, '--json');
     expect(res.code).toBe(2);

@@ -96,7 +96,12 @@ describe('mintKey', () => {
 
   it('refuses a member (forbidden), writing nothing; the operator mints as operator', async () => {
     const err = await actErrorOf(mint(person(MEMBER)));
-    expect(err).toMatchObject({ kind: 'forbidden', message: expect.stringMatching(/owners and admins/) });
+    expect(err).toMatchObject({
+      kind: 'forbidden',
+      message: expect.stringMatching(
+        /minting API keys needs the owner or admin role; member3@acme.test is a member/,
+      ),
+    });
     expect(table.all('APIKEY')).toEqual([]);
 
     const minted = await mint(OPERATOR);

@@ -155,7 +155,7 @@ describe('inviteMember', () => {
     for (const actor of [person(ADMIN), person(MEMBER), onBehalfOf(ADMIN)]) {
       const err = await actErrorOf(invite(actor));
       expect(err.kind).toBe('forbidden');
-      expect(err.message).toMatch(/inviting members is for owners/);
+      expect(err.message).toMatch(/inviting members needs the owner role/);
     }
     const res = await invite(OPERATOR);
     expect(itemsOf(table, 'AUDIT#')[0]?.actor).toEqual({ kind: 'operator', user_id: null, email: null });
