@@ -102,8 +102,10 @@ export async function revokeApiKey(
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
     // Revoked by someone else a moment ago: the record says when (it is read again, consistently).
-    const again = await getApiKeyByHash(String(item.pk).slice('APIKEY#'.length), true);
-    return { outcome: 'already_revoked', key: again ?? fromItem<ApiKeyRecord>(item) };
+    const again = await ddb.send(
+      new GetCommand({ TableName: TABLE_NAME, Key: { pk: item.pk, sk: item.sk }, ConsistentRead: true }),
+    );
+    return { outcome: 'already_revoked', key: fromItem<ApiKeyRecord>(again.Item ?? item) };
   }
   return { outcome: 'revoked', key: fromItem<ApiKeyRecord>({ ...item, revoked_at: now }) };
 }

@@ -34,14 +34,16 @@ export async function listUsers(orgId: string): Promise<User[]> {
 
 /** How many passkeys each user of the organization has (only the keys are read). */
 export async function passkeyCounts(orgId: string): Promise<Map<string, number>> {
+  const { pk, skPrefix } = keys.passkeysOfOrg(orgId);
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
-    ExpressionAttributeValues: { ':pk': keys.org(orgId).pk, ':sk': 'PASSKEY#' },
+    ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
     ProjectionExpression: 'sk',
   });
   const counts = new Map<string, number>();
   for (const item of items) {
-    const userId = String(item.sk).split('#')[1] ?? '';
+    // PASSKEY#<user>#<credential>
+    const userId = String(item.sk).slice(skPrefix.length).split('#')[0] ?? '';
     counts.set(userId, (counts.get(userId) ?? 0) + 1);
   }
   return counts;
