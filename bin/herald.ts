@@ -9,15 +9,22 @@ import { PLATFORMS } from '#core/constants';
 import { LIMIT_KEYS, type Limits, PLAN_NAMES as PLANS } from '#core/plans';
 import type { Platform } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
-import { resolveTarget } from './cli/target.ts';
+import { resolveTarget, type Target } from './cli/target.ts';
 
 const USAGE = `Usage: herald <command> [options] [--json] [--stack NAME] [--region R]
 
 Commands:
   org create      --name N --plan free|starter|team|agency --owner-email E
-  user add        --org ORG --email E --role owner|admin|member
-  key mint        --org ORG --by USER --scopes s1,s2 [--name N]
-  key revoke      --org ORG --by USER --id KEY_ID
+                  prints the owner's enrollment link (one use, 30 minutes): opened in a browser,
+                  it registers their passkey for the console
+  user add        --org ORG --email E --role owner|admin|member    prints the new user's enrollment
+                  link (and e-mails it when a sender is configured)
+  user enroll     --org ORG --id USER     a fresh enrollment link (a lost device)
+  user list       --org ORG
+  user role       --org ORG --id USER --role owner|admin|member
+  user remove     --org ORG --id USER     (the last owner can be neither demoted nor removed)
+  key mint        --org ORG --scopes s1,s2 [--name N]
+  key revoke      --org ORG --id KEY_ID
   key list        --org ORG
   channel connect --org ORG --platform P [--credentials JSON] [--instance URL] [--channel CH]
                   [--account ID]  without --credentials: prints the platform's authorize URL and
@@ -27,14 +34,22 @@ Commands:
   channel sync    --org ORG --id CH
   platform-app set  --platform P --client-id ID --client-secret S [--scopes a,b] [--public-url URL]
   platform-app list
-  settings set    --org ORG --by USER [--dangerous-ops on|off] [--approval-required on|off]
+  settings set    --org ORG [--dangerous-ops on|off] [--approval-required on|off]
                   [--landing-origins URL,URL]  the origins connection sessions may send people
                   back to (replaces the list; '' clears it; loopback needs none)
   plan set        --org ORG --plan P [--limits api_requests=N,burst=N,posts_per_month=N,channels=N]
-  post approve    --org ORG --by USER --id POST_ID
+  post approve    --org ORG --id POST_ID
+  audit list      --org ORG [--limit N] [--cursor C]   newest first; --cursor is the previous
+                  page's next_cursor
+
+The CLI acts as the operator, and the audit log records it so. --by USER (on the commands of an
+organization's people, keys, settings, posts and audit log) acts on behalf of that user instead:
+they must be a user of the organization with the act's role.
 
 Target: the local stack under $HERALD_DATA_DIR (default .herald) started by \`npm start\`;
-with --stack NAME (or $HERALD_STACK) the deployed CloudFormation stack, using your AWS credentials.`;
+with --stack NAME (or $HERALD_STACK) the deployed CloudFormation stack, using your AWS credentials.
+Enrollment links point at the target's console (the local stack's, or the stack's ConsoleUrl
+output; $HERALD_CONSOLE_URL when the target has none).`;
 
 class UsageError extends Error {}
 
@@ -66,6 +81,8 @@ const options = {
   'dangerous-ops': { type: 'string' },
   'approval-required': { type: 'string' },
   'landing-origins': { type: 'string' },
+  limit: { type: 'string' },
+  cursor: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -73,6 +90,14 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositi
 function need(values: Values, name: keyof Values): string {
   const v = values[name];
   if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
+  return v.trim();
+}
+
+/** An optional option: absent is undefined; given, it must not be empty. */
+function opt(values: Values, name: keyof Values): string | undefined {
+  const v = values[name];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} needs a value`);
   return v.trim();
 }
 
@@ -88,7 +113,7 @@ function onOff(value: string | undefined, flag: string): boolean | undefined {
 }
 
 /** Points the SDK and the adapters at the target before any adapter module loads. */
-async function connect(values: Values): Promise<void> {
+async function connect(values: Values): Promise<Target> {
   const target = await resolveTarget({
     stack: values.stack ?? process.env.HERALD_STACK,
     region: values.region,
@@ -99,6 +124,18 @@ async function connect(values: Values): Promise<void> {
     const { awaitLocalCommits } = await import('./local/commits.ts');
     awaitLocalCommits((await import('#shared/clients')).dynamo);
   }
+  return target;
+}
+
+/** The target's console origin, for enrollment links; an error saying how to get one when unknown. */
+function consoleUrlOf(target: Target, stack: string | undefined): string {
+  const url = process.env.HERALD_CONSOLE_URL?.trim();
+  if (url) return url;
+  throw new Error(
+    target.kind === 'local'
+      ? 'the local stack does not say where its console is (it is from an older Herald): restart it with `npm start`'
+      : `stack ${stack} has no ConsoleUrl output (deployed by an older Herald): deploy this version, or set HERALD_CONSOLE_URL to the console's origin`,
+  );
 }
 
 async function run(argv: string[]): Promise<unknown> {
@@ -108,6 +145,10 @@ async function run(argv: string[]): Promise<unknown> {
   const known = [
     'org create',
     'user add',
+    'user enroll',
+    'user list',
+    'user role',
+    'user remove',
     'key mint',
     'key revoke',
     'key list',
@@ -119,9 +160,14 @@ async function run(argv: string[]): Promise<unknown> {
     'settings set',
     'plan set',
     'post approve',
+    'audit list',
   ];
   if (!known.includes(command) || positionals.length > 2)
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+  // The operator's own acts: there is nobody to act on behalf of.
+  const operatorOnly = ['org create', 'plan set', 'platform-app set', 'platform-app list'];
+  if (values.by !== undefined && (operatorOnly.includes(command) || command.startsWith('channel ')))
+    throw new UsageError(`${command} is the operator's act: it takes no --by`);
 
   // Validate everything before touching the target.
   const job = (() => {
@@ -132,30 +178,64 @@ async function run(argv: string[]): Promise<unknown> {
           plan: oneOf(need(values, 'plan'), PLANS, 'plan'),
           ownerEmail: email(need(values, 'owner-email')),
         };
-        return (a: Admin) => a.createOrg(args);
+        return (a: Admin, c: Context) => a.createOrg({ ...args, consoleUrl: c.consoleUrl() });
       }
       case 'user add': {
         const args = {
           orgId: need(values, 'org'),
           email: email(need(values, 'email')),
           role: oneOf(need(values, 'role'), ROLES, 'role'),
+          by: opt(values, 'by'),
         };
-        return (a: Admin) => a.addOrgUser(args);
+        return (a: Admin, c: Context) => a.addOrgUser({ ...args, consoleUrl: c.consoleUrl() });
+      }
+      case 'user enroll': {
+        const args = { orgId: need(values, 'org'), userId: need(values, 'id'), by: opt(values, 'by') };
+        return (a: Admin, c: Context) => a.enrollUser({ ...args, consoleUrl: c.consoleUrl() });
+      }
+      case 'user list': {
+        const args = { orgId: need(values, 'org'), by: opt(values, 'by') };
+        return (a: Admin) => a.listUsers(args);
+      }
+      case 'user role': {
+        const args = {
+          orgId: need(values, 'org'),
+          userId: need(values, 'id'),
+          role: oneOf(need(values, 'role'), ROLES, 'role'),
+          by: opt(values, 'by'),
+        };
+        return (a: Admin) => a.setUserRole(args);
+      }
+      case 'user remove': {
+        const args = { orgId: need(values, 'org'), userId: need(values, 'id'), by: opt(values, 'by') };
+        return (a: Admin) => a.removeUser(args);
       }
       case 'key mint': {
         const scopes = need(values, 'scopes')
           .split(',')
           .map((s) => oneOf(s.trim(), SCOPES, 'scopes')) as Scope[];
-        const args = { orgId: need(values, 'org'), by: need(values, 'by'), scopes, name: values.name };
+        const args = { orgId: need(values, 'org'), by: opt(values, 'by'), scopes, name: values.name };
         return (a: Admin) => a.mintKey(args);
       }
       case 'key revoke': {
-        const args = { orgId: need(values, 'org'), by: need(values, 'by'), keyId: need(values, 'id') };
+        const args = { orgId: need(values, 'org'), by: opt(values, 'by'), keyId: need(values, 'id') };
         return (a: Admin) => a.revokeKey(args);
       }
       case 'key list': {
-        const orgId = need(values, 'org');
-        return (a: Admin) => a.listKeys(orgId);
+        const args = { orgId: need(values, 'org'), by: opt(values, 'by') };
+        return (a: Admin) => a.listKeys(args);
+      }
+      case 'audit list': {
+        const limit = opt(values, 'limit');
+        if (limit !== undefined && !/^[1-9][0-9]*$/.test(limit))
+          throw new UsageError('--limit is a whole number from 1 to 100');
+        const args = {
+          orgId: need(values, 'org'),
+          by: opt(values, 'by'),
+          limit: limit === undefined ? undefined : Number(limit),
+          cursor: opt(values, 'cursor'),
+        };
+        return (a: Admin) => a.auditLog(args);
       }
       case 'channel connect': {
         const orgId = need(values, 'org');
@@ -222,7 +302,7 @@ async function run(argv: string[]): Promise<unknown> {
           throw new UsageError(
             'give --dangerous-ops on|off, --approval-required on|off and/or --landing-origins URL,URL',
           );
-        const args = { orgId: need(values, 'org'), by: need(values, 'by'), patch };
+        const args = { orgId: need(values, 'org'), by: opt(values, 'by'), patch };
         return (a: Admin) => a.setSettings(args);
       }
       case 'plan set': {
@@ -234,18 +314,22 @@ async function run(argv: string[]): Promise<unknown> {
         return (a: Admin) => a.setPlan(args);
       }
       default: {
-        const args = { orgId: need(values, 'org'), by: need(values, 'by'), postId: need(values, 'id') };
+        const args = { orgId: need(values, 'org'), by: opt(values, 'by'), postId: need(values, 'id') };
         return (a: Admin) => a.approvePost(args);
       }
     }
   })();
 
-  await connect(values);
+  const target = await connect(values);
   const admin = await import('#usecases/cli/admin');
-  return job(admin);
+  return job(admin, { consoleUrl: () => consoleUrlOf(target, values.stack ?? process.env.HERALD_STACK) });
 }
 
 type Admin = typeof import('#usecases/cli/admin');
+/** What a command may need of its target besides the table. */
+interface Context {
+  consoleUrl(): string;
+}
 
 /**
  * `channel connect` without credentials: a connection session whose authorize URL the operator
@@ -333,8 +417,26 @@ function email(value: string): string {
   return value;
 }
 
+interface Shown {
+  enrollment?: { url: string; expires_at: string };
+  emailed?: boolean;
+  email?: string;
+  owner?: { email: string };
+}
+
+/** The result as JSON, and an enrollment link again on its own lines, where it is easy to copy. */
 function human(result: unknown): string {
-  return JSON.stringify(result, null, 2);
+  const text = JSON.stringify(result, null, 2);
+  const shown = (result ?? {}) as Shown;
+  if (!shown.enrollment) return text;
+  const who = shown.owner?.email ?? shown.email;
+  return [
+    text,
+    '',
+    `Enrollment link${who ? ` for ${who}` : ''} (works once, until ${shown.enrollment.expires_at}${shown.emailed ? '; also e-mailed' : ''}):`,
+    '',
+    `  ${shown.enrollment.url}`,
+  ].join('\n');
 }
 
 const argv = process.argv.slice(2);

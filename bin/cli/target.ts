@@ -2,7 +2,9 @@ import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { dataDir, LOCAL_REGION, readStackInfo } from '../local/stack-file.ts';
 
 // Where the admin CLI points the adapters: a deployed stack (its TableName output, with the caller's
-// AWS credentials) or the local stack running for the data directory.
+// AWS credentials) or the local stack running for the data directory. The console's URL, for the
+// enrollment links the CLI issues, comes with it: the stack's ConsoleUrl output, or the local
+// stack's HERALD_CONSOLE_URL (in its cliEnv).
 
 export interface Target {
   kind: 'stack' | 'local';
@@ -24,12 +26,15 @@ export async function resolveTarget(
     if (!table) throw new Error(`stack ${opts.stack} has no TableName output; is it a Herald stack?`);
     const key = output('ConnectionSecretsKeyArn');
     const publicUrl = output('PublicUrl');
+    // Where enrollment links point (the console's origin).
+    const consoleUrl = output('ConsoleUrl');
     return {
       kind: 'stack',
       env: {
         TABLE_NAME: table,
         ...(key ? { CONNECTION_SECRETS_KEY_ID: key } : {}),
         ...(publicUrl ? { HERALD_PUBLIC_URL: publicUrl } : {}),
+        ...(consoleUrl ? { HERALD_CONSOLE_URL: consoleUrl } : {}),
         ...(opts.region ? { AWS_REGION: opts.region } : {}),
       },
     };

@@ -1,7 +1,8 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { auditPut } from '#adapters/audit-log';
 import { keys } from '#adapters/keys';
-import { fromItem, TABLE_NAME } from '#adapters/table';
-import type { EnrollmentRecord } from '#core/people';
+import { fromItem, TABLE_NAME, type TransactItem, transactIf } from '#adapters/table';
+import type { AuditEntry, EnrollmentRecord } from '#core/people';
 import { ddb } from '#shared/clients';
 
 // One-time enrollment links, stored by the SHA-256 of their token (the token itself only ever
@@ -11,13 +12,40 @@ import { ddb } from '#shared/clients';
 const ttlOf = (iso: string) => Math.ceil(Date.parse(iso) / 1000);
 
 export async function putEnrollment(tokenHash: string, rec: EnrollmentRecord): Promise<void> {
-  await ddb.send(
-    new PutCommand({
+  await ddb.send(new PutCommand(enrollmentPut(tokenHash, rec).Put));
+}
+
+/** The transaction item that stores a new link (with the user it lets in, in the same transaction). */
+export function enrollmentPut(tokenHash: string, rec: EnrollmentRecord) {
+  return {
+    Put: {
       TableName: TABLE_NAME,
       Item: { ...keys.enrollment(tokenHash), entity: 'enrollment', ...rec, ttl: ttlOf(rec.expires_at) },
       ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+    },
+  } satisfies TransactItem;
+}
+
+/**
+ * A fresh link for an existing user, recorded by `audit`: false (nothing written) when the user is
+ * not, or no longer, in the organization.
+ */
+export async function putEnrollmentFor(
+  tokenHash: string,
+  rec: EnrollmentRecord,
+  audit: AuditEntry,
+): Promise<boolean> {
+  return transactIf([
+    {
+      ConditionCheck: {
+        TableName: TABLE_NAME,
+        Key: keys.user(rec.org_id, rec.user_id),
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    },
+    enrollmentPut(tokenHash, rec),
+    auditPut(audit),
+  ]);
 }
 
 /** The link's record while it is unspent and unexpired at `now`; null otherwise. */

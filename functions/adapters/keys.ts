@@ -22,6 +22,8 @@ export const keys = {
     sk: `PASSKEY#${userId}#${credentialId}`,
   }),
   passkeysOfUser: (orgId: string, userId: string) => ({ pk: `ORG#${orgId}`, skPrefix: `PASSKEY#${userId}#` }),
+  /** Every passkey of an organization (the members page counts them per user from the sort keys). */
+  passkeysOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'PASSKEY#' }),
   /** A one-time enrollment link, by the SHA-256 of its token; deleted when used, expires by TTL. */
   enrollment: (tokenHash: string) => ({ pk: `ENROLL#${tokenHash}`, sk: 'ENROLL' }),
   /** A WebAuthn ceremony's challenge (registration or sign-in); deleted when answered, expires by TTL. */

@@ -63,6 +63,18 @@ export function isConditionFailure(err: unknown): boolean {
 }
 
 /**
+ * Which items of a cancelled transaction failed their condition (indexes into TransactItems), so
+ * the caller can say which rule refused it; undefined for any other error.
+ */
+export function failedConditions(err: unknown): number[] | undefined {
+  if (!(err instanceof TransactionCanceledException)) return undefined;
+  const failed = (err.CancellationReasons ?? []).flatMap((r, i) =>
+    r.Code === 'ConditionalCheckFailed' ? [i] : [],
+  );
+  return failed.length ? failed : undefined;
+}
+
+/**
  * The item a failed condition returned (ReturnValuesOnConditionCheckFailure: ALL_OLD), as a plain
  * object: the document client leaves it in wire format. Undefined for any other error. Lets a
  * writer recognise its own write that an earlier SDK attempt applied but whose answer was lost.
@@ -163,6 +175,8 @@ export async function updateIf(input: Omit<UpdateCommandInput, 'TableName'>): Pr
     throw err;
   }
 }
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** A TransactWriteItems that is all or nothing: false when a condition failed (nothing written). */
 export async function transactIf(

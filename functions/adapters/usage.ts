@@ -157,6 +157,27 @@ export function revokeAtGateItems(orgId: string, keyId: string, periods: readonl
   }));
 }
 
+/**
+ * The minute (epoch minutes) of each key's last admitted request, as the gate items of `periods`
+ * hold it: each admission rewrites the key's window `{w, n}`, so `w` is when the key was last used,
+ * known without a write of its own. One read of the months' gate items (a revoked key's window in
+ * a month is replaced by its revocation, so its last use is known from earlier months only).
+ */
+export async function lastAdmittedMinutes(
+  orgId: string,
+  periods: readonly string[],
+): Promise<Map<string, number>> {
+  const items = await batchGet(periods.map((p) => keys.usage(orgId, p)));
+  const out = new Map<string, number>();
+  for (const item of items) {
+    for (const [name, value] of Object.entries(item ?? {})) {
+      const w = (value as KeyWindow | null)?.w;
+      if (typeof value === 'object' && typeof w === 'number' && w > (out.get(name) ?? -1)) out.set(name, w);
+    }
+  }
+  return out;
+}
+
 export interface UsageCounters {
   api_requests: number;
   posts_per_month: number;

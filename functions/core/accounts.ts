@@ -28,6 +28,12 @@ export interface Org {
   limits?: Partial<Limits> | null;
   /** Connected channels; kept with the org so the plan bound is checked atomically. */
   channel_count?: number;
+  /**
+   * Owners of the organization, kept with the org so "the last owner can be neither removed nor
+   * demoted" is one transaction condition. Absent on organizations created before it existed:
+   * counted from the users and set the first time an act touches an owner.
+   */
+  owner_count?: number;
   settings: OrgSettings;
   created_at: string;
   updated_at: string;
@@ -94,6 +100,10 @@ export const looksLikeApiKey = (key: string) =>
 export const canMintKeys = (role: Role) => role === 'owner' || role === 'admin';
 export const canChangeSettings = (role: Role) => role === 'owner';
 export const canApprovePosts = (role: Role) => role === 'owner' || role === 'admin';
+export const canManageMembers = (role: Role) => role === 'owner';
+export const canReadAuditLog = (role: Role) => role === 'owner';
+/** Seeing the workspace (keys without secrets, members, settings): every member. */
+export const anyRole = (_role: Role) => true;
 
 export const defaultSettings = (): Required<OrgSettings> => ({
   dangerous_ops: false,

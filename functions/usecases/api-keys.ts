@@ -1,7 +1,14 @@
-import type { Actor } from '#core/people';
-import type { Scope } from '#lib/operations';
+import { listApiKeys, putApiKey, revokeApiKey } from '#adapters/api-keys';
+import { lastAdmittedMinutes } from '#adapters/usage';
+import { type ApiKeyRecord, anyRole, canMintKeys, generateApiKey, hashApiKey } from '#core/accounts';
+import { newId } from '#core/ids';
+import { ActError, type Actor } from '#core/people';
+import { billingPeriod } from '#core/plans';
+import { SCOPES, type Scope } from '#lib/operations';
+import { auditEntry, authorizeAct, issuerOf } from '#usecases/support/acts';
 
-// STUB (foundation commit): replaced by the people work.
+// An organization's API keys, for the console and the admin CLI: listed (never a secret) by every
+// member, minted and revoked by owners and admins (and the operator).
 
 export interface ApiKeyView {
   id: string;
@@ -15,25 +22,96 @@ export interface ApiKeyView {
   last_used_at: string | null;
 }
 
-export async function listKeys(_a: { orgId: string; actor: Actor; now: Date }): Promise<ApiKeyView[]> {
-  throw new Error('not implemented');
+/** Longest key name kept (a label in lists, not a document). */
+const NAME_MAX = 100;
+
+const view = (rec: ApiKeyRecord, lastMinute: number | undefined): ApiKeyView => ({
+  id: rec.id,
+  name: rec.name,
+  scopes: rec.scopes,
+  prefix: rec.prefix,
+  created_by: rec.created_by,
+  created_at: rec.created_at,
+  revoked_at: rec.revoked_at,
+  last_used_at: lastMinute === undefined ? null : new Date(lastMinute * 60_000).toISOString(),
+});
+
+/**
+ * The organization's keys, newest first, with when each was last used: read from the request
+ * gate's items of this month and last month (which every admitted request already writes), so
+ * knowing it costs no write per request. A key unused for longer shows null.
+ */
+export async function listKeys(a: { orgId: string; actor: Actor; now: Date }): Promise<ApiKeyView[]> {
+  await authorizeAct(a.orgId, a.actor, anyRole, 'seeing API keys');
+  const thisMonth = billingPeriod(a.now.getTime());
+  const lastMonth = billingPeriod(Date.parse(thisMonth.startsAt) - 1);
+  const [records, lastUsed] = await Promise.all([
+    listApiKeys(a.orgId),
+    lastAdmittedMinutes(a.orgId, [thisMonth.id, lastMonth.id]),
+  ]);
+  return records
+    .sort((x, y) => (x.id < y.id ? 1 : x.id > y.id ? -1 : 0))
+    .map((rec) => view(rec, lastUsed.get(rec.id)));
 }
 
-export async function mintKey(_a: {
+/** Mints a key (owners and admins). The plaintext is returned this once; only its hash is stored. */
+export async function mintKey(a: {
   orgId: string;
   actor: Actor;
   scopes: string[];
   name?: string | undefined;
   now: Date;
 }): Promise<{ id: string; key: string; scopes: Scope[]; name: string | null; created_at: string }> {
-  throw new Error('not implemented');
+  const by = await authorizeAct(a.orgId, a.actor, canMintKeys, 'minting API keys');
+  const scopes = validScopes(a.scopes);
+  const name = a.name?.trim() || null;
+  if (name && name.length > NAME_MAX) throw new ActError(`a key's name has at most ${NAME_MAX} characters`);
+  const key = generateApiKey();
+  const rec: ApiKeyRecord = {
+    id: newId('key', a.now.getTime()),
+    org_id: a.orgId,
+    name,
+    scopes,
+    created_by: issuerOf(by),
+    created_at: a.now.toISOString(),
+    revoked_at: null,
+    prefix: key.slice(0, 13),
+  };
+  const audit = auditEntry({ ...by, orgId: a.orgId }, 'key_minted', rec.id, { name, scopes }, a.now);
+  await putApiKey(hashApiKey(key), rec, audit);
+  return { id: rec.id, key, scopes: rec.scopes, name: rec.name, created_at: rec.created_at };
 }
 
-export async function revokeKey(_a: {
+/** At least one scope, each a known one; duplicates dropped, in the manifest's order. */
+function validScopes(given: string[]): Scope[] {
+  const unknown = given.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length)
+    throw new ActError(`unknown scope ${unknown.join(', ')}: the scopes are ${SCOPES.join(', ')}`);
+  if (!given.length) throw new ActError(`choose at least one scope: ${SCOPES.join(', ')}`);
+  return SCOPES.filter((s) => given.includes(s));
+}
+
+/**
+ * Revokes a key (owners and admins): its next request is refused on every container (the request
+ * gate, see revokeApiKey). Revoking it again changes nothing and says when it was revoked.
+ */
+export async function revokeKey(a: {
   orgId: string;
   actor: Actor;
   keyId: string;
   now: Date;
 }): Promise<ApiKeyView> {
-  throw new Error('not implemented');
+  const by = await authorizeAct(a.orgId, a.actor, canMintKeys, 'revoking API keys');
+  const thisMonth = billingPeriod(a.now.getTime());
+  const nextMonth = billingPeriod(Date.parse(thisMonth.endsAt));
+  const audit = auditEntry({ ...by, orgId: a.orgId }, 'key_revoked', a.keyId, {}, a.now);
+  const res = await revokeApiKey(a.orgId, a.keyId, a.now.toISOString(), [thisMonth.id, nextMonth.id], audit);
+  if (!res) throw new ActError(`no key ${a.keyId} in organization ${a.orgId}`, 'not_found');
+  if (res.outcome === 'already_revoked')
+    throw new ActError(
+      `key ${a.keyId} is already revoked${res.key.revoked_at ? ` (since ${res.key.revoked_at})` : ''}`,
+      'conflict',
+    );
+  // Its last use is not read back here: a revoked key's gate entry is its revocation.
+  return view(res.key, undefined);
 }

@@ -1,6 +1,6 @@
+import { sendEmail } from '#adapters/email';
 import { listOwnerEmails } from '#adapters/users';
 import { climbLadder, getEndpoint } from '#adapters/webhook-endpoints';
-import { sendEmail } from '#adapters/webhooks/notify';
 import { DELIVERING_STATES, ladderDeadlines, type WebhookEndpointRecord } from '#core/webhooks';
 import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';
@@ -54,14 +54,15 @@ async function notifyOwners(endpoint: WebhookEndpointRecord): Promise<void> {
   const to = await listOwnerEmails(endpoint.org_id);
   const since = endpoint.failure.failing_since ?? '';
   const { disable_at } = ladderDeadlines(since, timeScale());
-  await sendEmail(
+  await sendEmail({
+    what: 'webhook warning',
     to,
-    `Herald: webhook endpoint ${endpoint.id} has been failing for 24 hours`,
-    [
+    subject: `Herald: webhook endpoint ${endpoint.id} has been failing for 24 hours`,
+    text: [
       `Deliveries to ${endpoint.url} have failed continuously since ${since}.`,
       `Last error: ${endpoint.failure.last_error ?? 'unknown'}.`,
       `Unless a delivery succeeds, the endpoint will be disabled at ${disable_at}.`,
       'Fix the receiver, then send a test with POST /v1/webhook-endpoints/{id}/test.',
     ].join('\n'),
-  );
+  });
 }

@@ -91,7 +91,12 @@ export async function benchConnect(): Promise<ConnectResult> {
     const { dueChannels } = await import('#adapters/channels');
     const { OAUTH_PLATFORMS } = await import('#core/connections');
     const { clearOpened } = await import('#adapters/sealed');
-    const created = await admin.createOrg({ name: 'Connect', plan: 'agency', ownerEmail: 'c@example.com' });
+    const created = await admin.createOrg({
+      name: 'Connect',
+      plan: 'agency',
+      ownerEmail: 'c@example.com',
+      consoleUrl: 'http://localhost',
+    });
     const orgId = created.org.id;
     await admin.setPlan({ orgId, plan: 'agency', limits: { channels: 10_000 } });
     // The sessions land on the client's own site, which the organization allows.

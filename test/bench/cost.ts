@@ -107,7 +107,12 @@ export async function benchCost(): Promise<CostResult> {
     const admin = await import('#usecases/cli/admin');
     const { operations } = await import('#lib/operations');
     const { apiEvent, lambdaContext } = await import('../unit/support/fixtures.ts');
-    const created = await admin.createOrg({ name: 'Cost', plan: 'agency', ownerEmail: 'cost@example.com' });
+    const created = await admin.createOrg({
+      name: 'Cost',
+      plan: 'agency',
+      ownerEmail: 'cost@example.com',
+      consoleUrl: 'http://localhost',
+    });
     const orgId = created.org.id;
     const key = (
       await admin.mintKey({

@@ -1,18 +1,12 @@
-import { listApiKeys, putApiKey, revokeApiKey } from '#adapters/api-keys';
+import { putAudit } from '#adapters/audit-log';
 import { getChannel } from '#adapters/channels';
-import { createOrgWithOwner, getOrg, setOrgPlan, updateOrgSettings } from '#adapters/orgs';
+import { createOrgWithOwner, getOrg, setOrgPlan } from '#adapters/orgs';
 import { listPlatformApps, putPlatformApp } from '#adapters/platform-apps';
 import { PlatformError } from '#adapters/platforms/types';
 import { getPostWithOrg, replacePost } from '#adapters/posts';
-import { AlreadyExistsError, addUser, getUser } from '#adapters/users';
 import {
-  type ApiKeyRecord,
   canApprovePosts,
-  canChangeSettings,
-  canMintKeys,
   defaultSettings,
-  generateApiKey,
-  hashApiKey,
   type Org,
   type OrgSettings,
   type Plan,
@@ -21,20 +15,25 @@ import {
   toChannel,
   type User,
 } from '#core/accounts';
-import { landingOrigin, OAUTH_PLATFORMS } from '#core/connections';
+import { OAUTH_PLATFORMS } from '#core/connections';
 import { CREDENTIALS, redactCredentials } from '#core/credentials';
 import { ApiError } from '#core/errors';
 import { newId } from '#core/ids';
+import { ActError, type Actor, OPERATOR } from '#core/people';
 import { billingPeriod, effectiveLimits, type Limits } from '#core/plans';
 import type { Platform } from '#core/platforms';
 import { decideApprove, toPost } from '#core/posts';
 import { issuesToFieldErrors } from '#core/validation';
-import type { Scope } from '#lib/operations';
+import * as apiKeys from '#usecases/api-keys';
+import { listAuditLog } from '#usecases/audit-log';
 import { syncChannel } from '#usecases/channel-sync';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 import { disconnectChannel } from '#usecases/disconnect-channel';
 import { getChannelConnection } from '#usecases/get-channel-connection';
+import * as members from '#usecases/members';
 import { selectChannelAccount } from '#usecases/select-channel-account';
+import { updateSettings } from '#usecases/settings';
+import { auditEntry, authorizeAct, newEnrollmentLink } from '#usecases/support/acts';
 import {
   ConnectFailure,
   connectAccount,
@@ -44,41 +43,28 @@ import {
 import { postCount, quotaAware, withRetry } from '#usecases/support/post-writes';
 
 // What `herald` (the admin CLI) does. The same code runs against the local stack and a deployment.
-
-export class AdminError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'not_found' | 'forbidden' | 'conflict' | 'invalid' = 'invalid',
-  ) {
-    super(message);
-    this.name = 'AdminError';
-  }
-}
+// The CLI is the operator: what it does is recorded as the operator's act. `by` (the CLI's --by)
+// makes it an act on behalf of that user, who must then exist with the act's role. The acts of an
+// organization's people are the console's use cases, called with the operator as the actor.
 
 const nowIso = () => new Date().toISOString();
 
+/** The operator, on behalf of `by` when given. */
+const actorOf = (by: string | undefined): Actor => (by ? { kind: 'operator', onBehalfOf: by } : OPERATOR);
+
 async function requireOrg(orgId: string): Promise<Org> {
   const org = await getOrg(orgId);
-  if (!org) throw new AdminError(`no organization ${orgId}`, 'not_found');
+  if (!org) throw new ActError(`no organization ${orgId}`, 'not_found');
   return org;
 }
 
-async function requireRole(
-  orgId: string,
-  userId: string,
-  allowed: (r: Role) => boolean,
-  what: string,
-): Promise<User> {
-  await requireOrg(orgId);
-  const user = await getUser(orgId, userId);
-  if (!user) throw new AdminError(`no user ${userId} in organization ${orgId}`, 'not_found');
-  if (!allowed(user.role))
-    throw new AdminError(`${what} needs a different role; ${userId} is ${user.role}`, 'forbidden');
-  return user;
-}
-
-export async function createOrg(args: { name: string; plan: Plan; ownerEmail: string }) {
-  const at = nowIso();
+/**
+ * A new organization with its owner (the org_created entry in the same transaction) and the owner's
+ * enrollment link: opened in a browser, it registers their passkey for the console.
+ */
+export async function createOrg(args: { name: string; plan: Plan; ownerEmail: string; consoleUrl: string }) {
+  const now = new Date();
+  const at = now.toISOString();
   const org: Org = {
     id: newId('org'),
     name: args.name,
@@ -94,78 +80,135 @@ export async function createOrg(args: { name: string; plan: Plan; ownerEmail: st
     role: 'owner',
     created_at: at,
   };
-  await createOrgWithOwner(org, owner);
-  return { org, owner };
+  const enrollment = newEnrollmentLink({
+    orgId: org.id,
+    userId: owner.id,
+    issuedBy: 'operator',
+    consoleUrl: args.consoleUrl,
+    now,
+  });
+  const audit = auditEntry(
+    { orgId: org.id, actor: OPERATOR, user: null },
+    'org_created',
+    org.id,
+    { name: org.name, plan: org.plan, owner_id: owner.id, owner_email: owner.email },
+    now,
+  );
+  await createOrgWithOwner(org, owner, { enrollment, audit });
+  return { org: { ...org, owner_count: 1 }, owner, enrollment: enrollment.link };
 }
 
-export async function addOrgUser(args: { orgId: string; email: string; role: Role }) {
-  await requireOrg(args.orgId);
-  const user: User = {
-    id: newId('user'),
-    org_id: args.orgId,
-    email: args.email.toLowerCase(),
+/** `herald user add`: invites a person (members.inviteMember) and answers the user, their link and whether it was mailed. */
+export async function addOrgUser(args: {
+  orgId: string;
+  email: string;
+  role: Role;
+  consoleUrl: string;
+  by?: string | undefined;
+}) {
+  const { user, enrollment, emailed } = await members.inviteMember({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    email: args.email,
     role: args.role,
-    created_at: nowIso(),
-  };
-  try {
-    await addUser(user);
-  } catch (err) {
-    if (err instanceof AlreadyExistsError)
-      throw new AdminError(`${args.email} is already a user of ${args.orgId}`, 'conflict');
-    throw err;
-  }
-  return user;
+    consoleUrl: args.consoleUrl,
+    now: new Date(),
+  });
+  return { ...user, enrollment, emailed };
 }
 
-const publicKey = (rec: ApiKeyRecord) => ({
-  id: rec.id,
-  name: rec.name,
-  scopes: rec.scopes,
-  prefix: rec.prefix,
-  created_by: rec.created_by,
-  created_at: rec.created_at,
-  revoked_at: rec.revoked_at,
-});
+/** `herald user enroll`: a fresh enrollment link for a user (a lost device). */
+export async function enrollUser(args: {
+  orgId: string;
+  userId: string;
+  consoleUrl: string;
+  by?: string | undefined;
+}) {
+  const enrollment = await members.issueEnrollment({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    userId: args.userId,
+    consoleUrl: args.consoleUrl,
+    now: new Date(),
+  });
+  return { org_id: args.orgId, user_id: args.userId, enrollment };
+}
 
-/** Mints a key (owners and admins only). The plaintext is returned this once; only its hash is stored. */
+export async function listUsers(args: { orgId: string; by?: string | undefined }) {
+  return { data: await members.listMembers({ orgId: args.orgId, actor: actorOf(args.by) }) };
+}
+
+export async function setUserRole(args: {
+  orgId: string;
+  userId: string;
+  role: Role;
+  by?: string | undefined;
+}) {
+  return members.changeMemberRole({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    userId: args.userId,
+    role: args.role,
+    now: new Date(),
+  });
+}
+
+export async function removeUser(args: { orgId: string; userId: string; by?: string | undefined }) {
+  return members.removeMember({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    userId: args.userId,
+    now: new Date(),
+  });
+}
+
+/**
+ * `herald audit list`. The console signs its cursors with HERALD_CURSOR_SECRET, which the CLI does
+ * not have; the operator reads the table directly anyway, so the CLI signs its own with what it has.
+ */
+export async function auditLog(args: {
+  orgId: string;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+  by?: string | undefined;
+}) {
+  return listAuditLog({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    limit: args.limit,
+    cursor: args.cursor,
+    cursorSecret: process.env.HERALD_CURSOR_SECRET ?? `herald-cli:${process.env.TABLE_NAME ?? ''}`,
+  });
+}
+
+/** Mints a key (owners and admins). The plaintext is returned this once; only its hash is stored. */
 export async function mintKey(args: {
   orgId: string;
-  by: string;
-  scopes: Scope[];
+  by?: string | undefined;
+  scopes: string[];
   name?: string | undefined;
 }) {
-  await requireRole(args.orgId, args.by, canMintKeys, 'minting API keys');
-  const key = generateApiKey();
-  const rec: ApiKeyRecord = {
-    id: newId('key'),
-    org_id: args.orgId,
-    name: args.name ?? null,
-    scopes: [...new Set(args.scopes)],
-    created_by: args.by,
-    created_at: nowIso(),
-    revoked_at: null,
-    prefix: key.slice(0, 13),
-  };
-  await putApiKey(hashApiKey(key), rec);
-  return { id: rec.id, key, scopes: rec.scopes, name: rec.name, created_at: rec.created_at };
+  return apiKeys.mintKey({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    scopes: args.scopes,
+    name: args.name,
+    now: new Date(),
+  });
 }
 
-export async function revokeKey(args: { orgId: string; by: string; keyId: string }) {
-  await requireRole(args.orgId, args.by, canMintKeys, 'revoking API keys');
-  const now = Date.now();
-  const thisMonth = billingPeriod(now);
-  const nextMonth = billingPeriod(Date.parse(thisMonth.endsAt));
-  const rec = await revokeApiKey(args.orgId, args.keyId, new Date(now).toISOString(), [
-    thisMonth.id,
-    nextMonth.id,
-  ]);
-  if (!rec) throw new AdminError(`no key ${args.keyId} in organization ${args.orgId}`, 'not_found');
-  return publicKey(rec);
+export async function revokeKey(args: { orgId: string; by?: string | undefined; keyId: string }) {
+  const { last_used_at: _unknown, ...key } = await apiKeys.revokeKey({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    keyId: args.keyId,
+    now: new Date(),
+  });
+  return key;
 }
 
-export async function listKeys(orgId: string) {
-  await requireOrg(orgId);
-  return { data: (await listApiKeys(orgId)).map(publicKey) };
+export async function listKeys(args: { orgId: string; by?: string | undefined }) {
+  return { data: await apiKeys.listKeys({ orgId: args.orgId, actor: actorOf(args.by), now: new Date() }) };
 }
 
 /**
@@ -186,7 +229,7 @@ export async function connectChannel(args: {
     const detail = issuesToFieldErrors(parsed.error.issues)
       .map((e) => `${e.pointer || '/'}: ${e.message}`)
       .join('; ');
-    throw new AdminError(`invalid ${args.platform} credentials: ${detail}`);
+    throw new ActError(`invalid ${args.platform} credentials: ${detail}`);
   }
   const credentials = parsed.data as Record<string, unknown>;
   let account: Awaited<ReturnType<typeof verifyCredentials>>;
@@ -194,7 +237,7 @@ export async function connectChannel(args: {
     account = await verifyCredentials(args.platform, credentials);
   } catch (err) {
     if (err instanceof PlatformError)
-      throw new AdminError(
+      throw new ActError(
         `${args.platform} ${refused(err) ? 'refused the credentials' : 'could not check the credentials now'}: ${redactCredentials(err.message, credentials)}`,
       );
     throw err;
@@ -210,7 +253,7 @@ export async function connectChannel(args: {
     });
     return toChannel(channel);
   } catch (err) {
-    if (err instanceof ConnectFailure) throw new AdminError(err.message, 'conflict');
+    if (err instanceof ConnectFailure) throw new ActError(err.message, 'conflict');
     throw err;
   }
 }
@@ -243,7 +286,7 @@ export async function startConnection(args: {
     });
   } catch (err) {
     if (err instanceof ApiError)
-      throw new AdminError(
+      throw new ActError(
         [err.message, ...(err.errors ?? []).map((e) => `${e.pointer}: ${e.message}`)].join(' '),
         err.status === 409 ? 'conflict' : 'invalid',
       );
@@ -260,7 +303,7 @@ export async function selectAccount(orgId: string, id: string, accountId: string
     return await selectChannelAccount(orgId, id, accountId, new Date(), async () => undefined);
   } catch (err) {
     if (err instanceof ApiError)
-      throw new AdminError([err.message, ...(err.errors ?? []).map((e) => e.message)].join(' '), 'conflict');
+      throw new ActError([err.message, ...(err.errors ?? []).map((e) => e.message)].join(' '), 'conflict');
     throw err;
   }
 }
@@ -270,7 +313,7 @@ export async function disconnect(args: { orgId: string; channelId: string }) {
   try {
     return await disconnectChannel(args.orgId, args.channelId, new Date(), async () => undefined);
   } catch (err) {
-    if (err instanceof ApiError) throw new AdminError(err.message, 'not_found');
+    if (err instanceof ApiError) throw new ActError(err.message, 'not_found');
     throw err;
   }
 }
@@ -280,8 +323,7 @@ export async function syncOne(args: { orgId: string; channelId: string }) {
   await requireOrg(args.orgId);
   const result = await syncChannel(args.orgId, args.channelId, new Date());
   const channel = await getChannel(args.orgId, args.channelId);
-  if (!channel)
-    throw new AdminError(`no channel ${args.channelId} in organization ${args.orgId}`, 'not_found');
+  if (!channel) throw new ActError(`no channel ${args.channelId} in organization ${args.orgId}`, 'not_found');
   return { result, channel: toChannel(channel) };
 }
 
@@ -294,14 +336,14 @@ export async function setPlatformApp(args: {
   publicUrl?: string | undefined;
 }) {
   if (!(OAUTH_PLATFORMS as readonly string[]).includes(args.platform))
-    throw new AdminError(
+    throw new ActError(
       args.platform === 'mastodon'
         ? 'mastodon needs no app: Herald registers one on each instance when an account there is first connected'
         : 'bluesky needs no app: accounts connect with app passwords',
     );
   const base = (args.publicUrl ?? process.env.HERALD_PUBLIC_URL ?? '').replace(/\/+$/, '');
   if (!/^https?:\/\/[^/]+$/.test(base))
-    throw new AdminError(
+    throw new ActError(
       'no public URL: pass --public-url https://api.example.com (the origin platforms send people back to)',
     );
   const app = {
@@ -354,70 +396,85 @@ export async function platformApps() {
 }
 
 /**
- * `herald settings set` (owners). `landing_origins` replaces the list; each entry must be an
- * http(s) origin and is stored normalized. Read on every createChannelConnection, so a change
- * applies from the next request.
+ * `herald settings set` (owners): settings.updateSettings, as the operator (or for `by`). Applies
+ * from the next request.
  */
-export async function setSettings(args: { orgId: string; by: string; patch: Partial<OrgSettings> }) {
-  await requireRole(args.orgId, args.by, canChangeSettings, 'changing workspace settings');
-  const patch = { ...args.patch };
-  if (patch.landing_origins !== undefined) {
-    const origins = patch.landing_origins.map((raw) => {
-      const origin = landingOrigin(raw);
-      if (!origin)
-        throw new AdminError(
-          `${raw} is not an origin: give scheme, host and port only, like https://app.example.com`,
-        );
-      return origin;
-    });
-    patch.landing_origins = [...new Set(origins)];
-  }
-  if (!Object.keys(patch).length)
-    throw new AdminError(
-      'nothing to set: give --dangerous-ops, --approval-required and/or --landing-origins',
-    );
-  const org = await updateOrgSettings(args.orgId, patch, nowIso());
-  return { org_id: org.id, settings: settingsOf(org) };
+export async function setSettings(args: {
+  orgId: string;
+  by?: string | undefined;
+  patch: Partial<OrgSettings>;
+}) {
+  return updateSettings({ orgId: args.orgId, actor: actorOf(args.by), patch: args.patch, now: new Date() });
 }
 
 /**
- * Sets the plan. Takes effect on every container within the auth cache's 30 s. `limits` are the
- * operator's overrides of the plan's allowances; omitting them restores the plan's own.
+ * Sets the plan (the operator's act, audited as plan_changed in the same transaction). Takes effect
+ * on every container within the auth cache's 30 s. `limits` are the operator's overrides of the
+ * plan's allowances; omitting them restores the plan's own.
  */
 export async function setPlan(args: { orgId: string; plan: Plan; limits?: Partial<Limits> | undefined }) {
-  await requireOrg(args.orgId);
-  const org = await setOrgPlan(args.orgId, args.plan, args.limits ?? null, nowIso());
+  const now = new Date();
+  const before = await requireOrg(args.orgId);
+  const limits = args.limits ?? null;
+  const audit = auditEntry(
+    { orgId: args.orgId, actor: OPERATOR, user: null },
+    'plan_changed',
+    null,
+    {
+      from: before.plan,
+      to: args.plan,
+      limits: limits ? Object.entries(limits).map(([k, v]) => `${k}=${v}`) : null,
+    },
+    now,
+  );
+  if (!(await setOrgPlan(args.orgId, args.plan, limits, now.toISOString(), audit)))
+    throw new ActError(`no organization ${args.orgId}`, 'not_found');
+  const org: Org = { ...before, plan: args.plan, limits, updated_at: now.toISOString() };
   return { ...org, settings: settingsOf(org), effective_limits: effectiveLimits(org.plan, org.limits) };
 }
 
-/** needs_approval → scheduled or publishing (owners and admins). */
-export async function approvePost(args: { orgId: string; by: string; postId: string }) {
-  await requireRole(args.orgId, args.by, canApprovePosts, 'approving posts');
+/** needs_approval → scheduled or publishing (owners and admins, or the operator). */
+export async function approvePost(args: { orgId: string; by?: string | undefined; postId: string }) {
+  const by = await authorizeAct(args.orgId, actorOf(args.by), canApprovePosts, 'approving posts');
   const now = new Date();
+  let approved: ReturnType<typeof toPost>;
   try {
     // The API's own write path: the same posts_per_month count, 429 and conflict retry.
-    return await withRetry(async () => {
+    approved = await withRetry(async () => {
       const { org, post } = await getPostWithOrg(args.orgId, args.postId);
       if (!post || !org)
-        throw new AdminError(`no post ${args.postId} in organization ${args.orgId}`, 'not_found');
-      let approved: ReturnType<typeof decideApprove>;
+        throw new ActError(`no post ${args.postId} in organization ${args.orgId}`, 'not_found');
+      let decided: ReturnType<typeof decideApprove>;
       try {
-        approved = decideApprove(post, now);
+        decided = decideApprove(post, now);
       } catch (err) {
-        throw new AdminError((err as Error).message, 'conflict');
+        throw new ActError((err as Error).message, 'conflict');
       }
       const postsPerMonth = effectiveLimits(org.plan, org.limits).posts_per_month;
-      const { next, count } = postCount(approved, { admitted: async () => undefined, postsPerMonth }, now);
+      const { next, count } = postCount(decided, { admitted: async () => undefined, postsPerMonth }, now);
       return toPost(await quotaAware(() => replacePost(next, post.version, {}, count), now));
     });
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     const period = billingPeriod(now.getTime());
-    throw new AdminError(
+    throw new ActError(
       err.code === 'quota_exhausted'
         ? `${args.orgId} has used its posts_per_month for ${period.id}`
         : 'the post kept changing; try again',
       'conflict',
     );
   }
+  // Recorded after the write rather than in its transaction: replacePost's transaction is the API's
+  // (its items' order is what quotaAware reads the posts_per_month refusal from). A crash between
+  // the two loses the entry, never the approval.
+  await putAudit(
+    auditEntry(
+      { ...by, orgId: args.orgId },
+      'post_approved',
+      args.postId,
+      { status: approved.status, scheduled_at: approved.scheduled_at },
+      now,
+    ),
+  );
+  return approved;
 }

@@ -36,6 +36,27 @@ describe('admin CLI target', () => {
     });
   });
 
+  it("takes the console's URL (for enrollment links) from the ConsoleUrl output", async () => {
+    cfn.on(DescribeStacksCommand).resolves({
+      Stacks: [
+        {
+          StackName: 'Herald-prod',
+          CreationTime: new Date(),
+          StackStatus: 'CREATE_COMPLETE',
+          Outputs: [
+            { OutputKey: 'TableName', OutputValue: 'Herald-prod-Table-1' },
+            { OutputKey: 'ConsoleUrl', OutputValue: 'https://herald.example.com' },
+          ],
+        },
+      ],
+    });
+    const target = await resolveTarget(
+      { stack: 'Herald-prod' },
+      new CloudFormationClient({ region: 'eu-west-1' }),
+    );
+    expect(target.env).toMatchObject({ HERALD_CONSOLE_URL: 'https://herald.example.com' });
+  });
+
   it('refuses a stack without a TableName output', async () => {
     cfn.on(DescribeStacksCommand).resolves({
       Stacks: [{ StackName: 'x', CreationTime: new Date(), StackStatus: 'CREATE_COMPLETE', Outputs: [] }],

@@ -4,18 +4,11 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { getChannelWithCredentials } from '#adapters/channel-credentials';
 import { keys } from '#adapters/keys';
 import { clearOpened } from '#adapters/sealed';
-import type { ChannelRecord } from '#core/accounts';
 import { OAUTH_PLATFORMS } from '#core/connections';
+import { ActError } from '#core/people';
 import type { Platform } from '#core/platforms';
 import { syncChannel, syncDueChannels } from '#usecases/channel-sync';
-import {
-  AdminError,
-  addOrgUser,
-  connectChannel,
-  createOrg,
-  setPlatformApp,
-  setSettings,
-} from '#usecases/cli/admin';
+import { addOrgUser, connectChannel, createOrg, setPlatformApp, setSettings } from '#usecases/cli/admin';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 import { disconnectChannel } from '#usecases/disconnect-channel';
 import { getChannelConnection } from '#usecases/get-channel-connection';
@@ -38,6 +31,7 @@ import { serveDataKeys } from '../support/kms.ts';
 const kms = mockClient(KMSClient);
 const world = useWorld();
 const PUBLIC = 'https://api.example.com';
+const CONSOLE = 'https://herald.example.com';
 const OAUTH: Platform[] = [...OAUTH_PLATFORMS];
 
 beforeEach(async () => {
@@ -329,7 +323,7 @@ describe('bad input and failures', () => {
       platform: 'x',
       credentials: { access_token: 'nope', account_id: '1500000000000000001' },
     }).catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(AdminError);
+    expect(refused).toBeInstanceOf(ActError);
     expect((refused as Error).message).toMatch(/x refused the credentials/);
     const other = await connectChannel({
       orgId: ORG_ID,
@@ -445,7 +439,12 @@ describe('where the person lands: allowed landing origins', () => {
 
   it("follows the organization's settings from the very next request: allowed, then cleared", async () => {
     // Arrange: an organization with an owner, which allows nothing yet.
-    const { org: made, owner } = await createOrg({ name: 'Beta', plan: 'team', ownerEmail: 'o@beta.test' });
+    const { org: made, owner } = await createOrg({
+      name: 'Beta',
+      plan: 'team',
+      ownerEmail: 'o@beta.test',
+      consoleUrl: CONSOLE,
+    });
     const start = () =>
       createChannelConnection({
         orgId: made.id,
@@ -478,8 +477,18 @@ describe('where the person lands: allowed landing origins', () => {
   });
 
   it("the CLI's settings set refuses what is not an origin, and only an owner may set them", async () => {
-    const { org: made, owner } = await createOrg({ name: 'Gamma', plan: 'team', ownerEmail: 'o@gamma.test' });
-    const admin = await addOrgUser({ orgId: made.id, email: 'a@gamma.test', role: 'admin' });
+    const { org: made, owner } = await createOrg({
+      name: 'Gamma',
+      plan: 'team',
+      ownerEmail: 'o@gamma.test',
+      consoleUrl: CONSOLE,
+    });
+    const admin = await addOrgUser({
+      orgId: made.id,
+      email: 'a@gamma.test',
+      role: 'admin',
+      consoleUrl: CONSOLE,
+    });
     for (const bad of [
       'https://gamma.example/connected',
       'gamma.example',
@@ -497,7 +506,12 @@ describe('where the person lands: allowed landing origins', () => {
 
   it('shows landing_origins for an organization created before the setting existed', async () => {
     // Arrange: the org item as an older Herald stored it, and its owner.
-    const { org: made, owner } = await createOrg({ name: 'Old', plan: 'team', ownerEmail: 'o@old.test' });
+    const { org: made, owner } = await createOrg({
+      name: 'Old',
+      plan: 'team',
+      ownerEmail: 'o@old.test',
+      consoleUrl: CONSOLE,
+    });
     const item = world.table.get(keys.org(made.id)) as Record<string, unknown>;
     world.table.seed({ ...item, settings: { dangerous_ops: false, approval_required: false } });
 

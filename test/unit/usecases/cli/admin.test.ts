@@ -1,16 +1,11 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  DynamoDBDocumentClient,
-  TransactWriteCommand,
-  UpdateCommand,
-  type UpdateCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
-import type { Org } from '#core/accounts';
+import { ActError } from '#core/people';
 import { PLANS } from '#core/plans';
-import { AdminError, approvePost, setPlan } from '#usecases/cli/admin';
+import { approvePost, setPlan } from '#usecases/cli/admin';
 import {
   fixedId,
   type Item,
@@ -43,13 +38,13 @@ const cancelled = (...codes: string[]) =>
     CancellationReasons: codes.map((Code) => ({ Code })),
   });
 
-/** An AdminError `promise` rejects with. */
-async function adminErrorOf(promise: Promise<unknown>): Promise<AdminError> {
+/** An ActError `promise` rejects with. */
+async function actErrorOf(promise: Promise<unknown>): Promise<ActError> {
   const err = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
-  if (!(err instanceof AdminError)) throw new Error(`expected an AdminError, got ${String(err)}`);
+  if (!(err instanceof ActError)) throw new Error(`expected an ActError, got ${String(err)}`);
   return err;
 }
 
@@ -61,22 +56,9 @@ beforeEach(() => {
 });
 
 describe('setPlan', () => {
-  /** The org item DynamoDB answers after the update. */
-  function updatesReturnNew(before: Org) {
-    serveItems(ddb, [orgItem(before)]);
-    ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => ({
-      Attributes: {
-        ...orgItem(before),
-        plan: input.ExpressionAttributeValues?.[':p'],
-        limits: input.ExpressionAttributeValues?.[':l'],
-        updated_at: input.ExpressionAttributeValues?.[':u'],
-      },
-    }));
-  }
-
-  it('stores the plan and the overrides, and answers the effective limits', async () => {
+  it('stores the plan and the overrides with the plan_changed entry, and answers the effective limits', async () => {
     // Arrange
-    updatesReturnNew(org());
+    serveItems(ddb, [orgItem(org())]);
 
     // Act
     const res = await setPlan({
@@ -85,14 +67,21 @@ describe('setPlan', () => {
       limits: { burst: 10, posts_per_month: 1_000 },
     });
 
-    // Assert
-    const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(input).toMatchObject({
+    // Assert: one transaction, the org's update and the operator's entry.
+    const [update, audit] = transactItems();
+    expect(update?.Update).toMatchObject({
       Key: { pk: `ORG#${ORG_ID}`, sk: 'ORG' },
       UpdateExpression: 'SET #p = :p, #l = :l, #u = :u',
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeNames: { '#p': 'plan', '#l': 'limits', '#u': 'updated_at' },
       ExpressionAttributeValues: { ':p': 'starter', ':l': { burst: 10, posts_per_month: 1_000 } },
+    });
+    expect(audit?.Put?.Item).toMatchObject({
+      pk: `ORG#${ORG_ID}`,
+      sk: expect.stringMatching(/^AUDIT#aud_/),
+      action: 'plan_changed',
+      actor: { kind: 'operator', user_id: null, email: null },
+      detail: { from: 'team', to: 'starter', limits: ['burst=10', 'posts_per_month=1000'] },
     });
     expect(res).toMatchObject({
       id: ORG_ID,
@@ -104,16 +93,16 @@ describe('setPlan', () => {
   });
 
   it("clears earlier overrides when none are given: the plan's own allowances", async () => {
-    updatesReturnNew({ ...org(), limits: { burst: 1 } });
+    serveItems(ddb, [orgItem({ ...org(), limits: { burst: 1 } })]);
     const res = await setPlan({ orgId: ORG_ID, plan: 'agency' });
-    expect(ddb.commandCalls(UpdateCommand)[0]?.args[0].input.ExpressionAttributeValues?.[':l']).toBeNull();
+    expect(transactItems()[0]?.Update?.ExpressionAttributeValues?.[':l']).toBeNull();
     expect(res.effective_limits).toEqual(PLANS.agency.limits);
   });
 
-  it('answers not_found for an unknown org without updating', async () => {
+  it('answers not_found for an unknown org without writing', async () => {
     serveItems(ddb, []);
-    expect((await adminErrorOf(setPlan({ orgId: ORG_ID, plan: 'team' }))).kind).toBe('not_found');
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect((await actErrorOf(setPlan({ orgId: ORG_ID, plan: 'team' }))).kind).toBe('not_found');
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 });
 
@@ -152,9 +141,36 @@ describe('approvePost', () => {
     });
   });
 
+  it('records post_approved, on behalf of --by, after the approval', async () => {
+    await approve();
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({
+      sk: expect.stringMatching(/^AUDIT#/),
+      action: 'post_approved',
+      target: WAITING.id,
+      actor: { kind: 'operator', user_id: OWNER.id, email: OWNER.email },
+      detail: { status: 'scheduled', scheduled_at: '2030-07-02T00:00:00.000Z' },
+    });
+  });
+
+  it('approves as the operator without --by; --by must name an owner or admin', async () => {
+    const res = await approvePost({ orgId: ORG_ID, postId: WAITING.id });
+    expect(res.status).toBe('scheduled');
+    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item?.actor).toEqual({
+      kind: 'operator',
+      user_id: null,
+      email: null,
+    });
+    const member = { ...OWNER, id: fixedId('user', 3), role: 'member' as const };
+    serveItems(ddb, [orgItem(org()), { ...keys.user(ORG_ID, member.id), ...member }, postItem(WAITING)]);
+    ddb.resetHistory();
+    const err = await actErrorOf(approvePost({ orgId: ORG_ID, by: member.id, postId: WAITING.id }));
+    expect(err.kind).toBe('forbidden');
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
   it('answers a conflict when posts_per_month is spent', async () => {
     ddb.on(TransactWriteCommand).rejects(cancelled('None', 'None', 'ConditionalCheckFailed'));
-    const err = await adminErrorOf(approve());
+    const err = await actErrorOf(approve());
     expect(err.kind).toBe('conflict');
     expect(err.message).toMatch(/posts_per_month for 2030-06/);
   });
