@@ -30,6 +30,7 @@ import {
 import { type NewSession, newSession } from '#usecases/console-sessions';
 import { personAct } from '#usecases/support/person-audit';
 import {
+  credentialIdOf,
   type NewCredential,
   parseUserHandle,
   type RelyingParty,
@@ -97,8 +98,9 @@ async function takeBack(ceremonyId: string, kind: CeremonyKind, now: Date, late 
     typeof ceremonyId === 'string' && ceremonyId.length > 0 && ceremonyId.length <= 100
       ? await takeCeremony(ceremonyId)
       : null;
-  if (!rec || rec.kind !== kind || Date.parse(rec.expires_at) <= now.getTime())
+  if (!rec || rec.kind !== kind || Date.parse(rec.expires_at) <= now.getTime()) {
     throw new ActError(late, 'invalid');
+  }
   return rec;
 }
 
@@ -221,11 +223,8 @@ export async function finishSignIn(a: {
 }): Promise<NewSession> {
   const ceremony = await takeBack(a.ceremonyId, 'sign_in', a.now);
   const who = parseUserHandle(userHandleIn(a.response));
-  const credentialId =
-    typeof a.response === 'object' && a.response !== null ? (a.response as { id?: unknown }).id : null;
-  if (!who || typeof credentialId !== 'string' || credentialId.length === 0 || credentialId.length > 1400) {
-    throw new ActError(NOT_HERE, 'invalid');
-  }
+  const credentialId = credentialIdOf(a.response);
+  if (!who || !credentialId) throw new ActError(NOT_HERE, 'invalid');
   const { passkey, user } = await getPasskeyAndUser(who.orgId, who.userId, credentialId);
   if (!passkey || !user) throw new ActError(NOT_HERE, 'invalid');
   const counter = await verifyAssertion(a.response, ceremony.challenge, a.rp, passkey);

@@ -145,7 +145,7 @@ export async function verifyRegistration(
   if (!result.verified) throw new ActError('The passkey could not be verified; try again.', 'invalid');
   const { credential } = result.registrationInfo;
   const transports = Array.isArray(credential.transports)
-    ? credential.transports.filter((t): t is string => typeof t === 'string').slice(0, 10)
+    ? credential.transports.filter((t): t is string => typeof t === 'string' && t.length <= 32).slice(0, 10)
     : [];
   return {
     credential_id: credential.id,
