@@ -70,7 +70,8 @@ const SHOTS = resolve(import.meta.dirname, '../../docs/images/console');
  * (`npm run docs:screenshots`), else into the OS temp directory so a test run changes no tracked file.
  */
 export async function screenshot(page: Page, name: string): Promise<string> {
-  const dir = process.env.HERALD_SCREENSHOTS === '1' ? SHOTS : join(process.env.TMPDIR ?? '/tmp', 'herald-shots');
+  const dir =
+    process.env.HERALD_SCREENSHOTS === '1' ? SHOTS : join(process.env.TMPDIR ?? '/tmp', 'herald-shots');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
