@@ -465,6 +465,30 @@ export const consolePages: readonly ConsolePage[] = [
   },
 ];
 
+/**
+ * The console's static files, served by consoleAssets as `/console/assets/{file}`: each file's
+ * place in the repository (where the local stack reads it) and its type. The stack copies them
+ * into the assets function's bundle, under CONSOLE_ASSETS_BUNDLE_DIR next to the handler.
+ */
+export const CONSOLE_ASSET_FILES: Readonly<Record<string, { source: string; contentType: string }>> = {
+  'console.css': {
+    source: 'functions/handlers/console-assets/console.css',
+    contentType: 'text/css; charset=utf-8',
+  },
+  'console.js': {
+    source: 'functions/handlers/console-assets/console.js',
+    contentType: 'text/javascript; charset=utf-8',
+  },
+  // The WebAuthn browser library, served as published (global SimpleWebAuthnBrowser).
+  'webauthn.js': {
+    source: 'node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js',
+    contentType: 'text/javascript; charset=utf-8',
+  },
+};
+
+/** The folder of the assets function's bundle the console's static files are copied into. */
+export const CONSOLE_ASSETS_BUNDLE_DIR = 'assets';
+
 /** The queues (each with a DLQ). Handlers find them through the named environment variable. */
 export type { QueueName };
 
