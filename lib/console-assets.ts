@@ -11,7 +11,11 @@ import { CONSOLE_ASSET_FILES, CONSOLE_ASSETS_BUNDLE_DIR } from './operations.ts'
 export function consoleAssetsVersion(root: string): string {
   const hash = createHash('sha256');
   for (const [name, { source }] of Object.entries(CONSOLE_ASSET_FILES))
-    hash.update(name).update('\0').update(readFileSync(join(root, source))).update('\0');
+    hash
+      .update(name)
+      .update('\0')
+      .update(readFileSync(join(root, source)))
+      .update('\0');
   return hash.digest('hex').slice(0, 16);
 }
 

@@ -370,6 +370,8 @@ export interface ConsolePage {
   access: Access;
   timeoutSeconds?: number;
   memoryMb?: number;
+  /** Its bundle carries the console's static files (CONSOLE_ASSET_FILES), copied next to it. */
+  bundlesAssets?: boolean;
 }
 
 /** People sign in and enroll one at a time; a flood of attempts is cut at the gateway too. */
@@ -387,6 +389,7 @@ export const consolePages: readonly ConsolePage[] = [
     entry: 'functions/handlers/console-assets.ts',
     routes: [{ method: 'GET', path: '/console/assets/{file}' }],
     access: { table: 'none' },
+    bundlesAssets: true,
   },
   {
     id: 'consoleSignIn',
