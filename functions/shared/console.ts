@@ -151,7 +151,10 @@ export const MAX_FORM_BYTES = 64 * 1024;
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'referrer-policy': 'no-referrer',
+  // Not `no-referrer`: under it browsers send `Origin: null` with a page's own form posts (Fetch's
+  // "serializing a request origin"), which the Origin check must refuse. `same-origin` still sends
+  // nothing to other sites.
+  'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
 };

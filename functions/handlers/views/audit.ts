@@ -2,6 +2,7 @@ import { html, type SafeHtml } from '#core/html';
 import type { AuditAction, AuditEntry } from '#core/people';
 import { CONSOLE_PATH } from '#lib/operations';
 import { type Frame, layout, when } from './layout.ts';
+import { dataTable } from './table.ts';
 
 // The audit log (owners): who did what and when, newest first, a page at a time.
 
@@ -55,21 +56,24 @@ export function auditPage(o: {
 <p class="lead">Who did what in this workspace, newest first: people in the console, and the operator's command line.</p>
 ${
   o.entries.length
-    ? html`<div class="table-wrap" role="region" aria-labelledby="audit-caption" tabindex="0">
-<table class="table">
-<caption id="audit-caption" class="table__caption">${o.paged ? 'Older entries' : 'Latest entries'}</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">Details</th></tr></thead>
-<tbody>${o.entries.map(
-        (e) => html`<tr>
-<td>${when(e.at)}</td>
-<td>${who(e.actor)}</td>
-<th scope="row">${ACTIONS[e.action] ?? e.action}</th>
-<td>${e.target ? html`<code>${e.target}</code>` : html`<span class="muted">The workspace</span>`}</td>
-<td>${detail(e.detail)}</td>
-</tr>`,
-      )}</tbody>
-</table>
-</div>`
+    ? dataTable({
+        id: 'audit',
+        caption: o.paged ? 'Older entries' : 'Latest entries',
+        columns: [
+          { label: 'What' },
+          { label: 'When' },
+          { label: 'Who' },
+          { label: 'On' },
+          { label: 'Details' },
+        ],
+        rows: o.entries.map((e) => [
+          ACTIONS[e.action] ?? e.action,
+          when(e.at),
+          who(e.actor),
+          e.target ? html`<code>${e.target}</code>` : html`<span class="muted">The workspace</span>`,
+          detail(e.detail),
+        ]),
+      })
     : html`<p>Nothing recorded${o.paged ? ' before these' : ' yet'}.</p>`
 }
 <nav class="pager" aria-label="Audit log pages">

@@ -3,6 +3,7 @@ import { CONSOLE_PATH, SCOPES } from '#lib/operations';
 import type { ApiKeyView } from '#usecases/api-keys';
 import { choices, copyable, errorSummary, type FieldError, textInput } from './forms.ts';
 import { type Frame, layout, when } from './layout.ts';
+import { dataTable } from './table.ts';
 
 // API keys: the list (no secrets: the first characters only), the mint form, the key shown once,
 // and the confirmation before a revocation.
@@ -53,23 +54,35 @@ ${o.canMint ? mintForm(form) : html`<p class="inset">Owners and admins mint and 
 
 function keyList(keys: readonly ApiKeyView[], canMint: boolean): SafeHtml {
   if (!keys.length) return html`<p>No keys yet.</p>`;
-  return html`<div class="table-wrap" role="region" aria-labelledby="keys-caption" tabindex="0">
-<table class="table">
-<caption id="keys-caption" class="table__caption">Keys of this workspace</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th>${canMint && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
-<tbody>${keys.map(
-    (k) => html`<tr>
-<th scope="row">${k.name ?? html`<span class="muted">Unnamed</span>`}</th>
-<td><code>${k.prefix}…</code></td>
-<td><ul class="plain">${k.scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul></td>
-<td>${when(k.created_at)}<br><span class="muted">by ${k.created_by}</span></td>
-<td>${when(k.last_used_at)}</td>
-<td>${k.revoked_at ? html`<span class="tag tag--grey">Revoked</span> ${when(k.revoked_at)}` : html`<span class="tag tag--green">Active</span>`}</td>
-${canMint && html`<td>${!k.revoked_at && html`<a href="${KEYS_PATH}?revoke=${encodeURIComponent(k.id)}">Revoke<span class="visually-hidden"> ${k.name ?? k.prefix}</span></a>`}</td>`}
-</tr>`,
-  )}</tbody>
-</table>
-</div>`;
+  return dataTable({
+    id: 'keys',
+    caption: 'Keys of this workspace',
+    columns: [
+      { label: 'Name' },
+      { label: 'Key' },
+      { label: 'Scopes' },
+      { label: 'Created' },
+      { label: 'Last used' },
+      { label: 'Status' },
+      ...(canMint ? [{ label: 'Actions', hidden: true }] : []),
+    ],
+    rows: keys.map((k) => [
+      k.name ?? html`<span class="muted">Unnamed</span>`,
+      html`<code>${k.prefix}…</code>`,
+      html`<ul class="plain">${k.scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`,
+      html`${when(k.created_at)} <span class="muted">by ${k.created_by}</span>`,
+      when(k.last_used_at),
+      k.revoked_at
+        ? html`<span class="tag tag--grey">Revoked</span> ${when(k.revoked_at)}`
+        : html`<span class="tag tag--green">Active</span>`,
+      ...(canMint
+        ? [
+            !k.revoked_at &&
+              html`<a href="${KEYS_PATH}?revoke=${encodeURIComponent(k.id)}">Revoke<span class="visually-hidden"> ${k.name ?? k.prefix}</span></a>`,
+          ]
+        : []),
+    ]),
+  });
 }
 
 function mintForm(form: MintForm): SafeHtml {

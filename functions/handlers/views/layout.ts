@@ -73,6 +73,7 @@ export function layout({ title, frame, section, message, webauthn, body }: PageO
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} – ${place}</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assetUrl('console.css')}">
 ${webauthn && html`<script src="${assetUrl('webauthn.js')}" defer></script>`}
 <script src="${assetUrl('console.js')}" defer></script>

@@ -4,6 +4,7 @@ import { CONSOLE_PATH } from '#lib/operations';
 import type { EnrollmentLink, MemberView } from '#usecases/members';
 import { choices, copyable, errorSummary, type FieldError, textInput } from './forms.ts';
 import { type Frame, layout, when } from './layout.ts';
+import { dataTable } from './table.ts';
 
 // Members: the people of the workspace and their roles; for owners, the invitation form, a role
 // change per person, removal after a confirmation, and the invitation link shown once.
@@ -46,21 +47,28 @@ ${o.isOwner ? inviteForm(form) : html`<p class="inset">Owners invite people, cha
 }
 
 function memberList(members: readonly MemberView[], isOwner: boolean, me: string | undefined): SafeHtml {
-  return html`<div class="table-wrap" role="region" aria-labelledby="members-caption" tabindex="0">
-<table class="table">
-<caption id="members-caption" class="table__caption">People of this workspace</caption>
-<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Passkeys</th><th scope="col">Member since</th>${isOwner && html`<th scope="col"><span class="visually-hidden">Actions</span></th>`}</tr></thead>
-<tbody>${members.map(
-    (m) => html`<tr>
-<th scope="row">${m.email}${m.id === me && html` <span class="muted">(you)</span>`}</th>
-<td>${isOwner ? roleForm(m) : m.role}</td>
-<td>${m.passkeys === 0 ? html`<span class="tag tag--grey">Not enrolled</span>` : m.passkeys}</td>
-<td>${when(m.created_at)}</td>
-${isOwner && html`<td><a href="${MEMBERS_PATH}?remove=${encodeURIComponent(m.id)}">Remove<span class="visually-hidden"> ${m.email}</span></a></td>`}
-</tr>`,
-  )}</tbody>
-</table>
-</div>`;
+  return dataTable({
+    id: 'members',
+    caption: 'People of this workspace',
+    columns: [
+      { label: 'Email' },
+      { label: 'Role' },
+      { label: 'Passkeys' },
+      { label: 'Member since' },
+      ...(isOwner ? [{ label: 'Actions', hidden: true }] : []),
+    ],
+    rows: members.map((m) => [
+      html`${m.email}${m.id === me && html` <span class="muted">(you)</span>`}`,
+      isOwner ? roleForm(m) : m.role,
+      m.passkeys === 0 ? html`<span class="tag tag--grey">Not enrolled</span>` : m.passkeys,
+      when(m.created_at),
+      ...(isOwner
+        ? [
+            html`<a href="${MEMBERS_PATH}?remove=${encodeURIComponent(m.id)}">Remove<span class="visually-hidden"> ${m.email}</span></a>`,
+          ]
+        : []),
+    ]),
+  });
 }
 
 function roleForm(m: MemberView): SafeHtml {
@@ -120,7 +128,7 @@ export function invitedPage(o: {
 <p class="lead">${o.emailed ? 'We e-mailed them this link. ' : ''}Give them this link: it works once, until ${when(o.enrollment.expires_at)}, and is shown only this once.</p>
 </div>
 ${copyable({ id: 'enrollment-link', label: 'Enrollment link', value: o.enrollment.url })}
-<p>If it expires, invite them again or ask the operator for a fresh one (<code>herald user enroll</code>).</p>
+<p>If it expires before they use it, the operator can issue a fresh one (<code>herald user enroll</code>).</p>
 <p><a href="${MEMBERS_PATH}">Back to members</a></p>`,
   });
 }

@@ -4,6 +4,7 @@ import type { PasskeyView } from '#usecases/passkeys';
 import { ceremony } from './ceremony.ts';
 import { textInput } from './forms.ts';
 import { type Frame, layout, when } from './layout.ts';
+import { dataTable } from './table.ts';
 
 // Your passkeys: the list, another one added (a ceremony), one removed after a confirmation.
 
@@ -22,20 +23,23 @@ export function passkeysPage(o: {
     webauthn: true,
     body: html`<h1 class="heading">Your passkeys</h1>
 <p class="lead">Each of these signs you in. Add one on every device you use, so losing one does not lock you out.</p>
-<div class="table-wrap" role="region" aria-labelledby="passkeys-caption" tabindex="0">
-<table class="table">
-<caption id="passkeys-caption" class="table__caption">Passkeys of ${o.frame.signedIn?.user.email}</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Added</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-<tbody>${o.passkeys.map(
-      (p) => html`<tr>
-<th scope="row">${p.name}</th>
-<td>${when(p.created_at)}</td>
-<td>${when(p.last_used_at)}</td>
-<td>${o.passkeys.length > 1 && html`<a href="${PASSKEYS_PATH}?remove=${encodeURIComponent(p.id)}">Remove<span class="visually-hidden"> ${p.name}</span></a>`}</td>
-</tr>`,
-    )}</tbody>
-</table>
-</div>
+${dataTable({
+  id: 'passkeys',
+  caption: `Passkeys of ${o.frame.signedIn?.user.email ?? 'yours'}`,
+  columns: [
+    { label: 'Name' },
+    { label: 'Added' },
+    { label: 'Last used' },
+    { label: 'Actions', hidden: true },
+  ],
+  rows: o.passkeys.map((p) => [
+    p.name,
+    when(p.created_at),
+    when(p.last_used_at),
+    o.passkeys.length > 1 &&
+      html`<a href="${PASSKEYS_PATH}?remove=${encodeURIComponent(p.id)}">Remove<span class="visually-hidden"> ${p.name}</span></a>`,
+  ]),
+})}
 <h2 class="heading heading--m">Add a passkey</h2>
 ${ceremony({
   kind: 'add-passkey',

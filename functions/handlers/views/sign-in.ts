@@ -20,7 +20,7 @@ ${ceremony({
   button: 'Sign in with a passkey',
 })}
 <h2 class="heading heading--s">No passkey yet?</h2>
-<p>Ask an owner of your workspace to invite you: you get a link to register one. If you lost the device your passkey was on, an owner or the operator can send you a fresh link.</p>`,
+<p>Ask an owner of your workspace to invite you: you get a link to register one. If you lost the device your passkey was on, ask the operator for a fresh link.</p>`,
   });
 }
 

@@ -169,7 +169,8 @@ describe('the security headers', () => {
     expect(res.headers['content-security-policy']).toBe(
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
-    expect(res.headers['referrer-policy']).toBe('no-referrer');
+    // same-origin, not no-referrer: under no-referrer a page's own form posts carry `Origin: null`.
+    expect(res.headers['referrer-policy']).toBe('same-origin');
     expect(res.headers['x-frame-options']).toBe('DENY');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
   });
