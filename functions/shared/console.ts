@@ -390,9 +390,11 @@ export const consoleHandlers = (deps: { gate: ConsoleGate; statusPage: StatusPag
       if (!route) throw new Refusal(404, 'There is no such page.');
       const method = event.requestContext.http.method;
       checkOrigin(event, site);
-      // Passkeys are bound to the console's host: a page opened on another one (127.0.0.1, the
-      // API's default domain under a custom one) is sent to the console's own address.
-      if (method === 'GET' && !json && hostOf(event) !== new URL(site.origin).host)
+      // Browsers refuse passkeys on an IP address: a page opened on one (the local stack's
+      // 127.0.0.1) is sent to the console's own address. Only IP hosts: behind a CDN the request's
+      // host may differ from the console's by design, and redirecting it would loop.
+      const host = hostOf(event);
+      if (method === 'GET' && !json && isIpHost(host) && host !== new URL(site.origin).host)
         return toResult(redirectAnswer(`${site.origin}${event.rawPath}${queryOf(event)}`));
       const cookies = parseCookies(event.cookies);
       const now = new Date();
@@ -429,6 +431,8 @@ export const consoleHandlers = (deps: { gate: ConsoleGate; statusPage: StatusPag
   };
 
 const hostOf = (event: HttpEvent) => event.headers?.host ?? event.requestContext.domainName;
+/** `127.0.0.1:3000`, `[::1]:3000`: an IP literal, with or without a port. */
+const isIpHost = (host: string) => host.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}(:\d+)?$/.test(host);
 const queryOf = (event: HttpEvent) => (event.rawQueryString ? `?${event.rawQueryString}` : '');
 
 /**

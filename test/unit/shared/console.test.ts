@@ -404,7 +404,7 @@ describe('cookies and the console site', () => {
     );
   });
 
-  it('sends a page opened on another host (127.0.0.1) to the console address, where passkeys work', async () => {
+  it('sends a page opened on an IP address (127.0.0.1) to the console address, where passkeys work', async () => {
     vi.stubEnv('HERALD_CONSOLE_URL', 'http://localhost:3000');
 
     const res = await call(
@@ -414,6 +414,14 @@ describe('cookies and the console site', () => {
 
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('http://localhost:3000/console/keys?msg=x');
+  });
+
+  it('leaves a page opened on another host name alone (behind a CDN the hosts differ by design)', async () => {
+    vi.stubEnv('HERALD_CONSOLE_URL', 'https://console.example.com');
+
+    const res = await call(handler, signedInGet());
+
+    expect(res.statusCode).toBe(200);
   });
 
   it('parses cookies as name=value, the first of a name winning', () => {
