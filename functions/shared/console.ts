@@ -235,22 +235,25 @@ export const consoleErrors = (statusPage: StatusPageRenderer): Middleware => ({
       );
       return;
     }
-    const { status, kind, message } = describe(err, requestId);
+    const { status, kind, message } = outcomeOf(err, requestId);
     if (status === 403 && err instanceof Refusal)
       logger.warn('console request refused', { reason: message, request_id: requestId });
     if (status >= 500)
       logger.error('console request failed', { error: err ?? undefined, request_id: requestId });
-    request.response = toResult(
+    const response = toResult(
       c.json
         ? jsonAnswer({ error: { kind, message } }, { status })
         : pageAnswer(renderStatus(statusPage, { status, message, requestId, signedIn: c.signedIn ?? null }), {
             status,
           }),
     );
+    // Attempts are counted per minute.
+    if (status === 429) response.headers['retry-after'] = '60';
+    request.response = response;
   },
 });
 
-function describe(err: unknown, requestId: string): { status: number; kind: string; message: string } {
+function outcomeOf(err: unknown, requestId: string): { status: number; kind: string; message: string } {
   if (err instanceof ActError)
     return { status: STATUS_OF[err.kind] ?? 400, kind: err.kind, message: err.message };
   if (err instanceof Refusal) return { status: err.status, kind: err.kind, message: err.message };
