@@ -48,9 +48,10 @@ export interface ApiProps {
   readonly functions: Functions;
 }
 
-const integration = (id: string, fn: IFunction) =>
+const integration = (id: string, fn: IFunction, opts: { perRoutePermission?: boolean } = {}) =>
   new HttpLambdaIntegration(`${id}Integration`, fn, {
     payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+    ...(opts.perRoutePermission === false ? { scopePermissionToRoute: false } : {}),
   });
 
 /**
@@ -121,7 +122,9 @@ export class Api {
       fn.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', assetsVersion);
       // The passkeys' relying party and every POST's expected origin; else each request's own host.
       if (config.publicUrl) fn.addEnvironment('HERALD_CONSOLE_URL', config.publicUrl);
-      const pageIntegration = integration(page.id, fn);
+      // One invoke permission for the API rather than one per route: the page's routes are the only
+      // ones bound to it, and the stack stays further from CloudFormation's 500 resources.
+      const pageIntegration = integration(page.id, fn, { perRoutePermission: false });
       for (const route of page.routes)
         this.api.addRoutes({
           path: route.path,
