@@ -1038,6 +1038,13 @@ describe('console', () => {
   });
 });
 
+describe('size', () => {
+  it("stays clear of CloudFormation's 500 resources per stack", () => {
+    const count = Object.keys(resources(prod.template)).length;
+    expect(count).toBeLessThan(470);
+  });
+});
+
 describe('cdk-nag (AwsSolutions)', () => {
   it('leaves no unacknowledged finding', () => {
     const report = JSON.parse(
