@@ -1,13 +1,22 @@
 // `npm start`: the local stack. The same handler modules as in AWS, behind a local front door,
 // against DynamoDB Local (with its stream), fauxqs (SQS), s3rver (S3) and the stand-ins of
-// bin/local/standins (KMS, Step Functions, SES, Lambda Invoke). Prints `herald ready <url>`.
+// bin/local/standins (KMS, Step Functions, SES, Lambda Invoke). Prints `herald ready <url>` and
+// `herald console http://localhost:<port>/console`.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { apiOperations, DEFAULT_TIMEOUT_SECONDS, queues, stateMachines, workers } from '#lib/operations';
+import { consoleAssetsVersion } from '#lib/console-assets';
+import {
+  apiOperations,
+  CONSOLE_PATH,
+  DEFAULT_TIMEOUT_SECONDS,
+  queues,
+  stateMachines,
+  workers,
+} from '#lib/operations';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
 import { ensureDataDir, prepareDataDir } from './local/data-dir.ts';
 import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
@@ -204,6 +213,11 @@ async function main() {
     process.env.HERALD_LOCAL_UPLOAD_ORIGIN = baseUrl;
     // Platforms send people back to {baseUrl}/oauth/callback/{platform} (register it in the apps).
     process.env.HERALD_PUBLIC_URL = baseUrl;
+    // Browsers refuse passkeys on an IP address, so the console is localhost (the loopback the
+    // server listens on); its pages on 127.0.0.1 send people there. Read per request, like the above.
+    const consoleUrl = `http://localhost:${addr.port}`;
+    process.env.HERALD_CONSOLE_URL = consoleUrl;
+    process.env.HERALD_CONSOLE_ASSETS_VERSION = consoleAssetsVersion(root);
     writeStackInfo(dir, {
       pid: process.pid,
       baseUrl,
@@ -218,6 +232,8 @@ async function main() {
         AWS_ENDPOINT_URL_KMS: String(process.env.AWS_ENDPOINT_URL_KMS),
         CONNECTION_SECRETS_KEY_ID: String(process.env.CONNECTION_SECRETS_KEY_ID),
         HERALD_PUBLIC_URL: baseUrl,
+        // Enrollment links (`herald org create`, `user add`, `user enroll`) point at the console.
+        HERALD_CONSOLE_URL: consoleUrl,
         ...Object.fromEntries(
           Object.entries(process.env).filter(
             (e): e is [string, string] =>
@@ -233,6 +249,7 @@ async function main() {
     // Failure ladders that were waiting when the stack last stopped (crash or not) carry on.
     standins.resumeExecutions();
     console.log(`herald ready ${baseUrl}`);
+    console.log(`herald console ${consoleUrl}${CONSOLE_PATH}`);
   } catch (err) {
     console.error(`herald: ${err instanceof Error ? err.message : String(err)}`);
     await shutdown(1);

@@ -35,6 +35,8 @@ export interface HeraldFunctionProps {
   readonly externalModules?: string[];
   /** esbuild aliases: package → module bundled instead, relative to the repository root. */
   readonly bundleAliases?: Record<string, string>;
+  /** Shell commands run once the bundle is built, e.g. copying files next to it (the console's assets). */
+  readonly afterBundling?: (inputDir: string, outputDir: string) => string[];
 }
 
 /**
@@ -97,6 +99,15 @@ export class HeraldFunction extends NodejsFunction {
           ? {
               esbuildArgs: {
                 '--alias': Object.entries(props.bundleAliases).map(([from, to]) => `${from}=${to}`),
+              },
+            }
+          : {}),
+        ...(props.afterBundling
+          ? {
+              commandHooks: {
+                beforeBundling: () => [],
+                beforeInstall: () => [],
+                afterBundling: props.afterBundling,
               },
             }
           : {}),

@@ -16,7 +16,7 @@ import { type QueuePair, Queues } from './constructs/queues.ts';
 import { StateMachines } from './constructs/state-machines.ts';
 import { Workers } from './constructs/workers.ts';
 import type { HeraldFunction } from './herald-function.ts';
-import type { QueueName, StateMachineName } from './operations.ts';
+import { CONSOLE_PATH, type QueueName, type StateMachineName } from './operations.ts';
 import { readStageConfig, removalPolicyFor, type StageConfig } from './stage.ts';
 
 export interface HeraldStackProps extends StackProps {
@@ -113,6 +113,13 @@ export class HeraldStack extends Stack {
     new CfnOutput(this, 'PublicUrl', {
       value: config.publicUrl ?? this.apiStage.url.replace(/\/$/, ''),
       description: 'Where platforms send people back: {PublicUrl}/oauth/callback/{platform}',
+    });
+    // Where owners and admins sign in; the admin CLI builds enrollment links on its origin.
+    new CfnOutput(this, 'ConsoleUrl', {
+      value: config.publicUrl
+        ? `${config.publicUrl}${CONSOLE_PATH}`
+        : `${this.apiStage.url}${CONSOLE_PATH.slice(1)}`,
+      description: 'The console: {ConsoleUrl}/sign-in; enrollment links are {ConsoleUrl}/enroll#…',
     });
   }
 }

@@ -370,6 +370,8 @@ export interface ConsolePage {
   access: Access;
   timeoutSeconds?: number;
   memoryMb?: number;
+  /** Its bundle carries the console's static files (CONSOLE_ASSET_FILES), copied next to it. */
+  bundlesAssets?: boolean;
 }
 
 /** People sign in and enroll one at a time; a flood of attempts is cut at the gateway too. */
@@ -387,6 +389,7 @@ export const consolePages: readonly ConsolePage[] = [
     entry: 'functions/handlers/console-assets.ts',
     routes: [{ method: 'GET', path: '/console/assets/{file}' }],
     access: { table: 'none' },
+    bundlesAssets: true,
   },
   {
     id: 'consoleSignIn',
@@ -464,6 +467,30 @@ export const consolePages: readonly ConsolePage[] = [
     access: { table: 'RW', cursor: true },
   },
 ];
+
+/**
+ * The console's static files, served by consoleAssets as `/console/assets/{file}`: each file's
+ * place in the repository (where the local stack reads it) and its type. The stack copies them
+ * into the assets function's bundle, under CONSOLE_ASSETS_BUNDLE_DIR next to the handler.
+ */
+export const CONSOLE_ASSET_FILES: Readonly<Record<string, { source: string; contentType: string }>> = {
+  'console.css': {
+    source: 'functions/handlers/console-assets/console.css',
+    contentType: 'text/css; charset=utf-8',
+  },
+  'console.js': {
+    source: 'functions/handlers/console-assets/console.js',
+    contentType: 'text/javascript; charset=utf-8',
+  },
+  // The WebAuthn browser library, served as published (global SimpleWebAuthnBrowser).
+  'webauthn.js': {
+    source: 'node_modules/@simplewebauthn/browser/dist/bundle/index.umd.min.js',
+    contentType: 'text/javascript; charset=utf-8',
+  },
+};
+
+/** The folder of the assets function's bundle the console's static files are copied into. */
+export const CONSOLE_ASSETS_BUNDLE_DIR = 'assets';
 
 /** The queues (each with a DLQ). Handlers find them through the named environment variable. */
 export type { QueueName };

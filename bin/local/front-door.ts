@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import {
+  consolePages,
   DEFAULT_TIMEOUT_SECONDS,
   fallback,
   matchPath,
@@ -14,9 +21,10 @@ import {
 import { asInvocations } from './invocations.ts';
 import { createMediaDoor, type LocalS3 } from './media-door.ts';
 
-// The local stand-in for API Gateway (HTTP API, payload v2): routes from the manifest, events built
-// like API Gateway builds them, and the very same handler modules that run in Lambda — including
-// the $default route's handler for paths and methods we do not serve.
+// The local stand-in for API Gateway (HTTP API, payload v2): routes from the manifest (the API's
+// operations and the console's pages), events built like API Gateway builds them (cookies
+// included), and the very same handler modules that run in Lambda — including the $default route's
+// handler for paths and methods we do not serve.
 
 type Handler<E = APIGatewayProxyEventV2, R = APIGatewayProxyStructuredResultV2> = (
   event: E,
@@ -92,6 +100,9 @@ export function buildEvent(
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
   }
+  // Payload v2 hands the request's cookies over as `cookies`, one `name=value` each, and not as a header.
+  const cookies = cookiesOf(headers.cookie);
+  delete headers.cookie;
   const query: Record<string, string> = {};
   for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
   const routeKey = route ? `${route.op.method} ${route.op.path}` : '$default';
@@ -102,6 +113,7 @@ export function buildEvent(
     routeKey,
     rawPath: url.pathname,
     rawQueryString: url.search.slice(1),
+    ...(cookies.length ? { cookies } : {}),
     headers,
     ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
     ...(Object.keys(pathParameters).length ? { pathParameters } : {}),
@@ -128,6 +140,28 @@ export function buildEvent(
   };
 }
 
+/** A Cookie header's pairs, as API Gateway lists them in a payload v2 event's `cookies`. */
+export function cookiesOf(header: string | undefined): string[] {
+  return (header ?? '')
+    .split(';')
+    .map((c) => c.trim())
+    .filter(Boolean);
+}
+
+/**
+ * Writes a Lambda proxy result as API Gateway does: payload v2's `cookies` become one Set-Cookie
+ * header each, the body is decoded if it came base64-encoded.
+ */
+export function writeResult(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  const payload = result.isBase64Encoded
+    ? Buffer.from(result.body ?? '', 'base64')
+    : Buffer.from(result.body ?? '', 'utf8');
+  const headers: OutgoingHttpHeaders = { ...result.headers, 'content-length': payload.length };
+  if (result.cookies?.length) headers['set-cookie'] = result.cookies;
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(payload);
+}
+
 /**
  * API Gateway's route throttle: a token bucket of `burstLimit` tokens refilled at `rateLimit` per
  * second; an empty bucket answers 429 before the integration runs.
@@ -147,12 +181,24 @@ export function tokenBucket(limit: { rateLimit: number; burstLimit: number }, no
 
 export function createFrontDoor(root: string, media?: LocalS3): Server {
   const mediaDoor = media ? createMediaDoor(media) : null;
-  const routes: Route[] = operations.map((op) => ({
-    op,
-    handler: loadHandler(root, op.entry),
-    timeoutMs: timeoutMsOf(op.timeoutSeconds),
-    ...(op.throttle ? { admit: tokenBucket(op.throttle) } : {}),
-  }));
+  const routes: Route[] = [
+    ...operations.map((op) => ({
+      op,
+      handler: loadHandler(root, op.entry),
+      timeoutMs: timeoutMsOf(op.timeoutSeconds),
+      ...(op.throttle ? { admit: tokenBucket(op.throttle) } : {}),
+    })),
+    // One function per console page, serving each of its routes (each with its own throttle).
+    ...consolePages.flatMap((page) => {
+      const handler = loadHandler(root, page.entry);
+      return page.routes.map((r) => ({
+        op: { id: page.id, method: r.method, path: r.path },
+        handler,
+        timeoutMs: timeoutMsOf(page.timeoutSeconds),
+        ...(r.throttle ? { admit: tokenBucket(r.throttle) } : {}),
+      }));
+    }),
+  ];
   const mcpRoute: Route = {
     op: { id: mcp.id, method: 'ANY', path: mcp.path },
     handler: loadHandler(root, mcp.entry),
@@ -186,14 +232,7 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
       const event = buildEvent(req, route, params, body, requestId);
       const handler = await target.handler;
       const result = await handler(event, lambdaContext(target.op.id, requestId, target.timeoutMs));
-      const payload = result.isBase64Encoded
-        ? Buffer.from(result.body ?? '', 'base64')
-        : Buffer.from(result.body ?? '', 'utf8');
-      res.writeHead(result.statusCode ?? 200, {
-        ...(result.headers as Record<string, string>),
-        'content-length': payload.length,
-      });
-      res.end(payload);
+      writeResult(res, result);
     } catch (err) {
       // API Gateway answers a crashed integration with a bare 500; so do we, without internals.
       console.error(`[front-door] ${requestId}`, err);

@@ -15,7 +15,9 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { apiOperations, fallback, mcp, operations } from '../operations.ts';
+import { consoleAssetsVersion, copyConsoleAssetsCommands } from '../console-assets.ts';
+import { REPO_ROOT } from '../herald-function.ts';
+import { apiOperations, consolePages, fallback, mcp, operations } from '../operations.ts';
 import type { StageConfig } from '../stage.ts';
 import type { Data } from './data.ts';
 import type { Functions } from './functions.ts';
@@ -46,14 +48,16 @@ export interface ApiProps {
   readonly functions: Functions;
 }
 
-const integration = (id: string, fn: IFunction) =>
+const integration = (id: string, fn: IFunction, opts: { perRoutePermission?: boolean } = {}) =>
   new HttpLambdaIntegration(`${id}Integration`, fn, {
     payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
+    ...(opts.perRoutePermission === false ? { scopePermissionToRoute: false } : {}),
   });
 
 /**
- * The HTTP API: one route and one function per manifest operation, the MCP server on every method of
- * its path, and the $default fallback (404/405 as problem+json) for everything else.
+ * The HTTP API: one route and one function per manifest operation, one function per console page
+ * with a route per (method, path) it serves, the MCP server on every method of its path, and the
+ * $default fallback (404/405 as problem+json) for everything else.
  */
 export class Api {
   readonly api: HttpApi;
@@ -80,16 +84,18 @@ export class Api {
       },
     });
 
-    // Per-route throttles (the manifest's `throttle`), under the stage's. RouteSettings is raw JSON
-    // in CloudFormation's own casing.
-    const throttled = operations.filter((op) => op.throttle);
+    // Per-route throttles (the manifest's `throttle`, the API's and the console's), under the
+    // stage's. RouteSettings is raw JSON in CloudFormation's own casing.
+    const throttled = [...operations, ...consolePages.flatMap((page) => page.routes)].filter(
+      (r) => r.throttle,
+    );
     if (throttled.length)
       (this.stage.node.defaultChild as CfnStage).routeSettings = Object.fromEntries(
-        throttled.map((op) => [
-          `${op.method} ${op.path}`,
+        throttled.map((r) => [
+          `${r.method} ${r.path}`,
           {
-            ThrottlingRateLimit: op.throttle?.rateLimit,
-            ThrottlingBurstLimit: op.throttle?.burstLimit,
+            ThrottlingRateLimit: r.throttle?.rateLimit,
+            ThrottlingBurstLimit: r.throttle?.burstLimit,
           },
         ]),
       );
@@ -103,6 +109,28 @@ export class Api {
         methods: [HttpMethod[op.method]],
         integration: integration(op.id, fn),
       });
+    }
+
+    // The console: a function per page, one integration shared by the page's routes. The pages link
+    // the static files by their version; the assets function carries the files in its bundle.
+    const assetsVersion = consoleAssetsVersion(REPO_ROOT);
+    for (const page of consolePages) {
+      const fn = functions.make({
+        ...page,
+        ...(page.bundlesAssets ? { afterBundling: copyConsoleAssetsCommands } : {}),
+      });
+      fn.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', assetsVersion);
+      // The passkeys' relying party and every POST's expected origin; else each request's own host.
+      if (config.publicUrl) fn.addEnvironment('HERALD_CONSOLE_URL', config.publicUrl);
+      // One invoke permission for the API rather than one per route: the page's routes are the only
+      // ones bound to it, and the stack stays further from CloudFormation's 500 resources.
+      const pageIntegration = integration(page.id, fn, { perRoutePermission: false });
+      for (const route of page.routes)
+        this.api.addRoutes({
+          path: route.path,
+          methods: [HttpMethod[route.method]],
+          integration: pageIntegration,
+        });
     }
 
     // The MCP server: every method of /api/mcp; it invokes the operations' functions, one per tool.

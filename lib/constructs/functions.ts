@@ -22,6 +22,8 @@ export interface FunctionOptions {
   readonly memoryMb?: number;
   /** esbuild aliases of its bundle (the MCP server). */
   readonly bundleAliases?: Record<string, string>;
+  /** Shell commands run after bundling (the console's assets copied next to the bundle). */
+  readonly afterBundling?: (inputDir: string, outputDir: string) => string[];
 }
 
 export interface FunctionsProps {
@@ -48,12 +50,21 @@ export class Functions {
     return fn;
   }
 
-  make({ id, entry, access, timeoutSeconds, memoryMb, bundleAliases }: FunctionOptions): HeraldFunction {
+  make({
+    id,
+    entry,
+    access,
+    timeoutSeconds,
+    memoryMb,
+    bundleAliases,
+    afterBundling,
+  }: FunctionOptions): HeraldFunction {
     const { config, removalPolicy, data, secrets, media } = this.props;
     const stack = Stack.of(this.scope);
     const fn = new HeraldFunction(this.scope, id, {
       entry,
       ...(bundleAliases ? { bundleAliases } : {}),
+      ...(afterBundling ? { afterBundling } : {}),
       ...(timeoutSeconds ? { timeout: Duration.seconds(timeoutSeconds) } : {}),
       ...(memoryMb ? { memorySize: memoryMb } : {}),
       logRemovalPolicy: removalPolicy,

@@ -1,13 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  launchChromium,
-  personContext,
-  screenshot,
-  seriousViolations,
-} from '../support/browser.ts';
+import { launchChromium, personContext, screenshot, seriousViolations } from '../support/browser.ts';
 import { api, baseUrl, CREDENTIALS, cliOk, mcpClient } from './helpers.ts';
 
 // The console in a real browser (Debian's Chromium, a virtual passkey authenticator per person):
@@ -36,11 +31,17 @@ afterAll(async () => {
 /** The page is accessible (no serious or critical axe violation) and fits its viewport's width. */
 async function checkPage(page: Page, shot?: string) {
   expect(await seriousViolations(page), `axe on ${page.url()}`).toEqual([]);
-  const overflow = await page.evaluate(
-    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-  );
+  const overflow = (await page.evaluate(
+    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+  )) as number;
   expect(overflow, `${page.url()} scrolls sideways`).toBeLessThanOrEqual(0);
   if (shot) await screenshot(page, shot);
+}
+
+/** The element's text once it is shown (trimmed). */
+async function textOf(locator: Locator): Promise<string> {
+  await locator.waitFor();
+  return ((await locator.textContent()) ?? '').trim();
 }
 
 /** Opens an enrollment link and registers the context's passkey; lands signed in on the console. */
@@ -119,7 +120,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     const stranger = await personContext(browser);
     await stranger.page.goto(link);
     await stranger.page.getByRole('button', { name: 'Create a passkey' }).click();
-    await expect(stranger.page.getByRole('alert')).toContainText(/expired|already used/i);
+    expect(await textOf(stranger.page.getByRole('alert'))).toMatch(/expired|already used/i);
     expect(await stranger.credentials()).toHaveLength(0);
     await stranger.context.close();
   });
@@ -151,7 +152,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     for (const scope of ['posts:read', 'posts:write', 'channels:read'])
       await page.getByRole('checkbox', { name: scope, exact: true }).check();
     await page.getByRole('button', { name: 'Mint key' }).click();
-    await expect(page.getByRole('heading', { level: 1 })).toHaveText('Your new API key');
+    expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Your new API key');
     org.key = await page.locator('#minted-key').inputValue();
     expect(org.key).toMatch(/^svc_live_/);
     await checkPage(page, 'key-minted');
@@ -161,7 +162,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
 
     // The list shows the name as typed (escaped, not markup) and never the secret.
     await page.goto(at('/console/keys'));
-    await expect(page.getByRole('rowheader', { name: `ci <b>${stamp}</b>` })).toBeVisible();
+    await page.getByRole('rowheader', { name: `ci <b>${stamp}</b>` }).waitFor();
     expect(await page.content()).not.toContain(org.key);
     await checkPage(page, 'keys');
     const keys = (await cliOk('key', 'list', '--org', org.id)).data as Json[];
@@ -186,7 +187,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     await checkPage(page, 'settings');
     await page.getByRole('checkbox', { name: 'Dangerous AI operations' }).check();
     await page.getByRole('button', { name: 'Save settings' }).click();
-    await expect(page.getByRole('status').first()).toContainText(/saved/i);
+    expect(await textOf(page.getByRole('status').first())).toMatch(/saved/i);
 
     const published = await api<Json>('POST', `/v1/posts/${first.body.id}/publish`, { key: org.key });
     expect(published.status).toBe(202);
@@ -210,7 +211,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     await owner.page.goto(at('/console/members'));
     await checkPage(owner.page, 'members');
     for (const email of [`admin-${stamp}@console.test`, `member-${stamp}@console.test`])
-      await expect(owner.page.getByRole('rowheader', { name: email })).toBeVisible();
+      await owner.page.getByRole('rowheader', { name: email }).waitFor();
   });
 
   it('keeps each role to its acts on the server: the member cannot mint, the admin cannot change settings', async () => {
@@ -228,7 +229,10 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     expect(await admin.page.getByRole('button', { name: 'Save settings' }).count()).toBe(0);
     const toggleByAdmin = await post(admin.page, '/console/settings', { landing_origins: '' });
     expect(toggleByAdmin.status()).toBe(403);
-    const inviteByAdmin = await post(admin.page, '/console/members', { email: 'x@console.test', role: 'owner' });
+    const inviteByAdmin = await post(admin.page, '/console/members', {
+      email: 'x@console.test',
+      role: 'owner',
+    });
     expect(inviteByAdmin.status()).toBe(403);
     // Still on: the admin's refused form changed nothing.
     const draft = await api<Json>('POST', '/v1/posts', {
@@ -241,7 +245,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     await admin.page.goto(at('/console/keys'));
     await admin.page.getByRole('checkbox', { name: 'posts:read', exact: true }).check();
     await admin.page.getByRole('button', { name: 'Mint key' }).click();
-    await expect(admin.page.getByRole('heading', { level: 1 })).toHaveText('Your new API key');
+    expect(await textOf(admin.page.getByRole('heading', { level: 1 }))).toBe('Your new API key');
   });
 
   it('shows a person of another organization none of it (404 for its ids)', async () => {
@@ -286,13 +290,17 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     await page.close();
     evil.close();
 
-    expect((await post(owner.page, '/console/settings', { landing_origins: '' }, 'https://evil.example')).status()).toBe(403);
+    expect(
+      (await post(owner.page, '/console/settings', { landing_origins: '' }, 'https://evil.example')).status(),
+    ).toBe(403);
     expect((await post(owner.page, '/console/settings', { landing_origins: '' }, '')).status()).toBe(403);
 
     // Nothing changed: dangerous operations still on, approval still off, no landing origin.
     await owner.page.goto(at('/console/settings'));
-    await expect(owner.page.getByRole('checkbox', { name: 'Dangerous AI operations' })).toBeChecked();
-    await expect(owner.page.getByRole('checkbox', { name: 'Approval required' })).not.toBeChecked();
+    expect(await owner.page.getByRole('checkbox', { name: 'Dangerous AI operations' }).isChecked()).toBe(
+      true,
+    );
+    expect(await owner.page.getByRole('checkbox', { name: 'Approval required' }).isChecked()).toBe(false);
     expect(await owner.page.getByLabel('Landing origins').inputValue()).toBe('');
   });
 

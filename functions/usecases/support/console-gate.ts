@@ -1,9 +1,5 @@
-import type { SignedIn } from '#core/people';
+import type { ConsoleGate } from '#shared/console';
 import { resolveSession } from '#usecases/console-sessions';
 
-/** The console pipeline's question about a request's session cookie, answered by the use cases. */
-export interface ConsoleGate {
-  resolve: (cookie: string | undefined, now: Date) => Promise<SignedIn | null>;
-}
-
+/** The console pipeline's question about a request's session cookie, answered by the sessions use case. */
 export const consoleGate: ConsoleGate = { resolve: resolveSession };

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -8,10 +8,15 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { consoleAssetsVersion } from '#lib/console-assets';
+import { REPO_ROOT } from '#lib/herald-function';
 import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
 import { addNagChecks, applyNag } from '#lib/nag';
 import {
   apiOperations,
+  CONSOLE_ASSET_FILES,
+  CONSOLE_ASSETS_BUNDLE_DIR,
+  consolePages,
   fallback,
   mcp,
   operations,
@@ -26,7 +31,14 @@ import { isProtectedStage, parseStage, stageConfigFrom } from '#lib/stage';
 // check stage-dependent settings and that an unacknowledged nag finding fails synthesis.
 
 const ENV = { account: '111111111111', region: 'eu-west-1' };
-const manifestIds = [...operations.map((op) => op.id), fallback.id, mcp.id, ...workers.map((w) => w.id)];
+const manifestIds = [
+  ...operations.map((op) => op.id),
+  ...consolePages.map((page) => page.id),
+  fallback.id,
+  mcp.id,
+  ...workers.map((w) => w.id),
+];
+const consoleRoutes = consolePages.flatMap((page) => page.routes.map((route) => ({ ...route, page })));
 
 interface Synth {
   stack: HeraldStack;
@@ -86,6 +98,13 @@ function fnResource(id: string): FunctionResource {
 }
 
 const envOf = (id: string): Record<string, unknown> => fnResource(id).Properties.Environment.Variables;
+
+/** The modules a function's bundle carries, from its source map. */
+function sourcesOf(id: string): string[] {
+  const dir = fnResource(id).Metadata?.['aws:asset:path'];
+  const map = readFileSync(path.join(prod.assembly.directory, String(dir), 'index.mjs.map'), 'utf8');
+  return (JSON.parse(map) as { sources: string[] }).sources;
+}
 
 /** Every IAM statement attached to a function's role. */
 function statementsOf(id: string): { Action: string | string[]; Resource: unknown }[] {
@@ -151,9 +170,9 @@ describe('stage configuration', () => {
 });
 
 describe('functions', () => {
-  it('creates one Lambda per manifest operation, the fallback, the MCP server and each worker, and no other', () => {
+  it('creates one Lambda per manifest operation and console page, the fallback, the MCP server and each worker, and no other', () => {
     const ids = heraldFunctionIds(prod.template);
-    expect(ids).toHaveLength(operations.length + 2 + workers.length);
+    expect(ids).toHaveLength(operations.length + consolePages.length + 2 + workers.length);
     expect(ids.sort()).toEqual(manifestIds.map(fnLogicalId).sort());
     prod.template.resourceCountIs('AWS::Lambda::Function', manifestIds.length);
   });
@@ -204,8 +223,9 @@ describe('functions', () => {
   });
 
   it('passes the cursor secret as a dynamic reference only to functions that sign cursors', () => {
-    const withCursor = operations.filter((op) => op.access.cursor).map((op) => op.id);
+    const withCursor = [...operations, ...consolePages].filter((f) => f.access.cursor).map((f) => f.id);
     expect(withCursor).toContain('listPosts');
+    expect(withCursor).toContain('consoleAudit');
     for (const id of manifestIds) {
       const vars = envOf(id);
       if (withCursor.includes(id)) {
@@ -221,11 +241,12 @@ describe('functions', () => {
 });
 
 describe('HTTP API', () => {
-  it('routes every operation to its own function, and $default to the fallback, with payload format 2.0', () => {
-    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', operations.length + 2);
+  it("routes every operation to its own function, each console route to its page's, and $default to the fallback, with payload format 2.0", () => {
+    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', operations.length + consoleRoutes.length + 2);
     const all = resources(prod.template);
     const routes: [string, string][] = [
       ...operations.map((op): [string, string] => [`${op.method} ${op.path}`, op.id]),
+      ...consoleRoutes.map((r): [string, string] => [`${r.method} ${r.path}`, r.page.id]),
       [`ANY ${mcp.path}`, mcp.id],
       ['$default', fallback.id],
     ];
@@ -592,7 +613,7 @@ describe('webhooks', () => {
     );
   });
 
-  it('sends the owner email only as the configured SES identity, and only from the ladder step', () => {
+  it('sends email only as the configured SES identity, and only from the ladder step and the invitations', () => {
     const senders = manifestIds.filter((id) => actionsOf(id).includes('ses:SendEmail'));
     // The prod synthesis has no notifySender: no function may send email.
     expect(senders).toEqual([]);
@@ -614,6 +635,15 @@ describe('webhooks', () => {
     const env = (template.toJSON().Resources[logicalId(stack, step)] as FunctionResource).Properties
       .Environment.Variables;
     expect(env.HERALD_NOTIFY_FROM).toBe('alerts@example.com');
+    const sends = (id: string) =>
+      Object.values(
+        template.findResources('AWS::IAM::Policy', {
+          Properties: {
+            Roles: Match.arrayWith([{ Ref: logicalId(stack, stack.functionOf(id).role as never) }]),
+          },
+        }),
+      ).some((p) => JSON.stringify(p.Properties.PolicyDocument).includes('ses:SendEmail'));
+    expect(manifestIds.filter(sends).sort()).toEqual(['consoleMembers', 'webhookLadderStep']);
   });
 
   it('retries deliveries through the webhooks queue with its own DLQ, consumed by the delivery worker only', () => {
@@ -713,6 +743,24 @@ describe('alarms', () => {
       RouteSettings: {
         'GET /oauth/callback/{platform}': { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 },
       },
+    });
+  });
+
+  it("throttles the console's sign-in and enrollment attempts with their routes' own settings", () => {
+    const throttled = consoleRoutes.filter((r) => r.throttle);
+    expect(throttled.map((r) => `${r.method} ${r.path}`).sort()).toEqual([
+      'POST /console/enroll',
+      'POST /console/enroll/options',
+      'POST /console/sign-in',
+      'POST /console/sign-in/options',
+    ]);
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      RouteSettings: Object.fromEntries(
+        throttled.map((r) => [
+          `${r.method} ${r.path}`,
+          { ThrottlingRateLimit: r.throttle?.rateLimit, ThrottlingBurstLimit: r.throttle?.burstLimit },
+        ]),
+      ),
     });
   });
 
@@ -877,13 +925,7 @@ describe('media', () => {
     }
   });
 
-  // Cold-start guards (BENCHMARKS.md): what a bundle must not carry, read from its source map.
-  const sourcesOf = (id: string): string[] => {
-    const dir = fnResource(id).Metadata?.['aws:asset:path'];
-    const map = readFileSync(path.join(prod.assembly.directory, String(dir), 'index.mjs.map'), 'utf8');
-    return (JSON.parse(map) as { sources: string[] }).sources;
-  };
-
+  // Cold-start guards (BENCHMARKS.md): what a bundle must not carry, read from its source map (sourcesOf).
   it('API functions build only their own request schemas: no resource schemas, contracts or docs', () => {
     for (const op of apiOperations) {
       const ours = sourcesOf(op.id).filter((s) => s.includes('functions/core/'));
@@ -917,6 +959,89 @@ describe('outputs', () => {
     prod.template.hasOutput('DeliveryQueueUrl', {});
     prod.template.hasOutput('StackStage', { Value: 'prod' });
     expect(prod.stack.stackName).toBe('Herald-prod');
+  });
+
+  it("exports ConsoleUrl: the stage URL's /console, without a public URL", () => {
+    const output = prod.template.findOutputs('ConsoleUrl').ConsoleUrl;
+    const json = JSON.stringify(output?.Value);
+    expect(json).toContain(logicalId(prod.stack, prod.stack.api));
+    expect(json).toContain('.execute-api.');
+    expect(json).toMatch(/\/console"/);
+  });
+});
+
+describe('console', () => {
+  const withPublicUrl = () => {
+    const app = new App({
+      context: { stage: 'dev', publicUrl: 'https://api.example.com', 'aws:cdk:bundling-stacks': [] },
+    });
+    const stack = addHeraldStack(app, ENV);
+    return { stack, template: Template.fromStack(stack) };
+  };
+
+  it('exports ConsoleUrl under the public URL, and gives every console function that origin', () => {
+    const { stack, template } = withPublicUrl();
+    template.hasOutput('ConsoleUrl', { Value: 'https://api.example.com/console' });
+    for (const page of consolePages) {
+      const fn = template.toJSON().Resources[logicalId(stack, stack.functionOf(page.id))] as FunctionResource;
+      expect(fn.Properties.Environment.Variables.HERALD_CONSOLE_URL, page.id).toBe('https://api.example.com');
+    }
+    // The API's operations do not need it.
+    const op = template.toJSON().Resources[
+      logicalId(stack, stack.functionOf('listPosts'))
+    ] as FunctionResource;
+    expect(op.Properties.Environment.Variables).not.toHaveProperty('HERALD_CONSOLE_URL');
+  });
+
+  it('leaves HERALD_CONSOLE_URL unset without a public URL (each request names its host)', () => {
+    for (const page of consolePages) expect(envOf(page.id), page.id).not.toHaveProperty('HERALD_CONSOLE_URL');
+  });
+
+  it('gives every console function the version its pages link the assets with', () => {
+    const version = consoleAssetsVersion(REPO_ROOT);
+    expect(version).toMatch(/^[0-9a-f]{16}$/);
+    for (const page of consolePages)
+      expect(envOf(page.id).HERALD_CONSOLE_ASSETS_VERSION, page.id).toBe(version);
+  });
+
+  it("gives the assets function no table, and every page's function the table its sessions need", () => {
+    expect(envOf('consoleAssets')).not.toHaveProperty('TABLE_NAME');
+    expect(actionsOf('consoleAssets').filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
+    for (const page of consolePages.filter((p) => p.id !== 'consoleAssets'))
+      expect(actionsOf(page.id), page.id).toContain('dynamodb:PutItem');
+  });
+
+  it("copies the asset files into the assets function's bundle, byte for byte, and no other bundle", () => {
+    const assetDir = (id: string) =>
+      path.join(prod.assembly.directory, String(fnResource(id).Metadata?.['aws:asset:path']));
+    for (const [name, file] of Object.entries(CONSOLE_ASSET_FILES)) {
+      const copied = readFileSync(path.join(assetDir('consoleAssets'), CONSOLE_ASSETS_BUNDLE_DIR, name));
+      expect(copied.equals(readFileSync(path.join(REPO_ROOT, file.source))), name).toBe(true);
+    }
+    expect(existsSync(path.join(assetDir('consoleKeys'), CONSOLE_ASSETS_BUNDLE_DIR))).toBe(false);
+  });
+
+  it('keeps console bundles small: no AWS SDK in the assets function, nothing heavy in the pages', () => {
+    const size = (id: string) =>
+      statSync(
+        path.join(prod.assembly.directory, String(fnResource(id).Metadata?.['aws:asset:path']), 'index.mjs'),
+      ).size;
+    expect(sourcesOf('consoleAssets').filter((s) => s.includes('@aws-sdk/'))).toEqual([]);
+    expect(size('consoleAssets')).toBeLessThan(150 * 1024);
+    for (const page of consolePages) {
+      // The API's resource schemas and docs, and the MCP SDK, are for other functions.
+      const heavy = sourcesOf(page.id).filter((s) =>
+        /\/core\/(schemas|contracts|operation-docs|openapi)\.ts$|@modelcontextprotocol/.test(s),
+      );
+      expect(heavy, page.id).toEqual([]);
+    }
+  });
+});
+
+describe('size', () => {
+  it("stays clear of CloudFormation's 500 resources per stack", () => {
+    const count = Object.keys(resources(prod.template)).length;
+    expect(count).toBeLessThan(470);
   });
 });
 

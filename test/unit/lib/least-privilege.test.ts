@@ -6,6 +6,7 @@ import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
 import {
   type Access,
   apiOperations,
+  consolePages,
   fallback,
   mcp,
   operations,
@@ -47,6 +48,8 @@ interface FunctionSpec {
 
 const specs: FunctionSpec[] = [
   ...operations.map((op) => ({ id: op.id, access: op.access, countsRequests: op.scope !== null })),
+  // Console pages: a session cookie, not an API key, so no request counters.
+  ...consolePages.map((page) => ({ id: page.id, access: page.access, countsRequests: false })),
   { id: mcp.id, access: mcp.access, countsRequests: false },
   { id: fallback.id, access: fallback.access, countsRequests: false },
   ...workers.map((w) => ({ id: w.id, access: w.access, countsRequests: false, trigger: w.trigger })),

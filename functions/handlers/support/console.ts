@@ -1,0 +1,37 @@
+import { ActError, type Actor, type SignedIn } from '#core/people';
+import type { Frame } from '#handlers/views/layout';
+import { statusPage } from '#handlers/views/status';
+import { CEREMONY_COOKIE, consoleHandlers } from '#shared/console';
+import { getSettings } from '#usecases/settings';
+import { consoleGate } from '#usecases/support/console-gate';
+
+/** Every console page's handler: the shared pipeline over the session gate, errors as status pages. */
+export const consolePage = consoleHandlers({ gate: consoleGate, statusPage });
+
+/** A person signed in acts as themselves; the use cases read their role again for every act. */
+export const actorOf = (signedIn: SignedIn): Actor => ({ kind: 'person', userId: signedIn.user.id });
+
+/** The session's organization: every id a person names is looked up in it, and only in it. */
+export const orgOf = (signedIn: SignedIn): string => signedIn.session.org_id;
+
+/** The page frame's workspace name, read through the same use case as the settings page. */
+export async function frameOf(signedIn: SignedIn): Promise<Frame> {
+  const { org } = await getSettings({ orgId: orgOf(signedIn), actor: actorOf(signedIn) });
+  return { signedIn, orgName: org.name };
+}
+
+/** A field of a ceremony's JSON body (the browser's answer is passed to the use case as it is). */
+export function fieldOf(json: unknown, name: string): unknown {
+  return typeof json === 'object' && json !== null ? (json as Record<string, unknown>)[name] : undefined;
+}
+
+/** The ceremony the answer belongs to, from the cookie its options set. */
+export function ceremonyIdOf(cookies: Record<string, string>): string {
+  const id = cookies[CEREMONY_COOKIE];
+  if (!id)
+    throw new ActError(
+      'This passkey request took too long or was started in another tab. Try again.',
+      'invalid',
+    );
+  return id;
+}

@@ -1,0 +1,125 @@
+import type { Role } from '#core/accounts';
+import { type HtmlValue, html, type SafeHtml } from '#core/html';
+import type { SignedIn } from '#core/people';
+import { CONSOLE_PATH } from '#lib/operations';
+import { assetUrl } from '#shared/console';
+
+// The frame of every console page: a skip link, the header (workspace, who is signed in and their
+// role, sign-out), the navigation, a messages area saying what just happened, and the main
+// landmark. Signed-out pages (sign-in, enrollment, errors) get the same frame without the person.
+
+/** Who is looking, and at which workspace. */
+export interface Frame {
+  signedIn: SignedIn | null;
+  /** The workspace's name; absent on status pages, which read nothing more. */
+  orgName?: string | undefined;
+}
+
+export type Section = 'home' | 'keys' | 'members' | 'settings' | 'audit' | 'passkeys';
+
+const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; roles?: readonly Role[] }> = [
+  { id: 'home', label: 'Overview', path: CONSOLE_PATH },
+  { id: 'keys', label: 'API keys', path: `${CONSOLE_PATH}/keys` },
+  { id: 'members', label: 'Members', path: `${CONSOLE_PATH}/members` },
+  { id: 'settings', label: 'Settings', path: `${CONSOLE_PATH}/settings` },
+  // Owners only: hidden from the others, and refused to them by the server anyway.
+  { id: 'audit', label: 'Audit log', path: `${CONSOLE_PATH}/audit`, roles: ['owner'] },
+  { id: 'passkeys', label: 'Your passkeys', path: `${CONSOLE_PATH}/passkeys` },
+];
+
+/**
+ * What the redirect after an act says (`?msg=<code>`): a fixed set of codes, so a link cannot make
+ * the console say anything else.
+ */
+export const MESSAGES = {
+  signed_out: 'You are signed out.',
+  session_ended: 'Your session has ended. Sign in again to carry on.',
+  enrolled: 'Your passkey is registered and you are signed in.',
+  passkey_added: 'The passkey is added. You can sign in with it from now on.',
+  passkey_removed: 'The passkey is removed. It can no longer sign you in.',
+  key_revoked: 'The key is revoked: its next request will be refused.',
+  role_changed: 'The role is changed.',
+  member_removed: 'The member is removed, and signed out everywhere.',
+  settings_saved: 'Settings saved. The API and the MCP server apply them from their next request.',
+} as const;
+export type MessageCode = keyof typeof MESSAGES;
+
+/** The message a `msg` code stands for; unknown codes say nothing. */
+export function messageOf(query: URLSearchParams): string | null {
+  const code = query.get('msg');
+  return code !== null && Object.hasOwn(MESSAGES, code) ? MESSAGES[code as MessageCode] : null;
+}
+
+/** A path with a message code for the page it redirects to. */
+export const withMessage = (path: string, code: MessageCode) => `${path}?msg=${code}`;
+
+export interface PageOptions {
+  title: string;
+  frame: Frame;
+  /** The navigation entry to mark as current. */
+  section?: Section;
+  /** What just happened (a `msg` code's text); shown in the messages area. */
+  message?: string | null;
+  /** Pages that run a passkey ceremony load the WebAuthn browser library. */
+  webauthn?: boolean;
+  body: HtmlValue;
+}
+
+export function layout({ title, frame, section, message, webauthn, body }: PageOptions): SafeHtml {
+  const { signedIn, orgName } = frame;
+  const place = orgName ? `${orgName} · Herald console` : 'Herald console';
+  return html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} – ${place}</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${assetUrl('console.css')}">
+${webauthn && html`<script src="${assetUrl('webauthn.js')}" defer></script>`}
+<script src="${assetUrl('console.js')}" defer></script>
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to main content</a>
+<header class="header">
+<div class="header__bar">
+<a class="header__brand" href="${CONSOLE_PATH}">Herald console</a>
+${signedIn && person(signedIn, orgName)}
+</div>
+${signedIn && navigation(signedIn.user.role, section)}
+</header>
+<main id="main" class="main" tabindex="-1">
+<div class="messages" role="status">${message && html`<p class="notice">${message}</p>`}</div>
+${body}
+</main>
+<footer class="footer"><p>Herald: your workspace's social publishing API.</p></footer>
+</body>
+</html>`;
+}
+
+function person(signedIn: SignedIn, orgName: string | undefined): SafeHtml {
+  return html`<div class="header__person">
+<p class="header__who">${orgName && html`<span class="header__org">${orgName}</span>`}
+<span class="header__email">${signedIn.user.email}</span>
+<span class="tag">${signedIn.user.role}</span></p>
+<form method="post" action="${CONSOLE_PATH}/sign-out" class="header__sign-out">
+<button type="submit" class="button button--secondary">Sign out</button>
+</form>
+</div>`;
+}
+
+function navigation(role: Role, current: Section | undefined): SafeHtml {
+  const items = SECTIONS.filter((s) => !s.roles || s.roles.includes(role));
+  return html`<nav class="nav" aria-label="Console">
+<ul>${items.map(
+    (s) =>
+      html`<li><a href="${s.path}"${s.id === current ? html` aria-current="page"` : ''}>${s.label}</a></li>`,
+  )}</ul>
+</nav>`;
+}
+
+/** A date for people: the ISO time, shown in UTC to the minute (the machine-readable value kept). */
+export function when(iso: string | null | undefined, never = 'Never'): SafeHtml {
+  if (!iso) return html`${never}`;
+  const shown = `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+  return html`<time datetime="${iso}">${shown}</time>`;
+}

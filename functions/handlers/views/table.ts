@@ -1,0 +1,38 @@
+import { type HtmlValue, html, type SafeHtml } from '#core/html';
+
+// A data table: a caption, column headers, a row header per row. Wide screens see a table (that
+// scrolls sideways in its own focusable region if it must); narrow ones see each row as a block of
+// labelled lines (console.css), the labels taken from the columns.
+
+export interface Column {
+  label: string;
+  /** A header for screen readers only (a column of actions). */
+  hidden?: boolean;
+}
+
+export function dataTable(o: {
+  id: string;
+  caption: string;
+  columns: readonly Column[];
+  /** Each row's cells, one per column; the first is the row's header. */
+  rows: ReadonlyArray<readonly HtmlValue[]>;
+}): SafeHtml {
+  const captionId = `${o.id}-caption`;
+  return html`<div class="table-wrap" role="region" aria-labelledby="${captionId}" tabindex="0">
+<table class="table" id="${o.id}">
+<caption id="${captionId}" class="table__caption">${o.caption}</caption>
+<thead><tr>${o.columns.map(
+    (c) =>
+      html`<th scope="col">${c.hidden ? html`<span class="visually-hidden">${c.label}</span>` : c.label}</th>`,
+  )}</tr></thead>
+<tbody>${o.rows.map(
+    (cells) =>
+      html`<tr>${cells.map((cell, i) =>
+        i === 0
+          ? html`<th scope="row">${cell}</th>`
+          : html`<td${o.columns[i]?.hidden ? '' : html` data-label="${o.columns[i]?.label ?? ''}"`}><div class="table__value">${cell}</div></td>`,
+      )}</tr>`,
+  )}</tbody>
+</table>
+</div>`;
+}
