@@ -337,10 +337,32 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     expect(audit.status()).toBe(403);
   });
 
-  it('lets a person add a second passkey and remove one', async () => {
+  it('lets a person add a passkey on a second device, sign in with it and remove the first', async () => {
     const { page } = owner;
     await page.goto(at('/console/passkeys'));
     await checkPage(page, 'passkeys');
-    expect(await page.getByRole('row').count()).toBeGreaterThan(1);
+    const rows = page.getByRole('table').getByRole('row');
+    expect(await rows.count()).toBe(2); // the header and the enrolled passkey
+    expect(await page.getByRole('link', { name: /^Remove/ }).count()).toBe(0); // never the last one
+
+    await owner.newDevice();
+    await page.getByLabel('Name (optional)').fill('Second <device>');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByRole('rowheader', { name: 'Second <device>' }).waitFor();
+    expect(await owner.credentials()).toHaveLength(1);
+
+    // The new device alone signs in.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((u) => u.pathname === '/console/sign-in');
+    await signIn(page);
+
+    await page.goto(at('/console/passkeys'));
+    const first = page.getByRole('link', { name: /^Remove/ }).filter({ hasNotText: 'Second' });
+    await first.click();
+    await checkPage(page, 'passkey-remove');
+    await page.getByRole('button', { name: 'Remove passkey' }).click();
+    await page.waitForURL((u) => u.pathname === '/console/passkeys');
+    expect(await rows.count()).toBe(2);
+    await page.getByRole('rowheader', { name: 'Second <device>' }).waitFor();
   });
 });

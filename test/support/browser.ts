@@ -13,33 +13,43 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true });
 }
 
+export interface Person {
+  context: BrowserContext;
+  page: Page;
+  /** The passkeys the current authenticator holds. */
+  credentials: () => Promise<unknown[]>;
+  /** Unplugs the authenticator and plugs in an empty one (another device of the same person). */
+  newDevice: () => Promise<void>;
+}
+
+const AUTHENTICATOR = {
+  protocol: 'ctap2',
+  transport: 'internal',
+  hasResidentKey: true,
+  hasUserVerification: true,
+  isUserVerified: true,
+  automaticPresenceSimulation: true,
+} as const;
+
 /**
  * A fresh context (its own cookies: one person) whose pages sign passkey ceremonies with a virtual
  * platform authenticator that holds resident keys and verifies the user.
  */
-export async function personContext(
-  browser: Browser,
-  opts: { mobile?: boolean } = {},
-): Promise<{ context: BrowserContext; page: Page; credentials: () => Promise<unknown[]> }> {
+export async function personContext(browser: Browser, opts: { mobile?: boolean } = {}): Promise<Person> {
   const context = await browser.newContext(
     opts.mobile ? { viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true } : {},
   );
   const page = await context.newPage();
   const cdp = await context.newCDPSession(page);
   await cdp.send('WebAuthn.enable');
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
+  let { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options: AUTHENTICATOR });
   const credentials = async () =>
     (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials as unknown[];
-  return { context, page, credentials };
+  const newDevice = async () => {
+    await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
+    ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options: AUTHENTICATOR }));
+  };
+  return { context, page, credentials, newDevice };
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
