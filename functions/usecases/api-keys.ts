@@ -1,4 +1,5 @@
 import { listApiKeys, putApiKey, revokeApiKey } from '#adapters/api-keys';
+import { listUsers } from '#adapters/members';
 import { lastAdmittedMinutes } from '#adapters/usage';
 import { type ApiKeyRecord, anyRole, canMintKeys, generateApiKey, hashApiKey } from '#core/accounts';
 import { newId } from '#core/ids';
@@ -16,6 +17,8 @@ export interface ApiKeyView {
   scopes: Scope[];
   prefix: string;
   created_by: string;
+  /** The creator's e-mail while they are a member (null for the operator or a removed user). */
+  created_by_email: string | null;
   created_at: string;
   revoked_at: string | null;
   /** From the request gate's per-key window: the minute of the key's last admitted request. */
@@ -25,12 +28,13 @@ export interface ApiKeyView {
 /** Longest key name kept (a label in lists, not a document). */
 const NAME_MAX = 100;
 
-const view = (rec: ApiKeyRecord, lastMinute: number | undefined): ApiKeyView => ({
+const view = (rec: ApiKeyRecord, lastMinute: number | undefined, email: string | undefined): ApiKeyView => ({
   id: rec.id,
   name: rec.name,
   scopes: rec.scopes,
   prefix: rec.prefix,
   created_by: rec.created_by,
+  created_by_email: email ?? null,
   created_at: rec.created_at,
   revoked_at: rec.revoked_at,
   last_used_at: lastMinute === undefined ? null : new Date(lastMinute * 60_000).toISOString(),
@@ -45,13 +49,15 @@ export async function listKeys(a: { orgId: string; actor: Actor; now: Date }): P
   await authorizeAct(a.orgId, a.actor, anyRole, 'seeing API keys');
   const thisMonth = billingPeriod(a.now.getTime());
   const lastMonth = billingPeriod(Date.parse(thisMonth.startsAt) - 1);
-  const [records, lastUsed] = await Promise.all([
+  const [records, lastUsed, users] = await Promise.all([
     listApiKeys(a.orgId),
     lastAdmittedMinutes(a.orgId, [thisMonth.id, lastMonth.id]),
+    listUsers(a.orgId),
   ]);
+  const emails = new Map(users.map((u) => [u.id, u.email]));
   return records
     .sort((x, y) => (x.id < y.id ? 1 : x.id > y.id ? -1 : 0))
-    .map((rec) => view(rec, lastUsed.get(rec.id)));
+    .map((rec) => view(rec, lastUsed.get(rec.id), emails.get(rec.created_by)));
 }
 
 /** Mints a key (owners and admins). The plaintext is returned this once; only its hash is stored. */
@@ -112,6 +118,6 @@ export async function revokeKey(a: {
       `key ${a.keyId} is already revoked${res.key.revoked_at ? ` (since ${res.key.revoked_at})` : ''}`,
       'conflict',
     );
-  // Its last use is not read back here: a revoked key's gate entry is its revocation.
-  return view(res.key, undefined);
+  // Its last use and creator are not read back here: a revoked key's gate entry is its revocation.
+  return view(res.key, undefined, undefined);
 }

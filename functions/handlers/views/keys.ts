@@ -70,7 +70,7 @@ function keyList(keys: readonly ApiKeyView[], canMint: boolean): SafeHtml {
       k.name ?? html`<span class="muted">Unnamed</span>`,
       html`<code>${k.prefix}…</code>`,
       html`<ul class="plain">${k.scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`,
-      html`${when(k.created_at)} <span class="muted">by ${k.created_by}</span>`,
+      html`${when(k.created_at)} <span class="muted">by ${k.created_by_email ?? (k.created_by === 'operator' ? 'the operator' : k.created_by)}</span>`,
       when(k.last_used_at),
       k.revoked_at
         ? html`<span class="tag tag--grey">Revoked</span> ${when(k.revoked_at)}`

@@ -86,6 +86,7 @@ const key = (overrides: Partial<ApiKeyView> = {}): ApiKeyView => ({
   scopes: ['posts:read'],
   prefix: 'svc_live_abcd',
   created_by: OWNER.user.id,
+  created_by_email: OWNER.user.email,
   created_at: '2030-01-02T03:04:05.000Z',
   revoked_at: null,
   last_used_at: '2030-01-03T10:11:00.000Z',

@@ -59,8 +59,20 @@ describe('listKeys', () => {
       [k1?.record.id, '2030-06-10T09:12:00.000Z'],
     ]);
     expect(Object.keys(shown[0] ?? {}).sort()).toEqual(
-      ['created_at', 'created_by', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'scopes'].sort(),
+      [
+        'created_at',
+        'created_by',
+        'created_by_email',
+        'id',
+        'last_used_at',
+        'name',
+        'prefix',
+        'revoked_at',
+        'scopes',
+      ].sort(),
     );
+    // The creator by their e-mail while they are a member of the organization.
+    expect(shown.map((k) => k.created_by_email)).toEqual([OWNER.email, OWNER.email, OWNER.email]);
     // Reading it wrote nothing.
     expect(table.calls.filter((c) => c.applied)).toEqual([]);
   });
