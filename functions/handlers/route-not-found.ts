@@ -1,11 +1,15 @@
 import { ApiError } from '#core/errors';
-import { consolePages, matchPath, operations } from '#lib/operations';
+import { statusPage } from '#handlers/views/status';
+import { CONSOLE_PATH, consolePages, matchPath, operations } from '#lib/operations';
+import { consoleNotFound } from '#shared/console';
 import { type HttpEvent, type HttpResult, publicHandler } from '#shared/envelope';
 
 // API Gateway's $default route (and the local front door's fallback): a path we do not serve is a
 // 404, a known path with another method a 405 with Allow — both as problem+json with a request id.
+// A page the console does not have is the console's HTML 404 (a person followed a link).
 async function routeNotFound(event: HttpEvent): Promise<HttpResult> {
   const path = event.rawPath ?? event.requestContext.http.path;
+  const method = event.requestContext.http.method;
   const routes = [...operations, ...consolePages.flatMap((page) => page.routes)];
   const allowed = [...new Set(routes.filter((r) => matchPath(r.path, path)).map((r) => r.method))];
   if (allowed.length) {
@@ -13,7 +17,12 @@ async function routeNotFound(event: HttpEvent): Promise<HttpResult> {
       headers: { allow: allowed.join(', ') },
     });
   }
-  throw new ApiError('resource_not_found', `No route ${event.requestContext.http.method} ${path}.`);
+  if (
+    (method === 'GET' || method === 'HEAD') &&
+    (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`))
+  )
+    return consoleNotFound(event, statusPage);
+  throw new ApiError('resource_not_found', `No route ${method} ${path}.`);
 }
 
 export const handler = publicHandler(routeNotFound);

@@ -274,6 +274,27 @@ function renderStatus(statusPage: StatusPageRenderer, page: StatusPage): SafeHtm
   }
 }
 
+/**
+ * A console address no page serves (the $default route's answer under CONSOLE_PATH): a person's
+ * browser gets the console's own 404 page, with its headers, not the API's problem+json.
+ */
+export function consoleNotFound(event: HttpEvent, statusPage: StatusPageRenderer): HttpResult {
+  const requestId = requestIdOf(event);
+  const message = 'There is no such page in the console. Check the address, or start again from the console.';
+  const res = toResult(
+    pageAnswer(renderStatus(statusPage, { status: 404, message, requestId, signedIn: null }), {
+      status: 404,
+    }),
+  );
+  res.headers = {
+    'cache-control': 'no-store',
+    ...res.headers,
+    ...SECURITY_HEADERS,
+    'x-request-id': requestId,
+  };
+  return res;
+}
+
 function toResult(answer: ConsoleAnswer): HttpResult {
   const cookies = answer.cookies?.length ? { cookies: answer.cookies } : {};
   switch (answer.kind) {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, cli, cliOk, inDays, mcpClient, mint, type Workspace, workspace } from './helpers.ts';
+import { api, baseUrl, cli, cliOk, inDays, mcpClient, mint, type Workspace, workspace } from './helpers.ts';
 
 let a: Workspace;
 let b: Workspace;
@@ -244,5 +244,18 @@ describe('request envelope', () => {
     const method = await api('PUT', '/v1/posts', { key: a.key });
     expect(method.status).toBe(405);
     expect(method.headers.get('allow')).toContain('GET');
+    expect(missing.headers.get('content-type')).toContain('application/problem+json');
+  });
+
+  it("answers a console page that does not exist with the console's own HTML 404, headers included", async () => {
+    const res = await fetch(`${baseUrl()}/console/no-such-page`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.text()).toContain('Page not found');
+    // Another method on a console page is still the API's 405.
+    const method = await fetch(`${baseUrl()}/console/keys`, { method: 'PUT' });
+    expect(method.status).toBe(405);
   });
 });
