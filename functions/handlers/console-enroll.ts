@@ -1,14 +1,8 @@
 import { ActError } from '#core/people';
-import { ceremonyIdOf, consolePage, fieldOf } from '#handlers/support/console';
+import { ceremonyIdOf, consolePage, fieldOf, signedInAnswer } from '#handlers/support/console';
 import { withMessage } from '#handlers/views/layout';
 import { enrollPage } from '#handlers/views/sign-in';
-import {
-  ceremonyCookie,
-  clearedCeremonyCookie,
-  jsonAnswer,
-  pageAnswer,
-  sessionCookie,
-} from '#shared/console';
+import { ceremonyCookie, jsonAnswer, pageAnswer } from '#shared/console';
 import { beginEnrollment, finishEnrollment } from '#usecases/passkeys';
 
 // Enrollment: the page an enrollment link opens (its token stays in the fragment, out of every log,
@@ -48,10 +42,7 @@ export const { handler } = consolePage('consoleEnroll', {
         source: sourceIp,
         now,
       });
-      return jsonAnswer(
-        { redirect: withMessage('/console', 'enrolled') },
-        { cookies: [sessionCookie(site, session.cookie), clearedCeremonyCookie(site)] },
-      );
+      return signedInAnswer(site, session, withMessage('/console', 'enrolled'));
     },
   },
 });

@@ -1,13 +1,7 @@
-import { ceremonyIdOf, consolePage, fieldOf } from '#handlers/support/console';
+import { ceremonyIdOf, consolePage, fieldOf, signedInAnswer } from '#handlers/support/console';
 import { messageOf } from '#handlers/views/layout';
 import { signInPage } from '#handlers/views/sign-in';
-import {
-  ceremonyCookie,
-  clearedCeremonyCookie,
-  jsonAnswer,
-  pageAnswer,
-  sessionCookie,
-} from '#shared/console';
+import { ceremonyCookie, jsonAnswer, pageAnswer } from '#shared/console';
 import { beginSignIn, finishSignIn } from '#usecases/passkeys';
 
 // Sign-in with a discoverable passkey: the page, its options (a ceremony, remembered in a cookie)
@@ -38,10 +32,7 @@ export const { handler } = consolePage('consoleSignIn', {
         source: sourceIp,
         now,
       });
-      return jsonAnswer(
-        { redirect: '/console' },
-        { cookies: [sessionCookie(site, session.cookie), clearedCeremonyCookie(site)] },
-      );
+      return signedInAnswer(site, session, '/console');
     },
   },
 });

@@ -1,7 +1,15 @@
 import { ActError, type Actor, type SignedIn } from '#core/people';
 import type { Frame } from '#handlers/views/layout';
 import { statusPage } from '#handlers/views/status';
-import { CEREMONY_COOKIE, consoleHandlers } from '#shared/console';
+import {
+  CEREMONY_COOKIE,
+  type ConsoleAnswer,
+  type ConsoleSite,
+  clearedCeremonyCookie,
+  consoleHandlers,
+  jsonAnswer,
+  sessionCookie,
+} from '#shared/console';
 import { getSettings } from '#usecases/settings';
 import { consoleGate } from '#usecases/support/console-gate';
 
@@ -35,3 +43,11 @@ export function ceremonyIdOf(cookies: Record<string, string>): string {
     );
   return id;
 }
+
+/** A ceremony that ended signed in: the session's cookie set, the ceremony's cleared, where to go next. */
+export const signedInAnswer = (
+  site: ConsoleSite,
+  session: { cookie: string },
+  redirect: string,
+): ConsoleAnswer =>
+  jsonAnswer({ redirect }, { cookies: [sessionCookie(site, session.cookie), clearedCeremonyCookie(site)] });
