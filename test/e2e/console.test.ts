@@ -1,9 +1,19 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, personContext, screenshot, seriousViolations } from '../support/browser.ts';
-import { api, baseUrl, CREDENTIALS, cliOk, mcpClient } from './helpers.ts';
+import { launchChromium, personContext } from '../support/browser.ts';
+import {
+  at,
+  checkPage,
+  consoleOrigin,
+  enroll,
+  inviteFromConsole,
+  post,
+  signIn,
+  textOf,
+} from './console-helpers.ts';
+import { api, CREDENTIALS, cliOk, mcpClient } from './helpers.ts';
 
 // The console in a real browser (Debian's Chromium, a virtual passkey authenticator per person):
 // an owner gets in through the link `herald org create` printed, mints a key and revokes it, turns
@@ -14,10 +24,6 @@ import { api, baseUrl, CREDENTIALS, cliOk, mcpClient } from './helpers.ts';
 
 type Json = Record<string, unknown>;
 
-/** Passkeys refuse IP addresses: the console is opened on localhost. */
-const consoleOrigin = () => baseUrl().replace('127.0.0.1', 'localhost');
-const at = (path: string) => `${consoleOrigin()}${path}`;
-
 let browser: Browser;
 const stamp = Date.now();
 
@@ -27,54 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
 });
-
-/** The page is accessible (no serious or critical axe violation) and fits its viewport's width. */
-async function checkPage(page: Page, shot?: string) {
-  expect(await seriousViolations(page), `axe on ${page.url()}`).toEqual([]);
-  const overflow = (await page.evaluate(
-    'document.documentElement.scrollWidth - document.documentElement.clientWidth',
-  )) as number;
-  expect(overflow, `${page.url()} scrolls sideways`).toBeLessThanOrEqual(0);
-  if (shot) await screenshot(page, shot);
-}
-
-/** The element's text once it is shown (trimmed). */
-async function textOf(locator: Locator): Promise<string> {
-  await locator.waitFor();
-  return ((await locator.textContent()) ?? '').trim();
-}
-
-/** Opens an enrollment link and registers the context's passkey; lands signed in on the console. */
-async function enroll(page: Page, link: string) {
-  await page.goto(link);
-  await page.getByRole('button', { name: 'Create a passkey' }).click();
-  await page.waitForURL((u) => u.pathname === '/console');
-}
-
-async function signIn(page: Page) {
-  await page.goto(at('/console/sign-in'));
-  await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
-  await page.waitForURL((u) => u.pathname === '/console');
-}
-
-/** A form POST from within the signed-in context (its cookies), as a script on another page could not. */
-async function post(page: Page, path: string, form: Record<string, string>, origin = consoleOrigin()) {
-  return page.request.post(at(path), {
-    form,
-    headers: origin ? { origin } : {},
-    maxRedirects: 0,
-    failOnStatusCode: false,
-  });
-}
-
-async function inviteFromConsole(page: Page, email: string, role: string): Promise<string> {
-  await page.goto(at('/console/members'));
-  await page.getByLabel('Email address').fill(email);
-  await page.getByRole('radio', { name: role, exact: true }).check();
-  await page.getByRole('button', { name: 'Invite' }).click();
-  await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('is invited');
-  return page.locator('#enrollment-link').inputValue();
-}
 
 describe('the console in a browser', { timeout: 180_000 }, () => {
   const org = { id: '', ownerEmail: `owner-${stamp}@console.test`, channel: '', keyId: '', key: '' };
