@@ -260,7 +260,9 @@ const HELPERS = '(esbuild runtime helpers)';
 function lineSources(code: string): string[] {
   let current = HELPERS;
   return code.split('\n').map((line) => {
-    const m = /^\/\/ ((?:node_modules|functions|lib|bin)\/\S+)$/.exec(line);
+    // Packages may sit outside the repository (a worktree's node_modules linked to another
+    // checkout's): esbuild names them by a relative path, `../main/node_modules/…`.
+    const m = /^\/\/ ((?:\S*node_modules|functions|lib|bin)\/\S+)$/.exec(line);
     if (m?.[1]) current = m[1];
     return current;
   });
