@@ -438,7 +438,8 @@ export async function benchConsole(iterations: number): Promise<ConsoleResult> {
         readUnits: spread(reads),
         writeUnits: spread(writes),
         bytes: Buffer.byteLength(body),
-        gzipBytes: gzipSync(body).length,
+        // An empty body (a redirect) is sent as nothing, not as gzip's 20-byte frame.
+        gzipBytes: body ? gzipSync(body).length : 0,
       });
     }
     return { machine: machine(), date: today(), iterations, workspace: held, rows };
