@@ -7,7 +7,8 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { fallback, mcp, operations, workers } from '#lib/operations';
+import { copyConsoleAssetsCommands } from '#lib/console-assets';
+import { consolePages, fallback, mcp, operations, workers } from '#lib/operations';
 import { BENCH_ENV, fixed, kib, machine, mark, median, packageOf, ROOT, table, today } from './support.ts';
 
 // Cold start, module-init part: every Lambda of the manifest bundled as the CDK bundles it
@@ -48,7 +49,7 @@ export const TARGETS = { api: 1.3, heavy: 1.8 } as const;
 /** Functions allowed the larger ratio: the MCP server and the media functions. */
 export const HEAVY = new Set(['mcpServer', 'createMediaUpload', 'completeMediaUpload']);
 
-export type BundleKind = 'floor' | 'api' | 'public' | 'mcp' | 'worker';
+export type BundleKind = 'floor' | 'api' | 'public' | 'mcp' | 'worker' | 'console';
 
 export interface PackageBytes {
   name: string;
@@ -116,9 +117,14 @@ export interface BundleTarget {
   entry: string;
   /** The function's esbuild aliases (the manifest's bundleAliases), as the CDK passes them. */
   alias?: Record<string, string>;
+  /** Files the CDK copies next to the bundle after bundling (the console's assets), by the same commands. */
+  afterBundling?: (inputDir: string, outputDir: string) => string[];
 }
 
-/** Every function of the manifest: the operations, the $default route, the MCP server, the workers. */
+/**
+ * Every function of the manifest: the operations, the $default route, the MCP server, the console's
+ * pages, the workers.
+ */
 export function manifestFunctions(): BundleTarget[] {
   return [
     ...operations.map((op) => ({
@@ -128,6 +134,14 @@ export function manifestFunctions(): BundleTarget[] {
     })),
     { id: fallback.id, kind: 'public' as const, entry: fallback.entry },
     { id: mcp.id, kind: 'mcp' as const, entry: mcp.entry, alias: mcp.bundleAliases },
+    // The assets function reads its files at load from the folder the stack copies next to it
+    // (lib/constructs/api.ts): without them its bundle would look for them outside the bundle.
+    ...consolePages.map((page) => ({
+      id: page.id,
+      kind: 'console' as const,
+      entry: page.entry,
+      ...(page.bundlesAssets ? { afterBundling: copyConsoleAssetsCommands } : {}),
+    })),
     ...workers.map((w) => ({ id: w.id, kind: 'worker' as const, entry: w.entry })),
   ];
 }
@@ -169,6 +183,8 @@ async function bundle(dir: string, t: BundleTarget, overrides: BuildOptions = {}
     outfile,
     metafile: true,
   });
+  // As NodejsFunction's afterBundling hook runs them: shell commands, repository → bundle folder.
+  for (const command of t.afterBundling?.(ROOT, dirname(outfile)) ?? []) await run('sh', ['-c', command]);
   const code = await readFile(outfile);
   return {
     target: t,
@@ -244,7 +260,9 @@ const HELPERS = '(esbuild runtime helpers)';
 function lineSources(code: string): string[] {
   let current = HELPERS;
   return code.split('\n').map((line) => {
-    const m = /^\/\/ ((?:node_modules|functions|lib|bin)\/\S+)$/.exec(line);
+    // Packages may sit outside the repository (a worktree's node_modules linked to another
+    // checkout's): esbuild names them by a relative path, `../main/node_modules/…`.
+    const m = /^\/\/ ((?:\S*node_modules|functions|lib|bin)\/\S+)$/.exec(line);
     if (m?.[1]) current = m[1];
     return current;
   });
@@ -541,7 +559,9 @@ export function coldStartSection(r: ColdStartResult): string {
         ? `${b.id} (worker)`
         : b.kind === 'public'
           ? `${b.id} (no key)`
-          : b.id;
+          : b.kind === 'console'
+            ? `${b.id} (console)`
+            : b.id;
   const rows = r.functions.map((b) => [
     label(b),
     kib(b.bytes),
@@ -611,8 +631,10 @@ Init = \`await import()\` of the bundle in a fresh \`node ${r.nodeFlags.join(' '
 it: NODE_OPTIONS=--enable-source-maps), timed inside the process, median of ${r.runs}; the processes run
 one at a time, in rounds over all bundles, with the floor measured ${f.samples.length} times spread over
 the rounds (after every ${r.floorEvery} functions). Node ${process.version} here; Lambda runs Node 22 on arm64 (only the ratios carry over).
-Targets: API functions ≤ ${TARGETS.api}× the floor's init, the MCP server and the media functions
-≤ ${TARGETS.heavy}×, workers reported without one. Bundling took ${fixed(r.buildMs / 1000)} s, the
+Targets: API functions and the console's pages ≤ ${TARGETS.api}× the floor's init, the MCP server and
+the media functions ≤ ${TARGETS.heavy}×, workers reported without one. consoleAssets is measured with
+its static files copied next to its bundle by the stack's own commands (lib/console-assets.ts), as
+deployed: it reads them at load. Bundling took ${fixed(r.buildMs / 1000)} s, the
 measurements ${fixed(r.measureMs / 1000)} s.
 
 Floor: ${kib(f.bytes)} (gzip ${kib(f.gzipBytes)}), init **${fixed(f.initMs)} ms** (median of ${f.samples.length}).

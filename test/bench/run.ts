@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { benchColdStart, coldStartSection } from './cold-start.ts';
 import { type ConnectResult, connectSection } from './connect.ts';
+import { type ConsoleResult, consoleSection } from './console.ts';
 import { type CostResult, costSection } from './cost.ts';
 import { benchJournal, journalSection } from './journal.ts';
 import { benchOverhead, overheadSection } from './overhead.ts';
@@ -15,8 +16,8 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
-// (coldstart, overhead, roundtrips, throughput, cost, connect, scheduler, recovery,
-// journal); BENCH_RUNS, BENCH_ITERATIONS,
+// (coldstart, overhead, roundtrips, throughput, cost, connect, console, scheduler, recovery,
+// journal); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
 // BENCH_POSTS and BENCH_SECONDS shorten the parts.
 
 const run = promisify(execFile);
@@ -84,6 +85,21 @@ if (wants('connect')) {
     return JSON.parse(stdout) as ConnectResult;
   });
   sections.connect = { title: 'Connecting accounts and the channel sync', body: connectSection(r) };
+}
+if (wants('console')) {
+  const r = await part('console', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'console-main.ts')],
+      {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      },
+    );
+    return JSON.parse(stdout) as ConsoleResult;
+  });
+  sections.console = { title: 'Console pages (server time, DynamoDB, size)', body: consoleSection(r) };
 }
 if (wants('throughput')) {
   const r = await part('throughput', () => benchThroughput(Number(process.env.BENCH_SECONDS ?? 10)));

@@ -681,6 +681,38 @@ async function startReceiver(): Promise<{
 
 const WRITES = /^(Put|Update|Delete|BatchWrite|TransactWrite)/;
 
+/** A request a DynamoDB client sent: its operation and when it was sent and answered (performance.now()). */
+export interface DynamoRequest {
+  name: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Records every request a DynamoDB client sends (`BatchGetItem`, `Query`…), in the order sent,
+ * with its time in the SDK and DynamoDB; SDK retries are below this step, so a retried request is
+ * one entry.
+ */
+export function recordDynamoRequests(client: { middlewareStack: { add: (...args: never[]) => void } }): {
+  requests: DynamoRequest[];
+} {
+  const seen = { requests: [] as DynamoRequest[] };
+  const middleware =
+    (next: (args: unknown) => Promise<unknown>, context: { commandName?: string }) =>
+    async (args: unknown) => {
+      const request = { name: String(context.commandName).replace(/Command$/, ''), start: 0, end: 0 };
+      seen.requests.push(request);
+      request.start = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        request.end = performance.now();
+      }
+    };
+  client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'requestLog' } as never);
+  return seen;
+}
+
 /**
  * Counts the capacity units a DynamoDB client consumes (ReturnConsumedCapacity on every call).
  * DynamoDB Local reports CapacityUnits only; the command tells reads from writes.
