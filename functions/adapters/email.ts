@@ -1,4 +1,4 @@
-import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import { once } from '#core/once';
 import { logger } from '#shared/logger';
 
 // E-mail through SES, sent as the operator's configured sender (HERALD_NOTIFY_FROM): the webhook
@@ -6,7 +6,12 @@ import { logger } from '#shared/logger';
 // send as: the caller still has what it would have sent (the warning's state, the link shown to the
 // inviter), so nothing is lost but the mail.
 
-const ses = new SESv2Client({ maxAttempts: 3 });
+// The SES client is loaded on the first mail, not at init: the functions that may send one (an
+// invitation, a failure warning) mostly never do.
+const ses = once(async () => {
+  const { SESv2Client, SendEmailCommand } = await import('@aws-sdk/client-sesv2');
+  return { client: new SESv2Client({ maxAttempts: 3 }), SendEmailCommand };
+});
 
 /**
  * Sends a plain-text mail; false when no sender is configured or there is nobody to send to.
@@ -23,7 +28,8 @@ export async function sendEmail(mail: {
     logger.warn(`${mail.what} not emailed`, { reason: from ? 'no recipient' : 'no sender configured' });
     return false;
   }
-  await ses.send(
+  const { client, SendEmailCommand } = await ses();
+  await client.send(
     new SendEmailCommand({
       FromEmailAddress: from,
       Destination: { ToAddresses: mail.to },

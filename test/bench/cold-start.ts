@@ -215,7 +215,14 @@ process.stdout.write(JSON.stringify({ ms, deferredMs }));
  */
 export const DEFERRED: Record<string, { module: string; when: string }> = {
   mcpServer: { module: 'functions/adapters/lambda-client.ts', when: 'the first tool call (tools/call)' },
+  consoleSignIn: { module: '@simplewebauthn/server', when: 'the first sign-in ceremony' },
+  consoleEnroll: { module: '@simplewebauthn/server', when: 'the first enrollment ceremony' },
+  consolePasskeys: { module: '@simplewebauthn/server', when: 'the first passkey added' },
+  consoleMembers: { module: '@aws-sdk/client-sesv2', when: 'the first invitation e-mailed' },
 };
+
+/** A DEFERRED module as an import specifier: our files by path, packages by name. */
+const specifierOf = (module: string) => (module.startsWith('functions/') ? join(ROOT, module) : module);
 
 /**
  * Module init of `file` in a fresh process, and the first load of the bundle's `__deferred` module
@@ -429,7 +436,7 @@ export async function benchColdStart(
     for (const [id, d] of Object.entries(DEFERRED)) {
       const t = targets.find((x) => x.id === id);
       if (!t) continue;
-      const source = `export * from ${JSON.stringify(join(ROOT, t.entry))};\nexport const __deferred = () => import(${JSON.stringify(join(ROOT, d.module))});\n`;
+      const source = `export * from ${JSON.stringify(join(ROOT, t.entry))};\nexport const __deferred = () => import(${JSON.stringify(specifierOf(d.module))});\n`;
       const b = await bundle(
         dir,
         { ...t, id: `${id}.deferred` },

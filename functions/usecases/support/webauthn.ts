@@ -1,15 +1,18 @@
-import {
-  type AuthenticationResponseJSON,
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+  VerifiedAuthenticationResponse,
+  VerifiedRegistrationResponse,
 } from '@simplewebauthn/server';
 import type { User } from '#core/accounts';
+import { once } from '#core/once';
 import { ActError, CEREMONY_TTL_MS, type PasskeyRecord } from '#core/people';
+
+// Loaded on the first ceremony, not at init: the library and its certificate parsers are most of
+// these functions' bundles, and their GET pages (and every cold start) never need them.
+const webauthn = once(() => import('@simplewebauthn/server'));
 
 // The WebAuthn side of the passkey use cases, on @simplewebauthn/server: the options a browser is
 // given and the checks of its answers. Every failure becomes an ActError('invalid') with a sentence
@@ -42,12 +45,12 @@ export function parseUserHandle(handle: unknown): { orgId: string; userId: strin
 }
 
 /** Registration options for `user`, who already has `existing` (not registered twice). */
-export function registrationOptions(
+export async function registrationOptions(
   rp: RelyingParty,
   user: User,
   existing: PasskeyRecord[],
 ): Promise<PublicKeyCredentialCreationOptionsJSON> {
-  return generateRegistrationOptions({
+  return (await webauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.email,
@@ -63,8 +66,8 @@ export function registrationOptions(
 }
 
 /** Sign-in options: no allowCredentials, the browser offers the passkeys it holds for this site. */
-export function signInOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
-  return generateAuthenticationOptions({
+export async function signInOptions(rp: RelyingParty): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  return (await webauthn()).generateAuthenticationOptions({
     rpID: rp.id,
     userVerification: 'preferred',
     timeout: CEREMONY_TTL_MS,
@@ -128,9 +131,9 @@ export async function verifyRegistration(
   rp: RelyingParty,
 ): Promise<NewCredential> {
   const answer = credentialShape(response, ['clientDataJSON', 'attestationObject']);
-  let result: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  let result: VerifiedRegistrationResponse;
   try {
-    result = await verifyRegistrationResponse({
+    result = await (await webauthn()).verifyRegistrationResponse({
       response: answer as unknown as RegistrationResponseJSON,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
@@ -167,9 +170,9 @@ export async function verifyAssertion(
   passkey: PasskeyRecord,
 ): Promise<number> {
   const answer = credentialShape(response, ['clientDataJSON', 'authenticatorData', 'signature']);
-  let result: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  let result: VerifiedAuthenticationResponse;
   try {
-    result = await verifyAuthenticationResponse({
+    result = await (await webauthn()).verifyAuthenticationResponse({
       response: answer as unknown as AuthenticationResponseJSON,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
