@@ -28,6 +28,9 @@ export interface StackOptions {
   detached?: boolean;
 }
 
+/** How long a stack may take to print `herald ready` (a loaded 2-core machine starts the JVM slowly). */
+const READY_TIMEOUT_MS = 90_000;
+
 export async function startLocalStack(
   env: Record<string, string> = {},
   verbose = false,
@@ -49,10 +52,18 @@ export async function startLocalStack(
   });
   let log = '';
   const baseUrl = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(
-      () => fail(new Error(`local stack did not become ready in 60 s:\n${log}`)),
-      60_000,
-    );
+    // A stack that never got ready is stopped, JVM and all, rather than left running after the test.
+    const timer = setTimeout(() => {
+      if (child.pid && child.exitCode === null) {
+        try {
+          if (opts.detached) process.kill(-child.pid, 'SIGKILL');
+          else child.kill('SIGKILL');
+        } catch {
+          // Gone already.
+        }
+      }
+      fail(new Error(`local stack did not become ready in ${READY_TIMEOUT_MS / 1000} s:\n${log}`));
+    }, READY_TIMEOUT_MS);
     child.stdout?.on('data', (d: Buffer) => {
       log += d.toString();
       if (verbose) process.stderr.write(d);
