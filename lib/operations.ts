@@ -382,7 +382,8 @@ export const consolePages: readonly ConsolePage[] = [
     id: 'consoleHome',
     entry: 'functions/handlers/console-home.ts',
     routes: [{ method: 'GET', path: '/console' }],
-    access: { table: 'RW' },
+    // The overview reads the API's lists (their cursor secret) and usage.
+    access: { table: 'RW', cursor: true },
   },
   {
     id: 'consoleAssets',
@@ -480,6 +481,11 @@ export const CONSOLE_ASSET_FILES: Readonly<Record<string, { source: string; cont
   },
   'console.js': {
     source: 'functions/handlers/console-assets/console.js',
+    contentType: 'text/javascript; charset=utf-8',
+  },
+  // htmx (pinned), served as published: the live regions of the signed-in pages (views/layout live()).
+  'htmx.js': {
+    source: 'node_modules/htmx.org/dist/htmx.min.js',
     contentType: 'text/javascript; charset=utf-8',
   },
   // The WebAuthn browser library, served as published (global SimpleWebAuthnBrowser).

@@ -102,6 +102,12 @@ export const canChangeSettings = (role: Role) => role === 'owner';
 export const canApprovePosts = (role: Role) => role === 'owner' || role === 'admin';
 export const canManageMembers = (role: Role) => role === 'owner';
 export const canReadAuditLog = (role: Role) => role === 'owner';
+/** Connecting, reconnecting and disconnecting channels from the console. */
+export const canManageChannels = (role: Role) => role === 'owner' || role === 'admin';
+/** Creating, changing, testing, re-enabling and deleting webhook endpoints from the console. */
+export const canManageWebhooks = (role: Role) => role === 'owner' || role === 'admin';
+/** Rescheduling, publishing and deleting posts from the console (the API's own rules still apply). */
+export const canActOnPosts = (role: Role) => role === 'owner' || role === 'admin';
 /** Seeing the workspace (keys without secrets, members, settings): every member. */
 export const anyRole = (_role: Role) => true;
 

@@ -116,6 +116,19 @@ export const AUDIT_ACTIONS = [
   'settings_changed',
   'plan_changed',
   'post_approved',
+  'post_rejected',
+  'post_rescheduled',
+  'post_published',
+  'post_deleted',
+  'channel_connected',
+  'channel_reconnected',
+  'channel_disconnected',
+  'webhook_created',
+  'webhook_updated',
+  'webhook_tested',
+  'webhook_secret_rotated',
+  'webhook_enabled',
+  'webhook_deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

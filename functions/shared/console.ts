@@ -233,6 +233,15 @@ export const consoleErrors = (statusPage: StatusPageRenderer): Middleware => ({
             )
           : redirectAnswer(location, { cookies }),
       );
+      // A live region's refresh (htmx) would follow the redirect and swap the sign-in page into
+      // the region: the whole page goes to sign-in instead.
+      if (request.event.headers?.['hx-request'] === 'true' && !c.json)
+        request.response = {
+          statusCode: 200,
+          headers: { 'hx-redirect': location },
+          body: '',
+          ...(cookies.length ? { cookies } : {}),
+        };
       return;
     }
     const { status, kind, message } = outcomeOf(err, requestId);

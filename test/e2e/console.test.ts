@@ -164,7 +164,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     await enroll(admin.page, adminLink);
     member = await personContext(browser, { mobile: true });
     await enroll(member.page, memberLink);
-    await checkPage(member.page, 'home-phone');
+    await checkPage(member.page);
 
     await owner.page.goto(at('/console/members'));
     await checkPage(owner.page, 'members');

@@ -23,6 +23,19 @@ const ACTIONS: Record<AuditAction, string> = {
   settings_changed: 'Settings changed',
   plan_changed: 'Plan changed',
   post_approved: 'Post approved',
+  post_rejected: 'Post rejected',
+  post_rescheduled: 'Post rescheduled',
+  post_published: 'Post published now',
+  post_deleted: 'Post deleted',
+  channel_connected: 'Channel connected',
+  channel_reconnected: 'Channel reconnected',
+  channel_disconnected: 'Channel disconnected',
+  webhook_created: 'Webhook endpoint created',
+  webhook_updated: 'Webhook endpoint changed',
+  webhook_tested: 'Webhook test event sent',
+  webhook_secret_rotated: 'Webhook secret rotated',
+  webhook_enabled: 'Webhook endpoint re-enabled',
+  webhook_deleted: 'Webhook endpoint deleted',
 };
 
 function who(actor: AuditEntry['actor']): SafeHtml {

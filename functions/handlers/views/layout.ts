@@ -15,10 +15,24 @@ export interface Frame {
   orgName?: string | undefined;
 }
 
-export type Section = 'home' | 'keys' | 'members' | 'settings' | 'audit' | 'passkeys';
+export type Section =
+  | 'home'
+  | 'channels'
+  | 'posts'
+  | 'approvals'
+  | 'webhooks'
+  | 'keys'
+  | 'members'
+  | 'settings'
+  | 'audit'
+  | 'passkeys';
 
 const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; roles?: readonly Role[] }> = [
   { id: 'home', label: 'Overview', path: CONSOLE_PATH },
+  { id: 'channels', label: 'Channels', path: `${CONSOLE_PATH}/channels` },
+  { id: 'posts', label: 'Posts', path: `${CONSOLE_PATH}/posts` },
+  { id: 'approvals', label: 'Approvals', path: `${CONSOLE_PATH}/approvals` },
+  { id: 'webhooks', label: 'Webhooks', path: `${CONSOLE_PATH}/webhooks` },
   { id: 'keys', label: 'API keys', path: `${CONSOLE_PATH}/keys` },
   { id: 'members', label: 'Members', path: `${CONSOLE_PATH}/members` },
   { id: 'settings', label: 'Settings', path: `${CONSOLE_PATH}/settings` },
@@ -76,6 +90,11 @@ export function layout({ title, frame, section, message, webauthn, body }: PageO
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assetUrl('console.css')}">
 ${webauthn && html`<script src="${assetUrl('webauthn.js')}" defer></script>`}
+${
+  signedIn &&
+  html`<meta name="htmx-config" content="${HTMX_CONFIG}">
+<script src="${assetUrl('htmx.js')}" defer></script>`
+}
 <script src="${assetUrl('console.js')}" defer></script>
 </head>
 <body>
@@ -115,6 +134,29 @@ function navigation(role: Role, current: Section | undefined): SafeHtml {
       html`<li><a href="${s.path}"${s.id === current ? html` aria-current="page"` : ''}>${s.label}</a></li>`,
   )}</ul>
 </nav>`;
+}
+
+/**
+ * htmx under the console's CSP: no injected indicator styles (style-src 'self'), no eval, no
+ * scripts from responses, requests to this origin only, and no page snapshots in localStorage
+ * (pages that show a secret once must not be kept anywhere).
+ */
+const HTMX_CONFIG = JSON.stringify({
+  includeIndicatorStyles: false,
+  allowEval: false,
+  allowScriptTags: false,
+  selfRequestsOnly: true,
+  historyEnabled: false,
+  historyCacheSize: 0,
+});
+
+/**
+ * A region of a page that keeps itself current: every `seconds`, htmx GETs `url` (the page it is
+ * on) and swaps in the region of the same id from the answer. Without script it is simply the
+ * region as rendered; a reload shows the same.
+ */
+export function live(o: { id: string; url: string; seconds?: number; body: HtmlValue }): SafeHtml {
+  return html`<div id="${o.id}" hx-get="${o.url}" hx-trigger="every ${o.seconds ?? 5}s" hx-select="#${o.id}" hx-swap="outerHTML">${o.body}</div>`;
 }
 
 /** A date for people: the ISO time, shown in UTC to the minute (the machine-readable value kept). */

@@ -20,6 +20,7 @@ import * as apiKeys from '#usecases/api-keys';
 import * as auditLog from '#usecases/audit-log';
 import * as sessions from '#usecases/console-sessions';
 import * as people from '#usecases/members';
+import * as overviewCases from '#usecases/overview';
 import * as passkeyCases from '#usecases/passkeys';
 import * as settingsCases from '#usecases/settings';
 import {
@@ -50,6 +51,7 @@ vi.mock('#usecases/members', () => ({
 }));
 vi.mock('#usecases/settings', () => ({ getSettings: vi.fn(), updateSettings: vi.fn() }));
 vi.mock('#usecases/audit-log', () => ({ listAuditLog: vi.fn() }));
+vi.mock('#usecases/overview', () => ({ getOverview: vi.fn() }));
 vi.mock('#usecases/passkeys', () => ({
   beginEnrollment: vi.fn(),
   finishEnrollment: vi.fn(),
@@ -93,6 +95,31 @@ const key = (overrides: Partial<ApiKeyView> = {}): ApiKeyView => ({
   ...overrides,
 });
 
+const PERIOD = { period_starts_at: '2030-01-01T00:00:00.000Z', period_ends_at: '2030-02-01T00:00:00.000Z' };
+const overview = (needs: Partial<overviewCases.Overview['needs']> = {}): overviewCases.Overview => ({
+  usage: {
+    plan: 'team',
+    meters: [
+      { key: 'api_requests', used: 1200, limit: 50_000, remaining: 48_800, ...PERIOD },
+      { key: 'posts_per_month', used: 500, limit: 500, remaining: 0, ...PERIOD },
+      { key: 'channels', used: 3, limit: 10, remaining: 7, ...PERIOD },
+    ],
+  },
+  analytics: {
+    posts: { total: 9, draft: 1, scheduled: 2, publishing: 0, published: 4, failed: 1, needs_approval: 1 },
+    deliveries: { total: 6, published: 5, failed: 1, success_rate: 5 / 6 },
+    timeline: Array.from({ length: 14 }, (_, i) => ({
+      date: `2030-01-${String(i + 1).padStart(2, '0')}`,
+      published: i === 13 ? 5 : 0,
+      failed: i === 12 ? 1 : 0,
+    })),
+    engagement: { impressions: 0, likes: 0, comments: 0, shares: 0, clicks: 0 },
+    synced_platforms: [],
+    generated_at: '2030-01-14T12:00:00.000Z',
+  },
+  needs: { channels: [], approvals: { posts: [], total: 0 }, failed: [], endpoints: [], ...needs },
+});
+
 const asPerson = (who: SignedIn) => ({ kind: 'person', userId: who.user.id });
 
 beforeEach(() => {
@@ -101,6 +128,7 @@ beforeEach(() => {
     async (cookie) => [OWNER, ADMIN, MEMBER].find((p) => sessionOf(p)[0]?.endsWith(`=${cookie}`)) ?? null,
   );
   vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS });
+  vi.mocked(overviewCases.getOverview).mockResolvedValue(overview());
 });
 
 const get = (routeKey: string, who: SignedIn | null, opts: Parameters<typeof consoleEvent>[1] = {}) =>
@@ -529,11 +557,105 @@ describe('home and navigation', () => {
     expectNoInlineCode(owner);
   });
 
+  it("shows the month's meters with what is left, the 14-day timeline and its numbers", async () => {
+    const res = await call(home, get('GET /console', MEMBER));
+
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('<progress id="meter-api_requests" max="50000" value="1200">');
+    expect(mainText(res)).toContain('1,200 of 50,000 used, 48,800 left');
+    expect(res.body).toContain('class="meter meter--full"');
+    expect(mainText(res)).toContain('Resets 2030-02-01 00:00 UTC');
+    // 14 days, each a published and a failed bar; the busiest day is the scale.
+    expect((res.body ?? '').match(/class="chart__published"/g)).toHaveLength(14);
+    expect(res.body).toContain('5 published and 1 failed in all; the busiest day had 5.');
+    expect(res.body).toMatch(
+      /<th scope="row"><time datetime="2030-01-14">2030-01-14<\/time><\/th><td data-label="Published"><div class="table__value">5</,
+    );
+    expect(mainText(res)).toContain('Nothing needs you right now');
+    expect(overviewCases.getOverview).toHaveBeenCalledWith(
+      expect.objectContaining({
+        orgId: ORG,
+        actor: asPerson(MEMBER),
+        cursorSecret: 'unit-test-cursor-secret',
+      }),
+    );
+    expectNoInlineCode(res);
+  });
+
+  it('lists what needs a person, each a link to where it is acted on, escaped, in a live region', async () => {
+    vi.mocked(overviewCases.getOverview).mockResolvedValue(
+      overview({
+        channels: [
+          {
+            id: 'channel_01JD0000000000000000000001',
+            platform: 'mastodon',
+            handle: '<b>@ann</b>@mastodon.example',
+            status: 'reauth_required',
+          } as overviewCases.Overview['needs']['channels'][number],
+        ],
+        approvals: {
+          total: 3,
+          posts: [
+            {
+              id: 'post_01JD0000000000000000000001',
+              title: null,
+              body: 'Launch <day>',
+              variants: [],
+            } as never,
+          ],
+        },
+        endpoints: [
+          {
+            id: 'webhook_01JD0000000000000000000001',
+            url: 'https://hooks.example/x',
+            state: 'auto_disabled',
+          } as never,
+        ],
+      }),
+    );
+
+    const res = await call(home, get('GET /console', ADMIN));
+
+    expect(res.body).toContain('&lt;b&gt;@ann&lt;/b&gt;@mastodon.example');
+    expect(res.body).toContain('href="/console/channels#channel-channel_01JD0000000000000000000001"');
+    expect(mainText(res)).toContain('3 posts wait for approval');
+    expect(res.body).toContain(
+      'href="/console/posts/post_01JD0000000000000000000001">Launch &lt;day&gt;</a>',
+    );
+    expect(res.body).toContain('href="/console/webhooks/webhook_01JD0000000000000000000001"');
+    expect(res.body).toContain(
+      '<div id="needs" hx-get="/console" hx-trigger="every 10s" hx-select="#needs" hx-swap="outerHTML">',
+    );
+  });
+
   it('sends a signed-out visitor to sign-in', async () => {
     const res = await call(home, get('GET /console', null));
 
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/console/sign-in');
+  });
+
+  it("sends the whole page to sign-in when a live region's refresh finds the session gone", async () => {
+    const res = await call(home, get('GET /console', null, { headers: { 'hx-request': 'true' } }));
+
+    // Not a 303: htmx would follow it and swap the sign-in page into the region.
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['hx-redirect']).toBe('/console/sign-in');
+    expect(res.body).toBe('');
+  });
+
+  it('loads htmx with a configuration that keeps to the CSP for signed-in people only', async () => {
+    const owner = await call(home, get('GET /console', OWNER));
+    const config = /<meta name="htmx-config" content="([^"]+)">/.exec(owner.body ?? '')?.[1] ?? '';
+    expect(JSON.parse(config.replaceAll('&quot;', '"'))).toMatchObject({
+      includeIndicatorStyles: false,
+      allowEval: false,
+      allowScriptTags: false,
+      historyCacheSize: 0,
+    });
+    expect(owner.body).toMatch(/<script src="\/console\/assets\/htmx\.js(\?v=[^"]+)?" defer><\/script>/);
+    const signedOut = await call(signIn, get('GET /console/sign-in', null));
+    expect(signedOut.body).not.toContain('htmx');
   });
 });
 

@@ -1,0 +1,72 @@
+import { anyRole } from '#core/accounts';
+import type { Actor } from '#core/people';
+import type { PostResource } from '#core/posts';
+import { MAX_ENDPOINTS_PER_ORG } from '#core/webhooks';
+import { getAnalytics } from '#usecases/get-analytics';
+import { getUsage } from '#usecases/get-usage';
+import { listChannelsOf } from '#usecases/list-channels';
+import { listPosts } from '#usecases/list-posts';
+import { listWebhookEndpoints } from '#usecases/list-webhook-endpoints';
+import { authorizeAct } from '#usecases/support/acts';
+
+// The console's overview: the workspace's state in one look — the month's meters and the 14-day
+// publish timeline (the very answers of getUsage and getAnalytics), and what needs a person. Read
+// through the API's own use cases; a person looking is not an API request, so nothing is metered.
+
+/** How many of each kind of item "needs a person" lists (the count says how many there are in all). */
+export const OVERVIEW_ITEMS = 5;
+/** Failed posts older than this are history, not something to act on. */
+export const FAILED_WITHIN_DAYS = 7;
+
+/** Admits the API use cases' reads without counting them: the console is not an API client. */
+const unmetered = async () => ({ allowed: true as const, headers: {}, apiRequests: 0, period: '' });
+
+export interface Overview {
+  usage: Awaited<ReturnType<typeof getUsage>>;
+  analytics: Awaited<ReturnType<typeof getAnalytics>>;
+  needs: {
+    /** Channels that stopped publishing until a person acts: reauth_required or error. */
+    channels: Awaited<ReturnType<typeof listChannelsOf>>['data'];
+    /** The newest posts waiting for approval, and how many wait in all. */
+    approvals: { posts: PostResource[]; total: number };
+    /** Posts that failed in the last FAILED_WITHIN_DAYS days, newest first. */
+    failed: PostResource[];
+    /** Endpoints the failure ladder turned off. */
+    endpoints: Awaited<ReturnType<typeof listWebhookEndpoints>>['data'];
+  };
+}
+
+/**
+ * getOverview. Every member. One round trip after the session: the role check and every read run
+ * at once (the reads are of the person's own organization, and nothing is answered before the
+ * check has passed).
+ */
+export async function getOverview(a: {
+  orgId: string;
+  actor: Actor;
+  now: Date;
+  cursorSecret: string;
+}): Promise<Overview> {
+  const nowMs = a.now.getTime();
+  const [, usage, analytics, channels, approvals, failed, endpoints] = await Promise.all([
+    authorizeAct(a.orgId, a.actor, anyRole, 'seeing the workspace'),
+    getUsage(a.orgId, unmetered, nowMs),
+    getAnalytics(a.orgId, unmetered, nowMs),
+    listChannelsOf(a.orgId),
+    listPosts(a.orgId, { status: 'needs_approval', limit: OVERVIEW_ITEMS }, a.cursorSecret),
+    listPosts(a.orgId, { status: 'failed', limit: OVERVIEW_ITEMS }, a.cursorSecret),
+    // An organization has at most MAX_ENDPOINTS_PER_ORG endpoints: one page holds them all.
+    listWebhookEndpoints(a.orgId, { limit: MAX_ENDPOINTS_PER_ORG }, a.cursorSecret),
+  ]);
+  const since = nowMs - FAILED_WITHIN_DAYS * 86_400_000;
+  return {
+    usage,
+    analytics,
+    needs: {
+      channels: channels.data.filter((c) => c.status === 'reauth_required' || c.status === 'error'),
+      approvals: { posts: approvals.data, total: analytics.posts.needs_approval },
+      failed: failed.data.filter((p) => Date.parse(p.updated_at) >= since),
+      endpoints: endpoints.data.filter((e) => e.state === 'auto_disabled'),
+    },
+  };
+}
