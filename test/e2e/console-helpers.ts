@@ -57,7 +57,8 @@ export async function inviteFromConsole(page: Page, email: string, role: string)
   await page.getByLabel('Email address').fill(email);
   await page.getByRole('radio', { name: role, exact: true }).check();
   await page.getByRole('button', { name: 'Invite' }).click();
-  await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toContain('is invited');
+  // A locator wait, not expect.poll: team() runs this in beforeAll too.
+  await page.getByRole('heading', { level: 1, name: /is invited/ }).waitFor();
   return page.locator('#enrollment-link').inputValue();
 }
 
