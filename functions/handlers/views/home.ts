@@ -59,7 +59,7 @@ ${live({ id: 'needs', url: CONSOLE_PATH, seconds: 10, body: needs(o.overview.nee
 ${meters(usage.meters)}
 <h2 class="heading heading--m">Last 14 days</h2>
 ${timeline(analytics.timeline)}
-<p>${number(analytics.posts.total)} posts in all: ${number(analytics.posts.scheduled)} scheduled, ${number(analytics.posts.published)} published, ${number(analytics.posts.failed)} failed, ${number(analytics.posts.draft)} drafts. Deliveries: ${number(analytics.deliveries.published)} published, ${number(analytics.deliveries.failed)} failed${analytics.deliveries.success_rate === null ? '' : html` (${Math.round(analytics.deliveries.success_rate * 100)}% succeeded)`}.</p>
+<p>${number(analytics.posts.total)} posts in all: ${number(analytics.posts.scheduled)} scheduled, ${number(analytics.posts.published)} published, ${number(analytics.posts.failed)} failed, ${number(analytics.posts.needs_approval)} waiting for approval, ${number(analytics.posts.draft)} drafts. Deliveries: ${number(analytics.deliveries.published)} published, ${number(analytics.deliveries.failed)} failed${analytics.deliveries.success_rate === null ? '' : html` (${Math.round(analytics.deliveries.success_rate * 100)}% succeeded)`}.</p>
 <h2 class="heading heading--m">Manage</h2>
 ${cards(o.role)}`,
   });
