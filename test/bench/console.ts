@@ -7,6 +7,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import type { Role, User } from '#core/accounts';
 import type { ConsolePage } from '#lib/operations';
 import type { HttpResult } from '#shared/envelope';
+import { PUBLISHING, type Publishing, seedPublishing } from './console-workspace.ts';
 import {
   type ApiHandler,
   countConsumedCapacity,
@@ -30,7 +31,11 @@ export interface ConsolePageSpec {
   /** The row's name in the section. */
   id: string;
   method: 'GET' | 'POST';
-  /** The path (and query) a browser requests; the route and its function are the manifest's. */
+  /**
+   * The path (and query) a browser requests; the route and its function are the manifest's.
+   * `{post:<status>}`, `{channel:<n>}`, `{endpoint:<n>}` and `{endpoint:disabled}` name the seeded
+   * workspace's items (console-workspace.ts).
+   */
   path: string;
   /** Who is signed in (a session of their own for each row); null: nobody (sign-in page, assets). */
   asRole: Role | null;
@@ -161,6 +166,9 @@ export interface ConsoleResult {
     keys: number;
     revokedKeys: number;
     auditEntries: number;
+    channels: number;
+    posts: number;
+    endpoints: number;
   };
   rows: ConsoleRow[];
 }
@@ -346,7 +354,27 @@ export async function benchConsole(iterations: number): Promise<ConsoleResult> {
     const { SESSION_TOUCH_MS } = await import('#core/people');
 
     const workspace = await seedWorkspace();
-    const held = await census(workspace);
+    const publishing = await seedPublishing(workspace.orgId);
+    const held = {
+      ...(await census(workspace)),
+      channels: publishing.channelIds.length,
+      posts: PUBLISHING.posts,
+      endpoints: publishing.endpointIds.length,
+    };
+    /** The seeded items a path names. */
+    const itemsIn = (path: string) =>
+      path.replace(/\{(post|channel|endpoint):([a-z_0-9]+)\}/g, (_m, kind: string, which: string) => {
+        const id =
+          kind === 'post'
+            ? publishing.postOf[which as keyof Publishing['postOf']]
+            : kind === 'channel'
+              ? publishing.channelIds[Number(which)]
+              : which === 'disabled'
+                ? publishing.disabledEndpoint
+                : publishing.endpointIds[Number(which)];
+        if (!id) throw new Error(`console bench: no seeded ${kind} ${which}`);
+        return id;
+      });
     const site = consoleSite({ requestContext: { domainName: DOMAIN } } as APIGatewayProxyEventV2);
 
     /** A session for `user` as a sign-in starts one (not through WebAuthn: no browser here). */
@@ -365,7 +393,7 @@ export async function benchConsole(iterations: number): Promise<ConsoleResult> {
     const bodies = new Map<string, string>();
     const rows: ConsoleRow[] = [];
     for (const spec of PAGES) {
-      let url = spec.path;
+      let url = itemsIn(spec.path);
       if (spec.follow) {
         const source = bodies.get(spec.follow.from);
         const href = source === undefined ? undefined : spec.follow.href.exec(source)?.[1];
@@ -593,7 +621,9 @@ async function seedWorkspace(): Promise<Workspace> {
 }
 
 /** What the workspace holds once seeded, read back from the table. */
-async function census(w: Workspace): Promise<ConsoleResult['workspace']> {
+async function census(
+  w: Workspace,
+): Promise<Omit<ConsoleResult['workspace'], 'channels' | 'posts' | 'endpoints'>> {
   const { listUsers, passkeyCounts } = await import('#adapters/members');
   const { listApiKeys } = await import('#adapters/api-keys');
   const { countAll } = await import('#adapters/table');
@@ -669,7 +699,12 @@ The workspace (agency plan), written first through the service's own code (not c
 ${w.members} members (${roles}; ${w.pendingMembers} invited, not enrolled yet), ${w.passkeys} passkeys (${w.ownerPasskeys} the owner's),
 registered by the real WebAuthn ceremonies answered by a software authenticator; ${w.keys} API keys
 (${w.revokedKeys} revoked, the others used this month); ${w.auditEntries} audit entries (those of the acts, and
-${WORKSPACE.auditFill} more written one by one). The person is the owner, signed in by a session created
+${WORKSPACE.auditFill} more written one by one); ${w.channels} channels (one needing re-authorization), ${w.posts} posts over the last 30 days
+(${Object.entries(PUBLISHING.byStatus)
+    .map(([k, n]) => `${n} ${k.replace('_', ' ')}`)
+    .join(', ')}; 1–3 channels each) and ${w.endpoints} webhook
+endpoints (one auto-disabled) with ${PUBLISHING.deliveriesPerEndpoint} deliveries each in their logs, written as the service's adapters write them
+(test/bench/console-workspace.ts). The person is the owner, signed in by a session created
 directly with the sessions use case (\`newSession\`, its item written as sign-in writes it; not
 through WebAuthn, and without sign-in's audit entry): a fresh one per row, so no call is due to
 refresh its last-seen time — except in "home, session refresh due", where each call brings a

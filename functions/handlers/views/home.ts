@@ -45,7 +45,7 @@ export function homePage(o: {
   overview: Overview;
   message?: string | null;
 }): SafeHtml {
-  const { usage, analytics } = o.overview;
+  const { usage, stats } = o.overview;
   return layout({
     title: 'Overview',
     frame: o.frame,
@@ -58,8 +58,8 @@ ${live({ id: 'needs', url: CONSOLE_PATH, seconds: 10, body: needs(o.overview.nee
 <h2 class="heading heading--m">This month</h2>
 ${meters(usage.meters)}
 <h2 class="heading heading--m">Last 14 days</h2>
-${timeline(analytics.timeline)}
-<p>${number(analytics.posts.total)} posts in all: ${number(analytics.posts.scheduled)} scheduled, ${number(analytics.posts.published)} published, ${number(analytics.posts.failed)} failed, ${number(analytics.posts.needs_approval)} waiting for approval, ${number(analytics.posts.draft)} drafts. Deliveries: ${number(analytics.deliveries.published)} published, ${number(analytics.deliveries.failed)} failed${analytics.deliveries.success_rate === null ? '' : html` (${Math.round(analytics.deliveries.success_rate * 100)}% succeeded)`}.</p>
+${timeline(stats.timeline)}
+<p>Deliveries so far: ${number(stats.deliveries.published)} published, ${number(stats.deliveries.failed)} failed${stats.deliveries.success_rate === null ? '' : html` (${Math.round(stats.deliveries.success_rate * 100)}% succeeded)`}. <a href="${CONSOLE_PATH}/posts">See the posts</a>.</p>
 <h2 class="heading heading--m">Manage</h2>
 ${cards(o.role)}`,
   });
@@ -111,7 +111,7 @@ function meters(list: Overview['usage']['meters']): SafeHtml {
 const CHART = { width: 560, height: 160, top: 10, bottom: 24, left: 28 } as const;
 
 /** Published and failed per day as stacked bars (SVG attributes only: the CSP forbids inline styles), with the numbers as a table. */
-function timeline(days: Overview['analytics']['timeline']): SafeHtml {
+function timeline(days: Overview['stats']['timeline']): SafeHtml {
   const max = Math.max(1, ...days.map((d) => d.published + d.failed));
   const plot = CHART.height - CHART.top - CHART.bottom;
   const step = (CHART.width - CHART.left) / days.length;

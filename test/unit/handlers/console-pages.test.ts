@@ -105,8 +105,7 @@ const overview = (needs: Partial<overviewCases.Overview['needs']> = {}): overvie
       { key: 'channels', used: 3, limit: 10, remaining: 7, ...PERIOD },
     ],
   },
-  analytics: {
-    posts: { total: 9, draft: 1, scheduled: 2, publishing: 0, published: 4, failed: 1, needs_approval: 1 },
+  stats: {
     deliveries: { total: 6, published: 5, failed: 1, success_rate: 5 / 6 },
     timeline: Array.from({ length: 14 }, (_, i) => ({
       date: `2030-01-${String(i + 1).padStart(2, '0')}`,
@@ -115,7 +114,6 @@ const overview = (needs: Partial<overviewCases.Overview['needs']> = {}): overvie
     })),
     engagement: { impressions: 0, likes: 0, comments: 0, shares: 0, clicks: 0 },
     synced_platforms: [],
-    generated_at: '2030-01-14T12:00:00.000Z',
   },
   needs: { channels: [], approvals: { posts: [], total: 0 }, failed: [], endpoints: [], ...needs },
 });
