@@ -11,6 +11,14 @@ import { dataTable } from './table.ts';
 
 const APPROVALS_PATH = `${CONSOLE_PATH}/approvals`;
 
+/** When an approved post publishes: at its time, or at once (asked so, or its time has passed). */
+function publishes(p: Approvals['posts'][number], now: Date): SafeHtml {
+  if (p.approval?.mode !== 'schedule' || !p.scheduled_at) return html`As soon as it is approved`;
+  if (Date.parse(p.scheduled_at) <= now.getTime())
+    return html`Asked for ${when(p.scheduled_at)}, now passed: publishes when approved`;
+  return html`At ${when(p.scheduled_at)}`;
+}
+
 export function approvalsPage(o: {
   frame: Frame;
   approvals: Approvals;
@@ -28,7 +36,6 @@ export function approvalsPage(o: {
           { label: 'Post' },
           { label: 'Created by' },
           { label: 'Publishes' },
-          { label: 'When' },
           ...(o.canApprove ? [{ label: 'Actions', hidden: true }] : []),
         ],
         rows: posts.map((p) => [
@@ -37,10 +44,8 @@ export function approvalsPage(o: {
           html`<ul class="plain">${p.variants.map(
             (v) =>
               html`<li><strong>${channelName(channels, v.channel_id)}</strong>: ${v.body.length > 140 ? `${v.body.slice(0, 139)}…` : v.body}${v.media.length ? html` <span class="muted">(+${v.media.length} media)</span>` : ''}</li>`,
-          )}</ul>`,
-          p.approval?.mode === 'schedule' && p.scheduled_at
-            ? html`At ${when(p.scheduled_at)}${Date.parse(p.scheduled_at) <= o.now.getTime() ? html` <span class="muted">(passed: publishes when approved)</span>` : ''}`
-            : 'As soon as it is approved',
+          )}</ul>
+<p>${publishes(p, o.now)}</p>`,
           ...(o.canApprove
             ? [
                 html`<form method="post" action="${postPath(p.id)}/approve" class="inline-form">

@@ -184,7 +184,7 @@ export function postPage(o: {
     p.published_at
       ? html`Published ${when(p.published_at)}`
       : p.scheduled_at
-        ? html`${p.status === 'needs_approval' ? 'Asks to publish' : 'Publishes'} ${when(p.scheduled_at)}`
+        ? html`${p.status === 'needs_approval' ? 'Asks to publish' : p.status === 'scheduled' ? 'Publishes' : 'Was scheduled for'} ${when(p.scheduled_at)}`
         : p.status === 'needs_approval'
           ? 'Asks to publish as soon as it is approved'
           : html`<span class="muted">Not scheduled</span>`
