@@ -39,6 +39,8 @@ Commands:
                   back to (replaces the list; '' clears it; loopback needs none)
   plan set        --org ORG --plan P [--limits api_requests=N,burst=N,posts_per_month=N,channels=N]
   post approve    --org ORG --id POST_ID
+  post reject     --org ORG --id POST_ID --reason TEXT   back to draft, never published; the
+                  reason (at most 500 characters) is kept on the post and in the audit log
   audit list      --org ORG [--limit N] [--cursor C]   newest first; --cursor is the previous
                   page's next_cursor
 
@@ -83,6 +85,7 @@ const options = {
   'landing-origins': { type: 'string' },
   limit: { type: 'string' },
   cursor: { type: 'string' },
+  reason: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -160,6 +163,7 @@ async function run(argv: string[]): Promise<unknown> {
     'settings set',
     'plan set',
     'post approve',
+    'post reject',
     'audit list',
   ];
   if (!known.includes(command) || positionals.length > 2)
@@ -312,6 +316,15 @@ async function run(argv: string[]): Promise<unknown> {
           limits: values.limits === undefined ? undefined : parseLimits(values.limits),
         };
         return (a: Admin) => a.setPlan(args);
+      }
+      case 'post reject': {
+        const args = {
+          orgId: need(values, 'org'),
+          by: opt(values, 'by'),
+          postId: need(values, 'id'),
+          reason: need(values, 'reason'),
+        };
+        return (a: Admin) => a.rejectPost(args);
       }
       default: {
         const args = { orgId: need(values, 'org'), by: opt(values, 'by'), postId: need(values, 'id') };

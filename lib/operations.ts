@@ -461,6 +461,18 @@ export const consolePages: readonly ConsolePage[] = [
     access: { table: 'RW' },
   },
   {
+    id: 'consolePosts',
+    entry: 'functions/handlers/console-posts.ts',
+    routes: [
+      { method: 'GET', path: '/console/posts' },
+      { method: 'GET', path: '/console/posts/{id}' },
+      { method: 'POST', path: '/console/posts/{id}/{act}' },
+      { method: 'GET', path: '/console/approvals' },
+    ],
+    // The API's post use cases (their cursor secret for the list's pages).
+    access: { table: 'RW', cursor: true },
+  },
+  {
     id: 'consoleAudit',
     entry: 'functions/handlers/console-audit.ts',
     routes: [{ method: 'GET', path: '/console/audit' }],

@@ -63,7 +63,30 @@ export interface PostRecord {
   watch_at?: string | null;
   /** The scheduled_at the sweeper last dispatched, and when. */
   dispatched?: { for: string; at: string } | null;
+  /** Internal (never in the API's post): the key that created the post, and through which door. */
+  created_by?: PostOrigin | null;
+  /** Internal: the last approval decision (the console shows it; the API does not). */
+  decision?: PostDecision | null;
 }
+
+/** Who created a post: the API key, through the REST API or the MCP server. */
+export interface PostOrigin {
+  key_id: string;
+  via: 'api' | 'mcp';
+}
+
+/** An approval decision: who (a user id, or `operator`), when, and for a rejection why. */
+export interface PostDecision {
+  outcome: 'approved' | 'rejected';
+  by: string;
+  /** The person's address when they decided (null: the operator), so the page needs no lookup. */
+  email: string | null;
+  at: string;
+  reason: string | null;
+}
+
+/** A rejection's reason is required and at most this long. */
+export const MAX_REJECT_REASON = 500;
 
 export function toPost(rec: PostRecord) {
   return {
@@ -182,6 +205,7 @@ export function newPost(args: {
   settings: OrgSettings;
   variantIds: string[];
   now: Date;
+  origin?: PostOrigin | undefined;
 }): PostRecord {
   const { input, mode, settings, now } = args;
   if (mode === 'publish' && !settings.dangerous_ops) throw dangerousOpsDisabled();
@@ -209,6 +233,7 @@ export function newPost(args: {
     version: 1,
     approval: null,
     counted_period: null,
+    ...(args.origin ? { created_by: args.origin } : {}),
   };
   if (mode === 'draft') return post;
   if (settings.approval_required) return { ...post, status: 'needs_approval', approval: { mode } };
@@ -334,6 +359,40 @@ export function decideApprove(post: PostRecord, now: Date): PostRecord {
     { ...post, scheduled_at: post.approval?.mode === 'schedule' ? post.scheduled_at : null },
     now,
   );
+}
+
+/**
+ * needs_approval → draft: a rejected post never publishes. Its schedule is dropped (a draft has
+ * none); scheduling it again while approval is required sends it back to approval.
+ */
+export function decideReject(post: PostRecord, now: Date): PostRecord {
+  if (post.status !== 'needs_approval')
+    throw conflict(`The post is ${post.status}, not waiting for approval.`);
+  return { ...post, status: 'draft', approval: null, scheduled_at: null, updated_at: now.toISOString() };
+}
+
+/**
+ * What happened to a post since a page showed it in `shown` status (null now: it is gone), in
+ * words for the person whose act on that page was refused.
+ */
+export function changedSince(shown: string | undefined, now: PostRecord | null): string {
+  if (!now) return 'This post was deleted meanwhile.';
+  if (shown === 'needs_approval' && now.status !== 'needs_approval') {
+    if (now.decision?.outcome === 'rejected') return 'This post was rejected meanwhile.';
+    if (now.decision?.outcome === 'approved') return 'This post was approved meanwhile.';
+  }
+  if (shown !== now.status) {
+    const words: Record<PostStatus, string> = {
+      draft: 'went back to draft',
+      scheduled: 'was scheduled',
+      publishing: 'started publishing',
+      published: 'was published',
+      failed: 'failed',
+      needs_approval: 'was sent for approval',
+    };
+    return `This post ${words[now.status]} meanwhile.`;
+  }
+  return 'This post was changed meanwhile.';
 }
 
 /**

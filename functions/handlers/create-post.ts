@@ -5,9 +5,10 @@ import { createPostOnce } from '#usecases/create-post';
 export const { handler, impl } = apiHandler(
   'createPost',
   { body: CreatePostBody },
-  async ({ auth, body, headers, now, lambda, admitted }) => {
+  async ({ auth, body, headers, now, lambda, admitted, via }) => {
     const gate = { admitted, postsPerMonth: auth.limits.posts_per_month };
-    const res = await createPostOnce(auth.orgId, body, headers['idempotency-key'], now, gate, lambda);
+    const origin = { key_id: auth.keyId, via };
+    const res = await createPostOnce(auth.orgId, body, headers['idempotency-key'], now, gate, lambda, origin);
     return {
       status: res.status,
       rawBody: res.json,

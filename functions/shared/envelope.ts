@@ -15,6 +15,20 @@ type Middleware<C extends Context = Context> = MiddlewareObj<HttpEvent, HttpResu
 
 export const requestIdOf = (event: HttpEvent) => event.requestContext?.requestId ?? 'unknown';
 
+/**
+ * The MCP server's mark on the event of the REST call a tool call stands for. It sits in the
+ * request context, which API Gateway (and the local front door) builds itself for every request
+ * from outside: no client can set it.
+ */
+export const MCP_MARK = { lambda: { herald_via: 'mcp' } } as const;
+
+/** Whether a request came through the MCP server or straight to the REST API. */
+export function viaOf(event: HttpEvent): 'api' | 'mcp' {
+  const authorizer = (event.requestContext as { authorizer?: { lambda?: { herald_via?: unknown } } })
+    ?.authorizer;
+  return authorizer?.lambda?.herald_via === 'mcp' ? 'mcp' : 'api';
+}
+
 export function jsonResponse(
   status: number,
   body: unknown,

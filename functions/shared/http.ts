@@ -17,6 +17,7 @@ import {
   rawJsonResponse,
   requestIdHeader,
   requestIdOf,
+  viaOf,
 } from './envelope.ts';
 import { logger } from './logger.ts';
 
@@ -53,6 +54,8 @@ export interface ApiInput<B, Q> {
   now: Date;
   /** The Lambda context (remaining time feeds the idempotency in-progress expiry). */
   lambda: Context;
+  /** Straight to the REST API, or a tool call of the MCP server. */
+  via: 'api' | 'mcp';
   /**
    * Resolves once the request is admitted by the burst limit and the monthly meter; rejects with
    * the 429 otherwise. Await it after reading and before writing: the limiter then costs no
@@ -232,6 +235,7 @@ export const apiHandlers = (gate: RequestGate) =>
         requestId: requestIdOf(event),
         now: new Date(),
         lambda: context,
+        via: viaOf(event),
         admitted: async () => {
           if (!admission) throw new Error(`${operationId} has no admission to await`);
           const a = await admission;

@@ -6,7 +6,7 @@ import { ValidationError } from '#core/errors';
 import { isId, newId } from '#core/ids';
 import { mediaIdFromUrl } from '#core/media';
 import { checkVariant } from '#core/platforms';
-import { duplicateChannelErrors, newPost, resolveMode, toPost } from '#core/posts';
+import { duplicateChannelErrors, newPost, type PostOrigin, resolveMode, toPost } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
 import { type Gate, postCount, quotaAware, requireOrg } from '#usecases/support/post-writes';
 
@@ -41,6 +41,7 @@ export async function createPost(
   now: Date,
   gate: Gate,
   read: Promise<PostContext> = readPostContext(orgId, input),
+  origin?: PostOrigin,
 ) {
   const mode = resolveMode(input, now);
   const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
@@ -96,6 +97,7 @@ export async function createPost(
     settings: org.settings,
     variantIds: input.variants.map(() => newId('variant', now.getTime())),
     now,
+    origin,
   });
   const { next: post, count } = postCount(created, gate, now);
   await gate.admitted();
@@ -104,15 +106,22 @@ export async function createPost(
 }
 
 /** Recorded as JSON text, so a replay is byte-for-byte the first response. */
-export const createPostIdempotent = idempotent<CreatePostInput, { gate: Gate; read: Promise<PostContext> }>(
-  'createPost',
-  async (call) => ({
-    status: 201,
-    json: JSON.stringify(
-      await createPost(call.org_id, call.body, new Date(), call.context.gate, call.context.read),
+export const createPostIdempotent = idempotent<
+  CreatePostInput,
+  { gate: Gate; read: Promise<PostContext>; origin?: PostOrigin | undefined }
+>('createPost', async (call) => ({
+  status: 201,
+  json: JSON.stringify(
+    await createPost(
+      call.org_id,
+      call.body,
+      new Date(),
+      call.context.gate,
+      call.context.read,
+      call.context.origin,
     ),
-  }),
-);
+  ),
+}));
 
 /**
  * createPost as the API runs it: with an Idempotency-Key, once per key (a retry gets the first
@@ -125,6 +134,8 @@ export async function createPostOnce(
   now: Date,
   gate: Gate,
   lambda: Context,
+  /** Which key created the post, and through which door (kept on the post, not in the API's answer). */
+  origin?: PostOrigin,
 ): Promise<{ status: number; json: string; replayed?: boolean }> {
   const key = checkIdempotencyKey(idempotencyKey);
   // The read runs while the gate decides, so neither path waits for the gate on its own.
@@ -132,12 +143,12 @@ export async function createPostOnce(
   if (key === undefined)
     return {
       status: 201,
-      json: JSON.stringify(await createPost(orgId, input, now, gate, read)),
+      json: JSON.stringify(await createPost(orgId, input, now, gate, read, origin)),
       replayed: false,
     };
   read.catch(() => undefined); // unused when refused or replayed
   // Admitted before the idempotency layer writes its in-progress record: a refused request writes
   // nothing, and its retry is answered its 429, not 409 idempotency_in_progress.
   await gate.admitted();
-  return createPostIdempotent({ org_id: orgId, key, body: input, context: { gate, read } }, lambda);
+  return createPostIdempotent({ org_id: orgId, key, body: input, context: { gate, read, origin } }, lambda);
 }

@@ -2,12 +2,14 @@ import { queryPosts } from '#adapters/posts';
 import type { PostStatus } from '#core/constants';
 import { PAGE_SIZE, type PageQuery, paginate } from '#core/cursor';
 import { isId } from '#core/ids';
-import { toPost } from '#core/posts';
+import { type PostRecord, type PostResource, toPost } from '#core/posts';
 
-export async function listPosts(
+/** listPosts: newest first, by status when given. `view` shapes each item (the API's post by default). */
+export async function listPosts<R = PostResource>(
   orgId: string,
   query: PageQuery & { status?: PostStatus | undefined },
   cursorSecret: string,
+  view: (post: PostRecord) => R = toPost as unknown as (post: PostRecord) => R,
 ) {
   const scope = { list: 'posts', orgId, filter: query.status ?? '' };
   const page = paginate(cursorSecret, scope, query.after, (k) => isId('post', k));
@@ -16,5 +18,5 @@ export async function listPosts(
     afterId: page.afterKey,
     status: query.status,
   });
-  return page.envelope({ items: posts.posts, hasMore: posts.hasMore }, toPost, (p) => p.id);
+  return page.envelope({ items: posts.posts, hasMore: posts.hasMore }, view, (p) => p.id);
 }

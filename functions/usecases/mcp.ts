@@ -16,7 +16,7 @@ import { ApiError } from '#core/errors';
 import { findTool, type ToolSpec, toRequest, visibleTools } from '#core/mcp-tools';
 import { hasFeature } from '#core/plans';
 import { mcp } from '#lib/operations';
-import type { HttpEvent, HttpResult } from '#shared/envelope';
+import { type HttpEvent, type HttpResult, MCP_MARK } from '#shared/envelope';
 import { logger } from '#shared/logger';
 import { authenticateFresh, requirePlanFeature } from '#usecases/support/authenticate';
 
@@ -89,14 +89,18 @@ function operationEvent(
     headers,
     ...(rawQueryString ? { queryStringParameters: req.query } : {}),
     ...(spec.pathParams.length ? { pathParameters } : {}),
-    requestContext: {
-      ...source.requestContext,
-      http: { ...source.requestContext.http, method: spec.op.method, path: req.path },
-      requestId,
-      routeKey,
-      time: new Date().toISOString(),
-      timeEpoch: Date.now(),
-    },
+    // Marked as the MCP server's (viaOf), which no request from outside can be.
+    requestContext: Object.assign(
+      {
+        ...source.requestContext,
+        http: { ...source.requestContext.http, method: spec.op.method, path: req.path },
+        requestId,
+        routeKey,
+        time: new Date().toISOString(),
+        timeEpoch: Date.now(),
+      },
+      { authorizer: MCP_MARK },
+    ),
     ...(req.body !== undefined ? { body: JSON.stringify(req.body) } : {}),
     isBase64Encoded: false,
   };

@@ -1,7 +1,7 @@
 import { getPostWithOrg, replacePost } from '#adapters/posts';
 import { ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
-import { checkScheduleTime, decideReschedule, toPost } from '#core/posts';
+import { checkScheduleTime, decideReschedule, type PostRecord, toPost } from '#core/posts';
 import {
   type Gate,
   postCount,
@@ -18,6 +18,8 @@ export async function reschedulePost(
   scheduledAt: string,
   now: Date,
   gate: Gate,
+  /** Runs on the post as read, before deciding (the console refuses a post changed since its page). */
+  check?: (post: PostRecord) => void,
 ) {
   const timeError = checkScheduleTime(scheduledAt, now);
   if (timeError) throw new ValidationError([timeError]);
@@ -26,6 +28,7 @@ export async function reschedulePost(
     const { org, post } = await getPostWithOrg(orgId, postId);
     const settings = requireOrg(org).settings;
     if (!post) throw postNotFound();
+    check?.(post);
     const { next, count } = postCount(decideReschedule(post, scheduledAt, settings, now), gate, now);
     await gate.admitted();
     return toPost(

@@ -55,6 +55,11 @@ export const MESSAGES = {
   role_changed: 'The role is changed.',
   member_removed: 'The member is removed, and signed out everywhere.',
   settings_saved: 'Settings saved. The API and the MCP server apply them from their next request.',
+  post_approved: 'The post is approved: it publishes as it asked.',
+  post_rejected: 'The post is rejected: it is back to draft and will not publish.',
+  post_rescheduled: 'The post is rescheduled.',
+  post_publishing: 'The post is publishing now.',
+  post_deleted: 'The post is deleted.',
 } as const;
 export type MessageCode = keyof typeof MESSAGES;
 

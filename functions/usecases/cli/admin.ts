@@ -1,11 +1,8 @@
-import { putAudit } from '#adapters/audit-log';
 import { getChannel } from '#adapters/channels';
 import { createOrgWithOwner, getOrg, setOrgPlan } from '#adapters/orgs';
 import { listPlatformApps, putPlatformApp } from '#adapters/platform-apps';
 import { PlatformError } from '#adapters/platforms/types';
-import { getPostWithOrg, replacePost } from '#adapters/posts';
 import {
-  canApprovePosts,
   defaultSettings,
   type Org,
   type OrgSettings,
@@ -20,11 +17,11 @@ import { CREDENTIALS, redactCredentials } from '#core/credentials';
 import { ApiError } from '#core/errors';
 import { newId } from '#core/ids';
 import { ActError, type Actor, OPERATOR } from '#core/people';
-import { billingPeriod, effectiveLimits, type Limits } from '#core/plans';
+import { effectiveLimits, type Limits } from '#core/plans';
 import type { Platform } from '#core/platforms';
-import { decideApprove, toPost } from '#core/posts';
 import { issuesToFieldErrors } from '#core/validation';
 import * as apiKeys from '#usecases/api-keys';
+import * as approvals from '#usecases/approvals';
 import { listAuditLog } from '#usecases/audit-log';
 import { syncChannel } from '#usecases/channel-sync';
 import { createChannelConnection } from '#usecases/create-channel-connection';
@@ -33,14 +30,13 @@ import { getChannelConnection } from '#usecases/get-channel-connection';
 import * as members from '#usecases/members';
 import { selectChannelAccount } from '#usecases/select-channel-account';
 import { updateSettings } from '#usecases/settings';
-import { auditEntry, authorizeAct, newEnrollmentLink } from '#usecases/support/acts';
+import { auditEntry, newEnrollmentLink } from '#usecases/support/acts';
 import {
   ConnectFailure,
   connectAccount,
   refused,
   verifyCredentials,
 } from '#usecases/support/channel-connect';
-import { postCount, quotaAware, withRetry } from '#usecases/support/post-writes';
 
 // What `herald` (the admin CLI) does. The same code runs against the local stack and a deployment.
 // The CLI is the operator: what it does is recorded as the operator's act. `by` (the CLI's --by)
@@ -433,48 +429,28 @@ export async function setPlan(args: { orgId: string; plan: Plan; limits?: Partia
   return { ...org, settings: settingsOf(org), effective_limits: effectiveLimits(org.plan, org.limits) };
 }
 
-/** needs_approval → scheduled or publishing (owners and admins, or the operator). */
+/** `herald post approve`: needs_approval → scheduled or publishing (approvals.approvePost). */
 export async function approvePost(args: { orgId: string; by?: string | undefined; postId: string }) {
-  const by = await authorizeAct(args.orgId, actorOf(args.by), canApprovePosts, 'approving posts');
-  const now = new Date();
-  let approved: ReturnType<typeof toPost>;
-  try {
-    // The API's own write path: the same posts_per_month count, 429 and conflict retry.
-    approved = await withRetry(async () => {
-      const { org, post } = await getPostWithOrg(args.orgId, args.postId);
-      if (!post || !org)
-        throw new ActError(`no post ${args.postId} in organization ${args.orgId}`, 'not_found');
-      let decided: ReturnType<typeof decideApprove>;
-      try {
-        decided = decideApprove(post, now);
-      } catch (err) {
-        throw new ActError((err as Error).message, 'conflict');
-      }
-      const postsPerMonth = effectiveLimits(org.plan, org.limits).posts_per_month;
-      const { next, count } = postCount(decided, { admitted: async () => undefined, postsPerMonth }, now);
-      return toPost(await quotaAware(() => replacePost(next, post.version, {}, count), now));
-    });
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    const period = billingPeriod(now.getTime());
-    throw new ActError(
-      err.code === 'quota_exhausted'
-        ? `${args.orgId} has used its posts_per_month for ${period.id}`
-        : 'the post kept changing; try again',
-      'conflict',
-    );
-  }
-  // Recorded after the write rather than in its transaction: replacePost's transaction is the API's
-  // (its items' order is what quotaAware reads the posts_per_month refusal from). A crash between
-  // the two loses the entry, never the approval.
-  await putAudit(
-    auditEntry(
-      { ...by, orgId: args.orgId },
-      'post_approved',
-      args.postId,
-      { status: approved.status, scheduled_at: approved.scheduled_at },
-      now,
-    ),
-  );
-  return approved;
+  return approvals.approvePost({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    postId: args.postId,
+    now: new Date(),
+  });
+}
+
+/** `herald post reject --reason`: needs_approval → draft, never published (approvals.rejectPost). */
+export async function rejectPost(args: {
+  orgId: string;
+  by?: string | undefined;
+  postId: string;
+  reason: string;
+}) {
+  return approvals.rejectPost({
+    orgId: args.orgId,
+    actor: actorOf(args.by),
+    postId: args.postId,
+    reason: args.reason,
+    now: new Date(),
+  });
 }

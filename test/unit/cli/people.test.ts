@@ -38,6 +38,7 @@ describe('herald: people, keys and the audit log', () => {
     [['audit', 'list', '--org', 'org_x', '--limit', '0'], /--limit is a whole number/],
     [['plan', 'set', '--org', 'org_x', '--plan', 'team', '--by', 'usr_x'], /plan set is the operator's act/],
     [['channel', 'sync', '--org', 'org_x', '--id', 'ch_x', '--by', 'usr_x'], /takes no --by/],
+    [['post', 'reject', '--org', 'org_x', '--id', 'post_x'], /--reason is required/],
   ])('refuses %j as bad usage (exit 2)', async (args, message) => {
     const res = await herald(nowhere, ...args, '--json');
     expect(res.code).toBe(2);
@@ -49,6 +50,7 @@ describe('herald: people, keys and the audit log', () => {
       ['key', 'mint', '--org', 'org_x', '--scopes', 'posts:read'],
       ['settings', 'set', '--org', 'org_x', '--dangerous-ops', 'on'],
       ['post', 'approve', '--org', 'org_x', '--id', 'post_x'],
+      ['post', 'reject', '--org', 'org_x', '--id', 'post_x', '--reason', 'Off-brand'],
       ['user', 'list', '--org', 'org_x'],
       ['audit', 'list', '--org', 'org_x', '--limit', '10'],
     ]) {
@@ -61,7 +63,15 @@ describe('herald: people, keys and the audit log', () => {
   it('documents the new commands and --by in its help', async () => {
     const res = await herald(nowhere, '--help');
     expect(res.code).toBe(2);
-    for (const text of ['user enroll', 'user list', 'user role', 'user remove', 'audit list', '--by USER'])
+    for (const text of [
+      'user enroll',
+      'user list',
+      'user role',
+      'user remove',
+      'audit list',
+      'post reject',
+      '--by USER',
+    ])
       expect(res.stderr).toContain(text);
   });
 

@@ -2,11 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { OrgSettings } from '#core/accounts';
 import type { PostStatus } from '#core/constants';
 import {
+  changedSince,
   type DeliveryRecord,
   decideApprove,
   decideDelete,
   decidePublish,
+  decideReject,
   decideReschedule,
+  dueAt,
   type Mode,
   newPost,
   type PostRecord,
@@ -340,4 +343,52 @@ describe('approval', () => {
       expect(apiErrorOf(() => decideApprove(post({ status }), NOW)).code).toBe('resource_conflict');
     },
   );
+});
+
+describe('rejection', () => {
+  it('sends a waiting post back to draft with no schedule, so nothing ever dispatches it', () => {
+    const held = post({ status: 'needs_approval', scheduled_at: LATER, approval: { mode: 'schedule' } });
+    const next = decideReject(held, NOW);
+    expect(next).toMatchObject({ status: 'draft', scheduled_at: null, approval: null, counted_period: null });
+    expect(dueAt(next)).toBeNull();
+  });
+
+  it.each<PostStatus>(['draft', 'scheduled', 'publishing', 'published', 'failed'])(
+    'answers 409 for a %s post',
+    (status) => {
+      expect(apiErrorOf(() => decideReject(post({ status }), NOW)).code).toBe('resource_conflict');
+    },
+  );
+});
+
+describe('changedSince', () => {
+  const now = (overrides: Partial<PostRecord>) => post(overrides);
+  const decided = (outcome: 'approved' | 'rejected') => ({
+    outcome,
+    by: 'operator',
+    email: null,
+    at: NOW.toISOString(),
+    reason: null,
+  });
+
+  it.each<[string, string | undefined, PostRecord | null, string]>([
+    ['deleted', 'scheduled', null, 'This post was deleted meanwhile.'],
+    [
+      'approved',
+      'needs_approval',
+      now({ status: 'scheduled', decision: decided('approved') }),
+      'This post was approved meanwhile.',
+    ],
+    [
+      'rejected',
+      'needs_approval',
+      now({ status: 'draft', decision: decided('rejected') }),
+      'This post was rejected meanwhile.',
+    ],
+    ['published', 'scheduled', now({ status: 'published' }), 'This post was published meanwhile.'],
+    ['failed', 'publishing', now({ status: 'failed' }), 'This post failed meanwhile.'],
+    ['changed in place', 'scheduled', now({ status: 'scheduled' }), 'This post was changed meanwhile.'],
+  ])('says what happened to a post that was %s', (_what, shown, current, said) => {
+    expect(changedSince(shown, current)).toBe(said);
+  });
 });

@@ -13,6 +13,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { PostResource } from '#core/posts';
 import { handler } from '#handlers/create-post';
+import { MCP_MARK } from '#shared/envelope';
 import { clearAuthCache } from '#usecases/support/authenticate';
 import {
   apiEvent,
@@ -126,6 +127,25 @@ describe('createPost handler', () => {
     });
     expect(res.headers['idempotency-replayed']).toBeUndefined();
     expect(dynamo.calls()).toHaveLength(0);
+  });
+
+  it('keeps on the post which key created it and through which door, never in the answer', async () => {
+    const viaMcp = apiEvent('createPost', { body: body(), headers: jsonHeaders(KEY) });
+    // The MCP server's mark (in the request context, which no outside request can set).
+    Object.assign(viaMcp.requestContext, { authorizer: MCP_MARK });
+
+    const direct = await send(body());
+    const tool = await handler(viaMcp, lambdaContext('createPost'));
+
+    const written = ddb
+      .commandCalls(TransactWriteCommand)
+      .map((c) => (c.args[0].input.TransactItems?.[0]?.Put?.Item ?? {}) as Record<string, unknown>);
+    expect(written.map((i) => i.created_by)).toEqual([
+      { key_id: KEY.record.id, via: 'api' },
+      { key_id: KEY.record.id, via: 'mcp' },
+    ]);
+    for (const res of [direct, tool])
+      expect(jsonOf<Record<string, unknown>>(res)).not.toHaveProperty('created_by');
   });
 
   it('replays the recorded response for the same key and body, creating the post once', async () => {

@@ -6,6 +6,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler } from '#handlers/mcp';
 import { mcp, SCOPES } from '#lib/operations';
+import { viaOf } from '#shared/envelope';
 import { noElicitation, SERVER_INFO } from '#usecases/mcp';
 import { clearAuthCache } from '#usecases/support/authenticate';
 import {
@@ -466,6 +467,8 @@ describe('tools/call', () => {
     });
     expect(event.requestContext.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-/);
     expect(event.requestContext.requestId).not.toBe(`req-mcp-${seq}`);
+    // Marked as the MCP server's: the operation records that it came through MCP.
+    expect(viaOf(event)).toBe('mcp');
   });
 
   it('maps a 2xx REST answer to text and structuredContent', async () => {

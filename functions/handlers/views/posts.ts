@@ -1,0 +1,360 @@
+import { POST_STATUSES, type PostStatus } from '#core/constants';
+import { type HtmlValue, html, type SafeHtml } from '#core/html';
+import { MAX_REJECT_REASON, type PostRecord } from '#core/posts';
+import { CONSOLE_PATH } from '#lib/operations';
+import type { ApiKeyView } from '#usecases/api-keys';
+import type { PostDetails, PostList } from '#usecases/post-acts';
+import { errorSummary, type FieldError, textArea } from './forms.ts';
+import { platformName } from './home.ts';
+import { type Frame, layout, live, when } from './layout.ts';
+import { dataTable } from './table.ts';
+
+// Posts: the list (filters by status and channel in a GET form, paged by the API's cursor), a post
+// with its variants, schedule and per-channel outcome, and the acts of owners and admins: approve,
+// reject (its own page, with the reason), reschedule, publish now and delete (its own confirmation
+// page). Every act's form carries the version and status the page showed.
+
+export const POSTS_PATH = `${CONSOLE_PATH}/posts`;
+export const postPath = (id: string) => `${POSTS_PATH}/${encodeURIComponent(id)}`;
+
+/** The form fields' ids (the error summary links to them). */
+export const POST_FIELDS = { scheduledAt: 'post-scheduled-at', reason: 'reject-reason' } as const;
+
+const STATUS: Record<PostStatus, { label: string; tag: string }> = {
+  draft: { label: 'Draft', tag: 'tag--grey' },
+  scheduled: { label: 'Scheduled', tag: '' },
+  publishing: { label: 'Publishing', tag: 'tag--yellow' },
+  published: { label: 'Published', tag: 'tag--green' },
+  failed: { label: 'Failed', tag: 'tag--red' },
+  needs_approval: { label: 'Needs approval', tag: 'tag--yellow' },
+};
+
+const STAGES: Record<string, { label: string; tag: string }> = {
+  queued: { label: 'Queued', tag: 'tag--grey' },
+  sending: { label: 'Sending', tag: 'tag--yellow' },
+  retrying: { label: 'Retrying', tag: 'tag--yellow' },
+  published: { label: 'Published', tag: 'tag--green' },
+  failed: { label: 'Failed', tag: 'tag--red' },
+};
+
+export const statusTag = (s: PostStatus) =>
+  html`<span class="tag ${STATUS[s]?.tag ?? ''}">${STATUS[s]?.label ?? s}</span>`;
+
+type Channel = PostList['channels'][number];
+
+/** A channel as people know it: platform and handle (or its id, if it is gone). */
+export function channelName(channels: readonly Channel[], id: string): string {
+  const c = channels.find((ch) => ch.id === id);
+  return c ? `${platformName(c.platform)} ${c.handle}` : id;
+}
+
+/** What a post is about, in a line. */
+export function postLabel(p: PostRecord): string {
+  const text = p.title ?? p.body ?? p.variants[0]?.body ?? p.id;
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+}
+
+/** A URL shown as a link only when it is http(s); anything else is text. */
+export function safeLink(url: string | null, label: HtmlValue): SafeHtml {
+  if (!url) return html``;
+  let ok = false;
+  try {
+    const u = new URL(url);
+    ok = u.protocol === 'https:' || u.protocol === 'http:';
+  } catch {
+    ok = false;
+  }
+  return ok ? html`<a href="${url}" rel="noopener noreferrer">${label}</a>` : html`<code>${url}</code>`;
+}
+
+/** Who created the post: the key (its name when it still exists) and whether through MCP. */
+export function createdBy(p: PostRecord, keys: readonly ApiKeyView[]): SafeHtml {
+  const origin = p.created_by;
+  if (!origin) return html`<span class="muted">Not recorded</span>`;
+  const key = keys.find((k) => k.id === origin.key_id);
+  return html`${key?.name ? html`Key “${key.name}”` : 'Key'} <code>${origin.key_id}</code> <span class="tag">${origin.via === 'mcp' ? 'via MCP' : 'via the REST API'}</span>`;
+}
+
+/** The hidden fields of every act: the post as this page shows it. */
+const shownFields = (p: PostRecord) =>
+  html`<input type="hidden" name="version" value="${p.version}"><input type="hidden" name="status" value="${p.status}">`;
+
+/** A refused act's reason at the top of the page it re-renders. */
+function refusal(message: string | null | undefined): SafeHtml {
+  if (!message) return html``;
+  return html`<div class="error-summary" role="alert" tabindex="-1" data-autofocus aria-labelledby="refusal-title">
+<h2 id="refusal-title" class="error-summary__title">That could not be done</h2>
+<p>${message}</p>
+</div>`;
+}
+
+// ---- the list ----------------------------------------------------------------------------------
+
+export interface PostFilters {
+  status?: PostStatus | undefined;
+  channel?: string | undefined;
+}
+
+const filterQuery = (f: PostFilters, cursor?: string) => {
+  const q = new URLSearchParams();
+  if (f.status) q.set('status', f.status);
+  if (f.channel) q.set('channel', f.channel);
+  if (cursor) q.set('cursor', cursor);
+  const s = q.toString();
+  return s ? `${POSTS_PATH}?${s}` : POSTS_PATH;
+};
+
+export function postsPage(o: {
+  frame: Frame;
+  list: PostList;
+  filters: PostFilters;
+  paged: boolean;
+  message?: string | null;
+}): SafeHtml {
+  const { list, filters } = o;
+  return layout({
+    title: 'Posts',
+    frame: o.frame,
+    section: 'posts',
+    message: o.message ?? null,
+    body: html`<h1 class="heading">Posts</h1>
+<p class="lead">Every post of this workspace, newest first: what it says where, when, and how each channel's delivery went.</p>
+<form method="get" action="${POSTS_PATH}" class="inline-form" role="search" aria-label="Filter posts">
+<label class="label" for="filter-status">Status</label>
+<select class="select" id="filter-status" name="status">
+<option value="">Any status</option>
+${POST_STATUSES.map((s) => html`<option value="${s}"${filters.status === s ? html` selected` : ''}>${STATUS[s].label}</option>`)}
+</select>
+<label class="label" for="filter-channel">Channel</label>
+<select class="select" id="filter-channel" name="channel">
+<option value="">Any channel</option>
+${list.channels.map((c) => html`<option value="${c.id}"${filters.channel === c.id ? html` selected` : ''}>${platformName(c.platform)} ${c.handle}</option>`)}
+</select>
+<button type="submit" class="button button--secondary">Filter</button>
+</form>
+${
+  list.posts.length
+    ? dataTable({
+        id: 'posts',
+        caption: o.paged ? 'Older posts' : 'Latest posts',
+        columns: [{ label: 'Post' }, { label: 'Status' }, { label: 'Channels' }, { label: 'When' }],
+        rows: list.posts.map((p) => [
+          html`<a href="${postPath(p.id)}">${postLabel(p)}</a>`,
+          statusTag(p.status),
+          html`<ul class="plain">${p.variants.map((v) => html`<li>${channelName(list.channels, v.channel_id)}</li>`)}</ul>`,
+          p.published_at
+            ? html`Published ${when(p.published_at)}`
+            : p.scheduled_at
+              ? html`For ${when(p.scheduled_at)}`
+              : html`Created ${when(p.created_at)}`,
+        ]),
+      })
+    : html`<p>No posts${filters.status || filters.channel ? ' match these filters' : ''}${o.paged ? ' on this page' : ''}.</p>`
+}
+${filters.channel && html`<p class="hint">The channel filter looks through the posts a few pages at a time; when a page shows few or none, older ones may still follow.</p>`}
+<nav class="pager" aria-label="Post pages">
+${o.paged && html`<a href="${filterQuery(filters)}">Newest posts</a>`}
+${list.next && html`<a href="${filterQuery(filters, list.next)}" rel="next">Older posts</a>`}
+</nav>`,
+  });
+}
+
+// ---- one post ----------------------------------------------------------------------------------
+
+export interface RescheduleForm {
+  value?: string | undefined;
+  errors: readonly FieldError[];
+}
+
+export function postPage(o: {
+  frame: Frame;
+  details: PostDetails;
+  canAct: boolean;
+  message?: string | null;
+  /** A refused act's reason (the page re-rendered with the post as it is now). */
+  refused?: string | null;
+  reschedule?: RescheduleForm;
+}): SafeHtml {
+  const { post: p, channels, keys, settings } = o.details;
+  const form = o.reschedule ?? { errors: [] };
+  const live_ = p.status === 'publishing' || p.status === 'scheduled';
+  const outcome = html`<dl class="summary">
+<div class="summary__row"><dt>Status</dt><dd>${statusTag(p.status)}</dd></div>
+<div class="summary__row"><dt>Schedule</dt><dd>${
+    p.published_at
+      ? html`Published ${when(p.published_at)}`
+      : p.scheduled_at
+        ? html`${p.status === 'needs_approval' ? 'Asks to publish' : p.status === 'scheduled' ? 'Publishes' : 'Was scheduled for'} ${when(p.scheduled_at)}`
+        : p.status === 'needs_approval'
+          ? 'Asks to publish as soon as it is approved'
+          : html`<span class="muted">Not scheduled</span>`
+  }</dd></div>
+</dl>
+${deliveries(p, channels)}`;
+  return layout({
+    title: form.errors.length || o.refused ? `Error: ${postLabel(p)}` : postLabel(p),
+    frame: o.frame,
+    section: p.status === 'needs_approval' ? 'approvals' : 'posts',
+    message: o.message ?? null,
+    body: html`${refusal(o.refused)}${errorSummary(form.errors)}
+<p><a href="${POSTS_PATH}">All posts</a></p>
+<h1 class="heading">${postLabel(p)}</h1>
+${live_ ? live({ id: 'outcome', url: postPath(p.id), body: outcome }) : html`<div id="outcome">${outcome}</div>`}
+<h2 class="heading heading--m">Where it publishes</h2>
+${variants(p, channels)}
+<h2 class="heading heading--m">History</h2>
+<dl class="summary">
+<div class="summary__row"><dt>Created</dt><dd>${when(p.created_at)} by ${createdBy(p, keys)}</dd></div>
+${p.decision && html`<div class="summary__row"><dt>${p.decision.outcome === 'approved' ? 'Approved' : 'Rejected'}</dt><dd>${when(p.decision.at)} by ${p.decision.email ?? (p.decision.by === 'operator' ? 'the operator' : p.decision.by)}${p.decision.reason && html`<p>Reason: “${p.decision.reason}”</p>`}</dd></div>`}
+<div class="summary__row"><dt>Last changed</dt><dd>${when(p.updated_at)}</dd></div>
+<div class="summary__row"><dt>Id</dt><dd><code>${p.id}</code></dd></div>
+</dl>
+${o.canAct ? acts(p, settings.dangerous_ops, form) : html`<p class="inset">Owners and admins approve, reschedule, publish and delete posts.</p>`}`,
+  });
+}
+
+function deliveries(p: PostRecord, channels: readonly Channel[]): SafeHtml {
+  const rows = p.variants.flatMap((v) => {
+    const d = p.deliveries[v.channel_id];
+    return d ? [{ v, d }] : [];
+  });
+  if (!rows.length)
+    return html`<p class="muted">No delivery yet: each channel's outcome shows here once the post starts publishing.</p>`;
+  return dataTable({
+    id: 'deliveries',
+    caption: 'Delivery to each channel',
+    columns: [{ label: 'Channel' }, { label: 'Stage' }, { label: 'Attempts' }, { label: 'Outcome' }],
+    rows: rows.map(({ v, d }) => [
+      channelName(channels, v.channel_id),
+      html`<span class="tag ${STAGES[d.stage]?.tag ?? ''}">${STAGES[d.stage]?.label ?? d.stage}</span>`,
+      String(d.attempts),
+      d.stage === 'published'
+        ? html`${d.url ? safeLink(d.url, html`See it on ${platformName(channelPlatform(channels, v.channel_id))}`) : html`<span class="muted">Published (the platform gave no link)</span>`} <span class="muted">${when(d.updated_at)}</span>`
+        : d.error
+          ? html`<p><strong>${d.error_category ?? 'error'}</strong>: ${d.error}</p><p class="muted">${when(d.updated_at)}</p>`
+          : html`<span class="muted">${when(d.updated_at)}</span>`,
+    ]),
+  });
+}
+
+const channelPlatform = (channels: readonly Channel[], id: string) =>
+  channels.find((c) => c.id === id)?.platform ?? 'the platform';
+
+function variants(p: PostRecord, channels: readonly Channel[]): SafeHtml {
+  if (!p.variants.length) return html`<p>No variants yet.</p>`;
+  return html`${p.variants.map(
+    (v) => html`<div class="panel">
+<h3 class="heading heading--s">${channelName(channels, v.channel_id)}</h3>
+<p>${v.body}</p>
+${
+  v.media.length
+    ? html`<ul class="plain">${v.media.map((m) => html`<li>${m.type}: ${safeLink(m.url, m.alt || 'media without a description')}</li>`)}</ul>`
+    : ''
+}
+</div>`,
+  )}`;
+}
+
+const DANGEROUS_OFF = `Publishing now and deleting need Dangerous AI operations, which is off for this workspace. An owner turns it on in Settings.`;
+
+function acts(p: PostRecord, dangerous: boolean, form: RescheduleForm): SafeHtml {
+  const path = postPath(p.id);
+  const canReschedule = p.status === 'draft' || p.status === 'scheduled' || p.status === 'failed';
+  const canPublish = canReschedule;
+  const canDelete = p.status !== 'publishing';
+  const error = form.errors.find((e) => e.field === POST_FIELDS.scheduledAt);
+  const id = POST_FIELDS.scheduledAt;
+  return html`<h2 class="heading heading--m">Act on this post</h2>
+${
+  p.status === 'needs_approval' &&
+  html`<form method="post" action="${path}/approve" class="actions">
+${shownFields(p)}
+<button type="submit" class="button">Approve</button>
+<a href="${path}?act=reject" class="link">Reject…</a>
+</form>`
+}
+${
+  canReschedule &&
+  html`<form method="post" action="${path}/reschedule" novalidate>
+${shownFields(p)}
+<div class="field${error ? ' field--error' : ''}">
+<label class="label" for="${id}">New time (UTC)</label>
+<p class="hint" id="${id}-hint">When it should publish, in UTC. It must be in the future.</p>
+${error && html`<p class="field-error" id="${id}-error"><span class="visually-hidden">Error:</span> ${error.message}</p>`}
+<input class="input" id="${id}" name="scheduled_at" type="datetime-local" value="${form.value ?? (p.scheduled_at ? p.scheduled_at.slice(0, 16) : '')}" aria-describedby="${id}-hint${error ? ` ${id}-error` : ''}"${error ? html` aria-invalid="true"` : ''}>
+</div>
+<button type="submit" class="button button--secondary">${p.status === 'scheduled' ? 'Reschedule' : 'Schedule'}</button>
+</form>`
+}
+${
+  (canPublish || canDelete) &&
+  html`${!dangerous && html`<p class="inset" id="dangerous-off">${DANGEROUS_OFF}</p>`}
+<div class="actions">
+${
+  canPublish &&
+  html`<form method="post" action="${path}/publish" class="inline-form">
+${shownFields(p)}
+<button type="submit" class="button button--secondary"${dangerous ? '' : html` disabled aria-describedby="dangerous-off"`}>Publish now</button>
+</form>`
+}
+${
+  canDelete &&
+  (dangerous
+    ? html`<a href="${path}?act=delete" class="button button--warning">Delete…</a>`
+    : html`<button type="button" class="button button--warning" disabled aria-describedby="dangerous-off">Delete…</button>`)
+}
+</div>`
+}`;
+}
+
+// ---- confirmations ------------------------------------------------------------------------------
+
+export function rejectPage(o: {
+  frame: Frame;
+  details: PostDetails;
+  reason?: string | undefined;
+  errors?: readonly FieldError[];
+}): SafeHtml {
+  const p = o.details.post;
+  const errors = o.errors ?? [];
+  return layout({
+    title: errors.length ? 'Error: Reject this post?' : 'Reject this post?',
+    frame: o.frame,
+    section: 'approvals',
+    body: html`${errorSummary(errors)}
+<h1 class="heading">Reject “${postLabel(p)}”?</h1>
+<p class="lead">It goes back to draft and never publishes. Your reason is kept on the post and in the audit log, for whoever created it.</p>
+<form method="post" action="${postPath(p.id)}/reject" novalidate>
+${shownFields(p)}
+${textArea({
+  id: POST_FIELDS.reason,
+  name: 'reason',
+  label: 'Reason',
+  hint: `Why it should not publish, at most ${MAX_REJECT_REASON} characters.`,
+  value: o.reason,
+  maxlength: MAX_REJECT_REASON,
+  errors,
+})}
+<div class="actions">
+<button type="submit" class="button button--warning">Reject post</button>
+<a href="${postPath(p.id)}" class="link">Cancel</a>
+</div>
+</form>`,
+  });
+}
+
+export function deletePage(o: { frame: Frame; details: PostDetails }): SafeHtml {
+  const p = o.details.post;
+  return layout({
+    title: 'Delete this post?',
+    frame: o.frame,
+    section: 'posts',
+    body: html`<h1 class="heading">Delete “${postLabel(p)}”?</h1>
+<p class="lead">It is removed from Herald and will not publish. What it already published stays on the platforms.</p>
+<form method="post" action="${postPath(p.id)}/delete" class="actions">
+${shownFields(p)}
+<button type="submit" class="button button--warning">Delete post</button>
+<a href="${postPath(p.id)}" class="link">Cancel</a>
+</form>`,
+  });
+}
