@@ -70,6 +70,13 @@ export const PAGES: readonly ConsolePageSpec[] = [
     follow: { from: 'audit', href: /<a href="([^"]+)" rel="next">/ },
   },
   { id: 'passkeys', method: 'GET', path: '/console/passkeys', asRole: 'owner' },
+  // Issue 23's pages, over 10 channels, 1,000 posts and 5 endpoints (console-workspace.ts).
+  { id: 'posts', method: 'GET', path: '/console/posts', asRole: 'owner' },
+  { id: 'posts, failed only', method: 'GET', path: '/console/posts?status=failed', asRole: 'owner' },
+  { id: 'posts, one channel', method: 'GET', path: '/console/posts?channel={channel:7}', asRole: 'owner' },
+  { id: 'post (published)', method: 'GET', path: '/console/posts/{post:published}', asRole: 'owner' },
+  { id: 'post (failed)', method: 'GET', path: '/console/posts/{post:failed}', asRole: 'owner' },
+  { id: 'approvals', method: 'GET', path: '/console/approvals', asRole: 'owner' },
   { id: 'sign-in (signed out)', method: 'GET', path: '/console/sign-in', asRole: null },
   {
     id: 'console.css',
