@@ -55,6 +55,11 @@ export const MESSAGES = {
   role_changed: 'The role is changed.',
   member_removed: 'The member is removed, and signed out everywhere.',
   settings_saved: 'Settings saved. The API and the MCP server apply them from their next request.',
+  webhook_updated: 'The endpoint is saved. Deliveries from now on use it as it is now.',
+  webhook_enabled: 'The endpoint is on again: its failures are cleared and new events are delivered to it.',
+  webhook_deleted: 'The endpoint is deleted. Deliveries still pending to it stop.',
+  webhook_test_delivered: 'The test event was delivered. Its attempt is at the top of the delivery log.',
+  webhook_test_failed: 'The test event was not delivered. The delivery log says what the endpoint answered.',
 } as const;
 export type MessageCode = keyof typeof MESSAGES;
 
