@@ -166,7 +166,7 @@ ${fields(form)}
 /** Why the endpoint is in its state: the failure ladder's story, with its dates. */
 function stateStory(e: EndpointView, ladder: EndpointDetail['ladder']): SafeHtml {
   const f = e.failure;
-  const last = html`${f.consecutive_failures} failed ${f.consecutive_failures === 1 ? 'attempt' : 'attempts'} in a row${f.last_status_code !== null ? html`, the last answered HTTP ${f.last_status_code}` : ''}${f.last_error ? html` (${f.last_error})` : ''}`;
+  const last = html`${f.consecutive_failures} failed ${f.consecutive_failures === 1 ? 'attempt' : 'attempts'} in a row${f.last_status_code !== null ? html`, the last answered HTTP ${f.last_status_code}` : ''}${f.last_error && f.last_error !== `HTTP ${f.last_status_code}` ? html` (${f.last_error})` : ''}`;
   switch (e.state) {
     case 'active':
       if (!f.failing_since) return html`<p>Events are delivered to it. No failures.</p>`;
