@@ -8,10 +8,11 @@ import { CREDENTIALS, cliOk, type WebhookReceiver, webhookReceiver } from './hel
 // The webhooks page in a real browser, on the local stack with real receivers on loopback
 // (allow-listed) and the failure ladder under HERALD_TIME_SCALE (72 h ≈ 26 s): an owner adds an
 // endpoint and sees its secret once — the secret the receiver's signatures verify with —, a URL into
-// private address space is refused by its field, a test event and a rotation from the console, an
-// endpoint driven into auto-disable by a failing receiver shown as such with its failed deliveries
-// and re-enabled from the console, after which it receives again; a member sees it all, at a phone's
-// width, and every act of theirs is a 403 that changes nothing.
+// private address space is refused by its field, a test event and a rotation from the console, a
+// change from a stale page refused (the server's version check wins), an endpoint driven into
+// auto-disable by a failing receiver shown as such with its failed deliveries and re-enabled from
+// the console, after which it receives again; a member sees it all, at a phone's width, and every
+// act of theirs is a 403 that changes nothing.
 
 let browser: Browser;
 let t: Team;
@@ -148,6 +149,24 @@ describe('the webhooks page', { timeout: 120_000 }, () => {
     expect(last && verifies(secrets[0] ?? '', last)).toBe(true);
   });
 
+  it('saves a change from a current page, and refuses one from a stale page saying so', async () => {
+    const stale = t.owner.page;
+    const current = t.admin.page;
+    await stale.goto(at(`/console/webhooks/${ids.healthy}`));
+    await current.goto(at(`/console/webhooks/${ids.healthy}`));
+    await current.getByLabel('Description (optional)').fill('CRM sync (EU)');
+    await current.getByRole('button', { name: 'Save changes' }).click();
+    expect(await textOf(current.locator('.notice'))).toContain('The endpoint is saved');
+
+    await stale.getByLabel('Description (optional)').fill('Something else');
+    await stale.getByRole('button', { name: 'Save changes' }).click();
+    expect(await textOf(stale.locator('.notice'))).toContain(
+      'This endpoint changed after you opened the page, so nothing was saved.',
+    );
+    expect(await stale.getByLabel('Description (optional)').inputValue()).toBe('CRM sync (EU)');
+    await checkPage(stale);
+  });
+
   it('shows an endpoint the failure ladder turned off, with its failed deliveries, and re-enables it', async () => {
     const { page } = t.admin;
     await addEndpoint(page, failing.url, ['channel.connected'], 'Failing receiver');
@@ -241,6 +260,7 @@ describe('the webhooks page', { timeout: 120_000 }, () => {
     const log = await textOf(page.locator('main'));
     for (const label of [
       'Webhook endpoint created',
+      'Webhook endpoint changed',
       'Webhook test event sent',
       'Webhook secret rotated',
       'Webhook endpoint re-enabled',

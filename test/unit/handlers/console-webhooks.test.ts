@@ -161,6 +161,9 @@ describe('the list', () => {
       actor: asPerson(MEMBER),
       cursorSecret: expect.any(String),
     });
+    // No inline script or style, no event handler attributes (the console's CSP).
+    expect(admin.body).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    expect(admin.body).not.toMatch(/\sstyle=|\son[a-z]+=|<style/);
   });
 
   it('says when the plan has no webhooks, and offers no form', async () => {
