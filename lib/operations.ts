@@ -473,6 +473,20 @@ export const consolePages: readonly ConsolePage[] = [
     access: { table: 'RW', cursor: true },
   },
   {
+    id: 'consoleWebhooks',
+    entry: 'functions/handlers/console-webhooks.ts',
+    routes: [
+      { method: 'GET', path: '/console/webhooks' },
+      { method: 'POST', path: '/console/webhooks' },
+      { method: 'GET', path: '/console/webhooks/{id}' },
+      { method: 'POST', path: '/console/webhooks/{id}/{act}' },
+    ],
+    // The API's webhook use cases: create and rotate seal a secret, a test event opens it to sign;
+    // a receiver has 15 s to answer a test.
+    access: { table: 'RW', cursor: true, secrets: ['encrypt', 'decrypt'] },
+    timeoutSeconds: 20,
+  },
+  {
     id: 'consoleAudit',
     entry: 'functions/handlers/console-audit.ts',
     routes: [{ method: 'GET', path: '/console/audit' }],

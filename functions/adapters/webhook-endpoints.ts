@@ -94,22 +94,28 @@ export type EndpointConfig = Partial<
 
 /**
  * Applies a PATCH if the endpoint still exists in the state it was read in (the ladder and the
- * delivery workers change `state` concurrently); null otherwise (the caller re-reads).
+ * delivery workers change `state` concurrently), and at `expectedVersion` when one is given (a
+ * console form's); null otherwise (the caller re-reads).
  */
 export function updateEndpointConfig(
   orgId: string,
   id: string,
   config: EndpointConfig,
   expectedState: EndpointState,
+  expectedVersion?: number,
 ): Promise<WebhookEndpointRecord | null> {
   const names: Record<string, string> = { '#state': 'state' };
   const values: Record<string, unknown> = { ':one': 1, ':expected': expectedState };
+  if (expectedVersion !== undefined) {
+    names['#version'] = 'version';
+    values[':version'] = expectedVersion;
+  }
   return conditional(
     new UpdateCommand({
       TableName: TABLE_NAME,
       Key: keys.webhookEndpoint(orgId, id),
       UpdateExpression: `SET ${setClause(config, names, values)} ADD version :one`,
-      ConditionExpression: 'attribute_exists(pk) AND #state = :expected',
+      ConditionExpression: `attribute_exists(pk) AND #state = :expected${expectedVersion === undefined ? '' : ' AND #version = :version'}`,
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
       ReturnValues: 'ALL_NEW',

@@ -32,12 +32,21 @@ function changes(
   return set;
 }
 
+/** The endpoint is no longer at the version a console form showed (another person or tab changed it). */
+export const staleEndpoint = (read: number, now: number) =>
+  conflict(`The endpoint changed since version ${read} was read; it is at version ${now} now.`);
+
+/**
+ * updateWebhookEndpoint. `ifVersion` (the console's forms): apply only to that version of the
+ * endpoint's configuration, else a conflict (the ladder's bookkeeping does not count as a change).
+ */
 export async function updateWebhookEndpoint(
   orgId: string,
   id: string,
   body: { url?: string; event_types?: EventType[]; description?: string | null; enabled?: boolean },
   now: string,
   admitted: Admitted,
+  ifVersion?: number,
 ) {
   if (!isId('webhook', id)) throw notFound('webhook endpoint');
   // A refused URL touches nothing; after it, the first read runs alongside the admission (which
@@ -48,7 +57,15 @@ export async function updateWebhookEndpoint(
   for (let round = 0; round < 3; round++) {
     const current = round === 0 ? first : await getEndpoint(orgId, id);
     if (!current) throw notFound('webhook endpoint');
-    const updated = await updateEndpointConfig(orgId, id, changes(current, body, url, now), current.state);
+    if (ifVersion !== undefined && current.version !== ifVersion)
+      throw staleEndpoint(ifVersion, current.version);
+    const updated = await updateEndpointConfig(
+      orgId,
+      id,
+      changes(current, body, url, now),
+      current.state,
+      ifVersion,
+    );
     if (updated) return toWebhookEndpoint(updated);
   }
   throw conflict('The endpoint kept changing while it was being updated; read it and try again.');

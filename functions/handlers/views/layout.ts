@@ -60,6 +60,11 @@ export const MESSAGES = {
   post_rescheduled: 'The post is rescheduled.',
   post_publishing: 'The post is publishing now.',
   post_deleted: 'The post is deleted.',
+  webhook_updated: 'The endpoint is saved. Deliveries from now on use it as it is now.',
+  webhook_enabled: 'The endpoint is on again: its failures are cleared and new events are delivered to it.',
+  webhook_deleted: 'The endpoint is deleted. Deliveries still pending to it stop.',
+  webhook_test_delivered: 'The test event was delivered. Its attempt is at the top of the delivery log.',
+  webhook_test_failed: 'The test event was not delivered. The delivery log says what the endpoint answered.',
 } as const;
 export type MessageCode = keyof typeof MESSAGES;
 

@@ -187,6 +187,7 @@ describe('functions', () => {
       Timeout:
         workers.find((w) => w.id === id)?.timeoutSeconds ??
         op?.timeoutSeconds ??
+        consolePages.find((p) => p.id === id)?.timeoutSeconds ??
         (id === mcp.id ? mcp.timeoutSeconds : 10),
       TracingConfig: { Mode: 'Active' },
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: logicalId(prod.stack, fnOf(id).logGroup) } },
@@ -546,8 +547,16 @@ describe('webhooks', () => {
   it('only create/rotate may encrypt and only delivery/test may decrypt with it', () => {
     const users = manifestIds.filter((id) => kmsUsesOfSecretsKey(id).length > 0).sort();
     expect(users).toEqual(
-      ['createWebhookEndpoint', 'rotateWebhookSecret', 'testWebhookEndpoint', 'webhookDelivery'].sort(),
+      [
+        'createWebhookEndpoint',
+        'rotateWebhookSecret',
+        'testWebhookEndpoint',
+        'webhookDelivery',
+        // The console's webhooks page runs the same create, rotate and test use cases.
+        'consoleWebhooks',
+      ].sort(),
     );
+    expect(kmsUsesOfSecretsKey('consoleWebhooks')).toEqual(['kms:Decrypt', 'kms:Encrypt']);
     expect(kmsUsesOfSecretsKey('createWebhookEndpoint')).toEqual(['kms:Encrypt']);
     expect(kmsUsesOfSecretsKey('rotateWebhookSecret')).toEqual(['kms:Encrypt']);
     expect(kmsUsesOfSecretsKey('webhookDelivery')).toEqual(['kms:Decrypt']);

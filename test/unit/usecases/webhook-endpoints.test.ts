@@ -357,6 +357,31 @@ describe('updateWebhookEndpoint', () => {
     });
   });
 
+  it('with ifVersion (a console form), applies only at that version and refuses another without writing', async () => {
+    // Arrange
+    reads = [record({ version: 3 })];
+    applyUpdates();
+
+    // Act
+    await updateWebhookEndpoint(ORG_ID, ENDPOINT_ID, { description: 'x' }, NOW, admittedFn(), 3);
+    const stale = await updateWebhookEndpoint(
+      ORG_ID,
+      ENDPOINT_ID,
+      { description: 'y' },
+      NOW,
+      admittedFn(),
+      2,
+    ).then(
+      () => null,
+      (e: unknown) => e,
+    );
+
+    // Assert
+    expect(updates()).toHaveLength(1);
+    expect(expectOf(updates()[0])).toEqual({ state: 'active', version: 3 });
+    expect(stale).toMatchObject({ code: 'resource_conflict' });
+  });
+
   it('disabling sets state disabled, conditional on the state read', async () => {
     // Arrange
     reads = [record({ state: 'warning', failure: { consecutive_failures: 2, failing_since: NOW } })];
