@@ -77,6 +77,14 @@ export const PAGES: readonly ConsolePageSpec[] = [
   { id: 'post (published)', method: 'GET', path: '/console/posts/{post:published}', asRole: 'owner' },
   { id: 'post (failed)', method: 'GET', path: '/console/posts/{post:failed}', asRole: 'owner' },
   { id: 'approvals', method: 'GET', path: '/console/approvals', asRole: 'owner' },
+  { id: 'webhooks', method: 'GET', path: '/console/webhooks', asRole: 'owner' },
+  {
+    id: 'webhook endpoint (auto-disabled)',
+    method: 'GET',
+    path: '/console/webhooks/{endpoint:disabled}',
+    asRole: 'owner',
+  },
+  { id: 'webhook endpoint', method: 'GET', path: '/console/webhooks/{endpoint:2}', asRole: 'owner' },
   { id: 'sign-in (signed out)', method: 'GET', path: '/console/sign-in', asRole: null },
   {
     id: 'console.css',
