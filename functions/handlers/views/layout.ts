@@ -55,6 +55,10 @@ export const MESSAGES = {
   role_changed: 'The role is changed.',
   member_removed: 'The member is removed, and signed out everywhere.',
   settings_saved: 'Settings saved. The API and the MCP server apply them from their next request.',
+  channel_connected: 'The channel is connected: posts to it are published.',
+  channel_reconnected: 'The channel is reconnected: posts to it are published again.',
+  channel_disconnected:
+    'The channel is disconnected and its tokens erased. Its scheduled posts fail to publish to it until it is connected again.',
 } as const;
 export type MessageCode = keyof typeof MESSAGES;
 

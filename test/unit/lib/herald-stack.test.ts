@@ -187,6 +187,7 @@ describe('functions', () => {
       Timeout:
         workers.find((w) => w.id === id)?.timeoutSeconds ??
         op?.timeoutSeconds ??
+        consolePages.find((p) => p.id === id)?.timeoutSeconds ??
         (id === mcp.id ? mcp.timeoutSeconds : 10),
       TracingConfig: { Mode: 'Active' },
       LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: logicalId(prod.stack, fnOf(id).logGroup) } },
