@@ -120,7 +120,7 @@ export async function startConnect(a: {
   };
   // The API's own request schema, then its use case: the same checks, field by field.
   const parsed = CreateChannelConnectionBody().safeParse(raw);
-  if (!parsed.success) throw refusedFields(issuesToFieldErrors(parsed.error.issues));
+  if (!parsed.success) throw refusedFields(issuesToFieldErrors(parsed.error.issues), true);
   let session: Awaited<ReturnType<typeof createChannelConnection>>;
   try {
     session = await createChannelConnection({
@@ -286,10 +286,10 @@ const FIELD_OF: Record<string, ConnectField> = {
   '/account_id': 'account',
 };
 
-function refusedFields(errors: ReadonlyArray<{ pointer: string; message: string }>): Error {
+function refusedFields(errors: ReadonlyArray<{ pointer: string; message: string }>, schema = false): Error {
   const fields = errors.flatMap((e) => {
     const field = FIELD_OF[e.pointer];
-    return field ? [{ field, message: fieldMessage(field, e.message) }] : [];
+    return field ? [{ field, message: schema ? fieldMessage(field, e.message) : e.message }] : [];
   });
   // Refusals of what the console itself sent (its landing, a channel id) are not the person's to fix.
   if (fields.length < errors.length) {
@@ -299,9 +299,8 @@ function refusedFields(errors: ReadonlyArray<{ pointer: string; message: string 
   return new FieldsRefused(fields);
 }
 
-/** The schema's words for an empty field are the API's; the console says what to type. */
+/** The schema's words are the API's (pointers, types); the console says what to type. */
 function fieldMessage(field: ConnectField, message: string): string {
-  if (!/too_small|at least|required|Invalid input/i.test(message)) return message;
   const says: Partial<Record<ConnectField, string>> = {
     instance: 'Enter the Mastodon server’s address, e.g. https://mastodon.social.',
     identifier: 'Enter the Bluesky handle, e.g. you.bsky.social.',

@@ -313,14 +313,14 @@ ${choices({
   legend: 'Account',
   items: (s.accounts ?? []).map((a) => ({
     value: a.id,
-    label: a.name ? `${a.name} (${a.handle})` : a.handle,
+    label: a.name && a.name !== a.handle ? `${a.name} (${a.handle})` : a.handle,
     hint: `${number(a.followers)} followers`,
   })),
   errors: o.errors ?? [],
 })}
 <button type="submit" class="button">Connect this account</button>
 </form>
-<p class="muted">Choose within ${when(s.expires_at)}; after that, start again.</p>`
+<p class="muted">Choose before ${when(s.expires_at)}; after that, start again.</p>`
     : html`<p class="inset">Owners and admins choose the account.</p>`
 }`,
       );
