@@ -103,9 +103,21 @@ describe('the channels page', { timeout: 240_000 }, () => {
 
     await startOAuth(page, 'LinkedIn');
     await checkPage(page, 'channel-connect');
+    const callbacks: string[] = [];
+    const seen = (r: { url(): string }) => {
+      if (r.url().includes('/oauth/callback/')) callbacks.push(r.url());
+    };
+    page.on('request', seen);
     await consentAtPlatform(page, 'LinkedIn', { fake_user: `li-${tag}` });
+    page.off('request', seen);
     expect(await heading(page)).toBe('LinkedIn is connected');
     await checkPage(page);
+    // The platform's callback replayed (the back button): the API's answer, a page that connects nothing.
+    expect(callbacks).toHaveLength(1);
+    const replay = await page.goto(String(callbacks[0]));
+    expect(replay?.status()).toBe(400);
+    expect(await textOf(page.locator('h1'))).toBe('Link expired');
+    expect((await apiChannels()).filter((c) => c.platform === 'linkedin')).toHaveLength(1);
 
     await page.goto(at('/console/channels'));
     await page.getByLabel('Mastodon server').fill(`${fakes()}/mastodon`);
