@@ -440,6 +440,21 @@ export const consolePages: readonly ConsolePage[] = [
     access: { table: 'RW' },
   },
   {
+    id: 'consoleChannels',
+    entry: 'functions/handlers/console-channels.ts',
+    routes: [
+      { method: 'GET', path: '/console/channels' },
+      { method: 'POST', path: '/console/channels' },
+      { method: 'GET', path: '/console/channels/connections/{id}' },
+      { method: 'POST', path: '/console/channels/connections/{id}' },
+      { method: 'POST', path: '/console/channels/{id}/{act}' },
+    ],
+    // The API's channel use cases: sessions' grants sealed and opened, tokens opened to revoke.
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    // Bluesky is checked with its PDS, Mastodon registers an app, a disconnect revokes: calls out.
+    timeoutSeconds: 25,
+  },
+  {
     id: 'consoleMembers',
     entry: 'functions/handlers/console-members.ts',
     routes: [

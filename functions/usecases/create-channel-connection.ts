@@ -58,10 +58,13 @@ export async function createChannelConnection(args: {
   const knownInstanceApp = instance ? getInstanceAppInfo(instance) : null;
   for (const read of [operatorApp, knownInstanceApp]) read?.catch(() => undefined);
   const context = await sessionContext(orgId, {
-    org: landing !== null && !isLoopback(landing),
+    org: landing !== null && !isLoopback(landing) && !ownOrigin(landing, args.requestHost),
     channelId: body.channel_id !== undefined && isId('channel', body.channel_id) ? body.channel_id : null,
   });
-  const refusals = [...landingProblems(landing, context.org), ...channelProblems(body, context.channel)];
+  const refusals = [
+    ...(landing && ownOrigin(landing, args.requestHost) ? [] : landingProblems(landing, context.org)),
+    ...channelProblems(body, context.channel),
+  ];
   if (refusals.length) throw new ValidationError(refusals);
   const id = newId('connection');
   const at = now.toISOString();
@@ -175,6 +178,15 @@ function checkFields(body: CreateChannelConnectionInput): FieldError[] {
     field('/instance', 'not_applicable', 'Only Mastodon takes an instance.');
   }
   return out;
+}
+
+/**
+ * This deployment's own public origin (where its console is served on AWS) is always a landing: the
+ * console sends people back to itself, and a landing on Herald's own origin redirects nowhere else.
+ */
+function ownOrigin(landing: URL, requestHost: string | undefined): boolean {
+  const own = configuredPublicUrl() ?? (requestHost ? `https://${requestHost}` : undefined);
+  return own !== undefined && URL.canParse(own) && new URL(own).origin === landing.origin;
 }
 
 /** The landing URL's origin must be loopback or one the organization allows (read just now). */

@@ -35,7 +35,7 @@ export interface InputOptions {
   label: string;
   hint?: string;
   value?: string | undefined;
-  type?: 'text' | 'email';
+  type?: 'text' | 'email' | 'password';
   autocomplete?: string;
   required?: boolean;
   maxlength?: number;

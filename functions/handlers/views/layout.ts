@@ -65,6 +65,10 @@ export const MESSAGES = {
   webhook_deleted: 'The endpoint is deleted. Deliveries still pending to it stop.',
   webhook_test_delivered: 'The test event was delivered. Its attempt is at the top of the delivery log.',
   webhook_test_failed: 'The test event was not delivered. The delivery log says what the endpoint answered.',
+  channel_connected: 'The channel is connected: posts to it are published.',
+  channel_reconnected: 'The channel is reconnected: posts to it are published again.',
+  channel_disconnected:
+    'The channel is disconnected and its tokens erased. Its scheduled posts fail to publish to it until it is connected again.',
 } as const;
 export type MessageCode = keyof typeof MESSAGES;
 
