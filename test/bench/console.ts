@@ -71,6 +71,7 @@ export const PAGES: readonly ConsolePageSpec[] = [
   },
   { id: 'passkeys', method: 'GET', path: '/console/passkeys', asRole: 'owner' },
   // Issue 23's pages, over 10 channels, 1,000 posts and 5 endpoints (console-workspace.ts).
+  { id: 'channels', method: 'GET', path: '/console/channels', asRole: 'owner' },
   { id: 'posts', method: 'GET', path: '/console/posts', asRole: 'owner' },
   { id: 'posts, failed only', method: 'GET', path: '/console/posts?status=failed', asRole: 'owner' },
   { id: 'posts, one channel', method: 'GET', path: '/console/posts?channel={channel:7}', asRole: 'owner' },
