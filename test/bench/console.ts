@@ -352,6 +352,8 @@ export async function benchConsole(iterations: number): Promise<ConsoleResult> {
       HERALD_CURSOR_SECRET: 'console-bench',
       // The CLI's module (seeding only) loads the channel connections' sealing at import.
       CONNECTION_SECRETS_KEY_ID: 'alias/herald-console',
+      // The webhooks page's functions seal and open signing secrets (never on the measured GETs).
+      WEBHOOK_SECRETS_KEY_ID: 'alias/herald-console-webhooks',
       HERALD_CONSOLE_ASSETS_VERSION: consoleAssetsVersion(ROOT),
       POWERTOOLS_LOG_LEVEL: 'SILENT',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
