@@ -1,7 +1,7 @@
 import type { Browser, Locator, Page } from 'playwright-core';
 import { expect } from 'vitest';
 import { type Person, personContext, screenshot, seriousViolations } from '../support/browser.ts';
-import { baseUrl, cliOk } from './helpers.ts';
+import { baseUrl, CREDENTIALS, cliOk } from './helpers.ts';
 
 // What the console's browser tests share: the console's address, the page checks (axe-core, a
 // phone's width, the screenshot for the docs), the passkey ceremonies as a person performs them, and
@@ -101,4 +101,19 @@ export async function team(browser: Browser, name: string, opts: { plan?: string
   const member = await personContext(browser, { mobile: true });
   await enroll(member.page, memberLink);
   return { orgId: (created.org as Json).id as string, owner, admin, member, emails };
+}
+
+/** Connects the Mastodon fake's account to the organization through the CLI; the channel's id. */
+export async function connectMastodon(orgId: string): Promise<string> {
+  const channel = await cliOk(
+    'channel',
+    'connect',
+    '--org',
+    orgId,
+    '--platform',
+    'mastodon',
+    '--credentials',
+    JSON.stringify(CREDENTIALS.mastodon),
+  );
+  return channel.id as string;
 }

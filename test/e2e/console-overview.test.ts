@@ -1,8 +1,8 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
-import { at, checkPage, type Team, team } from './console-helpers.ts';
-import { ALL_SCOPES, api, CREDENTIALS, cliOk, failPlatform, waitForPost } from './helpers.ts';
+import { at, checkPage, connectMastodon, type Team, team } from './console-helpers.ts';
+import { ALL_SCOPES, api, cliOk, failPlatform, waitForPost } from './helpers.ts';
 
 // The overview in a real browser: what a workspace's people see in one look is what the API says
 // about the same workspace — the 14-day timeline is getAnalytics', the meters getUsage's — and what
@@ -29,18 +29,7 @@ beforeAll(async () => {
   t = await team(browser, 'Overview');
   key = (await cliOk('key', 'mint', '--org', t.orgId, '--scopes', ALL_SCOPES, '--name', 'overview'))
     .key as string;
-  channel = (
-    await cliOk(
-      'channel',
-      'connect',
-      '--org',
-      t.orgId,
-      '--platform',
-      'mastodon',
-      '--credentials',
-      JSON.stringify(CREDENTIALS.mastodon),
-    )
-  ).id as string;
+  channel = await connectMastodon(t.orgId);
   await cliOk('settings', 'set', '--org', t.orgId, '--dangerous-ops', 'on');
   // One post published, one failed at the platform, one waiting for approval.
   const ok = await api<{ id: string }>('POST', '/v1/posts', {

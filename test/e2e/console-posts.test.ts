@@ -1,17 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
-import { at, checkPage, post, type Team, team } from './console-helpers.ts';
-import {
-  ALL_SCOPES,
-  api,
-  CREDENTIALS,
-  cliOk,
-  failPlatform,
-  fakeState,
-  mcpClient,
-  waitForPost,
-} from './helpers.ts';
+import { at, checkPage, connectMastodon, post, type Team, team } from './console-helpers.ts';
+import { ALL_SCOPES, api, cliOk, failPlatform, fakeState, mcpClient, waitForPost } from './helpers.ts';
 
 // Posts and Approvals in a real browser, on the local stack and the platforms' contract fakes: with
 // approval required, a post an agent creates through MCP waits in Approvals with its key and "via
@@ -55,18 +46,7 @@ const setUp = () => {
     );
     key = minted.key as string;
     keyId = minted.id as string;
-    channel = (
-      await cliOk(
-        'channel',
-        'connect',
-        '--org',
-        t.orgId,
-        '--platform',
-        'mastodon',
-        '--credentials',
-        JSON.stringify(CREDENTIALS.mastodon),
-      )
-    ).id as string;
+    channel = await connectMastodon(t.orgId);
     await cliOk('settings', 'set', '--org', t.orgId, '--approval-required', 'on');
   })();
   return ready;

@@ -2,8 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
-import { at, checkPage, post, type Team, team, textOf } from './console-helpers.ts';
-import { CREDENTIALS, cliOk, type WebhookReceiver, webhookReceiver } from './helpers.ts';
+import { at, checkPage, connectMastodon, post, type Team, team, textOf } from './console-helpers.ts';
+import { type WebhookReceiver, webhookReceiver } from './helpers.ts';
 
 // The webhooks page in a real browser, on the local stack with real receivers on loopback
 // (allow-listed) and the failure ladder under HERALD_TIME_SCALE (72 h ≈ 26 s): an owner adds an
@@ -32,17 +32,7 @@ afterAll(async () => {
 });
 
 /** Connects the fake's Mastodon account: a channel.connected event to every subscribed endpoint. */
-const connectChannel = () =>
-  cliOk(
-    'channel',
-    'connect',
-    '--org',
-    t.orgId,
-    '--platform',
-    'mastodon',
-    '--credentials',
-    JSON.stringify(CREDENTIALS.mastodon),
-  );
+const connectChannel = () => connectMastodon(t.orgId);
 
 /** Adds an endpoint through the form; lands on the page showing its secret. */
 async function addEndpoint(page: Page, url: string, events: string[], description = '') {
