@@ -1,7 +1,7 @@
 import { ceremonyIdOf, consolePage, fieldOf, signedInAnswer } from '#handlers/support/console';
 import { messageOf } from '#handlers/views/layout';
 import { signInPage } from '#handlers/views/sign-in';
-import { ceremonyCookie, jsonAnswer, pageAnswer } from '#shared/console';
+import { ceremonyCookie, jsonAnswer, pageAnswer, returnPath } from '#shared/console';
 import { beginSignIn, finishSignIn } from '#usecases/passkeys';
 
 // Sign-in with a discoverable passkey: the page, its options (a ceremony, remembered in a cookie)
@@ -11,7 +11,8 @@ import { beginSignIn, finishSignIn } from '#usecases/passkeys';
 export const { handler } = consolePage('consoleSignIn', {
   'GET /console/sign-in': {
     who: 'anyone',
-    run: async ({ query }) => pageAnswer(signInPage({ message: messageOf(query) })),
+    run: async ({ query }) =>
+      pageAnswer(signInPage({ message: messageOf(query), next: returnPath(query.get('next')) })),
   },
   'POST /console/sign-in/options': {
     who: 'anyone',
@@ -24,7 +25,7 @@ export const { handler } = consolePage('consoleSignIn', {
   'POST /console/sign-in': {
     who: 'anyone',
     body: 'json',
-    run: async ({ json, cookies, site, sourceIp, now }) => {
+    run: async ({ json, cookies, query, site, sourceIp, now }) => {
       const session = await finishSignIn({
         ceremonyId: ceremonyIdOf(cookies),
         response: fieldOf(json, 'response'),
@@ -32,7 +33,7 @@ export const { handler } = consolePage('consoleSignIn', {
         source: sourceIp,
         now,
       });
-      return signedInAnswer(site, session, '/console');
+      return signedInAnswer(site, session, returnPath(query.get('next')) ?? '/console');
     },
   },
 });

@@ -224,7 +224,14 @@ export const consoleErrors = (statusPage: StatusPageRenderer): Middleware => ({
     const site = c.site;
     if (err instanceof SignInRequired) {
       const cookies = err.hadCookie && site ? [clearedSessionCookie(site)] : [];
-      const location = err.hadCookie ? `${SIGN_IN_PATH}?msg=session_ended` : SIGN_IN_PATH;
+      // A page asked for comes back after sign-in (a form's POST does not: it is sent again by nobody).
+      const event = request.event;
+      const next =
+        event.requestContext.http.method === 'GET' ? returnPath(`${event.rawPath}${queryOf(event)}`) : null;
+      const params = new URLSearchParams();
+      if (err.hadCookie) params.set('msg', 'session_ended');
+      if (next && next !== CONSOLE_PATH) params.set('next', next);
+      const location = params.size ? `${SIGN_IN_PATH}?${params}` : SIGN_IN_PATH;
       request.response = toResult(
         c.json
           ? jsonAnswer(
@@ -467,6 +474,22 @@ const hostOf = (event: HttpEvent) => event.headers?.host ?? event.requestContext
 /** `127.0.0.1:3000`, `[::1]:3000`: an IP literal, with or without a port. */
 const isIpHost = (host: string) => host.startsWith('[') || /^\d{1,3}(\.\d{1,3}){3}(:\d+)?$/.test(host);
 const queryOf = (event: HttpEvent) => (event.rawQueryString ? `?${event.rawQueryString}` : '');
+
+/** Console paths a sign-in may return to: our own pages, never another site or a ceremony. */
+const RETURNABLE = /^\/console(?:\/[A-Za-z0-9._~-]+)*\/?(?:\?[A-Za-z0-9._~\-=&%+]*)?$/;
+
+/**
+ * Where to go after signing in, from a `next` parameter: a console page of this origin, or null.
+ * Anything else (another site, `//host`, a scheme, the sign-in and enrollment pages) is ignored, so
+ * a link cannot make sign-in send a person elsewhere.
+ */
+export function returnPath(value: string | null | undefined): string | null {
+  if (!value || value.length > 500 || !RETURNABLE.test(value)) return null;
+  // `.` and `..` segments would resolve outside /console.
+  if ((value.split('?')[0] ?? '').split('/').some((seg) => seg === '.' || seg === '..')) return null;
+  if (value.startsWith(`${SIGN_IN_PATH}`) || value.startsWith(`${CONSOLE_PATH}/enroll`)) return null;
+  return value;
+}
 
 /**
  * A static file's URL, versioned by the hash of the files (HERALD_CONSOLE_ASSETS_VERSION, set by

@@ -323,4 +323,15 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     expect(await rows.count()).toBe(2);
     await page.getByRole('rowheader', { name: 'Second <device>' }).waitFor();
   });
+
+  it('brings a person who had to sign in back to the page they opened', async () => {
+    const { page } = owner;
+    await page.context().clearCookies();
+    await page.goto(at('/console/audit?x=1'));
+    await page.waitForURL((u) => u.pathname === '/console/sign-in');
+    expect(new URL(page.url()).searchParams.get('next')).toBe('/console/audit?x=1');
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await page.waitForURL((u) => u.pathname === '/console/audit');
+    await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+  });
 });

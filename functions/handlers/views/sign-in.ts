@@ -5,7 +5,7 @@ import { layout } from './layout.ts';
 
 // Signing in and enrolling: no user name to type — the passkey says who it is.
 
-export function signInPage(o: { message: string | null }): SafeHtml {
+export function signInPage(o: { message: string | null; next?: string | null }): SafeHtml {
   return layout({
     title: 'Sign in',
     frame: { signedIn: null },
@@ -16,7 +16,8 @@ export function signInPage(o: { message: string | null }): SafeHtml {
 ${ceremony({
   kind: 'sign-in',
   options: `${CONSOLE_PATH}/sign-in/options`,
-  finish: `${CONSOLE_PATH}/sign-in`,
+  // The page to return to rides on the answer's URL (checked again by the server).
+  finish: o.next ? `${CONSOLE_PATH}/sign-in?next=${encodeURIComponent(o.next)}` : `${CONSOLE_PATH}/sign-in`,
   button: 'Sign in with a passkey',
 })}
 <h2 class="heading heading--s">No passkey yet?</h2>

@@ -710,6 +710,42 @@ describe('sign-in', () => {
     );
   });
 
+  it('returns a person to the page they asked for, and only to a console page of this origin', async () => {
+    vi.mocked(passkeyCases.finishSignIn).mockResolvedValue({ cookie: 'org~usr~tok', session: OWNER.session });
+    // Signed out on a page: sign-in is told where they were going.
+    const asked = await call(keys, get('GET /console/keys', null, { query: 'revoke=key_1' }));
+    expect(asked.headers.location).toBe('/console/sign-in?next=%2Fconsole%2Fkeys%3Frevoke%3Dkey_1');
+    // The sign-in page's answer goes back with it…
+    const page = await call(signIn, get('GET /console/sign-in', null, { query: 'next=%2Fconsole%2Fkeys' }));
+    expect(page.body).toContain('data-finish="/console/sign-in?next=%2Fconsole%2Fkeys"');
+    // …and the signed-in answer sends them there.
+    const finish = (next: string) =>
+      call(
+        signIn,
+        jsonPost(
+          'POST /console/sign-in',
+          { response: { id: 'cred' } },
+          { cookies: ['herald_ceremony=cer_1'], query: `next=${encodeURIComponent(next)}` },
+        ),
+      ).then((res) => (JSON.parse(res.body ?? '') as { redirect: string }).redirect);
+    expect(await finish('/console/posts/post_1?x=1')).toBe('/console/posts/post_1?x=1');
+    // Never elsewhere: another site, a protocol-relative or backslashed path, a ceremony, a traversal.
+    for (const next of [
+      'https://evil.example/console',
+      '//evil.example/console',
+      '/\\evil.example',
+      '/console/sign-in',
+      '/console/enroll',
+      '/console/../v1/posts',
+      'javascript:alert(1)',
+      '/consolex',
+    ])
+      expect(await finish(next), next).toBe('/console');
+    // A form's POST is not returned to (nobody would send it again).
+    const posted = await call(keys, post('POST /console/keys', null, { name: 'x' }));
+    expect(posted.headers.location).toBe('/console/sign-in');
+  });
+
   it('answers an answer without its ceremony cookie, and a refused one, as JSON errors', async () => {
     vi.mocked(passkeyCases.finishSignIn).mockRejectedValue(
       new ActError('This passkey is not known here.', 'invalid'),
