@@ -205,7 +205,7 @@ describe('sessions', () => {
     const res = await call(handler, consoleEvent('GET /console/keys'));
 
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe('/console/sign-in');
+    expect(res.headers.location).toBe('/console/sign-in?next=%2Fconsole%2Fkeys');
     expect(resolve).not.toHaveBeenCalled();
     expect(ran).not.toHaveBeenCalled();
   });
@@ -217,7 +217,7 @@ describe('sessions', () => {
     );
 
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe('/console/sign-in?msg=session_ended');
+    expect(res.headers.location).toBe('/console/sign-in?msg=session_ended&next=%2Fconsole%2Fkeys');
     expect(res.cookies).toEqual([`${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict; Secure`]);
     expect(resolve).toHaveBeenCalledWith('org~usr~stale', expect.any(Date));
     expect(ran).not.toHaveBeenCalled();
