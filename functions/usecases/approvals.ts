@@ -14,7 +14,7 @@ import {
   type PostResource,
   toPost,
 } from '#core/posts';
-import { type Authorized, auditEntry, authorizeAct, issuerOf } from '#usecases/support/acts';
+import { type Authorized, auditEntry, authorizeAct, issuerOf, unmetered } from '#usecases/support/acts';
 import { postCount, quotaAware, withRetry } from '#usecases/support/post-writes';
 
 // Approving and rejecting a post that waits for approval: owners and admins in the console, the
@@ -43,7 +43,7 @@ export async function approvePost(a: DecideArgs): Promise<PostResource> {
   const approved = await decide(a, (post, org) => {
     const next = withDecision(decideApprove(post, a.now), by, 'approved', null, a.now);
     const postsPerMonth = effectiveLimits(org.plan, org.limits).posts_per_month;
-    return postCount(next, { admitted: async () => undefined, postsPerMonth }, a.now);
+    return postCount(next, { admitted: unmetered, postsPerMonth }, a.now);
   });
   // After the write rather than in its transaction: replacePost's transaction is the API's (its
   // items' order is what quotaAware reads the posts_per_month refusal from). A crash between the

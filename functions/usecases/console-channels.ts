@@ -18,7 +18,7 @@ import { disconnectChannel } from '#usecases/disconnect-channel';
 import { getChannelConnection } from '#usecases/get-channel-connection';
 import { listChannelsOf } from '#usecases/list-channels';
 import { selectChannelAccount } from '#usecases/select-channel-account';
-import { auditEntry, authorizeAct } from '#usecases/support/acts';
+import { auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
 
 // The console's Channels page: the role check and the audit entry around the API's own channel use
 // cases (listChannelsOf, createChannelConnection, getChannelConnection, selectChannelAccount,
@@ -29,7 +29,6 @@ export type ChannelView = ReturnType<typeof toChannel>;
 export type ConnectionView = Awaited<ReturnType<typeof getChannelConnection>>;
 
 /** Admits the API use cases' work without counting it: the console is not an API client. */
-const unmetered = async () => undefined;
 
 /** Where the platforms' consent sends a console person back (the callback appends the session's id). */
 export const CONNECTION_RETURN_PATH = `${CONSOLE_PATH}/channels/connections/return`;

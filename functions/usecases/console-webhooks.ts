@@ -21,7 +21,7 @@ import { deleteWebhookEndpoint } from '#usecases/delete-webhook-endpoint';
 import { listWebhookDeliveries } from '#usecases/list-webhook-deliveries';
 import { listWebhookEndpoints } from '#usecases/list-webhook-endpoints';
 import { rotateWebhookSecret } from '#usecases/rotate-webhook-secret';
-import { type Authorized, auditEntry, authorizeAct } from '#usecases/support/acts';
+import { type Authorized, auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
 import { testWebhookEndpoint } from '#usecases/test-webhook-endpoint';
 import { updateWebhookEndpoint } from '#usecases/update-webhook-endpoint';
 
@@ -32,7 +32,6 @@ import { updateWebhookEndpoint } from '#usecases/update-webhook-endpoint';
 // here is metered. Secrets are answered only by create and rotate, to owners and admins.
 
 /** Admits the API use cases without counting them: the console is not an API client. */
-const unmetered = async () => undefined;
 
 export type EndpointView = ReturnType<typeof toWebhookEndpoint>;
 export type DeliveryView = Awaited<ReturnType<typeof listWebhookDeliveries>>['data'][number];

@@ -8,7 +8,7 @@ import { getUsage } from '#usecases/get-usage';
 import { listChannelsOf } from '#usecases/list-channels';
 import { listPosts } from '#usecases/list-posts';
 import { listWebhookEndpoints } from '#usecases/list-webhook-endpoints';
-import { authorizeAct } from '#usecases/support/acts';
+import { authorizeAct, unmetered } from '#usecases/support/acts';
 
 // The console's overview: the workspace's state in one look — the month's meters and the 14-day
 // publish timeline (the very answers of getUsage and getAnalytics' stream-kept part), and what
@@ -20,9 +20,6 @@ import { authorizeAct } from '#usecases/support/acts';
 export const OVERVIEW_ITEMS = 5;
 /** Failed posts older than this are history, not something to act on. */
 export const FAILED_WITHIN_DAYS = 7;
-
-/** Admits the API use cases' reads without counting them: the console is not an API client. */
-const unmetered = async () => ({ allowed: true as const, headers: {}, apiRequests: 0, period: '' });
 
 export interface Overview {
   usage: Awaited<ReturnType<typeof getUsage>>;

@@ -14,7 +14,7 @@ import { listChannelsOf } from '#usecases/list-channels';
 import { listPosts } from '#usecases/list-posts';
 import { publishPost } from '#usecases/publish-post';
 import { reschedulePost } from '#usecases/reschedule-post';
-import { auditEntry, authorizeAct } from '#usecases/support/acts';
+import { auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
 
 // The console's posts: the list (by status and channel), a post with its deliveries, the posts
 // waiting for approval, and a person's acts on a post — reschedule, publish now, delete — through
@@ -169,7 +169,7 @@ async function act<T extends object>(
   const by = await authorizeAct(a.orgId, a.actor, canActOnPosts, what);
   // Not an API request: nothing metered. A post scheduled or published still counts.
   const gate: Gate = {
-    admitted: async () => undefined,
+    admitted: unmetered,
     postsPerMonth: effectiveLimits(by.org.plan, by.org.limits).posts_per_month,
   };
   const check: Check = (post) => {

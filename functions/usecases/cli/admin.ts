@@ -30,7 +30,7 @@ import { getChannelConnection } from '#usecases/get-channel-connection';
 import * as members from '#usecases/members';
 import { selectChannelAccount } from '#usecases/select-channel-account';
 import { updateSettings } from '#usecases/settings';
-import { auditEntry, newEnrollmentLink } from '#usecases/support/acts';
+import { auditEntry, newEnrollmentLink, unmetered } from '#usecases/support/acts';
 import {
   ConnectFailure,
   connectAccount,
@@ -278,7 +278,7 @@ export async function startConnection(args: {
       requestHost: undefined,
       now: new Date(),
       // The operator's own session: not an API request, nothing to meter.
-      admitted: async () => undefined,
+      admitted: unmetered,
     });
   } catch (err) {
     if (err instanceof ApiError)
