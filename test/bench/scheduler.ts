@@ -26,12 +26,15 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
   const stack = await startLocalStack({
     ...fakes.env(),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
   });
   try {
     const { org, key, channel } = await benchWorkspace(stack.dataDir, {
       name: 'Bench',
       scopes: 'posts:read,posts:write',
       mastodonInstance: fakes.url('mastodon'),
+      // The fakes listen on loopback, which a user-named Mastodon server may not be outside tests.
+      env: { HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' },
     });
 
     const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + leadSeconds * 1000).toISOString();

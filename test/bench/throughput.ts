@@ -4,6 +4,7 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import autocannon from 'autocannon';
 import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../bin/local/services.ts';
 import { readStackInfo } from '../../bin/local/stack-file.ts';
+import { allFakes } from '../fakes/index.ts';
 import { startLocalStack } from '../support/local-stack.ts';
 import { childServer, machine, table, today } from './support.ts';
 import { benchWorkspace } from './workspace.ts';
@@ -65,16 +66,21 @@ function bareServer(body: string): Promise<{ url: string; close(): Promise<void>
 }
 
 export async function benchThroughput(seconds = 10): Promise<ThroughputResult> {
+  // The CLI checks a channel's credentials with its platform: the Mastodon contract fake answers.
+  const fakes = await allFakes().start();
   const stack = await startLocalStack({
+    ...fakes.env(),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
   });
-  const cleanup: Array<() => Promise<void> | void> = [() => stack.stop()];
+  const cleanup: Array<() => Promise<void> | void> = [() => stack.stop(), () => fakes.stop()];
   try {
     const { org, key, channel } = await benchWorkspace(stack.dataDir, {
       name: 'Load',
       scopes: 'posts:read,posts:write,webhooks:write',
-      mastodonInstance: 'https://mastodon.example',
+      mastodonInstance: fakes.url('mastodon'),
+      // The fakes listen on loopback, which a user-named Mastodon server may not be outside tests.
+      env: { HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' },
     });
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const draft = JSON.stringify({

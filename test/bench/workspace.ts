@@ -16,13 +16,13 @@ export interface BenchWorkspace {
 
 export async function benchWorkspace(
   dataDir: string,
-  opts: { name: string; scopes: string; mastodonInstance: string },
+  opts: { name: string; scopes: string; mastodonInstance: string; env?: Record<string, string> },
 ): Promise<BenchWorkspace> {
   const cli = async (...args: string[]) =>
     JSON.parse(
       (
         await run(process.execPath, [join(ROOT, 'bin/herald.js'), ...args, '--json'], {
-          env: { ...process.env, HERALD_DATA_DIR: dataDir },
+          env: { ...process.env, ...opts.env, HERALD_DATA_DIR: dataDir },
         })
       ).stdout,
     ) as Record<string, unknown>;
