@@ -112,7 +112,9 @@ if (wants('scheduler')) {
   const sizes = (process.env.BENCH_POSTS ?? '100,1000').split(',').map(Number);
   const results: SchedulerResult[] = [];
   for (const n of sizes)
-    results.push(await part(`scheduler ${n}`, () => benchScheduler(n, n > 500 ? 60 : 20)));
+    results.push(
+      await part(`scheduler ${n}`, () => benchScheduler(n, n > 500 ? 60 + Math.ceil(n / 40) : 20)),
+    );
   sections.scheduler = {
     title: 'Scheduler lateness and delivery throughput',
     body: schedulerSection(results),
