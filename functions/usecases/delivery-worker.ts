@@ -28,7 +28,8 @@ export type DeliveryOutcome = 'published' | 'retrying' | 'failed' | 'skipped';
 
 /**
  * Delivers one (post, channel, round). Primary course: claim the delivery under a lease (no other
- * worker can send it meanwhile) → if an earlier attempt died mid-send, reconcile with the platform
+ * worker can send it meanwhile; a dispatch's first claim also starts the scheduled post, in the
+ * same write) → if an earlier attempt died mid-send, reconcile with the platform
  * first → publish through the channel's connector → record the outcome and the post's status.
  * Duplicated or stale messages find nothing to claim; a failed attempt is retried with backoff
  * (the platform's hint first) or fails for good. A refusal is recorded on the channel by who must
@@ -41,7 +42,7 @@ export async function deliver(
   const claimId = randomUUID();
   let outcome: ReturnType<typeof claimDelivery> | undefined;
   const claimed = await mutatePost(msg.org_id, msg.post_id, (post) => {
-    outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock());
+    outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock(), msg.start);
     return outcome.kind === 'claimed' ? outcome.post : null;
   });
   if (!claimed || !outcome || outcome.kind === 'skip') {
