@@ -52,10 +52,13 @@ import { logger } from '#shared/logger';
 export const APP_PAUSE_CACHE_MS = 5_000;
 
 const appPauses = new Map<Platform, { pause: Pause | null; readAt: number }>();
+/** Reads under way: a burst that finds the cache cold reads once, not once per delivery. */
+const reading = new Map<Platform, Promise<Pause | null>>();
 
 /** Forgets the cached app pauses (tests). */
 export function clearPacingCache(): void {
   appPauses.clear();
+  reading.clear();
 }
 
 export interface PaceRequest {
@@ -169,17 +172,28 @@ async function cachedAppPause(platform: Platform, now: Date): Promise<Pause | nu
   const cached = appPauses.get(platform);
   if (cached && now.getTime() - cached.readAt < APP_PAUSE_CACHE_MS && now.getTime() >= cached.readAt)
     return laterPause(cached.pause, null, now);
-  const res = await ddb.send(
-    new GetCommand({
-      TableName: TABLE_NAME,
-      Key: keys.paceApp(platform),
-      ProjectionExpression: '#pu, #pr',
-      ExpressionAttributeNames: { '#pu': 'pause_until', '#pr': 'pause_reason' },
-    }),
-  );
-  const pause = pauseOf(res.Item);
-  appPauses.set(platform, { pause, readAt: now.getTime() });
-  return laterPause(pause, null, now);
+  let read = reading.get(platform);
+  if (!read) {
+    read = (async () => {
+      try {
+        const res = await ddb.send(
+          new GetCommand({
+            TableName: TABLE_NAME,
+            Key: keys.paceApp(platform),
+            ProjectionExpression: '#pu, #pr',
+            ExpressionAttributeNames: { '#pu': 'pause_until', '#pr': 'pause_reason' },
+          }),
+        );
+        const pause = pauseOf(res.Item);
+        appPauses.set(platform, { pause, readAt: now.getTime() });
+        return pause;
+      } finally {
+        reading.delete(platform);
+      }
+    })();
+    reading.set(platform, read);
+  }
+  return laterPause(await read, null, now);
 }
 
 function pauseOf(item: Item | undefined): Pause | null {
