@@ -57,7 +57,7 @@ const after = (ms: number) => (_scope: PaceScope, now: Date) => new Date(now.get
 export const PACING: Record<Platform, PlatformPacing> = {
   // docs.x.com/x-api/fundamentals/rate-limits: POST /2/tweets 100 per 15 min per user, 10,000 per
   // 24 h per app; the manage-Posts introduction adds 300 per 3 h (shared with reposts). The app's
-  // 24 h cap depends on the X API access level (17 on Free), so it is not counted: X's 429 carries
+  // 24 h cap depends on the X API access level, so it is not counted: X's 429 carries
   // x-app-limit-24hour-* / x-user-limit-24hour-* headers, which name the scope and its reset.
   x: {
     limits: [
@@ -93,8 +93,8 @@ export const PACING: Record<Platform, PlatformPacing> = {
   },
   // developers.facebook.com/docs/instagram-platform/content-publishing: "100 API-published posts
   // within a 24-hour moving period" per account, carousels counting once; the
-  // content_publishing_limit reference still answers quota_total 50 for many accounts, so Herald
-  // counts 50 (conservative). The refusal (2207042) names no time: hence counted, not paused.
+  // content_publishing_limit reference's example still answers quota_total 50, so Herald counts 50
+  // (conservative). The refusal (2207042) names no time: hence counted, not paused.
   instagram: {
     limits: [
       {
@@ -491,11 +491,11 @@ export function pauseAfter(
       : PACING[platform].pauseWithoutHint(scope, now).getTime();
   until = Math.min(now.getTime() + MAX_PAUSE_MS, Math.max(now.getTime() + 1000, until));
   const at = new Date(until).toISOString();
-  const whose = scope === 'app' ? "Herald's app on" : 'this account on';
-  return {
-    scope,
-    pause: { until: at, reason: `${platform} asked ${whose} it to wait until ${at} (rate limited)` },
-  };
+  const reason =
+    scope === 'app'
+      ? `${platform} refused Herald's app for its rate limit: nothing is sent to any ${platform} channel before ${at}`
+      : `${platform} refused this account for its rate limit: nothing is sent to it before ${at}`;
+  return { scope, pause: { until: at, reason } };
 }
 
 /** The pause that ends later (null when neither is in force at `now`). */

@@ -296,7 +296,12 @@ describe('pauseAfter: a refusal pauses its scope', () => {
     // Assert
     expect(account).toMatchObject({ scope: 'channel', pause: { until: '2030-06-12T09:02:00.000Z' } });
     expect(app).toMatchObject({ scope: 'app', pause: { until: '2030-06-12T10:00:00.000Z' } });
-    expect(app?.pause.reason).toContain('x');
+    expect(app?.pause.reason).toBe(
+      "x refused Herald's app for its rate limit: nothing is sent to any x channel before 2030-06-12T10:00:00.000Z",
+    );
+    expect(account?.pause.reason).toBe(
+      'x refused this account for its rate limit: nothing is sent to it before 2030-06-12T09:02:00.000Z',
+    );
   });
 
   it("without a time: the platform's default (YouTube's app quota: Pacific midnight)", () => {
