@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { getAssets } from '#adapters/media';
 import { readObject } from '#adapters/media-store';
+import { paceDelivery, recordRateLimit } from '#adapters/pacing';
 import { connectorFor } from '#adapters/platforms/index';
 import {
   type MediaInput,
@@ -15,6 +16,7 @@ import type { ChannelRecord } from '#core/accounts';
 import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
 import { mediaIdFromUrl } from '#core/media';
 import type { DeliveryMessage } from '#core/messages';
+import { deferredDelivery, type PaceDecision, secondsUntil } from '#core/pacing';
 import type { DeliveryRecord, PostRecord, VariantRecord } from '#core/posts';
 import { platformAppRefused } from '#shared/alarms';
 import { logger } from '#shared/logger';
@@ -63,6 +65,7 @@ export async function deliver(
   /** The channel as read, while it is connected (its health is recorded against this read). */
   let connected: ChannelRecord | null = null;
   let tokens: ReturnType<typeof channelTokens> | undefined;
+  let wait: Extract<PaceDecision, { go: false }> | null = null;
   try {
     if (!variant)
       throw new PlatformError('system', `The post has no variant for channel ${msg.channel_id}.`, {
@@ -112,7 +115,11 @@ export async function deliver(
       tokens,
     };
     if (recovering) result = await connector.reconcile(ctx);
-    result ??= await connector.publish(ctx);
+    if (!result) {
+      const pace = await paceDelivery({ orgId: msg.org_id, channel, media: variant.media.length }, clock());
+      if (pace.go) result = await connector.publish(ctx);
+      else wait = pace;
+    }
   } catch (err) {
     const raw =
       err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
@@ -125,12 +132,32 @@ export async function deliver(
     });
   }
 
+  if (wait) {
+    const w = wait;
+    const after = await updateClaimed(msg, claimId, clock, (d) =>
+      deferredDelivery(d, w, clock(), { undoClaim: !recovering }),
+    );
+    if (after) await sendDelayed('delivery', msg, secondsUntil(w.until, clock()));
+    return 'retrying';
+  }
   if (result) {
     const done = result;
     await updateClaimed(msg, claimId, clock, (d) => deliverySucceeded(d, done, clock()));
     return 'published';
   }
   const err = failure as PlatformError;
+  let hint = err.opts.retryAfterSeconds;
+  if (connected && err.category === 'rate_limited') {
+    const paused = await recordRateLimit(
+      {
+        orgId: msg.org_id,
+        channel: connected,
+        refusal: { category: err.category, retryAfterSeconds: hint, scope: err.opts.scope },
+      },
+      clock(),
+    );
+    if (paused) hint = paused.retryAfterSeconds;
+  }
   if (connected && (err.category === 'auth_expired' || err.opts.operator)) {
     const remedy = await recordChannelFailure(connected, err, clock(), { backoff: false });
     if (remedy === 'operator') platformAppRefused(connected.platform, 1, err.message);
@@ -142,7 +169,7 @@ export async function deliver(
         category: err.category,
         message: err.message,
         retryable: err.retryable,
-        retryAfterSeconds: err.opts.retryAfterSeconds,
+        retryAfterSeconds: hint,
       },
       clock(),
     ),
