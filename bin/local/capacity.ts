@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
 // A measuring knob for the benchmarks (HERALD_COUNT_CAPACITY=<file>): every DynamoDB call of the
@@ -44,7 +44,11 @@ export function countCapacity(client: DynamoDBClient, file: string): () => void 
     },
     { step: 'initialize', name: 'heraldCountCapacity', override: true },
   );
-  const flush = () => writeFileSync(file, JSON.stringify(totals));
+  // Written aside and renamed over, so a reader never sees half a file.
+  const flush = () => {
+    writeFileSync(`${file}.tmp`, JSON.stringify(totals));
+    renameSync(`${file}.tmp`, file);
+  };
   const timer = setInterval(flush, 500);
   timer.unref();
   return () => {
