@@ -383,7 +383,7 @@ export const TODAY_INPUTS: Omit<AwsModelInput, 'config'> & {
   };
 } = {
   source:
-    'BENCHMARKS.md "Cost per million requests" (createPost 2 RRU / 9 WRU, gate 1 WRU, Idempotency-Key +2 WRU) and "Scheduler lateness" (6–8 version-checked writes per post, due → published); the delivery path priced per write from the code (below)',
+    'BENCHMARKS.md "Cost per million requests" (createPost 2 RRU / 9 WRU, gate 1 WRU, Idempotency-Key +2 WRU) and "Scheduler lateness" (6–8 version-checked writes per post, due → published), each write priced from the code as the cost part prices a post write: sweep mark 4, flip to publishing 5, claim 4, one checkpoint 4, outcome 5 WRU (table 1, GSI1 1–2, GSI2 1–2), the stats transaction 6',
   perPost: {
     // Sweep mark 4, flip to publishing 5, claim 4, one checkpoint 4, outcome 5 (table 1 + GSI1 1–2
     // + GSI2 1–2 each), and the stats transaction (marker, STATS, STATS#DAY: 3 items × 2).
