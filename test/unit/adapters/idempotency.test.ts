@@ -68,7 +68,10 @@ function previousVersion() {
   /** Its in-progress record, as a container that died before finishing left it. */
   const crashAfterClaim = (call: Call) => {
     persistenceStore.configure({ config, keyPrefix: 'createPost' });
-    return persistenceStore.saveInProgress(call as never, lambdaContext('createPost').getRemainingTimeInMillis());
+    return persistenceStore.saveInProgress(
+      call as never,
+      lambdaContext('createPost').getRemainingTimeInMillis(),
+    );
   };
   return Object.assign(run, { crashAfterClaim });
 }
