@@ -72,6 +72,13 @@ export const keys = {
   oauthState: (stateHash: string) => ({ pk: `OAUTHSTATE#${stateHash}`, sk: 'STATE' }),
   /** The operator's app on a platform (client id, sealed secret, redirect URI, scopes). */
   platformApp: (platform: string) => ({ pk: `PLATFORMAPP#${platform}`, sk: 'APP' }),
+  /**
+   * A channel's pacing counters (the windows of its platform's counted limits, core/pacing.ts): its
+   * own partition, so a burst to one account never heats its organization's; expires by TTL.
+   */
+  paceChannel: (orgId: string, channelId: string) => ({ pk: `PACE#${orgId}#${channelId}`, sk: 'PACE' }),
+  /** A platform app's pacing: its pause after the platform refused the app, and its counters; expires by TTL. */
+  paceApp: (platform: string) => ({ pk: `PACEAPP#${platform}`, sk: 'PACE' }),
   /** Herald's app on one Mastodon instance (registered there on first use). */
   instanceApp: (origin: string) => ({ pk: `MASTODONAPP#${origin}`, sk: 'APP' }),
   /** Platform credentials live apart from the channel so no listing can ever return them. */
