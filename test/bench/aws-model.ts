@@ -1,5 +1,6 @@
 import type { CostResult } from './cost.ts';
 import { MODEL, PRICES } from './cost.ts';
+import type { SchedulerResult } from './scheduler.ts';
 import { table, today } from './support.ts';
 
 // A model of Herald on AWS at scale (issue 24, part 5): for N posts due in the same minute, the
@@ -61,6 +62,8 @@ export interface AwsModelInput {
     relayRecordsPerSecond: number;
     /** Concurrent stream relay invocations (one per shard). */
     relayShards: number;
+    /** Whether a post's first delivery waits for the stream relay (it enqueues the delivery messages). */
+    relayOnPath: boolean;
   };
   /** Event sources and schedules (lib/operations.ts; the sweeper's own constants in its module). */
   config: {
@@ -160,17 +163,18 @@ export function awsModel(input: AwsModelInput, scenario: AwsScenario): AwsModelR
     (c.dispatcher.maxConcurrency * c.dispatcher.batchSize) /
     ((c.dispatcher.roundTripsPerPost * t.dynamoRoundTripMs + t.invokeOverheadMs) / 1000);
   const relayPostsPerSecond = t.relayRecordsPerSecond / p.streamRecords;
-  const stages = [
+  const stages: Array<[AwsModelResult['lambda']['bottleneck'], number]> = [
     ['delivery', deliveriesPerSecond],
     ['dispatcher', dispatchesPerSecond],
-    ['stream relay', relayPostsPerSecond],
-  ] as const;
+  ];
+  if (t.relayOnPath) stages.push(['stream relay', relayPostsPerSecond]);
   const [bottleneck, rate] = stages.reduce((a, b) => (b[1] < a[1] ? b : a));
 
-  // The sweep marks every due post, then sends the dispatches (10 per request, one after another),
-  // all before the posts' time if it finishes within its lead.
-  const sweepRate = c.sweeper.concurrency / ((c.sweeper.roundTripsPerEntry * t.dynamoRoundTripMs) / 1000);
-  const sweepSeconds = n / sweepRate + (Math.ceil(n / 10) * t.sqsRoundTripMs) / 1000;
+  // The sweep does its per-post work (`roundTripsPerEntry`, `concurrency` at a time; none when it
+  // writes nothing per post), then sends the dispatches, 10 per request, one request after another.
+  const perEntrySeconds = (c.sweeper.roundTripsPerEntry * t.dynamoRoundTripMs) / 1000;
+  const sweepSeconds =
+    (n * perEntrySeconds) / c.sweeper.concurrency + (Math.ceil(n / 10) * t.sqsRoundTripMs) / 1000;
   const leadSeconds = c.sweeper.lookaheadSeconds - c.sweeper.everySeconds;
   const fitsTimeout = sweepSeconds <= c.sweeper.timeoutSeconds;
   const start = Math.max(0, sweepSeconds - leadSeconds) + t.pipelineLatencySeconds;
@@ -225,7 +229,9 @@ export function awsModel(input: AwsModelInput, scenario: AwsScenario): AwsModelR
       requests,
       totalRequests,
       dollars: (totalRequests * $.sqsPerMillionRequests) / 1e6,
-      peakSendsPerSecond: Math.min(dispatchesPerSecond, relayPostsPerSecond) * p.messages.delivery,
+      peakSendsPerSecond:
+        (t.relayOnPath ? Math.min(dispatchesPerSecond, relayPostsPerSecond) : dispatchesPerSecond) *
+        p.messages.delivery,
     },
     sweep: { seconds: sweepSeconds, leadSeconds, fitsTimeout },
     lateness: { p50: lateAt(0.5), p99: lateAt(0.99), max: lateAt(1), bounded: fitsTimeout },
@@ -369,7 +375,10 @@ export async function manifestConfig(): Promise<
 }
 
 /**
- * Today's inputs (BENCHMARKS.md, 2026-11-28, before issue 24's delivery rework): createPost and the
+ * Today's measured inputs (BENCHMARKS.md, 2026-11-28), which describe the delivery path before issue
+ * 24's rework (main at a30acac; the rework, ed3e955, has no sweep write per post, a dispatcher that
+ * reads and enqueues, and the relay off the path: `roundTripsPerEntry: 0`, `relayOnPath: false`, and
+ * fewer writes once re-measured by the scheduler part): createPost and the
  * gate as the cost part measured them; the delivery path from the scheduler section's 6–8
  * version-checked writes per post, priced per write as the cost part measures a post write
  * (table 1 + GSI1 1 + GSI2 1 WRU for a post under 1 KB; an index entry that moves costs 2).
@@ -383,7 +392,7 @@ export const TODAY_INPUTS: Omit<AwsModelInput, 'config'> & {
   };
 } = {
   source:
-    'BENCHMARKS.md "Cost per million requests" (createPost 2 RRU / 9 WRU, gate 1 WRU, Idempotency-Key +2 WRU) and "Scheduler lateness" (6–8 version-checked writes per post, due → published), each write priced from the code as the cost part prices a post write: sweep mark 4, flip to publishing 5, claim 4, one checkpoint 4, outcome 5 WRU (table 1, GSI1 1–2, GSI2 1–2), the stats transaction 6',
+    'the delivery path as main had it at a30acac, before issue 24’s rework (ed3e955: the first claim starts the post, no sweep write per post, the relay off the path) — re-measure and feed the new numbers. BENCHMARKS.md "Cost per million requests" (createPost 2 RRU / 9 WRU, gate 1 WRU, Idempotency-Key +2 WRU) and "Scheduler lateness" (6–8 version-checked writes per post, due → published), each write priced from the code as the cost part prices a post write: sweep mark 4, flip to publishing 5, claim 4, one checkpoint 4, outcome 5 WRU (table 1, GSI1 1–2, GSI2 1–2), the stats transaction 6',
   perPost: {
     // Sweep mark 4, flip to publishing 5, claim 4, one checkpoint 4, outcome 5 (table 1 + GSI1 1–2
     // + GSI2 1–2 each), and the stats transaction (marker, STATS, STATS#DAY: 3 items × 2).
@@ -420,14 +429,22 @@ export const TODAY_INPUTS: Omit<AwsModelInput, 'config'> & {
     pipelineLatencySeconds: 1.5,
     relayRecordsPerSecond: 4_000,
     relayShards: 4,
+    // The relay enqueued a post's delivery messages when the dispatcher flipped it to publishing.
+    relayOnPath: true,
   },
   config: { sweeper: { lookaheadSeconds: 120, concurrency: 16, roundTripsPerEntry: 2 } },
   limits: { partitionWriteUnits: 1_000, partitionReadUnits: 3_000, onDemandInitialWriteUnits: 4_000 },
   prices: { ...PRICES, sqsPerMillionRequests: 0.4 },
 };
 
-/** The model's input: today's numbers, the manifest's settings, and the cost part's results if it ran. */
-export async function awsModelInputs(cost?: CostResult): Promise<AwsModelInput> {
+/**
+ * The model's input: today's numbers, the manifest's settings, and what the cost and scheduler
+ * parts measured if they ran in the same `npm run bench`.
+ */
+export async function awsModelInputs(
+  cost?: CostResult,
+  scheduler?: SchedulerResult[],
+): Promise<AwsModelInput> {
   const config = await manifestConfig();
   const input: AwsModelInput = {
     ...TODAY_INPUTS,
@@ -444,7 +461,13 @@ export async function awsModelInputs(cost?: CostResult): Promise<AwsModelInput> 
   }
   if (gate) input.perPost.gateWriteUnitsPerRequest = gate.writeUnits;
   if (create || gate)
-    input.source = `${TODAY_INPUTS.source}; createPost, the gate and the idempotency record as the cost part measured them in this run`;
+    input.source = `${input.source}; createPost, the gate and the idempotency record as the cost part measured them in this run`;
+  // The largest burst's write units per post from due to published (the local stack's own count).
+  const burst = scheduler?.filter((r) => r.writeUnits?.total).sort((a, b) => b.posts - a.posts)[0];
+  if (burst) {
+    input.perPost.deliveryWriteUnits = burst.writeUnits.total;
+    input.source = `${input.source}; write units from due to published as the scheduler part measured them in this run (${burst.posts} posts)`;
+  }
   return input;
 }
 
@@ -532,18 +555,24 @@ inputs: a model, not a measurement on AWS.
 
 - **Inputs**: ${input.source}. Per post: ${p.deliveryWrites} writes, ${p.deliveryWriteUnits} WRU and ${p.deliveryReadUnits} RRU from due to
   published; createPost ${p.createPostWriteUnits} WRU / ${p.createPostReadUnits} RRU; the gate ${p.gateWriteUnitsPerRequest} WRU per request.
-- **Settings** (lib/operations.ts; the sweeper's constants in functions/usecases/schedule-sweeper.ts):
+- **Settings** (lib/operations.ts; the sweeper’s own constants, functions/core/timing.ts and its module):
   delivery worker ${c.delivery.maxConcurrency} batches of ${c.delivery.batchSize} at once (the event source's maximum concurrency),
   dispatcher ${c.dispatcher.maxConcurrency} × ${c.dispatcher.batchSize}; sweeper every ${c.sweeper.everySeconds} s, ${c.sweeper.timeoutSeconds} s timeout, ${c.sweeper.lookaheadSeconds} s lookahead,
-  ${c.sweeper.concurrency} posts at a time, dispatches sent after every post is marked.
+  ${
+    c.sweeper.roundTripsPerEntry
+      ? `${c.sweeper.roundTripsPerEntry} round trips per post, ${c.sweeper.concurrency} posts at a time, then`
+      : 'no write per post, then'
+  } the dispatches sent 10 per request, one request after another.
 - **Assumptions**: a DynamoDB round trip ${t.dynamoRoundTripMs} ms, an SQS one ${t.sqsRoundTripMs} ms; a platform's create call
   ${t.platformLatencyMs} ms, so a delivery (${t.deliveryRoundTrips} AWS round trips + the call) holds its Lambda ≈ ${fmt(worst.lambda.deliveryMs)} ms; the
   records of a batch run in parallel (${t.lambdaBilledMsPerDelivery} billed ms per delivery, ${c.delivery.memoryMb} MB arm64); ${t.invokeOverheadMs} ms per
   batch for the event source's invoke; ${t.pipelineLatencySeconds} s fixed latency (SQS delay resolution, stream and queue
-  polling); the stream relay ${fmt(t.relayRecordsPerSecond)} records/s over ${t.relayShards} shards (${p.streamRecords} per post). One channel per post,
+  polling); the stream relay ${fmt(t.relayRecordsPerSecond)} records/s over ${t.relayShards} shards (${p.streamRecords} per post)${
+    t.relayOnPath ? ', on the path to the first delivery' : ', off the path to the first delivery'
+  }. One channel per post,
   all posts of one organization created over ${scenarios[0]?.createdOverSeconds ?? 0} s (the worst case for its keys), no platform rate limits.
 - **Lateness** of the k-th post = the sweep's overrun of its ${worst.sweep.leadSeconds} s lead + the fixed latency + k ÷ the
-  slowest stage (dispatcher, stream relay, delivery).
+  slowest stage (${t.relayOnPath ? 'dispatcher, stream relay, delivery' : 'dispatcher, delivery'}).
 - **Limits**: ${fmt(l.partitionWriteUnits)} WRU/s and ${fmt(l.partitionReadUnits)} RRU/s per partition key, table or index (adaptive
   capacity can split a hot key's items by sort key after minutes of heat, never a single item, and
   not within a one-minute burst); a new on-demand table serves ${fmt(l.onDemandInitialWriteUnits)} WRU/s at once, then up to
@@ -558,6 +587,6 @@ ${hot}
 ${over.length ? `Over a partition's limit at ${posts(worst)}: ${over.join('; ')}.` : `No key reaches its partition's limit at ${posts(worst)}.`}${
   worst.sweep.fitsTimeout
     ? ''
-    : ` The sweep of ${posts(worst)} (${seconds(worst.sweep.seconds)}) overruns its ${c.sweeper.timeoutSeconds} s timeout: its dispatches, sent only after every mark, are lost with it and the posts wait for a later sweep (≥ 3 min), so their lateness is beyond this model.`
+    : ` The sweep of ${posts(worst)} (${seconds(worst.sweep.seconds)}) overruns its ${c.sweeper.timeoutSeconds} s timeout: the dispatches it had not sent when it was stopped wait for a later sweep, which meets the same backlog, so their lateness is beyond this model.`
 } After the sweep the slowest stage (${worst.lambda.bottleneck}) moves ${fmt(rateOf(worst))} posts/s, and the \`DUE#<minute>\` bucket the deliveries write into takes ${p.dueBucketWrites} writes per post: ${fmt(rateOf(worst) * p.dueBucketWrites)} WRU/s from the first post of a burst for as long as it lasts (${results.map((r) => `${posts(r)}: ${seconds(r.scenario.posts / rateOf(r))}`).join(', ')}); a minute bucket holding more than ≈ ${fmt(rateOf(worst) * 60)} posts keeps it there for over a minute.`;
 }

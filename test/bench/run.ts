@@ -74,11 +74,7 @@ if (wants('cost')) {
   });
   sections.cost = { title: 'Cost per million requests (AWS)', body: costSection(cost, roundTrips?.rows) };
 }
-if (wants('awsmodel')) {
-  // Computed, not measured: from the cost part's results when it ran in this invocation.
-  const input = await awsModelInputs(cost);
-  sections.awsmodel = { title: 'AWS at scale: a model', body: awsModelSection(input) };
-}
+
 if (wants('connect')) {
   const r = await part('connect', async () => {
     const { stdout } = await run(
@@ -116,6 +112,7 @@ if (wants('throughput')) {
     body: throughputSection(r),
   };
 }
+let schedulerResults: SchedulerResult[] | undefined;
 if (wants('scheduler')) {
   const sizes = (process.env.BENCH_POSTS ?? '100,1000').split(',').map(Number);
   const results: SchedulerResult[] = [];
@@ -129,6 +126,12 @@ if (wants('scheduler')) {
     title: 'Scheduler lateness and delivery throughput',
     body: schedulerSection(results),
   };
+  schedulerResults = results;
+}
+if (wants('awsmodel')) {
+  // Computed, not measured: from the cost and scheduler parts' results when they ran in this invocation.
+  const input = await awsModelInputs(cost, schedulerResults);
+  sections.awsmodel = { title: 'AWS at scale: a model', body: awsModelSection(input) };
 }
 
 if (wants('recovery')) {

@@ -8,6 +8,7 @@ import {
   TODAY_INPUTS,
 } from '../../bench/aws-model.ts';
 import type { CostResult } from '../../bench/cost.ts';
+import type { SchedulerResult } from '../../bench/scheduler.ts';
 
 // The AWS model's arithmetic (test/bench/aws-model.ts), on round inputs whose results are worked
 // out by hand below.
@@ -42,6 +43,7 @@ const INPUT: AwsModelInput = {
     pipelineLatencySeconds: 1.5,
     relayRecordsPerSecond: 4_000,
     relayShards: 4,
+    relayOnPath: true,
   },
   config: {
     delivery: { batchSize: 10, maxConcurrency: 8, memoryMb: 1024 },
@@ -77,6 +79,33 @@ describe('the AWS model', () => {
     expect(r.lambda.deliveryPeakConcurrency).toBe(8);
     expect(r.lambda.deliveriesInFlight).toBe(80);
     expect(r.lambda.peakConcurrency).toBe(8 + 4 + 4 + 1);
+  });
+
+  it('a stage off the path does not bound it: a slow relay binds only while it enqueues the deliveries', () => {
+    const slowRelay = { ...INPUT, timing: { ...INPUT.timing, relayRecordsPerSecond: 500 } };
+
+    const on = awsModel(slowRelay, { posts: 1_600, createdOverSeconds: 600 });
+    const off = awsModel(
+      { ...slowRelay, timing: { ...slowRelay.timing, relayOnPath: false } },
+      { posts: 1_600, createdOverSeconds: 600 },
+    );
+
+    expect(on.lambda.bottleneck).toBe('stream relay'); // 500 ÷ 5 = 100 posts/s
+    expect(on.lateness.max).toBeCloseTo(1.5 + 1_600 / 100);
+    expect(off.lambda.bottleneck).toBe('delivery');
+    expect(off.lateness.max).toBeCloseTo(1.5 + 1_600 / 160);
+  });
+
+  it('a sweep with no write per post takes only its sends: 10 per request, one after another', () => {
+    const noWrites = {
+      ...INPUT,
+      config: { ...INPUT.config, sweeper: { ...INPUT.config.sweeper, roundTripsPerEntry: 0 } },
+    };
+
+    const r = awsModel(noWrites, { posts: 4_000, createdOverSeconds: 600 });
+
+    expect(r.sweep.seconds).toBeCloseTo(4); // 400 requests × 10 ms
+    expect(awsModel(noWrites, { posts: 60_000, createdOverSeconds: 600 }).sweep.fitsTimeout).toBe(false);
   });
 
   it('prices DynamoDB, Lambda and SQS for the burst', () => {
@@ -155,7 +184,15 @@ describe('the AWS model', () => {
       gate: [{ activeKeys: 1, itemBytes: 126, writeUnits: 1 }],
     };
 
-    const input = await awsModelInputs(cost);
+    const burst = (posts: number, total: number): SchedulerResult => ({
+      posts,
+      createSeconds: 1,
+      latenessMs: { p50: 0, p90: 0, p99: 0, max: 0 },
+      deliveriesPerSecond: 1,
+      writeUnits: { total, table: total / 2, indexes: {} },
+    });
+
+    const input = await awsModelInputs(cost, [burst(100, 20), burst(1_000, 16)]);
     const without = await awsModelInputs();
 
     const delivery = workers.find((w) => w.id === 'deliveryWorker')?.trigger;
@@ -167,8 +204,12 @@ describe('the AWS model', () => {
       createPostWriteUnits: 5,
       createPostReadUnits: 3,
       idempotencyWriteUnits: 3,
+      deliveryWriteUnits: 16, // the largest burst's
     });
-    expect(without.perPost.createPostWriteUnits).toBe(TODAY_INPUTS.perPost.createPostWriteUnits);
+    expect(without.perPost).toMatchObject({
+      createPostWriteUnits: TODAY_INPUTS.perPost.createPostWriteUnits,
+      deliveryWriteUnits: TODAY_INPUTS.perPost.deliveryWriteUnits,
+    });
   });
 
   it('writes the section with both bursts, the hot keys and the sweep that overruns its timeout', () => {
