@@ -112,7 +112,12 @@ export const keys = {
   /** `day` is YYYY-MM-DD (UTC). */
   syncBucket: (day: string) => ({ gsi2pk: `SYNC#${day}` }),
   media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
-  idempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
+  /** An organization's idempotency records (Powertools; sk `<operation>#<hash>`); expire by TTL. */
+  idempotency: (orgId: string) => ({ pk: `ORG#${orgId}#IDEMPOTENCY` }),
+  /** Before per-organization keys: every organization's records of an operation under one key. */
+  legacyIdempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
+  /** When this deployment first keyed idempotency records per organization (bounds the legacy reads). */
+  idempotencySwitch: () => ({ pk: 'IDEMPOTENCY', sk: 'PER_ORG_SINCE' }),
   /**
    * The request gate of an organization for a month (`period` is YYYY-MM, UTC): the meters
    * (api_requests, posts_per_month) and each API key's burst window or revocation, under its id.
