@@ -135,11 +135,13 @@ function counterUpdate(sets: Record<string, unknown>, adds: Adds) {
     values[`:s${i}`] = value;
     return `#s${i} = :s${i}`;
   });
-  const addParts = [...adds].filter(([, value]) => value !== 0).map(([attr, value], i) => {
-    names[`#a${i}`] = attr;
-    values[`:a${i}`] = value;
-    return `#a${i} :a${i}`;
-  });
+  const addParts = [...adds]
+    .filter(([, value]) => value !== 0)
+    .map(([attr, value], i) => {
+      names[`#a${i}`] = attr;
+      values[`:a${i}`] = value;
+      return `#a${i} :a${i}`;
+    });
   const expression = [
     setParts.length ? `SET ${setParts.join(', ')}` : '',
     addParts.length ? `ADD ${addParts.join(', ')}` : '',
@@ -234,7 +236,10 @@ async function countInOrder(
     if (!pending.length) return;
     const first = pending.reduce((a, b) => (BigInt(b.sequence) < BigInt(a.sequence) ? b : a));
     const last = pending.reduce((a, b) => (BigInt(b.sequence) > BigInt(a.sequence) ? b : a));
-    const update = counterUpdate({ ...target.sets, [attr]: markOf(last.sequence, last.timeMs) }, sum(pending));
+    const update = counterUpdate(
+      { ...target.sets, [attr]: markOf(last.sequence, last.timeMs) },
+      sum(pending),
+    );
     update.ExpressionAttributeNames['#hw'] = attr;
     const condition =
       seen === undefined

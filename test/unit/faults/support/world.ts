@@ -342,9 +342,7 @@ export async function drain(
   throw new Error('drain: the queue never settled');
 }
 
-type StreamHandler = (
-  event: DynamoDBStreamEvent & { shardId?: string },
-) => Promise<DynamoDBBatchResponse>;
+type StreamHandler = (event: DynamoDBStreamEvent & { shardId?: string }) => Promise<DynamoDBBatchResponse>;
 
 /** The shard the fake table's stream is one of (a windowed mapping names it in every batch). */
 export const SHARD_ID = 'shardId-00000001900000000000-0000fa4e';
