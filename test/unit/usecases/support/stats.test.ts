@@ -586,7 +586,7 @@ describe('position', () => {
       '000000000000000000009',
       '000000000000000000010',
       '4421584500000000017450439091',
-      '1' + '0'.repeat(39),
+      `1${'0'.repeat(39)}`,
     ];
     const sorted = [...seqs].map(position).sort();
     expect(sorted).toEqual(seqs.map(position));
