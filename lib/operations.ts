@@ -581,13 +581,17 @@ export const stateMachines: readonly StateMachineSpec[] = [
  * The table stream's event source mapping, in AWS and in the local stack's poller alike: records
  * whose new image's `entity` is not listed never reach the function (deletes have no new image);
  * a failing batch is bisected and retried `retryAttempts` times, then its records go to the
- * on-failure destination, as do records older than `maxRecordAgeSeconds`.
+ * on-failure destination, as do records older than `maxRecordAgeSeconds`. With a tumbling window
+ * of `windowSeconds`, every batch names its shard (`shardId`), batches do not span windows, the
+ * function must answer a `state` (else the invocation failed) and each window ends with a final
+ * invocation.
  */
 export interface StreamSource {
   entities: readonly string[];
   batchSize: number;
   retryAttempts: number;
   maxRecordAgeSeconds: number;
+  windowSeconds?: number;
 }
 
 /**
@@ -636,6 +640,9 @@ export const workers: readonly Worker[] = [
       batchSize: 100,
       retryAttempts: 10,
       maxRecordAgeSeconds: 86_400,
+      // Not for aggregating (the relay keeps no window state): a windowed batch names its shard,
+      // and the analytics counters count each record once by a mark per shard (usecases/support/stats.ts).
+      windowSeconds: 300,
     },
     timeoutSeconds: 30,
   },
