@@ -1,11 +1,22 @@
+import { countAppRefusal, takeAppRefusals } from '#adapters/app-refusals';
 import { openPending } from '#adapters/channel-connection-secrets';
 import { endExpiredSelection, getConnection } from '#adapters/channel-connections';
-import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
-import { dueChannels, updateChannelHealth } from '#adapters/channels';
+import { credentialRedactor, getChannelWithSealedCredentials } from '#adapters/channel-credentials';
+import {
+  advanceSyncCursor,
+  moveSyncEntry,
+  positionAt,
+  type SyncEntry,
+  syncCursor,
+  syncEntriesAfter,
+} from '#adapters/channel-sync-index';
+import { updateChannelHealth } from '#adapters/channels';
 import { connectFor } from '#adapters/platforms/connect-registry';
 import { PlatformError } from '#adapters/platforms/types';
+import { sendChannelSyncs } from '#adapters/queues';
 import type { Remedy } from '#core/channel-health';
 import { isId } from '#core/ids';
+import type { ChannelSyncMessage } from '#core/messages';
 import type { Platform } from '#core/platforms';
 import { platformAppRefused } from '#shared/alarms';
 import { logger } from '#shared/logger';
@@ -14,19 +25,40 @@ import { recordChannelFailure } from '#usecases/support/channel-health';
 import { revokeUnkept } from '#usecases/support/channel-revoke';
 import { channelTokens } from '#usecases/support/channel-tokens';
 
-// The channel sync (every 5 minutes in AWS; every 2 s in the local stack): keeps every connected
-// channel healthy without waiting for a post to find out. For each channel whose time has come it
-// renews the access token ahead of expiry and reads the profile again (handle, avatar, followers).
-// A refusal is handled by who has to act (core/channel-health.ts): the person (reauth_required, one
-// channel.reauth_required event, looked at again hourly so a grant that was fine after all comes
-// back), the operator (live, last_error, one alarm line per platform and run), or time (live,
-// last_error, a growing backoff).
+// The channel sync keeps every connected channel healthy without waiting for a post to find out:
+// each channel whose time has come gets its access token renewed ahead of expiry and its profile
+// read again (handle, avatar, followers). A refusal is handled by who has to act
+// (core/channel-health.ts): the person (reauth_required, one channel.reauth_required event, looked
+// at again hourly so a grant that was fine after all comes back), the operator (live, last_error,
+// one alarm line per platform and finder run), or time (live, last_error, a growing backoff).
+//
+// It scales with channels by fanning out: the finder (every 5 minutes in AWS; every 2 s in the
+// local stack) reads the sync index oldest first from where its last run stopped and sends one
+// message per due entry to the channel-sync queue; the workers (a bounded number of concurrent
+// batches) look at one channel per message. Oldest first is nearest expiry first: a token's entry
+// sits 30 minutes (or half its life) before it expires. When more is due than the workers get
+// through, what is left waits in the index, still in that order, ahead of anything due later.
+// Nothing is lost: the cursor moves only past entries that were sent, and an entry still in the
+// index long after it was sent is sent again. Nothing is done twice: a worker looks only at a
+// channel that is still due (a duplicate finds it synced), and a renewal takes the credentials'
+// lease at the version it read (usecases/support/channel-tokens.ts), so two workers on one channel
+// spend its refresh token once.
 
 /** Renew when the token has this long left (syncs are scheduled for that moment, see nextSyncAt). */
 const RENEW_WITHIN_MS = 30 * 60_000;
-/** Day buckets of the sync index read per run: a channel overdue by up to a week is still found. */
+/** Days of the sync index a run reads back: a channel overdue by up to a week is still found. */
 const LOOKBACK_DAYS = 7;
-const CONCURRENCY = 8;
+/**
+ * Entries one run sends at most: about what the workers (lib/operations.ts: 8 batches of 10 at
+ * once, a second or less per channel) get through before the next run. More than that stays in
+ * the index, in order, so the queue never holds more than one run's work.
+ */
+export const MAX_SENT_PER_RUN = 20_000;
+/** An entry the cursor passed this long ago and still in the index lost its message: sent again. */
+export const RESEND_AFTER_MS = 15 * 60_000;
+/** Entries read (and sent, and moved) per step; the cursor moves after each step. */
+const PAGE = 500;
+const PARALLEL = 8;
 
 export type SyncResult =
   | 'synced'
@@ -37,40 +69,83 @@ export type SyncResult =
   | 'selection_expired'
   | 'skipped';
 
-export async function syncDueChannels(now: Date): Promise<Record<SyncResult, number>> {
-  const due = await dueChannels(now, LOOKBACK_DAYS);
-  const counts: Record<SyncResult, number> = {
-    synced: 0,
-    refreshed: 0,
-    retrying: 0,
-    reauth_required: 0,
-    operator: 0,
-    selection_expired: 0,
-    skipped: 0,
-  };
-  const refused = new Map<Platform, { channels: number; error: string }>();
+export interface FindResult {
+  /** Entries sent to the workers this run. */
+  sent: number;
+  /** Entries found still waiting long after they were sent, moved to be sent again. */
+  resent: number;
+  /** Platforms reported as refusing the operator's app (one alarm line each). */
+  alarms: number;
+}
+
+async function inParallel<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
   let next = 0;
   await Promise.all(
-    Array.from({ length: Math.min(CONCURRENCY, due.length) }, async () => {
-      for (let i = next++; i < due.length; i = next++) {
-        const { orgId, id } = due[i] as { orgId: string; id: string };
-        const outcome = isId('connection', id)
-          ? { result: await endSelection(orgId, id, now) }
-          : await syncOne(orgId, id, now);
-        counts[outcome.result]++;
-        if (outcome.result === 'operator' && outcome.platform) {
-          const seen = refused.get(outcome.platform);
-          refused.set(outcome.platform, {
-            channels: (seen?.channels ?? 0) + 1,
-            error: seen?.error ?? outcome.error ?? '',
-          });
-        }
-      }
+    Array.from({ length: Math.min(PARALLEL, items.length) }, async () => {
+      for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T);
     }),
   );
-  // One alarm line per platform, however many channels the operator's app failed.
-  for (const [platform, { channels, error }] of refused) platformAppRefused(platform, channels, error);
-  return counts;
+  return out;
+}
+
+const messageOf = (e: SyncEntry): ChannelSyncMessage => ({ org_id: e.orgId, id: e.id, at: e.at });
+
+/**
+ * The finder. Primary course: report what the workers counted as refused for the operator's app
+ * since the last run (one alarm line per platform); move entries sent long ago and still waiting in
+ * front of the cursor; send the entries due since the cursor, oldest first, page by page, moving
+ * the cursor past each page once it is sent. Stops at MAX_SENT_PER_RUN or at `deadlineMs` (the
+ * rest is the next run's).
+ */
+export async function findDueChannels(now: Date, opts: { deadlineMs?: number } = {}): Promise<FindResult> {
+  const timeUp = () => opts.deadlineMs !== undefined && Date.now() >= opts.deadlineMs;
+  const refused = await takeAppRefusals();
+  for (const { platform, channels, error } of refused) platformAppRefused(platform, channels, error);
+
+  const sinceMs = now.getTime() - LOOKBACK_DAYS * 86_400_000;
+  const cursor = await syncCursor();
+  let resent = 0;
+  if (cursor) {
+    // Sent at least RESEND_AFTER_MS ago (the cursor passed it) and still due: its message was lost
+    // or dead-lettered. Moved to now, it is in front of the cursor and sent below.
+    const stale = positionAt(new Date(now.getTime() - RESEND_AFTER_MS));
+    const until = cursor < stale ? cursor : stale;
+    for await (const page of syncEntriesAfter({ after: null, until, sinceMs, pageSize: PAGE })) {
+      const moved = await inParallel(page, (e) => moveSyncEntry(e, now.toISOString()));
+      resent += moved.filter(Boolean).length;
+      if (resent >= MAX_SENT_PER_RUN || timeUp()) break;
+    }
+  }
+
+  let sent = 0;
+  if (!timeUp()) {
+    const pages = syncEntriesAfter({ after: cursor, until: positionAt(now), sinceMs, pageSize: PAGE });
+    for await (const page of pages) {
+      const batch = page.slice(0, MAX_SENT_PER_RUN - sent);
+      const chunks: SyncEntry[][] = [];
+      for (let i = 0; i < batch.length; i += 50) chunks.push(batch.slice(i, i + 50));
+      await inParallel(chunks, (chunk) => sendChannelSyncs(chunk.map(messageOf)));
+      await advanceSyncCursor((batch.at(-1) as SyncEntry).position);
+      sent += batch.length;
+      if (sent >= MAX_SENT_PER_RUN || timeUp()) break;
+    }
+  }
+  return { sent, resent, alarms: refused.length };
+}
+
+/**
+ * The worker, for one message: a channel that is still due is looked at (a duplicate, or a message
+ * for a channel a reconnect, disconnect or earlier sync moved on, changes nothing); a session whose
+ * account choice expired is ended. A refusal of the operator's app is counted for the finder's
+ * alarm line.
+ */
+export async function syncDueEntry(msg: ChannelSyncMessage, now: Date): Promise<SyncResult> {
+  if (isId('connection', msg.id)) return endSelection(msg.org_id, msg.id, now);
+  const outcome = await syncOne(msg.org_id, msg.id, now, Date.parse(msg.at));
+  if (outcome.result === 'operator' && outcome.platform)
+    await countAppRefusal(outcome.platform, outcome.error ?? '');
+  return outcome.result;
 }
 
 /**
@@ -94,18 +169,31 @@ const RESULT_OF: Record<Remedy, SyncResult> = {
   retry: 'retrying',
 };
 
-/** One channel: renew its token if it expires soon, read its profile, record its health. */
+/**
+ * One channel now, due or not (`herald channel sync`): renew its token if it expires soon, read its
+ * profile, record its health.
+ */
 export async function syncChannel(orgId: string, channelId: string, now: Date): Promise<SyncResult> {
-  return (await syncOne(orgId, channelId, now)).result;
+  return (await syncOne(orgId, channelId, now, null)).result;
 }
 
+/** `dueBy`: look only if the channel is due by then or by `now` (null: whatever its time). */
 async function syncOne(
   orgId: string,
   channelId: string,
   now: Date,
+  dueBy: number | null,
 ): Promise<{ result: SyncResult; platform?: Platform; error?: string }> {
-  const { channel, credentials, version } = await getChannelWithCredentials(orgId, channelId);
+  const stored = await getChannelWithSealedCredentials(orgId, channelId);
+  const { channel, version } = stored;
   if (!channel || channel.status === 'disconnected') return { result: 'skipped' };
+  if (dueBy !== null) {
+    // A sync since the message was sent moved next_sync_at past both: nothing to do (no KMS call).
+    const due = Date.parse(String(channel.next_sync_at ?? ''));
+    const by = Number.isFinite(dueBy) ? Math.max(now.getTime(), dueBy) : now.getTime();
+    if (!(due <= by)) return { result: 'skipped' };
+  }
+  const credentials = await stored.open();
   const redactor = credentialRedactor();
   redactor.remember(credentials);
   const tokens = channelTokens({

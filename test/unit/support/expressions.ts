@@ -229,6 +229,14 @@ class Parser {
         return x !== undefined && options.some((o) => same(x, o(item)));
       };
     }
+    if (this.isKeyword('BETWEEN')) {
+      this.i++;
+      const low = this.operand();
+      if (!this.isKeyword('AND')) throw new Error('expression: BETWEEN without AND');
+      this.i++;
+      const high = this.operand();
+      return (item) => compare('>=', left(item), low(item)) && compare('<=', left(item), high(item));
+    }
     const op = this.tokens[this.i++];
     if (op?.t !== 'punct' || !COMPARATORS.has(op.v))
       throw new Error(`expression: expected a comparator at ${JSON.stringify(op)}`);
