@@ -5,9 +5,10 @@ import { ddb } from '#shared/clients';
 
 // The channel-sync index (gsi2 `CHSYNC#<day>`, sort key `<time>#<org>#<id>`): channels at their
 // next_sync_at, sessions holding a grant at their expiry. The finder reads it oldest first and
-// remembers in one cursor item the last entry it sent, so a run reads only what fell due since;
-// an entry still there long after the cursor passed it (its message lost, or dead-lettered) is
-// moved to the present, in front of the cursor, and sent again.
+// remembers in one cursor item the last entry it sent, so a run reads only what fell due since,
+// and where the cursor was at times past: an entry still there long after the cursor passed it
+// (its message lost, or dead-lettered) is moved to the present, in front of the cursor, and sent
+// again.
 
 export interface SyncEntry {
   /** The table key of the item the entry belongs to (a channel or a connection session). */
@@ -104,13 +105,20 @@ export function moveSyncEntry(entry: SyncEntry, at: string): Promise<boolean> {
   });
 }
 
-/** The position of the last entry the finder sent, or null before its first run. */
-export async function syncCursor(): Promise<string | null> {
+export interface SyncCursor {
+  /** The position of the last entry sent; null before the first run. */
+  through: string | null;
+  /** Where the cursor was at times past ([ms since the epoch, position]), oldest first. */
+  marks: Array<[number, string]>;
+}
+
+export async function readSyncCursor(): Promise<SyncCursor> {
   const res = await ddb.send(
     new GetCommand({ TableName: TABLE_NAME, Key: keys.channelSyncCursor(), ConsistentRead: true }),
   );
   const through = res.Item?.through;
-  return typeof through === 'string' ? through : null;
+  const marks = Array.isArray(res.Item?.marks) ? (res.Item.marks as Array<[number, string]>) : [];
+  return { through: typeof through === 'string' ? through : null, marks };
 }
 
 /** Moves the cursor forward to `position` (never back: a slower finder may finish later). */
@@ -121,5 +129,14 @@ export async function advanceSyncCursor(position: string): Promise<void> {
     ConditionExpression: 'attribute_not_exists(#through) OR #through < :p',
     ExpressionAttributeNames: { '#through': 'through' },
     ExpressionAttributeValues: { ':p': position, ':e': 'channel_sync_cursor' },
+  });
+}
+
+/** Keeps where the cursor was when (a lost update only makes a later resend later). */
+export async function saveSyncMarks(marks: Array<[number, string]>): Promise<void> {
+  await updateIf({
+    Key: keys.channelSyncCursor(),
+    UpdateExpression: 'SET marks = :m, entity = :e',
+    ExpressionAttributeValues: { ':m': marks, ':e': 'channel_sync_cursor' },
   });
 }

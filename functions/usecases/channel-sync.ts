@@ -6,8 +6,9 @@ import {
   advanceSyncCursor,
   moveSyncEntry,
   positionAt,
+  readSyncCursor,
   type SyncEntry,
-  syncCursor,
+  saveSyncMarks,
   syncEntriesAfter,
 } from '#adapters/channel-sync-index';
 import { updateChannelHealth } from '#adapters/channels';
@@ -56,6 +57,8 @@ const LOOKBACK_DAYS = 7;
 export const MAX_SENT_PER_RUN = 20_000;
 /** An entry the cursor passed this long ago and still in the index lost its message: sent again. */
 export const RESEND_AFTER_MS = 15 * 60_000;
+/** How often the cursor's position is noted for that (so a resend comes at most this much later). */
+const MARK_EVERY_MS = 60_000;
 /** Entries read (and sent, and moved) per step; the cursor moves after each step. */
 const PAGE = 500;
 const PARALLEL = 8;
@@ -95,41 +98,54 @@ const messageOf = (e: SyncEntry): ChannelSyncMessage => ({ org_id: e.orgId, id: 
  * The finder. Primary course: report what the workers counted as refused for the operator's app
  * since the last run (one alarm line per platform); move entries sent long ago and still waiting in
  * front of the cursor; send the entries due since the cursor, oldest first, page by page, moving
- * the cursor past each page once it is sent. Stops at MAX_SENT_PER_RUN or at `deadlineMs` (the
- * rest is the next run's).
+ * the cursor past each page once it is sent. Stops at `limit` (MAX_SENT_PER_RUN) or at
+ * `deadlineMs`: the rest is the next run's.
  */
-export async function findDueChannels(now: Date, opts: { deadlineMs?: number } = {}): Promise<FindResult> {
+export async function findDueChannels(
+  now: Date,
+  opts: { deadlineMs?: number; limit?: number } = {},
+): Promise<FindResult> {
+  const limit = opts.limit ?? MAX_SENT_PER_RUN;
   const timeUp = () => opts.deadlineMs !== undefined && Date.now() >= opts.deadlineMs;
   const refused = await takeAppRefusals();
   for (const { platform, channels, error } of refused) platformAppRefused(platform, channels, error);
 
   const sinceMs = now.getTime() - LOOKBACK_DAYS * 86_400_000;
-  const cursor = await syncCursor();
+  const { through: cursor, marks } = await readSyncCursor();
+  // Where the cursor was RESEND_AFTER_MS ago: an entry at or before it, still in the index, was
+  // sent that long ago and its message lost or dead-lettered. Moved to now, it is in front of the
+  // cursor and sent below.
+  const passed = marks.filter(([at]) => at <= now.getTime() - RESEND_AFTER_MS).at(-1);
   let resent = 0;
-  if (cursor) {
-    // Sent at least RESEND_AFTER_MS ago (the cursor passed it) and still due: its message was lost
-    // or dead-lettered. Moved to now, it is in front of the cursor and sent below.
-    const stale = positionAt(new Date(now.getTime() - RESEND_AFTER_MS));
-    const until = cursor < stale ? cursor : stale;
-    for await (const page of syncEntriesAfter({ after: null, until, sinceMs, pageSize: PAGE })) {
+  if (passed) {
+    for await (const page of syncEntriesAfter({ after: null, until: passed[1], sinceMs, pageSize: PAGE })) {
       const moved = await inParallel(page, (e) => moveSyncEntry(e, now.toISOString()));
       resent += moved.filter(Boolean).length;
-      if (resent >= MAX_SENT_PER_RUN || timeUp()) break;
+      if (resent >= limit || timeUp()) break;
     }
   }
 
   let sent = 0;
+  let position = cursor;
   if (!timeUp()) {
     const pages = syncEntriesAfter({ after: cursor, until: positionAt(now), sinceMs, pageSize: PAGE });
     for await (const page of pages) {
-      const batch = page.slice(0, MAX_SENT_PER_RUN - sent);
+      const batch = page.slice(0, limit - sent);
       const chunks: SyncEntry[][] = [];
       for (let i = 0; i < batch.length; i += 50) chunks.push(batch.slice(i, i + 50));
       await inParallel(chunks, (chunk) => sendChannelSyncs(chunk.map(messageOf)));
-      await advanceSyncCursor((batch.at(-1) as SyncEntry).position);
+      position = (batch.at(-1) as SyncEntry).position;
+      await advanceSyncCursor(position);
       sent += batch.length;
-      if (sent >= MAX_SENT_PER_RUN || timeUp()) break;
+      if (sent >= limit || timeUp()) break;
     }
+  }
+  // Every entry up to `position` has been sent by now: noted (at most once a minute), it is the
+  // resend bound of the run RESEND_AFTER_MS from now.
+  const last = marks.at(-1);
+  if (position && (!last || now.getTime() - last[0] >= MARK_EVERY_MS)) {
+    const kept = marks.filter(([at]) => at > now.getTime() - RESEND_AFTER_MS);
+    await saveSyncMarks([...(passed ? [passed] : []), ...kept, [now.getTime(), position]]);
   }
   return { sent, resent, alarms: refused.length };
 }
