@@ -66,8 +66,11 @@ export async function updateChannelHealth(
   now: string,
 ): Promise<ChannelRecord | null> {
   const next = { ...rec, ...patch, updated_at: now };
+  // The index entry moves only with a new next_sync_at: from `rec`, possibly read before a sync
+  // moved it on, it would put the entry back where the channel no longer is.
+  const moves = 'next_sync_at' in patch;
   const sync = next.next_sync_at ? keys.channelSync(next.next_sync_at, rec.org_id, rec.id) : null;
-  const set: Record<string, unknown> = { ...patch, updated_at: now, ...(sync ?? {}) };
+  const set: Record<string, unknown> = { ...patch, updated_at: now, ...(moves && sync ? sync : {}) };
   const names: Record<string, string> = { '#st': 'status' };
   const values: Record<string, unknown> = {};
   const condition = sameConnection(rec, values);
@@ -77,7 +80,7 @@ export async function updateChannelHealth(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.channel(rec.org_id, rec.id),
-        UpdateExpression: `SET ${parts}${sync ? '' : ' REMOVE gsi2pk, gsi2sk'}`,
+        UpdateExpression: `SET ${parts}${moves && !sync ? ' REMOVE gsi2pk, gsi2sk' : ''}`,
         ConditionExpression: condition,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,

@@ -12,6 +12,7 @@ import {
   syncEntriesAfter,
 } from '#adapters/channel-sync-index';
 import { updateChannelHealth } from '#adapters/channels';
+import { keys } from '#adapters/keys';
 import { connectFor } from '#adapters/platforms/connect-registry';
 import { PlatformError } from '#adapters/platforms/types';
 import { sendChannelSyncs } from '#adapters/queues';
@@ -107,11 +108,10 @@ export async function findDueChannels(
 ): Promise<FindResult> {
   const limit = opts.limit ?? MAX_SENT_PER_RUN;
   const timeUp = () => opts.deadlineMs !== undefined && Date.now() >= opts.deadlineMs;
-  const refused = await takeAppRefusals();
+  const [refused, { through: cursor, marks }] = await Promise.all([takeAppRefusals(), readSyncCursor()]);
   for (const { platform, channels, error } of refused) platformAppRefused(platform, channels, error);
 
   const sinceMs = now.getTime() - LOOKBACK_DAYS * 86_400_000;
-  const { through: cursor, marks } = await readSyncCursor();
   // Where the cursor was RESEND_AFTER_MS ago: an entry at or before it, still in the index, was
   // sent that long ago and its message lost or dead-lettered. Moved to now, it is in front of the
   // cursor and sent below.
@@ -158,7 +158,7 @@ export async function findDueChannels(
  */
 export async function syncDueEntry(msg: ChannelSyncMessage, now: Date): Promise<SyncResult> {
   if (isId('connection', msg.id)) return endSelection(msg.org_id, msg.id, now);
-  const outcome = await syncOne(msg.org_id, msg.id, now, Date.parse(msg.at));
+  const outcome = await syncOne(msg.org_id, msg.id, now, msg.at);
   if (outcome.result === 'operator' && outcome.platform)
     await countAppRefusal(outcome.platform, outcome.error ?? '');
   return outcome.result;
@@ -193,21 +193,40 @@ export async function syncChannel(orgId: string, channelId: string, now: Date): 
   return (await syncOne(orgId, channelId, now, null)).result;
 }
 
-/** `dueBy`: look only if the channel is due by then or by `now` (null: whatever its time). */
+/**
+ * `dueAt`: the index time a message found the channel at; it is looked at only if due by then or by
+ * `now` (null: whatever its time).
+ */
 async function syncOne(
   orgId: string,
   channelId: string,
   now: Date,
-  dueBy: number | null,
+  dueAt: string | null,
 ): Promise<{ result: SyncResult; platform?: Platform; error?: string }> {
   const stored = await getChannelWithSealedCredentials(orgId, channelId);
   const { channel, version } = stored;
   if (!channel || channel.status === 'disconnected') return { result: 'skipped' };
-  if (dueBy !== null) {
+  if (dueAt !== null) {
     // A sync since the message was sent moved next_sync_at past both: nothing to do (no KMS call).
     const due = Date.parse(String(channel.next_sync_at ?? ''));
+    const dueBy = Date.parse(dueAt);
     const by = Number.isFinite(dueBy) ? Math.max(now.getTime(), dueBy) : now.getTime();
-    if (!(due <= by)) return { result: 'skipped' };
+    if (!(due <= by)) {
+      // Its entry should be at next_sync_at; one still where this message found it (written from
+      // an older read, or resent) would come back again and again: put it there.
+      if (channel.next_sync_at && dueAt)
+        await moveSyncEntry(
+          {
+            ...keys.channel(orgId, channelId),
+            orgId,
+            id: channelId,
+            at: dueAt,
+            position: keys.channelSync(dueAt, orgId, channelId).gsi2sk,
+          },
+          channel.next_sync_at,
+        );
+      return { result: 'skipped' };
+    }
   }
   const credentials = await stored.open();
   const redactor = credentialRedactor();

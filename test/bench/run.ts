@@ -11,14 +11,15 @@ import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRecovery, recoverySection } from './recovery.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
 import { benchScheduler, type SchedulerResult, schedulerSection } from './scheduler.ts';
+import { type SyncRun, syncSection } from './sync.ts';
 import { apiWorld, machine, ROOT, timed } from './support.ts';
 import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
 // (coldstart, overhead, roundtrips, throughput, cost, connect, console, scheduler, recovery,
-// journal); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
-// BENCH_POSTS and BENCH_SECONDS shorten the parts.
+// journal, sync); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
+// BENCH_POSTS and BENCH_SECONDS shorten the parts (sync: BENCH_SYNC_* in sync.ts).
 
 const run = promisify(execFile);
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
@@ -117,6 +118,25 @@ if (wants('scheduler')) {
     title: 'Scheduler lateness and delivery throughput',
     body: schedulerSection(results),
   };
+}
+
+if (wants('sync')) {
+  const side = async (mode: SyncRun['mode']) => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'sync-main.ts'), mode],
+      {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      },
+    );
+    return JSON.parse(stdout) as SyncRun;
+  };
+  const after = await part('sync (fan-out)', () => side('fanout'));
+  const before =
+    process.env.BENCH_SYNC_BEFORE === '0' ? undefined : await part('sync (one loop)', () => side('single-loop'));
+  sections.sync = { title: 'The channel sync at scale (issue 24)', body: syncSection(after, before) };
 }
 
 if (wants('recovery')) {

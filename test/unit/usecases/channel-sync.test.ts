@@ -4,6 +4,7 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { countAppRefusal } from '#adapters/app-refusals';
 import { getChannelWithCredentials } from '#adapters/channel-credentials';
 import { keys } from '#adapters/keys';
+import { PlatformError } from '#adapters/platforms/types';
 import { clearOpened } from '#adapters/sealed';
 import type { ChannelRecord } from '#core/accounts';
 import type { ChannelSyncMessage } from '#core/messages';
@@ -12,6 +13,7 @@ import { logger } from '#shared/logger';
 import { findDueChannels, RESEND_AFTER_MS, syncDueEntry } from '#usecases/channel-sync';
 import { setPlatformApp } from '#usecases/cli/admin';
 import { disconnectChannel } from '#usecases/disconnect-channel';
+import { recordChannelFailure } from '#usecases/support/channel-health';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
 import type { FakeX } from '../../fakes/x.ts';
 import { invoke } from '../faults/support/sqs.ts';
@@ -311,6 +313,45 @@ describe('the worker', () => {
     expect(rounds.flatMap((r) => r.failed)).toEqual([]);
     expect(channelOf(b)).toMatchObject({ status: 'live', last_error: null });
     expect(Date.parse(String(channelOf(b)?.next_sync_at))).toBeGreaterThan(Date.now());
+  });
+
+  it('an index entry left behind its channel is put back where the channel says, and stops coming back', async () => {
+    // Arrange: the index says due a minute ago; the channel says in an hour.
+    const ch: ChannelRecord = { ...channel(1, 'x'), next_sync_at: iso(3600_000) };
+    world.table.seed({ ...channelItem(ch), ...keys.channelSync(iso(-60_000), ORG_ID, ch.id) });
+    await findDueChannels(new Date());
+
+    // Act
+    const rounds = await drain(world.sqs, CHANNEL_SYNC_QUEUE, worker);
+    advance(RESEND_AFTER_MS + 120_000);
+    const later = await findDueChannels(new Date());
+
+    // Assert
+    expect(rounds.flatMap((r) => r.failed)).toEqual([]);
+    expect(world.fakes.requests('x')).toHaveLength(0);
+    expect(channelOf(ch.id)?.gsi2sk).toBe(keys.channelSync(String(ch.next_sync_at), ORG_ID, ch.id).gsi2sk);
+    expect(later).toMatchObject({ sent: 0, resent: 0 });
+  });
+
+  it('a delivery that records a failure from an older read leaves the sync index where the sync put it', async () => {
+    // Arrange: read (as a delivery would), then the sync moves the channel on.
+    const id = await dueXChannel('gus');
+    advance(61_000);
+    const read = channelOf(id) as ChannelRecord;
+    await findDueChannels(new Date());
+    await drain(world.sqs, CHANNEL_SYNC_QUEUE, worker);
+    const synced = channelOf(id);
+
+    // Act
+    const failure = new PlatformError('rate_limited', 'x: too many requests', { retryable: true });
+    await recordChannelFailure(read, failure, new Date(), { backoff: false });
+
+    // Assert
+    expect(channelOf(id)).toMatchObject({
+      last_error: 'x: too many requests',
+      next_sync_at: synced?.next_sync_at,
+      gsi2sk: synced?.gsi2sk,
+    });
   });
 
   it('a channel disconnected since its message was sent is left alone', async () => {
