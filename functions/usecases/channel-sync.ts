@@ -1,7 +1,4 @@
-import { countAppRefusal, takeAppRefusals } from '#adapters/app-refusals';
-import { openPending } from '#adapters/channel-connection-secrets';
-import { endExpiredSelection, getConnection } from '#adapters/channel-connections';
-import { credentialRedactor, getChannelWithSealedCredentials } from '#adapters/channel-credentials';
+import { takeAppRefusals } from '#adapters/app-refusals';
 import {
   advanceSyncCursor,
   moveSyncEntry,
@@ -11,43 +8,22 @@ import {
   saveSyncMarks,
   syncEntriesAfter,
 } from '#adapters/channel-sync-index';
-import { updateChannelHealth } from '#adapters/channels';
-import { keys } from '#adapters/keys';
-import { connectFor } from '#adapters/platforms/connect-registry';
-import { PlatformError } from '#adapters/platforms/types';
 import { sendChannelSyncs } from '#adapters/queues';
-import type { Remedy } from '#core/channel-health';
-import { isId } from '#core/ids';
 import type { ChannelSyncMessage } from '#core/messages';
-import type { Platform } from '#core/platforms';
 import { platformAppRefused } from '#shared/alarms';
-import { logger } from '#shared/logger';
-import { nextSyncAt } from '#usecases/support/channel-connect';
-import { recordChannelFailure } from '#usecases/support/channel-health';
-import { revokeUnkept } from '#usecases/support/channel-revoke';
-import { channelTokens } from '#usecases/support/channel-tokens';
 
-// The channel sync keeps every connected channel healthy without waiting for a post to find out:
-// each channel whose time has come gets its access token renewed ahead of expiry and its profile
-// read again (handle, avatar, followers). A refusal is handled by who has to act
-// (core/channel-health.ts): the person (reauth_required, one channel.reauth_required event, looked
-// at again hourly so a grant that was fine after all comes back), the operator (live, last_error,
-// one alarm line per platform and finder run), or time (live, last_error, a growing backoff).
-//
-// It scales with channels by fanning out: the finder (every 5 minutes in AWS; every 2 s in the
-// local stack) reads the sync index oldest first from where its last run stopped and sends one
-// message per due entry to the channel-sync queue; the workers (a bounded number of concurrent
-// batches) look at one channel per message. Oldest first is nearest expiry first: a token's entry
-// sits 30 minutes (or half its life) before it expires. When more is due than the workers get
-// through, what is left waits in the index, still in that order, ahead of anything due later.
-// Nothing is lost: the cursor moves only past entries that were sent, and an entry still in the
-// index long after it was sent is sent again. Nothing is done twice: a worker looks only at a
-// channel that is still due (a duplicate finds it synced), and a renewal takes the credentials'
-// lease at the version it read (usecases/support/channel-tokens.ts), so two workers on one channel
-// spend its refresh token once.
+// The channel sync's finder: the part that scales the sync with the number of channels (the look at
+// each channel is the worker's, usecases/channel-sync-worker.ts). Every 5 minutes in AWS (every 2 s
+// in the local stack) it reads the sync index oldest first from where its last run stopped and
+// sends one message per due entry to the channel-sync queue, which a bounded number of worker
+// batches consume. Oldest first is nearest expiry first: a token's entry sits 30 minutes (or half
+// its life) before it expires. When more is due than the workers get through, what is left waits
+// in the index, still in that order, ahead of anything due later. Nothing is lost: the cursor
+// moves only past entries that were sent, and an entry still in the index long after it was sent
+// is sent again. Nothing is done twice: a worker looks only at a channel that is still due (a
+// duplicate finds it synced), and a renewal takes the credentials' lease at the version it read,
+// so two workers on one channel spend its refresh token once.
 
-/** Renew when the token has this long left (syncs are scheduled for that moment, see nextSyncAt). */
-const RENEW_WITHIN_MS = 30 * 60_000;
 /** Days of the sync index a run reads back: a channel overdue by up to a week is still found. */
 const LOOKBACK_DAYS = 7;
 /**
@@ -63,15 +39,6 @@ const MARK_EVERY_MS = 60_000;
 /** Entries read (and sent, and moved) per step; the cursor moves after each step. */
 const PAGE = 500;
 const PARALLEL = 8;
-
-export type SyncResult =
-  | 'synced'
-  | 'refreshed'
-  | 'retrying'
-  | 'reauth_required'
-  | 'operator'
-  | 'selection_expired'
-  | 'skipped';
 
 export interface FindResult {
   /** Entries sent to the workers this run. */
@@ -148,150 +115,4 @@ export async function findDueChannels(
     await saveSyncMarks([...(passed ? [passed] : []), ...kept, [now.getTime(), position]]);
   }
   return { sent, resent, alarms: refused.length };
-}
-
-/**
- * The worker, for one message: a channel that is still due is looked at (a duplicate, or a message
- * for a channel a reconnect, disconnect or earlier sync moved on, changes nothing); a session whose
- * account choice expired is ended. A refusal of the operator's app is counted for the finder's
- * alarm line.
- */
-export async function syncDueEntry(msg: ChannelSyncMessage, now: Date): Promise<SyncResult> {
-  if (isId('connection', msg.id)) return endSelection(msg.org_id, msg.id, now);
-  const outcome = await syncOne(msg.org_id, msg.id, now, msg.at);
-  if (outcome.result === 'operator' && outcome.platform)
-    await countAppRefusal(outcome.platform, outcome.error ?? '');
-  return outcome.result;
-}
-
-/**
- * A session whose account choice expired: the grant it kept for the choice is given back where that
- * ends just this grant (usecases/support/channel-revoke.ts), and erased.
- */
-async function endSelection(orgId: string, id: string, now: Date): Promise<SyncResult> {
-  const session = await getConnection(orgId, id);
-  const rec = session?.rec;
-  if (!rec || rec.status !== 'selecting_account' || Date.parse(rec.expires_at) > now.getTime())
-    return 'skipped';
-  const pending = await openPending(rec, session.pending);
-  await revokeUnkept(rec.platform, Object.values(pending?.grants ?? {}), rec.id);
-  return (await endExpiredSelection(rec, now.toISOString())) ? 'selection_expired' : 'skipped';
-}
-
-/** What a recorded failure counts as (null from recordChannelFailure: a reconnect won, skipped). */
-const RESULT_OF: Record<Remedy, SyncResult> = {
-  reauthorize: 'reauth_required',
-  operator: 'operator',
-  retry: 'retrying',
-};
-
-/**
- * One channel now, due or not (`herald channel sync`): renew its token if it expires soon, read its
- * profile, record its health.
- */
-export async function syncChannel(orgId: string, channelId: string, now: Date): Promise<SyncResult> {
-  return (await syncOne(orgId, channelId, now, null)).result;
-}
-
-/**
- * `dueAt`: the index time a message found the channel at; it is looked at only if due by then or by
- * `now` (null: whatever its time).
- */
-async function syncOne(
-  orgId: string,
-  channelId: string,
-  now: Date,
-  dueAt: string | null,
-): Promise<{ result: SyncResult; platform?: Platform; error?: string }> {
-  const stored = await getChannelWithSealedCredentials(orgId, channelId);
-  const { channel, version } = stored;
-  if (!channel || channel.status === 'disconnected') return { result: 'skipped' };
-  if (dueAt !== null) {
-    // A sync since the message was sent moved next_sync_at past both: nothing to do (no KMS call).
-    const due = Date.parse(String(channel.next_sync_at ?? ''));
-    const dueBy = Date.parse(dueAt);
-    const by = Number.isFinite(dueBy) ? Math.max(now.getTime(), dueBy) : now.getTime();
-    if (!(due <= by)) {
-      // Its entry should be at next_sync_at; one still where this message found it (written from
-      // an older read, or resent) would come back again and again: put it there.
-      if (channel.next_sync_at && dueAt)
-        await moveSyncEntry(
-          {
-            ...keys.channel(orgId, channelId),
-            orgId,
-            id: channelId,
-            at: dueAt,
-            position: keys.channelSync(dueAt, orgId, channelId).gsi2sk,
-          },
-          channel.next_sync_at,
-        );
-      return { result: 'skipped' };
-    }
-  }
-  const credentials = await stored.open();
-  const redactor = credentialRedactor();
-  redactor.remember(credentials);
-  const tokens = channelTokens({
-    orgId,
-    channelId,
-    platform: channel.platform,
-    credentials,
-    version,
-    remember: redactor.remember,
-  });
-  let refreshed = false;
-  try {
-    const expires = Date.parse(String(credentials.expires_at ?? ''));
-    // A channel waiting for re-authorization tries its refresh token again: the refusal may have
-    // been the operator's app (since repaired) or a platform's passing mistake.
-    if (
-      (Number.isFinite(expires) && expires - now.getTime() <= RENEW_WITHIN_MS) ||
-      channel.status === 'reauth_required'
-    )
-      refreshed = await tokens.refresh();
-    const connect = await connectFor(channel.platform);
-    let account: Awaited<ReturnType<typeof connect.profile>>;
-    try {
-      account = await connect.profile(tokens.credentials);
-    } catch (err) {
-      // The token refused: renew it once and look again, as a delivery would.
-      if (!(err instanceof PlatformError && err.category === 'auth_expired') || refreshed) throw err;
-      if (!(await tokens.refreshAfter401())) throw err;
-      refreshed = true;
-      account = await connect.profile(tokens.credentials);
-    }
-    const at = now.toISOString();
-    const written = await updateChannelHealth(
-      channel,
-      {
-        handle: account.handle,
-        avatar_url: account.avatar_url,
-        followers: account.followers,
-        status: 'live',
-        last_sync_at: at,
-        last_error: null,
-        sync_failures: 0,
-        next_sync_at: nextSyncAt(tokens.credentials, now),
-      },
-      at,
-    );
-    // Null: reconnected or disconnected meanwhile; what this look found is about the old grant.
-    if (!written) return { result: 'skipped' };
-    return { result: refreshed ? 'refreshed' : 'synced' };
-  } catch (err) {
-    const raw = err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message);
-    const failure = new PlatformError(raw.category, redactor.redact(tokens.explain(raw)), raw.opts);
-    const remedy = await recordChannelFailure(channel, failure, now, { backoff: true });
-    if (remedy === 'retry')
-      logger.warn('channel sync failed; retrying later', {
-        channel_id: channel.id,
-        platform: channel.platform,
-        error: failure.message,
-      });
-    return {
-      result: remedy ? RESULT_OF[remedy] : 'skipped',
-      platform: channel.platform,
-      error: failure.message,
-    };
-  }
 }

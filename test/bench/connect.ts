@@ -87,7 +87,8 @@ export async function benchConnect(): Promise<ConnectResult> {
     const { oauthCallback } = await import('#usecases/oauth-callback');
     const { getChannelConnection } = await import('#usecases/get-channel-connection');
     const { selectChannelAccount } = await import('#usecases/select-channel-account');
-    const { findDueChannels, syncChannel } = await import('#usecases/channel-sync');
+    const { findDueChannels } = await import('#usecases/channel-sync');
+    const { syncChannel } = await import('#usecases/channel-sync-worker');
     const { OAUTH_PLATFORMS } = await import('#core/connections');
     const { clearOpened } = await import('#adapters/sealed');
     const created = await admin.createOrg({

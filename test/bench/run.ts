@@ -11,8 +11,8 @@ import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRecovery, recoverySection } from './recovery.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
 import { benchScheduler, type SchedulerResult, schedulerSection } from './scheduler.ts';
-import { type SyncRun, syncSection } from './sync.ts';
 import { apiWorld, machine, ROOT, timed } from './support.ts';
+import { type SyncRun, syncSection } from './sync.ts';
 import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
@@ -135,7 +135,9 @@ if (wants('sync')) {
   };
   const after = await part('sync (fan-out)', () => side('fanout'));
   const before =
-    process.env.BENCH_SYNC_BEFORE === '0' ? undefined : await part('sync (one loop)', () => side('single-loop'));
+    process.env.BENCH_SYNC_BEFORE === '0'
+      ? undefined
+      : await part('sync (one loop)', () => side('single-loop'));
   sections.sync = { title: 'The channel sync at scale (issue 24)', body: syncSection(after, before) };
 }
 

@@ -146,7 +146,10 @@ export async function benchSync(mode: SyncMode): Promise<SyncRun> {
     const sqsCalls = { send: 0, receive: 0, emptyReceive: 0, delete: 0 };
     const countSqs = (c: { middlewareStack: { add: (...a: never[]) => void } }) =>
       c.middlewareStack.add(
-        ((next: (a: unknown) => Promise<{ output: { Messages?: unknown[] } }>, ctx: { commandName?: string }) =>
+        ((
+          next: (a: unknown) => Promise<{ output: { Messages?: unknown[] } }>,
+          ctx: { commandName?: string },
+        ) =>
           async (args: unknown) => {
             const out = await next(args);
             const name = String(ctx.commandName);
@@ -230,7 +233,7 @@ export async function benchSync(mode: SyncMode): Promise<SyncRun> {
       end = Math.max(...renewedAt.filter((t) => !Number.isNaN(t)));
     } else {
       // The loop as it was: the due list read once, then 8 at a time until the function's timeout.
-      const { syncChannel } = await import('#usecases/channel-sync');
+      const { syncChannel } = await import('#usecases/channel-sync-worker');
       const { positionAt, syncEntriesAfter } = await import('#adapters/channel-sync-index');
       const t = performance.now();
       const now = new Date();
@@ -439,7 +442,9 @@ export function syncSection(after: SyncRun, before: SyncRun | undefined): string
   const rows = [after, ...(before ? [before] : [])].map((r) => {
     const k = (n: number) => f(perK(n, r.renewed));
     return [
-      r.mode === 'fanout' ? 'finder + queue + workers (now)' : `one loop, 8 at a time, ${r.runSeconds} s (before)`,
+      r.mode === 'fanout'
+        ? 'finder + queue + workers (now)'
+        : `one loop, 8 at a time, ${r.runSeconds} s (before)`,
       `${r.renewed.toLocaleString('en')} / ${r.channels.toLocaleString('en')}`,
       f(r.seconds),
       f(r.renewed / Math.max(r.seconds, 0.001)),

@@ -1,5 +1,6 @@
 import type { ChannelSyncMessage } from '#core/messages';
-import { findDueChannels, type SyncResult, syncDueEntry } from '#usecases/channel-sync';
+import { findDueChannels } from '#usecases/channel-sync';
+import { type SyncResult, syncDueEntry } from '#usecases/channel-sync-worker';
 import type { FakeSqs } from '../faults/support/sqs.ts';
 
 // The channel sync as the stack runs it, in one call for the use-case tests: the finder, the

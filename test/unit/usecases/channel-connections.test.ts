@@ -7,7 +7,7 @@ import { clearOpened } from '#adapters/sealed';
 import { OAUTH_PLATFORMS } from '#core/connections';
 import { ActError } from '#core/people';
 import type { Platform } from '#core/platforms';
-import { syncChannel } from '#usecases/channel-sync';
+import { syncChannel } from '#usecases/channel-sync-worker';
 import { addOrgUser, connectChannel, createOrg, setPlatformApp, setSettings } from '#usecases/cli/admin';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 import { disconnectChannel } from '#usecases/disconnect-channel';

@@ -10,7 +10,7 @@ import { OAUTH_PLATFORMS as OAUTH_PLATFORMS_OF_APPS } from '#core/connections';
 import type { Platform } from '#core/platforms';
 import { startPublishing } from '#core/posts';
 import { logger } from '#shared/logger';
-import { syncChannel } from '#usecases/channel-sync';
+import { syncChannel } from '#usecases/channel-sync-worker';
 import { setPlatformApp } from '#usecases/cli/admin';
 import { deliver } from '#usecases/delivery-worker';
 import { disconnectChannel } from '#usecases/disconnect-channel';
