@@ -155,7 +155,7 @@ export function withEngagement(
  * SYNC#<day> buckets of the due-work index), group their published deliveries by channel, ask each
  * channel's platform for the metrics of those posts, and store each post's engagement on the post
  * with a versioned write. The org totals are not written here: the stream relay adds each post's
- * difference (recordStats), so a retried or crashed sync can neither count twice nor lose a delta.
+ * difference (recordBatchStats), so a retried or crashed sync can neither count twice nor lose a delta.
  * A platform that fails is logged and skipped until the next run.
  */
 export async function syncEngagement(now: Date): Promise<SyncResult> {

@@ -31,7 +31,7 @@ import {
 } from '../support/fixtures.ts';
 
 // The engagement sync: the metrics of posts published in the last 7 days, fetched per channel and
-// stored on each post; the org totals then follow from the post's change (recordStats).
+// stored on each post; the org totals then follow from the post's change (recordBatchStats).
 
 const connectors = vi.hoisted(() => new Map<string, Connector>());
 vi.mock('#adapters/platforms/index', () => ({
@@ -311,7 +311,7 @@ describe('syncEngagement', () => {
     given([before]);
     connectors.set('bluesky', metricsConnector({ 'p1-01': ENG(8, 100) }));
 
-    // Act: the sync writes the post; the stream then carries (before, after) to recordStats.
+    // Act: the sync writes the post; the stream then carries (before, after) to the counters (recordBatchStats).
     await syncEngagement(NOW);
     const after = writtenPost(before.id);
     const delta = statsDelta({ eventId: 'ev', timeMs: NOW.getTime(), old: before, new: after });
