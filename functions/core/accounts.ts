@@ -148,5 +148,18 @@ export interface AuthContext {
 
 /** The request gate's answer for one request (usecases/support/admission.ts). */
 export type Admission =
-  | { allowed: true; headers: Record<string, string>; apiRequests: number; period: string }
+  | {
+      allowed: true;
+      headers: Record<string, string>;
+      apiRequests: number;
+      period: string;
+      /** The gate's write also counted one post against posts_per_month (asked with PostsToCount). */
+      postCounted?: boolean;
+    }
   | { allowed: false; headers: Record<string, string>; error: ApiError };
+
+/** A post to count against posts_per_month in the gate's own write: in `period` (YYYY-MM), under `limit`. */
+export interface PostsToCount {
+  period: string;
+  limit: number;
+}

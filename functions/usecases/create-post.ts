@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { checkIdempotencyKey, idempotent } from '#adapters/idempotency';
-import { insertPost, loadPostContext } from '#adapters/posts';
+import { loadPostContext } from '#adapters/posts';
 import type { FieldError } from '#core/errors';
 import { ValidationError } from '#core/errors';
 import { isId, newId } from '#core/ids';
@@ -8,7 +8,7 @@ import { mediaIdFromUrl } from '#core/media';
 import { checkVariant } from '#core/platforms';
 import { duplicateChannelErrors, newPost, type PostOrigin, resolveMode, toPost } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
-import { type Gate, postCount, quotaAware, requireOrg } from '#usecases/support/post-writes';
+import { counting, type Gate, quotaAware, requireOrg } from '#usecases/support/post-writes';
 
 // Its own module so only createPost's bundle carries (and initializes) the idempotency layer.
 
@@ -33,7 +33,9 @@ function readPostContext(orgId: string, input: CreatePostInput): Promise<PostCon
  * createPost. Primary course: validate the modes → load the org, the channels and the media in
  * one round trip (`read`, when the caller started it already) → check each variant against its
  * platform → decide the status (draft, scheduled, publishing or needs_approval) → insert.
- * Publishing continues from the table's change stream.
+ * Publishing continues from the table's change stream. The admission is deferred
+ * (handlers/create-post.ts) so that a post that counts has its posts_per_month count in the gate's
+ * own write; a draft, which never counts, starts it at once, beside the read.
  */
 export async function createPost(
   orgId: string,
@@ -44,6 +46,7 @@ export async function createPost(
   origin?: PostOrigin,
 ) {
   const mode = resolveMode(input, now);
+  if (!('mode' in mode) || mode.mode === 'draft') gate.admitted().catch(() => undefined); // awaited below
   const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
   errors.push(...duplicateChannelErrors(input));
 
@@ -99,9 +102,7 @@ export async function createPost(
     now,
     origin,
   });
-  const { next: post, count } = postCount(created, gate, now);
-  await gate.admitted();
-  await quotaAware(() => insertPost(post, count), now);
+  const post = await counting(orgId, gate, now, (counter) => quotaAware(() => counter.insert(created), now));
   return toPost(post);
 }
 

@@ -1,14 +1,11 @@
-import { replacePost } from '#adapters/posts';
 import { decidePublish, type PostRecord } from '#core/posts';
-import {
-  type Gate,
-  loadForDangerousOp,
-  postCount,
-  quotaAware,
-  withRetry,
-} from '#usecases/support/post-writes';
+import { counting, type Gate, loadForDangerousOp, quotaAware, withRetry } from '#usecases/support/post-writes';
 
-/** publishPost: needs the dangerous-operations toggle; draft/scheduled/failed → publishing. */
+/**
+ * publishPost: needs the dangerous-operations toggle; draft/scheduled/failed → publishing. Its
+ * admission is deferred (handlers/publish-post.ts): the post and the org are read and the decision
+ * made first, so the gate's write carries the posts_per_month count when the post counts now.
+ */
 export async function publishPost(
   orgId: string,
   postId: string,
@@ -17,15 +14,17 @@ export async function publishPost(
   /** Runs on the post as read, before deciding (the console refuses a post changed since its page). */
   check?: (post: PostRecord) => void,
 ) {
-  return withRetry(async () => {
-    const { org, post } = await loadForDangerousOp(orgId, postId);
-    check?.(post);
-    const decision = decidePublish(post, org.settings, now);
-    await gate.admitted();
-    if ('unchanged' in decision) return { id: post.id, status: post.status };
-    const { next, count } = postCount(decision.change, gate, now);
-    const settings = { dangerous_ops: true, approval_required: org.settings.approval_required };
-    const result = await quotaAware(() => replacePost(next, post.version, settings, count), now);
-    return { id: result.id, status: result.status };
-  });
+  return counting(orgId, gate, now, (counter) =>
+    withRetry(async () => {
+      const { org, post } = await loadForDangerousOp(orgId, postId);
+      check?.(post);
+      const decision = decidePublish(post, org.settings, now);
+      if ('unchanged' in decision) {
+        await gate.admitted();
+        return { id: post.id, status: post.status };
+      }
+      const result = await quotaAware(() => counter.update(post, decision.change), now);
+      return { id: result.id, status: result.status };
+    }),
+  );
 }

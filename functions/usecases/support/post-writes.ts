@@ -1,14 +1,31 @@
+import { randomUUID } from 'node:crypto';
 import { getOrg } from '#adapters/orgs';
-import { ConcurrentChangeError, getPostWithOrg, type PostCount, PostQuotaError } from '#adapters/posts';
-import type { Org } from '#core/accounts';
+import {
+  ConcurrentChangeError,
+  getPostWithOrg,
+  insertPost,
+  PostQuotaError,
+  updatePost,
+} from '#adapters/posts';
+import { countPost, uncountPost } from '#adapters/usage';
+import type { Admission, Org, PostsToCount } from '#core/accounts';
 import { ApiError, conflict, dangerousOpsDisabled, notFound } from '#core/errors';
 import { isId } from '#core/ids';
 import { billingPeriod } from '#core/plans';
 import { countedNow, type PostRecord } from '#core/posts';
+import { logger } from '#shared/logger';
+import { postsQuotaExhausted } from '#usecases/support/admission';
 
-// What the post-writing operations (createPost, reschedulePost, publishPost, deletePost and the
-// admin CLI's approve) share: the posts_per_month count, its 429, the retry on a concurrent
-// change, and the order of checks of the dangerous operations.
+// What the post-writing operations (createPost, reschedulePost, publishPost, deletePost, and the
+// console's and the CLI's acts and approvals) share: the posts_per_month count, its 429, the retry
+// on a concurrent change, and the order of checks of the dangerous operations.
+//
+// Settings (dangerous_ops, approval_required) are read with the post, strongly consistent, in one
+// round trip, and the write is conditional on the post's version only. A toggle committed before
+// that read is honoured; one committed after it is concurrent with the request (the request was
+// already under way and has not answered), and the request is ordered before it — as if it had
+// been written at its read. Guarding the settings in the write as well would make it a
+// transaction, which bills every unit twice (GSI writes included) for a window of one round trip.
 
 export const postNotFound = () => notFound('post');
 
@@ -20,15 +37,112 @@ export function requireOrg(org: Org | null): Org {
 
 /** What a write needs from the pipeline: the admission to await before writing, and the posts allowance. */
 export interface Gate {
-  admitted: () => Promise<unknown>;
+  /**
+   * The request's admission. `posts`: count one post against posts_per_month in the gate's own
+   * write; only an admission not started yet can (the answer's `postCounted` says if it did).
+   */
+  admitted: (posts?: PostsToCount) => Promise<unknown>;
   postsPerMonth: number;
 }
 
-/** The posts_per_month count for a write that makes `next` count now, or none. */
-export function postCount(next: PostRecord, gate: Gate, now: Date): { next: PostRecord; count?: PostCount } {
-  const period = billingPeriod(now.getTime());
-  const counted = countedNow(next, period.id);
-  return counted ? { next: counted, count: { period: period.id, limit: gate.postsPerMonth } } : { next };
+/**
+ * One request's posts_per_month count (docs/limits.md), from the moment it is taken until the
+ * write that makes the post count lands:
+ * - taken before that write, conditionally at the allowance, so the allowance is never exceeded:
+ *   in the request gate's own write when the admission has not started yet (one write for both),
+ *   otherwise by a write of its own (a request already admitted, a person's act);
+ * - carried by the post's write (`counted_period`, and `count_id`: the write's id); a retry of the
+ *   same request after a lost race reuses it;
+ * - given back when no write used it and none can have: the version check failed on a post still
+ *   there (whose `count_id`, if any, is not ours), or no write was tried (the re-read found the post
+ *   counted by another request, published, gone…);
+ * - kept when that is not certain: a write that failed otherwise (it may have landed), or a post
+ *   deleted after our write may have landed. A process that dies between the count and the write
+ *   keeps it too. So a post may be counted once too often, never once too rarely.
+ */
+export class PostCounter {
+  /** The period of a count taken and not yet used by a write. */
+  private held: string | null = null;
+
+  constructor(
+    private readonly orgId: string,
+    private readonly gate: Gate,
+    private readonly now: Date,
+  ) {}
+
+  /** Writes `next` over `before` (as read), counting the post first when this write makes it count. */
+  async update(before: PostRecord, next: PostRecord): Promise<PostRecord> {
+    const counted = await this.admit(next);
+    const writeId = randomUUID();
+    try {
+      const written = await updatePost(before, counted ?? next, writeId, counted !== null);
+      if (counted) this.held = null;
+      return written;
+    } catch (err) {
+      // Only a write that certainly did not land leaves the count free for a retry or a refund.
+      if (counted && !(err instanceof ConcurrentChangeError && !err.mayHaveApplied)) this.held = null;
+      throw err;
+    }
+  }
+
+  /** Inserts a new post, counting it first when it counts. Returns the post as written. */
+  async insert(post: PostRecord): Promise<PostRecord> {
+    const counted = await this.admit(post);
+    try {
+      await insertPost(counted ?? post);
+    } finally {
+      // Landed, or may have (a failed PutItem can have been applied by an earlier SDK attempt).
+      if (counted) this.held = null;
+    }
+    return counted ?? post;
+  }
+
+  /** Gives back a count that no write used. Runs once the request is done, whatever its outcome. */
+  async release(): Promise<void> {
+    const period = this.held;
+    if (!period) return;
+    this.held = null;
+    try {
+      await uncountPost(this.orgId, period);
+    } catch (err) {
+      // Kept: one post over-counted, the safe side.
+      logger.warn('posts_per_month: an unused count was not given back', { org_id: this.orgId, err });
+    }
+  }
+
+  /** Admits the request; when `next` makes the post count, takes the count and returns `next` marked counted. */
+  private async admit(next: PostRecord): Promise<PostRecord | null> {
+    const period = billingPeriod(this.now.getTime()).id;
+    const counted = countedNow(next, period);
+    if (!counted) {
+      await this.gate.admitted();
+      return null;
+    }
+    if (this.held === period) return counted;
+    const admission = (await this.gate.admitted({ period, limit: this.gate.postsPerMonth })) as
+      | Admission
+      | undefined;
+    if (!(admission?.allowed && admission.postCounted)) {
+      if (!(await countPost(this.orgId, period, this.gate.postsPerMonth))) throw new PostQuotaError();
+    }
+    this.held = period;
+    return counted;
+  }
+}
+
+/** Runs a post-writing step with its posts_per_month counter, giving back a count left unused. */
+export async function counting<T>(
+  orgId: string,
+  gate: Gate,
+  now: Date,
+  step: (counter: PostCounter) => Promise<T>,
+): Promise<T> {
+  const counter = new PostCounter(orgId, gate, now);
+  try {
+    return await step(counter);
+  } finally {
+    await counter.release();
+  }
 }
 
 /** Turns the posts_per_month refusal of a write into the 429 clients see. */
@@ -37,14 +151,7 @@ export async function quotaAware<T>(write: () => Promise<T>, now: Date): Promise
     return await write();
   } catch (err) {
     if (!(err instanceof PostQuotaError)) throw err;
-    const period = billingPeriod(now.getTime());
-    throw new ApiError(
-      'quota_exhausted',
-      `The organization has scheduled or published its posts_per_month allowance for ${period.id}; it resets at ${period.endsAt}.`,
-      {
-        headers: { 'retry-after': String(period.secondsLeft) },
-      },
-    );
+    throw postsQuotaExhausted(now.getTime());
   }
 }
 
