@@ -24,8 +24,8 @@ import { ddb } from '#shared/clients';
 
 export class ConcurrentChangeError extends Error {
   /**
-   * `mayHaveApplied`: the post is gone, so whether this write landed before it went cannot be told
-   * (an earlier SDK attempt may have applied it, its answer lost). False: it certainly did not land.
+   * False when the failed write certainly did not land. True when that cannot be told: an earlier
+   * SDK attempt may have applied it (its answer lost) before the post moved on or was deleted.
    */
   constructor(readonly mayHaveApplied = false) {
     super('the post changed concurrently');
@@ -127,24 +127,18 @@ function stored(v: unknown): unknown {
 
 /**
  * Writes `next` over `before`, the post as read, if it is still at that version: one UpdateItem of
- * the attributes that changed (not a transaction, which would bill every unit twice, GSI writes
- * included; not a Put, so attributes other writers keep on the item are left alone). `writeId`
- * marks the write (`write_id`) so a retried write that DynamoDB had applied is recognised; with
- * `counted` it is also kept as `count_id`, the request whose count the post carries — never
- * overwritten (no write counts a post twice), so even after later writes the item says whether
- * this write landed, which decides whether that count can be given back.
- * Throws ConcurrentChangeError when the post moved.
+ * the attributes that changed — not a transaction, which bills every unit twice (GSI writes
+ * included), and not a Put, so attributes other writers keep on the item are left alone.
+ * `writeId` (`write_id` on the item) recognises this write when an earlier SDK attempt applied it
+ * and its answer was lost. Throws ConcurrentChangeError when the post moved: `mayHaveApplied` false
+ * when the post is exactly one version on and that version is not ours (the one write since our
+ * read was another's), true when it cannot be told (gone, or several writes since).
  */
-export async function updatePost(
-  before: PostRecord,
-  next: PostRecord,
-  writeId: string,
-  counted = false,
-): Promise<PostRecord> {
+export async function updatePost(before: PostRecord, next: PostRecord, writeId: string): Promise<PostRecord> {
   const written = { ...next, version: before.version + 1 };
   const old: Record<string, unknown> = toItem(before);
   const item: Record<string, unknown> = toItem(written);
-  const set: Record<string, unknown> = { write_id: writeId, ...(counted ? { count_id: writeId } : {}) };
+  const set: Record<string, unknown> = { write_id: writeId };
   const remove = new Set<string>();
   for (const name of new Set([...Object.keys(old), ...Object.keys(item), ...INDEX_KEYS])) {
     if (name === 'pk' || name === 'sk') continue;
@@ -178,8 +172,8 @@ export async function updatePost(
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
     const current = conditionFailureItem(err);
-    if (current && (current.write_id === writeId || (counted && current.count_id === writeId))) return written;
-    throw new ConcurrentChangeError(!current);
+    if (current?.write_id === writeId) return written;
+    throw new ConcurrentChangeError(current?.version !== before.version + 1);
   }
   return written;
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { getOrg } from '#adapters/orgs';
 import {
   ConcurrentChangeError,
@@ -50,19 +50,24 @@ export interface Gate {
  * write that makes the post count lands:
  * - taken before that write, conditionally at the allowance, so the allowance is never exceeded:
  *   in the request gate's own write when the admission has not started yet (one write for both),
- *   otherwise by a write of its own (a request already admitted, a person's act);
- * - carried by the post's write (`counted_period`, and `count_id`: the write's id); a retry of the
- *   same request after a lost race reuses it;
- * - given back when no write used it and none can have: the version check failed on a post still
- *   there (whose `count_id`, if any, is not ours), or no write was tried (the re-read found the post
- *   counted by another request, published, gone…);
- * - kept when that is not certain: a write that failed otherwise (it may have landed), or a post
- *   deleted after our write may have landed. A process that dies between the count and the write
- *   keeps it too. So a post may be counted once too often, never once too rarely.
+ *   otherwise by a write of its own (a request admitted already, a person's act);
+ * - carried by the post's write (`counted_period`); a retry of the same request after a lost race
+ *   reuses it;
+ * - given back at the end when no write of the request can have used it: none was tried, or each
+ *   one certainly did not land (see updatePost), or the post as read again is still uncounted
+ *   (a landed write would have counted it, and nothing uncounts a post);
+ * - kept otherwise: a write that failed in a way that may have landed (an SDK error, a post
+ *   deleted or moved on by several writes meanwhile), a give-back that failed, a process that died
+ *   between the count and the write. So a post may be counted once too often, never once too rarely.
+ * Every write of the request carries the same `write_id`, so a late-landing earlier attempt is
+ * recognised as ours by the later ones.
  */
 export class PostCounter {
-  /** The period of a count taken and not yet used by a write. */
+  /** The period of a count taken and not (known to be) used by a landed write. */
   private held: string | null = null;
+  /** A write carrying the held count failed in a way that may have landed. */
+  private doubt = false;
+  private readonly writeId = randomBytes(12).toString('base64url');
 
   constructor(
     private readonly orgId: string,
@@ -73,14 +78,12 @@ export class PostCounter {
   /** Writes `next` over `before` (as read), counting the post first when this write makes it count. */
   async update(before: PostRecord, next: PostRecord): Promise<PostRecord> {
     const counted = await this.admit(next);
-    const writeId = randomUUID();
     try {
-      const written = await updatePost(before, counted ?? next, writeId, counted !== null);
+      const written = await updatePost(before, counted ?? next, this.writeId);
       if (counted) this.held = null;
       return written;
     } catch (err) {
-      // Only a write that certainly did not land leaves the count free for a retry or a refund.
-      if (counted && !(err instanceof ConcurrentChangeError && !err.mayHaveApplied)) this.held = null;
+      if (counted && !(err instanceof ConcurrentChangeError && !err.mayHaveApplied)) this.doubt = true;
       throw err;
     }
   }
@@ -90,17 +93,19 @@ export class PostCounter {
     const counted = await this.admit(post);
     try {
       await insertPost(counted ?? post);
-    } finally {
-      // Landed, or may have (a failed PutItem can have been applied by an earlier SDK attempt).
       if (counted) this.held = null;
+    } catch (err) {
+      // A failed PutItem may have been applied by an earlier SDK attempt.
+      if (counted) this.doubt = true;
+      throw err;
     }
     return counted ?? post;
   }
 
-  /** Gives back a count that no write used. Runs once the request is done, whatever its outcome. */
+  /** Gives back a count that no write can have used. Runs once the request is done, whatever its outcome. */
   async release(): Promise<void> {
     const period = this.held;
-    if (!period) return;
+    if (!period || this.doubt) return;
     this.held = null;
     try {
       await uncountPost(this.orgId, period);
@@ -118,6 +123,8 @@ export class PostCounter {
       await this.gate.admitted();
       return null;
     }
+    // The post as read is uncounted: no earlier write of this request that carried the count landed.
+    this.doubt = false;
     if (this.held === period) return counted;
     const admission = (await this.gate.admitted({ period, limit: this.gate.postsPerMonth })) as
       | Admission
