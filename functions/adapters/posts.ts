@@ -125,14 +125,20 @@ function stored(v: unknown): unknown {
   );
 }
 
+/** The SDK sent the request once: a condition failure then means it certainly did not apply. */
+function singleAttempt(err: unknown): boolean {
+  return (err as { $metadata?: { attempts?: number } }).$metadata?.attempts === 1;
+}
+
 /**
  * Writes `next` over `before`, the post as read, if it is still at that version: one UpdateItem of
  * the attributes that changed — not a transaction, which bills every unit twice (GSI writes
  * included), and not a Put, so attributes other writers keep on the item are left alone.
  * `writeId` (`write_id` on the item) recognises this write when an earlier SDK attempt applied it
- * and its answer was lost. Throws ConcurrentChangeError when the post moved: `mayHaveApplied` false
- * when the post is exactly one version on and that version is not ours (the one write since our
- * read was another's), true when it cannot be told (gone, or several writes since).
+ * and its answer was lost. Throws ConcurrentChangeError when the post moved; `mayHaveApplied` is
+ * false when the SDK made one attempt (refused, so not applied), or when the post is exactly one
+ * version on and that version is not ours (the one write since our read was another's); true when
+ * it cannot be told (a retried call, and the post gone or several writes on).
  */
 export async function updatePost(before: PostRecord, next: PostRecord, writeId: string): Promise<PostRecord> {
   const written = { ...next, version: before.version + 1 };
@@ -173,15 +179,15 @@ export async function updatePost(before: PostRecord, next: PostRecord, writeId: 
     if (!isConditionFailure(err)) throw err;
     const current = conditionFailureItem(err);
     if (current?.write_id === writeId) return written;
-    throw new ConcurrentChangeError(current?.version !== before.version + 1);
+    throw new ConcurrentChangeError(!singleAttempt(err) && current?.version !== before.version + 1);
   }
   return written;
 }
 
 /**
- * Deletes the post as read (its version: a decision on an older post is retried). A post already
- * gone is deleted either way — by an earlier SDK attempt of this call whose answer was lost, or by
- * a concurrent delete — so that is success too.
+ * Deletes the post as read (its version: a decision on an older post is retried). A post found
+ * gone by a retried call is taken as deleted by this call's earlier attempt, whose answer was lost
+ * (or by a concurrent delete: deleted either way).
  */
 export async function removePost(post: PostRecord): Promise<void> {
   try {
@@ -196,7 +202,7 @@ export async function removePost(post: PostRecord): Promise<void> {
     );
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
-    if (conditionFailureItem(err)) throw new ConcurrentChangeError();
+    if (conditionFailureItem(err) || singleAttempt(err)) throw new ConcurrentChangeError();
   }
 }
 
