@@ -113,7 +113,8 @@ export function holdPostWrites(n: number): void {
   );
 }
 
-function holdWrites(n: number, match: (target: string, body: string) => boolean): void {
+/** Holds the next `n` requests `match` picks (by operation and wire body), as holdTransactions. */
+export function holdWrites(n: number, match: (target: string, body: string) => boolean): void {
   const handler = (dynamo.config as unknown as { requestHandler: Handler }).requestHandler;
   const original = handler.handle.bind(handler);
   const held: Array<() => void> = [];
