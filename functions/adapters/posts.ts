@@ -8,8 +8,10 @@ import {
   countAll,
   fromItem,
   isConditionFailure,
+  neverApplied,
   queryAll,
   queryPage,
+  sendWrite,
   setClause,
   TABLE_NAME,
 } from '#adapters/table';
@@ -94,10 +96,19 @@ export async function loadPostContext(
   return { org: org ? fromItem<Org>(org) : null, channels, media };
 }
 
+/**
+ * Whether a failed insertPost/updatePost/removePost may have landed all the same: an earlier SDK
+ * attempt may have applied it and its answer been lost. False only when that is excluded.
+ */
+export function mayHaveLanded(err: unknown): boolean {
+  if (err instanceof ConcurrentChangeError) return err.mayHaveApplied;
+  return !neverApplied(err);
+}
+
 /** Writes a new post; a condition failure is our own write, applied by an earlier SDK attempt. */
 export async function insertPost(post: PostRecord): Promise<void> {
   try {
-    await ddb.send(
+    await sendWrite(
       new PutCommand({
         TableName: TABLE_NAME,
         Item: toItem(post),
@@ -125,20 +136,15 @@ function stored(v: unknown): unknown {
   );
 }
 
-/** The SDK sent the request once: a condition failure then means it certainly did not apply. */
-function singleAttempt(err: unknown): boolean {
-  return (err as { $metadata?: { attempts?: number } }).$metadata?.attempts === 1;
-}
-
 /**
  * Writes `next` over `before`, the post as read, if it is still at that version: one UpdateItem of
  * the attributes that changed — not a transaction, which bills every unit twice (GSI writes
  * included), and not a Put, so attributes other writers keep on the item are left alone.
  * `writeId` (`write_id` on the item) recognises this write when an earlier SDK attempt applied it
  * and its answer was lost. Throws ConcurrentChangeError when the post moved; `mayHaveApplied` is
- * false when the SDK made one attempt (refused, so not applied), or when the post is exactly one
- * version on and that version is not ours (the one write since our read was another's); true when
- * it cannot be told (a retried call, and the post gone or several writes on).
+ * false when every SDK attempt was refused (sendWrite), or when the post is exactly one version on
+ * and that version is not ours (the one write since our read was another's); true when it cannot be
+ * told (an attempt's answer was lost, and the post is gone or several writes on).
  */
 export async function updatePost(before: PostRecord, next: PostRecord, writeId: string): Promise<PostRecord> {
   const written = { ...next, version: before.version + 1 };
@@ -164,7 +170,7 @@ export async function updatePost(before: PostRecord, next: PostRecord, writeId: 
     ...(removed.length ? [`REMOVE ${removed.join(', ')}`] : []),
   ].join(' ');
   try {
-    await ddb.send(
+    await sendWrite(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.post(before.org_id, before.id),
@@ -179,19 +185,19 @@ export async function updatePost(before: PostRecord, next: PostRecord, writeId: 
     if (!isConditionFailure(err)) throw err;
     const current = conditionFailureItem(err);
     if (current?.write_id === writeId) return written;
-    throw new ConcurrentChangeError(!singleAttempt(err) && current?.version !== before.version + 1);
+    throw new ConcurrentChangeError(!neverApplied(err) && current?.version !== before.version + 1);
   }
   return written;
 }
 
 /**
  * Deletes the post as read (its version: a decision on an older post is retried). A post found
- * gone by a retried call is taken as deleted by this call's earlier attempt, whose answer was lost
- * (or by a concurrent delete: deleted either way).
+ * gone when an earlier attempt's answer was lost is taken as deleted by that attempt (or by a
+ * concurrent delete: deleted either way); otherwise a post gone is a concurrent change (404 next).
  */
 export async function removePost(post: PostRecord): Promise<void> {
   try {
-    await ddb.send(
+    await sendWrite(
       new DeleteCommand({
         TableName: TABLE_NAME,
         Key: keys.post(post.org_id, post.id),
@@ -202,7 +208,7 @@ export async function removePost(post: PostRecord): Promise<void> {
     );
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
-    if (conditionFailureItem(err) || singleAttempt(err)) throw new ConcurrentChangeError();
+    if (conditionFailureItem(err) || neverApplied(err)) throw new ConcurrentChangeError();
   }
 }
 

@@ -4,6 +4,7 @@ import {
   ConcurrentChangeError,
   getPostWithOrg,
   insertPost,
+  mayHaveLanded,
   PostQuotaError,
   updatePost,
 } from '#adapters/posts';
@@ -56,9 +57,10 @@ export interface Gate {
  * - given back at the end when no write of the request can have used it: none was tried, or each
  *   one certainly did not land (see updatePost), or the post as read again is still uncounted
  *   (a landed write would have counted it, and nothing uncounts a post);
- * - kept otherwise: a write that failed in a way that may have landed (an SDK error, a post
- *   deleted or moved on by several writes meanwhile), a give-back that failed, a process that died
- *   between the count and the write. So a post may be counted once too often, never once too rarely.
+ * - kept otherwise: a write that may have landed (an SDK attempt whose answer was lost — a reset
+ *   connection, a timeout, a 500 — when the post is then gone or moved on by several writes, or
+ *   the write failed), a give-back that failed, a process that died between the count and the
+ *   write. So a post may be counted once too often, never once too rarely.
  * Every write of the request carries the same `write_id`, so a late-landing earlier attempt is
  * recognised as ours by the later ones.
  */
@@ -83,7 +85,7 @@ export class PostCounter {
       if (counted) this.held = null;
       return written;
     } catch (err) {
-      if (counted && !(err instanceof ConcurrentChangeError && !err.mayHaveApplied)) this.doubt = true;
+      if (counted && mayHaveLanded(err)) this.doubt = true;
       throw err;
     }
   }
@@ -95,8 +97,7 @@ export class PostCounter {
       await insertPost(counted ?? post);
       if (counted) this.held = null;
     } catch (err) {
-      // A failed PutItem may have been applied by an earlier SDK attempt.
-      if (counted) this.doubt = true;
+      if (counted && mayHaveLanded(err)) this.doubt = true;
       throw err;
     }
     return counted ?? post;

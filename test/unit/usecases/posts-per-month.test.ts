@@ -356,8 +356,8 @@ describe('races between the count and the write', () => {
     expect(stored()).toMatchObject({ status: 'publishing', version: 2 });
   });
 
-  it('the post write lost for good (throttled on every SDK attempt): 500; the count is kept, one too many at most', async () => {
-    // Whether an earlier attempt landed cannot be told from the last error: never under-count.
+  it('the post write throttled on every SDK attempt: 500, nothing written, the count given back', async () => {
+    // Every attempt was refused before DynamoDB acted: certainly not applied.
     given();
     table.fail({
       op: 'UpdateItem',
@@ -370,6 +370,38 @@ describe('races between the count and the write', () => {
 
     expect(res.statusCode).toBe(500);
     expect(stored()).toMatchObject({ status: 'draft', version: 1 });
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 0 });
+  });
+
+  it('the post write’s answers lost on every attempt: 500; the count is kept, one too many at most', async () => {
+    // A reset connection hides whether DynamoDB acted: never under-count. (Here it had not.)
+    given();
+    table.fail({
+      op: 'UpdateItem',
+      kind: 'ECONNRESET',
+      times: 3,
+      match: (v) => String(v.keys[0]?.sk).startsWith('POST#'),
+    });
+
+    const res = await publish();
+
+    expect(res.statusCode).toBe(500);
+    expect(stored()).toMatchObject({ status: 'draft', version: 1 });
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+  });
+
+  it('an answer lost, then the retry throttled: the write may have landed, so the count is kept', async () => {
+    // The last error (throttling) alone would say "not applied"; the first attempt's reset says otherwise.
+    given();
+    const isPost = (v: { keys: Item[] }) => String(v.keys[0]?.sk).startsWith('POST#');
+    table.fail({ op: 'UpdateItem', kind: 'ECONNRESET', when: 'after', match: isPost });
+    table.fail({ op: 'UpdateItem', kind: 'ThrottlingException', times: 2, match: isPost });
+
+    const res = await publish();
+
+    // Landed (the first attempt), though the client saw a 500; counted once, as it must be.
+    expect(res.statusCode).toBe(500);
+    expect(stored()).toMatchObject({ status: 'publishing', version: 2, counted_period: PERIOD });
     expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
   });
 });
