@@ -9,7 +9,8 @@ import { ddb } from '#shared/clients';
 // key's burst window `{w: minute, n: count}` and its revocation `{r: revoked_at}`. Admitting a
 // request is ONE conditional UpdateItem on that item: the condition refuses a revoked key, a spent
 // burst and an exhausted month at once, so limits hold exactly across every Lambda container and a
-// refused request writes nothing.
+// refused request writes nothing. A post-writing request that has decided its post counts asks the
+// same write to count it in posts_per_month too (`GateRequest.posts`), refused at that allowance.
 //
 // DynamoDB cannot reset a counter conditionally inside one expression, so the write comes in two
 // forms: "same window" (add one to the key's count) and "new window" (replace the key's window
