@@ -131,9 +131,7 @@ const INDEX_KEYS = new Set(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
 function stored(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stored);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(
-    Object.entries(v).flatMap(([k, x]) => (x === undefined ? [] : [[k, stored(x)]])),
-  );
+  return Object.fromEntries(Object.entries(v).flatMap(([k, x]) => (x === undefined ? [] : [[k, stored(x)]])));
 }
 
 /**

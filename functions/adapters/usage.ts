@@ -67,7 +67,9 @@ const POSTS_OPEN = '(attribute_not_exists(posts_per_month) OR posts_per_month < 
 
 function gateWrite(req: GateRequest, form: 'same' | 'new', windowId: number): UpdateCommand {
   const same = form === 'same';
-  const post = req.posts ? { add: ', posts_per_month :one', cond: ` AND ${POSTS_OPEN}` } : { add: '', cond: '' };
+  const post = req.posts
+    ? { add: ', posts_per_month :one', cond: ` AND ${POSTS_OPEN}` }
+    : { add: '', cond: '' };
   return new UpdateCommand({
     TableName: TABLE_NAME,
     Key: keys.usage(req.orgId, req.period),

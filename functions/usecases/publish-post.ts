@@ -1,5 +1,11 @@
 import { decidePublish, type PostRecord } from '#core/posts';
-import { counting, type Gate, loadForDangerousOp, quotaAware, withRetry } from '#usecases/support/post-writes';
+import {
+  counting,
+  type Gate,
+  loadForDangerousOp,
+  quotaAware,
+  withRetry,
+} from '#usecases/support/post-writes';
 
 /**
  * publishPost: needs the dangerous-operations toggle; draft/scheduled/failed → publishing. Its

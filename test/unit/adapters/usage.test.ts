@@ -287,9 +287,13 @@ describe('admitRequest with a post to count: the same one write', () => {
       ['SET #k = :fresh ADD api_requests :one, posts_per_month :one', 3],
       ['ADD api_requests :one, #k.n :one, posts_per_month :one', 3],
     ]);
-    expect(updates().every((u) => u.ConditionExpression?.endsWith(
-      ' AND (attribute_not_exists(posts_per_month) OR posts_per_month < :posts)',
-    ))).toBe(true);
+    expect(
+      updates().every((u) =>
+        u.ConditionExpression?.endsWith(
+          ' AND (attribute_not_exists(posts_per_month) OR posts_per_month < :posts)',
+        ),
+      ),
+    ).toBe(true);
     expect(items.get(GATE)).toMatchObject({ api_requests: 6, posts_per_month: 3 });
   });
 

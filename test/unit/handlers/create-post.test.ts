@@ -136,7 +136,9 @@ describe('createPost handler', () => {
     const direct = await send(body());
     const tool = await handler(viaMcp, lambdaContext('createPost'));
 
-    const written = ddb.commandCalls(PutCommand).map((c) => (c.args[0].input.Item ?? {}) as Record<string, unknown>);
+    const written = ddb
+      .commandCalls(PutCommand)
+      .map((c) => (c.args[0].input.Item ?? {}) as Record<string, unknown>);
     expect(written.map((i) => i.created_by)).toEqual([
       { key_id: KEY.record.id, via: 'api' },
       { key_id: KEY.record.id, via: 'mcp' },

@@ -109,7 +109,8 @@ export function holdPostWrites(n: number): void {
   holdWrites(
     n,
     (target, body) =>
-      ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'].includes(target) && body.includes('"POST#'),
+      ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'].includes(target) &&
+      body.includes('"POST#'),
   );
 }
 

@@ -9,7 +9,7 @@ import { handler as deletePostHandler } from '#handlers/delete-post';
 import { handler as publishPostHandler } from '#handlers/publish-post';
 import { handler as reschedulePostHandler } from '#handlers/reschedule-post';
 import type { Call } from '../faults/support/dynamo.ts';
-import { T0, useWorld } from '../faults/support/world.ts';
+import { useWorld } from '../faults/support/world.ts';
 import {
   apiEvent,
   apiKey,
@@ -54,8 +54,7 @@ const DRAFT = post({ id: fixedId('post', 5) });
 
 const usage = () => table.get(keys.usage(ORG_ID, PERIOD)) ?? {};
 const stored = (id = DRAFT.id) => table.get(keys.post(ORG_ID, id)) as (PostRecord & Item) | undefined;
-const usageWrites = () =>
-  table.callsOf('UpdateItem', (c) => String(c.view.keys[0]?.sk).startsWith('USAGE#'));
+const usageWrites = () => table.callsOf('UpdateItem', (c) => String(c.view.keys[0]?.sk).startsWith('USAGE#'));
 const postWrites = () =>
   table.calls.filter(
     (c) =>
@@ -201,7 +200,9 @@ describe('the count rides on the request gate’s write', () => {
     given();
     table.seed(postItem({ ...DRAFT, scheduled_at: LATER, ...state }));
 
-    const res = what.startsWith('publishing') ? await publish() : await reschedule('2030-06-20T00:00:00.000Z');
+    const res = what.startsWith('publishing')
+      ? await publish()
+      : await reschedule('2030-06-20T00:00:00.000Z');
 
     expect(res.statusCode).toBeLessThan(300);
     expect(expressionOf(usageWrites()[0] as Call).update).not.toContain('posts_per_month');
@@ -221,21 +222,24 @@ describe('the allowance spent', () => {
     ['createPost', () => create(input({ scheduled_at: LATER }))],
     ['publishPost', () => publish()],
     ['reschedulePost', () => reschedule()],
-  ])('%s: 429 quota_exhausted with Retry-After to the month end; nothing written, not metered', async (_op, send) => {
-    // Arrange
-    given({ limit: 2, counted: 2 });
+  ])(
+    '%s: 429 quota_exhausted with Retry-After to the month end; nothing written, not metered',
+    async (_op, send) => {
+      // Arrange
+      given({ limit: 2, counted: 2 });
 
-    // Act
-    const res = await send();
+      // Act
+      const res = await send();
 
-    // Assert: the gate's one write was refused; no post written, the request not counted.
-    expectPostsQuota(res);
-    expect(problemOf(res).detail).toContain('2030-07-01T00:00:00.000Z');
-    expect(usageWrites().map((c) => c.outcome)).toEqual(['ConditionalCheckFailed']);
-    expect(postWrites()).toEqual([]);
-    expect(usage()).toEqual({ ...keys.usage(ORG_ID, PERIOD), posts_per_month: 2 });
-    expect(stored()).toMatchObject({ status: 'draft', version: 1 });
-  });
+      // Assert: the gate's one write was refused; no post written, the request not counted.
+      expectPostsQuota(res);
+      expect(problemOf(res).detail).toContain('2030-07-01T00:00:00.000Z');
+      expect(usageWrites().map((c) => c.outcome)).toEqual(['ConditionalCheckFailed']);
+      expect(postWrites()).toEqual([]);
+      expect(usage()).toEqual({ ...keys.usage(ORG_ID, PERIOD), posts_per_month: 2 });
+      expect(stored()).toMatchObject({ status: 'draft', version: 1 });
+    },
+  );
 
   it('does not refuse what does not count: a draft, a deletion', async () => {
     given({ limit: 2, counted: 2 });
@@ -350,7 +354,10 @@ describe('races between the count and the write', () => {
 
     expect(res.statusCode).toBe(202);
     const writes = postWrites();
-    expect(writes.map((c) => `${c.attempt}:${c.outcome}`)).toEqual(['1:ECONNRESET', '2:ConditionalCheckFailed']);
+    expect(writes.map((c) => `${c.attempt}:${c.outcome}`)).toEqual([
+      '1:ECONNRESET',
+      '2:ConditionalCheckFailed',
+    ]);
     expect(writes[0]?.applied).toBe(true);
     expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
     expect(stored()).toMatchObject({ status: 'publishing', version: 2 });
@@ -403,5 +410,37 @@ describe('races between the count and the write', () => {
     expect(res.statusCode).toBe(500);
     expect(stored()).toMatchObject({ status: 'publishing', version: 2, counted_period: PERIOD });
     expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+  });
+});
+
+describe('deletePost: one DeleteItem on the version read', () => {
+  it('a reset after the DeleteItem applied: the SDK retry finds the post gone — its own delete, 200', async () => {
+    given();
+    table.fail({
+      op: 'DeleteItem',
+      kind: 'ECONNRESET',
+      when: 'after',
+      match: (v) => String(v.keys[0]?.sk).startsWith('POST#'),
+    });
+
+    const res = await remove();
+
+    expect(res.statusCode).toBe(200);
+    expect(table.callsOf('DeleteItem').map((c) => `${c.attempt}:${c.outcome}`)).toEqual([
+      '1:ECONNRESET',
+      '2:ConditionalCheckFailed',
+    ]);
+    expect(stored()).toBeUndefined();
+  });
+
+  it('two deletes at once: one 200, the other, finding it gone on its only attempt, 404', async () => {
+    given();
+    holdWrites(2, (target, body) => target === 'DeleteItem' && body.includes('"POST#'));
+
+    const results = await Promise.all([remove(), remove()]);
+
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 404]);
+    expect(stored()).toBeUndefined();
+    expect(usage()).toMatchObject({ api_requests: 2 });
   });
 });

@@ -1,5 +1,4 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
 import {
   BatchGetCommand,
   DeleteCommand,
@@ -10,6 +9,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeCursor, encodeCursor } from '#core/cursor';
@@ -536,7 +536,9 @@ describe('the admission gate', () => {
     // A draft starts it at once (it never counts), beside the read; a post that may count does not.
     expect(gate.admitted).toHaveBeenCalledWith();
     gate.admitted.mockClear();
-    await rejectedApiError(createPost(ORG_ID, draftInput({ draft: undefined, scheduled_at: LATER }), NOW, gate));
+    await rejectedApiError(
+      createPost(ORG_ID, draftInput({ draft: undefined, scheduled_at: LATER }), NOW, gate),
+    );
     expect(gate.admitted).not.toHaveBeenCalled();
   });
 

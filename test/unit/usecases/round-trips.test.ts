@@ -221,11 +221,13 @@ beforeEach(() => {
       () => ({}),
     ),
   );
-  ddb.on(UpdateCommand).callsFake(
-    trace(updateLabel, (input: UpdateCommandInput) =>
-      String(input.Key?.sk).startsWith('POST#') ? {} : limiter.update(input),
-    ),
-  );
+  ddb
+    .on(UpdateCommand)
+    .callsFake(
+      trace(updateLabel, (input: UpdateCommandInput) =>
+        String(input.Key?.sk).startsWith('POST#') ? {} : limiter.update(input),
+      ),
+    );
   ddb.on(DeleteCommand).callsFake(
     trace(
       () => 'DeleteItem',

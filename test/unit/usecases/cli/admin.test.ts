@@ -1,5 +1,10 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
@@ -173,9 +178,11 @@ describe('approvePost', () => {
   });
 
   it('answers a conflict when posts_per_month is spent, writing nothing', async () => {
-    ddb.on(UpdateCommand).rejects(
-      new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }),
-    );
+    ddb
+      .on(UpdateCommand)
+      .rejects(
+        new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }),
+      );
     const err = await actErrorOf(approve());
     expect(err.kind).toBe('conflict');
     expect(err.message).toMatch(/posts_per_month for 2030-06/);
