@@ -18,6 +18,7 @@ import {
   workers,
 } from '#lib/operations';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
+import { countCapacity } from './local/capacity.ts';
 import { ensureDataDir, prepareDataDir } from './local/data-dir.ts';
 import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
@@ -107,6 +108,11 @@ async function main() {
     // The handlers' DynamoDB client (the same module instance they import): a transaction's answer
     // waits for DynamoDB Local's COMMIT, so what a client was told is written survives a crash.
     awaitLocalCommits((await import('#shared/clients')).dynamo);
+    // Benchmarks only: the handlers' DynamoDB capacity, counted (bin/local/capacity.ts).
+    if (process.env.HERALD_COUNT_CAPACITY) {
+      const stop = countCapacity((await import('#shared/clients')).dynamo, process.env.HERALD_COUNT_CAPACITY);
+      stops.push(async () => stop());
+    }
 
     // KMS, Step Functions, SES and Lambda Invoke stand-ins; the state machines run their ASL files
     // with Task states invoking the same worker handlers Lambda would.

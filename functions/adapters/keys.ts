@@ -72,6 +72,13 @@ export const keys = {
   oauthState: (stateHash: string) => ({ pk: `OAUTHSTATE#${stateHash}`, sk: 'STATE' }),
   /** The operator's app on a platform (client id, sealed secret, redirect URI, scopes). */
   platformApp: (platform: string) => ({ pk: `PLATFORMAPP#${platform}`, sk: 'APP' }),
+  /**
+   * A channel's pacing counters (the windows of its platform's counted limits, core/pacing.ts): its
+   * own partition, so a burst to one account never heats its organization's; expires by TTL.
+   */
+  paceChannel: (orgId: string, channelId: string) => ({ pk: `PACE#${orgId}#${channelId}`, sk: 'PACE' }),
+  /** A platform app's pacing: its pause after the platform refused the app, and its counters; expires by TTL. */
+  paceApp: (platform: string) => ({ pk: `PACEAPP#${platform}`, sk: 'PACE' }),
   /** Herald's app on one Mastodon instance (registered there on first use). */
   instanceApp: (origin: string) => ({ pk: `MASTODONAPP#${origin}`, sk: 'APP' }),
   /** Platform credentials live apart from the channel so no listing can ever return them. */
@@ -105,7 +112,12 @@ export const keys = {
   /** `day` is YYYY-MM-DD (UTC). */
   syncBucket: (day: string) => ({ gsi2pk: `SYNC#${day}` }),
   media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
-  idempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
+  /** An organization's idempotency records (Powertools; sk `<operation>#<hash>`); expire by TTL. */
+  idempotency: (orgId: string) => ({ pk: `ORG#${orgId}#IDEMPOTENCY` }),
+  /** Before per-organization keys: every organization's records of an operation under one key. */
+  legacyIdempotency: (operation: string) => ({ pk: `IDEMPOTENCY#${operation}` }),
+  /** When this deployment first keyed idempotency records per organization (bounds the legacy reads). */
+  idempotencySwitch: () => ({ pk: 'IDEMPOTENCY', sk: 'PER_ORG_SINCE' }),
   /**
    * The request gate of an organization for a month (`period` is YYYY-MM, UTC): the meters
    * (api_requests, posts_per_month) and each API key's burst window or revocation, under its id.

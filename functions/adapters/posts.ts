@@ -292,12 +292,31 @@ async function workBucket(gsi2pk: string) {
   return items.flatMap((item) => parseWorkEntry(item.gsi2sk) ?? []);
 }
 
-/** Post ids in one minute bucket of the due-work index. */
+/**
+ * Post ids in one minute bucket of the due-work index, optionally only those due after `after`
+ * and at or before `until` (the entries' sort key starts with their ISO time, so this is a range
+ * read of just those entries, however full the bucket is).
+ */
 export async function dueInBucket(
   minute: Date,
+  range: { after?: Date; until?: Date } = {},
 ): Promise<Array<{ orgId: string; postId: string; at: string }>> {
-  const entries = await workBucket(keys.dueBucket(minute).gsi2pk);
-  return entries.map((e) => ({ at: e.at, orgId: e.orgId, postId: e.id }));
+  const { after, until } = range;
+  const from = after ? `${new Date(after.getTime() + 1).toISOString()}` : '';
+  const to = until ? `${until.toISOString()}#~` : '';
+  const items = await queryAll({
+    IndexName: 'gsi2',
+    KeyConditionExpression: `gsi2pk = :p${from && to ? ' AND gsi2sk BETWEEN :from AND :to' : from ? ' AND gsi2sk >= :from' : to ? ' AND gsi2sk <= :to' : ''}`,
+    ExpressionAttributeValues: {
+      ':p': keys.dueBucket(minute).gsi2pk,
+      ...(from ? { ':from': from } : {}),
+      ...(to ? { ':to': to } : {}),
+    },
+  });
+  return items.flatMap((item) => {
+    const e = parseWorkEntry(item.gsi2sk);
+    return e ? [{ at: e.at, orgId: e.orgId, postId: e.id }] : [];
+  });
 }
 
 /** Posts published on one UTC day (`day` is YYYY-MM-DD), across organizations (GSI2, paginated). */

@@ -21,24 +21,41 @@ export class QueueSendError extends Error {}
 
 const clampDelay = (seconds: number) => Math.max(0, Math.min(MAX_DELAY_SECONDS, seconds));
 
-/** Sends in batches of 10; a delay (capped at SQS's 15 minutes) only where one is given. */
+/** Batches of 10 in flight at once: a burst (100,000 dispatches in one sweep) is sent in seconds. */
+const PARALLEL_BATCHES = 16;
+
+/** Sends in batches of 10, up to 16 batches at once; a delay (capped at SQS's 15 minutes) only where one is given. */
 async function sendBatch(queue: QueueName, entries: Array<{ body: unknown; delaySeconds?: number }>) {
   const url = entries.length ? queueUrl(queue) : '';
-  for (let i = 0; i < entries.length; i += 10) {
-    const chunk = entries.slice(i, i + 10);
-    const res = await sqs.send(
-      new SendMessageBatchCommand({
-        QueueUrl: url,
-        Entries: chunk.map((e, j) => ({
-          Id: String(j),
-          MessageBody: JSON.stringify(e.body),
-          ...(e.delaySeconds === undefined ? {} : { DelaySeconds: clampDelay(Math.floor(e.delaySeconds)) }),
-        })),
-      }),
-    );
-    if (res.Failed?.length)
-      throw new QueueSendError(`SQS refused ${res.Failed.length} message(s): ${res.Failed[0]?.Code}`);
-  }
+  const chunks: Array<typeof entries> = [];
+  for (let i = 0; i < entries.length; i += 10) chunks.push(entries.slice(i, i + 10));
+  let next = 0;
+  let refused = 0;
+  let code: string | undefined;
+  await Promise.all(
+    Array.from({ length: Math.min(PARALLEL_BATCHES, chunks.length) }, async () => {
+      while (next < chunks.length) {
+        const chunk = chunks[next++] as typeof entries;
+        const res = await sqs.send(
+          new SendMessageBatchCommand({
+            QueueUrl: url,
+            Entries: chunk.map((e, j) => ({
+              Id: String(j),
+              MessageBody: JSON.stringify(e.body),
+              ...(e.delaySeconds === undefined
+                ? {}
+                : { DelaySeconds: clampDelay(Math.floor(e.delaySeconds)) }),
+            })),
+          }),
+        );
+        if (res.Failed?.length) {
+          refused += res.Failed.length;
+          code ??= res.Failed[0]?.Code;
+        }
+      }
+    }),
+  );
+  if (refused) throw new QueueSendError(`SQS refused ${refused} message(s): ${code}`);
 }
 
 /** One message, delayed (rounded up, so it never arrives early; at most 15 minutes). */

@@ -3,25 +3,30 @@ import { keys } from '#adapters/keys';
 import { TABLE_NAME, updateIf } from '#adapters/table';
 import { ddb } from '#shared/clients';
 
-// The minute up to which the sweeper has read every bucket of the due-work index. A sweeper that
-// stopped for longer than its lookback (an outage, a laptop asleep with the local stack) reads on
-// from there instead of skipping what fell due meanwhile.
+// The time up to which the sweeper has dispatched every entry of the due-work index (one item for
+// the deployment). Each sweep dispatches only what lies past it, so an entry is dispatched once
+// however often sweeps run; a sweeper that stopped (an outage, a laptop asleep with the local
+// stack) carries on from there instead of skipping what fell due meanwhile.
 
-/** The last minute swept (minutes since the epoch), or null before the first sweep. */
-export async function sweptThrough(): Promise<number | null> {
+/**
+ * How far the sweeper has dispatched, in ms since the epoch; null before the first sweep. A cursor
+ * written by an older Herald holds only the minute it swept: it counts from that minute's start.
+ */
+export async function dispatchedThrough(): Promise<number | null> {
   const res = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.sweepCursor() }));
+  const through = res?.Item?.through;
+  if (typeof through === 'number') return through;
   const minute = res?.Item?.minute;
-  return typeof minute === 'number' ? minute : null;
+  return typeof minute === 'number' ? minute * 60_000 : null;
 }
 
-/** Moves the cursor forward to `minute` (never back: concurrent sweeps may finish out of order). */
-export async function markSwept(minute: number): Promise<void> {
+/** Moves the cursor forward to `through` (never back: concurrent sweeps may finish out of order). */
+export async function markDispatched(through: number): Promise<void> {
   await updateIf({
     Key: keys.sweepCursor(),
-    // `minute` is a DynamoDB reserved word: it must go through a placeholder.
-    UpdateExpression: 'SET #minute = :m, entity = :e',
-    ConditionExpression: 'attribute_not_exists(#minute) OR #minute < :m',
-    ExpressionAttributeNames: { '#minute': 'minute' },
-    ExpressionAttributeValues: { ':m': minute, ':e': 'sweep_cursor' },
+    UpdateExpression: 'SET #through = :t, entity = :e',
+    ConditionExpression: 'attribute_not_exists(#through) OR #through < :t',
+    ExpressionAttributeNames: { '#through': 'through' },
+    ExpressionAttributeValues: { ':t': through, ':e': 'sweep_cursor' },
   });
 }

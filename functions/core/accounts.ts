@@ -80,6 +80,12 @@ export interface ChannelRecord {
   /** Failed syncs in a row (transient platform failures), for the backoff. */
   sync_failures?: number;
   updated_at?: string;
+  /**
+   * Internal (never in the API's channel): the platform refused this account with a rate limit and
+   * Herald sends nothing to it before then (ISO 8601), and why (core/pacing.ts, adapters/pacing.ts).
+   */
+  pace_until?: string;
+  pace_reason?: string;
 }
 
 export const KEY_PREFIX = 'svc_live_';

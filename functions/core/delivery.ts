@@ -1,5 +1,5 @@
 import type { ERROR_CATEGORIES } from './constants.ts';
-import type { DeliveryRecord, PostRecord } from './posts.ts';
+import { type DeliveryRecord, type PostRecord, startPublishing, watchEntry } from './posts.ts';
 import { LEASE_SECONDS, WATCHDOG_SECONDS } from './timing.ts';
 
 // Delivery outcomes (docs/posts.md, "Deliveries"): the stages, the error taxonomy, and the retry policy.
@@ -42,7 +42,22 @@ export function claimDelivery(
   round: number,
   claimId: string,
   now: Date,
+  start?: string,
 ): ClaimOutcome {
+  // A dispatch's message: the first one to arrive starts the post (and claims its own channel in
+  // the same write), as long as the post is still scheduled for that time and round.
+  if (start && post.status === 'scheduled') {
+    if (post.scheduled_at !== start || post.round + 1 !== round)
+      return { kind: 'skip', reason: 'stale dispatch' };
+    const started = startPublishing(post, now);
+    return claimDelivery(
+      { ...started, dispatched: { for: start, at: now.toISOString(), round } },
+      channelId,
+      round,
+      claimId,
+      now,
+    );
+  }
   const d = post.deliveries[channelId];
   if (!d || post.status !== 'publishing' || d.round !== round || post.round !== round)
     return { kind: 'skip', reason: 'stale message' };
@@ -85,12 +100,16 @@ export function withDelivery(post: PostRecord, delivery: DeliveryRecord, now: Da
   const pendingUntil = current
     .filter((d) => d.stage === 'retrying' && d.next_attempt_at)
     .reduce((max, d) => Math.max(max, Date.parse(d.next_attempt_at as string)), now.getTime());
+  const watchAt =
+    status === 'publishing' ? new Date(pendingUntil + WATCHDOG_SECONDS * 1000).toISOString() : null;
   return {
     ...post,
     deliveries,
     status,
     published_at: publishedAt,
-    watch_at: status === 'publishing' ? new Date(pendingUntil + WATCHDOG_SECONDS * 1000).toISOString() : null,
+    watch_at: watchAt,
+    // Re-filed in the due-work index only when the watchdog time would leave the sweeper's sight.
+    watch_entry: watchAt ? watchEntry(post, watchAt) : null,
     updated_at: now.toISOString(),
   };
 }

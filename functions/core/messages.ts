@@ -21,6 +21,11 @@ export interface DeliveryMessage {
   post_id: string;
   channel_id: string;
   round: number;
+  /**
+   * Set by the dispatcher: the scheduled_at this round starts for. The first worker to claim starts
+   * the post (scheduled → publishing) in its claim; a post rescheduled or deleted meanwhile is skipped.
+   */
+  start?: string;
 }
 
 /** The scheduler's dispatch of a post at its time. */

@@ -3,7 +3,7 @@ import type { MediaKind } from './constants.ts';
 import { LIMITS, type PostStatus } from './constants.ts';
 import { conflict, dangerousOpsDisabled, type FieldError } from './errors.ts';
 import type { CreatePostInput } from './requests.ts';
-import { REDISPATCH_AFTER_SECONDS, WATCHDOG_SECONDS } from './timing.ts';
+import { WATCHDOG_SECONDS } from './timing.ts';
 
 // The post state machine (docs/posts.md). Pure: it decides, the adapters persist.
 
@@ -61,8 +61,19 @@ export interface PostRecord {
   counted_period: string | null;
   /** While publishing: when the sweeper re-examines the post for lost messages or dead workers. */
   watch_at?: string | null;
-  /** The scheduled_at the sweeper last dispatched, and when. */
-  dispatched?: { for: string; at: string } | null;
+  /**
+   * The dispatch that started the current round: for which scheduled_at, when, and the round. Its
+   * delivery messages were sent by the dispatcher before the post changed, so the stream relay does
+   * not send them again. (Posts the sweeper re-dispatched after a lost dispatch carry it too: it
+   * spaces those re-dispatches.)
+   */
+  dispatched?: { for: string; at: string; round?: number } | null;
+  /**
+   * While publishing: the time under which the post sits in the due-work index (GSI2). It stays
+   * at the scheduled time when the post starts, so starting costs no index write; it moves only
+   * when the watchdog time runs past what the sweeper looks back over (WATCH_ENTRY_SPAN_MS).
+   */
+  watch_entry?: string | null;
   /** Internal (never in the API's post): the key that created the post, and through which door. */
   created_by?: PostOrigin | null;
   /** Internal: the last approval decision (the console shows it; the API does not). */
@@ -267,6 +278,12 @@ export function startPublishing(post: PostRecord, now: Date): PostRecord {
             round,
           };
   }
+  // A scheduled post keeps its place in the due-work index (no index write); one published now
+  // enters it now.
+  const entry =
+    post.status === 'scheduled' && post.scheduled_at && Date.parse(post.scheduled_at) <= now.getTime() + 1000
+      ? post.scheduled_at
+      : at;
   return {
     ...post,
     status: 'publishing',
@@ -275,7 +292,21 @@ export function startPublishing(post: PostRecord, now: Date): PostRecord {
     approval: null,
     updated_at: at,
     watch_at: new Date(now.getTime() + WATCHDOG_SECONDS * 1000).toISOString(),
+    watch_entry: entry,
   };
+}
+
+/**
+ * How far past its due-work entry a publishing post's watchdog time may lie: the sweeper looks
+ * back 30 minutes over the index, so an entry must be re-filed (moved to the watchdog time) before
+ * that — only long retry waits (a platform's hint of minutes to hours) ever do it.
+ */
+export const WATCH_ENTRY_SPAN_MS = 25 * 60_000;
+
+/** The due-work entry for a publishing post watched until `watchAt`: kept unless it would be out of sight. */
+export function watchEntry(post: PostRecord, watchAt: string): string {
+  const entry = post.watch_entry ?? watchAt;
+  return Date.parse(watchAt) - Date.parse(entry) > WATCH_ENTRY_SPAN_MS ? watchAt : entry;
 }
 
 /** Channels a publishing post must still deliver to in its current round. */
@@ -396,18 +427,11 @@ export function changedSince(shown: string | undefined, now: PostRecord | null):
 }
 
 /**
- * Where the post sits in the due-work index, if anywhere: a scheduled post at its time, or — once
- * dispatched — REDISPATCH_AFTER_SECONDS later (seen again only if that dispatch was lost); a
- * publishing post at its watchdog time.
+ * Where the post sits in the due-work index (GSI2), if anywhere: a scheduled post at its time; a
+ * publishing post at its watch entry (the sweeper reads the post there for its watchdog time).
  */
 export function dueAt(post: PostRecord): string | null {
-  if (post.status === 'scheduled' && post.scheduled_at) {
-    if (post.dispatched?.for !== post.scheduled_at) return post.scheduled_at;
-    const at =
-      Math.max(Date.parse(post.scheduled_at), Date.parse(post.dispatched.at)) +
-      REDISPATCH_AFTER_SECONDS * 1000;
-    return new Date(at).toISOString();
-  }
-  if (post.status === 'publishing') return post.watch_at ?? null;
+  if (post.status === 'scheduled' && post.scheduled_at) return post.scheduled_at;
+  if (post.status === 'publishing') return post.watch_entry ?? post.watch_at ?? null;
   return null;
 }

@@ -6,11 +6,10 @@
 export const LEASE_SECONDS = 90;
 /** A publishing post is re-examined this long after its last change (lost messages, dead workers). */
 export const WATCHDOG_SECONDS = 300;
-/** A dispatch not acted on within this long is sent again (a lost message, a crashed sweeper). */
-export const REDISPATCH_SECONDS = 120;
+/** The sweeper dispatches what falls due this far ahead (the SQS delay covers the rest). */
+export const LOOKAHEAD_SECONDS = 120;
 /**
- * A scheduled post already dispatched for its time leaves the sweeper's lookahead for this long
- * (past its time or its dispatch): sweeps skip it, and see it again only if it is still scheduled
- * then (a lost dispatch).
+ * A scheduled post the sweeper re-dispatched after its dispatch was lost is not re-dispatched
+ * again for this long.
  */
-export const REDISPATCH_AFTER_SECONDS = 180;
+export const REDISPATCH_SECONDS = 120;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { getAssets } from '#adapters/media';
 import { readObject } from '#adapters/media-store';
+import { paceDelivery, recordRateLimit } from '#adapters/pacing';
 import { connectorFor } from '#adapters/platforms/index';
 import {
   type MediaInput,
@@ -15,6 +16,7 @@ import type { ChannelRecord } from '#core/accounts';
 import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
 import { mediaIdFromUrl } from '#core/media';
 import type { DeliveryMessage } from '#core/messages';
+import { deferredDelivery, type PaceDecision, secondsUntil } from '#core/pacing';
 import type { DeliveryRecord, PostRecord, VariantRecord } from '#core/posts';
 import { platformAppRefused } from '#shared/alarms';
 import { logger } from '#shared/logger';
@@ -28,7 +30,8 @@ export type DeliveryOutcome = 'published' | 'retrying' | 'failed' | 'skipped';
 
 /**
  * Delivers one (post, channel, round). Primary course: claim the delivery under a lease (no other
- * worker can send it meanwhile) → if an earlier attempt died mid-send, reconcile with the platform
+ * worker can send it meanwhile; a dispatch's first claim also starts the scheduled post, in the
+ * same write) → if an earlier attempt died mid-send, reconcile with the platform
  * first → publish through the channel's connector → record the outcome and the post's status.
  * Duplicated or stale messages find nothing to claim; a failed attempt is retried with backoff
  * (the platform's hint first) or fails for good. A refusal is recorded on the channel by who must
@@ -41,7 +44,7 @@ export async function deliver(
   const claimId = randomUUID();
   let outcome: ReturnType<typeof claimDelivery> | undefined;
   const claimed = await mutatePost(msg.org_id, msg.post_id, (post) => {
-    outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock());
+    outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock(), msg.start);
     return outcome.kind === 'claimed' ? outcome.post : null;
   });
   if (!claimed || !outcome || outcome.kind === 'skip') {
@@ -62,6 +65,7 @@ export async function deliver(
   /** The channel as read, while it is connected (its health is recorded against this read). */
   let connected: ChannelRecord | null = null;
   let tokens: ReturnType<typeof channelTokens> | undefined;
+  let wait: Extract<PaceDecision, { go: false }> | null = null;
   try {
     if (!variant)
       throw new PlatformError('system', `The post has no variant for channel ${msg.channel_id}.`, {
@@ -111,7 +115,11 @@ export async function deliver(
       tokens,
     };
     if (recovering) result = await connector.reconcile(ctx);
-    result ??= await connector.publish(ctx);
+    if (!result) {
+      const pace = await paceDelivery({ orgId: msg.org_id, channel, media: variant.media.length }, clock());
+      if (pace.go) result = await connector.publish(ctx);
+      else wait = pace;
+    }
   } catch (err) {
     const raw =
       err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
@@ -124,12 +132,32 @@ export async function deliver(
     });
   }
 
+  if (wait) {
+    const w = wait;
+    const after = await updateClaimed(msg, claimId, clock, (d) =>
+      deferredDelivery(d, w, clock(), { undoClaim: !recovering }),
+    );
+    if (after) await sendDelayed('delivery', msg, secondsUntil(w.until, clock()));
+    return 'retrying';
+  }
   if (result) {
     const done = result;
     await updateClaimed(msg, claimId, clock, (d) => deliverySucceeded(d, done, clock()));
     return 'published';
   }
   const err = failure as PlatformError;
+  let hint = err.opts.retryAfterSeconds;
+  if (connected && err.category === 'rate_limited') {
+    const paused = await recordRateLimit(
+      {
+        orgId: msg.org_id,
+        channel: connected,
+        refusal: { category: err.category, retryAfterSeconds: hint, scope: err.opts.scope },
+      },
+      clock(),
+    );
+    if (paused) hint = paused.retryAfterSeconds;
+  }
   if (connected && (err.category === 'auth_expired' || err.opts.operator)) {
     const remedy = await recordChannelFailure(connected, err, clock(), { backoff: false });
     if (remedy === 'operator') platformAppRefused(connected.platform, 1, err.message);
@@ -141,7 +169,7 @@ export async function deliver(
         category: err.category,
         message: err.message,
         retryable: err.retryable,
-        retryAfterSeconds: err.opts.retryAfterSeconds,
+        retryAfterSeconds: hint,
       },
       clock(),
     ),

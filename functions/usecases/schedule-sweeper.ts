@@ -1,22 +1,26 @@
-import { dueInBucket, mutatePost } from '#adapters/posts';
+import { dueInBucket, loadPosts, mutatePost } from '#adapters/posts';
 import { enqueueDeliveries, sendDispatches } from '#adapters/queues';
-import { markSwept, sweptThrough } from '#adapters/sweep-cursor';
+import { dispatchedThrough, markDispatched } from '#adapters/sweep-cursor';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
-import { REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
+import { type PostRecord, watchEntry } from '#core/posts';
+import { LOOKAHEAD_SECONDS, REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
 
 // The scheduler. The sweeper runs every minute in AWS (every second locally: same code) and reads
-// the due-work index (GSI2, minute buckets); what falls due within the lookahead goes onto the
-// dispatch queue with an SQS delay for the sub-minute part, and the dispatcher moves the post to
-// publishing at its time. Rescheduling or deleting a post makes its dispatch stale: the dispatcher
-// only acts on a post still scheduled for the very time the message names.
+// the due-work index (GSI2, minute buckets). What falls due within the lookahead and past the
+// dispatch cursor goes onto the dispatch queue with an SQS delay for the sub-minute part — a range
+// read of just the new entries, and no write per post: each entry is dispatched once because the
+// cursor moves past it. Posts (re)scheduled inside the window already swept are dispatched by the
+// stream relay (relay-post-changes.ts). The dispatcher starts the post at its time. Rescheduling
+// or deleting a post makes its dispatch stale: the dispatcher only acts on a post still scheduled
+// for the very time the message names.
 
-export const LOOKAHEAD_SECONDS = 120;
-
+/** How far back the watchdog reads the index: entries older than this are out of its sight. */
 const LOOKBACK_MINUTES = 30;
 
 /** How far back a sweeper that was stopped catches up (older work is left to an operator). */
 const CATCH_UP_MINUTES = 14 * 24 * 60;
 
+/** Buckets read (and posts loaded) at once: bounded, so a burst of buckets cannot flood the table. */
 const CONCURRENCY = 16;
 
 async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
@@ -28,76 +32,108 @@ async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promis
   );
 }
 
+const minuteOf = (ms: number) => Math.floor(ms / 60_000);
+const bucketsBetween = (fromMs: number, toMs: number) =>
+  Array.from(
+    { length: Math.max(0, minuteOf(toMs) - minuteOf(fromMs) + 1) },
+    (_, i) => new Date((minuteOf(fromMs) + i) * 60_000),
+  );
+
+/** Entries of the due-work index in (after, until], every bucket read in parallel. */
+async function entriesBetween(after: number, until: number) {
+  const found: Array<Awaited<ReturnType<typeof dueInBucket>>> = [];
+  await inParallel(bucketsBetween(after, until), async (b) => {
+    found.push(await dueInBucket(b, { after: new Date(after), until: new Date(until) }));
+  });
+  return found.flat();
+}
+
 /**
- * One sweep. Primary course: for every due-work entry from the last 30 minutes (or, after the
- * sweeper stopped, from where it got to, at most 14 days back) up to now + lookahead — a scheduled post not
- * yet dispatched for its time → mark it dispatched and send a delayed dispatch message; a publishing
- * post whose watchdog time passed → re-send delivery messages that were lost (queued/retrying past
- * due) or abandoned (sending with an expired lease). Duplicates are harmless downstream.
+ * One sweep. Primary course: every entry due after the cursor and up to now + lookahead → a delayed
+ * dispatch message, then the cursor moves to now + lookahead. The watchdog: entries that have sat
+ * in the index for WATCHDOG_SECONDS or more (at most 30 minutes back) are read — a scheduled post
+ * still waiting there lost its dispatch (a message that went to the DLQ) and is dispatched again,
+ * at most every REDISPATCH_SECONDS; a publishing post whose watchdog time passed gets the delivery
+ * messages that were lost (queued/retrying past due) or abandoned (sending with an expired lease)
+ * sent again. Duplicates are harmless downstream.
  */
 export async function sweep(now: Date): Promise<{ dispatched: number; redriven: number }> {
-  const minute = Math.floor(now.getTime() / 60_000);
-  // Normally the last 30 minutes; after a stop, from where the last sweep got to.
-  const swept = await sweptThrough();
-  const first = Math.max(minute - CATCH_UP_MINUTES, Math.min(minute - LOOKBACK_MINUTES, swept ?? minute));
-  const last = Math.floor((now.getTime() + LOOKAHEAD_SECONDS * 1000) / 60_000);
-  const buckets = Array.from({ length: last - first + 1 }, (_, i) => new Date((first + i) * 60_000));
-  const found: Array<Awaited<ReturnType<typeof dueInBucket>>> = [];
-  await inParallel(buckets, async (b) => {
-    found.push(await dueInBucket(b));
-  });
-  const entries = found.flat().filter((e) => Date.parse(e.at) <= now.getTime() + LOOKAHEAD_SECONDS * 1000);
+  const t = now.getTime();
+  const horizon = t + LOOKAHEAD_SECONDS * 1000;
+  const cursor = await dispatchedThrough();
+  const from = Math.max(t - CATCH_UP_MINUTES * 60_000, cursor ?? t - LOOKBACK_MINUTES * 60_000);
 
   const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
+  if (from < horizon) {
+    for (const e of await entriesBetween(from, horizon)) {
+      dispatches.push({
+        body: { org_id: e.orgId, post_id: e.postId, scheduled_at: e.at },
+        delaySeconds: Math.max(0, (Date.parse(e.at) - t) / 1000),
+      });
+    }
+  }
+  const watched = await watchdog(now);
+  dispatches.push(...watched.dispatches);
+  if (dispatches.length) await sendDispatches(dispatches);
+  if (watched.redrive.length) await enqueueDeliveries(watched.redrive);
+  // Only a sweep whose dispatches went out moves the cursor: a failed one is read again next time.
+  if (from < horizon) await markDispatched(horizon);
+  return { dispatched: dispatches.length, redriven: watched.redrive.length };
+}
+
+/** Entries at least WATCHDOG_SECONDS old (and at most 30 minutes): posts that should have moved on. */
+async function watchdog(now: Date) {
+  const t = now.getTime();
+  const entries = await entriesBetween(t - LOOKBACK_MINUTES * 60_000, t - WATCHDOG_SECONDS * 1000);
+  const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   const redrive: DeliveryMessage[] = [];
-  await inParallel(entries, async (e) => {
-    // Collected per attempt and kept only once the write went through (a conflict re-runs the change).
+  if (!entries.length) return { dispatches, redrive };
+  const posts = await loadPosts(entries.map((e) => ({ orgId: e.orgId, postId: e.postId })));
+  await inParallel(posts, async (seen) => {
+    if (!needsWatch(seen, t)) return;
     let dispatch: (typeof dispatches)[number] | undefined;
     let lost: DeliveryMessage[] = [];
-    const res = await mutatePost(e.orgId, e.postId, (post) => {
+    const res = await mutatePost(seen.org_id, seen.id, (post) => {
       dispatch = undefined;
       lost = [];
-      // The post's own time decides, not the entry's: a dispatched post's entry sits past its time
-      // (REDISPATCH_AFTER_SECONDS), and is only seen again when that dispatch was lost.
-      const at = post.scheduled_at;
-      if (post.status === 'scheduled' && at && Date.parse(at) <= now.getTime() + LOOKAHEAD_SECONDS * 1000) {
-        const fresh =
-          post.dispatched?.for === at &&
-          Date.parse(post.dispatched.at) > now.getTime() - REDISPATCH_SECONDS * 1000;
-        if (fresh) return null;
+      if (!needsWatch(post, t)) return null;
+      if (post.status === 'scheduled' && post.scheduled_at) {
         dispatch = {
-          body: { org_id: post.org_id, post_id: post.id, scheduled_at: at },
-          delaySeconds: (Date.parse(at) - now.getTime()) / 1000,
+          body: { org_id: post.org_id, post_id: post.id, scheduled_at: post.scheduled_at },
+          delaySeconds: 0,
         };
-        return { ...post, dispatched: { for: at, at: now.toISOString() } };
+        return { ...post, dispatched: { for: post.scheduled_at, at: now.toISOString() } };
       }
-      if (post.status === 'publishing' && post.watch_at && Date.parse(post.watch_at) <= now.getTime()) {
-        for (const d of Object.values(post.deliveries)) {
-          if (d.round !== post.round) continue;
-          const stale =
-            (d.stage === 'queued' || d.stage === 'retrying') &&
-            Date.parse(d.next_attempt_at ?? d.updated_at) < now.getTime() - 60_000;
-          const abandoned =
-            d.stage === 'sending' && (!d.lease_until || Date.parse(d.lease_until) < now.getTime());
-          if (stale || abandoned)
-            lost.push({
-              org_id: post.org_id,
-              post_id: post.id,
-              channel_id: d.channel_id,
-              round: post.round,
-            });
-        }
-        return { ...post, watch_at: new Date(now.getTime() + WATCHDOG_SECONDS * 1000).toISOString() };
+      for (const d of Object.values(post.deliveries)) {
+        if (d.round !== post.round) continue;
+        const stale =
+          (d.stage === 'queued' || d.stage === 'retrying') &&
+          Date.parse(d.next_attempt_at ?? d.updated_at) < t - 60_000;
+        const abandoned = d.stage === 'sending' && (!d.lease_until || Date.parse(d.lease_until) < t);
+        if (stale || abandoned)
+          lost.push({ org_id: post.org_id, post_id: post.id, channel_id: d.channel_id, round: post.round });
       }
-      return null;
+      const watchAt = new Date(t + WATCHDOG_SECONDS * 1000).toISOString();
+      return { ...post, watch_at: watchAt, watch_entry: watchEntry(post, watchAt) };
     });
     if (!res || res.after === res.before) return;
     if (dispatch) dispatches.push(dispatch);
     redrive.push(...lost);
   });
-  if (dispatches.length) await sendDispatches(dispatches);
-  if (redrive.length) await enqueueDeliveries(redrive);
-  // Only a sweep that went through moves the cursor: a failed one is read again next time.
-  await markSwept(minute);
-  return { dispatched: dispatches.length, redriven: redrive.length };
+  return { dispatches, redrive };
+}
+
+/**
+ * A scheduled post past due by WATCHDOG_SECONDS whose dispatch was not re-sent lately, or a
+ * publishing post whose watchdog time passed.
+ */
+function needsWatch(post: PostRecord, t: number): boolean {
+  if (post.status === 'scheduled' && post.scheduled_at) {
+    if (Date.parse(post.scheduled_at) > t - WATCHDOG_SECONDS * 1000) return false;
+    const recent =
+      post.dispatched?.for === post.scheduled_at &&
+      Date.parse(post.dispatched.at) > t - REDISPATCH_SECONDS * 1000;
+    return !recent;
+  }
+  return post.status === 'publishing' && Boolean(post.watch_at) && Date.parse(post.watch_at as string) <= t;
 }

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { RoundTripRow } from './round-trips.ts';
-import { countConsumedCapacity, machine, ROOT, table, today } from './support.ts';
+import { countConsumedCapacity, itemSize, machine, ROOT, table, today } from './support.ts';
+
+export { itemSize };
 
 // Cost model (issue 8): dollars per million requests of each API operation in AWS. DynamoDB read
 // and write units are measured, not estimated: the operations' real handlers run in-process
@@ -46,9 +48,18 @@ export interface GateSize {
   writeUnits: number;
 }
 
+/** createPost with an Idempotency-Key in each window after the switch to per-organization records. */
+export interface IdempotencyWindow {
+  /** `claim` (first 15 min), `read` (until 24 h 15 min), `after`. */
+  window: string;
+  first: { readUnits: number; writeUnits: number };
+  replay: { readUnits: number; writeUnits: number };
+}
+
 export interface CostResult {
   measured: CostMeasurement[];
   gate: GateSize[];
+  idempotency?: IdempotencyWindow[];
 }
 
 export interface OperationCost extends CostMeasurement {
@@ -81,6 +92,11 @@ const DEPTH: Record<string, number> = {
   deletePost: 2,
   listWebhookEndpoints: 1,
 };
+/** Paths round-trips.ts does not run, by `op (variant)`: test/unit/usecases/round-trips.test.ts asserts them. */
+const VARIANT_DEPTH: Record<string, number> = {
+  'createPost (Idempotency-Key)': 4,
+  'createPost (Idempotency-Key, replay)': 2,
+};
 
 export async function benchCost(): Promise<CostResult> {
   const { startDynamo, ensureTable, dynamoCredentials, LOCAL_REGION } = await import(
@@ -103,7 +119,7 @@ export async function benchCost(): Promise<CostResult> {
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     });
     const { dynamo: client } = await import('#shared/clients');
-    const consumed = countConsumedCapacity(client);
+    const consumed = countConsumedCapacity(client, { failedConditionalWrites: true });
     const admin = await import('#usecases/cli/admin');
     const { operations } = await import('#lib/operations');
     const { apiEvent, lambdaContext } = await import('../unit/support/fixtures.ts');
@@ -156,12 +172,17 @@ export async function benchCost(): Promise<CostResult> {
     kms.restore();
 
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const call = async (id: string, pathParameters?: Record<string, string>, body?: unknown) => {
+    const call = async (
+      id: string,
+      pathParameters?: Record<string, string>,
+      body?: unknown,
+      extraHeaders: Record<string, string> = {},
+    ) => {
       const op = operations.find((o) => o.id === id);
       if (!op) throw new Error(`no operation ${id}`);
       const mod = (await import(join(ROOT, op.entry))) as { handler: Handler };
       const event = apiEvent(id, {
-        headers,
+        headers: { ...headers, ...extraHeaders },
         ...(pathParameters ? { pathParameters } : {}),
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         requestId: randomUUID(),
@@ -208,6 +229,20 @@ export async function benchCost(): Promise<CostResult> {
     const toDelete = await draft();
     await add('deletePost', () => call('deletePost', { id: toDelete.id }));
     await add('listWebhookEndpoints', () => call('listWebhookEndpoints'));
+    // Last: the posts these calls create must not change what the list operations above read.
+    const keyedAt = future(1); // one body per key: a replay sends the same request
+    const idempotency = await measureIdempotency(measure, (key) =>
+      call('createPost', undefined, { variants, scheduled_at: keyedAt }, { 'idempotency-key': key }),
+    );
+    for (const w of idempotency.filter((x) => x.window === 'after')) {
+      // Listed with createPost's other paths.
+      results.splice(
+        2,
+        0,
+        { op: 'createPost', variant: 'Idempotency-Key', memoryMb: 1024, ...w.first },
+        { op: 'createPost', variant: 'Idempotency-Key, replay', memoryMb: 1024, ...w.replay },
+      );
+    }
 
     // The gate item grows by one key window per API key active in the month; DynamoDB bills a
     // write by the item's size in whole KB. Measured: one more key at a time, then getPost.
@@ -238,11 +273,47 @@ export async function benchCost(): Promise<CostResult> {
       const units = await measure(() => call('getPost', { id: warm.id }));
       gate.push({ activeKeys: active, itemBytes: await gateBytes(), writeUnits: units.write });
     }
-    return { measured: results, gate };
+    return { measured: results, gate, idempotency };
   } finally {
     await dynamo.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * createPost with an Idempotency-Key (a scheduled post, then its replay) in each window after the
+ * switch to per-organization records (functions/adapters/idempotency.ts): the switch item set that
+ * long ago, on a container that has learnt it (one keyed call first).
+ */
+async function measureIdempotency(
+  measure: (fn: () => Promise<unknown>) => Promise<{ read: number; write: number }>,
+  keyed: (key: string) => Promise<unknown>,
+): Promise<IdempotencyWindow[]> {
+  const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+  const { ddb } = await import('#shared/clients');
+  const { keys } = await import('#adapters/keys');
+  const { CLAIM_MS, LEGACY_MS, clearIdempotencySwitch } = await import('#adapters/idempotency');
+  const windows: Array<[string, number]> = [
+    ['claim', 60_000],
+    ['read', CLAIM_MS + 60_000],
+    ['after', LEGACY_MS + 60_000],
+  ];
+  const out: IdempotencyWindow[] = [];
+  for (const [window, ago] of windows) {
+    await ddb.send(
+      new PutCommand({
+        TableName: process.env.TABLE_NAME,
+        Item: { ...keys.idempotencySwitch(), since: Date.now() - ago },
+      }),
+    );
+    clearIdempotencySwitch();
+    await keyed(`cost-${window}-warm`);
+    const units = (u: { read: number; write: number }) => ({ readUnits: u.read, writeUnits: u.write });
+    const first = units(await measure(() => keyed(`cost-${window}`)));
+    const replay = units(await measure(() => keyed(`cost-${window}`)));
+    out.push({ window, first, replay });
+  }
+  return out;
 }
 
 /**
@@ -299,23 +370,6 @@ async function seed(orgId: string, createScheduled: () => Promise<unknown>): Pro
   }
 }
 
-/** An item's size as DynamoDB counts it: UTF-8 names and values, numbers by their digits. */
-export function itemSize(item: Record<string, unknown>): number {
-  const size = (v: unknown): number => {
-    if (typeof v === 'string') return Buffer.byteLength(v);
-    if (typeof v === 'number') {
-      const digits = String(Math.abs(v)).replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
-      return Math.ceil(digits.length / 2) + 1;
-    }
-    if (typeof v === 'boolean' || v === null) return 1;
-    if (Array.isArray(v)) return 3 + v.reduce((n: number, x) => n + 1 + size(x), 0);
-    if (typeof v === 'object')
-      return 3 + Object.entries(v as object).reduce((n, [k, x]) => n + 1 + Buffer.byteLength(k) + size(x), 0);
-    return 0;
-  };
-  return Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + size(v), 0);
-}
-
 const labelOf = (m: CostMeasurement) => (m.variant ? `${m.op} (${m.variant})` : m.op);
 
 /**
@@ -324,9 +378,11 @@ const labelOf = (m: CostMeasurement) => (m.variant ? `${m.op} (${m.variant})` : 
  */
 export function priceCosts(measured: CostMeasurement[], roundTrips?: RoundTripRow[]): OperationCost[] {
   const depthOf = (m: CostMeasurement): number => {
-    const depth = roundTrips
-      ? roundTrips.find((r) => r.op === m.op && (m.variant ? r.variant === m.variant : r.primary))?.depth
-      : DEPTH[m.op];
+    const depth =
+      VARIANT_DEPTH[labelOf(m)] ??
+      (roundTrips
+        ? roundTrips.find((r) => r.op === m.op && (m.variant ? r.variant === m.variant : r.primary))?.depth
+        : DEPTH[m.op]);
     if (depth === undefined) throw new Error(`cost: no sequential round trips for ${labelOf(m)}`);
     return depth;
   };
@@ -353,7 +409,10 @@ export function priceCosts(measured: CostMeasurement[], roundTrips?: RoundTripRo
 }
 
 /** The section; `roundTrips`: round-trips.ts's rows of the same run, if it ran. */
-export function costSection({ measured, gate }: CostResult, roundTrips?: RoundTripRow[]): string {
+export function costSection(
+  { measured, gate, idempotency }: CostResult,
+  roundTrips?: RoundTripRow[],
+): string {
   const rows = priceCosts(measured, roundTrips);
   const usd = (n: number) => n.toFixed(2);
   const depths = roundTrips
@@ -366,7 +425,10 @@ conditional write included), in an agency-plan workspace seeded first (seeding n
 Mastodon channel, ${SEED.posts} scheduled posts of one variant each (plus those the measured calls create),
 ${SEED.media} media assets (${SEED.media - 1} ready, one pending) and ${SEED.webhookEndpoints} webhook endpoints (the sizes of the overhead and round-trips benches' table),
 so the list operations read full pages. createPost: a scheduled post (its main path); createPost
-(draft): a draft; reschedulePost, publishPost and deletePost act on a draft each. Lambda: arm64, the
+(draft): a draft; createPost (Idempotency-Key): a scheduled post with a new key, then (replay) the
+same request again; reschedulePost, publishPost and deletePost act on a draft each. A conditional
+write that fails (the replay's) is counted as DynamoDB bills it: the existing item's size in whole
+KB, at least 1. Lambda: arm64, the
 configured memory, billed duration modelled as ${MODEL.handlerMs} ms + ${MODEL.msPerRoundTrip} ms per sequential DynamoDB
 round trip on the warm path, ${depths}. Prices: Lambda $${PRICES.lambdaPerMillionRequests}/M requests +
 $${PRICES.lambdaPerGbSecondArm}/GB-s, DynamoDB on-demand $${PRICES.dynamoPerMillionWrite}/M write units and $${PRICES.dynamoPerMillionRead}/M read units,
@@ -411,6 +473,32 @@ ${table(
   ['active keys this month', 'gate item bytes', 'WRU per request'],
   ['r', 'r', 'r'],
   gate.map((g) => [String(g.activeKeys), String(g.itemBytes), String(g.writeUnits)]),
+)}${idempotency ? idempotencySection(idempotency) : ''}`;
+}
+
+const WINDOW_NAMES: Record<string, string> = {
+  claim: 'first 15 min after the switch (the shared record claimed too)',
+  read: 'until 24 h 15 min after it (the shared record read)',
+  after: 'after that (per organization only)',
+};
+
+function idempotencySection(windows: IdempotencyWindow[]): string {
+  return `
+
+**createPost with an Idempotency-Key around the upgrade to per-organization records**
+(docs/idempotency.md): a scheduled post with a new key, then its replay, in each window after the
+switch (RRU / WRU):
+
+${table(
+  ['window', 'first call RRU', 'first call WRU', 'replay RRU', 'replay WRU'],
+  ['l', 'r', 'r', 'r', 'r'],
+  windows.map((w) => [
+    WINDOW_NAMES[w.window] ?? w.window,
+    String(w.first.readUnits),
+    String(w.first.writeUnits),
+    String(w.replay.readUnits),
+    String(w.replay.writeUnits),
+  ]),
 )}`;
 }
 

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { awsModelInputs, awsModelSection } from './aws-model.ts';
 import { benchColdStart, coldStartSection } from './cold-start.ts';
 import { type ConnectResult, connectSection } from './connect.ts';
 import { type ConsoleResult, consoleSection } from './console.ts';
@@ -16,9 +17,10 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
-// (coldstart, overhead, roundtrips, throughput, cost, connect, console, scheduler, recovery,
-// journal); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
-// BENCH_POSTS and BENCH_SECONDS shorten the parts.
+// (coldstart, overhead, roundtrips, throughput, cost, awsmodel, connect, console, scheduler,
+// recovery, journal); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
+// BENCH_POSTS and BENCH_SECONDS shorten the parts; BENCH_LEAD (seconds) gives the scheduler's
+// posts more time to be created on a busy machine.
 
 const run = promisify(execFile);
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
@@ -56,8 +58,9 @@ if (wants('overhead') || wants('roundtrips')) {
   }
   await (await apiWorld()).close();
 }
+let cost: CostResult | undefined;
 if (wants('cost')) {
-  const r = await part('cost', async () => {
+  cost = await part('cost', async () => {
     const { stdout } = await run(
       process.execPath,
       ['--import', 'tsx', join(import.meta.dirname, 'cost-main.ts')],
@@ -69,8 +72,9 @@ if (wants('cost')) {
     );
     return JSON.parse(stdout) as CostResult;
   });
-  sections.cost = { title: 'Cost per million requests (AWS)', body: costSection(r, roundTrips?.rows) };
+  sections.cost = { title: 'Cost per million requests (AWS)', body: costSection(cost, roundTrips?.rows) };
 }
+
 if (wants('connect')) {
   const r = await part('connect', async () => {
     const { stdout } = await run(
@@ -108,15 +112,26 @@ if (wants('throughput')) {
     body: throughputSection(r),
   };
 }
+let schedulerResults: SchedulerResult[] | undefined;
 if (wants('scheduler')) {
   const sizes = (process.env.BENCH_POSTS ?? '100,1000').split(',').map(Number);
   const results: SchedulerResult[] = [];
   for (const n of sizes)
-    results.push(await part(`scheduler ${n}`, () => benchScheduler(n, n > 500 ? 60 : 20)));
+    results.push(
+      await part(`scheduler ${n}`, () =>
+        benchScheduler(n, Number(process.env.BENCH_LEAD ?? 0) || (n > 500 ? 60 + Math.ceil(n / 40) : 20)),
+      ),
+    );
   sections.scheduler = {
     title: 'Scheduler lateness and delivery throughput',
     body: schedulerSection(results),
   };
+  schedulerResults = results;
+}
+if (wants('awsmodel')) {
+  // Computed, not measured: from the cost and scheduler parts' results when they ran in this invocation.
+  const input = await awsModelInputs(cost, schedulerResults);
+  sections.awsmodel = { title: 'AWS at scale: a model', body: awsModelSection(input) };
 }
 
 if (wants('recovery')) {

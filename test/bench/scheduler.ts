@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { LOCAL_REGION } from '../../bin/local/services.ts';
@@ -9,13 +12,41 @@ import { benchWorkspace } from './workspace.ts';
 
 // Scheduler lateness and delivery throughput on the local stack: N posts scheduled for the same
 // second to the Mastodon contract fake. Lateness = the delivery's start (its first claim by a
-// worker) minus scheduled_at; throughput = deliveries reaching the fake per second.
+// worker) minus scheduled_at; throughput = deliveries reaching the fake per second. Write units:
+// the stack's own DynamoDB capacity (HERALD_COUNT_CAPACITY, bin/local/capacity.ts) from the moment
+// every post is created until the last delivery's stream work has settled, less the idle rate
+// (the sweeper's cursor) measured before, divided by N — everything from "due" to "published".
 
 export interface SchedulerResult {
   posts: number;
   createSeconds: number;
   latenessMs: { p50: number; p90: number; p99: number; max: number };
   deliveriesPerSecond: number;
+  /** Write units per post from due to published: total, the table's, and per index. */
+  writeUnits: { total: number; table: number; indexes: Record<string, number> };
+}
+
+interface Capacity {
+  read: number;
+  write: number;
+  writeTable: number;
+  writeIndexes: Record<string, number>;
+}
+
+const readCapacity = (file: string): Capacity =>
+  existsSync(file)
+    ? (JSON.parse(readFileSync(file, 'utf8')) as Capacity)
+    : { read: 0, write: 0, writeTable: 0, writeIndexes: {} };
+
+/** The capacity once it stopped moving for `quietMs` (the stream relay and stats have caught up). */
+async function settledCapacity(file: string, quietMs: number): Promise<Capacity> {
+  let last = readCapacity(file);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, quietMs));
+    const now = readCapacity(file);
+    if (now.write === last.write) return now;
+    last = now;
+  }
 }
 
 const pct = (sorted: number[], p: number) =>
@@ -23,7 +54,9 @@ const pct = (sorted: number[], p: number) =>
 
 export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<SchedulerResult> {
   const fakes = await allFakes().start();
+  const capacityFile = join(mkdtempSync(join(tmpdir(), 'herald-capacity-')), 'capacity.json');
   const stack = await startLocalStack({
+    HERALD_COUNT_CAPACITY: capacityFile,
     ...fakes.env(),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
@@ -36,6 +69,12 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
       // The fakes listen on loopback, which a user-named Mastodon server may not be outside tests.
       env: { HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8' },
     });
+
+    // The idle write rate (the sweeper's cursor), subtracted below.
+    const idle0 = await settledCapacity(capacityFile, 1500);
+    const idleT0 = Date.now();
+    await new Promise((r) => setTimeout(r, 5000));
+    const idleRate = (readCapacity(capacityFile).write - idle0.write) / ((Date.now() - idleT0) / 1000);
 
     const at = new Date(Math.ceil(Date.now() / 1000) * 1000 + leadSeconds * 1000).toISOString();
     const t0 = Date.now();
@@ -62,7 +101,10 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     if (Date.now() > Date.parse(at) - 5000)
       throw new Error(`creating ${n} posts took ${createSeconds} s; raise the lead time`);
 
-    const deadline = Date.parse(at) + 180_000;
+    const before = await settledCapacity(capacityFile, 1500);
+    const t1 = Date.now();
+
+    const deadline = Date.parse(at) + 180_000 + n * 100;
     let received: Array<{ at: number }> = [];
     while (Date.now() < deadline) {
       received = fakes
@@ -72,6 +114,18 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
       await new Promise((r) => setTimeout(r, 250));
     }
     if (received.length < n) throw new Error(`only ${received.length} of ${n} posts reached the fake`);
+
+    const after = await settledCapacity(capacityFile, 3000);
+    const idle = idleRate * ((Date.now() - t1) / 1000);
+    const perPost = (x: number) => Math.round((x / n) * 100) / 100;
+    const indexes: Record<string, number> = {};
+    for (const [name, units] of Object.entries(after.writeIndexes))
+      indexes[name] = perPost(units - (before.writeIndexes[name] ?? 0));
+    const writeUnits = {
+      total: perPost(after.write - before.write - idle),
+      table: perPost(after.writeTable - before.writeTable - idle),
+      indexes,
+    };
 
     const info = readStackInfo(stack.dataDir);
     if (!info) throw new Error('the local stack wrote no stack.json');
@@ -105,6 +159,7 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
         max: lateness.at(-1) ?? NaN,
       },
       deliveriesPerSecond: span > 0 ? n / span : n,
+      writeUnits,
     };
   } finally {
     await stack.stop();
@@ -116,10 +171,24 @@ export function schedulerSection(results: SchedulerResult[]): string {
   return `Measured ${today()} on ${machine()} by \`npm run bench\`
 (test/bench/scheduler.ts): N posts scheduled for the same second to the Mastodon contract fake on
 the local stack. Lateness = a delivery's start (its first claim by a worker) − scheduled_at, in ms.
+Write units per post: every DynamoDB write the stack made from the posts' creation to the last
+stream record handled (dispatch, claim, checkpoints, outcome, counters, the sweeper's watchdog),
+less the idle rate, ÷ N; "table" is the base table's share, the rest are index writes.
 
 ${table(
-  ['Posts due in the same second', 'p50', 'p90', 'p99', 'max', 'deliveries/s reaching the fake'],
-  ['r', 'r', 'r', 'r', 'r', 'r'],
+  [
+    'Posts due in the same second',
+    'p50',
+    'p90',
+    'p99',
+    'max',
+    'deliveries/s reaching the fake',
+    'WRU per post',
+    'of which table',
+    'gsi1',
+    'gsi2',
+  ],
+  ['r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
   results.map((s) => [
     String(s.posts),
     String(s.latenessMs.p50),
@@ -127,6 +196,10 @@ ${table(
     String(s.latenessMs.p99),
     String(s.latenessMs.max),
     s.deliveriesPerSecond.toFixed(0),
+    String(s.writeUnits.total),
+    String(s.writeUnits.table),
+    String(s.writeUnits.indexes.gsi1 ?? 0),
+    String(s.writeUnits.indexes.gsi2 ?? 0),
   ]),
 )}`;
 }

@@ -6,6 +6,7 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { crc32 } from 'node:zlib';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 
 // Shared by the benchmarks of test/bench: the environment the handlers read at load, the machine
@@ -715,9 +716,15 @@ export function recordDynamoRequests(client: { middlewareStack: { add: (...args:
 
 /**
  * Counts the capacity units a DynamoDB client consumes (ReturnConsumedCapacity on every call).
- * DynamoDB Local reports CapacityUnits only; the command tells reads from writes.
+ * DynamoDB Local reports CapacityUnits only; the command tells reads from writes. With
+ * `failedConditionalWrites`, a write refused by its condition counts too, as DynamoDB bills it: the
+ * existing item's size in whole KB, at least 1 (the error carries no ConsumedCapacity; the size is
+ * known when the write asked for the item back, ReturnValuesOnConditionCheckFailure ALL_OLD).
  */
-export function countConsumedCapacity(client: { middlewareStack: { add: (...args: never[]) => void } }): {
+export function countConsumedCapacity(
+  client: { middlewareStack: { add: (...args: never[]) => void } },
+  opts: { failedConditionalWrites?: boolean } = {},
+): {
   read: number;
   write: number;
 } {
@@ -727,7 +734,17 @@ export function countConsumedCapacity(client: { middlewareStack: { add: (...args
     (next: (args: { input: unknown }) => Promise<{ output: unknown }>, context: { commandName?: string }) =>
     async (args: { input: unknown }) => {
       (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity = 'TOTAL';
-      const out = await next(args);
+      let out: { output: unknown };
+      try {
+        out = await next(args);
+      } catch (err) {
+        const refused = (err as { name?: string }).name === 'ConditionalCheckFailedException';
+        if (opts.failedConditionalWrites && refused && WRITES.test(String(context.commandName))) {
+          const old = (err as { Item?: Record<string, unknown> }).Item;
+          consumed.write += Math.max(1, Math.ceil((old ? itemSize(unmarshall(old as never)) : 0) / 1024));
+        }
+        throw err;
+      }
       const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
       for (const c of ([] as Units[]).concat((cc as never) ?? [])) {
         const units = c.CapacityUnits ?? (c.ReadCapacityUnits ?? 0) + (c.WriteCapacityUnits ?? 0);
@@ -738,4 +755,21 @@ export function countConsumedCapacity(client: { middlewareStack: { add: (...args
     };
   client.middlewareStack.add(middleware as never, { step: 'initialize', name: 'consumedCapacity' } as never);
   return consumed;
+}
+
+/** An item's size as DynamoDB counts it: UTF-8 names and values, numbers by their digits. */
+export function itemSize(item: Record<string, unknown>): number {
+  const size = (v: unknown): number => {
+    if (typeof v === 'string') return Buffer.byteLength(v);
+    if (typeof v === 'number') {
+      const digits = String(Math.abs(v)).replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+      return Math.ceil(digits.length / 2) + 1;
+    }
+    if (typeof v === 'boolean' || v === null) return 1;
+    if (Array.isArray(v)) return 3 + v.reduce((n: number, x) => n + 1 + size(x), 0);
+    if (typeof v === 'object')
+      return 3 + Object.entries(v as object).reduce((n, [k, x]) => n + 1 + Buffer.byteLength(k) + size(x), 0);
+    return 0;
+  };
+  return Object.entries(item).reduce((n, [k, v]) => n + Buffer.byteLength(k) + size(v), 0);
 }

@@ -94,6 +94,35 @@ describe('Idempotency-Key on createPost', () => {
     expect(b.body.id).not.toBe(a.body.id);
   });
 
+  it('the same key in two organizations at once: one post each, and each replays its own', async () => {
+    const other = await workspace(['bluesky']);
+    const key = randomUUID();
+    const mine = () =>
+      api<{ id?: string }>('POST', '/v1/posts', {
+        key: ws.key,
+        body: body('tenancy'),
+        headers: { 'idempotency-key': key },
+      });
+    const theirs = () =>
+      api<{ id?: string }>('POST', '/v1/posts', {
+        key: other.key,
+        body: { ...body('tenancy'), variants: [{ channel_id: other.channels.bluesky, body: 'idempotent' }] },
+        headers: { 'idempotency-key': key },
+      });
+
+    const [a, b] = await Promise.all([mine(), theirs()]);
+    const [a2, b2] = await Promise.all([mine(), theirs()]);
+
+    expect([a.status, b.status, a2.status, b2.status]).toEqual([201, 201, 201, 201]);
+    expect(a.headers.get('idempotency-replayed')).toBeNull();
+    expect(b.headers.get('idempotency-replayed')).toBeNull();
+    expect(a2.text).toBe(a.text);
+    expect(b2.text).toBe(b.text);
+    expect(a.body.id).not.toBe(b.body.id);
+    expect(await postsTitled('tenancy')).toHaveLength(1);
+    expect(await postsTitled('tenancy', other.key)).toHaveLength(1);
+  });
+
   it('concurrent duplicates create exactly one post', async () => {
     const key = randomUUID();
     const results = await Promise.all(

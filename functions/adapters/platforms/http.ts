@@ -1,3 +1,4 @@
+import type { PaceScope } from '#core/pacing';
 import { inLambda } from '#shared/config';
 import { ForbiddenOriginError, PlatformError } from './types.ts';
 
@@ -47,18 +48,22 @@ export function retryAfterSeconds(headers: Headers, resetHeader?: string): numbe
 
 /**
  * A failed answer's category by its status, the ladder every connector shares: 401 auth, 429 rate
- * limit (after `retryAfter`), 5xx a try-later, 403 a refusal, 413/415 (or any failure of a media call)
- * the media's fault, the rest the request's content. Connectors check their own codes first.
+ * limit (after `retryAfter`, for `scope`), 5xx a try-later, 403 a refusal, 413/415 (or any failure of
+ * a media call) the media's fault, the rest the request's content. Connectors check their own codes first.
  */
 export function statusError(
   res: HttpResponse,
   msg: string,
-  opts: { retryAfter?: number; media?: boolean } = {},
+  opts: { retryAfter?: number | undefined; media?: boolean; scope?: PaceScope } = {},
 ): PlatformError {
   const status = res.status;
   if (status === 401) return new PlatformError('auth_expired', msg, { status, retryable: false });
   if (status === 429)
-    return new PlatformError('rate_limited', msg, { status, retryAfterSeconds: opts.retryAfter });
+    return new PlatformError('rate_limited', msg, {
+      status,
+      retryAfterSeconds: opts.retryAfter,
+      ...(opts.scope ? { scope: opts.scope } : {}),
+    });
   if (status >= 500)
     return new PlatformError('system', msg, { status, retryAfterSeconds: retryAfterSeconds(res.headers) });
   if (status === 403) return new PlatformError('platform_rejected', msg, { status, retryable: false });

@@ -58,27 +58,9 @@ export async function pollWithin<T>(
 }
 
 // The posting checkpoint of the platforms without an idempotency key on their create call (X,
-// LinkedIn, Mastodon, Bluesky): `stage: posting` saved before it, `stage: published` after.
-
-/** Notes the post as published; failing to note it must not turn a success into a failure. */
-export async function markPublished<R extends { externalId: string; url?: string | null }>(
-  ctx: PublishContext,
-  result: R,
-  extra: Record<string, unknown> = {},
-): Promise<R> {
-  const { externalId, url } = result;
-  try {
-    await ctx.saveCheckpoint({
-      stage: 'published',
-      ...extra,
-      externalId,
-      ...(url === undefined ? {} : { url }),
-    });
-  } catch {
-    // The post exists either way.
-  }
-  return result;
-}
+// LinkedIn, Mastodon, Bluesky): `stage: posting` is saved before it. What the call created is
+// recorded by the delivery's outcome write right after, so no `stage: published` checkpoint is
+// written (it cost a write per delivery); reconcile still honours one an older attempt left.
 
 /** The post a checkpoint already records as published, or null. */
 export function publishedIn(
@@ -96,5 +78,5 @@ export async function postedBefore(
 ): Promise<PublishResult | null> {
   if (ctx.checkpoint?.stage !== 'posting') return null;
   const found = await lookup().catch(() => null);
-  return found && markPublished(ctx, found);
+  return found;
 }

@@ -1,4 +1,5 @@
 import type { ErrorCategory } from '#core/delivery';
+import type { PaceScope } from '#core/pacing';
 import type { MediaKind, Platform } from '#core/platforms';
 
 // The contract every platform connector implements. A connector turns one variant into one post on
@@ -93,6 +94,11 @@ export class PlatformError extends Error {
       status?: number;
       /** The platform refused the operator's app, not the person's grant (core/channel-health.ts). */
       operator?: boolean;
+      /**
+       * rate_limited: whose limit was spent — the account's (the default) or the whole platform
+       * app's, which pauses every channel of the platform (core/pacing.ts).
+       */
+      scope?: PaceScope;
     } = {},
   ) {
     super(message);

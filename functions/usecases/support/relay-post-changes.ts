@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { enqueueDeliveries, publishEvents } from '#adapters/queues';
+import { enqueueDeliveries, publishEvents, sendDispatches } from '#adapters/queues';
 import { type ChannelRecord, toChannel } from '#core/accounts';
 import { deterministicId } from '#core/ids';
-import type { DeliveryMessage, HeraldEvent } from '#core/messages';
+import type { DeliveryMessage, DispatchMessage, HeraldEvent } from '#core/messages';
 import { type PostRecord, pendingChannels, toPost } from '#core/posts';
+import { LOOKAHEAD_SECONDS } from '#core/timing';
 import type { EventType } from '#core/webhooks';
 
 /**
@@ -20,6 +21,8 @@ export function deliveriesToEnqueue(
 ): DeliveryMessage[] {
   if (newPost?.status !== 'publishing') return [];
   if (oldPost && oldPost.status === 'publishing' && oldPost.round === newPost.round) return [];
+  // Started by a dispatch: the dispatcher sent this round's messages before the post changed.
+  if (newPost.dispatched?.round === newPost.round) return [];
   return pendingChannels(newPost).map((channel_id) => ({
     org_id: newPost.org_id,
     post_id: newPost.id,
@@ -27,6 +30,32 @@ export function deliveriesToEnqueue(
     round: newPost.round,
   }));
 }
+
+/**
+ * A post (re)scheduled for a time the sweeper has already swept past (it dispatches up to
+ * LOOKAHEAD_SECONDS ahead, once a minute in AWS) is dispatched from here; the sweeper dispatches
+ * everything later. A duplicate dispatch is harmless: the dispatcher acts on a post still
+ * scheduled for the message's time only.
+ */
+export function dispatchesToSend(
+  oldPost: PostRecord | undefined,
+  newPost: PostRecord | undefined,
+  now: number,
+): Array<{ body: DispatchMessage; delaySeconds: number }> {
+  const at = newPost?.scheduled_at;
+  if (newPost?.status !== 'scheduled' || !at) return [];
+  if (oldPost?.status === 'scheduled' && oldPost.scheduled_at === at) return [];
+  if (Date.parse(at) > now + NEAR_SECONDS * 1000) return [];
+  return [
+    {
+      body: { org_id: newPost.org_id, post_id: newPost.id, scheduled_at: at },
+      delaySeconds: Math.max(0, (Date.parse(at) - now) / 1000),
+    },
+  ];
+}
+
+/** The sweeper's lookahead plus its period in AWS: anything later, a sweep still dispatches. */
+const NEAR_SECONDS = LOOKAHEAD_SECONDS + 60;
 
 export interface Change<T> {
   /** The stream record's id: unique per change. */
@@ -100,12 +129,14 @@ export function channelEvents(change: Change<ChannelRecord>): HeraldEvent[] {
 
 export async function relayPostChange(change: Change<PostRecord>): Promise<number> {
   const messages = deliveriesToEnqueue(change.old, change.new);
+  const dispatches = dispatchesToSend(change.old, change.new, Date.now());
   const events = postEvents(change);
   await Promise.all([
     messages.length ? enqueueDeliveries(messages) : undefined,
+    dispatches.length ? sendDispatches(dispatches) : undefined,
     events.length ? publishEvents(events) : undefined,
   ]);
-  return messages.length + events.length;
+  return messages.length + dispatches.length + events.length;
 }
 
 export async function relayChannelChange(change: Change<ChannelRecord>): Promise<number> {

@@ -56,6 +56,51 @@ function post(deliveries: DeliveryRecord[], patch: Partial<PostRecord> = {}): Po
 }
 
 describe('claimDelivery', () => {
+  describe('a dispatch message (start)', () => {
+    const due = '2027-03-01T11:59:59.000Z';
+    /** A scheduled post with two channels whose round 1 has not started yet. */
+    const waiting = () =>
+      post([delivery('a'), delivery('b')], {
+        status: 'scheduled',
+        scheduled_at: due,
+        round: 0,
+        deliveries: {},
+      });
+
+    it('starts the post and claims its own channel in the same change; the index entry stays at the scheduled time', () => {
+      const out = claimDelivery(waiting(), 'a', 1, 'c1', NOW, due);
+      if (out.kind !== 'claimed') throw new Error(out.kind);
+      expect(out.post).toMatchObject({
+        status: 'publishing',
+        round: 1,
+        watch_entry: due,
+        dispatched: { for: due, at: NOW.toISOString(), round: 1 },
+      });
+      expect(out.post.deliveries.a).toMatchObject({
+        stage: 'sending',
+        claim_id: 'c1',
+        attempts: 1,
+        round: 1,
+      });
+      expect(out.post.deliveries.b).toMatchObject({ stage: 'queued', round: 1 });
+    });
+
+    it('claims normally once another channel started the post', () => {
+      const first = claimDelivery(waiting(), 'a', 1, 'c1', NOW, due);
+      if (first.kind !== 'claimed') throw new Error(first.kind);
+      const second = claimDelivery(first.post, 'b', 1, 'c2', NOW, due);
+      expect(second).toMatchObject({ kind: 'claimed', post: { deliveries: { b: { stage: 'sending' } } } });
+    });
+
+    it('skips a post rescheduled to another time, or of another round', () => {
+      expect(claimDelivery(waiting(), 'a', 1, 'c1', NOW, '2027-03-01T11:00:00.000Z')).toEqual({
+        kind: 'skip',
+        reason: 'stale dispatch',
+      });
+      expect(claimDelivery(waiting(), 'a', 2, 'c1', NOW, due)).toMatchObject({ kind: 'skip' });
+    });
+  });
+
   it('takes a queued delivery: sending, one more attempt, a lease', () => {
     const out = claimDelivery(post([delivery('a')]), 'a', 1, 'c1', NOW);
     expect(out.kind).toBe('claimed');

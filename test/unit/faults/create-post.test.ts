@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { clearIdempotencySwitch, LEGACY_MS } from '#adapters/idempotency';
 import { keys } from '#adapters/keys';
 import type { PostRecord, PostResource } from '#core/posts';
 import { handler } from '#handlers/create-post';
@@ -28,9 +29,15 @@ const world = useWorld();
 const { table } = world;
 const KEY = apiKey({ scopes: ['posts:write'] });
 
+// Long after the switch to per-organization records (the way over: test/unit/adapters/idempotency.test.ts).
+beforeEach(() => clearIdempotencySwitch());
+
 function given() {
   const bsky = connected(1, 'bluesky', credentialsFor(world.fakes, 'bluesky'));
-  table.seed(apiKeyItem(KEY), orgItem(org({ dangerous_ops: true })), ...bsky.items);
+  table.seed(apiKeyItem(KEY), orgItem(org({ dangerous_ops: true })), ...bsky.items, {
+    ...keys.idempotencySwitch(),
+    since: Date.now() - LEGACY_MS,
+  });
   return bsky.channel.id;
 }
 
@@ -55,8 +62,8 @@ const draft = (channelId: string) => ({
 const posts = () => table.all<PostRecord & Item>('POST#');
 const postsCounted = () =>
   table.get(keys.usage(ORG_ID, T0.toISOString().slice(0, 7)))?.posts_per_month as number | undefined;
-const idempotencyRecords = () =>
-  [...table.items.values()].filter((i) => String(i.pk).startsWith('IDEMPOTENCY#'));
+const IDEMPOTENCY_PK = keys.idempotency(ORG_ID).pk;
+const idempotencyRecords = () => [...table.items.values()].filter((i) => i.pk === IDEMPOTENCY_PK);
 const outcomes = (calls: Call[]) => calls.map((c) => `${c.attempt}:${c.outcome}`);
 const isPost = (v: { items: Item[] }) => v.items[0]?.entity === 'post';
 
@@ -144,7 +151,7 @@ describe('createPost under DynamoDB faults', () => {
       op: 'PutItem',
       kind: 'ThrottlingException',
       times: 2,
-      match: (v) => String(v.items[0]?.pk).startsWith('IDEMPOTENCY#'),
+      match: (v) => v.items[0]?.pk === IDEMPOTENCY_PK,
     });
 
     const res = await send(publishNow(ch), 'order-2');
@@ -162,7 +169,7 @@ describe('createPost under DynamoDB faults', () => {
       op: 'PutItem',
       kind: 'ECONNRESET',
       when: 'after',
-      match: (v) => String(v.items[0]?.pk).startsWith('IDEMPOTENCY#'),
+      match: (v) => v.items[0]?.pk === IDEMPOTENCY_PK,
     });
 
     const first = await send(publishNow(ch), 'order-3');

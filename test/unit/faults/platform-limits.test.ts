@@ -1,6 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
+import { keys } from '#adapters/keys';
+import { startPublishing } from '#core/posts';
 import { handler as worker } from '#handlers/delivery-worker';
 import type { FakeRequest, FakeResponse, InjectedFailure } from '../../fakes/server.ts';
+import { fixedId, post, postItem } from '../support/fixtures.ts';
 import {
   CREATE_PATH,
   DELIVERY_QUEUE,
@@ -8,6 +11,7 @@ import {
   platformPosts,
   platformRequests,
   seedDelivery,
+  storedPost,
   T0,
   type TestedPlatform,
   useWorld,
@@ -198,4 +202,60 @@ describe('hints longer than SQS allows, and answers that come too late', () => {
       expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 2 });
     },
   );
+});
+
+describe('pacing: a 429 pauses the account it names', () => {
+  it('a second post to the paused channel waits for the pause without a platform call or an attempt; both publish once after it', async () => {
+    // Arrange: post 1 to an X account meets a 429 (reset in 600 s); post 2 to the same account is queued behind it.
+    const g = seedDelivery(world, 'x', 'First post into a rate limit');
+    const second = startPublishing(
+      post({
+        id: fixedId('post', 2),
+        variants: [
+          {
+            id: fixedId('variant', 2),
+            channel_id: g.channel.id,
+            body: 'Second post',
+            media: [],
+            options: {},
+          },
+        ],
+      }),
+      new Date(T0.getTime() - 1000),
+    );
+    world.table.seed(postItem(second));
+    world.fakes.failNext('x', {
+      status: 429,
+      path: /^\/2\/tweets$/,
+      headers: { 'x-rate-limit-reset': epochIn(600), 'x-rate-limit-remaining': '0' },
+      body: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 },
+    });
+    const creates = () => platformRequests(world.fakes, 'x', 'POST', CREATE_PATH.x);
+
+    // Act: the first delivery gets the 429; then the second one's turn comes while the pause holds.
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
+    sqs.put(DELIVERY_QUEUE, {
+      org_id: second.org_id,
+      post_id: second.id,
+      channel_id: g.channel.id,
+      round: 1,
+    });
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
+    const duringPause = creates().length;
+    const held = storedPost(world.table, second.id).deliveries[g.channel.id];
+    await drain(sqs, DELIVERY_QUEUE, worker);
+
+    // Assert
+    expect(duringPause).toBe(1);
+    expect(held).toMatchObject({ stage: 'retrying', attempts: 0, error_category: 'rate_limited' });
+    expect(world.table.get(keys.channel(g.channel.org_id, g.channel.id))).toMatchObject({
+      pace_until: new Date(T0.getTime() + 600_000).toISOString(),
+    });
+    expect(posts('x')).toHaveLength(2);
+    expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 2 });
+    expect(storedPost(world.table, second.id).deliveries[g.channel.id]).toMatchObject({
+      stage: 'published',
+      attempts: 1,
+    });
+  });
 });

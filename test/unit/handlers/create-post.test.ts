@@ -2,19 +2,26 @@ import {
   type AttributeValue,
   ConditionalCheckFailedException,
   DeleteItemCommand,
+  type DeleteItemCommandInput,
   DynamoDBClient,
+  GetItemCommand,
+  type GetItemCommandInput,
   PutItemCommand,
   type PutItemCommandInput,
   UpdateItemCommand,
   type UpdateItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { clearIdempotencySwitch } from '#adapters/idempotency';
+import { keys } from '#adapters/keys';
 import type { PostResource } from '#core/posts';
 import { handler } from '#handlers/create-post';
 import { MCP_MARK } from '#shared/envelope';
 import { clearAuthCache } from '#usecases/support/authenticate';
+import { condition, type Item, update } from '../support/expressions.ts';
 import {
   apiEvent,
   apiKey,
@@ -25,6 +32,7 @@ import {
   jsonHeaders,
   jsonOf,
   lambdaContext,
+  ORG_ID,
   OTHER_ORG_ID,
   org,
   orgItem,
@@ -44,39 +52,60 @@ const OTHER_ORG_KEY = apiKey({ scopes: ['posts:write'], n: 2, orgId: OTHER_ORG_I
 const CH1 = channel(1);
 const OTHER_CH = channel(1, 'bluesky', OTHER_ORG_ID);
 
-type Record_ = Record<string, AttributeValue>;
-
-/** Powertools' idempotency records, held as DynamoDB would; `complete: false` leaves them in progress. */
-function fakeIdempotencyStore(opts: { complete: boolean }) {
-  const records = new Map<string, Record_>();
-  const id = (k: Record_ | undefined) => `${k?.pk?.S}\u0000${k?.sk?.S}`;
+/**
+ * Powertools' idempotency records, held as DynamoDB would (conditions and updates evaluated);
+ * `complete: false` leaves them in progress. The deployment switched to per-organization records
+ * long ago unless `switchedAt` says otherwise.
+ */
+function fakeIdempotencyStore(opts: { complete: boolean; switchedAt?: number }) {
+  const records = new Map<string, Item>();
+  const id = (k: Item) => `${String(k.pk)}\u0000${String(k.sk)}`;
+  const values = (v: Record<string, AttributeValue> | undefined) => (v ? unmarshall(v) : undefined);
+  const since = opts.switchedAt ?? Date.now() - 30 * 86_400_000;
+  records.set(id(keys.idempotencySwitch()), { ...keys.idempotencySwitch(), since });
+  dynamo.on(GetItemCommand).callsFake((input: GetItemCommandInput) => {
+    const found = records.get(id(unmarshall(input.Key ?? {})));
+    return found ? { Item: marshall(found) } : {};
+  });
   dynamo.on(PutItemCommand).callsFake((input: PutItemCommandInput) => {
-    const existing = records.get(id(input.Item));
-    const now = Date.now();
-    const live =
-      existing &&
-      Number(existing.ttl?.N) > now / 1000 &&
-      !(existing.status?.S === 'INPROGRESS' && Number(existing.in_progress_expiration?.N) < now);
-    if (live) throw new ConditionalCheckFailedException({ message: 'exists', $metadata: {}, Item: existing });
-    records.set(id(input.Item), { ...input.Item });
+    const item = unmarshall(input.Item ?? {});
+    const existing = records.get(id(item));
+    const holds = condition(
+      input.ConditionExpression ?? '',
+      input.ExpressionAttributeNames,
+      values(input.ExpressionAttributeValues),
+    );
+    if (existing && input.ConditionExpression && !holds(existing))
+      throw new ConditionalCheckFailedException({
+        message: 'exists',
+        $metadata: {},
+        Item: marshall(existing),
+      });
+    records.set(id(item), item);
     return {};
   });
   dynamo.on(UpdateItemCommand).callsFake((input: UpdateItemCommandInput) => {
     if (!opts.complete) return {};
-    const rec = records.get(id(input.Key)) ?? {};
-    const sets = (input.UpdateExpression ?? '').replace(/^SET /, '').split(', ');
-    for (const set of sets) {
-      const [name, value] = set.split(' = ');
-      const attr = input.ExpressionAttributeNames?.[name ?? ''];
-      const val = input.ExpressionAttributeValues?.[value ?? ''];
-      if (attr && val) rec[attr] = val;
-    }
-    records.set(id(input.Key), rec);
+    const key = unmarshall(input.Key ?? {});
+    const { next } = update(
+      records.get(id(key)) ?? key,
+      input.UpdateExpression ?? '',
+      input.ExpressionAttributeNames,
+      values(input.ExpressionAttributeValues),
+    );
+    records.set(id(key), next);
     return {};
   });
-  dynamo.on(DeleteItemCommand).resolves({});
+  dynamo.on(DeleteItemCommand).callsFake((input: DeleteItemCommandInput) => {
+    records.delete(id(unmarshall(input.Key ?? {})));
+    return {};
+  });
   return records;
 }
+
+/** The idempotency records (not the switch item) by partition key. */
+const partitions = (records: Map<string, Item>) =>
+  [...records.values()].filter((r) => r.sk !== keys.idempotencySwitch().sk).map((r) => r.pk);
 
 const body = (text = 'Hello') =>
   JSON.stringify({ variants: [{ channel_id: CH1.id, body: text }], scheduled_at: SCHEDULED_AT });
@@ -98,6 +127,7 @@ beforeEach(() => {
   ddb.reset();
   dynamo.reset();
   clearAuthCache();
+  clearIdempotencySwitch();
   serveItems(ddb, [
     apiKeyItem(KEY),
     apiKeyItem(OTHER_ORG_KEY),
@@ -175,10 +205,14 @@ describe('createPost handler', () => {
     expect(again.headers['idempotency-replayed']).toBe('true');
   });
 
-  it('stores idempotency records in the single table under IDEMPOTENCY#createPost', async () => {
+  it("stores idempotency records in the organization's own partition, ORG#<org>#IDEMPOTENCY", async () => {
     const records = fakeIdempotencyStore({ complete: true });
     await send(body(), 'order-44');
-    expect([...records.values()].map((r) => r.pk?.S)).toEqual(['IDEMPOTENCY#createPost']);
+    expect(partitions(records)).toEqual([`ORG#${ORG_ID}#IDEMPOTENCY`]);
+    expect([...records.values()].find((r) => r.pk === `ORG#${ORG_ID}#IDEMPOTENCY`)).toMatchObject({
+      sk: expect.stringMatching(/^createPost#/),
+      status: 'COMPLETED',
+    });
   });
 
   it('answers 422 idempotency_key_reused for the same key with another body', async () => {
@@ -220,7 +254,10 @@ describe('createPost handler', () => {
     // Assert
     expect([mine.statusCode, theirs.statusCode]).toEqual([201, 201]);
     expect(theirs.headers['idempotency-replayed']).toBeUndefined();
-    expect(records.size).toBe(2);
+    expect(partitions(records).sort()).toEqual(
+      [`ORG#${ORG_ID}#IDEMPOTENCY`, `ORG#${OTHER_ORG_ID}#IDEMPOTENCY`].sort(),
+    );
+    expect(postWrites()).toBe(2);
   });
 
   it.each([

@@ -111,6 +111,33 @@ describe('stream relay', () => {
     expect(sqs.calls()).toHaveLength(0);
   });
 
+  it('enqueues nothing for a round a dispatch started (the dispatcher sent its messages)', async () => {
+    const at = new Date(NOW.getTime() - 1000).toISOString();
+    const scheduled: PostRecord = { ...twoChannelDraft(), status: 'scheduled', scheduled_at: at };
+    const started = {
+      ...startPublishing(scheduled, NOW),
+      dispatched: { for: at, at: NOW.toISOString(), round: 1 },
+    };
+    await relay(change(postItem(scheduled), postItem(started)));
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it('dispatches a post scheduled inside the window the sweeper already swept, and not one due later', async () => {
+    const soon = new Date(Date.now() + 30_000).toISOString();
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const draft = twoChannelDraft();
+    await relay(change(postItem(draft), postItem({ ...draft, status: 'scheduled', scheduled_at: soon })));
+    await relay(change(postItem(draft), postItem({ ...draft, status: 'scheduled', scheduled_at: later })));
+    const sent = sqs
+      .commandCalls(SendMessageBatchCommand)
+      .flatMap((c) => c.args[0].input.Entries ?? [])
+      .map((e) => ({ body: JSON.parse(e.MessageBody ?? ''), delay: e.DelaySeconds }));
+    expect(sent).toEqual([
+      { body: { org_id: draft.org_id, post_id: draft.id, scheduled_at: soon }, delay: expect.any(Number) },
+    ]);
+    expect(sent[0]?.delay).toBeGreaterThanOrEqual(29);
+  });
+
   it('enqueues nothing for an item that is not a post', async () => {
     // Arrange: a channel item that happens to carry post-like attributes.
     const item = { ...channelItem(channel(1)), status: 'publishing', round: 1, deliveries: {} };

@@ -3,7 +3,7 @@
 // FakeTable), covering the grammar Herald and Powertools write:
 //
 // - conditions (ConditionExpression, KeyConditionExpression, FilterExpression): comparisons
-//   (= <> < <= > >=), IN, attribute_exists, attribute_not_exists, begins_with, AND/OR/NOT (NOT binds
+//   (= <> < <= > >=), IN, BETWEEN, attribute_exists, attribute_not_exists, begins_with, AND/OR/NOT (NOT binds
 //   tighter than AND, AND tighter than OR) and parentheses;
 // - updates: SET (with + and -, if_not_exists, list_append), REMOVE, ADD and DELETE;
 // - paths: `#name` placeholders and plain names, nested with `.` and list indexes `[n]`.
@@ -11,7 +11,7 @@
 // As in DynamoDB, a missing attribute makes every comparison false except `<>`, which it makes true;
 // `<`, `<=`, `>`, `>=` and begins_with hold only between two numbers or two strings, strings ordered
 // by code point (DynamoDB orders them by their UTF-8 bytes, the same order). Anything else (size,
-// contains, BETWEEN, attribute_type, ...) is refused while parsing rather than evaluated wrongly.
+// contains, attribute_type, ...) is refused while parsing rather than evaluated wrongly.
 
 import { readFileSync } from 'node:fs';
 
@@ -21,7 +21,7 @@ export type Values = Record<string, unknown> | undefined;
 
 type Token = { t: 'name' | 'value' | 'ident' | 'punct'; v: string };
 
-const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'IN', 'SET', 'REMOVE', 'ADD', 'DELETE']);
+const KEYWORDS = new Set(['AND', 'OR', 'NOT', 'IN', 'BETWEEN', 'SET', 'REMOVE', 'ADD', 'DELETE']);
 
 /**
  * Words DynamoDB refuses as plain attribute names in expressions (they need a `#name`), as DynamoDB
@@ -228,6 +228,14 @@ class Parser {
         const x = left(item);
         return x !== undefined && options.some((o) => same(x, o(item)));
       };
+    }
+    if (this.isKeyword('BETWEEN')) {
+      this.i++;
+      const low = this.operand();
+      if (!this.isKeyword('AND')) throw new Error('expression: BETWEEN needs AND');
+      this.i++;
+      const high = this.operand();
+      return (item) => compare('>=', left(item), low(item)) && compare('<=', left(item), high(item));
     }
     const op = this.tokens[this.i++];
     if (op?.t !== 'punct' || !COMPARATORS.has(op.v))

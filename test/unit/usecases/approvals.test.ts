@@ -1,3 +1,5 @@
+import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import { billingPeriod, PLANS } from '#core/plans';
@@ -278,13 +280,21 @@ describe('races: exactly one decision wins', () => {
     const msg = { org_id: ORG_ID, post_id: WAITING.id, scheduled_at: due };
     const at = () => new Date('2030-06-10T09:31:00.500Z');
 
-    const early = await dispatch(msg, at);
-    await approve();
-    const onTime = await dispatch(msg, at);
+    const sqs = mockClient(SQSClient);
+    sqs.on(SendMessageBatchCommand).resolves({});
+    try {
+      const early = await dispatch(msg, at);
+      await approve();
+      const onTime = await dispatch(msg, at);
 
-    expect([early, onTime]).toEqual(['stale', 'started']);
-    expect(stored()).toMatchObject({ status: 'publishing', counted_period: '2030-06' });
-    expect(postsCounted()).toBe(1);
+      // The dispatch on time sends the delivery messages (the first claim starts the post).
+      expect([early, onTime]).toEqual(['stale', 'started']);
+      expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(1);
+      expect(stored()).toMatchObject({ status: 'scheduled', counted_period: '2030-06' });
+      expect(postsCounted()).toBe(1);
+    } finally {
+      sqs.restore();
+    }
   });
 
   it('the operator rejects too (herald post reject), recorded as the operator', async () => {

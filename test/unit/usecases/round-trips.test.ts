@@ -3,6 +3,8 @@ import {
   DeleteItemCommand,
   type DeleteItemCommandInput,
   DynamoDBClient,
+  GetItemCommand,
+  type GetItemCommandInput,
   PutItemCommand,
   type PutItemCommandInput,
   UpdateItemCommand,
@@ -24,6 +26,8 @@ import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { CLAIM_MS, clearIdempotencySwitch, LEGACY_MS } from '#adapters/idempotency';
+import { keys } from '#adapters/keys';
 import { clearGateGuesses } from '#adapters/usage';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as deletePost } from '#handlers/delete-post';
@@ -128,6 +132,17 @@ let limiter = counters();
 /** Powertools' idempotency records (the low-level client), kept as DynamoDB would. */
 let idempotency = new Map<string, Item>();
 const recordId = (key: Record<string, unknown>) => `${String(key.pk)} ${String(key.sk)}`;
+/** Which item of the low-level client a call touches: an org's record, the shared one, the switch. */
+const idemLabel = (op: string, key: Record<string, unknown>) => {
+  const pk = String(key.pk);
+  if (pk === keys.idempotencySwitch().pk) return `${op} (switch)`;
+  return pk.startsWith('ORG#') ? `${op} (idempotency)` : `${op} (legacy idempotency)`;
+};
+/** Seeds the time this deployment switched to per-organization idempotency records. */
+const switchedAgo = (ms: number) => {
+  const item = { ...keys.idempotencySwitch(), since: Date.now() - ms };
+  idempotency.set(recordId(item), item);
+};
 
 /** Wraps a mocked DynamoDB answer: records the call's generation, answers after DELAY_MS. */
 function trace<I>(label: (input: I) => string, answer: (input: I) => unknown) {
@@ -241,10 +256,21 @@ beforeEach(() => {
     ),
   );
   idempotency = new Map();
+  clearIdempotencySwitch();
+  switchedAgo(LEGACY_MS); // long ago unless a test says otherwise
   const values = (v: Record<string, unknown> | undefined) => (v ? unmarshall(v as never) : undefined);
+  dynamo.on(GetItemCommand).callsFake(
+    trace(
+      (input: GetItemCommandInput) => idemLabel('GetItem', unmarshall((input.Key ?? {}) as never)),
+      (input: GetItemCommandInput) => {
+        const found = idempotency.get(recordId(unmarshall((input.Key ?? {}) as never)));
+        return found ? { Item: marshall(found) } : {};
+      },
+    ),
+  );
   dynamo.on(PutItemCommand).callsFake(
     trace(
-      () => 'PutItem (idempotency)',
+      (input: PutItemCommandInput) => idemLabel('PutItem', unmarshall((input.Item ?? {}) as never)),
       (input: PutItemCommandInput) => {
         const item = unmarshall((input.Item ?? {}) as never);
         const old = idempotency.get(recordId(item));
@@ -264,7 +290,7 @@ beforeEach(() => {
   );
   dynamo.on(UpdateItemCommand).callsFake(
     trace(
-      () => 'UpdateItem (idempotency)',
+      (input: UpdateItemCommandInput) => idemLabel('UpdateItem', unmarshall((input.Key ?? {}) as never)),
       (input: UpdateItemCommandInput) => {
         const key = unmarshall((input.Key ?? {}) as never);
         const old = idempotency.get(recordId(key)) ?? key;
@@ -281,7 +307,7 @@ beforeEach(() => {
   );
   dynamo.on(DeleteItemCommand).callsFake(
     trace(
-      () => 'DeleteItem (idempotency)',
+      (input: DeleteItemCommandInput) => idemLabel('DeleteItem', unmarshall((input.Key ?? {}) as never)),
       (input: DeleteItemCommandInput) => {
         idempotency.delete(recordId(unmarshall((input.Key ?? {}) as never)));
         return {};
@@ -406,6 +432,58 @@ describe('DynamoDB round trips per operation, warm', () => {
       calls: 2,
       lowLevel: 1,
     });
+  });
+
+  it("createPost with Idempotency-Key around the switch to per-organization records: a container's first keyed call reads the switch alongside its claim; until 24 h 15 min the shared record is read alongside it (depth unchanged); the first 15 min claim it too (depth 6)", async () => {
+    const body = JSON.stringify({
+      variants: [{ channel_id: CH1.id, body: 'Hello' }],
+      scheduled_at: daysFromNow(1),
+    });
+    const send = (key: string) =>
+      invoke(createPost, 'createPost', { headers: { ...jsonHeaders(KEY), 'idempotency-key': key }, body });
+    await authenticate(bearer(KEY));
+
+    // A fresh container, long after the switch.
+    const cold = await send('switch-cold');
+    // Read window: past the claim window, warm.
+    clearIdempotencySwitch();
+    switchedAgo(CLAIM_MS + 60_000);
+    await send('switch-warm-up');
+    const reading = await send('switch-read');
+    const readingReplay = await send('switch-read');
+    // Claim window: a minute after the switch, warm.
+    clearIdempotencySwitch();
+    switchedAgo(60_000);
+    await send('switch-warm-up-2');
+    const claiming = await send('switch-claim');
+
+    expect(cold.generations).toEqual([
+      ['BatchGetItem', ...LIMITER],
+      ['GetItem (switch)', 'PutItem (idempotency)'],
+      ['UpdateItem (post count)'],
+      ['PutItem'],
+      ['UpdateItem (idempotency)'],
+    ]);
+    expect(reading.generations).toEqual([
+      ['BatchGetItem', ...LIMITER],
+      ['GetItem (legacy idempotency)', 'PutItem (idempotency)'],
+      ['UpdateItem (post count)'],
+      ['PutItem'],
+      ['UpdateItem (idempotency)'],
+    ]);
+    expect(readingReplay.generations).toEqual([
+      ['BatchGetItem', ...LIMITER],
+      ['GetItem (legacy idempotency)', 'PutItem (idempotency)'],
+    ]);
+    expect(claiming.generations).toEqual([
+      ['BatchGetItem', ...LIMITER],
+      ['PutItem (idempotency)'],
+      ['PutItem (legacy idempotency)'],
+      ['UpdateItem (post count)'],
+      ['PutItem'],
+      ['UpdateItem (legacy idempotency)'],
+      ['UpdateItem (idempotency)'],
+    ]);
   });
 
   it('publishPost of a draft: read, then the gate counting the post, then its UpdateItem (depth 3)', async () => {

@@ -1,6 +1,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
+  BatchGetCommand,
+  type BatchGetCommandInput,
   DynamoDBDocumentClient,
   GetCommand,
   type GetCommandInput,
@@ -9,19 +11,20 @@ import {
   QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
-import { LEASE_SECONDS, REDISPATCH_AFTER_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
+import { LEASE_SECONDS, LOOKAHEAD_SECONDS, REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
 import { dispatch } from '#usecases/schedule-dispatcher';
-import { LOOKAHEAD_SECONDS, sweep } from '#usecases/schedule-sweeper';
+import { sweep } from '#usecases/schedule-sweeper';
 import { channel, fixedId, type Item, ORG_ID, post, postItem, variant } from '../support/fixtures.ts';
 
-// The scheduler: the sweeper reads the due-work index (GSI2 minute buckets) and the dispatcher
-// starts a post at its time. The table is a tiny in-memory one whose GSI2 answers from the stored
+// The scheduler: the sweeper reads the due-work index (GSI2 minute buckets) past its cursor and
+// dispatches; the dispatcher sends a post's delivery messages at its time (the first claim starts it). The table is a tiny in-memory one whose GSI2 answers from the stored
 // items' gsi2 keys, so what a write puts into the index is what the next sweep reads.
 
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -42,12 +45,17 @@ const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 let items: Map<string, Item>;
 
-/** GetItem, PutItem with `version = :v`, and the GSI2 query by `gsi2pk`. */
+/** GetItem, BatchGetItem, PutItem with `version = :v`, the cursor's UpdateItem, and GSI2 range queries. */
 function memoryTable(seed: Item[]) {
   items = new Map(seed.map((i) => [idOf(i), copy(i)]));
   ddb.on(GetCommand).callsFake((input: GetCommandInput) => {
     const found = items.get(idOf(input.Key));
     return { Item: found ? copy(found) : undefined };
+  });
+  ddb.on(BatchGetCommand).callsFake((input: BatchGetCommandInput) => {
+    const [[table, req]] = Object.entries(input.RequestItems ?? {}) as [[string, { Keys: Item[] }]];
+    const found = req.Keys.flatMap((k) => (items.has(idOf(k)) ? [copy(items.get(idOf(k)) as Item)] : []));
+    return { Responses: { [table]: found } };
   });
   ddb.on(PutCommand).callsFake((input: PutCommandInput) => {
     const item = input.Item ?? {};
@@ -59,13 +67,24 @@ function memoryTable(seed: Item[]) {
     items.set(idOf(item), copy(item));
     return {};
   });
+  ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
+    const key = idOf(input.Key);
+    const through = input.ExpressionAttributeValues?.[':t'];
+    const stored = items.get(key);
+    if (typeof stored?.through === 'number' && stored.through >= through)
+      throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+    items.set(key, { ...(input.Key as Item), ...stored, through, entity: 'sweep_cursor' });
+    return {};
+  });
   ddb.on(QueryCommand).callsFake((input: QueryCommandInput) => {
-    if (input.IndexName !== 'gsi2' || input.KeyConditionExpression !== 'gsi2pk = :p')
-      throw new Error('memoryTable: unsupported query');
-    const bucket = input.ExpressionAttributeValues?.[':p'];
+    if (input.IndexName !== 'gsi2') throw new Error('memoryTable: unsupported query');
+    const v = input.ExpressionAttributeValues ?? {};
+    const from = v[':from'] as string | undefined;
+    const to = v[':to'] as string | undefined;
     return {
       Items: [...items.values()]
-        .filter((i) => i.gsi2pk === bucket)
+        .filter((i) => i.gsi2pk === v[':p'])
+        .filter((i) => (!from || String(i.gsi2sk) >= from) && (!to || String(i.gsi2sk) <= to))
         .sort((a, b) => String(a.gsi2sk).localeCompare(String(b.gsi2sk)))
         .map((i) => ({ pk: i.pk, sk: i.sk, gsi2pk: i.gsi2pk, gsi2sk: i.gsi2sk })),
     };
@@ -73,6 +92,7 @@ function memoryTable(seed: Item[]) {
 }
 
 const storedItem = (id: string) => items.get(idOf(keys.post(ORG_ID, id))) as Item & PostRecord;
+const cursor = () => items.get(idOf(keys.sweepCursor()))?.through;
 
 // ---- fixtures ----------------------------------------------------------------------------------
 
@@ -103,16 +123,18 @@ beforeEach(() => {
 });
 
 describe('sweep: scheduled posts', () => {
-  it('dispatches a post due within the lookahead once, with a delay for the rest of the wait', async () => {
+  it('dispatches a post due within the lookahead once, with a delay for the rest of the wait, and writes no post', async () => {
     // Arrange: due in 40.5 s.
     const due = at(40.5);
     memoryTable([indexedAt(scheduled(1, due), due)]);
 
     // Act
     const result = await sweep(NOW);
+    const again = await sweep(new Date(NOW.getTime() + 1000));
 
     // Assert
     expect(result).toEqual({ dispatched: 1, redriven: 0 });
+    expect(again).toEqual({ dispatched: 0, redriven: 0 });
     const entries = entriesTo(process.env.SCHEDULE_QUEUE_URL);
     expect(entries).toHaveLength(1);
     expect(entries[0]?.DelaySeconds).toBe(40);
@@ -121,54 +143,26 @@ describe('sweep: scheduled posts', () => {
       post_id: fixedId('post', 1),
       scheduled_at: due,
     } satisfies DispatchMessage);
-    expect(storedItem(fixedId('post', 1))).toMatchObject({
-      status: 'scheduled',
-      dispatched: { for: due, at: NOW.toISOString() },
-      version: 2,
-    });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+    expect(storedItem(fixedId('post', 1))).toMatchObject({ status: 'scheduled', version: 1 });
+    expect(cursor()).toBe(NOW.getTime() + 1000 + LOOKAHEAD_SECONDS * 1000);
     expect(batchesTo(process.env.DELIVERY_QUEUE_URL)).toHaveLength(0);
   });
 
-  it('moves a dispatched post in the index REDISPATCH_AFTER_SECONDS past its time', async () => {
-    // Arrange
-    const due = at(40.5);
-    memoryTable([indexedAt(scheduled(1, due), due)]);
-
-    // Act
+  it('reads only the entries past the cursor (a range of the bucket), not the whole bucket', async () => {
+    memoryTable([{ ...keys.sweepCursor(), through: NOW.getTime() + 100_000 }]);
     await sweep(NOW);
-
-    // Assert
-    const moved = at(REDISPATCH_AFTER_SECONDS, new Date(due));
-    expect(storedItem(fixedId('post', 1))).toMatchObject(keys.dueWork(moved, ORG_ID, fixedId('post', 1)));
-  });
-
-  it('dispatches a late post (a missed sweep) at once, its index entry moved past the dispatch time', async () => {
-    // Arrange: due 5 minutes ago, within the lookback.
-    const due = at(-300);
-    memoryTable([indexedAt(scheduled(1, due), due)]);
-
-    // Act
-    await sweep(NOW);
-
-    // Assert
-    expect(entriesTo(process.env.SCHEDULE_QUEUE_URL)[0]?.DelaySeconds).toBe(0);
-    const moved = at(REDISPATCH_AFTER_SECONDS); // max(scheduled_at, dispatched.at) is the dispatch time
-    expect(storedItem(fixedId('post', 1))).toMatchObject(keys.dueWork(moved, ORG_ID, fixedId('post', 1)));
-  });
-
-  it('does nothing for a post already dispatched for its time moments ago', async () => {
-    // Arrange: the index still holds the entry at its time (the GSI lags the write).
-    const due = at(40);
-    const p = scheduled(1, due, { dispatched: { for: due, at: at(-30) } });
-    memoryTable([indexedAt(p, due)]);
-
-    // Act
-    const result = await sweep(NOW);
-
-    // Assert
-    expect(result).toEqual({ dispatched: 0, redriven: 0 });
-    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
-    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+    const ranges = ddb
+      .commandCalls(QueryCommand)
+      .map((c) => c.args[0].input.ExpressionAttributeValues)
+      .filter((v) => v?.[':to'] === `${at(LOOKAHEAD_SECONDS)}#~`);
+    expect(ranges).toEqual([
+      {
+        ':p': 'DUE#2030-06-10T09:32',
+        ':from': new Date(NOW.getTime() + 100_001).toISOString(),
+        ':to': `${at(LOOKAHEAD_SECONDS)}#~`,
+      },
+    ]);
   });
 
   it('leaves alone a post due after the lookahead, even in a bucket the sweep reads', async () => {
@@ -185,15 +179,11 @@ describe('sweep: scheduled posts', () => {
       .commandCalls(QueryCommand)
       .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
     expect(buckets).toContain(keys.dueWork(due, ORG_ID, 'x').gsi2pk);
-    const postReads = ddb
-      .commandCalls(GetCommand)
-      .filter((c) => String(c.args[0].input.Key?.sk).startsWith('POST#'));
-    expect(postReads).toHaveLength(0);
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
   });
 
   it('after the sweeper stopped for hours, reads on from where it got to and dispatches what fell due meanwhile', async () => {
-    // Arrange: the last sweep got to 06:00; a post was due at 07:15 (135 minutes before NOW).
+    // Arrange: the last sweep (of an older Herald: a minute cursor) got to 06:00; a post was due at 07:15.
     const due = at(-135 * 60);
     const minuteOf = (iso: string) => Math.floor(Date.parse(iso) / 60_000);
     memoryTable([
@@ -210,19 +200,18 @@ describe('sweep: scheduled posts', () => {
       .commandCalls(QueryCommand)
       .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
     expect(buckets[0]).toBe('DUE#2030-06-10T06:00');
+    expect(entriesTo(process.env.SCHEDULE_QUEUE_URL)[0]?.DelaySeconds).toBe(0);
     const moved = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
     expect(moved).toEqual([
       expect.objectContaining({
         Key: keys.sweepCursor(),
-        // A placeholder: `minute` is a DynamoDB reserved word (a plain one is a ValidationException).
-        ConditionExpression: 'attribute_not_exists(#minute) OR #minute < :m',
-        ExpressionAttributeNames: { '#minute': 'minute' },
-        ExpressionAttributeValues: { ':m': minuteOf(NOW.toISOString()), ':e': 'sweep_cursor' },
+        ConditionExpression: 'attribute_not_exists(#through) OR #through < :t',
+        ExpressionAttributeValues: { ':t': NOW.getTime() + LOOKAHEAD_SECONDS * 1000, ':e': 'sweep_cursor' },
       }),
     ]);
   });
 
-  it('leaves the cursor where it was when the sweep fails, so the next one reads the same buckets', async () => {
+  it('leaves the cursor where it was when the sweep fails, so the next one reads the same entries', async () => {
     sqs.on(SendMessageBatchCommand).rejects(new Error('SQS down'));
     const due = at(30);
     memoryTable([indexedAt(scheduled(1, due), due)]);
@@ -230,46 +219,38 @@ describe('sweep: scheduled posts', () => {
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
-  it('reads every minute bucket from 30 minutes back to the lookahead', async () => {
-    memoryTable([]);
-    await sweep(NOW);
-    const buckets = ddb
-      .commandCalls(QueryCommand)
-      .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
-    expect(buckets[0]).toBe('DUE#2030-06-10T09:00');
-    expect(buckets.at(-1)).toBe('DUE#2030-06-10T09:32');
-    expect(buckets).toHaveLength(33);
-  });
-
-  it('ignores an index entry of a post that was rescheduled past the lookahead', async () => {
-    // Arrange: the entry is for the old time; the post now is scheduled an hour later.
-    const old = at(30);
-    memoryTable([indexedAt(scheduled(1, at(3600)), old)]);
-
-    // Act / Assert
-    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
-    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
-  });
-
-  it('dispatches again when the first dispatch was lost and the post is still scheduled after its time', async () => {
-    // Arrange: a first sweep dispatches; the dispatch message never arrives.
+  it('dispatches again, at most every REDISPATCH_SECONDS, a post still scheduled WATCHDOG_SECONDS after its time', async () => {
+    // Arrange: a first sweep dispatches; the dispatch never acts (it went to the DLQ).
     const due = at(40);
     memoryTable([indexedAt(scheduled(1, due), due)]);
     await sweep(NOW);
     sqs.resetHistory();
+    const later = (s: number) => new Date(Date.parse(due) + s * 1000);
 
-    // Act: sweeps while the dispatch may still be in flight, then one well after the post's time.
-    const early = await sweep(new Date(Date.parse(at(110))));
-    const late = await sweep(new Date(Date.parse(at(240))));
+    // Act
+    const early = await sweep(later(WATCHDOG_SECONDS - 5));
+    const late = await sweep(later(WATCHDOG_SECONDS + 1));
+    const soon = await sweep(later(WATCHDOG_SECONDS + REDISPATCH_SECONDS - 5));
+    const again = await sweep(later(WATCHDOG_SECONDS + REDISPATCH_SECONDS + 2));
 
     // Assert
-    expect(early.dispatched).toBe(0);
-    expect(late.dispatched).toBe(1);
+    expect([early, late, soon, again].map((r) => r.dispatched)).toEqual([0, 1, 0, 1]);
     const entries = entriesTo(process.env.SCHEDULE_QUEUE_URL);
-    expect(entries).toHaveLength(1);
-    expect(entries[0]?.DelaySeconds).toBe(0);
+    expect(entries.map((e) => e.DelaySeconds)).toEqual([0, 0]);
     expect(JSON.parse(entries[0]?.MessageBody ?? '')).toMatchObject({ scheduled_at: due });
-    expect(storedItem(fixedId('post', 1)).dispatched).toEqual({ for: due, at: at(240) });
+    expect(storedItem(fixedId('post', 1)).dispatched).toEqual({
+      for: due,
+      at: later(WATCHDOG_SECONDS + REDISPATCH_SECONDS + 2).toISOString(),
+    });
+    // The post stays where it is in the index: redispatching moves nothing.
+    expect(storedItem(fixedId('post', 1))).toMatchObject(keys.dueWork(due, ORG_ID, fixedId('post', 1)));
+  });
+
+  it('ignores an old index entry of a post rescheduled later (the dispatcher finds it stale)', async () => {
+    const old = at(-WATCHDOG_SECONDS - 10);
+    memoryTable([indexedAt(scheduled(1, at(3600)), old), { ...keys.sweepCursor(), through: NOW.getTime() }]);
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
   });
 });
 
@@ -287,12 +268,18 @@ describe('sweep: the publishing watchdog', () => {
     ...patch,
   });
 
+  /** The cursor of a sweeper that already dispatched everything up to now. */
+  const swept = { ...keys.sweepCursor(), through: NOW.getTime() };
+  /** Where a post that started publishing WATCHDOG_SECONDS + 10 s ago sits in the index. */
+  const entry = at(-WATCHDOG_SECONDS - 10);
+
   function watched(deliveries: DeliveryRecord[], watchAt: string): PostRecord {
     return post({
       id: fixedId('post', 7),
       status: 'publishing',
       round: 1,
       watch_at: watchAt,
+      watch_entry: entry,
       variants: deliveries.map((d, i) => variant(d.channel_id, i + 1)),
       deliveries: Object.fromEntries(deliveries.map((d) => [d.channel_id, d])),
     });
@@ -316,7 +303,7 @@ describe('sweep: the publishing watchdog', () => {
       ],
       watchAt,
     );
-    memoryTable([indexedAt(p, watchAt)]);
+    memoryTable([indexedAt(p, entry), swept]);
 
     // Act
     const result = await sweep(NOW);
@@ -330,7 +317,8 @@ describe('sweep: the publishing watchdog', () => {
       ),
     );
     const next = at(WATCHDOG_SECONDS);
-    expect(storedItem(p.id)).toMatchObject({ watch_at: next, ...keys.dueWork(next, ORG_ID, p.id) });
+    // The watchdog time moves; the index entry stays (no index write) while the sweeper still sees it.
+    expect(storedItem(p.id)).toMatchObject({ watch_at: next, ...keys.dueWork(entry, ORG_ID, p.id) });
     expect(storedItem(p.id).deliveries).toEqual(p.deliveries);
   });
 
@@ -338,7 +326,7 @@ describe('sweep: the publishing watchdog', () => {
     // Arrange: the watchdog fires in 30 s (within the lookahead).
     const watchAt = at(30);
     const p = watched([delivery(ch(1), { stage: 'queued', updated_at: at(-600) })], watchAt);
-    memoryTable([indexedAt(p, watchAt)]);
+    memoryTable([indexedAt(p, entry), swept]);
 
     // Act / Assert
     expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
@@ -346,10 +334,22 @@ describe('sweep: the publishing watchdog', () => {
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
   });
 
+  it("re-files the index entry when the watchdog time would leave the sweeper's 30-minute sight", async () => {
+    const old = at(-24 * 60);
+    const p = {
+      ...watched([delivery(ch(1), { stage: 'queued', updated_at: at(-20) })], at(-10)),
+      watch_entry: old,
+    };
+    memoryTable([indexedAt(p, old), swept]);
+    await sweep(NOW);
+    const next = at(WATCHDOG_SECONDS);
+    expect(storedItem(p.id)).toMatchObject({ watch_entry: next, ...keys.dueWork(next, ORG_ID, p.id) });
+  });
+
   it('moves the watchdog on without sending when nothing was lost', async () => {
     const watchAt = at(-10);
     const p = watched([delivery(ch(1), { stage: 'queued', updated_at: at(-20) })], watchAt);
-    memoryTable([indexedAt(p, watchAt)]);
+    memoryTable([indexedAt(p, entry), swept]);
 
     expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
@@ -365,10 +365,25 @@ describe('dispatch', () => {
     scheduled_at: scheduledAt,
   });
 
-  it('starts publishing a post still scheduled for the message time, waiting out the last fraction', async () => {
-    // Arrange: due in 150 ms.
+  it('sends one delivery message per channel, for the next round and the time it starts, waiting out the last fraction; writes nothing', async () => {
+    // Arrange: due in 150 ms; the first channel published in an earlier round.
     const due = at(0.15);
-    const p = scheduled(1, due, { dispatched: { for: due, at: at(-60) } });
+    const p = scheduled(1, due, {
+      round: 1,
+      deliveries: {
+        [CH1.id]: {
+          channel_id: CH1.id,
+          stage: 'published',
+          external_id: 'x1',
+          url: null,
+          error: null,
+          error_category: null,
+          attempts: 1,
+          updated_at: at(-600),
+          round: 1,
+        },
+      },
+    });
     memoryTable([indexedAt(p, due)]);
     const started = Date.now();
 
@@ -378,27 +393,19 @@ describe('dispatch', () => {
     // Assert
     expect(outcome).toBe('started');
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
-    const expected = { ...startPublishing(p, NOW), version: 2 };
-    const stored = storedItem(P);
-    expect(stored).toMatchObject({
-      ...expected,
-      status: 'publishing',
-      round: 1,
-      gsi1pk: `ORG#${ORG_ID}#POSTS#publishing`,
-      ...keys.dueWork(at(WATCHDOG_SECONDS), ORG_ID, P),
-    });
-    expect(Object.values(stored.deliveries).map((d) => [d.channel_id, d.stage, d.round])).toEqual([
-      [CH1.id, 'queued', 1],
-      [CH2.id, 'queued', 1],
+    const sent = entriesTo(process.env.DELIVERY_QUEUE_URL).map((e) => JSON.parse(e.MessageBody ?? ''));
+    expect(sent).toEqual([
+      { org_id: ORG_ID, post_id: P, channel_id: CH2.id, round: 2, start: due } satisfies DeliveryMessage,
     ]);
-    expect(sqs.calls()).toHaveLength(0);
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+    expect(storedItem(P)).toMatchObject({ status: 'scheduled', version: 1 });
   });
 
-  it('starts a post whose time has already passed without waiting', async () => {
+  it('dispatches a post whose time has already passed without waiting', async () => {
     const due = at(-5);
     memoryTable([indexedAt(scheduled(1, due), due)]);
     expect(await dispatch(message(due), clockAt(NOW))).toBe('started');
-    expect(storedItem(P).status).toBe('publishing');
+    expect(entriesTo(process.env.DELIVERY_QUEUE_URL)).toHaveLength(2);
   });
 
   it('is stale for a post rescheduled to another time, and writes nothing', async () => {

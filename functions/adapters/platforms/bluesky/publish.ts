@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { markPublished, orOutcomeUnknown, publishedIn } from '../support.ts';
+import { orOutcomeUnknown, publishedIn } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Client } from './client.ts';
 import { errorName, xrpcError } from './errors.ts';
@@ -223,18 +223,11 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
     // or an answer lost to a server error: the record may be there. Look before failing.
     if (err.category === 'system' || res.status === 409 || /exist/i.test(errorName(res))) {
       const existing = await findRecord(client, session.did, rkey).catch(() => null);
-      if (existing) {
-        await markPublished(ctx, { externalId: existing.uri }, { rkey, did: session.did });
-        return done();
-      }
+      if (existing) return done();
     }
     throw err;
   }
-  return markPublished(
-    ctx,
-    { externalId: res.body.uri, url: permalink(handle, rkey) },
-    { rkey, did: session.did },
-  );
+  return { externalId: res.body.uri, url: permalink(handle, rkey) };
 }
 
 export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {

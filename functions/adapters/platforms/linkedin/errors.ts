@@ -33,5 +33,7 @@ export function linkedinError(res: HttpResponse, what: string, media = false): P
   const detail = describe(res);
   const msg = `linkedin: ${what} ${res.status}${detail ? ` ${detail}` : ''}`.slice(0, 500);
   const hint = retryAfterSeconds(res.headers) ?? (/\bDAY\b/.test(detail) ? untilUtcMidnight() : undefined);
-  return statusError(res, msg, { retryAfter: hint, media });
+  // "Resource level throttle APPLICATION DAY limit …": the app's daily limit, not the member's.
+  const scope = /\bAPPLICATION\b/.test(detail) ? ('app' as const) : undefined;
+  return statusError(res, msg, { retryAfter: hint, media, ...(scope ? { scope } : {}) });
 }

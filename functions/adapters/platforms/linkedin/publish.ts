@@ -1,4 +1,4 @@
-import { markPublished, orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
+import { orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Auth, call, ok } from './client.ts';
 import { describe, linkedinError } from './errors.ts';
@@ -187,8 +187,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
     const err = linkedinError(res, 'POST /rest/posts');
     const duplicateOf = /duplicate of (urn:li:(?:share|ugcPost):\d+)/i.exec(describe(res))?.[1];
     // Our own earlier, unanswered attempt is the most likely original: report it instead of failing.
-    if (sentBefore && duplicateOf)
-      return markPublished(ctx, { externalId: duplicateOf, url: permalink(duplicateOf) });
+    if (sentBefore && duplicateOf) return { externalId: duplicateOf, url: permalink(duplicateOf) };
     throw err;
   }
   const urn = res.headers.get('x-restli-id') ?? res.headers.get('x-linkedin-id');
@@ -196,7 +195,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
     throw new PlatformError('system', 'linkedin: post created without an x-restli-id header', {
       retryable: false,
     });
-  return markPublished(ctx, { externalId: urn, url: permalink(urn) });
+  return { externalId: urn, url: permalink(urn) };
 }
 
 export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {

@@ -1,4 +1,4 @@
-import { markPublished, orOutcomeUnknown, publishedIn, sleep } from '../support.ts';
+import { orOutcomeUnknown, publishedIn, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Api, type Status } from './client.ts';
 import { mastodonError } from './errors.ts';
@@ -74,7 +74,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const params = statusParams(ctx, mediaIds);
   await ctx.saveCheckpoint({ stage: 'posting', params, sentAt: new Date().toISOString() });
   const status = await postStatus(api, params, ctx.idempotencyKey);
-  return markPublished(ctx, resultOf(status));
+  return resultOf(status);
 }
 
 // --- reconcile: text matching against the HTML Mastodon renders statuses as -------------------

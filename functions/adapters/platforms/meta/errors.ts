@@ -21,6 +21,8 @@ export interface GraphErrorBody {
 const AUTH_CODES = new Set([102, 104, 190, 2500]);
 /** Throttling: app (4), user (17), page (32), per-call (613), app limit (341), BUC limits (80001–80014). */
 const THROTTLE_CODES = new Set([4, 17, 32, 341, 613]);
+/** The throttles that spend the app's own limit (every channel of the platform waits), not one account's. */
+const APP_THROTTLE_CODES = new Set([4, 341]);
 const isThrottle = (code: number) => THROTTLE_CODES.has(code) || (code >= 80001 && code <= 80014);
 /** Instagram: the account reached the 24-hour Content Publishing limit. */
 const PUBLISH_LIMIT_SUBCODES = new Set([2207042]);
@@ -146,9 +148,14 @@ export function graphError(platform: string, res: HttpResponse): PlatformError {
     (code !== undefined && isThrottle(code)) ||
     status === 429
   ) {
+    const appWide =
+      code !== undefined &&
+      APP_THROTTLE_CODES.has(code) &&
+      !(sub !== undefined && PUBLISH_LIMIT_SUBCODES.has(sub));
     return new PlatformError('rate_limited', msg, {
       status,
       retryAfterSeconds: graphRetryAfter(res.headers),
+      ...(appWide ? { scope: 'app' as const } : {}),
     });
   }
   if (code !== undefined && (POLICY_CODES.has(code) || isPermission(code))) {

@@ -23,6 +23,8 @@ export function tiktokError(res: HttpResponse, what: string): PlatformError {
       return new PlatformError('rate_limited', msg, {
         status,
         retryAfterSeconds: retryAfterSeconds(res.headers),
+        // The client's daily quota of posting users is the app's, not the creator's.
+        ...(code === 'reached_active_user_cap' ? { scope: 'app' as const } : {}),
       });
     case 'spam_risk_user_banned_from_posting':
     case 'unaudited_client_can_only_post_to_private_accounts':

@@ -29,7 +29,21 @@ export function xError(res: HttpResponse, what: string, media = false): Platform
   // "You are not allowed to create a Tweet with duplicate content." is about the text, not a policy.
   if (res.status === 403 && /duplicate content/i.test(detail))
     return new PlatformError('user_content', msg, { status: res.status, retryable: false });
-  return statusError(res, msg, { retryAfter: retryAfterSeconds(res.headers, 'x-rate-limit-reset'), media });
+  return statusError(res, msg, { ...rateLimit(res.headers), media });
+}
+
+/**
+ * Which of X's limits a 429 spent: the app's 24-hour cap (every channel waits for its reset), the
+ * user's 24-hour cap, or the endpoint's 15-minute window (x-rate-limit-reset); the `*-remaining`
+ * header at 0 names the cap (docs.x.com, "Rate limits").
+ */
+function rateLimit(headers: Headers): { retryAfter: number | undefined; scope?: 'app' | 'channel' } {
+  const spent = (name: string) => headers.get(`${name}-remaining`)?.trim() === '0';
+  if (spent('x-app-limit-24hour'))
+    return { retryAfter: retryAfterSeconds(headers, 'x-app-limit-24hour-reset'), scope: 'app' };
+  if (spent('x-user-limit-24hour'))
+    return { retryAfter: retryAfterSeconds(headers, 'x-user-limit-24hour-reset'), scope: 'channel' };
+  return { retryAfter: retryAfterSeconds(headers, 'x-rate-limit-reset') };
 }
 
 export const isDuplicate = (err: unknown) =>

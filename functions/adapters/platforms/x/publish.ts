@@ -1,4 +1,4 @@
-import { markPublished, orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
+import { orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Auth, ok, type Tweet } from './client.ts';
 import { isDuplicate } from './errors.ts';
@@ -185,7 +185,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
     }
     throw err;
   }
-  return markPublished(ctx, { externalId: tweet.data.id, url: permalink(ctx, tweet.data.id) });
+  return { externalId: tweet.data.id, url: permalink(ctx, tweet.data.id) };
 }
 
 export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {

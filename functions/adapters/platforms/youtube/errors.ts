@@ -18,6 +18,8 @@ const RATE_REASONS = new Set([
   'userRateLimitExceeded',
   'dailyLimitExceeded',
 ]);
+/** The Cloud project's quota or rate (every channel waits); userRateLimitExceeded is one user's. */
+const APP_RATE_REASONS = new Set(['quotaExceeded', 'rateLimitExceeded', 'dailyLimitExceeded']);
 const MEDIA_REASONS = new Set(['mediaBodyRequired', 'invalidFilename', 'uploadTooLarge']);
 
 /** Our category from Google's error body: the first `errors[].reason` decides, the status otherwise. */
@@ -36,6 +38,7 @@ export function youtubeError(res: HttpResponse, what: string): PlatformError {
     return new PlatformError('rate_limited', msg, {
       status,
       retryAfterSeconds: retryAfterSeconds(res.headers),
+      ...(APP_RATE_REASONS.has(reason) ? { scope: 'app' as const } : {}),
     });
   }
   // The channel's own upload cap (400 uploadLimitExceeded): a policy refusal, not a transient limit.

@@ -178,6 +178,7 @@ describe('facebook errors', () => {
 
     expect(err.category).toBe('rate_limited');
     expect(err.opts.retryAfterSeconds).toBe(420);
+    expect(err.opts.scope).toBeUndefined(); // a user's limit, not the app's
   });
 
   it('HTTP 429 with Retry-After is rate_limited', async () => {

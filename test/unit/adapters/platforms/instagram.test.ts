@@ -167,6 +167,7 @@ describe('instagram errors', () => {
 
     expect(err.category).toBe('rate_limited');
     expect(err.message).toContain('2207042');
+    expect(err.opts.scope).toBeUndefined(); // the account's own 24-hour limit
   });
 
   it('a 500 is a retryable system error', async () => {

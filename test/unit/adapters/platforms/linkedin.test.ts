@@ -160,6 +160,7 @@ describe('errors', () => {
     const a = await failure(connector.publish(context().ctx));
     expect(a.category).toBe('rate_limited');
     expect(a.opts.retryAfterSeconds).toBe(60);
+    expect(a.opts.scope).toBeUndefined();
 
     fakes.failNext('linkedin', {
       status: 429,
@@ -172,6 +173,7 @@ describe('errors', () => {
     expect(b.category).toBe('rate_limited');
     expect(b.opts.retryAfterSeconds).toBeGreaterThan(0);
     expect(b.opts.retryAfterSeconds).toBeLessThanOrEqual(86400);
+    expect(b.opts.scope).toBe('app'); // APPLICATION: the app's daily limit, not the member's
   });
 
   it('500 is a retryable system error', async () => {

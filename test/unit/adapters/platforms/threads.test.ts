@@ -205,6 +205,7 @@ describe('threads errors', () => {
     expect(err.category).toBe('rate_limited');
     expect(err.opts.retryAfterSeconds).toBe(180);
     expect(err.retryable).toBe(true);
+    expect(err.opts.scope).toBe('app'); // #4: the app's request limit
   });
 
   it('HTTP 429 with Retry-After is rate_limited', async () => {

@@ -254,6 +254,25 @@ describe('tiktok errors', () => {
     });
     const err = await failure(connector.publish(ctxOf()));
     expect(err.category).toBe('rate_limited');
+    expect(err.opts.scope).toBeUndefined();
+  });
+
+  it('403 reached_active_user_cap → rate_limited for the whole app (its daily posting users)', async () => {
+    fakes.failNext('tiktok', {
+      status: 403,
+      path: /video\/init/,
+      body: {
+        data: {},
+        error: {
+          code: 'reached_active_user_cap',
+          message: 'Daily quota of active users reached.',
+          log_id: 'l3',
+        },
+      },
+    });
+    const err = await failure(connector.publish(ctxOf()));
+    expect(err.category).toBe('rate_limited');
+    expect(err.opts.scope).toBe('app');
   });
 
   it('403 unaudited_client_can_only_post_to_private_accounts → platform_rejected', async () => {

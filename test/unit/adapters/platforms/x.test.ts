@@ -142,6 +142,52 @@ describe('errors', () => {
     expect(err.category).toBe('rate_limited');
     expect(err.opts.retryAfterSeconds).toBeGreaterThanOrEqual(298);
     expect(err.opts.retryAfterSeconds).toBeLessThanOrEqual(300);
+    expect(err.opts.scope).toBeUndefined(); // the account's 15-minute window
+  });
+
+  it("429 with the app's 24-hour cap spent names the app and waits for that cap's reset", async () => {
+    // Arrange: the 15-minute window still has room; the app's daily cap does not
+    const now = Math.floor(Date.now() / 1000);
+    fakes.failNext('x', {
+      path: /^\/2\/tweets$/,
+      status: 429,
+      body: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 },
+      headers: {
+        'x-rate-limit-remaining': '99',
+        'x-rate-limit-reset': String(now + 60),
+        'x-app-limit-24hour-limit': '17',
+        'x-app-limit-24hour-remaining': '0',
+        'x-app-limit-24hour-reset': String(now + 7200),
+        'x-user-limit-24hour-remaining': '5',
+        'x-user-limit-24hour-reset': String(now + 600),
+      },
+    });
+
+    // Act
+    const err = await failure(connector.publish(context().ctx));
+
+    // Assert
+    expect(err.category).toBe('rate_limited');
+    expect(err.opts.scope).toBe('app');
+    expect(err.opts.retryAfterSeconds).toBeGreaterThanOrEqual(7198);
+    expect(err.opts.retryAfterSeconds).toBeLessThanOrEqual(7200);
+  });
+
+  it("429 with the user's 24-hour cap spent pauses the account until that cap's reset", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    fakes.failNext('x', {
+      path: /^\/2\/tweets$/,
+      status: 429,
+      body: { title: 'Too Many Requests', status: 429 },
+      headers: {
+        'x-rate-limit-reset': String(now + 60),
+        'x-user-limit-24hour-remaining': '0',
+        'x-user-limit-24hour-reset': String(now + 36_000),
+      },
+    });
+    const err = await failure(connector.publish(context().ctx));
+    expect(err.opts.scope).toBe('channel');
+    expect(err.opts.retryAfterSeconds).toBeGreaterThanOrEqual(35_998);
   });
 
   it('500 is a retryable system error', async () => {

@@ -170,6 +170,25 @@ describe('youtube errors', () => {
     const err = await failure(connector.publish(ctxOf()));
     expect(err.category).toBe('rate_limited');
     expect(err.retryable).toBe(true);
+    expect(err.opts.scope).toBe('app'); // the Cloud project's quota: every channel waits
+  });
+
+  it('403 userRateLimitExceeded → rate_limited for this account only', async () => {
+    fakes.failNext('youtube', {
+      status: 403,
+      body: {
+        error: {
+          code: 403,
+          message: 'User Rate Limit Exceeded',
+          errors: [
+            { reason: 'userRateLimitExceeded', domain: 'usageLimits', message: 'User Rate Limit Exceeded' },
+          ],
+        },
+      },
+    });
+    const err = await failure(connector.publish(ctxOf()));
+    expect(err.category).toBe('rate_limited');
+    expect(err.opts.scope).toBeUndefined();
   });
 
   it('429 rateLimitExceeded with Retry-After → rate_limited with the hint', async () => {
