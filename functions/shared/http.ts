@@ -64,7 +64,9 @@ export interface ApiInput<B, Q> {
    * the 429 otherwise. Await it after reading and before writing: the limiter then costs no
    * extra sequential round trip, and a refused request changes nothing. With a deferred admission
    * (apiHandler's `deferAdmission`) the first call starts it, and `posts` asks it to count a post
-   * in the same write (`postCounted` says whether it did: a later call gets the first answer).
+   * in the same write (`postCounted` says whether it did: a later call gets the first answer). A
+   * call without `posts` says the request counts no post: an admission refused only for the post
+   * it was asked to count is then made again without it.
    */
   admitted: (posts?: PostsToCount) => Promise<Admission>;
 }
@@ -82,8 +84,8 @@ interface HeraldContext extends HeaderBagContext {
     auth?: AuthContext;
     body?: unknown;
     query?: unknown;
-    /** Starts the admission (once; later calls return the first's promise). */
-    admit?: (posts?: PostsToCount) => Promise<Admission>;
+    /** The admission, started by the first call (see ApiInput.admitted; `answered`: see rateLimit). */
+    admit?: (posts?: PostsToCount, answered?: unknown) => Promise<Admission>;
   };
 }
 
@@ -109,14 +111,16 @@ const OUTRANKS_429 = new Set([
 /**
  * Starts the admission (burst + api_requests) as soon as the key is known, without waiting for it,
  * and settles it last: its headers go on every API-key response, and a refusal replaces any
- * lower-ranked outcome with the 429. `deferred`: the operation starts it (ApiInput.admitted), after
- * its reads, so the gate's write can carry the post count the operation decided on; one that never
- * does (an early 404, 409 or 422) is admitted here at the end, so every request still passes the
- * gate and is counted or refused exactly as an eager one.
+ * lower-ranked outcome with the 429. `deferred`: the operation starts it (ApiInput.admitted) — at
+ * once asking the gate to count the post it expects to make count, or after its reads once it
+ * knows — so the gate's write carries the post count; one that never does (an early 404, 409 or
+ * 400) is admitted here at the end, so every request still passes the gate and is counted or
+ * refused exactly as an eager one. A request refused only for the post count that then answers
+ * anything but that refusal counted no post: it is admitted again without the count.
  */
 export const rateLimit = (gate: RequestGate, deferred = false): Middleware => {
-  const settle = async (request: { context: HeraldContext }) => {
-    const admission = request.context.herald?.admit?.();
+  const settle = async (request: { context: HeraldContext; error?: unknown }) => {
+    const admission = request.context.herald?.admit?.(undefined, request.error);
     if (!admission) return undefined;
     const a = await admission;
     addResponseHeaders(request.context, a.headers);
@@ -127,15 +131,22 @@ export const rateLimit = (gate: RequestGate, deferred = false): Middleware => {
       const auth = request.context.herald?.auth;
       if (!auth) return;
       let admission: Promise<Admission> | undefined;
-      const admit = (posts?: PostsToCount) => {
-        if (!admission) {
-          admission = gate.admit(auth, Date.now(), posts);
-          admission.catch(() => undefined); // settled in after/onError
-        }
+      const start = (posts?: PostsToCount) => {
+        admission = gate.admit(auth, Date.now(), posts);
+        admission.catch(() => undefined); // settled in after/onError
         return admission;
       };
+      const admit = async (posts?: PostsToCount, answered?: unknown): Promise<Admission> => {
+        const first = admission ?? start(posts);
+        const a = await first;
+        // Refused only for a post this request does not count after all (nor answers that refusal):
+        // admitted again without it, once.
+        if (!a.allowed && a.postsRefused && !posts && answered !== a.error)
+          return admission === first ? start() : (admission as Promise<Admission>);
+        return a;
+      };
       request.context.herald = { ...request.context.herald, admit };
-      if (!deferred) admit();
+      if (!deferred) void admit().catch(() => undefined);
     },
     after: async (request) => {
       const a = await settle(request);

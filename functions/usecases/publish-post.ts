@@ -9,8 +9,10 @@ import {
 
 /**
  * publishPost: needs the dangerous-operations toggle; draft/scheduled/failed → publishing. Its
- * admission is deferred (handlers/publish-post.ts): the post and the org are read and the decision
- * made first, so the gate's write carries the posts_per_month count when the post counts now.
+ * admission (deferred to here by handlers/publish-post.ts) starts at once, beside the read, asking
+ * the gate's write to count the post: publishing most likely makes it count (a draft). A post that
+ * counted already gives that count back (one more write) rather than the request waiting for its
+ * read to ask: publishPost stays at two sequential round trips.
  */
 export async function publishPost(
   orgId: string,
@@ -32,5 +34,6 @@ export async function publishPost(
       const result = await quotaAware(() => counter.update(post, decision.change), now);
       return { id: result.id, status: result.status };
     }),
+    { expect: true },
   );
 }

@@ -31,7 +31,7 @@ export async function admit(auth: AuthContext, nowMs: number, posts?: PostsToCou
       ? gate.burstCount
       : auth.limits.burst;
   const headers = rateLimitHeaders(auth.limits.burst, auth.limits.burst - used, window.resetSeconds);
-  const refuse = (error: ApiError, retryAfter: number): Admission => ({
+  const refuse = (error: ApiError, retryAfter: number): Extract<Admission, { allowed: false }> => ({
     allowed: false,
     headers: { ...headers, 'retry-after': String(retryAfter) },
     error,
@@ -47,7 +47,7 @@ export async function admit(auth: AuthContext, nowMs: number, posts?: PostsToCou
       };
     case 'posts':
       // Refused before anything was counted: neither the post nor the request.
-      return refuse(postsQuotaExhausted(nowMs), period.secondsLeft);
+      return { ...refuse(postsQuotaExhausted(nowMs), period.secondsLeft), postsRefused: true };
     case 'revoked':
       return {
         allowed: false,

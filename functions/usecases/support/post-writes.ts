@@ -50,17 +50,20 @@ export interface Gate {
  * One request's posts_per_month count (docs/limits.md), from the moment it is taken until the
  * write that makes the post count lands:
  * - taken before that write, conditionally at the allowance, so the allowance is never exceeded:
- *   in the request gate's own write when the admission has not started yet (one write for both),
- *   otherwise by a write of its own (a request admitted already, a person's act);
+ *   in the request gate's own write when the admission is asked for it before it starts — at once
+ *   by an operation that most likely counts a post (`expect`: createPost scheduling or publishing,
+ *   publishPost), or once decided (reschedulePost) — otherwise by a write of its own (a request
+ *   admitted already, a person's act);
  * - carried by the post's write (`counted_period`); a retry of the same request after a lost race
  *   reuses it;
- * - given back at the end when no write of the request can have used it: none was tried, or each
- *   one certainly did not land (see updatePost), or the post as read again is still uncounted
- *   (a landed write would have counted it, and nothing uncounts a post);
+ * - given back at the end when no write of the request can have used it: none was tried (a count
+ *   taken in expectation of a post that did not count after all: already counted, needs approval,
+ *   400, 404, 409…), or each one certainly did not land (see updatePost), or the post as read again
+ *   is still uncounted (a landed write would have counted it, and nothing uncounts a post);
  * - kept otherwise: a write that may have landed (an SDK attempt whose answer was lost — a reset
  *   connection, a timeout, a 500 — when the post is then gone or moved on by several writes, or
  *   the write failed), a give-back that failed, a process that died between the count and the
- *   write. So a post may be counted once too often, never once too rarely.
+ *   write or the give-back. So a post may be counted once too often, never once too rarely.
  * Every write of the request carries the same `write_id`, so a late-landing earlier attempt is
  * recognised as ours by the later ones.
  */
@@ -69,13 +72,31 @@ export class PostCounter {
   private held: string | null = null;
   /** A write carrying the held count failed in a way that may have landed. */
   private doubt = false;
+  /** The gate's write counted a post for this request (it does so at most once). */
+  private gateCounted = false;
+  /** The admission asked, in expectation, to count a post. */
+  private expected: Promise<unknown> | null = null;
+  /** A give-back under way. */
+  private givingBack: Promise<void> = Promise.resolve();
   private readonly writeId = randomBytes(12).toString('base64url');
+  private readonly period: string;
 
   constructor(
     private readonly orgId: string,
     private readonly gate: Gate,
-    private readonly now: Date,
-  ) {}
+    now: Date,
+  ) {
+    this.period = billingPeriod(now.getTime()).id;
+  }
+
+  /**
+   * Starts the admission now, asking it to count a post, beside the operation's read: for an
+   * operation that will most likely make its post count. Costs a give-back when it does not.
+   */
+  expect(): void {
+    this.expected = this.gate.admitted({ period: this.period, limit: this.gate.postsPerMonth });
+    this.expected.catch(() => undefined); // awaited by admit() or release()
+  }
 
   /** Writes `next` over `before` (as read), counting the post first when this write makes it count. */
   async update(before: PostRecord, next: PostRecord): Promise<PostRecord> {
@@ -105,47 +126,70 @@ export class PostCounter {
 
   /** Gives back a count that no write can have used. Runs once the request is done, whatever its outcome. */
   async release(): Promise<void> {
+    if (this.expected) this.fromGate(await this.expected.catch(() => undefined));
+    this.giveBack();
+    await this.givingBack;
+  }
+
+  /** Starts giving back the held count, if no write can have used it. */
+  private giveBack(): void {
     const period = this.held;
     if (!period || this.doubt) return;
     this.held = null;
-    try {
-      await uncountPost(this.orgId, period);
-    } catch (err) {
-      // Kept: one post over-counted, the safe side.
-      logger.warn('posts_per_month: an unused count was not given back', { org_id: this.orgId, err });
-    }
+    const orgId = this.orgId;
+    const previous = this.givingBack;
+    this.givingBack = (async () => {
+      await previous;
+      try {
+        await uncountPost(orgId, period);
+      } catch (err) {
+        // Kept: one post over-counted, the safe side.
+        logger.warn('posts_per_month: an unused count was not given back', { org_id: orgId, err });
+      }
+    })();
+  }
+
+  /** Holds the count an admission's write took, once. */
+  private fromGate(admission: unknown): void {
+    const a = admission as Admission | undefined;
+    if (this.gateCounted || !a?.allowed || !a.postCounted) return;
+    this.gateCounted = true;
+    this.held = this.period;
   }
 
   /** Admits the request; when `next` makes the post count, takes the count and returns `next` marked counted. */
   private async admit(next: PostRecord): Promise<PostRecord | null> {
-    const period = billingPeriod(this.now.getTime()).id;
-    const counted = countedNow(next, period);
+    const counted = countedNow(next, this.period);
     if (!counted) {
-      await this.gate.admitted();
+      // A count taken in expectation is given back beside the write (no round trip of its own).
+      this.fromGate(await this.gate.admitted());
+      this.giveBack();
       return null;
     }
     // The post as read is uncounted: no earlier write of this request that carried the count landed.
     this.doubt = false;
-    if (this.held === period) return counted;
-    const admission = (await this.gate.admitted({ period, limit: this.gate.postsPerMonth })) as
-      | Admission
-      | undefined;
-    if (!(admission?.allowed && admission.postCounted)) {
-      if (!(await countPost(this.orgId, period, this.gate.postsPerMonth))) throw new PostQuotaError();
-    }
-    this.held = period;
+    if (this.held) return counted;
+    this.fromGate(await this.gate.admitted({ period: this.period, limit: this.gate.postsPerMonth }));
+    if (this.held) return counted;
+    if (!(await countPost(this.orgId, this.period, this.gate.postsPerMonth))) throw new PostQuotaError();
+    this.held = this.period;
     return counted;
   }
 }
 
-/** Runs a post-writing step with its posts_per_month counter, giving back a count left unused. */
+/**
+ * Runs a post-writing step with its posts_per_month counter, giving back a count left unused.
+ * `expect`: the step will most likely make its post count (see PostCounter.expect).
+ */
 export async function counting<T>(
   orgId: string,
   gate: Gate,
   now: Date,
   step: (counter: PostCounter) => Promise<T>,
+  opts: { expect?: boolean } = {},
 ): Promise<T> {
   const counter = new PostCounter(orgId, gate, now);
+  if (opts.expect) counter.expect();
   try {
     return await step(counter);
   } finally {

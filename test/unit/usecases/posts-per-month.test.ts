@@ -32,9 +32,10 @@ import { holdWrites } from '../support/people.ts';
 
 // posts_per_month (docs/limits.md): a post counts once, in the UTC month of the request that first
 // schedules or publishes it. The count is taken before the post's write, conditionally at the
-// allowance: in the request gate's own write (createPost, publishPost and reschedulePost decide
-// before they are admitted), otherwise by a write of its own; a count no write used is given back.
-// Through the real handlers, pipeline and gate, against the in-memory table behind the SDK.
+// allowance: in the request gate's own write (asked at once by createPost scheduling or publishing
+// and by publishPost, which most likely count; by reschedulePost once it has decided), otherwise by
+// a write of its own; a count no write used is given back. Through the real handlers, pipeline and
+// gate, against the in-memory table behind the SDK.
 
 const world = useWorld({ platforms: false });
 const { table } = world;
@@ -158,17 +159,32 @@ describe('the count rides on the request gate’s write', () => {
     expect(usageWrites()).toHaveLength(1);
   });
 
-  it.each([
-    ['a draft', {}, input({ draft: true })],
-    ['a post waiting for approval', { approval_required: true }, input({ scheduled_at: LATER })],
-  ])('createPost of %s: the gate alone, nothing counted', async (_what, settings, body) => {
-    given({ settings });
-    const res = await create(body);
+  it('createPost of a draft: the gate alone, nothing counted', async () => {
+    given();
+    const res = await create(input({ draft: true }));
     expect(res.statusCode).toBe(201);
     expect(usageWrites()).toHaveLength(1);
     expect(expressionOf(usageWrites()[0] as Call).update).not.toContain('posts_per_month');
     expect(usage()).toMatchObject({ api_requests: 1 });
     expect(usage().posts_per_month).toBeUndefined();
+  });
+
+  it.each([
+    ['a post that needs approval', { settings: { approval_required: true } }, input({ scheduled_at: LATER })],
+    [
+      'a post refused with validation_failed',
+      {},
+      input({ scheduled_at: LATER, variants: [{ channel_id: fixedId('channel', 9), body: 'x' }] }),
+    ],
+  ])('createPost of %s: the count its gate write took is given back', async (_what, opts, body) => {
+    given(opts);
+    const res = await create(body);
+    expect(res.statusCode).toBeLessThan(500);
+    expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
+      'SET #k = :fresh ADD api_requests :one, posts_per_month :one',
+      'ADD posts_per_month :minus',
+    ]);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 0 });
   });
 
   it('publishPost of a draft: the gate write counts it, then one UpdateItem of the post', async () => {
@@ -200,14 +216,25 @@ describe('the count rides on the request gate’s write', () => {
     given();
     table.seed(postItem({ ...DRAFT, scheduled_at: LATER, ...state }));
 
-    const res = what.startsWith('publishing')
-      ? await publish()
-      : await reschedule('2030-06-20T00:00:00.000Z');
+    const publishing = what.startsWith('publishing');
+    const res = publishing ? await publish() : await reschedule('2030-06-20T00:00:00.000Z');
 
     expect(res.statusCode).toBeLessThan(300);
-    expect(expressionOf(usageWrites()[0] as Call).update).not.toContain('posts_per_month');
-    expect(usage().posts_per_month).toBeUndefined();
     expect(stored()?.counted_period).toBe(state.counted_period);
+    if (publishing) {
+      // publishPost asks its gate write for the count before it reads, and gives it back.
+      expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
+        'SET #k = :fresh ADD api_requests :one, posts_per_month :one',
+        'ADD posts_per_month :minus',
+      ]);
+      expect(usage().posts_per_month).toBe(0);
+    } else {
+      // reschedulePost asks once it has read: nothing to give back.
+      expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
+        'SET #k = :fresh ADD api_requests :one',
+      ]);
+      expect(usage().posts_per_month).toBeUndefined();
+    }
   });
 
   it('counts against the allowance the key carries (the effective limit)', async () => {
@@ -250,11 +277,41 @@ describe('the allowance spent', () => {
 
   it('a deferred admission still meters a request that never reached its write (404), once', async () => {
     given();
-    const res = await publish(fixedId('post', 99));
+    const res = await reschedule(LATER, fixedId('post', 99));
     expect(res.statusCode).toBe(404);
     expect(res.headers.ratelimit).toBeDefined();
     expect(usage()).toMatchObject({ api_requests: 1 });
     expect(usageWrites()).toHaveLength(1);
+  });
+
+  it('a 404 publish: metered once; the count its gate write took is given back', async () => {
+    given();
+    const res = await publish(fixedId('post', 99));
+    expect(res.statusCode).toBe(404);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 0 });
+  });
+
+  it.each([
+    ['publishPost of a post counted before', () => publish(), 202],
+    ['publishPost of an unknown post', () => publish(fixedId('post', 99)), 404],
+    [
+      'createPost refused with validation_failed',
+      () =>
+        create(input({ scheduled_at: LATER, variants: [{ channel_id: fixedId('channel', 9), body: 'x' }] })),
+      400,
+    ],
+  ])('allowance spent, %s: not refused for the post it does not count (admitted again without it)', async (_what, send, status) => {
+    // Arrange
+    given({ limit: 2, counted: 2 });
+    table.seed(postItem({ ...DRAFT, status: 'scheduled', scheduled_at: LATER, counted_period: '2030-05' }));
+
+    // Act
+    const res = await send();
+
+    // Assert: the gate's first write refused for the post; a second admits the request alone.
+    expect(res.statusCode).toBe(status);
+    expect(usageWrites().map((c) => c.outcome)).toEqual(['ConditionalCheckFailed', 'ok']);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 2 });
   });
 
   it('createPost with an Idempotency-Key: admitted first, then the count on its own; counted once', async () => {

@@ -528,25 +528,35 @@ describe('the admission gate', () => {
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
-  it('createPost answers a validation failure without waiting for the admission', async () => {
+  it('createPost starts the admission beside its read: a draft without a count, a draft never waits for it', async () => {
     given([orgItem(org())]);
     gate.admitted.mockReturnValue(new Promise(() => undefined)); // never settles
     const err = await rejectedApiError(createPost(ORG_ID, draftInput(), NOW, gate));
     expect(err.code).toBe('validation_failed');
-    // A draft starts it at once (it never counts), beside the read; a post that may count does not.
-    expect(gate.admitted).toHaveBeenCalledWith();
-    gate.admitted.mockClear();
-    await rejectedApiError(
+    expect(gate.admitted.mock.calls).toEqual([[]]);
+  });
+
+  it('createPost of a post that may count asks the admission for the count, and gives back a count it did not use', async () => {
+    // Arrange: the gate's write counted the post; the request then fails validation.
+    given([orgItem(org())]);
+    gate.admitted.mockResolvedValue({ allowed: true, postCounted: true });
+
+    // Act
+    const err = await rejectedApiError(
       createPost(ORG_ID, draftInput({ draft: undefined, scheduled_at: LATER }), NOW, gate),
     );
-    expect(gate.admitted).not.toHaveBeenCalled();
+
+    // Assert
+    expect(err.code).toBe('validation_failed');
+    expect(gate.admitted.mock.calls).toEqual([[{ period: '2030-06', limit: 30 }]]);
+    expect(countUpdates().map((u) => u.UpdateExpression)).toEqual(['ADD posts_per_month :minus']);
   });
 
   it.each([
     ['publishPost', () => publishPost(ORG_ID, POST.id, NOW, gate)],
     ['reschedulePost', () => reschedulePost(ORG_ID, POST.id, LATER, NOW, gate)],
     ['deletePost', () => deletePost(ORG_ID, POST.id, gate)],
-  ])('%s reads, awaits the admission once, and writes nothing when refused', async (_op, call) => {
+  ])('%s reads, awaits the admission, and writes nothing when refused', async (_op, call) => {
     // Arrange
     given([orgItem(org({ dangerous_ops: true })), postItem(POST)]);
     gate.admitted.mockRejectedValue(refused());
@@ -556,7 +566,7 @@ describe('the admission gate', () => {
 
     // Assert
     expect(err.code).toBe('rate_limited');
-    expect(gate.admitted).toHaveBeenCalledTimes(1);
+    expect(gate.admitted).toHaveBeenCalled();
     expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(1);
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
     expect(ddb.commandCalls(DeleteCommand)).toHaveLength(0);
