@@ -22,18 +22,22 @@ export async function publishPost(
   /** Runs on the post as read, before deciding (the console refuses a post changed since its page). */
   check?: (post: PostRecord) => void,
 ) {
-  return counting(orgId, gate, now, (counter) =>
-    withRetry(async () => {
-      const { org, post } = await loadForDangerousOp(orgId, postId);
-      check?.(post);
-      const decision = decidePublish(post, org.settings, now);
-      if ('unchanged' in decision) {
-        await gate.admitted();
-        return { id: post.id, status: post.status };
-      }
-      const result = await quotaAware(() => counter.update(post, decision.change), now);
-      return { id: result.id, status: result.status };
-    }),
+  return counting(
+    orgId,
+    gate,
+    now,
+    (counter) =>
+      withRetry(async () => {
+        const { org, post } = await loadForDangerousOp(orgId, postId);
+        check?.(post);
+        const decision = decidePublish(post, org.settings, now);
+        if ('unchanged' in decision) {
+          await gate.admitted();
+          return { id: post.id, status: post.status };
+        }
+        const result = await quotaAware(() => counter.update(post, decision.change), now);
+        return { id: result.id, status: result.status };
+      }),
     { expect: true },
   );
 }

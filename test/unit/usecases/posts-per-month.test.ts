@@ -300,19 +300,22 @@ describe('the allowance spent', () => {
         create(input({ scheduled_at: LATER, variants: [{ channel_id: fixedId('channel', 9), body: 'x' }] })),
       400,
     ],
-  ])('allowance spent, %s: not refused for the post it does not count (admitted again without it)', async (_what, send, status) => {
-    // Arrange
-    given({ limit: 2, counted: 2 });
-    table.seed(postItem({ ...DRAFT, status: 'scheduled', scheduled_at: LATER, counted_period: '2030-05' }));
+  ])(
+    'allowance spent, %s: not refused for the post it does not count (admitted again without it)',
+    async (_what, send, status) => {
+      // Arrange
+      given({ limit: 2, counted: 2 });
+      table.seed(postItem({ ...DRAFT, status: 'scheduled', scheduled_at: LATER, counted_period: '2030-05' }));
 
-    // Act
-    const res = await send();
+      // Act
+      const res = await send();
 
-    // Assert: the gate's first write refused for the post; a second admits the request alone.
-    expect(res.statusCode).toBe(status);
-    expect(usageWrites().map((c) => c.outcome)).toEqual(['ConditionalCheckFailed', 'ok']);
-    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 2 });
-  });
+      // Assert: the gate's first write refused for the post; a second admits the request alone.
+      expect(res.statusCode).toBe(status);
+      expect(usageWrites().map((c) => c.outcome)).toEqual(['ConditionalCheckFailed', 'ok']);
+      expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 2 });
+    },
+  );
 
   it('createPost with an Idempotency-Key: admitted first, then the count on its own; counted once', async () => {
     given();
