@@ -87,7 +87,8 @@ const DEPTH: Record<string, number> = {
   getUsage: 1,
   getAnalytics: 1,
   createPost: 2,
-  reschedulePost: 2,
+  // Admitted once it has read and decided (its gate write counts the post only when it counts).
+  reschedulePost: 3,
   publishPost: 2,
   deletePost: 2,
   listWebhookEndpoints: 1,
@@ -95,7 +96,8 @@ const DEPTH: Record<string, number> = {
 /** Paths round-trips.ts does not run, by `op (variant)`: test/unit/usecases/round-trips.test.ts asserts them. */
 const VARIANT_DEPTH: Record<string, number> = {
   'createPost (Idempotency-Key)': 4,
-  'createPost (Idempotency-Key, replay)': 2,
+  // The record's lookup, then the post count its gate write took given back.
+  'createPost (Idempotency-Key, replay)': 3,
 };
 
 export async function benchCost(): Promise<CostResult> {
