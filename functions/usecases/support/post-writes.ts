@@ -78,7 +78,8 @@ export class PostCounter {
   private expected: Promise<unknown> | null = null;
   /** A give-back under way. */
   private givingBack: Promise<void> = Promise.resolve();
-  private readonly writeId = randomBytes(12).toString('base64url');
+  // 64 random bits: unique among a post's writers, and few bytes on an item billed by the KB.
+  private readonly writeId = randomBytes(8).toString('base64url');
   private readonly period: string;
 
   constructor(
