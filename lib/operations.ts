@@ -557,6 +557,14 @@ export const queues: readonly QueueSpec[] = [
   { name: 'events', env: QUEUE_URL_ENV.events, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
   // One message per (event, endpoint, attempt); waits longer than SQS's 15-minute delay are chained.
   { name: 'webhooks', env: QUEUE_URL_ENV.webhooks, visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
+  // One message per due entry of the channel-sync index. A dead-lettered one needs no consumer: its
+  // entry stays in the index and the finder sends it again (usecases/channel-sync.ts).
+  {
+    name: 'channelSync',
+    env: QUEUE_URL_ENV.channelSync,
+    visibilityTimeoutSeconds: 120,
+    maxReceiveCount: 5,
+  },
 ];
 
 /** Step Functions state machines, defined in ASL files; their Task states invoke workers. */
@@ -581,13 +589,17 @@ export const stateMachines: readonly StateMachineSpec[] = [
  * The table stream's event source mapping, in AWS and in the local stack's poller alike: records
  * whose new image's `entity` is not listed never reach the function (deletes have no new image);
  * a failing batch is bisected and retried `retryAttempts` times, then its records go to the
- * on-failure destination, as do records older than `maxRecordAgeSeconds`.
+ * on-failure destination, as do records older than `maxRecordAgeSeconds`. With a tumbling window
+ * of `windowSeconds`, every batch names its shard (`shardId`), batches do not span windows, the
+ * function must answer a `state` (else the invocation failed) and each window ends with a final
+ * invocation.
  */
 export interface StreamSource {
   entities: readonly string[];
   batchSize: number;
   retryAttempts: number;
   maxRecordAgeSeconds: number;
+  windowSeconds?: number;
 }
 
 /**
@@ -636,6 +648,9 @@ export const workers: readonly Worker[] = [
       batchSize: 100,
       retryAttempts: 10,
       maxRecordAgeSeconds: 86_400,
+      // Not for aggregating (the relay keeps no window state): a windowed batch names its shard,
+      // and the analytics counters count each record once by a mark per shard (usecases/support/stats.ts).
+      windowSeconds: 300,
     },
     timeoutSeconds: 30,
   },
@@ -670,10 +685,22 @@ export const workers: readonly Worker[] = [
   {
     id: 'channelSync',
     entry: 'functions/handlers/channel-sync.ts',
-    // Renews tokens ahead of expiry and reads profiles; marks refused grants reauth_required.
-    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    // The finder: sends the due channels of the sync index to the workers (moves its cursor and
+    // entries whose message was lost; reports the platform-app refusals the workers counted).
+    access: { table: 'RW', sends: ['channelSync'] },
     trigger: { kind: 'schedule', everySeconds: 300, localEverySeconds: 2 },
-    timeoutSeconds: 240,
+    timeoutSeconds: 60,
+  },
+  {
+    id: 'channelSyncWorker',
+    entry: 'functions/handlers/channel-sync-worker.ts',
+    // Renews tokens ahead of expiry and reads profiles; marks refused grants reauth_required; ends
+    // expired account choices (revokes and erases their grants).
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    // 8 batches of 10 at once: the platforms see at most 80 renewals in flight from one deployment.
+    trigger: { kind: 'queue', queue: 'channelSync', batchSize: 10, concurrency: 8 },
+    // A renewal may wait out another's lease (10 s) and the OAuth client's 15 s, then read the profile.
+    timeoutSeconds: 60,
   },
   {
     id: 'deliveryDeadLetters',

@@ -21,6 +21,7 @@ export function countCapacity(client: DynamoDBClient, file: string): () => void 
     writeTable: 0,
     writeIndexes: {} as Record<string, number>,
     calls: {} as Record<string, number>,
+    writes: {} as Record<string, number>,
   };
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -30,6 +31,12 @@ export function countCapacity(client: DynamoDBClient, file: string): () => void 
       const name = String(context.commandName);
       totals.calls[name] = (totals.calls[name] ?? 0) + 1;
       const cc = (out.output as { ConsumedCapacity?: Units | Units[] }).ConsumedCapacity;
+      if (WRITES.test(name)) {
+        // Units by the kinds of item written (a transaction's units go to all its kinds together).
+        const kind = kindsOf(args.input).join('+');
+        const units = ([] as Units[]).concat(cc ?? []).reduce((n, c) => n + (c.CapacityUnits ?? 0), 0);
+        totals.writes[kind] = (totals.writes[kind] ?? 0) + units;
+      }
       for (const c of ([] as Units[]).concat(cc ?? [])) {
         if (!WRITES.test(name)) {
           totals.read += c.CapacityUnits ?? 0;
@@ -55,4 +62,19 @@ export function countCapacity(client: DynamoDBClient, file: string): () => void 
     clearInterval(timer);
     flush();
   };
+}
+
+/** What a write touches, by the kind of item (the sort key's first part): POST, STATS, USAGE, … */
+function kindsOf(input: unknown): string[] {
+  const i = input as {
+    Key?: { sk?: unknown };
+    Item?: { sk?: unknown };
+    TransactItems?: Array<Record<string, { Key?: { sk?: unknown }; Item?: { sk?: unknown } }>>;
+  };
+  const kind = (sk: unknown) => `${String(sk ?? '?').split('#')[0]}`;
+  if (i.TransactItems)
+    return i.TransactItems.flatMap((t) =>
+      Object.entries(t).map(([op, v]) => `tx:${op}:${kind(v.Key?.sk ?? v.Item?.sk)}`),
+    );
+  return [kind(i.Key?.sk ?? i.Item?.sk)];
 }

@@ -21,11 +21,26 @@ import { writeFileDurably } from './durable-file.ts';
 // than `maxRecordAgeSeconds`. A crash between a handled batch and its checkpoint hands that batch
 // to the handler again after the restart: at least once, as Lambda does, and harmless for the relay
 // (messages name their delivery round, event ids derive from the record, counters dedupe).
+// With a tumbling window (`windowSeconds`) it does what Lambda does then: every batch carries its
+// shard id, the window (by the records' creation times; a batch never spans two) and the state the
+// handler answered last in that window; an answer without `state` is a failed invocation; a window
+// ends with a final invocation (no records) once a later window's record comes, the window's time
+// is over or the shard ends, and the shard waits until that invocation succeeds.
+
+/** A batch as Lambda hands it over; the window fields only with a tumbling window. */
+export type WindowedStreamEvent = DynamoDBStreamEvent & {
+  shardId?: string;
+  eventSourceARN?: string;
+  window?: { start: string; end: string };
+  state?: Record<string, unknown>;
+  isFinalInvokeForWindow?: boolean;
+  isWindowTerminatedEarly?: boolean;
+};
 
 type StreamHandler = (
-  event: DynamoDBStreamEvent,
+  event: WindowedStreamEvent,
   context: Context,
-) => Promise<DynamoDBBatchResponse | undefined>;
+) => Promise<(DynamoDBBatchResponse & { state?: unknown }) | undefined>;
 
 /** What the on-failure destination receives (Lambda's invocation record for a stream batch). */
 export interface StreamFailure {
@@ -72,6 +87,8 @@ interface ShardState {
   /** Last sequence number handled successfully. */
   after?: string;
   closed?: boolean;
+  /** The open tumbling window: its start (epoch ms) and the state the handler answered last. */
+  window?: { start: number; state: Record<string, unknown> };
 }
 
 export class StreamPoller {
@@ -157,6 +174,14 @@ export class StreamPoller {
       throw err;
     }
     const records = res.Records ?? [];
+    if (!records.length && st.window && Date.now() >= st.window.start + this.windowMs()) {
+      // The window's time is over: its final invocation, before anything else of the shard.
+      if (!(await this.closeWindow(shardId, st))) {
+        this.iterators.delete(shardId);
+        return 0;
+      }
+      this.save();
+    }
     if (records.length) {
       const stop = await this.handle(shardId, st, records);
       this.save();
@@ -169,6 +194,8 @@ export class StreamPoller {
     if (res.NextShardIterator) this.iterators.set(shardId, res.NextShardIterator);
     else {
       this.iterators.delete(shardId);
+      // The shard ended: so did its window (Lambda's windows do not outlive a shard).
+      if (st.window && !(await this.closeWindow(shardId, st))) return records.length;
       st.closed = true;
       this.save();
     }
@@ -191,8 +218,12 @@ export class StreamPoller {
     const old = records.filter(
       (r) => Date.now() - (r.dynamodb?.ApproximateCreationDateTime?.getTime() ?? Date.now()) > maxAgeMs,
     );
-    if (old.length) await this.fail(shardId, old, 'RecordAgeExceeded', 0);
     const kept = records.filter((r) => !old.includes(r) && this.matches(r));
+    if (st.window && kept[0] && this.windowOf(kept[0]) > st.window.start) {
+      // A later window's record: the open window's final invocation goes first.
+      if (!(await this.closeWindow(shardId, st))) return 0;
+    }
+    if (old.length) await this.fail(shardId, old, 'RecordAgeExceeded', 0);
     if (!kept.length) {
       st.after = seq(records.at(-1));
       return undefined;
@@ -201,11 +232,18 @@ export class StreamPoller {
     const fresh = !retry || retry.seq !== seq(kept[0]);
     const size = fresh ? kept.length : retry.size;
     const batch = kept.slice(0, size);
+    if (this.windowMs()) {
+      // A batch belongs to one window.
+      const window = this.windowOf(batch[0] as StreamRecord);
+      const cut = batch.findIndex((r) => this.windowOf(r) !== window);
+      if (cut > 0) batch.splice(cut);
+      if (!st.window) st.window = { start: window, state: {} };
+    }
     const done = (upTo: StreamRecord | undefined) => {
       // Records up to this one are handled (or filtered out): the checkpoint moves past them.
       if (upTo) st.after = seq(upTo);
     };
-    const failed = await this.deliver(batch);
+    const failed = await this.deliver(batch, shardId, st);
     if (failed === undefined) {
       this.retries.delete(shardId);
       this.backoffMs = 0;
@@ -280,11 +318,54 @@ export class StreamPoller {
     await this.opts.onFailure?.(failure);
   }
 
+  /** The tumbling window's length, 0 without one. */
+  private windowMs(): number {
+    return (this.opts.source?.windowSeconds ?? 0) * 1000;
+  }
+
+  /** The start (epoch ms) of the window a record belongs to, by its creation time. */
+  private windowOf(r: StreamRecord): number {
+    const w = this.windowMs();
+    const at = r.dynamodb?.ApproximateCreationDateTime?.getTime() ?? Date.now();
+    return w ? Math.floor(at / w) * w : 0;
+  }
+
+  /** The window's final invocation; true once it succeeded (the window is then closed). */
+  private async closeWindow(shardId: string, st: ShardState): Promise<boolean> {
+    const failed = await this.deliver([], shardId, st, true);
+    if (failed) {
+      this.backoffMs = Math.max(this.backoffMs, 1_000);
+      return false;
+    }
+    st.window = undefined;
+    return true;
+  }
+
   /** Undefined when the handler took every record; else the first reported one, or its error. */
   private async deliver(
     records: StreamRecord[],
+    shardId: string,
+    st: ShardState,
+    final = false,
   ): Promise<{ kind: 'item'; seq: string } | { kind: 'error' } | undefined> {
-    const event: DynamoDBStreamEvent = {
+    const w = this.windowMs();
+    const open = st.window;
+    const windowed: Partial<WindowedStreamEvent> =
+      w && open
+        ? {
+            shardId,
+            eventSourceARN: this.opts.streamArn,
+            window: {
+              start: new Date(open.start).toISOString(),
+              end: new Date(open.start + w).toISOString(),
+            },
+            state: open.state,
+            isFinalInvokeForWindow: final,
+            isWindowTerminatedEarly: false,
+          }
+        : {};
+    const event: WindowedStreamEvent = {
+      ...windowed,
       Records: records.map((r) => ({
         eventID: r.eventID,
         eventName: r.eventName,
@@ -304,6 +385,13 @@ export class StreamPoller {
     };
     try {
       const result = await this.opts.handler(event, this.opts.context());
+      if (open) {
+        const state = result?.state;
+        if (state === null || typeof state !== 'object' || Array.isArray(state))
+          throw new Error('a windowed stream invocation must answer a state object');
+        // The state goes on only with a batch that succeeded (a failed one is retried with the old).
+        if (!result?.batchItemFailures?.length) open.state = state as Record<string, unknown>;
+      }
       const failures = result?.batchItemFailures ?? [];
       if (!failures.length) return undefined;
       const ids = new Set(failures.map((f) => f.itemIdentifier));

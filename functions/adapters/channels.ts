@@ -1,12 +1,13 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { keys, parseWorkEntry } from '#adapters/keys';
+import { keys } from '#adapters/keys';
 import { fromItem, ifConditionHolds, queryAll, setClause, TABLE_NAME, transactIf } from '#adapters/table';
 import type { ChannelRecord } from '#core/accounts';
 import { ddb } from '#shared/clients';
 
 // Channels (`ORG#<org>` / `CHANNEL#<ch>`), which channel posts as which platform account
 // (`CHACCT#<platform>#<account>`, so connecting an account twice reconnects its channel), their
-// health, and the channel-sync index (gsi2 `CHSYNC#<day>`). Their credentials: channel-credentials.ts.
+// health, and their place in the channel-sync index (gsi2 `CHSYNC#<day>`, read by
+// channel-sync-index.ts). Their credentials: channel-credentials.ts.
 
 export async function getChannel(orgId: string, channelId: string): Promise<ChannelRecord | null> {
   const res = await ddb.send(
@@ -65,8 +66,11 @@ export async function updateChannelHealth(
   now: string,
 ): Promise<ChannelRecord | null> {
   const next = { ...rec, ...patch, updated_at: now };
+  // The index entry moves only with a new next_sync_at: from `rec`, possibly read before a sync
+  // moved it on, it would put the entry back where the channel no longer is.
+  const moves = 'next_sync_at' in patch;
   const sync = next.next_sync_at ? keys.channelSync(next.next_sync_at, rec.org_id, rec.id) : null;
-  const set: Record<string, unknown> = { ...patch, updated_at: now, ...(sync ?? {}) };
+  const set: Record<string, unknown> = { ...patch, updated_at: now, ...(moves && sync ? sync : {}) };
   const names: Record<string, string> = { '#st': 'status' };
   const values: Record<string, unknown> = {};
   const condition = sameConnection(rec, values);
@@ -76,7 +80,7 @@ export async function updateChannelHealth(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.channel(rec.org_id, rec.id),
-        UpdateExpression: `SET ${parts}${sync ? '' : ' REMOVE gsi2pk, gsi2sk'}`,
+        UpdateExpression: `SET ${parts}${moves && !sync ? ' REMOVE gsi2pk, gsi2sk' : ''}`,
         ConditionExpression: condition,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
@@ -136,28 +140,4 @@ export async function disconnectChannel(
       },
     },
   ]);
-}
-
-/**
- * What the channel sync has to look at: the sync index's day buckets from `days` back to today, up
- * to `now` — channels (`ch_…`) and sessions whose account choice expired (`conn_…`).
- */
-export async function dueChannels(now: Date, days: number): Promise<Array<{ orgId: string; id: string }>> {
-  const out: Array<{ orgId: string; id: string }> = [];
-  const until = `${now.toISOString()}#~`;
-  await Promise.all(
-    Array.from({ length: days + 1 }, async (_, i) => {
-      const day = new Date(now.getTime() - i * 86_400_000).toISOString().slice(0, 10);
-      const items = await queryAll({
-        IndexName: 'gsi2',
-        KeyConditionExpression: 'gsi2pk = :b AND gsi2sk <= :until',
-        ExpressionAttributeValues: { ':b': keys.channelSyncBucket(day).gsi2pk, ':until': until },
-      });
-      for (const item of items) {
-        const e = parseWorkEntry(item.gsi2sk);
-        if (e) out.push({ orgId: e.orgId, id: e.id });
-      }
-    }),
-  );
-  return out;
 }

@@ -66,6 +66,14 @@ export const keys = {
   }),
   /** `day` is YYYY-MM-DD (UTC). */
   channelSyncBucket: (day: string) => ({ gsi2pk: `CHSYNC#${day}` }),
+  /** How far the channel sync's finder has sent the sync index (one item for the deployment). */
+  channelSyncCursor: () => ({ pk: 'CHSYNC', sk: 'CURSOR' }),
+  /**
+   * Channels whose renewal the platform refused for the operator's app since the finder last
+   * reported them: one item per platform, counted by the sync workers, taken by the finder.
+   */
+  appRefusals: (platform: string) => ({ pk: 'ALARM#PLATFORM_APP_REFUSED', sk: platform }),
+  appRefusalsAll: () => ({ pk: 'ALARM#PLATFORM_APP_REFUSED' }),
   /** A connection session (OAuth or app password) of an organization. */
   connection: (orgId: string, connectionId: string) => ({ pk: `ORG#${orgId}`, sk: `CONN#${connectionId}` }),
   /** The `state` of an OAuth authorization, by its SHA-256: finds the session; deleted when used. */

@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
+  type ChannelSyncMessage,
   type DeliveryMessage,
   type DispatchMessage,
   type HeraldEvent,
@@ -11,8 +12,8 @@ import {
 import { requireEnv } from '#shared/config';
 import { sqs } from '#shared/sqs';
 
-// The work queues: deliveries, the scheduler's dispatches, events and webhook attempts. A queue's
-// URL is read on use: a bundle that never sends to a queue needs no variable for it.
+// The work queues: deliveries, the scheduler's dispatches, events, webhook attempts, channel syncs.
+// A queue's URL is read on use: a bundle that never sends to a queue needs no variable for it.
 
 const queueUrl = (queue: QueueName) => requireEnv(QUEUE_URL_ENV[queue]);
 
@@ -95,5 +96,13 @@ export function sendJobs(jobs: WebhookJob[], now = Date.now()): Promise<void> {
       body: job,
       delaySeconds: Math.max(0, Math.floor((Date.parse(job.due_at) - now) / 1000)),
     })),
+  );
+}
+
+/** The channel sync's work: one message per due entry of the sync index. */
+export function sendChannelSyncs(messages: ChannelSyncMessage[]): Promise<void> {
+  return sendBatch(
+    'channelSync',
+    messages.map((body) => ({ body })),
   );
 }

@@ -158,7 +158,7 @@ export function setClause(
 type QueryInput = Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>;
 
 /** A query's pages, following LastEvaluatedKey: the one paginated Query loop of the adapters. */
-async function* pages(input: QueryInput) {
+export async function* pages(input: QueryInput) {
   let start: Record<string, unknown> | undefined;
   do {
     const res = await ddb.send(

@@ -9,6 +9,7 @@ export const QUEUE_URL_ENV = {
   schedule: 'SCHEDULE_QUEUE_URL',
   events: 'EVENTS_QUEUE_URL',
   webhooks: 'WEBHOOKS_QUEUE_URL',
+  channelSync: 'CHANNEL_SYNC_QUEUE_URL',
 } as const;
 export type QueueName = keyof typeof QUEUE_URL_ENV;
 
@@ -34,6 +35,17 @@ export interface DispatchMessage {
   post_id: string;
   /** The scheduled_at this dispatch is for; a rescheduled post ignores it. */
   scheduled_at: string;
+}
+
+/**
+ * One entry of the channel-sync index that fell due: a channel (`ch_…`) to look at, or a session
+ * (`conn_…`) whose account choice expired. The worker reads the item again, so duplicates are harmless.
+ */
+export interface ChannelSyncMessage {
+  org_id: string;
+  id: string;
+  /** The entry's time in the index when it was found (its due time). */
+  at: string;
 }
 
 /** An event on the durable event stream the webhooks consume. */

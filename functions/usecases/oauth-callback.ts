@@ -157,7 +157,7 @@ async function complete(
       updated_at: now.toISOString(),
     };
     // The grant is kept (sealed) for the choice; if the choice never comes, the channel sync
-    // revokes and erases it once the session expires (usecases/channel-sync.ts).
+    // revokes and erases it once the session expires (usecases/channel-sync-worker.ts).
     const sealed = await sealPending(rec, pending);
     if (
       !(await advanceConnection(rec, 'awaiting_authorization', selecting, sealed, {

@@ -5,22 +5,21 @@ import type { PostRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
 import { relayChannelChange, relayPostChange } from '#usecases/support/relay-post-changes';
-import { recordStats } from '#usecases/support/stats';
+import { type EngagedPost, recordBatchStats } from '#usecases/support/stats';
 import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
 
 // The stream relay: each change of a post, channel or webhook endpoint becomes its deliveries,
-// events, stats and failure-ladder start. (Which entities reach it at all is the stream filter
+// events and failure-ladder start; a batch's post changes together become the analytics counters. (Which entities reach it at all is the stream filter
 // in the manifest, lib/operations.ts.)
 
 async function relay(change: TableChange): Promise<void> {
   const base = { eventId: change.eventId, timeMs: change.timeMs };
   if (change.entity === 'post') {
-    const c = {
+    await relayPostChange({
       ...base,
       old: change.old as PostRecord | undefined,
       new: change.new as PostRecord | undefined,
-    };
-    await Promise.all([relayPostChange(c), recordStats(c)]);
+    });
   } else if (change.entity === 'channel') {
     await relayChannelChange({
       ...base,
@@ -37,30 +36,49 @@ async function relay(change: TableChange): Promise<void> {
 
 /**
  * Records of one item are relayed in order; different items concurrently (a batch of 100 posts
- * starting to publish must not wait on each other). On failure the earliest failed record is
- * reported: the stream resumes from it, and records after it are relayed again (ids derived from
- * the change make that harmless).
+ * starting to publish must not wait on each other). The counters are kept for the whole batch at
+ * once, next to it: one write per organization and counter item, exactly once per record by the
+ * shard's marks (`shardId`: Lambda names it in a batch of a mapping with a tumbling window). On
+ * failure the earliest failed record is reported: the stream resumes from it, and records after
+ * it are relayed again (ids derived from the change, and the counters' marks, make that harmless).
  */
 export async function relayStreamBatch(
   records: readonly DynamoDBRecord[],
+  shardId?: string,
 ): Promise<{ batchItemFailures: Array<{ itemIdentifier: string }> }> {
+  const changes = records.map(decodeRecord);
   const groups = new Map<string, TableChange[]>();
-  for (const change of records.map(decodeRecord))
-    groups.set(change.item, [...(groups.get(change.item) ?? []), change]);
+  for (const change of changes) groups.set(change.item, [...(groups.get(change.item) ?? []), change]);
   const failed: string[] = [];
-  await Promise.all(
-    [...groups.values()].map(async (changes) => {
-      for (const c of changes) {
-        try {
-          await relay(c);
-        } catch (err) {
-          logger.error('relay failed', { error: err as Error, sequence: c.sequence });
-          failed.push(c.sequence);
-          return;
+  const posts = changes
+    .filter((c) => c.entity === 'post')
+    .map((c) => ({
+      eventId: c.eventId,
+      timeMs: c.timeMs,
+      sequence: c.sequence,
+      old: c.old as EngagedPost | undefined,
+      new: c.new as EngagedPost | undefined,
+    }));
+  const [, uncounted] = await Promise.all([
+    Promise.all(
+      [...groups.values()].map(async (list) => {
+        for (const c of list) {
+          try {
+            await relay(c);
+          } catch (err) {
+            logger.error('relay failed', { error: err as Error, sequence: c.sequence });
+            failed.push(c.sequence);
+            return;
+          }
         }
-      }
-    }),
-  );
+      }),
+    ),
+    recordBatchStats(posts, shardId),
+  ]);
+  for (const u of uncounted) {
+    logger.error('stats not counted', { error: u.error as Error, sequence: u.sequence });
+    failed.push(u.sequence);
+  }
   const first = failed.sort((a, b) => (BigInt(a || '0') < BigInt(b || '0') ? -1 : 1))[0];
   return { batchItemFailures: first ? [{ itemIdentifier: first }] : [] };
 }

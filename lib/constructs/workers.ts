@@ -51,6 +51,7 @@ function eventSource({ trigger }: Worker, data: Data, queues: Queues): IEventSou
       retryAttempts: trigger.retryAttempts,
       reportBatchItemFailures: true,
       maxRecordAge: Duration.seconds(trigger.maxRecordAgeSeconds),
+      ...(trigger.windowSeconds ? { tumblingWindow: Duration.seconds(trigger.windowSeconds) } : {}),
       onFailure: new SqsDlq(queues.streamRelayDlq),
       filters: trigger.entities.map((entity) =>
         FilterCriteria.filter({ dynamodb: { NewImage: { entity: { S: FilterRule.isEqual(entity) } } } }),

@@ -12,15 +12,17 @@ import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRecovery, recoverySection } from './recovery.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
 import { benchScheduler, type SchedulerResult, schedulerSection } from './scheduler.ts';
+import { type StatsResult, statsSection } from './stats.ts';
 import { apiWorld, machine, ROOT, timed } from './support.ts';
+import { type SyncRun, syncSection } from './sync.ts';
 import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
-// (coldstart, overhead, roundtrips, throughput, cost, awsmodel, connect, console, scheduler,
-// recovery, journal); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
-// BENCH_POSTS and BENCH_SECONDS shorten the parts; BENCH_LEAD (seconds) gives the scheduler's
-// posts more time to be created on a busy machine.
+// (coldstart, overhead, roundtrips, throughput, cost, stats, awsmodel, connect, console, scheduler,
+// recovery, journal, sync); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
+// BENCH_POSTS and BENCH_SECONDS shorten the parts (sync: BENCH_SYNC_* in sync.ts); BENCH_LEAD
+// (seconds) gives the scheduler's posts more time to be created on a busy machine.
 
 const run = promisify(execFile);
 const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
@@ -75,6 +77,21 @@ if (wants('cost')) {
   sections.cost = { title: 'Cost per million requests (AWS)', body: costSection(cost, roundTrips?.rows) };
 }
 
+if (wants('stats')) {
+  const r = await part('stats', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'stats-main.ts')],
+      {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      },
+    );
+    return JSON.parse(stdout) as StatsResult;
+  });
+  sections.stats = { title: 'Analytics counters: write units per post', body: statsSection(r) };
+}
 if (wants('connect')) {
   const r = await part('connect', async () => {
     const { stdout } = await run(
@@ -132,6 +149,27 @@ if (wants('awsmodel')) {
   // Computed, not measured: from the cost and scheduler parts' results when they ran in this invocation.
   const input = await awsModelInputs(cost, schedulerResults);
   sections.awsmodel = { title: 'AWS at scale: a model', body: awsModelSection(input) };
+}
+
+if (wants('sync')) {
+  const side = async (mode: SyncRun['mode']) => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'sync-main.ts'), mode],
+      {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      },
+    );
+    return JSON.parse(stdout) as SyncRun;
+  };
+  const after = await part('sync (fan-out)', () => side('fanout'));
+  const before =
+    process.env.BENCH_SYNC_BEFORE === '0'
+      ? undefined
+      : await part('sync (one loop)', () => side('single-loop'));
+  sections.sync = { title: 'The channel sync at scale (issue 24)', body: syncSection(after, before) };
 }
 
 if (wants('recovery')) {

@@ -27,6 +27,7 @@ export interface SchedulerResult {
 }
 
 interface Capacity {
+  writes?: Record<string, number>;
   read: number;
   write: number;
   writeTable: number;
@@ -38,13 +39,16 @@ const readCapacity = (file: string): Capacity =>
     ? (JSON.parse(readFileSync(file, 'utf8')) as Capacity)
     : { read: 0, write: 0, writeTable: 0, writeIndexes: {} };
 
-/** The capacity once it stopped moving for `quietMs` (the stream relay and stats have caught up). */
-async function settledCapacity(file: string, quietMs: number): Promise<Capacity> {
+/**
+ * The capacity once it stopped moving for `quietMs` beyond the idle rate (the sweeper's cursor):
+ * the stream relay and the counters have caught up.
+ */
+async function settledCapacity(file: string, quietMs: number, idlePerSecond = 0): Promise<Capacity> {
   let last = readCapacity(file);
   for (;;) {
     await new Promise((r) => setTimeout(r, quietMs));
     const now = readCapacity(file);
-    if (now.write === last.write) return now;
+    if (now.write - last.write <= idlePerSecond * (quietMs / 1000) + 1) return now;
     last = now;
   }
 }
@@ -55,12 +59,15 @@ const pct = (sorted: number[], p: number) =>
 export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<SchedulerResult> {
   const fakes = await allFakes().start();
   const capacityFile = join(mkdtempSync(join(tmpdir(), 'herald-capacity-')), 'capacity.json');
-  const stack = await startLocalStack({
-    HERALD_COUNT_CAPACITY: capacityFile,
-    ...fakes.env(),
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-    HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
-  });
+  const stack = await startLocalStack(
+    {
+      HERALD_COUNT_CAPACITY: capacityFile,
+      ...fakes.env(),
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
+    },
+    process.env.BENCH_VERBOSE === '1',
+  );
   try {
     const { org, key, channel } = await benchWorkspace(stack.dataDir, {
       name: 'Bench',
@@ -71,7 +78,7 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     });
 
     // The idle write rate (the sweeper's cursor), subtracted below.
-    const idle0 = await settledCapacity(capacityFile, 1500);
+    const idle0 = await settledCapacity(capacityFile, 1500, 2);
     const idleT0 = Date.now();
     await new Promise((r) => setTimeout(r, 5000));
     const idleRate = (readCapacity(capacityFile).write - idle0.write) / ((Date.now() - idleT0) / 1000);
@@ -101,7 +108,7 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     if (Date.now() > Date.parse(at) - 5000)
       throw new Error(`creating ${n} posts took ${createSeconds} s; raise the lead time`);
 
-    const before = await settledCapacity(capacityFile, 1500);
+    const before = await settledCapacity(capacityFile, 1500, idleRate);
     const t1 = Date.now();
 
     const deadline = Date.parse(at) + 180_000 + n * 100;
@@ -115,7 +122,7 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     }
     if (received.length < n) throw new Error(`only ${received.length} of ${n} posts reached the fake`);
 
-    const after = await settledCapacity(capacityFile, 3000);
+    const after = await settledCapacity(capacityFile, 3000, idleRate);
     const idle = idleRate * ((Date.now() - t1) / 1000);
     const perPost = (x: number) => Math.round((x / n) * 100) / 100;
     const indexes: Record<string, number> = {};
@@ -126,6 +133,12 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
       table: perPost(after.writeTable - before.writeTable - idle),
       indexes,
     };
+
+    // Which items the writes went to, per post (a diagnostic for BENCHMARKS.md's prose).
+    const counts = Object.fromEntries(
+      Object.entries(after.writes ?? {}).map(([k, v]) => [k, perPost(v - (before.writes?.[k] ?? 0))]),
+    );
+    console.error(`scheduler ${n}: write units per post by item kind ${JSON.stringify(counts)}`);
 
     const info = readStackInfo(stack.dataDir);
     if (!info) throw new Error('the local stack wrote no stack.json');

@@ -24,6 +24,7 @@ export const BENCH_ENV: Readonly<Record<string, string>> = {
   SCHEDULE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-schedule',
   EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-events',
   WEBHOOKS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-webhooks',
+  CHANNEL_SYNC_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-channelSync',
   WEBHOOK_SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/bench',
   CONNECTION_SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/bench-connections',
   WEBHOOK_LADDER_ARN: 'arn:aws:states:us-east-1:000000000000:stateMachine:herald-webhookLadder',

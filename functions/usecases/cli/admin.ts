@@ -23,7 +23,7 @@ import { issuesToFieldErrors } from '#core/validation';
 import * as apiKeys from '#usecases/api-keys';
 import * as approvals from '#usecases/approvals';
 import { listAuditLog } from '#usecases/audit-log';
-import { syncChannel } from '#usecases/channel-sync';
+import { syncChannel } from '#usecases/channel-sync-worker';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 import { disconnectChannel } from '#usecases/disconnect-channel';
 import { getChannelConnection } from '#usecases/get-channel-connection';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Engagement } from '#adapters/platforms/types';
-import { applyStats, type StatsDelta } from '#adapters/stats';
+import { applyOrderedStats, applyStats, type StatsDelta, type Uncounted } from '#adapters/stats';
 import type { Platform } from '#core/platforms';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import type { Change } from '#usecases/support/relay-post-changes';
@@ -91,12 +91,11 @@ const hasCounts = (d: StatsDelta) =>
   d.deliveries.failed !== 0;
 
 /**
- * Primary course: a post changed (table stream, at least once). What the change adds to the
+ * A post changed (table stream, at least once), counted on its own: what the change adds to the
  * deliveries, timeline and engagement counters is applied in one transaction with a marker derived
- * from the stream record and the post version, so a retried record is counted once. Engagement
- * totals follow from the post's own writes: the sync stores each post's values with a versioned
- * write and this relay adds the difference between the old and new image — the post item is the
- * single source of truth, and no crash between two writes can count a delta twice or lose it.
+ * from the stream record and the post version, so a retried record is counted once. The relay
+ * counts this way only the changes of a batch that does not name its stream shard
+ * (recordBatchStats).
  */
 export async function recordStats(change: Change<EngagedPost>): Promise<void> {
   const post = change.new;
@@ -107,4 +106,47 @@ export async function recordStats(change: Change<EngagedPost>): Promise<void> {
     .update(`${change.eventId}|${post.id}|${post.version}|stats`)
     .digest('base64url');
   await applyStats(post.org_id, hash, delta, change.timeMs);
+}
+
+/** A post change and its place in its shard of the table stream. */
+export interface StreamedChange extends Change<EngagedPost> {
+  sequence: string;
+}
+
+/**
+ * Primary course: a batch of post changes from one shard of the table stream (at least once; in
+ * order along the shard; after a failure, handed over again from the earliest failed record). The
+ * deltas of each organization's changes are summed and written once per counter item — the org's
+ * and one per UTC day with an outcome — each write guarded by the shard's mark on the item, so a
+ * change handed over again is never counted twice and one that was not counted is never skipped
+ * (applyOrderedStats). Engagement totals follow from the post's own writes: the sync stores each
+ * post's values with a versioned write and this adds the difference between the old and new image
+ * — the post item is the single source of truth, and no crash between two writes can count a
+ * delta twice or lose it. Returns, for each write that failed, the earliest record it had to count.
+ * A batch without its shard (a mapping without a tumbling window) is counted change by change
+ * (recordStats).
+ */
+export async function recordBatchStats(
+  changes: readonly StreamedChange[],
+  shardId: string | undefined,
+): Promise<Uncounted[]> {
+  if (shardId === undefined) {
+    const results = await Promise.allSettled(changes.map(recordStats));
+    return changes.flatMap((c, i) => {
+      const r = results[i];
+      return r?.status === 'rejected' ? [{ sequence: c.sequence, error: r.reason }] : [];
+    });
+  }
+  const byOrg = new Map<string, Array<{ sequence: string; timeMs: number; delta: StatsDelta }>>();
+  for (const change of changes) {
+    if (!change.new) continue;
+    const delta = statsDelta(change);
+    if (!hasCounts(delta)) continue;
+    const org = change.new.org_id;
+    byOrg.set(org, [...(byOrg.get(org) ?? []), { sequence: change.sequence, timeMs: change.timeMs, delta }]);
+  }
+  const failed = await Promise.all(
+    [...byOrg].map(([orgId, deltas]) => applyOrderedStats(orgId, shardId, deltas)),
+  );
+  return failed.flat();
 }

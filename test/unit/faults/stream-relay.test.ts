@@ -31,9 +31,10 @@ import {
 
 // Fault injection on the table-stream relay, end to end: createPost (publish now) writes the post;
 // its stream record goes through the real relay — delivery messages onto the queue, events onto
-// the event stream, analytics counters in a transaction with a dedupe marker — and the queue
-// through the real worker to the Bluesky and Mastodon fakes. A relay failure is reported for the
-// record, Lambda retries from it, and the retry repeats its messages: they must be harmless.
+// the event stream, analytics counters in one UpdateItem per counter item guarded by the shard's
+// mark — and the queue through the real worker to the Bluesky and Mastodon fakes. A relay failure
+// is reported for the record, Lambda retries from it, and the retry repeats its messages: they
+// must be harmless, and the counters must count each record once.
 
 const world = useWorld();
 const { table, sqs } = world;
@@ -60,7 +61,10 @@ async function publishNow(text: string) {
   return jsonOf<PostResource>(res).id;
 }
 
-const isStats = (v: RequestView) => v.items.some((i) => String(i.sk).startsWith('STATSEEN#'));
+/** The counters' write on the org's STATS item (the ordered path: one UpdateItem per item). */
+const isStats = (v: RequestView) => v.op === 'UpdateItem' && v.keys.some((k) => k.sk === 'STATS');
+/** A counters' transaction with a marker per change (a batch without its shard). */
+const isMarked = (v: RequestView) => v.items.some((i) => String(i.sk).startsWith('STATSEEN#'));
 const deliveryMessages = () => sqs.sentTo(DELIVERY_QUEUE).map((s) => s.body as DeliveryMessage);
 const events = () => sqs.sentTo(EVENTS_QUEUE).map((s) => s.body as HeraldEvent);
 const stats = () => table.get(keys.orgStats(ORG_ID));
@@ -77,9 +81,9 @@ async function settle(postId: string) {
 }
 
 describe('the stream relay under DynamoDB and SQS faults', () => {
-  it('stats transaction throttled twice: retried by the SDK inside one invocation, messages sent once', async () => {
+  it('stats write throttled twice: retried by the SDK inside one invocation, messages sent once', async () => {
     const postId = await publishNow('Relayed once');
-    table.fail({ op: 'TransactWriteItems', kind: 'ThrottlingException', times: 2, match: isStats });
+    table.fail({ op: 'UpdateItem', kind: 'ThrottlingException', times: 2, match: isStats });
 
     const pumped = await pumpStream(table, relay);
     const post = await settle(postId);
@@ -87,7 +91,7 @@ describe('the stream relay under DynamoDB and SQS faults', () => {
     expect(pumped.stuck).toEqual([]);
     expect(
       table
-        .callsOf('TransactWriteItems', (c) => isStats(c.view))
+        .callsOf('UpdateItem', (c) => isStats(c.view))
         .map((c) => c.outcome)
         .slice(0, 3),
     ).toEqual(['ThrottlingException', 'ThrottlingException', 'ok']);
@@ -97,11 +101,11 @@ describe('the stream relay under DynamoDB and SQS faults', () => {
     expect(stats()).toMatchObject({ deliveries_total: 2, deliveries_published: 2 });
   });
 
-  it('stats transaction throttled on every SDK attempt: the record is retried, messages repeat, posts do not', async () => {
+  it('stats write throttled on every SDK attempt: the record is retried, messages repeat, posts do not', async () => {
     // Arrange
     const postId = await publishNow('Relayed twice, published once');
     table.fail({
-      op: 'TransactWriteItems',
+      op: 'UpdateItem',
       kind: 'ProvisionedThroughputExceededException',
       times: 3,
       match: isStats,
@@ -112,7 +116,7 @@ describe('the stream relay under DynamoDB and SQS faults', () => {
     const post = await settle(postId);
 
     // Assert: the first invocation enqueued the deliveries, then failed on the counters; the retry
-    // enqueued them again. Each channel's delivery was still sent once.
+    // enqueued them again. Each channel's delivery was still sent once, and counted once.
     expect(pumped.stuck).toEqual([]);
     expect(
       deliveryMessages()
@@ -125,16 +129,16 @@ describe('the stream relay under DynamoDB and SQS faults', () => {
     expect(events().map((e) => e.type)).toEqual(['post.published']);
   });
 
-  it('a reset after the stats transaction committed: acknowledged on the SDK retry, counted once', async () => {
+  it('a reset after the stats write applied: the SDK retry meets its own mark, counted once', async () => {
     const postId = await publishNow('Counted once');
-    table.fail({ op: 'TransactWriteItems', kind: 'ECONNRESET', when: 'after', match: isStats });
+    table.fail({ op: 'UpdateItem', kind: 'ECONNRESET', when: 'after', match: isStats });
 
     await pumpStream(table, relay);
     await settle(postId);
 
-    const statsCalls = table.callsOf('TransactWriteItems', (c) => isStats(c.view));
+    const statsCalls = table.callsOf('UpdateItem', (c) => isStats(c.view));
     expect(statsCalls[0]).toMatchObject({ outcome: 'ECONNRESET', applied: true });
-    expect(statsCalls[1]).toMatchObject({ outcome: 'ok', attempt: 2 });
+    expect(statsCalls[1]).toMatchObject({ outcome: 'ConditionalCheckFailed', attempt: 2 });
     expect(deliveryMessages()).toHaveLength(2);
     expect(stats()).toMatchObject({ deliveries_total: 2, deliveries_published: 2 });
   });
@@ -148,14 +152,34 @@ describe('the stream relay under DynamoDB and SQS faults', () => {
     const pumped = await pumpStream(table, relay);
     const post = await settle(postId);
 
-    // Assert: the retry's counter transaction met its own marker (ConditionalCheckFailed on it).
+    // Assert: the retry's counter write met the shard's mark (ConditionalCheckFailed) and added nothing.
     expect(pumped.invocations).toBeGreaterThanOrEqual(2);
-    expect(table.callsOf('TransactWriteItems', (c) => isStats(c.view)).map((c) => c.outcome)).toContain(
-      'TransactionCanceled',
+    expect(table.callsOf('UpdateItem', (c) => isStats(c.view)).map((c) => c.outcome)).toContain(
+      'ConditionalCheckFailed',
     );
     expect(deliveryMessages()).toHaveLength(2);
     expect(published()).toEqual({ bluesky: 1, mastodon: 1 });
     expect(post.status).toBe('published');
+    expect(stats()).toMatchObject({ deliveries_total: 2, deliveries_published: 2 });
+  });
+
+  it('a batch without its shard is counted change by change with markers, also once', async () => {
+    // Arrange: a mapping without a tumbling window names no shard; SQS refuses once, so the record
+    // comes again.
+    const postId = await publishNow('Counted by marker');
+    sqs.failSends('failed-entries', 1, (body) => (body as DeliveryMessage).channel_id !== undefined);
+
+    // Act
+    const pumped = await pumpStream(table, relay, { shardId: null });
+    await drain(sqs, DELIVERY_QUEUE, worker);
+    await pumpStream(table, relay, { shardId: null });
+
+    // Assert
+    expect(pumped.invocations).toBeGreaterThanOrEqual(2);
+    expect(table.callsOf('TransactWriteItems', (c) => isMarked(c.view)).map((c) => c.outcome)).toContain(
+      'TransactionCanceled',
+    );
+    expect((await storedPost(table, postId)).status).toBe('published');
     expect(stats()).toMatchObject({ deliveries_total: 2, deliveries_published: 2 });
   });
 

@@ -1,5 +1,5 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -10,8 +10,10 @@ import { handler } from '#handlers/stream-relay';
 import { channel, channelItem, fixedId, type Item, post, postItem, variant } from '../support/fixtures.ts';
 
 const sqs = mockClient(SQSClient);
-// The relay also keeps the analytics counters (one transaction per change).
+// The relay also keeps the analytics counters (one UpdateItem per organization and counter item of
+// a batch; one transaction per change in a batch that does not name its shard).
 const ddb = mockClient(DynamoDBDocumentClient);
+const SHARD = 'shardId-00000001900000000000-aaaaaaaa';
 
 const NOW = new Date('2030-06-01T12:00:00.000Z');
 const CH1 = fixedId('channel', 1);
@@ -43,7 +45,9 @@ function change(oldItem: Item | undefined, newItem: Item | undefined): DynamoDBR
   };
 }
 const sequenceOf = (r: DynamoDBRecord) => r.dynamodb?.SequenceNumber ?? '';
-const relay = (...records: DynamoDBRecord[]) => handler({ Records: records } satisfies DynamoDBStreamEvent);
+/** A batch as the windowed mapping hands it over: one shard's records, and the shard's id. */
+const relay = (...records: DynamoDBRecord[]) =>
+  handler({ Records: records, shardId: SHARD } satisfies DynamoDBStreamEvent & { shardId: string });
 
 const twoChannelDraft = (n = 1): PostRecord =>
   post({ id: fixedId('post', n), variants: [variant(CH1, 1), variant(CH2, 2)] });
@@ -75,6 +79,7 @@ function sqsFailsFor(postId: string, how: 'reject' | 'failed-entries') {
 beforeEach(() => {
   ddb.reset();
   ddb.on(TransactWriteCommand).resolves({});
+  ddb.on(UpdateCommand).resolves({});
   sqs.reset();
   sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
 });
@@ -85,7 +90,7 @@ describe('stream relay', () => {
     const res = await relay(startsPublishing());
 
     // Assert
-    expect(res).toEqual({ batchItemFailures: [] });
+    expect(res).toEqual({ batchItemFailures: [], state: {} });
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(1);
     expect(sentMessages()).toEqual([
       { org_id: expect.any(String), post_id: fixedId('post', 1), channel_id: CH1, round: 1 },
@@ -107,7 +112,7 @@ describe('stream relay', () => {
     const res = await relay(change(postItem(publishing), postItem(progressed)));
 
     // Assert
-    expect(res).toEqual({ batchItemFailures: [] });
+    expect(res).toEqual({ batchItemFailures: [], state: {} });
     expect(sqs.calls()).toHaveLength(0);
   });
 
@@ -167,6 +172,7 @@ describe('stream relay', () => {
       // Assert
       expect(res).toEqual({
         batchItemFailures: [{ itemIdentifier: sequenceOf(records[1] as DynamoDBRecord) }],
+        state: {},
       });
       expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(3);
     },
@@ -181,5 +187,41 @@ describe('stream relay', () => {
 
     // Assert
     expect(out.batchItemFailures.length).toBeGreaterThan(0);
+  });
+
+  it('counts the batch in one write per counter item, keyed by the shard the batch names', async () => {
+    // Act: three posts start publishing in one batch.
+    await relay(startsPublishing(1), startsPublishing(2), startsPublishing(3));
+
+    // Assert: the org's STATS item, once, with the shard's mark; no transaction.
+    const writes = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(writes.map((w) => w.Key?.sk)).toEqual(['STATS']);
+    expect(Object.values(writes[0]?.ExpressionAttributeValues ?? {})).toContain(6);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('counts change by change with markers when the batch does not name its shard', async () => {
+    await handler({ Records: [startsPublishing(1), startsPublishing(2)] });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it("answers a window's final invocation (no records) with an empty state", async () => {
+    const res = await handler({ Records: [], shardId: SHARD, isFinalInvokeForWindow: true, state: {} });
+    expect(res).toEqual({ batchItemFailures: [], state: {} });
+    expect(ddb.calls()).toHaveLength(0);
+  });
+
+  it('reports the earliest record of a counter write that failed, so the stream retries from it', async () => {
+    // Arrange
+    ddb.on(UpdateCommand).rejects(new Error('DynamoDB unavailable'));
+    const records = [startsPublishing(1), startsPublishing(2)];
+
+    // Act
+    const res = await relay(...records);
+
+    // Assert: the messages went out; the counters come again with the retry.
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: sequenceOf(records[0] as DynamoDBRecord) }]);
+    expect(sentMessages()).toHaveLength(4);
   });
 });

@@ -492,6 +492,8 @@ describe('stream relay', () => {
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 10,
       MaximumRecordAgeInSeconds: 86_400,
+      // A windowed batch names its shard: the counters' exactly-once marks key on it.
+      TumblingWindowInSeconds: 300,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       DestinationConfig: {
         OnFailure: {

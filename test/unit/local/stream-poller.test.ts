@@ -14,7 +14,11 @@ import {
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type StreamFailure, StreamPoller } from '../../../bin/local/stream-poller.ts';
+import {
+  type StreamFailure,
+  StreamPoller,
+  type WindowedStreamEvent,
+} from '../../../bin/local/stream-poller.ts';
 import { lambdaContext } from '../support/fixtures.ts';
 
 const streams = mockClient(DynamoDBStreamsClient);
@@ -393,5 +397,126 @@ describe('StreamPoller with the stack’s mapping settings', () => {
     expect(
       failures.map((f) => [f.requestContext.condition, f.DDBStreamBatchInfo.startSequenceNumber]),
     ).toEqual([['RecordAgeExceeded', seqOf(1)]]);
+  });
+});
+
+describe('StreamPoller with a tumbling window (as Lambda runs a windowed mapping)', () => {
+  const SOURCE = {
+    entities: ['post'],
+    batchSize: 100,
+    retryAttempts: 2,
+    maxRecordAgeSeconds: 86_400,
+    windowSeconds: 300,
+  };
+  const T = Date.parse('2030-01-01T00:00:00Z');
+  const at = (n: number, ms: number): StreamRecord => {
+    const r = record(n);
+    return {
+      ...r,
+      dynamodb: {
+        ...r.dynamodb,
+        ApproximateCreationDateTime: new Date(ms),
+        NewImage: { entity: { S: 'post' } },
+      },
+    };
+  };
+  /** A handler that records each event and answers a state counting the records seen in the window. */
+  function windowHandler(answer?: (e: WindowedStreamEvent) => unknown) {
+    const events: WindowedStreamEvent[] = [];
+    const handler = async (e: WindowedStreamEvent) => {
+      events.push(structuredClone(e));
+      if (answer) return answer(e) as never;
+      const seen = Number(e.state?.seen ?? 0) + e.Records.length;
+      return { batchItemFailures: [], state: { seen } };
+    };
+    return { handler, events };
+  }
+  const windowed = (handler: (e: WindowedStreamEvent) => Promise<never>, errors: unknown[] = []) =>
+    poller(handler, errors, { source: SOURCE });
+
+  beforeEach(() => {
+    vi.useFakeTimers({ now: T + 60_000, toFake: ['Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('names the shard and the window in every batch, hands back the state answered last, and cuts batches at the window', async () => {
+    // Arrange: two records in the first 5-minute window, one in the next.
+    fakeStream([{ ShardId: 's1' }], { s1: [at(1, T), at(2, T + 10_000), at(3, T + 300_000)] });
+    const { handler, events } = windowHandler();
+    const p = windowed(handler as never);
+
+    // Act
+    await p.pollOnce();
+    await p.pollOnce();
+
+    // Assert: the first window's batch, its final invocation (no records, the state so far), the
+    // next window's batch starting from an empty state.
+    expect(
+      events.map((e) => [e.shardId, e.window?.start, e.Records.length, e.state, e.isFinalInvokeForWindow]),
+    ).toEqual([
+      ['s1', '2030-01-01T00:00:00.000Z', 2, {}, false],
+      ['s1', '2030-01-01T00:00:00.000Z', 0, { seen: 2 }, true],
+      ['s1', '2030-01-01T00:05:00.000Z', 1, {}, false],
+    ]);
+    expect(events[0]).toMatchObject({
+      eventSourceARN: STREAM_ARN,
+      window: { end: '2030-01-01T00:05:00.000Z' },
+      isWindowTerminatedEarly: false,
+    });
+    expect(checkpoint().s1?.after).toBe(seqOf(3));
+  });
+
+  it('takes an answer without a state as a failed invocation: the batch comes again', async () => {
+    // Arrange: the first answer forgets the state.
+    fakeStream([{ ShardId: 's1' }], { s1: [at(1, T)] });
+    let calls = 0;
+    const errors: unknown[] = [];
+    const { handler, events } = windowHandler(() =>
+      ++calls === 1 ? { batchItemFailures: [] } : { batchItemFailures: [], state: {} },
+    );
+    const p = windowed(handler as never, errors);
+
+    // Act
+    await p.pollOnce();
+    const after = checkpoint().s1?.after;
+    await p.pollOnce();
+
+    // Assert
+    expect(after).toBeUndefined();
+    expect(events.map((e) => e.Records.length)).toEqual([1, 1]);
+    expect(errors).toEqual([expect.objectContaining({ message: expect.stringContaining('state') })]);
+    expect(checkpoint().s1?.after).toBe(seqOf(1));
+  });
+
+  it('ends a window with its final invocation once its time is over, and when its shard ends', async () => {
+    // Arrange: a quiet open shard, and a closed one.
+    fakeStream([{ ShardId: 's1' }, { ShardId: 's2' }], { s1: [at(1, T)], s2: [at(2, T)] }, ['s2']);
+    const { handler, events } = windowHandler();
+    const p = windowed(handler as never);
+
+    // Act
+    await p.pollOnce(); // s1's batch; s2's batch, then s2 ends: its window's final invocation
+    await p.pollOnce(); // s1 is quiet, its window still open
+    vi.setSystemTime(T + 301_000);
+    await p.pollOnce(); // s1's window is over
+
+    // Assert
+    expect(events.map((e) => [e.shardId, e.Records.length, e.isFinalInvokeForWindow])).toEqual([
+      ['s1', 1, false],
+      ['s2', 1, false],
+      ['s2', 0, true],
+      ['s1', 0, true],
+    ]);
+    expect(checkpoint().s2?.closed).toBe(true);
+  });
+
+  it('hands no shard id without a window (as Lambda does)', async () => {
+    fakeStream([{ ShardId: 's1' }], { s1: [at(1, T)] });
+    const { handler, events } = windowHandler();
+    await poller(handler as never, [], { source: { ...SOURCE, windowSeconds: undefined } }).pollOnce();
+    expect(events[0]?.shardId).toBeUndefined();
+    expect(events[0]?.state).toBeUndefined();
   });
 });

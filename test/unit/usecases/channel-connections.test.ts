@@ -7,7 +7,7 @@ import { clearOpened } from '#adapters/sealed';
 import { OAUTH_PLATFORMS } from '#core/connections';
 import { ActError } from '#core/people';
 import type { Platform } from '#core/platforms';
-import { syncChannel, syncDueChannels } from '#usecases/channel-sync';
+import { syncChannel } from '#usecases/channel-sync-worker';
 import { addOrgUser, connectChannel, createOrg, setPlatformApp, setSettings } from '#usecases/cli/admin';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 import { disconnectChannel } from '#usecases/disconnect-channel';
@@ -18,6 +18,7 @@ import { nextSyncAt } from '#usecases/support/channel-connect';
 import { channelTokens } from '#usecases/support/channel-tokens';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
 import { useWorld } from '../faults/support/world.ts';
+import { syncDueChannels } from '../support/channel-sync.ts';
 import { ALLOWS_LANDING, admitted, connectFlow, LANDING } from '../support/connect-flow.ts';
 import { rejectedApiError } from '../support/errors.ts';
 import { ORG_ID, org, orgItem } from '../support/fixtures.ts';
@@ -601,7 +602,7 @@ describe('channel health', () => {
 
     // Act
     vi.setSystemTime(due + 1000);
-    const counts = await syncDueChannels(new Date());
+    const counts = await syncDueChannels(world.sqs, new Date());
 
     // Assert
     expect(counts.refreshed).toBe(1);

@@ -10,7 +10,7 @@ import { OAUTH_PLATFORMS as OAUTH_PLATFORMS_OF_APPS } from '#core/connections';
 import type { Platform } from '#core/platforms';
 import { startPublishing } from '#core/posts';
 import { logger } from '#shared/logger';
-import { syncChannel, syncDueChannels } from '#usecases/channel-sync';
+import { syncChannel } from '#usecases/channel-sync-worker';
 import { setPlatformApp } from '#usecases/cli/admin';
 import { deliver } from '#usecases/delivery-worker';
 import { disconnectChannel } from '#usecases/disconnect-channel';
@@ -26,6 +26,7 @@ import {
 } from '../../fakes/documented-errors.ts';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
 import { advance, storedPost, useWorld, whenPlatformAnswers } from '../faults/support/world.ts';
+import { syncDueChannels } from '../support/channel-sync.ts';
 import { ALLOWS_LANDING, connectFlow, LANDING } from '../support/connect-flow.ts';
 import { fixedId, ORG_ID, org, orgItem, post, postItem } from '../support/fixtures.ts';
 import { dataKey, decrypt, serveDataKeys } from '../support/kms.ts';
@@ -113,7 +114,7 @@ describe("the operator's app refused: the channel stays live and the operator is
       const alarms = vi.spyOn(logger, 'error');
 
       // Act
-      const counts = await syncDueChannels(new Date());
+      const counts = await syncDueChannels(world.sqs, new Date());
 
       // Assert
       expect(counts.operator).toBe(1);
@@ -168,7 +169,7 @@ describe("the operator's app refused: the channel stays live and the operator is
     const alarms = vi.spyOn(logger, 'error');
 
     // Act
-    const counts = await syncDueChannels(new Date());
+    const counts = await syncDueChannels(world.sqs, new Date());
 
     // Assert: both live, one alarm line for the platform (not one per channel).
     expect(counts).toMatchObject({ operator: 2, reauth_required: 0 });
@@ -339,7 +340,7 @@ describe('a refused token Herald cannot renew needs the person', () => {
     // Act: the operator registers the app again; the hourly look renews with the kept refresh token.
     await setApp('linkedin');
     advance(3600_000);
-    const counts = await syncDueChannels(new Date());
+    const counts = await syncDueChannels(world.sqs, new Date());
 
     // Assert
     expect(counts.refreshed).toBe(1);
@@ -516,7 +517,7 @@ describe('an account choice that never comes', () => {
 
     // Act
     advance(11 * 60_000);
-    const counts = await syncDueChannels(new Date());
+    const counts = await syncDueChannels(world.sqs, new Date());
 
     // Assert
     expect(counts.selection_expired).toBe(1);

@@ -342,24 +342,30 @@ export async function drain(
   throw new Error('drain: the queue never settled');
 }
 
-type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse>;
+type StreamHandler = (event: DynamoDBStreamEvent & { shardId?: string }) => Promise<DynamoDBBatchResponse>;
+
+/** The shard the fake table's stream is one of (a windowed mapping names it in every batch). */
+export const SHARD_ID = 'shardId-00000001900000000000-0000fa4e';
 
 /**
  * The table stream into the relay, as Lambda's event source mapping with ReportBatchItemFailures
- * runs it: on a reported failure the batch is retried from that record (the ones before it are
- * checkpointed), up to `retries` times. Returns how many invocations it took.
+ * and a tumbling window runs it: batches of one shard that name it (`shardId: null` leaves it out,
+ * as a mapping without a window does); on a reported failure the batch is retried from that record
+ * (the ones before it are checkpointed), up to `retries` times. Returns how many invocations it
+ * took.
  */
 export async function pumpStream(
   table: FakeDynamo,
   handler: StreamHandler,
-  opts: { retries?: number; records?: DynamoDBRecord[] } = {},
+  opts: { retries?: number; records?: DynamoDBRecord[]; shardId?: string | null } = {},
 ): Promise<{ invocations: number; stuck: DynamoDBRecord[] }> {
+  const shard = opts.shardId === null ? {} : { shardId: opts.shardId ?? SHARD_ID };
   let pending = opts.records ?? table.takeStream();
   let invocations = 0;
   let retries = 0;
   while (pending.length) {
     invocations += 1;
-    const res = await handler({ Records: pending });
+    const res = await handler({ Records: pending, ...shard });
     const failed = res.batchItemFailures[0]?.itemIdentifier;
     if (failed === undefined) {
       pending = opts.records ? [] : table.takeStream();

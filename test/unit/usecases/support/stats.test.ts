@@ -1,16 +1,27 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient,
   TransactWriteCommand,
   type TransactWriteCommandInput,
+  UpdateCommand,
+  type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { MARK_KEEP_MS, markAttr, position } from '#adapters/stats';
 import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
 import { type PostRecord, startPublishing } from '#core/posts';
 import type { Change } from '#usecases/support/relay-post-changes';
-import { type EngagedPost, type PostEngagement, recordStats, statsDelta } from '#usecases/support/stats';
-import { fixedId, type Item, ORG_ID, post, variant } from '../../support/fixtures.ts';
+import {
+  type EngagedPost,
+  type PostEngagement,
+  recordBatchStats,
+  recordStats,
+  type StreamedChange,
+  statsDelta,
+} from '#usecases/support/stats';
+import { condition, update } from '../../support/expressions.ts';
+import { fixedId, type Item, ORG_ID, OTHER_ORG_ID, post, variant } from '../../support/fixtures.ts';
 
 // Analytics counters kept from the table stream: deliveries per (post, channel), the per-day
 // timeline and engagement totals, each change counted once however often the stream repeats it.
@@ -211,7 +222,7 @@ describe('statsDelta', () => {
   });
 });
 
-describe('recordStats', () => {
+describe('recordStats (a change on its own, with a marker: batches that do not name their shard)', () => {
   it('counts a change once however often the stream delivers it (marker condition)', async () => {
     // Arrange
     const items = statsTable();
@@ -249,7 +260,9 @@ describe('recordStats', () => {
     expect(marker?.Put?.ConditionExpression).toBe('attribute_not_exists(pk)');
     expect(stats?.Update?.Key).toEqual({ pk: `ORG#${ORG_ID}`, sk: 'STATS' });
     expect(day?.Update?.Key).toEqual({ pk: `ORG#${ORG_ID}`, sk: 'STATS#DAY#2030-06-01' });
-    expect(day?.Update?.ExpressionAttributeValues?.[':ttl']).toBe(
+    const names = day?.Update?.ExpressionAttributeNames ?? {};
+    const ttl = Object.keys(names).find((n) => names[n] === 'ttl') ?? '';
+    expect(day?.Update?.ExpressionAttributeValues?.[ttl.replace('#', ':')]).toBe(
       Date.parse('2030-06-01T00:00:00Z') / 1000 + 40 * 86_400,
     );
   });
@@ -341,5 +354,242 @@ describe('recordStats', () => {
     // Assert
     expect(items.get(STATS)).toMatchObject({ eng_bluesky_likes: 7, eng_bluesky_comments: 1 });
     expect(items.get(STATS)?.synced_platforms).toEqual(new Set(['bluesky']));
+  });
+});
+
+// ---- the ordered path: a batch of one shard, one write per organization and counter item --------
+
+const SHARD = 'shardId-00000001900000000000-aaaaaaaa';
+const OTHER_SHARD = 'shardId-00000001900000000000-bbbbbbbb';
+
+/**
+ * UpdateItem as DynamoDB runs it (conditions and update expressions evaluated over the items, a
+ * refused condition answering ConditionalCheckFailed with the item when asked for ALL_OLD).
+ * `failing` refuses writes of the given sort keys with an error, once each.
+ */
+function orderedTable(failing: string[] = []) {
+  const items = new Map<string, Item>();
+  const id = (k: Record<string, unknown>) => `${String(k.pk)} ${String(k.sk)}`;
+  const refuse = [...failing];
+  ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
+    const key = input.Key ?? {};
+    const at = refuse.indexOf(String(key.sk));
+    if (at >= 0) {
+      refuse.splice(at, 1);
+      throw new Error('DynamoDB unavailable');
+    }
+    const current = items.get(id(key));
+    const names = input.ExpressionAttributeNames;
+    const values = input.ExpressionAttributeValues;
+    if (input.ConditionExpression && !condition(input.ConditionExpression, names, values)(current ?? {})) {
+      throw new ConditionalCheckFailedException({
+        message: 'The conditional request failed',
+        $metadata: {},
+        ...(input.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && current
+          ? { Item: structuredClone(current) as never }
+          : {}),
+      });
+    }
+    const { next } = update({ ...current, ...key }, input.UpdateExpression ?? '', names, values);
+    items.set(id(key), next);
+    return input.ReturnValues === 'ALL_NEW' ? { Attributes: structuredClone(next) } : {};
+  });
+  return items;
+}
+
+let position_ = 0;
+/** The changes as one shard carries them: sequence numbers in order. */
+const streamed = <T extends PostRecord>(before: T | undefined, after: T | undefined): StreamedChange => ({
+  ...change(before, after),
+  sequence: String(++position_).padStart(21, '0'),
+});
+
+/** Every write of a post from draft to published on both channels (one failing first), as the stream has them. */
+function life(p: PostRecord = twoChannels()): StreamedChange[] {
+  const s1 = startPublishing(p, T0);
+  const s2 = deliver(s1, CH1, 'published', at(1));
+  const s3 = deliver(s2, CH2, 'failed', at(2)); // post failed
+  const s4 = startPublishing(s3, at(60)); // republish: CH2 re-queued
+  const s5 = deliver(s4, CH2, 'published', new Date('2030-06-02T08:01:00.000Z')); // post published
+  const states = [undefined, p, s1, s2, s3, s4, s5];
+  return states.slice(1).map((s, i) => streamed(states[i], s));
+}
+
+/** The delivery counters of an item (an attribute never written counts 0, as readStats reads it). */
+const counts = (item: Item | undefined) => ({
+  deliveries_total: Number(item?.deliveries_total ?? 0),
+  deliveries_published: Number(item?.deliveries_published ?? 0),
+  deliveries_failed: Number(item?.deliveries_failed ?? 0),
+});
+const LIFE_COUNTS = { deliveries_total: 2, deliveries_published: 2, deliveries_failed: 0 };
+
+describe('recordBatchStats (a batch of one shard)', () => {
+  it('writes each counter item once per batch: one UpdateItem each, no transaction, no marker items', async () => {
+    // Arrange
+    const items = orderedTable();
+
+    // Act
+    const failed = await recordBatchStats(life(), SHARD);
+
+    // Assert: the org's STATS and the two days with an outcome, one write each.
+    expect(failed).toEqual([]);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input.Key?.sk)).toEqual([
+      'STATS',
+      'STATS#DAY#2030-06-01',
+      'STATS#DAY#2030-06-02',
+    ]);
+    expect(counts(items.get(STATS))).toEqual(LIFE_COUNTS);
+    expect(items.get(DAY('2030-06-01'))).toMatchObject({ failed: 1 });
+    expect(items.get(DAY('2030-06-02'))).toMatchObject({ published: 1 });
+    expect([...items.keys()].some((k) => k.includes('STATSEEN#'))).toBe(false);
+  });
+
+  it('keeps the exact counts whatever the stream repeats: whole batches again, retries from any record', async () => {
+    // Arrange: the life in three batches; each batch handed over again in full, then again from
+    // each of its records (as after a failure reported there).
+    const items = orderedTable();
+    const changes = life();
+    const batches = [changes.slice(0, 2), changes.slice(2, 4), changes.slice(4)];
+
+    // Act
+    for (const batch of batches) {
+      await recordBatchStats(batch, SHARD);
+      await recordBatchStats(batch, SHARD);
+      for (let from = 1; from < batch.length; from++) await recordBatchStats(batch.slice(from), SHARD);
+    }
+
+    // Assert
+    expect(counts(items.get(STATS))).toEqual(LIFE_COUNTS);
+    expect(items.get(DAY('2030-06-01'))).toMatchObject({ failed: 1 });
+    expect(items.get(DAY('2030-06-02'))).toMatchObject({ published: 1 });
+  });
+
+  it('counts the records after the mark when a batch overlaps what was counted (a longer batch on retry)', async () => {
+    // Arrange: the first two changes counted; then a batch that starts at the second.
+    const items = orderedTable();
+    const changes = life();
+    await recordBatchStats(changes.slice(0, 2), SHARD);
+
+    // Act
+    await recordBatchStats(changes.slice(1), SHARD);
+
+    // Assert: refused once (the mark is past the batch's first record), then written from the mark.
+    const stats = ddb.commandCalls(UpdateCommand).filter((c) => c.args[0].input.Key?.sk === 'STATS');
+    expect(stats.map((c) => c.args[0].input.ConditionExpression)).toEqual([
+      'attribute_not_exists(#hw) OR #hw < :first',
+      'attribute_not_exists(#hw) OR #hw < :first',
+      '#hw = :seen',
+    ]);
+    expect(counts(items.get(STATS))).toEqual(LIFE_COUNTS);
+  });
+
+  it('reports the earliest record of an item whose write failed; the retry from it counts that item alone', async () => {
+    // Arrange: the day item of the failure refuses once; STATS goes through.
+    const items = orderedTable(['STATS#DAY#2030-06-01']);
+    const changes = life();
+
+    // Act
+    const failed = await recordBatchStats(changes, SHARD);
+    const from = changes.findIndex((c) => c.sequence === failed[0]?.sequence);
+    const again = await recordBatchStats(changes.slice(from), SHARD);
+
+    // Assert: the post's failure (the fourth change) is what the day item had to count.
+    expect(failed.map((f) => f.sequence)).toEqual([changes[3]?.sequence]);
+    expect(again).toEqual([]);
+    expect(counts(items.get(STATS))).toEqual(LIFE_COUNTS);
+    expect(items.get(DAY('2030-06-01'))).toMatchObject({ failed: 1 });
+    expect(items.get(DAY('2030-06-02'))).toMatchObject({ published: 1 });
+  });
+
+  it('keeps one mark per shard: records of another shard are counted whatever their sequence numbers', async () => {
+    // Arrange: two posts of the org, changing on different shards (sequence numbers of different
+    // shards do not compare: the second shard's are lower).
+    const items = orderedTable();
+    const first = life({ ...twoChannels(), id: fixedId('post', 1) });
+    position_ = 0;
+    const second = life({ ...twoChannels(), id: fixedId('post', 2) });
+
+    // Act
+    await recordBatchStats(first, SHARD);
+    await recordBatchStats(second, OTHER_SHARD);
+    await recordBatchStats(second, OTHER_SHARD);
+
+    // Assert
+    expect(counts(items.get(STATS))).toEqual({
+      deliveries_total: 4,
+      deliveries_published: 4,
+      deliveries_failed: 0,
+    });
+    expect(Object.keys(items.get(STATS) ?? {}).filter((k) => k.startsWith('hw_'))).toEqual(
+      expect.arrayContaining([markAttr(SHARD), markAttr(OTHER_SHARD)]),
+    );
+  });
+
+  it('writes each organization of a batch apart, and a failure of one does not hold the other back', async () => {
+    // Arrange
+    const items = orderedTable();
+    const ours = life();
+    const theirs = life({ ...twoChannels(), id: fixedId('post', 9), org_id: OTHER_ORG_ID });
+    ddb
+      .on(UpdateCommand, { Key: { pk: `ORG#${OTHER_ORG_ID}`, sk: 'STATS' } })
+      .rejectsOnce(new Error('DynamoDB unavailable'));
+
+    // Act
+    const failed = await recordBatchStats([...ours, ...theirs], SHARD);
+
+    // Assert
+    expect(failed.map((f) => f.sequence)).toEqual([theirs[1]?.sequence]);
+    expect(counts(items.get(STATS))).toEqual(LIFE_COUNTS);
+  });
+
+  it('drops the marks of shards that counted nothing for longer than the stream keeps records', async () => {
+    // Arrange: an old shard's mark, 26 h old, and a recent one's.
+    const items = orderedTable();
+    const old = markAttr('shardId-old');
+    const recent = markAttr('shardId-recent');
+    const seconds = (ms: number) => Math.floor(ms / 1000);
+    items.set(STATS, {
+      pk: `ORG#${ORG_ID}`,
+      sk: 'STATS',
+      deliveries_total: 5,
+      [old]: `${position('7')} ${seconds(Date.now() - MARK_KEEP_MS - 3_600_000)}`,
+      [recent]: `${position('9')} ${seconds(Date.now() - 3_600_000)}`,
+    });
+
+    // Act
+    const draft = twoChannels();
+    await recordBatchStats([streamed(draft, startPublishing(draft, T0))], SHARD);
+
+    // Assert
+    const stats = items.get(STATS) ?? {};
+    expect(stats.deliveries_total).toBe(7);
+    expect(stats[old]).toBeUndefined();
+    expect(stats[recent]).toBeDefined();
+    expect(stats[markAttr(SHARD)]).toBeDefined();
+  });
+
+  it('writes nothing for a batch whose changes count nothing', async () => {
+    orderedTable();
+    const publishing = startPublishing(post(), T0);
+    await recordBatchStats(
+      [streamed(publishing, { ...publishing, version: 2 }), streamed<PostRecord>(publishing, undefined)],
+      SHARD,
+    );
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+});
+
+describe('position', () => {
+  it('sorts sequence numbers as numbers, whatever their length and leading zeros', () => {
+    const seqs = [
+      '000000000000000000009',
+      '000000000000000000010',
+      '4421584500000000017450439091',
+      `1${'0'.repeat(39)}`,
+    ];
+    const sorted = [...seqs].map(position).sort();
+    expect(sorted).toEqual(seqs.map(position));
+    expect(position('000000000000000000010')).toBe('0210');
   });
 });
