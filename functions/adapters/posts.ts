@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { isDeepStrictEqual } from 'node:util';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, parseWorkEntry } from '#adapters/keys';
 import {
   batchGet,
@@ -8,12 +8,14 @@ import {
   countAll,
   fromItem,
   isConditionFailure,
+  neverApplied,
   queryAll,
   queryPage,
+  sendWrite,
+  setClause,
   TABLE_NAME,
 } from '#adapters/table';
-import { countPostItem } from '#adapters/usage';
-import type { ChannelRecord, Org, OrgSettings } from '#core/accounts';
+import type { ChannelRecord, Org } from '#core/accounts';
 import type { PostStatus } from '#core/constants';
 import type { MediaAssetRecord } from '#core/media';
 import { dueAt, type PostRecord } from '#core/posts';
@@ -23,8 +25,12 @@ import { ddb } from '#shared/clients';
 // written in one request. GSI1 (`ORG#<org>#POSTS#<status>`) serves the status filter.
 
 export class ConcurrentChangeError extends Error {
-  constructor() {
-    super('the post or the workspace settings changed concurrently');
+  /**
+   * False when the failed write certainly did not land. True when that cannot be told: an earlier
+   * SDK attempt may have applied it (its answer lost) before the post moved on or was deleted.
+   */
+  constructor(readonly mayHaveApplied = false) {
+    super('the post changed concurrently');
     this.name = 'ConcurrentChangeError';
   }
 }
@@ -34,29 +40,6 @@ export class PostQuotaError extends Error {
   constructor() {
     super('posts_per_month is exhausted');
     this.name = 'PostQuotaError';
-  }
-}
-
-/** Count the post against posts_per_month in the same transaction as its write. */
-export interface PostCount {
-  period: string;
-  limit: number;
-}
-
-/** Runs a transaction whose last item may be the posts_per_month count, naming which condition failed. */
-async function transact(
-  items: Record<string, unknown>[],
-  count: PostCount | undefined,
-  orgId: string,
-): Promise<void> {
-  const all = count ? [...items, countPostItem(orgId, count.period, count.limit)] : items;
-  try {
-    await ddb.send(new TransactWriteCommand({ TransactItems: all as never }));
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-    const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
-    if (count && reasons[all.length - 1]?.Code === 'ConditionalCheckFailed') throw new PostQuotaError();
-    throw new ConcurrentChangeError();
   }
 }
 
@@ -113,91 +96,117 @@ export async function loadPostContext(
   return { org: org ? fromItem<Org>(org) : null, channels, media };
 }
 
-export async function insertPost(post: PostRecord, count?: PostCount): Promise<void> {
-  const put = { TableName: TABLE_NAME, Item: toItem(post), ConditionExpression: 'attribute_not_exists(pk)' };
-  if (!count) {
-    try {
-      await ddb.send(new PutCommand({ ...put, ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }));
-    } catch (err) {
-      // Ids are fresh ULIDs: an item already under this one is our own write, applied by an
-      // earlier SDK attempt whose answer was lost.
-      if (conditionFailureItem(err)?.created_at === post.created_at) return;
-      throw err;
-    }
-    return;
-  }
-  await transact([{ Put: put }], count, post.org_id);
-}
-
-/** The settings a decision was based on must still hold when it is written. */
-function settingsGuard(orgId: string, settings: Partial<OrgSettings>) {
-  const names: Record<string, string> = { '#s': 'settings' };
-  const values: Record<string, unknown> = {};
-  const conds = Object.entries(settings).map(([k, v]) => {
-    names[`#${k}`] = k;
-    values[`:${k}`] = v;
-    return `#s.#${k} = :${k}`;
-  });
-  return {
-    ConditionCheck: {
-      TableName: TABLE_NAME,
-      Key: keys.org(orgId),
-      ConditionExpression: ['attribute_exists(pk)', ...conds].join(' AND '),
-      ...(conds.length ? { ExpressionAttributeNames: names, ExpressionAttributeValues: values } : {}),
-    },
-  };
-}
-
 /**
- * Writes `next` over the version that was read, atomically with a check that the org settings the
- * decision used are unchanged. Throws ConcurrentChangeError when either moved.
+ * Whether a failed insertPost/updatePost/removePost may have landed all the same: an earlier SDK
+ * attempt may have applied it and its answer been lost. False only when that is excluded.
  */
-export async function replacePost(
-  next: PostRecord,
-  readVersion: number,
-  settings: Partial<OrgSettings>,
-  count?: PostCount,
-): Promise<PostRecord> {
-  const written = { ...next, version: readVersion + 1 };
-  await transact(
-    [
-      settingsGuard(next.org_id, settings),
-      {
-        Put: {
-          TableName: TABLE_NAME,
-          Item: toItem(written),
-          ConditionExpression: 'version = :v',
-          ExpressionAttributeValues: { ':v': readVersion },
-        },
-      },
-    ],
-    count,
-    next.org_id,
-  );
-  return written;
+export function mayHaveLanded(err: unknown): boolean {
+  if (err instanceof ConcurrentChangeError) return err.mayHaveApplied;
+  return !neverApplied(err);
 }
 
-/** Deletes the post as read, only while dangerous operations are still on. */
-export async function removePost(post: PostRecord): Promise<void> {
+/** Writes a new post; a condition failure is our own write, applied by an earlier SDK attempt. */
+export async function insertPost(post: PostRecord): Promise<void> {
   try {
-    await ddb.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          settingsGuard(post.org_id, { dangerous_ops: true }),
-          {
-            Delete: {
-              TableName: TABLE_NAME,
-              Key: keys.post(post.org_id, post.id),
-              ConditionExpression: 'version = :v',
-              ExpressionAttributeValues: { ':v': post.version },
-            },
-          },
-        ],
+    await sendWrite(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: toItem(post),
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
   } catch (err) {
-    if (isConditionFailure(err)) throw new ConcurrentChangeError();
+    // Ids are fresh ULIDs: an item already under this one is our own write, applied by an
+    // earlier SDK attempt whose answer was lost.
+    if (conditionFailureItem(err)?.created_at === post.created_at) return;
     throw err;
+  }
+}
+
+/** Index keys are always written (set, or removed when the post leaves the index): cheap, and exact. */
+const INDEX_KEYS = new Set(['gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk']);
+
+/** A value as DynamoDB stores it: undefined members dropped (the client's removeUndefinedValues). */
+function stored(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stored);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).flatMap(([k, x]) => (x === undefined ? [] : [[k, stored(x)]])));
+}
+
+/**
+ * Writes `next` over `before`, the post as read, if it is still at that version: one UpdateItem of
+ * the attributes that changed — not a transaction, which bills every unit twice (GSI writes
+ * included), and not a Put, so attributes other writers keep on the item are left alone.
+ * `writeId` (`write_id` on the item) recognises this write when an earlier SDK attempt applied it
+ * and its answer was lost. Throws ConcurrentChangeError when the post moved; `mayHaveApplied` is
+ * false when every SDK attempt was refused (sendWrite), or when the post is exactly one version on
+ * and that version is not ours (the one write since our read was another's); true when it cannot be
+ * told (an attempt's answer was lost, and the post is gone or several writes on).
+ */
+export async function updatePost(before: PostRecord, next: PostRecord, writeId: string): Promise<PostRecord> {
+  const written = { ...next, version: before.version + 1 };
+  const old: Record<string, unknown> = toItem(before);
+  const item: Record<string, unknown> = toItem(written);
+  const set: Record<string, unknown> = { write_id: writeId };
+  const remove = new Set<string>();
+  for (const name of new Set([...Object.keys(old), ...Object.keys(item), ...INDEX_KEYS])) {
+    if (name === 'pk' || name === 'sk') continue;
+    const value = stored(item[name]);
+    if (value === undefined) {
+      if (INDEX_KEYS.has(name) || stored(old[name]) !== undefined) remove.add(name);
+    } else if (INDEX_KEYS.has(name) || !isDeepStrictEqual(stored(old[name]), value)) set[name] = value;
+  }
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = { ':expected': before.version };
+  const removed = [...remove].map((name, i) => {
+    names[`#r${i}`] = name;
+    return `#r${i}`;
+  });
+  const update = [
+    `SET ${setClause(set, names, values)}`,
+    ...(removed.length ? [`REMOVE ${removed.join(', ')}`] : []),
+  ].join(' ');
+  try {
+    await sendWrite(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.post(before.org_id, before.id),
+        UpdateExpression: update,
+        ConditionExpression: 'version = :expected',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    const current = conditionFailureItem(err);
+    if (current?.write_id === writeId) return written;
+    throw new ConcurrentChangeError(!neverApplied(err) && current?.version !== before.version + 1);
+  }
+  return written;
+}
+
+/**
+ * Deletes the post as read (its version: a decision on an older post is retried). A post found
+ * gone when an earlier attempt's answer was lost is taken as deleted by that attempt (or by a
+ * concurrent delete: deleted either way); otherwise a post gone is a concurrent change (404 next).
+ */
+export async function removePost(post: PostRecord): Promise<void> {
+  try {
+    await sendWrite(
+      new DeleteCommand({
+        TableName: TABLE_NAME,
+        Key: keys.post(post.org_id, post.id),
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': post.version },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    if (conditionFailureItem(err) || neverApplied(err)) throw new ConcurrentChangeError();
   }
 }
 

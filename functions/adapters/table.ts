@@ -74,6 +74,56 @@ export function failedConditions(err: unknown): number[] | undefined {
   return failed.length ? failed : undefined;
 }
 
+/** Errors DynamoDB answers before it acts on a write: an attempt answered with one applied nothing. */
+const REFUSED = new Set([
+  'ConditionalCheckFailedException',
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'TransactionConflictException',
+  'ValidationException',
+]);
+/** Failed writes all of whose SDK attempts were refused before DynamoDB acted. */
+const neverAppliedErrors = new WeakSet<object>();
+
+/**
+ * Sends a single-item write, noting how each SDK attempt ended, so that when it fails
+ * `neverApplied(err)` can say whether any attempt can have applied it: a refusal (a failed
+ * condition, throttling) applied nothing; a lost answer (a reset connection, a timeout, a 500)
+ * may hide an applied write. The last error alone cannot tell: an applied attempt whose answer was
+ * lost may be followed by throttled retries.
+ */
+export async function sendWrite(command: {
+  middlewareStack: { add: (middleware: never, options: never) => void };
+}): Promise<void> {
+  let attempts = 0;
+  let unknown = false;
+  const attempt =
+    (next: (args: unknown) => Promise<unknown>) =>
+    async (args: unknown): Promise<unknown> => {
+      attempts++;
+      try {
+        return await next(args);
+      } catch (err) {
+        if (!REFUSED.has((err as { name?: string } | null)?.name ?? '')) unknown = true;
+        throw err;
+      }
+    };
+  // The deserialize step runs inside the retry loop: once per attempt.
+  command.middlewareStack.add(attempt as never, { step: 'deserialize', priority: 'high' } as never);
+  try {
+    await ddb.send(command as never);
+  } catch (err) {
+    if (attempts > 0 && !unknown && typeof err === 'object' && err !== null) neverAppliedErrors.add(err);
+    throw err;
+  }
+}
+
+/** True when `err` failed a sendWrite all of whose attempts were refused before DynamoDB acted. */
+export function neverApplied(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && neverAppliedErrors.has(err);
+}
+
 /**
  * The item a failed condition returned (ReturnValuesOnConditionCheckFailure: ALL_OLD), as a plain
  * object: the document client leaves it in wire format. Undefined for any other error. Lets a

@@ -9,7 +9,8 @@ import { ddb } from '#shared/clients';
 // key's burst window `{w: minute, n: count}` and its revocation `{r: revoked_at}`. Admitting a
 // request is ONE conditional UpdateItem on that item: the condition refuses a revoked key, a spent
 // burst and an exhausted month at once, so limits hold exactly across every Lambda container and a
-// refused request writes nothing.
+// refused request writes nothing. A post-writing request that has decided its post counts asks the
+// same write to count it in posts_per_month too (`GateRequest.posts`), refused at that allowance.
 //
 // DynamoDB cannot reset a counter conditionally inside one expression, so the write comes in two
 // forms: "same window" (add one to the key's count) and "new window" (replace the key's window
@@ -31,6 +32,8 @@ export type GateOutcome =
   | { outcome: 'revoked' }
   | { outcome: 'burst' }
   | { outcome: 'quota'; burstCount: number }
+  /** The request asked to count a post (`GateRequest.posts`) and posts_per_month is spent. */
+  | { outcome: 'posts'; burstCount: number }
   /** DynamoDB refused the write for load (the item's write rate): the client should retry shortly. */
   | { outcome: 'throttled' };
 
@@ -41,6 +44,12 @@ export interface GateRequest {
   burstLimit: number;
   period: string;
   monthlyLimit: number;
+  /**
+   * Also count one post against posts_per_month in the same write, refused (outcome `posts`, nothing
+   * written) at `limit`: the post-writing operations decide first, then pass their count here
+   * instead of paying a write of their own. Such an admission is one conditional write of its own.
+   */
+  posts?: { limit: number } | undefined;
 }
 
 const GUESSES_MAX = 5_000;
@@ -54,22 +63,29 @@ function remember(keyId: string, windowId: number): void {
 
 const MONTH_OPEN = '(attribute_not_exists(api_requests) OR api_requests < :month)';
 const NOT_REVOKED = 'attribute_not_exists(#k.r)';
+const POSTS_OPEN = '(attribute_not_exists(posts_per_month) OR posts_per_month < :posts)';
 
 function gateWrite(req: GateRequest, form: 'same' | 'new', windowId: number): UpdateCommand {
   const same = form === 'same';
+  const post = req.posts
+    ? { add: ', posts_per_month :one', cond: ` AND ${POSTS_OPEN}` }
+    : { add: '', cond: '' };
   return new UpdateCommand({
     TableName: TABLE_NAME,
     Key: keys.usage(req.orgId, req.period),
-    UpdateExpression: same ? 'ADD api_requests :one, #k.n :one' : 'SET #k = :fresh ADD api_requests :one',
-    ConditionExpression: same
-      ? `#k.w = :w AND #k.n < :burst AND ${NOT_REVOKED} AND ${MONTH_OPEN}`
-      : `(attribute_not_exists(#k) OR #k.w < :w) AND ${NOT_REVOKED} AND ${MONTH_OPEN}`,
+    UpdateExpression:
+      (same ? 'ADD api_requests :one, #k.n :one' : 'SET #k = :fresh ADD api_requests :one') + post.add,
+    ConditionExpression:
+      (same
+        ? `#k.w = :w AND #k.n < :burst AND ${NOT_REVOKED} AND ${MONTH_OPEN}`
+        : `(attribute_not_exists(#k) OR #k.w < :w) AND ${NOT_REVOKED} AND ${MONTH_OPEN}`) + post.cond,
     ExpressionAttributeNames: { '#k': req.keyId },
     ExpressionAttributeValues: {
       ':one': 1,
       ':w': windowId,
       ':month': req.monthlyLimit,
       ...(same ? { ':burst': req.burstLimit } : { ':fresh': { w: windowId, n: 1 } }),
+      ...(req.posts ? { ':posts': req.posts.limit } : {}),
     },
     ReturnValues: 'UPDATED_NEW',
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -113,6 +129,8 @@ export async function admitRequest(req: GateRequest): Promise<GateOutcome> {
       const count = Number(open?.n ?? 0);
       if (open && count >= req.burstLimit) return { outcome: 'burst' };
       if (Number(old?.api_requests ?? 0) >= req.monthlyLimit) return { outcome: 'quota', burstCount: count };
+      if (req.posts && Number(old?.posts_per_month ?? 0) >= req.posts.limit)
+        return { outcome: 'posts', burstCount: count };
       if (open) {
         form = 'same';
         windowId = open.w as number;
@@ -198,17 +216,43 @@ export async function getOrgUsage(
   };
 }
 
-/** The transaction item that counts one post against posts_per_month, refused at the limit. */
-export function countPostItem(orgId: string, period: string, limit: number) {
-  return {
-    Update: {
-      TableName: TABLE_NAME,
-      Key: keys.usage(orgId, period),
-      UpdateExpression: 'ADD posts_per_month :one',
-      ConditionExpression: 'attribute_not_exists(posts_per_month) OR posts_per_month < :limit',
-      ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-    },
-  };
+/**
+ * Counts one post against posts_per_month on its own (a write whose request was admitted already,
+ * or a person's act, which the gate does not meter): false, and nothing written, at `limit`.
+ */
+export async function countPost(orgId: string, period: string, limit: number): Promise<boolean> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.usage(orgId, period),
+        UpdateExpression: 'ADD posts_per_month :one',
+        ConditionExpression: POSTS_OPEN.replace(':posts', ':limit'),
+        ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Gives back a post count no post write used (usecases/support/post-writes.ts says when). */
+export async function uncountPost(orgId: string, period: string): Promise<void> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.usage(orgId, period),
+        UpdateExpression: 'ADD posts_per_month :minus',
+        ConditionExpression: 'posts_per_month > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
 }
 
 /** For tests: forget which windows this container has seen. */

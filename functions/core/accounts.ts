@@ -154,5 +154,24 @@ export interface AuthContext {
 
 /** The request gate's answer for one request (usecases/support/admission.ts). */
 export type Admission =
-  | { allowed: true; headers: Record<string, string>; apiRequests: number; period: string }
-  | { allowed: false; headers: Record<string, string>; error: ApiError };
+  | {
+      allowed: true;
+      headers: Record<string, string>;
+      apiRequests: number;
+      period: string;
+      /** The gate's write also counted one post against posts_per_month (asked with PostsToCount). */
+      postCounted?: boolean;
+    }
+  | {
+      allowed: false;
+      headers: Record<string, string>;
+      error: ApiError;
+      /** Refused only because the post it was asked to count would exceed posts_per_month. */
+      postsRefused?: boolean;
+    };
+
+/** A post to count against posts_per_month in the gate's own write: in `period` (YYYY-MM), under `limit`. */
+export interface PostsToCount {
+  period: string;
+  limit: number;
+}

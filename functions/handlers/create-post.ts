@@ -15,4 +15,6 @@ export const { handler, impl } = apiHandler(
       headers: res.replayed ? { 'idempotency-replayed': 'true' } : ({} as Record<string, string>),
     };
   },
+  // Admitted once decided: the gate's write carries the post's count (usecases/create-post.ts).
+  { deferAdmission: true },
 );

@@ -13,4 +13,6 @@ export const { handler, impl } = apiHandler(
       }),
       202,
     ),
+  // Admitted after the read: the gate's write carries the post's count (usecases/publish-post.ts).
+  { deferAdmission: true },
 );

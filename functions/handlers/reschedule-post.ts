@@ -12,4 +12,6 @@ export const { handler, impl } = apiHandler(
         postsPerMonth: auth.limits.posts_per_month,
       }),
     ),
+  // Admitted after the read: the gate's write carries the post's count (usecases/reschedule-post.ts).
+  { deferAdmission: true },
 );

@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type * as z from 'zod/mini';
-import type { Admission, AuthContext } from '#core/accounts';
+import type { Admission, AuthContext, PostsToCount } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { buildRequest, type OperationId, type RequestOf, type requests } from '#core/requests';
 import { parseOrThrow } from '#core/validation';
@@ -35,8 +35,11 @@ export interface RequestGate {
   authenticate(headers: Record<string, string | undefined>): Promise<AuthContext>;
   /** The operation's scope and plan feature (403 otherwise). */
   authorize(auth: AuthContext, op: Operation): void;
-  /** Counts the request against the key's burst and the month's meter, or says why not. */
-  admit(auth: AuthContext, nowMs: number): Promise<Admission>;
+  /**
+   * Counts the request against the key's burst and the month's meter, or says why not; `posts`:
+   * also one post against posts_per_month, in the same write.
+   */
+  admit(auth: AuthContext, nowMs: number, posts?: PostsToCount): Promise<Admission>;
   /** Gives back the count of an admitted request the operation refused with a 429. */
   unmeter(auth: AuthContext, admission: Admission): Promise<void>;
 }
@@ -59,9 +62,13 @@ export interface ApiInput<B, Q> {
   /**
    * Resolves once the request is admitted by the burst limit and the monthly meter; rejects with
    * the 429 otherwise. Await it after reading and before writing: the limiter then costs no
-   * extra sequential round trip, and a refused request changes nothing.
+   * extra sequential round trip, and a refused request changes nothing. With a deferred admission
+   * (apiHandler's `deferAdmission`) the first call starts it, and `posts` asks it to count a post
+   * in the same write (`postCounted` says whether it did: a later call gets the first answer). A
+   * call without `posts` says the request counts no post: an admission refused only for the post
+   * it was asked to count is then made again without it.
    */
-  admitted: () => Promise<Admission>;
+  admitted: (posts?: PostsToCount) => Promise<Admission>;
 }
 
 export interface ApiResult {
@@ -73,7 +80,13 @@ export interface ApiResult {
 }
 
 interface HeraldContext extends HeaderBagContext {
-  herald?: { auth?: AuthContext; body?: unknown; query?: unknown; admission?: Promise<Admission> };
+  herald?: {
+    auth?: AuthContext;
+    body?: unknown;
+    query?: unknown;
+    /** The admission, started by the first call (see ApiInput.admitted; `answered`: see rateLimit). */
+    admit?: (posts?: PostsToCount, answered?: unknown) => Promise<Admission>;
+  };
 }
 
 type Middleware = MiddlewareObj<HttpEvent, HttpResult, Error, HeraldContext>;
@@ -98,11 +111,16 @@ const OUTRANKS_429 = new Set([
 /**
  * Starts the admission (burst + api_requests) as soon as the key is known, without waiting for it,
  * and settles it last: its headers go on every API-key response, and a refusal replaces any
- * lower-ranked outcome with the 429.
+ * lower-ranked outcome with the 429. `deferred`: the operation starts it (ApiInput.admitted) — at
+ * once asking the gate to count the post it expects to make count, or after its reads once it
+ * knows — so the gate's write carries the post count; one that never does (an early 404, 409 or
+ * 400) is admitted here at the end, so every request still passes the gate and is counted or
+ * refused exactly as an eager one. A request refused only for the post count that then answers
+ * anything but that refusal counted no post: it is admitted again without the count.
  */
-export const rateLimit = (gate: RequestGate): Middleware => {
-  const settle = async (request: { context: HeraldContext }) => {
-    const admission = request.context.herald?.admission;
+export const rateLimit = (gate: RequestGate, deferred = false): Middleware => {
+  const settle = async (request: { context: HeraldContext; error?: unknown }) => {
+    const admission = request.context.herald?.admit?.(undefined, request.error);
     if (!admission) return undefined;
     const a = await admission;
     addResponseHeaders(request.context, a.headers);
@@ -112,9 +130,23 @@ export const rateLimit = (gate: RequestGate): Middleware => {
     before: (request) => {
       const auth = request.context.herald?.auth;
       if (!auth) return;
-      const admission = gate.admit(auth, Date.now());
-      admission.catch(() => undefined); // settled in after/onError
-      request.context.herald = { ...request.context.herald, admission };
+      let admission: Promise<Admission> | undefined;
+      const start = (posts?: PostsToCount) => {
+        admission = gate.admit(auth, Date.now(), posts);
+        admission.catch(() => undefined); // settled in after/onError
+        return admission;
+      };
+      const admit = async (posts?: PostsToCount, answered?: unknown): Promise<Admission> => {
+        const first = admission ?? start(posts);
+        const a = await first;
+        // Refused only for a post this request does not count after all (nor answers that refusal):
+        // admitted again without it, once.
+        if (!a.allowed && a.postsRefused && !posts && answered !== a.error)
+          return admission === first ? start() : (admission as Promise<Admission>);
+        return a;
+      };
+      request.context.herald = { ...request.context.herald, admit };
+      if (!deferred) void admit().catch(() => undefined);
     },
     after: async (request) => {
       const a = await settle(request);
@@ -219,13 +251,14 @@ export const apiHandlers = (gate: RequestGate) =>
      */
     spec: (typeof requests)[K],
     impl: (input: ApiInput<BodyOf<K>, QueryOf<K>>) => Promise<ApiResult>,
+    /** `deferAdmission`: the operation starts its admission itself (see rateLimit). */
+    options: { deferAdmission?: boolean } = {},
   ) {
     const op = findOperation(operationId);
     // Built here, at load: this operation's schemas only.
     const request = buildRequest(spec);
     const run = async (event: HttpEvent, context: HeraldContext): Promise<HttpResult> => {
       const h = context.herald ?? {};
-      const admission = h.admission;
       const result = await impl({
         body: h.body as BodyOf<K>,
         query: h.query as QueryOf<K>,
@@ -236,9 +269,9 @@ export const apiHandlers = (gate: RequestGate) =>
         now: new Date(),
         lambda: context,
         via: viaOf(event),
-        admitted: async () => {
-          if (!admission) throw new Error(`${operationId} has no admission to await`);
-          const a = await admission;
+        admitted: async (posts) => {
+          if (!h.admit) throw new Error(`${operationId} has no admission to await`);
+          const a = await h.admit(posts);
           if (!a.allowed) throw a.error;
           return a;
         },
@@ -252,7 +285,7 @@ export const apiHandlers = (gate: RequestGate) =>
       .use(requestIdHeader())
       .use(problemJson())
       .use(apiKeyAuth(op, gate))
-      .use(rateLimit(gate))
+      .use(rateLimit(gate, options.deferAdmission))
       .use(authorize(op, gate))
       .use(parseRequest(request));
     return { handler, impl, operation: op };

@@ -1,5 +1,5 @@
 import { putAudit } from '#adapters/audit-log';
-import { getPostWithOrg, replacePost } from '#adapters/posts';
+import { getPostWithOrg } from '#adapters/posts';
 import { canApprovePosts } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { ActError, type Actor } from '#core/people';
@@ -15,12 +15,13 @@ import {
   toPost,
 } from '#core/posts';
 import { type Authorized, auditEntry, authorizeAct, issuerOf, unmetered } from '#usecases/support/acts';
-import { postCount, quotaAware, withRetry } from '#usecases/support/post-writes';
+import { counting, quotaAware, withRetry } from '#usecases/support/post-writes';
 
 // Approving and rejecting a post that waits for approval: owners and admins in the console, the
 // operator with `herald post approve|reject`. One version-checked write decides: of two people
 // approving, approve against reject, or approve against a delete, exactly one wins and the others
-// get a conflict; the posts_per_month count rides on the winning write only.
+// get a conflict; the posts_per_month count is taken before the write and kept by the winner only
+// (a loser's is given back: support/post-writes.ts).
 
 /** What the page showed: the post's version and status (a changed post refuses the act). */
 export interface Shown {
@@ -40,14 +41,12 @@ interface DecideArgs {
 /** needs_approval → scheduled (its time still ahead) or publishing, counted once against the quota. */
 export async function approvePost(a: DecideArgs): Promise<PostResource> {
   const by = await authorizeAct(a.orgId, a.actor, canApprovePosts, 'approving posts');
-  const approved = await decide(a, (post, org) => {
-    const next = withDecision(decideApprove(post, a.now), by, 'approved', null, a.now);
-    const postsPerMonth = effectiveLimits(org.plan, org.limits).posts_per_month;
-    return postCount(next, { admitted: unmetered, postsPerMonth }, a.now);
-  });
-  // After the write rather than in its transaction: replacePost's transaction is the API's (its
-  // items' order is what quotaAware reads the posts_per_month refusal from). A crash between the
-  // two loses the entry, never the approval.
+  const postsPerMonth = effectiveLimits(by.org.plan, by.org.limits).posts_per_month;
+  const approved = await decide(a, postsPerMonth, (post) =>
+    withDecision(decideApprove(post, a.now), by, 'approved', null, a.now),
+  );
+  // After the write, not with it: the post's write is one UpdateItem, not a transaction the entry
+  // could join. A crash between the two loses the entry, never the approval.
   await putAudit(
     auditEntry(
       { ...by, orgId: a.orgId },
@@ -68,9 +67,10 @@ export async function rejectPost(a: DecideArgs & { reason: string }): Promise<Po
   if (reason.length > MAX_REJECT_REASON)
     throw new ActError(`Keep the reason to ${MAX_REJECT_REASON} characters or fewer.`, 'invalid');
   let asked: Pick<PostRecord, 'approval' | 'scheduled_at'> = { approval: null, scheduled_at: null };
-  const rejected = await decide(a, (post) => {
+  // A rejected post goes back to draft: never counted, so no allowance is needed.
+  const rejected = await decide(a, 0, (post) => {
     asked = post;
-    return { next: withDecision(decideReject(post, a.now), by, 'rejected', reason, a.now) };
+    return withDecision(decideReject(post, a.now), by, 'rejected', reason, a.now);
   });
   await putAudit(
     auditEntry(
@@ -101,30 +101,33 @@ function withDecision(
   return { ...next, decision };
 }
 
-/** The read-decide-write step shared by both decisions, with the API's retry, quota and conflicts. */
+/**
+ * The read-decide-write step shared by both decisions, with the API's retry, quota and conflicts.
+ * A person's act is not metered; a post it makes count is counted against `postsPerMonth`.
+ */
 async function decide(
   a: DecideArgs,
-  step: (
-    post: PostRecord,
-    org: Authorized['org'],
-  ) => { next: PostRecord; count?: Parameters<typeof replacePost>[3] },
+  postsPerMonth: number,
+  step: (post: PostRecord) => PostRecord,
 ): Promise<PostRecord> {
   try {
-    return await withRetry(async () => {
-      const { org, post } = await getPostWithOrg(a.orgId, a.postId);
-      if (!org) throw new ActError(`no organization ${a.orgId}`, 'not_found');
-      if (a.shown && (!post || post.version !== a.shown.version))
-        throw new ActError(`${changedSince(a.shown.status, post)} Nothing was done.`, 'conflict');
-      if (!post) throw new ActError('This workspace has no such post.', 'not_found');
-      let decided: ReturnType<typeof step>;
-      try {
-        decided = step(post, org);
-      } catch (err) {
-        if (err instanceof ApiError) throw new ActError(err.message, 'conflict');
-        throw err;
-      }
-      return quotaAware(() => replacePost(decided.next, post.version, {}, decided.count), a.now);
-    });
+    return await counting(a.orgId, { admitted: unmetered, postsPerMonth }, a.now, (counter) =>
+      withRetry(async () => {
+        const { org, post } = await getPostWithOrg(a.orgId, a.postId);
+        if (!org) throw new ActError(`no organization ${a.orgId}`, 'not_found');
+        if (a.shown && (!post || post.version !== a.shown.version))
+          throw new ActError(`${changedSince(a.shown.status, post)} Nothing was done.`, 'conflict');
+        if (!post) throw new ActError('This workspace has no such post.', 'not_found');
+        let next: PostRecord;
+        try {
+          next = step(post);
+        } catch (err) {
+          if (err instanceof ApiError) throw new ActError(err.message, 'conflict');
+          throw err;
+        }
+        return quotaAware(() => counter.update(post, next), a.now);
+      }),
+    );
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     const period = billingPeriod(a.now.getTime());

@@ -1,6 +1,6 @@
 import type { Context } from 'aws-lambda';
 import { checkIdempotencyKey, idempotent } from '#adapters/idempotency';
-import { insertPost, loadPostContext } from '#adapters/posts';
+import { loadPostContext } from '#adapters/posts';
 import type { FieldError } from '#core/errors';
 import { ValidationError } from '#core/errors';
 import { isId, newId } from '#core/ids';
@@ -8,7 +8,7 @@ import { mediaIdFromUrl } from '#core/media';
 import { checkVariant } from '#core/platforms';
 import { duplicateChannelErrors, newPost, type PostOrigin, resolveMode, toPost } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
-import { type Gate, postCount, quotaAware, requireOrg } from '#usecases/support/post-writes';
+import { type Gate, PostCounter, quotaAware, requireOrg } from '#usecases/support/post-writes';
 
 // Its own module so only createPost's bundle carries (and initializes) the idempotency layer.
 
@@ -33,7 +33,8 @@ function readPostContext(orgId: string, input: CreatePostInput): Promise<PostCon
  * createPost. Primary course: validate the modes → load the org, the channels and the media in
  * one round trip (`read`, when the caller started it already) → check each variant against its
  * platform → decide the status (draft, scheduled, publishing or needs_approval) → insert.
- * Publishing continues from the table's change stream.
+ * Publishing continues from the table's change stream. `counter`: the request's posts_per_month
+ * counter, when the caller started the admission already (admitEarly); else createPost does.
  */
 export async function createPost(
   orgId: string,
@@ -42,6 +43,36 @@ export async function createPost(
   gate: Gate,
   read: Promise<PostContext> = readPostContext(orgId, input),
   origin?: PostOrigin,
+  counter?: PostCounter,
+) {
+  if (counter) return create(orgId, input, now, read, counter, origin);
+  const own = new PostCounter(orgId, gate, now);
+  admitEarly(own, gate, input, now);
+  try {
+    return await create(orgId, input, now, read, own, origin);
+  } finally {
+    await own.release();
+  }
+}
+
+/**
+ * The admission of a createPost starts at once, beside the read (handlers/create-post.ts defers it
+ * to here): a post to schedule or publish will most likely count, so its gate write is asked to
+ * count it too (given back if it does not: approval required, a validation error); a draft never counts.
+ */
+function admitEarly(counter: PostCounter, gate: Gate, input: CreatePostInput, now: Date): void {
+  const mode = resolveMode(input, now);
+  if ('mode' in mode && mode.mode !== 'draft') counter.expect();
+  else gate.admitted().catch(() => undefined); // settled by the write, or by the pipeline
+}
+
+async function create(
+  orgId: string,
+  input: CreatePostInput,
+  now: Date,
+  read: Promise<PostContext>,
+  counter: PostCounter,
+  origin: PostOrigin | undefined,
 ) {
   const mode = resolveMode(input, now);
   const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
@@ -99,16 +130,13 @@ export async function createPost(
     now,
     origin,
   });
-  const { next: post, count } = postCount(created, gate, now);
-  await gate.admitted();
-  await quotaAware(() => insertPost(post, count), now);
-  return toPost(post);
+  return toPost(await quotaAware(() => counter.insert(created), now));
 }
 
 /** Recorded as JSON text, so a replay is byte-for-byte the first response. */
 export const createPostIdempotent = idempotent<
   CreatePostInput,
-  { gate: Gate; read: Promise<PostContext>; origin?: PostOrigin | undefined }
+  { gate: Gate; read: Promise<PostContext>; origin?: PostOrigin | undefined; counter: PostCounter }
 >('createPost', async (call) => ({
   status: 201,
   json: JSON.stringify(
@@ -119,6 +147,7 @@ export const createPostIdempotent = idempotent<
       call.context.gate,
       call.context.read,
       call.context.origin,
+      call.context.counter,
     ),
   ),
 }));
@@ -140,15 +169,25 @@ export async function createPostOnce(
   const key = checkIdempotencyKey(idempotencyKey);
   // The read runs while the gate decides, so neither path waits for the gate on its own.
   const read = readPostContext(orgId, input);
-  if (key === undefined)
-    return {
-      status: 201,
-      json: JSON.stringify(await createPost(orgId, input, now, gate, read, origin)),
-      replayed: false,
-    };
-  read.catch(() => undefined); // unused when refused or replayed
-  // Admitted before the idempotency layer writes its in-progress record: a refused request writes
-  // nothing, and its retry is answered its 429, not 409 idempotency_in_progress.
-  await gate.admitted();
-  return createPostIdempotent({ org_id: orgId, key, body: input, context: { gate, read, origin } }, lambda);
+  const counter = new PostCounter(orgId, gate, now);
+  admitEarly(counter, gate, input, now);
+  try {
+    if (key === undefined)
+      return {
+        status: 201,
+        json: JSON.stringify(await createPost(orgId, input, now, gate, read, origin, counter)),
+        replayed: false,
+      };
+    read.catch(() => undefined); // unused when refused or replayed
+    // Admitted before the idempotency layer writes its in-progress record: a refused request writes
+    // nothing, and its retry is answered its 429, not 409 idempotency_in_progress. (A replay gives
+    // back the post count its admission took.)
+    await gate.admitted();
+    return await createPostIdempotent(
+      { org_id: orgId, key, body: input, context: { gate, read, origin, counter } },
+      lambda,
+    );
+  } finally {
+    await counter.release();
+  }
 }

@@ -15,6 +15,7 @@ export async function deletePost(
     check?.(post);
     decideDelete(post, org.settings);
     await gate.admitted();
+    // One DeleteItem on the version read; the toggle was read with the post (support/post-writes.ts).
     await removePost(post);
     return { id: post.id, deleted: true as const };
   });

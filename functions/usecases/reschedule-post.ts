@@ -1,17 +1,20 @@
-import { getPostWithOrg, replacePost } from '#adapters/posts';
+import { getPostWithOrg } from '#adapters/posts';
 import { ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
 import { checkScheduleTime, decideReschedule, type PostRecord, toPost } from '#core/posts';
 import {
+  counting,
   type Gate,
-  postCount,
   postNotFound,
   quotaAware,
   requireOrg,
   withRetry,
 } from '#usecases/support/post-writes';
 
-/** reschedulePost: draft/scheduled/failed → scheduled at a new future time (docs/posts.md). */
+/**
+ * reschedulePost: draft/scheduled/failed → scheduled at a new future time (docs/posts.md). Its
+ * admission is deferred, as publishPost's: decided first, so the gate's write carries the count.
+ */
 export async function reschedulePost(
   orgId: string,
   postId: string,
@@ -24,18 +27,14 @@ export async function reschedulePost(
   const timeError = checkScheduleTime(scheduledAt, now);
   if (timeError) throw new ValidationError([timeError]);
   if (!isId('post', postId)) throw postNotFound();
-  return withRetry(async () => {
-    const { org, post } = await getPostWithOrg(orgId, postId);
-    const settings = requireOrg(org).settings;
-    if (!post) throw postNotFound();
-    check?.(post);
-    const { next, count } = postCount(decideReschedule(post, scheduledAt, settings, now), gate, now);
-    await gate.admitted();
-    return toPost(
-      await quotaAware(
-        () => replacePost(next, post.version, { approval_required: settings.approval_required }, count),
-        now,
-      ),
-    );
-  });
+  return counting(orgId, gate, now, (counter) =>
+    withRetry(async () => {
+      const { org, post } = await getPostWithOrg(orgId, postId);
+      const settings = requireOrg(org).settings;
+      if (!post) throw postNotFound();
+      check?.(post);
+      const next = decideReschedule(post, scheduledAt, settings, now);
+      return toPost(await quotaAware(() => counter.update(post, next), now));
+    }),
+  );
 }

@@ -1,5 +1,5 @@
 import { admitRequest, uncountRequest } from '#adapters/usage';
-import type { Admission, AuthContext } from '#core/accounts';
+import type { Admission, AuthContext, PostsToCount } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { billingPeriod, burstWindow, rateLimitHeaders } from '#core/plans';
 
@@ -11,9 +11,12 @@ import { billingPeriod, burstWindow, rateLimitHeaders } from '#core/plans';
  * Retry-After: to the month's end). DynamoDB shedding load on the gate item is a 429 rate_limited
  * with Retry-After: 1, never a 500. The rate-limit headers describe the burst window.
  */
-export async function admit(auth: AuthContext, nowMs: number): Promise<Admission> {
+export async function admit(auth: AuthContext, nowMs: number, posts?: PostsToCount): Promise<Admission> {
   const window = burstWindow(nowMs);
   const period = billingPeriod(nowMs);
+  // The count rides on the gate's write only in the month the gate writes to (a request straddling
+  // midnight at a month's end counts its post on its own, in the month the post names).
+  const count = posts?.period === period.id ? { limit: posts.limit } : undefined;
   const gate = await admitRequest({
     keyId: auth.keyId,
     orgId: auth.orgId,
@@ -21,17 +24,30 @@ export async function admit(auth: AuthContext, nowMs: number): Promise<Admission
     burstLimit: auth.limits.burst,
     period: period.id,
     monthlyLimit: auth.limits.api_requests,
+    posts: count,
   });
-  const used = gate.outcome === 'admitted' || gate.outcome === 'quota' ? gate.burstCount : auth.limits.burst;
+  const used =
+    gate.outcome === 'admitted' || gate.outcome === 'quota' || gate.outcome === 'posts'
+      ? gate.burstCount
+      : auth.limits.burst;
   const headers = rateLimitHeaders(auth.limits.burst, auth.limits.burst - used, window.resetSeconds);
-  const refuse = (error: ApiError, retryAfter: number): Admission => ({
+  const refuse = (error: ApiError, retryAfter: number): Extract<Admission, { allowed: false }> => ({
     allowed: false,
     headers: { ...headers, 'retry-after': String(retryAfter) },
     error,
   });
   switch (gate.outcome) {
     case 'admitted':
-      return { allowed: true, headers, apiRequests: gate.apiRequests, period: period.id };
+      return {
+        allowed: true,
+        headers,
+        apiRequests: gate.apiRequests,
+        period: period.id,
+        ...(count ? { postCounted: true } : {}),
+      };
+    case 'posts':
+      // Refused before anything was counted: neither the post nor the request.
+      return { ...refuse(postsQuotaExhausted(nowMs), period.secondsLeft), postsRefused: true };
     case 'revoked':
       return {
         allowed: false,
@@ -72,4 +88,17 @@ export async function admit(auth: AuthContext, nowMs: number): Promise<Admission
  */
 export async function unmeter(auth: AuthContext, admission: Admission): Promise<void> {
   if (admission.allowed) await uncountRequest(auth.orgId, admission.period);
+}
+
+/**
+ * The 429 of a post over posts_per_month, whether the gate refused its count or a count of its own
+ * did (docs/limits.md).
+ */
+export function postsQuotaExhausted(nowMs: number): ApiError {
+  const period = billingPeriod(nowMs);
+  return new ApiError(
+    'quota_exhausted',
+    `The organization has scheduled or published its posts_per_month allowance for ${period.id}; it resets at ${period.endsAt}.`,
+    { headers: { 'retry-after': String(period.secondsLeft) } },
+  );
 }

@@ -6,8 +6,8 @@ import { authenticate, authorize, forgetKey } from '#usecases/support/authentica
 export const requestGate: RequestGate = {
   authenticate: (headers) => authenticate(headers),
   authorize,
-  admit: async (auth, nowMs) => {
-    const a = await admit(auth, nowMs);
+  admit: async (auth, nowMs, posts) => {
+    const a = await admit(auth, nowMs, posts);
     // A key the gate found revoked leaves this container's cache at once.
     if (!a.allowed && a.error.code === 'invalid_api_key') forgetKey(auth.keyId);
     return a;

@@ -4,9 +4,10 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import {
   admitRequest,
   clearGateGuesses,
-  countPostItem,
+  countPost,
   getOrgUsage,
   revokeAtGateItems,
+  uncountPost,
 } from '#adapters/usage';
 import {
   counters,
@@ -266,16 +267,83 @@ describe('getOrgUsage', () => {
   });
 });
 
-describe('countPostItem', () => {
-  it('adds 1 to posts_per_month of the period, refused at the limit', () => {
-    expect(countPostItem(ORG_ID, '2030-06', 300)).toEqual({
-      Update: {
-        TableName: TABLE,
-        Key: USAGE_KEY,
-        UpdateExpression: 'ADD posts_per_month :one',
-        ConditionExpression: 'attribute_not_exists(posts_per_month) OR posts_per_month < :limit',
-        ExpressionAttributeValues: { ':one': 1, ':limit': 300 },
-      },
+describe('admitRequest with a post to count: the same one write', () => {
+  const POSTS = { ...REQ, posts: { limit: 3 } };
+
+  it('counts the post with the request in both forms of the write', async () => {
+    // Arrange
+    const items = gate({ api_requests: 4, posts_per_month: 1 });
+
+    // Act: a new window, then the same window.
+    const first = await admitRequest(POSTS);
+    const second = await admitRequest(POSTS);
+
+    // Assert
+    expect([first, second]).toEqual([
+      { outcome: 'admitted', burstCount: 1, apiRequests: 5 },
+      { outcome: 'admitted', burstCount: 2, apiRequests: 6 },
+    ]);
+    expect(updates().map((u) => [u.UpdateExpression, u.ExpressionAttributeValues?.[':posts']])).toEqual([
+      ['SET #k = :fresh ADD api_requests :one, posts_per_month :one', 3],
+      ['ADD api_requests :one, #k.n :one, posts_per_month :one', 3],
+    ]);
+    expect(
+      updates().every((u) =>
+        u.ConditionExpression?.endsWith(
+          ' AND (attribute_not_exists(posts_per_month) OR posts_per_month < :posts)',
+        ),
+      ),
+    ).toBe(true);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 6, posts_per_month: 3 });
+  });
+
+  it('refuses with `posts` at the allowance and writes nothing: neither the request nor the post', async () => {
+    // Arrange
+    const items = gate({ api_requests: 4, posts_per_month: 3, [KEY_ID]: { w: WINDOW_ID, n: 7 } });
+
+    // Act
+    const res = await admitRequest(POSTS);
+
+    // Assert
+    expect(res).toEqual({ outcome: 'posts', burstCount: 7 });
+    expect(items.get(GATE)).toMatchObject({ api_requests: 4, posts_per_month: 3, [KEY_ID]: { n: 7 } });
+  });
+
+  it('answers the burst and the month before the posts allowance', async () => {
+    gate({ api_requests: 4, posts_per_month: 3, [KEY_ID]: { w: WINDOW_ID, n: 120 } });
+    expect(await admitRequest(POSTS)).toEqual({ outcome: 'burst' });
+    gate({ api_requests: 50_000, posts_per_month: 3 });
+    expect(await admitRequest(POSTS)).toMatchObject({ outcome: 'quota' });
+  });
+
+  it('without a post to count, a spent posts allowance does not refuse the request', async () => {
+    gate({ api_requests: 4, posts_per_month: 3 });
+    expect(await admitRequest(REQ)).toMatchObject({ outcome: 'admitted', apiRequests: 5 });
+  });
+});
+
+describe('countPost and uncountPost', () => {
+  it('counts one post in the period, refused (false, nothing written) at the limit', async () => {
+    // Arrange
+    const items = gate({ posts_per_month: 1 });
+
+    // Act
+    const counted = [await countPost(ORG_ID, '2030-06', 2), await countPost(ORG_ID, '2030-06', 2)];
+
+    // Assert
+    expect(counted).toEqual([true, false]);
+    expect(items.get(GATE)?.posts_per_month).toBe(2);
+    expect(updates()[0]).toMatchObject({
+      Key: USAGE_KEY,
+      UpdateExpression: 'ADD posts_per_month :one',
+      ConditionExpression: '(attribute_not_exists(posts_per_month) OR posts_per_month < :limit)',
     });
+  });
+
+  it('gives one back, never below zero', async () => {
+    const items = gate({ posts_per_month: 1 });
+    await uncountPost(ORG_ID, '2030-06');
+    await uncountPost(ORG_ID, '2030-06');
+    expect(items.get(GATE)?.posts_per_month).toBe(0);
   });
 });

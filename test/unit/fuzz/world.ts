@@ -118,8 +118,10 @@ import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fak
 //   counters()). The oracle checks the metering instead: none on a 401; otherwise one or two gate
 //   writes (the second when the first guessed the key's burst window wrong), api_requests up by one
 //   unless a limit was spent, and a spent limit answered 429 unless a 403 scope/feature problem
-//   outranks it. A posts_per_month count is NOT a meter of the request: it rides in the post's own
-//   transaction and counts as a state change.
+//   outranks it. A posts_per_month count is NOT a meter of the request: createPost, publishPost and
+//   reschedulePost defer their admission until decided and carry it in the gate's write (the gate
+//   forms with `, posts_per_month :one`, served with the gate); a count of its own (an admitted
+//   request, e.g. createPost with an Idempotency-Key) goes to the table and counts as a state change.
 // * Outside the table: any SQS send, S3 write (PutObject, CopyObject, DeleteObject, multipart),
 //   KMS Encrypt/GenerateDataKey/ReEncrypt, Step Functions start, SES send or Lambda invoke, and any
 //   call out of the process (fetch: a platform's API or OAuth endpoint, e.g. a revocation). Sealing
@@ -385,7 +387,12 @@ let meters = counters();
 /** The limits this request's gate writes checked (Infinity when it made none). */
 let lastLimits = { burst: Number.POSITIVE_INFINITY, api_requests: Number.POSITIVE_INFINITY };
 
-const GATE_UPDATES = new Set(['ADD api_requests :one, #k.n :one', 'SET #k = :fresh ADD api_requests :one']);
+const GATE_UPDATES = new Set(
+  ['ADD api_requests :one, #k.n :one', 'SET #k = :fresh ADD api_requests :one'].flatMap((u) => [
+    u,
+    `${u}, posts_per_month :one`,
+  ]),
+);
 
 /** The request gate's own UpdateItems, recognised strictly by key and expression. */
 function meterKind(input: UpdateCommandInput): MeterKind | null {

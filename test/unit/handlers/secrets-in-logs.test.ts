@@ -630,7 +630,7 @@ describe('channel credentials', () => {
     const body = { variants: [{ channel_id: ch.id, body: 'Hello' }], scheduled_at: daysFromNow(3) };
     const created = await call(createPost, 'createPost', { body });
     expect(created.statusCode).toBe(201);
-    failWhen = (cmd) => cmd === 'TransactWriteItems';
+    failWhen = (cmd, input) => cmd === 'PutItem' && (input.Item as Item | undefined)?.entity === 'post';
     const failed = await call(createPost, 'createPost', { body });
     expect(failed.statusCode).toBe(500);
     expect(output()).toContain('request failed');

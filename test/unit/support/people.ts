@@ -92,7 +92,7 @@ export function appliedTransactionsPutting(table: FakeDynamo, skPrefix: string) 
 }
 
 interface Handler {
-  handle(request: { headers: Record<string, string> }): Promise<unknown>;
+  handle(request: { headers: Record<string, string>; body?: unknown }): Promise<unknown>;
 }
 
 /**
@@ -101,11 +101,27 @@ interface Handler {
  * worst interleaving for a check made on what was read.
  */
 export function holdTransactions(n: number): void {
+  holdWrites(n, (target) => target === 'TransactWriteItems');
+}
+
+/** holdTransactions for the writes of post items: PutItem, UpdateItem, DeleteItem or a transaction naming one. */
+export function holdPostWrites(n: number): void {
+  holdWrites(
+    n,
+    (target, body) =>
+      ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems'].includes(target) &&
+      body.includes('"POST#'),
+  );
+}
+
+/** Holds the next `n` requests `match` picks (by operation and wire body), as holdTransactions. */
+export function holdWrites(n: number, match: (target: string, body: string) => boolean): void {
   const handler = (dynamo.config as unknown as { requestHandler: Handler }).requestHandler;
   const original = handler.handle.bind(handler);
   const held: Array<() => void> = [];
   handler.handle = async (request) => {
-    if (!String(request.headers['x-amz-target']).endsWith('.TransactWriteItems')) return original(request);
+    const target = String(request.headers['x-amz-target']).split('.').at(-1) ?? '';
+    if (!match(target, new TextDecoder().decode(request.body as Uint8Array))) return original(request);
     const turn = new Promise<void>((release) => held.push(release));
     if (held.length === n) {
       handler.handle = original;

@@ -12,7 +12,7 @@ import { fixedId, ORG_ID, OTHER_ORG_ID, org, orgItem, post, postItem } from '../
 import {
   ADMIN,
   actErrorOf,
-  holdTransactions,
+  holdPostWrites,
   itemsOf,
   MEMBER,
   NOW,
@@ -43,6 +43,14 @@ const stored = (id = WAITING.id) => table.get(keys.post(ORG_ID, id)) as unknown 
 const postsCounted = (month = '2030-06') =>
   (table.get(keys.usage(ORG_ID, month))?.posts_per_month as number) ?? 0;
 const audit = () => itemsOf(table, 'AUDIT#');
+/** The posts_per_month changes applied to the gate item, in order (+1 a count, -1 one given back). */
+const countWrites = () =>
+  table
+    .callsOf('UpdateItem', (c) => c.applied && String(c.view.keys[0]?.sk).startsWith('USAGE#'))
+    .map((c) => {
+      const values = c.view.raw.ExpressionAttributeValues as Record<string, { N?: string }>;
+      return Number((values[':one'] ?? values[':minus'])?.N);
+    });
 
 /** `s`: the page's version and status; null: no page (the CLI's way). */
 const approve = (actor = person(ADMIN), s: typeof shown | null = shown) =>
@@ -186,7 +194,7 @@ describe('rejectPost', () => {
 describe('races: exactly one decision wins', () => {
   it('of two people approving at once, one wins; the other gets a conflict; counted once', async () => {
     table.seed(postItem(WAITING));
-    holdTransactions(2);
+    holdPostWrites(2);
 
     const results = await Promise.allSettled([approve(person(ADMIN)), approve(person(OWNER))]);
 
@@ -195,13 +203,15 @@ describe('races: exactly one decision wins', () => {
       reason: { kind: 'conflict', message: 'This post was approved meanwhile. Nothing was done.' },
     });
     expect(postsCounted()).toBe(1);
+    // Each counted before its write; the loser's count, certainly unused, was given back.
+    expect(countWrites()).toEqual([1, 1, -1]);
     expect(stored()?.version).toBe(4);
     expect(audit().map((e) => e.action)).toEqual(['post_approved']);
   });
 
   it('of two operators approving at once (no page version), one wins and the other is told its status', async () => {
     table.seed(postItem(WAITING));
-    holdTransactions(2);
+    holdPostWrites(2);
     const results = await Promise.allSettled([
       cliApprove({ orgId: ORG_ID, postId: WAITING.id }),
       cliApprove({ orgId: ORG_ID, postId: WAITING.id }),
@@ -216,7 +226,7 @@ describe('races: exactly one decision wins', () => {
 
   it('approve against reject: one wins, the post is either scheduled and counted or a draft and not', async () => {
     table.seed(postItem(WAITING));
-    holdTransactions(2);
+    holdPostWrites(2);
 
     const [approved, rejected] = await Promise.allSettled([approve(), reject()]);
 
@@ -240,7 +250,7 @@ describe('races: exactly one decision wins', () => {
 
   it('approve against delete: one wins; a deleted post is never approved nor counted', async () => {
     table.seed(postItem(WAITING), orgItem({ ...org({ dangerous_ops: true }), owner_count: 1 }));
-    holdTransactions(2);
+    holdPostWrites(2);
 
     const [approved, deleted] = await Promise.allSettled([
       approve(),
@@ -254,6 +264,7 @@ describe('races: exactly one decision wins', () => {
         reason: { kind: 'conflict', message: 'This post was deleted meanwhile. Nothing was done.' },
       });
       expect(postsCounted()).toBe(0);
+      expect(countWrites()).toEqual([1, -1]);
     } else {
       expect(stored()).toMatchObject({ status: 'scheduled' });
       expect(deleted).toMatchObject({

@@ -1,28 +1,24 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  DynamoDBDocumentClient,
-  PutCommand,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { keys } from '#adapters/keys';
+import { clearGateGuesses } from '#adapters/usage';
 import { countedNow, type PostRecord } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
 import { handler as createPostHandler } from '#handlers/create-post';
-import { createPost } from '#usecases/create-post';
-import { publishPost } from '#usecases/publish-post';
-import { reschedulePost } from '#usecases/reschedule-post';
-import { clearAuthCache } from '#usecases/support/authenticate';
-import type { Gate } from '#usecases/support/post-writes';
-import { rejectedApiError } from '../support/errors.ts';
+import { handler as deletePostHandler } from '#handlers/delete-post';
+import { handler as publishPostHandler } from '#handlers/publish-post';
+import { handler as reschedulePostHandler } from '#handlers/reschedule-post';
+import type { Call } from '../faults/support/dynamo.ts';
+import { useWorld } from '../faults/support/world.ts';
 import {
   apiEvent,
   apiKey,
   apiKeyItem,
+  bearer,
   channel,
   channelItem,
   fixedId,
+  type Item,
   jsonHeaders,
   lambdaContext,
   ORG_ID,
@@ -30,55 +26,101 @@ import {
   orgItem,
   post,
   postItem,
-  serveCounters,
-  serveItems,
-  TABLE,
+  problemOf,
 } from '../support/fixtures.ts';
+import { holdWrites } from '../support/people.ts';
 
 // posts_per_month (docs/limits.md): a post counts once, in the UTC month of the request that first
-// schedules or publishes it, in the same TransactWriteItems as the post's write (its last item).
+// schedules or publishes it. The count is taken before the post's write, conditionally at the
+// allowance: in the request gate's own write (asked at once by createPost scheduling or publishing
+// and by publishPost, which most likely count; by reschedulePost once it has decided), otherwise by
+// a write of its own; a count no write used is given back. Through the real handlers, pipeline and
+// gate, against the in-memory table behind the SDK.
 
-const ddb = mockClient(DynamoDBDocumentClient);
+const world = useWorld({ platforms: false });
+const { table } = world;
 
-/** 11 h 59 min 17.5 s before the end of June 2030 (UTC). */
-const NOW = new Date('2030-06-30T12:00:42.500Z');
-const TO_MONTH_END = 43_158;
-const LATER = '2030-07-02T12:00:00.000Z';
+beforeEach(() => {
+  // The gate's guess of a key's window outlives a test whose table was reset (same key, same minute).
+  clearGateGuesses();
+});
+
+const PERIOD = '2030-06';
+/** T0 (2030-06-10T09:30Z) to 2030-07-01T00:00Z. */
+const TO_MONTH_END = 1_780_200;
+const LATER = '2030-06-12T12:00:00.000Z';
+const KEY = apiKey({ scopes: ['posts:read', 'posts:write'] });
 const CH1 = channel(1, 'bluesky');
-const POST = post({ id: fixedId('post', 5) });
+const DRAFT = post({ id: fixedId('post', 5) });
 
-const COUNT_ITEM = {
-  Update: {
-    TableName: TABLE,
-    Key: { pk: `ORG#${ORG_ID}`, sk: 'USAGE#2030-06' },
-    UpdateExpression: 'ADD posts_per_month :one',
-    ConditionExpression: 'attribute_not_exists(posts_per_month) OR posts_per_month < :limit',
-    ExpressionAttributeValues: { ':one': 1, ':limit': 300 },
-  },
-};
+const usage = () => table.get(keys.usage(ORG_ID, PERIOD)) ?? {};
+const stored = (id = DRAFT.id) => table.get(keys.post(ORG_ID, id)) as (PostRecord & Item) | undefined;
+const usageWrites = () => table.callsOf('UpdateItem', (c) => String(c.view.keys[0]?.sk).startsWith('USAGE#'));
+const postWrites = () =>
+  table.calls.filter(
+    (c) =>
+      c.op !== 'GetItem' &&
+      c.op !== 'BatchGetItem' &&
+      c.op !== 'Query' &&
+      [...c.view.keys, ...c.view.items].some((i) => String(i.sk).startsWith('POST#')),
+  );
+/** The expressions of a write (wire values unwrapped to their text). */
+const expressionOf = (c: Call) => ({
+  update: String(c.view.raw.UpdateExpression),
+  values: JSON.stringify(c.view.raw.ExpressionAttributeValues),
+});
 
-const cancelled = (...codes: string[]) =>
-  new TransactionCanceledException({
-    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
-    $metadata: {},
-    CancellationReasons: codes.map((Code) => ({ Code })),
-  });
+function given(opts: { limit?: number; counted?: number; settings?: Parameters<typeof org>[0] } = {}) {
+  table.seed(
+    apiKeyItem(KEY),
+    orgItem({
+      ...org({ dangerous_ops: true, ...opts.settings }),
+      ...(opts.limit ? { limits: { posts_per_month: opts.limit } } : {}),
+    }),
+    channelItem(CH1),
+    postItem(DRAFT),
+    ...(opts.counted === undefined ? [] : [{ ...keys.usage(ORG_ID, PERIOD), posts_per_month: opts.counted }]),
+  );
+}
 
 const input = (overrides: Partial<CreatePostInput>): CreatePostInput => ({
   variants: [{ channel_id: CH1.id, body: 'Hello' }],
   ...overrides,
 });
 
-const transactItems = (n = 0) => ddb.commandCalls(TransactWriteCommand)[n]?.args[0].input.TransactItems ?? [];
+type Result = APIGatewayProxyStructuredResultV2 & { headers: Record<string, string> };
+const create = (body: CreatePostInput, headers: Record<string, string> = {}) =>
+  createPostHandler(
+    apiEvent('createPost', { headers: { ...jsonHeaders(KEY), ...headers }, body: JSON.stringify(body) }),
+    lambdaContext('createPost'),
+  ) as Promise<Result>;
+const publish = (id = DRAFT.id) =>
+  publishPostHandler(
+    apiEvent('publishPost', { headers: bearer(KEY), pathParameters: { id } }),
+    lambdaContext('publishPost'),
+  ) as Promise<Result>;
+const reschedule = (at = LATER, id = DRAFT.id) =>
+  reschedulePostHandler(
+    apiEvent('reschedulePost', {
+      headers: jsonHeaders(KEY),
+      pathParameters: { id },
+      body: JSON.stringify({ scheduled_at: at }),
+    }),
+    lambdaContext('reschedulePost'),
+  ) as Promise<Result>;
+const remove = (id = DRAFT.id) =>
+  deletePostHandler(
+    apiEvent('deletePost', { headers: bearer(KEY), pathParameters: { id } }),
+    lambdaContext('deletePost'),
+  ) as Promise<Result>;
 
-let gate: Gate;
-
-beforeEach(() => {
-  ddb.reset();
-  gate = { admitted: async () => undefined, postsPerMonth: 300 };
-  ddb.on(PutCommand).resolves({});
-  ddb.on(TransactWriteCommand).resolves({});
-});
+function expectPostsQuota(res: Result) {
+  expect(res.statusCode).toBe(429);
+  expect(problemOf(res)).toMatchObject({ code: 'quota_exhausted', status: 429 });
+  expect(problemOf(res).detail ?? problemOf(res).title).toBeDefined();
+  expect(res.headers['retry-after']).toBe(String(TO_MONTH_END));
+  expect(res.headers.ratelimit).toBeDefined();
+}
 
 describe('countedNow', () => {
   it.each<[string, Partial<PostRecord>, string | null]>([
@@ -93,203 +135,372 @@ describe('countedNow', () => {
   });
 });
 
-describe('createPost', () => {
-  beforeEach(() => {
-    serveItems(ddb, [orgItem(org({ dangerous_ops: true })), channelItem(CH1)]);
+describe('the count rides on the request gate’s write', () => {
+  it('createPost scheduled: one gate write counts the request and the post, then one PutItem', async () => {
+    given();
+
+    const res = await create(input({ scheduled_at: LATER }));
+
+    expect(res.statusCode).toBe(201);
+    expect(usageWrites()).toHaveLength(1);
+    expect(expressionOf(usageWrites()[0] as Call).update).toContain('posts_per_month :one');
+    expect(postWrites().map((c) => c.op)).toEqual(['PutItem']);
+    expect(table.callsOf('TransactWriteItems')).toEqual([]);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+    const id = JSON.parse(res.body ?? '{}').id as string;
+    expect(stored(id)).toMatchObject({ status: 'scheduled', counted_period: PERIOD });
   });
 
-  it('counts a scheduled post in the same transaction as its insert, as the last item', async () => {
-    // Act
-    const created = await createPost(ORG_ID, input({ scheduled_at: LATER }), NOW, gate);
-
-    // Assert
-    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
-    const items = transactItems();
-    expect(items).toHaveLength(2);
-    expect(items[0]?.Put).toMatchObject({
-      ConditionExpression: 'attribute_not_exists(pk)',
-      Item: { sk: `POST#${created.id}`, status: 'scheduled', counted_period: '2030-06' },
-    });
-    expect(items.at(-1)).toEqual(COUNT_ITEM);
+  it('createPost publish now: counted the same way', async () => {
+    given();
+    const res = await create(input({ publish_now: true }));
+    expect(res.statusCode).toBe(201);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+    expect(usageWrites()).toHaveLength(1);
   });
 
-  it('counts a post published now', async () => {
-    await createPost(ORG_ID, input({ publish_now: true }), NOW, gate);
-    expect(transactItems()[0]?.Put?.Item).toMatchObject({ status: 'publishing', counted_period: '2030-06' });
-    expect(transactItems().at(-1)).toEqual(COUNT_ITEM);
-  });
-
-  it('counts against the allowance the gate carries (the effective limit)', async () => {
-    await createPost(ORG_ID, input({ scheduled_at: LATER }), NOW, { ...gate, postsPerMonth: 7 });
-    expect(transactItems().at(-1)?.Update?.ExpressionAttributeValues).toEqual({ ':one': 1, ':limit': 7 });
-  });
-
-  it('does not count a draft: a plain PutItem', async () => {
-    await createPost(ORG_ID, input({ draft: true }), NOW, gate);
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
-    const put = ddb.commandCalls(PutCommand)[0]?.args[0].input;
-    expect(put?.Item).toMatchObject({ status: 'draft', counted_period: null });
-  });
-
-  it('does not count a post waiting for approval (approval counts it)', async () => {
-    serveItems(ddb, [orgItem(org({ approval_required: true })), channelItem(CH1)]);
-    await createPost(ORG_ID, input({ scheduled_at: LATER }), NOW, gate);
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
-    expect(ddb.commandCalls(PutCommand)[0]?.args[0].input.Item).toMatchObject({
-      status: 'needs_approval',
-      counted_period: null,
-    });
-  });
-
-  it('answers 429 quota_exhausted with Retry-After to the month end when the count is refused', async () => {
-    // Arrange: the last item (the count) failed its condition.
-    ddb.on(TransactWriteCommand).rejects(cancelled('None', 'ConditionalCheckFailed'));
-
-    // Act
-    const err = await rejectedApiError(createPost(ORG_ID, input({ scheduled_at: LATER }), NOW, gate));
-
-    // Assert
-    expect(err).toMatchObject({
-      code: 'quota_exhausted',
-      status: 429,
-      headers: { 'retry-after': String(TO_MONTH_END) },
-    });
-    expect(err.message).toContain('2030-07-01T00:00:00.000Z');
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
-  });
-});
-
-describe('publishPost', () => {
-  it('counts a draft it publishes, as the last transaction item', async () => {
-    // Arrange
-    serveItems(ddb, [orgItem(org({ dangerous_ops: true })), postItem(POST)]);
-
-    // Act
-    await publishPost(ORG_ID, POST.id, NOW, gate);
-
-    // Assert
-    const items = transactItems();
-    expect(items).toHaveLength(3);
-    expect(items[1]?.Put?.Item).toMatchObject({ status: 'publishing', counted_period: '2030-06' });
-    expect(items.at(-1)).toEqual(COUNT_ITEM);
-  });
-
-  it.each<PostRecord['status']>(['scheduled', 'failed'])('does not count a %s post again', async (status) => {
-    serveItems(ddb, [
-      orgItem(org({ dangerous_ops: true })),
-      postItem({ ...POST, status, scheduled_at: LATER, counted_period: '2030-05' }),
-    ]);
-    await publishPost(ORG_ID, POST.id, NOW, gate);
-    const items = transactItems();
-    expect(items).toHaveLength(2);
-    expect(items[1]?.Put?.Item).toMatchObject({ status: 'publishing', counted_period: '2030-05' });
-  });
-
-  it('answers 429 quota_exhausted at once when the count is refused (no retry)', async () => {
-    // Arrange
-    serveItems(ddb, [orgItem(org({ dangerous_ops: true })), postItem(POST)]);
-    ddb.on(TransactWriteCommand).rejects(cancelled('None', 'None', 'ConditionalCheckFailed'));
-
-    // Act
-    const err = await rejectedApiError(publishPost(ORG_ID, POST.id, NOW, gate));
-
-    // Assert
-    expect(err).toMatchObject({ code: 'quota_exhausted', headers: { 'retry-after': String(TO_MONTH_END) } });
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
-    expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(1);
+  it('createPost of a draft: the gate alone, nothing counted', async () => {
+    given();
+    const res = await create(input({ draft: true }));
+    expect(res.statusCode).toBe(201);
+    expect(usageWrites()).toHaveLength(1);
+    expect(expressionOf(usageWrites()[0] as Call).update).not.toContain('posts_per_month');
+    expect(usage()).toMatchObject({ api_requests: 1 });
+    expect(usage().posts_per_month).toBeUndefined();
   });
 
   it.each([
-    ['the settings guard', ['ConditionalCheckFailed', 'None', 'None']],
-    ['the version check', ['None', 'ConditionalCheckFailed', 'None']],
-  ])('retries when %s failed, and answers 409 after 4 attempts', async (_what, codes) => {
-    serveItems(ddb, [orgItem(org({ dangerous_ops: true })), postItem(POST)]);
-    ddb.on(TransactWriteCommand).rejects(cancelled(...codes));
-    const err = await rejectedApiError(publishPost(ORG_ID, POST.id, NOW, gate));
-    expect(err.code).toBe('resource_conflict');
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(4);
-  });
-});
-
-describe('reschedulePost', () => {
-  it('counts a draft it schedules', async () => {
-    serveItems(ddb, [orgItem(org()), postItem(POST)]);
-    await reschedulePost(ORG_ID, POST.id, LATER, NOW, gate);
-    const items = transactItems();
-    expect(items).toHaveLength(3);
-    expect(items[1]?.Put?.Item).toMatchObject({ status: 'scheduled', counted_period: '2030-06' });
-    expect(items.at(-1)).toEqual(COUNT_ITEM);
-  });
-
-  it.each(['2030-06', '2030-05'])('does not count a post already counted (in %s) again', async (period) => {
-    // Arrange
-    serveItems(ddb, [
-      orgItem(org()),
-      postItem({ ...POST, status: 'scheduled', scheduled_at: LATER, counted_period: period }),
+    ['a post that needs approval', { settings: { approval_required: true } }, input({ scheduled_at: LATER })],
+    [
+      'a post refused with validation_failed',
+      {},
+      input({ scheduled_at: LATER, variants: [{ channel_id: fixedId('channel', 9), body: 'x' }] }),
+    ],
+  ])('createPost of %s: the count its gate write took is given back', async (_what, opts, body) => {
+    given(opts);
+    const res = await create(body);
+    expect(res.statusCode).toBeLessThan(500);
+    expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
+      'SET #k = :fresh ADD api_requests :one, posts_per_month :one',
+      'ADD posts_per_month :minus',
     ]);
-
-    // Act
-    await reschedulePost(ORG_ID, POST.id, '2030-07-03T00:00:00.000Z', NOW, gate);
-
-    // Assert
-    const items = transactItems();
-    expect(items).toHaveLength(2);
-    expect(items.some((i) => i.Update)).toBe(false);
-    expect(items[1]?.Put?.Item).toMatchObject({ counted_period: period });
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 0 });
   });
 
-  it('answers 429 quota_exhausted when the count is refused', async () => {
-    serveItems(ddb, [orgItem(org()), postItem(POST)]);
-    ddb.on(TransactWriteCommand).rejects(cancelled('None', 'None', 'ConditionalCheckFailed'));
-    const err = await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW, gate));
-    expect(err.code).toBe('quota_exhausted');
+  it('publishPost of a draft: the gate write counts it, then one UpdateItem of the post', async () => {
+    given();
+
+    const res = await publish();
+
+    expect(res.statusCode).toBe(202);
+    expect(usageWrites()).toHaveLength(1);
+    expect(postWrites().map((c) => c.op)).toEqual(['UpdateItem']);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+    expect(stored()).toMatchObject({ status: 'publishing', counted_period: PERIOD, version: 2 });
   });
 
-  it('still retries a concurrent change of a counted post (no count item to blame)', async () => {
-    serveItems(ddb, [orgItem(org()), postItem({ ...POST, status: 'scheduled', counted_period: '2030-06' })]);
-    ddb.on(TransactWriteCommand).rejects(cancelled('None', 'ConditionalCheckFailed'));
-    const err = await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW, gate));
-    expect(err.code).toBe('resource_conflict');
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(4);
+  it('reschedulePost of a draft: counted in the gate write', async () => {
+    given();
+    const res = await reschedule();
+    expect(res.statusCode).toBe(200);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+    expect(usageWrites()).toHaveLength(1);
+    expect(stored()).toMatchObject({ status: 'scheduled', scheduled_at: LATER, counted_period: PERIOD });
+  });
+
+  it.each<[string, Partial<PostRecord>]>([
+    ['rescheduling a post counted this month', { status: 'scheduled', counted_period: PERIOD }],
+    ['rescheduling a post counted in an earlier month', { status: 'scheduled', counted_period: '2030-05' }],
+    ['publishing a failed post counted before', { status: 'failed', counted_period: '2030-05' }],
+  ])('%s does not count it again', async (what, state) => {
+    given();
+    table.seed(postItem({ ...DRAFT, scheduled_at: LATER, ...state }));
+
+    const publishing = what.startsWith('publishing');
+    const res = publishing ? await publish() : await reschedule('2030-06-20T00:00:00.000Z');
+
+    expect(res.statusCode).toBeLessThan(300);
+    expect(stored()?.counted_period).toBe(state.counted_period);
+    if (publishing) {
+      // publishPost asks its gate write for the count before it reads, and gives it back.
+      expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
+        'SET #k = :fresh ADD api_requests :one, posts_per_month :one',
+        'ADD posts_per_month :minus',
+      ]);
+      expect(usage().posts_per_month).toBe(0);
+    } else {
+      // reschedulePost asks once it has read: nothing to give back.
+      expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
+        'SET #k = :fresh ADD api_requests :one',
+      ]);
+      expect(usage().posts_per_month).toBeUndefined();
+    }
+  });
+
+  it('counts against the allowance the key carries (the effective limit)', async () => {
+    given({ limit: 7 });
+    await publish();
+    expect(expressionOf(usageWrites()[0] as Call).values).toContain('":posts":{"N":"7"}');
   });
 });
 
-describe('through the createPost handler', () => {
-  const KEY = apiKey({ scopes: ['posts:write'] });
-  let gate: Map<string, Record<string, unknown>>;
+describe('the allowance spent', () => {
+  it.each([
+    ['createPost', () => create(input({ scheduled_at: LATER }))],
+    ['publishPost', () => publish()],
+    ['reschedulePost', () => reschedule()],
+  ])(
+    '%s: 429 quota_exhausted with Retry-After to the month end; nothing written, not metered',
+    async (_op, send) => {
+      // Arrange
+      given({ limit: 2, counted: 2 });
 
-  beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(NOW);
-    clearAuthCache();
-    serveItems(ddb, [apiKeyItem(KEY), orgItem({ ...org(), plan: 'starter' }), channelItem(CH1)]);
-    gate = serveCounters(ddb, { api_requests: 41 });
+      // Act
+      const res = await send();
+
+      // Assert: the gate's one write was refused; no post written, the request not counted.
+      expectPostsQuota(res);
+      expect(problemOf(res).detail).toContain('2030-07-01T00:00:00.000Z');
+      expect(usageWrites().map((c) => c.outcome)).toEqual(['ConditionalCheckFailed']);
+      expect(postWrites()).toEqual([]);
+      expect(usage()).toEqual({ ...keys.usage(ORG_ID, PERIOD), posts_per_month: 2 });
+      expect(stored()).toMatchObject({ status: 'draft', version: 1 });
+    },
+  );
+
+  it('does not refuse what does not count: a draft, a deletion', async () => {
+    given({ limit: 2, counted: 2 });
+    expect((await create(input({ draft: true }))).statusCode).toBe(201);
+    expect((await remove()).statusCode).toBe(200);
+    expect(usage()).toMatchObject({ api_requests: 2, posts_per_month: 2 });
   });
 
-  afterEach(() => {
-    vi.useRealTimers();
+  it('a deferred admission still meters a request that never reached its write (404), once', async () => {
+    given();
+    const res = await reschedule(LATER, fixedId('post', 99));
+    expect(res.statusCode).toBe(404);
+    expect(res.headers.ratelimit).toBeDefined();
+    expect(usage()).toMatchObject({ api_requests: 1 });
+    expect(usageWrites()).toHaveLength(1);
   });
 
-  it('counts against the effective plan allowance and answers the refusal as 429 with Retry-After', async () => {
-    // Arrange
-    ddb.on(TransactWriteCommand).rejects(cancelled('None', 'ConditionalCheckFailed'));
+  it('a 404 publish: metered once; the count its gate write took is given back', async () => {
+    given();
+    const res = await publish(fixedId('post', 99));
+    expect(res.statusCode).toBe(404);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 0 });
+  });
+
+  it.each([
+    ['publishPost of a post counted before', () => publish(), 202],
+    ['publishPost of an unknown post', () => publish(fixedId('post', 99)), 404],
+    [
+      'createPost refused with validation_failed',
+      () =>
+        create(input({ scheduled_at: LATER, variants: [{ channel_id: fixedId('channel', 9), body: 'x' }] })),
+      400,
+    ],
+  ])(
+    'allowance spent, %s: not refused for the post it does not count (admitted again without it)',
+    async (_what, send, status) => {
+      // Arrange
+      given({ limit: 2, counted: 2 });
+      table.seed(postItem({ ...DRAFT, status: 'scheduled', scheduled_at: LATER, counted_period: '2030-05' }));
+
+      // Act
+      const res = await send();
+
+      // Assert: the gate's first write refused for the post; a second admits the request alone.
+      expect(res.statusCode).toBe(status);
+      expect(usageWrites().map((c) => c.outcome)).toEqual(['ConditionalCheckFailed', 'ok']);
+      expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 2 });
+    },
+  );
+
+  it('createPost with an Idempotency-Key: admitted first, then the count on its own; counted once', async () => {
+    given();
+
+    const res = await create(input({ scheduled_at: LATER }), { 'idempotency-key': 'k-1' });
+    const replay = await create(input({ scheduled_at: LATER }), { 'idempotency-key': 'k-1' });
+
+    expect([res.statusCode, replay.statusCode]).toEqual([201, 201]);
+    expect(usage()).toMatchObject({ api_requests: 2, posts_per_month: 1 });
+  });
+
+  it('createPost with an Idempotency-Key past the allowance: 429, the request given back', async () => {
+    given({ limit: 2, counted: 2 });
+    const res = await create(input({ scheduled_at: LATER }), { 'idempotency-key': 'k-2' });
+    expectPostsQuota(res);
+    expect(usage()).toMatchObject({ api_requests: 0, posts_per_month: 2 });
+    expect(table.all('POST#').filter((p) => p.id !== DRAFT.id)).toEqual([]);
+  });
+});
+
+describe('races between the count and the write', () => {
+  it('the allowance spent between the read and the write: of two publishes for the last post, one wins', async () => {
+    // Arrange: two drafts, one post left; both requests read before either is admitted.
+    const other = post({ id: fixedId('post', 6) });
+    given({ limit: 2, counted: 1 });
+    table.seed(postItem(other));
+    holdWrites(2, (target, body) => target === 'UpdateItem' && body.includes('"USAGE#'));
 
     // Act
-    const res = await createPostHandler(
-      apiEvent('createPost', {
-        headers: jsonHeaders(KEY),
-        body: JSON.stringify(input({ scheduled_at: LATER })),
-      }),
-      lambdaContext('createPost'),
-    );
+    const [a, b] = await Promise.all([publish(DRAFT.id), publish(other.id)]);
 
     // Assert
-    expect(res.statusCode).toBe(429);
-    expect(JSON.parse(res.body ?? '')).toMatchObject({ code: 'quota_exhausted', status: 429 });
-    expect(res.headers['retry-after']).toBe(String(TO_MONTH_END));
-    expect(res.headers.ratelimit).toBeDefined();
-    expect(transactItems().at(-1)).toEqual(COUNT_ITEM); // starter: 300 posts a month
-    // Refused with 429, so not an API request either: admitted (42), then taken back (41).
-    expect(gate.get(`ORG#${ORG_ID} USAGE#2030-06`)?.api_requests).toBe(41);
+    expect([a.statusCode, b.statusCode].sort()).toEqual([202, 429]);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 2 });
+    const statuses = [stored(DRAFT.id)?.status, stored(other.id)?.status].sort();
+    expect(statuses).toEqual(['draft', 'publishing']);
+  });
+
+  it('a version conflict after the count: two publishes of one draft, both 202, counted once', async () => {
+    // Arrange: both counted at their gate before either post write.
+    given();
+    holdWrites(2, (target, body) => target === 'UpdateItem' && body.includes('"POST#'));
+
+    // Act
+    const results = await Promise.all([publish(), publish()]);
+
+    // Assert: the loser read the post again (publishing: answered as it is) and gave its count back.
+    expect(results.map((r) => r.statusCode)).toEqual([202, 202]);
+    expect(usage()).toMatchObject({ api_requests: 2, posts_per_month: 1 });
+    expect(usageWrites().map((c) => expressionOf(c).update)).toContain('ADD posts_per_month :minus');
+    expect(stored()).toMatchObject({ status: 'publishing', version: 2, round: 1 });
+  });
+
+  it('publish against reschedule of one draft: one write wins, the post is counted once', async () => {
+    given();
+    holdWrites(2, (target, body) => target === 'UpdateItem' && body.includes('"POST#'));
+
+    const [published, rescheduled] = await Promise.all([publish(), reschedule()]);
+
+    // Either published first (the reschedule, read again, finds it publishing: 409), or rescheduled
+    // first (the publish, read again, publishes the scheduled post: counted already).
+    expect(published.statusCode).toBe(202);
+    expect([200, 409]).toContain(rescheduled.statusCode);
+    expect(stored()).toMatchObject({ status: 'publishing', counted_period: PERIOD });
+    expect(stored()?.version).toBe(rescheduled.statusCode === 200 ? 3 : 2);
+    expect(usage()).toMatchObject({ api_requests: 2, posts_per_month: 1 });
+  });
+
+  it('publish against delete: a deleted post is never counted', async () => {
+    given();
+    holdWrites(2, (target, body) => ['UpdateItem', 'DeleteItem'].includes(target) && body.includes('"POST#'));
+
+    const [published, deleted] = await Promise.all([publish(), remove()]);
+
+    if (stored()) {
+      expect(published.statusCode).toBe(202);
+      expect(deleted.statusCode).toBe(409); // then read again: publishing, not deletable
+      expect(usage().posts_per_month).toBe(1);
+    } else {
+      expect(deleted.statusCode).toBe(200);
+      expect(published.statusCode).toBe(404);
+      expect(usage().posts_per_month).toBe(0);
+    }
+  });
+
+  it('the post write applied but its answer lost: the SDK retry recognises its own write; counted once', async () => {
+    given();
+    table.fail({
+      op: 'UpdateItem',
+      kind: 'ECONNRESET',
+      when: 'after',
+      match: (v) => String(v.keys[0]?.sk).startsWith('POST#'),
+    });
+
+    const res = await publish();
+
+    expect(res.statusCode).toBe(202);
+    const writes = postWrites();
+    expect(writes.map((c) => `${c.attempt}:${c.outcome}`)).toEqual([
+      '1:ECONNRESET',
+      '2:ConditionalCheckFailed',
+    ]);
+    expect(writes[0]?.applied).toBe(true);
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+    expect(stored()).toMatchObject({ status: 'publishing', version: 2 });
+  });
+
+  it('the post write throttled on every SDK attempt: 500, nothing written, the count given back', async () => {
+    // Every attempt was refused before DynamoDB acted: certainly not applied.
+    given();
+    table.fail({
+      op: 'UpdateItem',
+      kind: 'ThrottlingException',
+      times: 3,
+      match: (v) => String(v.keys[0]?.sk).startsWith('POST#'),
+    });
+
+    const res = await publish();
+
+    expect(res.statusCode).toBe(500);
+    expect(stored()).toMatchObject({ status: 'draft', version: 1 });
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 0 });
+  });
+
+  it('the post write’s answers lost on every attempt: 500; the count is kept, one too many at most', async () => {
+    // A reset connection hides whether DynamoDB acted: never under-count. (Here it had not.)
+    given();
+    table.fail({
+      op: 'UpdateItem',
+      kind: 'ECONNRESET',
+      times: 3,
+      match: (v) => String(v.keys[0]?.sk).startsWith('POST#'),
+    });
+
+    const res = await publish();
+
+    expect(res.statusCode).toBe(500);
+    expect(stored()).toMatchObject({ status: 'draft', version: 1 });
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+  });
+
+  it('an answer lost, then the retry throttled: the write may have landed, so the count is kept', async () => {
+    // The last error (throttling) alone would say "not applied"; the first attempt's reset says otherwise.
+    given();
+    const isPost = (v: { keys: Item[] }) => String(v.keys[0]?.sk).startsWith('POST#');
+    table.fail({ op: 'UpdateItem', kind: 'ECONNRESET', when: 'after', match: isPost });
+    table.fail({ op: 'UpdateItem', kind: 'ThrottlingException', times: 2, match: isPost });
+
+    const res = await publish();
+
+    // Landed (the first attempt), though the client saw a 500; counted once, as it must be.
+    expect(res.statusCode).toBe(500);
+    expect(stored()).toMatchObject({ status: 'publishing', version: 2, counted_period: PERIOD });
+    expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 1 });
+  });
+});
+
+describe('deletePost: one DeleteItem on the version read', () => {
+  it('a reset after the DeleteItem applied: the SDK retry finds the post gone — its own delete, 200', async () => {
+    given();
+    table.fail({
+      op: 'DeleteItem',
+      kind: 'ECONNRESET',
+      when: 'after',
+      match: (v) => String(v.keys[0]?.sk).startsWith('POST#'),
+    });
+
+    const res = await remove();
+
+    expect(res.statusCode).toBe(200);
+    expect(table.callsOf('DeleteItem').map((c) => `${c.attempt}:${c.outcome}`)).toEqual([
+      '1:ECONNRESET',
+      '2:ConditionalCheckFailed',
+    ]);
+    expect(stored()).toBeUndefined();
+  });
+
+  it('two deletes at once: one 200, the other, finding it gone on its only attempt, 404', async () => {
+    given();
+    holdWrites(2, (target, body) => target === 'DeleteItem' && body.includes('"POST#'));
+
+    const results = await Promise.all([remove(), remove()]);
+
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 404]);
+    expect(stored()).toBeUndefined();
+    expect(usage()).toMatchObject({ api_requests: 2 });
   });
 });

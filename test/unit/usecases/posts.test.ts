@@ -1,12 +1,15 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
+  DeleteCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { decodeCursor, encodeCursor } from '#core/cursor';
@@ -44,13 +47,35 @@ const SECRET = 'usecase-cursor-secret';
 const CH1 = channel(1, 'bluesky');
 const POST = post({ id: fixedId('post', 5) });
 
-/** The post's version check failed (item 1); any posts_per_month count after it passed. */
+/** The post's version check failed on the SDK's one attempt: another writer is one version on. */
 const conditionFailed = () =>
-  new TransactionCanceledException({
-    message: 'Transaction cancelled, please refer cancellation reasons for specific reasons',
-    $metadata: {},
-    CancellationReasons: [{ Code: 'None' }, { Code: 'ConditionalCheckFailed' }, { Code: 'None' }],
+  Object.assign(
+    new ConditionalCheckFailedException({
+      message: 'The conditional request failed',
+      $metadata: { attempts: 1 },
+    }),
+    { Item: marshall(postItem({ ...POST, version: POST.version + 1 })) },
+  );
+
+/** The UpdateItem calls on post items (not the posts_per_month count on the gate item). */
+const postUpdates = () =>
+  ddb
+    .commandCalls(UpdateCommand)
+    .map((c) => c.args[0].input)
+    .filter((i) => String(i.Key?.sk).startsWith('POST#'));
+const countUpdates = () =>
+  ddb
+    .commandCalls(UpdateCommand)
+    .map((c) => c.args[0].input)
+    .filter((i) => String(i.Key?.sk).startsWith('USAGE#'));
+/** Fails the post writes with `err`, letting the count's writes through. */
+const failPostWrites = (err: () => Error, times = Infinity) => {
+  let left = times;
+  ddb.on(UpdateCommand).callsFake((input: { Key?: { sk?: string } }) => {
+    if (String(input.Key?.sk).startsWith('POST#') && left-- > 0) throw err();
+    return {};
   });
+};
 
 /** An admitted request: the admission resolves at once. */
 let gate: Gate & { admitted: ReturnType<typeof vi.fn> };
@@ -166,9 +191,12 @@ describe('createPost', () => {
 
     // Assert
     expect(created).toMatchObject({ status: 'scheduled', scheduled_at: LATER });
-    // A scheduled post is counted against posts_per_month in the same transaction as its insert.
-    const put = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems?.[0]?.Put;
+    // One PutItem, after the post was counted (here by a write of its own: this gate does not count).
+    expect(countUpdates()).toHaveLength(1);
+    expect(gate.admitted).toHaveBeenCalledWith({ period: '2030-06', limit: 30 });
+    const put = ddb.commandCalls(PutCommand)[0]?.args[0].input;
     expect(put?.ConditionExpression).toBe('attribute_not_exists(pk)');
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
     expect(put?.Item).toMatchObject({
       pk: `ORG#${ORG_ID}`,
       sk: `POST#${created.id}`,
@@ -295,59 +323,82 @@ describe('listPosts', () => {
 describe('publishPost', () => {
   const dangerousOrg = orgItem(org({ dangerous_ops: true }));
 
-  it('writes the publishing post with a version check and a settings guard', async () => {
+  it('writes the attributes that changed with one UpdateItem under a version check', async () => {
     // Arrange
     given([dangerousOrg, postItem(POST)]);
 
     // Act
     const res = await publishPost(ORG_ID, POST.id, NOW, gate);
 
-    // Assert
+    // Assert: no transaction, no settings guard (the toggle was read with the post).
     expect(res).toEqual({ id: POST.id, status: 'publishing' });
-    const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
-    expect(items[0]?.ConditionCheck).toMatchObject({
-      Key: { pk: `ORG#${ORG_ID}`, sk: 'ORG' },
-      ExpressionAttributeValues: { ':dangerous_ops': true, ':approval_required': false },
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    const [update] = postUpdates();
+    expect(update).toMatchObject({
+      Key: { pk: `ORG#${ORG_ID}`, sk: `POST#${POST.id}` },
+      ConditionExpression: 'version = :expected',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     });
-    expect(items[1]?.Put).toMatchObject({
-      ConditionExpression: 'version = :v',
-      ExpressionAttributeValues: { ':v': 1 },
-      Item: { pk: `ORG#${ORG_ID}`, status: 'publishing', version: 2, round: 1 },
+    const set = Object.fromEntries(
+      Object.entries(update?.ExpressionAttributeNames ?? {})
+        .filter(([k]) => k.startsWith('#f'))
+        .map(([k, name]) => [name, update?.ExpressionAttributeValues?.[`:v${k.slice(2)}`]]),
+    );
+    expect(set).toMatchObject({
+      status: 'publishing',
+      version: 2,
+      round: 1,
+      counted_period: '2030-06',
+      gsi1pk: `ORG#${ORG_ID}#POSTS#publishing`,
+      gsi1sk: `POST#${POST.id}`,
     });
+    expect(set.gsi2pk).toMatch(/^DUE#/);
+    // Unchanged attributes are not written: the variants, the creation time.
+    expect(Object.keys(set)).not.toContain('variants');
+    expect(Object.keys(set)).not.toContain('created_at');
   });
 
   it('retries a concurrent change and answers 409 after 4 attempts', async () => {
     // Arrange
     given([dangerousOrg, postItem(POST)]);
-    ddb.on(TransactWriteCommand).rejects(conditionFailed());
+    failPostWrites(conditionFailed);
 
     // Act
     const err = await rejectedApiError(publishPost(ORG_ID, POST.id, NOW, gate));
 
     // Assert
     expect(err).toMatchObject({ code: 'resource_conflict', status: 409 });
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(4);
+    expect(postUpdates()).toHaveLength(4);
     expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(4); // each attempt re-reads
+    // Counted once, reused by every attempt, given back: no write landed.
+    expect(countUpdates().map((u) => u.UpdateExpression)).toEqual([
+      'ADD posts_per_month :one',
+      'ADD posts_per_month :minus',
+    ]);
   });
 
   it('succeeds when a retry finds the post unchanged by others', async () => {
     given([dangerousOrg, postItem(POST)]);
-    ddb.on(TransactWriteCommand).rejectsOnce(conditionFailed()).resolves({});
+    failPostWrites(conditionFailed, 1);
     expect(await publishPost(ORG_ID, POST.id, NOW, gate)).toEqual({ id: POST.id, status: 'publishing' });
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(2);
+    expect(postUpdates()).toHaveLength(2);
+    expect(countUpdates()).toHaveLength(1); // the count taken once, used by the second write
   });
 
   it('does not retry a failure that is not a concurrent change', async () => {
     given([dangerousOrg, postItem(POST)]);
-    ddb.on(TransactWriteCommand).rejects(new Error('throttled'));
+    failPostWrites(() => new Error('throttled'));
     await expect(publishPost(ORG_ID, POST.id, NOW, gate)).rejects.toThrow('throttled');
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(1);
+    expect(postUpdates()).toHaveLength(1);
+    // It may have landed: the count is kept, never given back.
+    expect(countUpdates().map((u) => u.UpdateExpression)).toEqual(['ADD posts_per_month :one']);
   });
 
   it('accepts a publishing post as-is without writing', async () => {
     given([dangerousOrg, postItem({ ...POST, status: 'publishing', round: 1 })]);
     expect(await publishPost(ORG_ID, POST.id, NOW, gate)).toEqual({ id: POST.id, status: 'publishing' });
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(gate.admitted).toHaveBeenCalledWith();
   });
 
   it('answers 403 dangerous_ops_disabled before 404 while the toggle is off', async () => {
@@ -370,7 +421,7 @@ describe('publishPost', () => {
 });
 
 describe('deletePost', () => {
-  it('deletes the post as read, while the toggle is still on', async () => {
+  it('deletes the post as read with one DeleteItem on its version', async () => {
     // Arrange
     given([orgItem(org({ dangerous_ops: true })), postItem(POST)]);
 
@@ -379,18 +430,28 @@ describe('deletePost', () => {
 
     // Assert
     expect(res).toEqual({ id: POST.id, deleted: true });
-    const items = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems ?? [];
-    expect(items[0]?.ConditionCheck?.ExpressionAttributeValues).toEqual({ ':dangerous_ops': true });
-    expect(items[1]?.Delete).toMatchObject({
-      Key: { pk: `ORG#${ORG_ID}`, sk: `POST#${POST.id}` },
-      ExpressionAttributeValues: { ':v': 1 },
-    });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(DeleteCommand).map((c) => c.args[0].input)).toEqual([
+      expect.objectContaining({
+        Key: { pk: `ORG#${ORG_ID}`, sk: `POST#${POST.id}` },
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': 1 },
+      }),
+    ]);
+  });
+
+  it('retries a concurrent change from a fresh read', async () => {
+    given([orgItem(org({ dangerous_ops: true })), postItem(POST)]);
+    ddb.on(DeleteCommand).rejectsOnce(conditionFailed()).resolves({});
+    expect(await deletePost(ORG_ID, POST.id, gate)).toEqual({ id: POST.id, deleted: true });
+    expect(ddb.commandCalls(DeleteCommand)).toHaveLength(2);
+    expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(2);
   });
 
   it('answers 409 for a publishing post and deletes nothing', async () => {
     given([orgItem(org({ dangerous_ops: true })), postItem({ ...POST, status: 'publishing' })]);
     expect((await rejectedApiError(deletePost(ORG_ID, POST.id, gate))).code).toBe('resource_conflict');
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(DeleteCommand)).toHaveLength(0);
   });
 
   it('answers 403 dangerous_ops_disabled while the toggle is off', async () => {
@@ -413,12 +474,12 @@ describe('reschedulePost', () => {
 
     // Assert
     expect(res).toMatchObject({ status: 'scheduled', scheduled_at: next });
-    const put = ddb.commandCalls(TransactWriteCommand)[0]?.args[0].input.TransactItems?.[1]?.Put;
-    expect(put?.Item).toMatchObject({
-      scheduled_at: next,
-      version: 2,
-      gsi1pk: `ORG#${ORG_ID}#POSTS#scheduled`,
-    });
+    const [update] = postUpdates();
+    expect(update?.ExpressionAttributeValues).toMatchObject({ ':expected': 1 });
+    expect(Object.values(update?.ExpressionAttributeValues ?? {})).toEqual(
+      expect.arrayContaining([next, 2, `ORG#${ORG_ID}#POSTS#scheduled`, `DUE#2030-06-03T12:00`]),
+    );
+    expect(countUpdates()).toEqual([]); // counted already
   });
 
   it('refuses a past time with validation_failed before reading anything', async () => {
@@ -441,11 +502,11 @@ describe('reschedulePost', () => {
 
   it('retries a concurrent change and answers 409 after 4 attempts', async () => {
     given([orgItem(org()), postItem(POST)]);
-    ddb.on(TransactWriteCommand).rejects(conditionFailed());
+    failPostWrites(conditionFailed);
     expect((await rejectedApiError(reschedulePost(ORG_ID, POST.id, LATER, NOW, gate))).code).toBe(
       'resource_conflict',
     );
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(4);
+    expect(postUpdates()).toHaveLength(4);
   });
 });
 
@@ -464,21 +525,38 @@ describe('the admission gate', () => {
     expect(err.code).toBe('rate_limited');
     expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(1);
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
-  it('createPost answers a validation failure without waiting for the admission', async () => {
+  it('createPost starts the admission beside its read: a draft without a count, a draft never waits for it', async () => {
     given([orgItem(org())]);
+    gate.admitted.mockReturnValue(new Promise(() => undefined)); // never settles
     const err = await rejectedApiError(createPost(ORG_ID, draftInput(), NOW, gate));
     expect(err.code).toBe('validation_failed');
-    expect(gate.admitted).not.toHaveBeenCalled();
+    expect(gate.admitted.mock.calls).toEqual([[]]);
+  });
+
+  it('createPost of a post that may count asks the admission for the count, and gives back a count it did not use', async () => {
+    // Arrange: the gate's write counted the post; the request then fails validation.
+    given([orgItem(org())]);
+    gate.admitted.mockResolvedValue({ allowed: true, postCounted: true });
+
+    // Act
+    const err = await rejectedApiError(
+      createPost(ORG_ID, draftInput({ draft: undefined, scheduled_at: LATER }), NOW, gate),
+    );
+
+    // Assert
+    expect(err.code).toBe('validation_failed');
+    expect(gate.admitted.mock.calls).toEqual([[{ period: '2030-06', limit: 30 }]]);
+    expect(countUpdates().map((u) => u.UpdateExpression)).toEqual(['ADD posts_per_month :minus']);
   });
 
   it.each([
     ['publishPost', () => publishPost(ORG_ID, POST.id, NOW, gate)],
     ['reschedulePost', () => reschedulePost(ORG_ID, POST.id, LATER, NOW, gate)],
     ['deletePost', () => deletePost(ORG_ID, POST.id, gate)],
-  ])('%s reads, awaits the admission once, and writes nothing when refused', async (_op, call) => {
+  ])('%s reads, awaits the admission, and writes nothing when refused', async (_op, call) => {
     // Arrange
     given([orgItem(org({ dangerous_ops: true })), postItem(POST)]);
     gate.admitted.mockRejectedValue(refused());
@@ -488,8 +566,9 @@ describe('the admission gate', () => {
 
     // Assert
     expect(err.code).toBe('rate_limited');
-    expect(gate.admitted).toHaveBeenCalledTimes(1);
+    expect(gate.admitted).toHaveBeenCalled();
     expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(1);
-    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(DeleteCommand)).toHaveLength(0);
   });
 });
