@@ -170,21 +170,19 @@ describe('the request gate on DynamoDB Local: group commit', () => {
 
 describe('the request gate on DynamoDB Local: a write retried after a lost answer', () => {
   it.each([
-    ['a lone request in an open window', 1, 1, { api_requests: 7, key_01: { w: WINDOW, n: 2 } }],
-    ['a lone request opening its window', 1, 1, {}],
+    ['a lone request in an open window ("same window" form)', 1, 1, true],
+    ['a lone request opening its window ("new window" form)', 1, 1, false],
     // 12 at once: the first goes alone, the 11 that waited for it go as the second write.
-    ['a batch of 11 in an open window', 12, 2, { api_requests: 7, key_01: { w: WINDOW, n: 2 } }],
-    ['a batch of 11 opening its window', 12, 2, {}],
-  ])('counts %s once: the retry is refused by its own token', async (_what, n, lost, item) => {
-    // Arrange: one write is applied, its answer lost; the SDK sends it again.
-    const { req, read } = await gateFor(item, { burst: 100, month: 1_000 });
-    const before = {
-      api: Number(item.api_requests ?? 0),
-      n: Number((item.key_01 as { n?: number })?.n ?? 0),
-    };
-    gate.clearGateGuesses();
-    if (item.key_01) await gate.admitRequest(req); // this container now guesses "same window"
-    const base = { api: before.api + (item.key_01 ? 1 : 0), n: before.n + (item.key_01 ? 1 : 0) };
+    ['a batch of 11 ("same window" form)', 12, 2, true],
+  ])('counts %s once: the retry is refused by its own token', async (_what, n, lost, open) => {
+    // Arrange: a window this container has counted in (or none); one write is applied, its answer
+    // lost, and the SDK sends it again.
+    const { req, read } = await gateFor(open ? { api_requests: 7, key_01: { w: WINDOW, n: 2 } } : {}, {
+      burst: 100,
+      month: 1_000,
+    });
+    if (open) await gate.admitRequest(req); // now 8 requests, 3 in the window, the form known
+    const base = open ? { api: 8, n: 3 } : { api: 0, n: 0 };
     attempts = 0;
     loseAnswerOf = lost;
 
