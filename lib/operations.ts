@@ -781,14 +781,22 @@ export const mcp: {
   },
 };
 
-/** Whether an operation's path template matches a concrete path. */
-export function matchPath(template: string, path: string): Record<string, string> | null {
+/** A path template's matcher, compiled once: the path parameters of a concrete path, or null. */
+export function pathMatcher(template: string): (path: string) => Record<string, string> | null {
   const names: string[] = [];
   const source = template.replace(/\{(\w+)\}/g, (_m, name: string) => {
     names.push(name);
     return '([^/]+)';
   });
-  const m = new RegExp(`^${source}$`).exec(path);
-  if (!m) return null;
-  return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1] ?? '')]));
+  const re = new RegExp(`^${source}$`);
+  return (path) => {
+    const m = re.exec(path);
+    if (!m) return null;
+    return Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1] ?? '')]));
+  };
+}
+
+/** Whether an operation's path template matches a concrete path. */
+export function matchPath(template: string, path: string): Record<string, string> | null {
+  return pathMatcher(template)(path);
 }

@@ -13,10 +13,10 @@ import {
   consolePages,
   DEFAULT_TIMEOUT_SECONDS,
   fallback,
-  matchPath,
   mcp,
   type Operation,
   operations,
+  pathMatcher,
 } from '#lib/operations';
 import { asInvocations } from './invocations.ts';
 import { createMediaDoor, type LocalS3 } from './media-door.ts';
@@ -35,6 +35,8 @@ type Handler<E = APIGatewayProxyEventV2, R = APIGatewayProxyStructuredResultV2> 
 const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 interface Route {
   op: Pick<Operation, 'id' | 'path'> & { method: Operation['method'] | 'ANY' };
+  /** The path template's matcher, compiled once (every request tries the routes in turn). */
+  match?: (path: string) => Record<string, string> | null;
   handler: Promise<Handler>;
   /** The function's timeout in AWS, so middy's early timeout behaves the same locally. */
   timeoutMs: number;
@@ -184,6 +186,7 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
   const routes: Route[] = [
     ...operations.map((op) => ({
       op,
+      match: pathMatcher(op.path),
       handler: loadHandler(root, op.entry),
       timeoutMs: timeoutMsOf(op.timeoutSeconds),
       ...(op.throttle ? { admit: tokenBucket(op.throttle) } : {}),
@@ -193,6 +196,7 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
       const handler = loadHandler(root, page.entry);
       return page.routes.map((r) => ({
         op: { id: page.id, method: r.method, path: r.path },
+        match: pathMatcher(r.path),
         handler,
         timeoutMs: timeoutMsOf(page.timeoutSeconds),
         ...(r.throttle ? { admit: tokenBucket(r.throttle) } : {}),
@@ -218,7 +222,7 @@ export function createFrontDoor(root: string, media?: LocalS3): Server {
       let params: Record<string, string> = {};
       if (!route)
         for (const r of routes) {
-          const m = r.op.method === req.method ? matchPath(r.op.path, path) : null;
+          const m = r.op.method === req.method ? (r.match?.(path) ?? null) : null;
           if (m) {
             route = r;
             params = m;

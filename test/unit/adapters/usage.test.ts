@@ -68,15 +68,15 @@ describe('admitRequest: one conditional UpdateItem on the gate item', () => {
       {
         TableName: TABLE,
         Key: USAGE_KEY,
-        UpdateExpression: 'SET #k = :fresh ADD api_requests :one',
+        UpdateExpression: 'SET #k = :fresh ADD api_requests :n',
         ConditionExpression:
-          '(attribute_not_exists(#k) OR #k.w < :w) AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests < :month)',
+          '(attribute_not_exists(#k) OR #k.w < :w) AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests <= :monthRoom)',
         ExpressionAttributeNames: { '#k': KEY_ID },
         ExpressionAttributeValues: {
-          ':one': 1,
+          ':n': 1,
           ':w': WINDOW_ID,
-          ':month': 50_000,
-          ':fresh': { w: WINDOW_ID, n: 1 },
+          ':monthRoom': 49_999,
+          ':fresh': { w: WINDOW_ID, n: 1, t: expect.any(String) },
         },
         ReturnValues: 'UPDATED_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -98,10 +98,16 @@ describe('admitRequest: one conditional UpdateItem on the gate item', () => {
     expect(res).toEqual({ outcome: 'admitted', burstCount: 2, apiRequests: 2 });
     expect(updates()).toHaveLength(1);
     expect(updates()[0]).toMatchObject({
-      UpdateExpression: 'ADD api_requests :one, #k.n :one',
+      UpdateExpression: 'SET #k.t = :t ADD api_requests :n, #k.n :n',
       ConditionExpression:
-        '#k.w = :w AND #k.n < :burst AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests < :month)',
-      ExpressionAttributeValues: { ':one': 1, ':w': WINDOW_ID, ':month': 50_000, ':burst': 120 },
+        '#k.w = :w AND #k.n <= :burstRoom AND #k.t <> :t AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests <= :monthRoom)',
+      ExpressionAttributeValues: {
+        ':n': 1,
+        ':w': WINDOW_ID,
+        ':monthRoom': 49_999,
+        ':burstRoom': 119,
+        ':t': expect.any(String),
+      },
     });
     expect(items.get(GATE)).toMatchObject({ api_requests: 2, [KEY_ID]: { w: WINDOW_ID, n: 2 } });
   });
@@ -134,8 +140,8 @@ describe('admitRequest: one conditional UpdateItem on the gate item', () => {
     // Assert
     expect(res).toEqual({ outcome: 'admitted', burstCount: 6, apiRequests: 6 });
     expect(updates().map((u) => u.UpdateExpression)).toEqual([
-      'SET #k = :fresh ADD api_requests :one',
-      'ADD api_requests :one, #k.n :one',
+      'SET #k = :fresh ADD api_requests :n',
+      'SET #k.t = :t ADD api_requests :n, #k.n :n',
     ]);
     expect(items.get(GATE)).toMatchObject({ api_requests: 6, [KEY_ID]: { w: WINDOW_ID, n: 6 } });
   });

@@ -388,7 +388,7 @@ let meters = counters();
 let lastLimits = { burst: Number.POSITIVE_INFINITY, api_requests: Number.POSITIVE_INFINITY };
 
 const GATE_UPDATES = new Set(
-  ['ADD api_requests :one, #k.n :one', 'SET #k = :fresh ADD api_requests :one'].flatMap((u) => [
+  ['SET #k.t = :t ADD api_requests :n, #k.n :n', 'SET #k = :fresh ADD api_requests :n'].flatMap((u) => [
     u,
     `${u}, posts_per_month :one`,
   ]),
@@ -446,8 +446,10 @@ function installMocks(): void {
     if (kind) {
       meterCalls.push({ kind, key: input.Key ?? {} });
       const values = input.ExpressionAttributeValues ?? {};
-      if (values[':burst'] !== undefined) lastLimits.burst = Number(values[':burst']);
-      lastLimits.api_requests = Number(values[':month']);
+      // The write checks room for its n requests: the limits are room + n.
+      const n = Number(values[':n']);
+      if (values[':burstRoom'] !== undefined) lastLimits.burst = Number(values[':burstRoom']) + n;
+      lastLimits.api_requests = Number(values[':monthRoom']) + n;
       return meters.update(input);
     }
     const after = table.update({ ...input, Key: input.Key ?? {} });

@@ -292,6 +292,30 @@ describe('StreamPoller', () => {
   });
 });
 
+describe('StreamPoller: the work of a pass', () => {
+  it('lists the shards once a second rather than on every pass, and at once after a shard ended', async () => {
+    // Arrange: the parent closes in the first pass; its child is listed only after that.
+    const shards: Shard[] = [{ ShardId: 'parent' }];
+    const records: Record<string, StreamRecord[]> = { parent: [record(1)], child: [record(2)] };
+    fakeStream(shards, records, ['parent']);
+    const { handler, seen } = recordingHandler();
+    const p = poller(handler);
+    const lists = () => streams.commandCalls(DescribeStreamCommand).length;
+
+    // Act + Assert: the first pass lists, the parent ends; the next pass lists again and finds the child.
+    await p.pollOnce();
+    expect(lists()).toBe(1);
+    shards.push({ ShardId: 'child', ParentShardId: 'parent' });
+    await p.pollOnce();
+    expect(lists()).toBe(2);
+    expect(seen.flat()).toEqual([seqOf(1), seqOf(2)]);
+    // Passes within the second reuse the list.
+    await p.pollOnce();
+    await p.pollOnce();
+    expect(lists()).toBe(2);
+  });
+});
+
 describe('StreamPoller with the stack’s mapping settings', () => {
   const SOURCE = {
     entities: ['post', 'channel'],
@@ -397,6 +421,33 @@ describe('StreamPoller with the stack’s mapping settings', () => {
     expect(
       failures.map((f) => [f.requestContext.condition, f.DDBStreamBatchInfo.startSequenceNumber]),
     ).toEqual([['RecordAgeExceeded', seqOf(1)]]);
+  });
+
+  it('writes a position past records the filter dropped at most once a second, and on stop; a delivered batch at once', async () => {
+    // Arrange: gate-item changes (no listed entity) keep coming, as under API load.
+    const s1 = [entityRecord(1, 'usage')];
+    fakeStream([{ ShardId: 's1' }], { s1 });
+    const { handler, seen } = recordingHandler();
+    const p = withSource(handler, []);
+
+    // Act + Assert: the first read is written; the next ones, within the second, only in memory.
+    await p.pollOnce();
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(1) } });
+    s1.push(entityRecord(2, 'usage'));
+    await p.pollOnce();
+    s1.push(entityRecord(3, 'usage'));
+    await p.pollOnce();
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(1) } });
+    // A record the relay takes is delivered, and its checkpoint written before the next read.
+    s1.push(entityRecord(4, 'post'));
+    await p.pollOnce();
+    expect(seen).toEqual([[seqOf(4)]]);
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(4) } });
+    // Dropped again, then a stop: the stop writes where the poller got to.
+    s1.push(entityRecord(5, 'usage'));
+    p.start();
+    await p.stop();
+    expect(checkpoint()).toEqual({ s1: { after: seqOf(5) } });
   });
 });
 

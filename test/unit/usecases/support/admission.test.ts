@@ -135,7 +135,12 @@ describe('admit', () => {
       { pk: `ORG#${ORG_ID}`, sk: 'USAGE#2030-06' },
       expect.anything(),
     ]);
-    expect(inputs.at(-1)?.ExpressionAttributeValues).toMatchObject({ ':burst': 5, ':month': 70_000 });
+    // One request: room for one under each limit.
+    expect(inputs.at(-1)?.ExpressionAttributeValues).toMatchObject({
+      ':n': 1,
+      ':burstRoom': 4,
+      ':monthRoom': 69_999,
+    });
     expect(a).toMatchObject({ allowed: true, apiRequests: 60_001 });
     expect(params(a.headers['ratelimit-policy'])).toEqual({ q: 5, w: 60 });
     expect(params(a.headers.ratelimit).r).toBe(4);
