@@ -308,17 +308,43 @@ export async function getOrgUsage(
   };
 }
 
-/** The transaction item that counts one post against posts_per_month, refused at the limit. */
-export function countPostItem(orgId: string, period: string, limit: number) {
-  return {
-    Update: {
-      TableName: TABLE_NAME,
-      Key: keys.usage(orgId, period),
-      UpdateExpression: 'ADD posts_per_month :one',
-      ConditionExpression: 'attribute_not_exists(posts_per_month) OR posts_per_month < :limit',
-      ExpressionAttributeValues: { ':one': 1, ':limit': limit },
-    },
-  };
+/**
+ * Counts one post against posts_per_month on its own (a write whose request was admitted already,
+ * or a person's act, which the gate does not meter): false, and nothing written, at `limit`.
+ */
+export async function countPost(orgId: string, period: string, limit: number): Promise<boolean> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.usage(orgId, period),
+        UpdateExpression: 'ADD posts_per_month :one',
+        ConditionExpression: POSTS_OPEN.replace(':posts', ':limit'),
+        ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** Gives back a post count no post write used (usecases/support/post-writes.ts says when). */
+export async function uncountPost(orgId: string, period: string): Promise<void> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.usage(orgId, period),
+        UpdateExpression: 'ADD posts_per_month :minus',
+        ConditionExpression: 'posts_per_month > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
 }
 
 /** For tests: forget which windows this container has seen. */

@@ -290,8 +290,8 @@ describe('admitRequest with a post to count: the same one write', () => {
       { outcome: 'admitted', burstCount: 2, apiRequests: 6 },
     ]);
     expect(updates().map((u) => [u.UpdateExpression, u.ExpressionAttributeValues?.[':posts']])).toEqual([
-      ['SET #k = :fresh ADD api_requests :one, posts_per_month :one', 3],
-      ['ADD api_requests :one, #k.n :one, posts_per_month :one', 3],
+      ['SET #k = :fresh ADD api_requests :n, posts_per_month :one', 3],
+      ['SET #k.t = :t ADD api_requests :n, #k.n :n, posts_per_month :one', 3],
     ]);
     expect(
       updates().every((u) =>

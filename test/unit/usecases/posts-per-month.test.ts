@@ -181,7 +181,7 @@ describe('the count rides on the request gate’s write', () => {
     const res = await create(body);
     expect(res.statusCode).toBeLessThan(500);
     expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
-      'SET #k = :fresh ADD api_requests :one, posts_per_month :one',
+      'SET #k = :fresh ADD api_requests :n, posts_per_month :one',
       'ADD posts_per_month :minus',
     ]);
     expect(usage()).toMatchObject({ api_requests: 1, posts_per_month: 0 });
@@ -224,14 +224,14 @@ describe('the count rides on the request gate’s write', () => {
     if (publishing) {
       // publishPost asks its gate write for the count before it reads, and gives it back.
       expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
-        'SET #k = :fresh ADD api_requests :one, posts_per_month :one',
+        'SET #k = :fresh ADD api_requests :n, posts_per_month :one',
         'ADD posts_per_month :minus',
       ]);
       expect(usage().posts_per_month).toBe(0);
     } else {
       // reschedulePost asks once it has read: nothing to give back.
       expect(usageWrites().map((c) => expressionOf(c).update)).toEqual([
-        'SET #k = :fresh ADD api_requests :one',
+        'SET #k = :fresh ADD api_requests :n',
       ]);
       expect(usage().posts_per_month).toBeUndefined();
     }
