@@ -76,6 +76,8 @@ export interface AwsModelInput {
       lookaheadSeconds: number;
       concurrency: number;
       roundTripsPerEntry: number;
+      /** SendMessageBatch requests in flight at once (1: one after another). */
+      sendConcurrency?: number;
     };
   };
   limits: {
@@ -171,10 +173,11 @@ export function awsModel(input: AwsModelInput, scenario: AwsScenario): AwsModelR
   const [bottleneck, rate] = stages.reduce((a, b) => (b[1] < a[1] ? b : a));
 
   // The sweep does its per-post work (`roundTripsPerEntry`, `concurrency` at a time; none when it
-  // writes nothing per post), then sends the dispatches, 10 per request, one request after another.
+  // writes nothing per post), then sends the dispatches, 10 per request, `sendConcurrency` at once.
   const perEntrySeconds = (c.sweeper.roundTripsPerEntry * t.dynamoRoundTripMs) / 1000;
   const sweepSeconds =
-    (n * perEntrySeconds) / c.sweeper.concurrency + (Math.ceil(n / 10) * t.sqsRoundTripMs) / 1000;
+    (n * perEntrySeconds) / c.sweeper.concurrency +
+    (Math.ceil(n / 10) * t.sqsRoundTripMs) / 1000 / (c.sweeper.sendConcurrency ?? 1);
   const leadSeconds = c.sweeper.lookaheadSeconds - c.sweeper.everySeconds;
   const fitsTimeout = sweepSeconds <= c.sweeper.timeoutSeconds;
   const start = Math.max(0, sweepSeconds - leadSeconds) + t.pipelineLatencySeconds;
@@ -387,7 +390,7 @@ export const TODAY_INPUTS: Omit<AwsModelInput, 'config'> & {
   config: {
     sweeper: Pick<
       AwsModelInput['config']['sweeper'],
-      'lookaheadSeconds' | 'concurrency' | 'roundTripsPerEntry'
+      'lookaheadSeconds' | 'concurrency' | 'roundTripsPerEntry' | 'sendConcurrency'
     >;
   };
 } = {
@@ -438,18 +441,50 @@ export const TODAY_INPUTS: Omit<AwsModelInput, 'config'> & {
 };
 
 /**
+ * The delivery path after issue 24 (ed3e955 and what followed): the sweeper reads past a cursor and
+ * writes nothing per post, sending 16 batches at once; the dispatcher reads the post and sends its
+ * delivery messages (10 per request); the first claim starts the post, its due-work entry stays put
+ * while it publishes, no "published" checkpoint; the counters are summed per stream batch and
+ * organization (≈ 0.03 WRU per post in a burst). Write units per post are the scheduler part's
+ * measurement when it ran; this default is the sum priced from the code.
+ */
+export const REWORK_INPUTS: typeof TODAY_INPUTS = {
+  ...TODAY_INPUTS,
+  source:
+    'the delivery path after issue 24: no sweep write per post (a cursor), the dispatcher writes nothing, the first claim starts the post (its due-work entry kept), one posting checkpoint, the outcome, the counters once per stream batch and organization; write units per post from due to published as measured by the scheduler part (default priced from the code: claim-and-start 3, checkpoint 2, outcome 5, counters ≈ 0.03)',
+  perPost: {
+    ...TODAY_INPUTS.perPost,
+    deliveryWriteUnits: 10,
+    // The post read before each of its 3 writes, the channel with its credentials, the dispatcher's read.
+    deliveryReadUnits: 6,
+    deliveryWrites: 3,
+    // The entry stays in the scheduled minute's bucket; the outcome takes it out (to SYNC#<day>).
+    dueBucketWrites: 1,
+    // Put by the claim that starts the post, rewritten by the checkpoint, deleted by the outcome.
+    statusIndexWriteUnits: 3,
+    statsItemWriteUnits: 0.03,
+    streamRecords: 3,
+    // The dispatcher sends a post's delivery messages in one batch request.
+    sendRequestsPerMessage: { schedule: 0.1, delivery: 0.1, events: 1 },
+  },
+  timing: { ...TODAY_INPUTS.timing, relayOnPath: false },
+  config: { sweeper: { lookaheadSeconds: 120, concurrency: 16, roundTripsPerEntry: 0, sendConcurrency: 16 } },
+};
+
+/**
  * The model's input: today's numbers, the manifest's settings, and what the cost and scheduler
  * parts measured if they ran in the same `npm run bench`.
  */
 export async function awsModelInputs(
   cost?: CostResult,
   scheduler?: SchedulerResult[],
+  base: typeof TODAY_INPUTS = REWORK_INPUTS,
 ): Promise<AwsModelInput> {
   const config = await manifestConfig();
   const input: AwsModelInput = {
-    ...TODAY_INPUTS,
-    perPost: { ...TODAY_INPUTS.perPost },
-    config: { ...config, sweeper: { ...config.sweeper, ...TODAY_INPUTS.config.sweeper } },
+    ...base,
+    perPost: { ...base.perPost },
+    config: { ...config, sweeper: { ...config.sweeper, ...base.config.sweeper } },
   };
   const create = cost?.measured.find((m) => m.op === 'createPost' && m.variant === '');
   const keyed = cost?.measured.find((m) => m.op === 'createPost' && m.variant === 'Idempotency-Key');
@@ -562,7 +597,11 @@ inputs: a model, not a measurement on AWS.
     c.sweeper.roundTripsPerEntry
       ? `${c.sweeper.roundTripsPerEntry} round trips per post, ${c.sweeper.concurrency} posts at a time, then`
       : 'no write per post, then'
-  } the dispatches sent 10 per request, one request after another.
+  } the dispatches sent 10 per request, ${
+    (c.sweeper.sendConcurrency ?? 1) > 1
+      ? `${c.sweeper.sendConcurrency} requests at once`
+      : 'one request after another'
+  }.
 - **Assumptions**: a DynamoDB round trip ${t.dynamoRoundTripMs} ms, an SQS one ${t.sqsRoundTripMs} ms; a platform's create call
   ${t.platformLatencyMs} ms, so a delivery (${t.deliveryRoundTrips} AWS round trips + the call) holds its Lambda ≈ ${fmt(worst.lambda.deliveryMs)} ms; the
   records of a batch run in parallel (${t.lambdaBilledMsPerDelivery} billed ms per delivery, ${c.delivery.memoryMb} MB arm64); ${t.invokeOverheadMs} ms per

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { awsModelInputs, awsModelSection } from './aws-model.ts';
+import { awsModelInputs, awsModelSection, TODAY_INPUTS } from './aws-model.ts';
 import { benchColdStart, coldStartSection } from './cold-start.ts';
 import { type ConnectResult, connectSection } from './connect.ts';
 import { type ConsoleResult, consoleSection } from './console.ts';
@@ -148,7 +148,11 @@ if (wants('scheduler')) {
 if (wants('awsmodel')) {
   // Computed, not measured: from the cost and scheduler parts' results when they ran in this invocation.
   const input = await awsModelInputs(cost, schedulerResults);
-  sections.awsmodel = { title: 'AWS at scale: a model', body: awsModelSection(input) };
+  const before = await awsModelInputs(undefined, undefined, TODAY_INPUTS);
+  sections.awsmodel = {
+    title: 'AWS at scale: a model',
+    body: `### After issue 24\n\n${awsModelSection(input)}\n\n### Before issue 24 (main at a30acac)\n\n${awsModelSection(before)}`,
+  };
 }
 
 if (wants('sync')) {
