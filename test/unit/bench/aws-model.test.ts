@@ -5,6 +5,7 @@ import {
   awsModel,
   awsModelInputs,
   awsModelSection,
+  REWORK_INPUTS,
   TODAY_INPUTS,
 } from '../../bench/aws-model.ts';
 import type { CostResult } from '../../bench/cost.ts';
@@ -206,10 +207,14 @@ describe('the AWS model', () => {
       idempotencyWriteUnits: 3,
       deliveryWriteUnits: 16, // the largest burst's
     });
+    // Without measurements: the rework's defaults; the "before" inputs on request.
     expect(without.perPost).toMatchObject({
-      createPostWriteUnits: TODAY_INPUTS.perPost.createPostWriteUnits,
-      deliveryWriteUnits: TODAY_INPUTS.perPost.deliveryWriteUnits,
+      createPostWriteUnits: REWORK_INPUTS.perPost.createPostWriteUnits,
+      deliveryWriteUnits: REWORK_INPUTS.perPost.deliveryWriteUnits,
     });
+    const before = await awsModelInputs(undefined, undefined, TODAY_INPUTS);
+    expect(before.perPost.deliveryWriteUnits).toBe(TODAY_INPUTS.perPost.deliveryWriteUnits);
+    expect(before.config.sweeper.roundTripsPerEntry).toBe(2);
   });
 
   it('writes the section with both bursts, the hot keys and the sweep that overruns its timeout', () => {
