@@ -7,7 +7,7 @@ import { ddb } from '#shared/clients';
 
 // The request gate: one item per organization and calendar month (`ORG#<org>` / `USAGE#<YYYY-MM>`)
 // carries the month's meters (api_requests, posts_per_month) and, under each API key's id, that
-// key's burst window `{w: minute, n: count, t: last write}` and its revocation `{r: revoked_at}`.
+// key's burst window `{w: minute, n: count}` (and `t`, below) or its revocation `{r: revoked_at}`.
 // Admitting requests is ONE conditional UpdateItem on that item: the condition refuses a revoked
 // key, a spent burst and an exhausted month at once, so limits hold exactly across every Lambda
 // container and a refused request writes nothing. A post-writing request that has decided its post
@@ -29,15 +29,17 @@ import { ddb } from '#shared/clients';
 // has no room for is refused whole from the item the failure returns (no further write); one with
 // some room is split, so exactly the room is admitted and the rest refused.
 //
-// Every write carries a fresh token in the key's window (`t`) and its condition refuses that token:
-// when the SDK retries a write whose first attempt was applied but whose answer was lost, the retry
-// fails its condition and the item it returns shows the token, so the batch is counted once.
+// A batch's write (n > 1) carries a fresh token in the key's window (`t`, 8 characters) and its
+// condition refuses that token: when the SDK retries a write whose first attempt was applied but
+// whose answer was lost, the retry fails its condition and the item it returns shows the token, so
+// the batch is counted once. A lone request's write carries none (the gate item's size is what each
+// write is billed by); a lost answer to it can count that one request twice, as before batching.
 
 export interface KeyWindow {
   /** The UTC minute (epoch minutes) the count belongs to. */
   w?: number;
   n?: number;
-  /** The token of the last write that counted in this window (an SDK retry recognises its own). */
+  /** The token of the last batch written in this window (an SDK retry recognises its own). */
   t?: string;
   /** Set when the key was revoked; no request of the key is admitted after that. */
   r?: string;
@@ -86,6 +88,9 @@ const POSTS_OPEN = '(attribute_not_exists(posts_per_month) OR posts_per_month < 
 
 function gateWrite(req: GateRequest, form: 'same' | 'new', windowId: number, n: number, token: string) {
   const same = form === 'same';
+  // A batch's write carries its token (see above); a lone request's does not, so the gate item of a
+  // Lambda deployment (batches of one) stays as small as before: its write units grow with its size.
+  const marked = n > 1;
   // A post's count rides only on a write of one admission (admitRequest never batches those).
   const post = req.posts
     ? { add: ', posts_per_month :one', cond: ` AND ${POSTS_OPEN}` }
@@ -94,12 +99,13 @@ function gateWrite(req: GateRequest, form: 'same' | 'new', windowId: number, n: 
     TableName: TABLE_NAME,
     Key: keys.usage(req.orgId, req.period),
     UpdateExpression:
-      (same ? 'SET #k.t = :t ADD api_requests :n, #k.n :n' : 'SET #k = :fresh ADD api_requests :n') +
-      post.add,
-    // `#k.t <> :t` holds while the token is absent: only a retry of an applied write fails it.
+      (same
+        ? `${marked ? 'SET #k.t = :t ' : ''}ADD api_requests :n, #k.n :n`
+        : 'SET #k = :fresh ADD api_requests :n') + post.add,
+    // `#k.t <> :t` holds while the window has no token: only a retry of an applied write fails it.
     ConditionExpression:
       (same
-        ? `#k.w = :w AND #k.n <= :burstRoom AND #k.t <> :t AND ${NOT_REVOKED} AND ${MONTH_OPEN}`
+        ? `#k.w = :w AND #k.n <= :burstRoom AND ${marked ? '#k.t <> :t AND ' : ''}${NOT_REVOKED} AND ${MONTH_OPEN}`
         : `(attribute_not_exists(#k) OR #k.w < :w) AND ${NOT_REVOKED} AND ${MONTH_OPEN}`) + post.cond,
     ExpressionAttributeNames: { '#k': req.keyId },
     ExpressionAttributeValues: {
@@ -107,8 +113,8 @@ function gateWrite(req: GateRequest, form: 'same' | 'new', windowId: number, n: 
       ':w': windowId,
       ':monthRoom': req.monthlyLimit - n,
       ...(same
-        ? { ':burstRoom': req.burstLimit - n, ':t': token }
-        : { ':fresh': { w: windowId, n, t: token } }),
+        ? { ':burstRoom': req.burstLimit - n, ...(marked ? { ':t': token } : {}) }
+        : { ':fresh': { w: windowId, n, ...(marked ? { t: token } : {}) } }),
       ...(req.posts ? { ':one': 1, ':posts': req.posts.limit } : {}),
     },
     ReturnValues: 'UPDATED_NEW',
@@ -144,7 +150,7 @@ async function admitBatch(
 ): Promise<GateOutcome[]> {
   let windowId = known?.windowId ?? req.windowId;
   let form: 'same' | 'new' = known?.form ?? (lastWindow.get(req.keyId) === windowId ? 'same' : 'new');
-  const token = randomBytes(9).toString('base64url');
+  const token = randomBytes(6).toString('base64url');
   const all = (outcome: GateOutcome) => Array.from({ length: n }, () => outcome);
   // Two attempts settle any guess; the rest absorb containers whose clocks straddle a minute.
   for (let attempt = 0; attempt < 4; attempt++) {
@@ -158,8 +164,8 @@ async function admitBatch(
       if (!isConditionFailure(err)) throw err;
       const old = conditionFailureItem(err);
       const k = old?.[req.keyId] as KeyWindow | undefined;
-      // An earlier attempt of this very write was applied (the SDK retried after a lost answer).
-      if (k?.t === token) {
+      // An earlier attempt of this very batch's write was applied (the SDK retried after a lost answer).
+      if (n > 1 && k?.t === token) {
         remember(req.keyId, k.w as number);
         return admitted(k.n, old?.api_requests, n);
       }

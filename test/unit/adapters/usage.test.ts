@@ -76,7 +76,7 @@ describe('admitRequest: one conditional UpdateItem on the gate item', () => {
           ':n': 1,
           ':w': WINDOW_ID,
           ':monthRoom': 49_999,
-          ':fresh': { w: WINDOW_ID, n: 1, t: expect.any(String) },
+          ':fresh': { w: WINDOW_ID, n: 1 },
         },
         ReturnValues: 'UPDATED_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -98,16 +98,10 @@ describe('admitRequest: one conditional UpdateItem on the gate item', () => {
     expect(res).toEqual({ outcome: 'admitted', burstCount: 2, apiRequests: 2 });
     expect(updates()).toHaveLength(1);
     expect(updates()[0]).toMatchObject({
-      UpdateExpression: 'SET #k.t = :t ADD api_requests :n, #k.n :n',
+      UpdateExpression: 'ADD api_requests :n, #k.n :n',
       ConditionExpression:
-        '#k.w = :w AND #k.n <= :burstRoom AND #k.t <> :t AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests <= :monthRoom)',
-      ExpressionAttributeValues: {
-        ':n': 1,
-        ':w': WINDOW_ID,
-        ':monthRoom': 49_999,
-        ':burstRoom': 119,
-        ':t': expect.any(String),
-      },
+        '#k.w = :w AND #k.n <= :burstRoom AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests <= :monthRoom)',
+      ExpressionAttributeValues: { ':n': 1, ':w': WINDOW_ID, ':monthRoom': 49_999, ':burstRoom': 119 },
     });
     expect(items.get(GATE)).toMatchObject({ api_requests: 2, [KEY_ID]: { w: WINDOW_ID, n: 2 } });
   });
@@ -141,7 +135,7 @@ describe('admitRequest: one conditional UpdateItem on the gate item', () => {
     expect(res).toEqual({ outcome: 'admitted', burstCount: 6, apiRequests: 6 });
     expect(updates().map((u) => u.UpdateExpression)).toEqual([
       'SET #k = :fresh ADD api_requests :n',
-      'SET #k.t = :t ADD api_requests :n, #k.n :n',
+      'ADD api_requests :n, #k.n :n',
     ]);
     expect(items.get(GATE)).toMatchObject({ api_requests: 6, [KEY_ID]: { w: WINDOW_ID, n: 6 } });
   });
@@ -226,6 +220,93 @@ describe('admitRequest: one conditional UpdateItem on the gate item', () => {
   });
 });
 
+describe('admitRequest: group commit (concurrent admissions of one key share a write)', () => {
+  it('writes the first of 16 concurrent requests alone and the 15 that waited for it as one write of 15', async () => {
+    // Arrange
+    const items = gate({ api_requests: 40, [KEY_ID]: { w: WINDOW_ID, n: 10 } });
+
+    // Act
+    const results = await Promise.all(Array.from({ length: 16 }, () => admitRequest(REQ)));
+
+    // Assert: counts 11..26 handed out once each, in two writes (the first guessed the new form).
+    expect(results.map((r) => (r.outcome === 'admitted' ? r.burstCount : 0))).toEqual(
+      Array.from({ length: 16 }, (_, i) => 11 + i),
+    );
+    expect(results.map((r) => (r.outcome === 'admitted' ? r.apiRequests : 0))).toEqual(
+      Array.from({ length: 16 }, (_, i) => 41 + i),
+    );
+    const writes = updates().filter((u) => u.UpdateExpression !== 'SET #k = :fresh ADD api_requests :n');
+    expect(writes.map((u) => u.ExpressionAttributeValues?.[':n'])).toEqual([1, 15]);
+    expect(writes[1]).toMatchObject({
+      UpdateExpression: 'SET #k.t = :t ADD api_requests :n, #k.n :n',
+      ConditionExpression:
+        '#k.w = :w AND #k.n <= :burstRoom AND #k.t <> :t AND attribute_not_exists(#k.r) AND (attribute_not_exists(api_requests) OR api_requests <= :monthRoom)',
+      ExpressionAttributeValues: {
+        ':n': 15,
+        ':burstRoom': 105,
+        ':monthRoom': 49_985,
+        ':t': expect.any(String),
+      },
+    });
+    expect(items.get(GATE)).toMatchObject({ api_requests: 56, [KEY_ID]: { w: WINDOW_ID, n: 26 } });
+  });
+
+  it('admits exactly the room left near the burst: a batch with room for some is split, the rest refused', async () => {
+    // Arrange: 4 left in the key's minute.
+    const items = gate({ api_requests: 40, [KEY_ID]: { w: WINDOW_ID, n: 116 } });
+
+    // Act
+    const results = await Promise.all(Array.from({ length: 12 }, () => admitRequest(REQ)));
+
+    // Assert
+    expect(results.filter((r) => r.outcome === 'admitted')).toHaveLength(4);
+    expect(results.filter((r) => r.outcome === 'burst')).toHaveLength(8);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 44, [KEY_ID]: { w: WINDOW_ID, n: 120 } });
+  });
+
+  it('admits exactly the room left in the month, the rest refused with quota', async () => {
+    const items = gate({ api_requests: 49_997, [KEY_ID]: { w: WINDOW_ID, n: 3 } });
+    const results = await Promise.all(Array.from({ length: 10 }, () => admitRequest(REQ)));
+    expect(results.filter((r) => r.outcome === 'admitted')).toHaveLength(3);
+    expect(results.filter((r) => r.outcome === 'quota')).toEqual(
+      Array.from({ length: 7 }, () => ({ outcome: 'quota', burstCount: 6 })),
+    );
+    expect(items.get(GATE)).toMatchObject({ api_requests: 50_000, [KEY_ID]: { w: WINDOW_ID, n: 6 } });
+  });
+
+  it('never batches more than the burst limit: 70 at once with a burst of 30 admit 30', async () => {
+    const items = gate();
+    const results = await Promise.all(
+      Array.from({ length: 70 }, () => admitRequest({ ...REQ, burstLimit: 30 })),
+    );
+    expect(results.filter((r) => r.outcome === 'admitted')).toHaveLength(30);
+    expect(
+      Math.max(...updates().map((u) => Number(u.ExpressionAttributeValues?.[':n']))),
+    ).toBeLessThanOrEqual(30);
+    expect(items.get(GATE)).toMatchObject({ api_requests: 30, [KEY_ID]: { w: WINDOW_ID, n: 30 } });
+  });
+
+  it('keeps keys, minutes and limits apart: each is a batch of its own', async () => {
+    const items = gate();
+    const results = await Promise.all([
+      ...Array.from({ length: 5 }, () => admitRequest(REQ)),
+      ...Array.from({ length: 5 }, () => admitRequest({ ...REQ, keyId: OTHER_KEY_ID })),
+    ]);
+    expect(results.every((r) => r.outcome === 'admitted')).toBe(true);
+    expect(items.get(GATE)).toMatchObject({
+      api_requests: 10,
+      [KEY_ID]: { w: WINDOW_ID, n: 5 },
+      [OTHER_KEY_ID]: { w: WINDOW_ID, n: 5 },
+    });
+  });
+
+  it('fails every request of a batch whose write fails (no request is left waiting)', async () => {
+    ddb.on(UpdateCommand).rejects(Object.assign(new Error('boom'), { name: 'InternalServerError' }));
+    const results = await Promise.allSettled(Array.from({ length: 5 }, () => admitRequest(REQ)));
+    expect(results.every((r) => r.status === 'rejected')).toBe(true);
+  });
+});
+
 describe('revokeAtGateItems', () => {
   it("marks the key revoked in each month's gate item, replacing its window", () => {
     expect(revokeAtGateItems(ORG_ID, KEY_ID, ['2030-06', '2030-07'], '2030-06-30T23:59:59.000Z')).toEqual(
@@ -291,7 +372,7 @@ describe('admitRequest with a post to count: the same one write', () => {
     ]);
     expect(updates().map((u) => [u.UpdateExpression, u.ExpressionAttributeValues?.[':posts']])).toEqual([
       ['SET #k = :fresh ADD api_requests :n, posts_per_month :one', 3],
-      ['SET #k.t = :t ADD api_requests :n, #k.n :n, posts_per_month :one', 3],
+      ['ADD api_requests :n, #k.n :n, posts_per_month :one', 3],
     ]);
     expect(
       updates().every((u) =>

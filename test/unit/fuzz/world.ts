@@ -388,10 +388,11 @@ let meters = counters();
 let lastLimits = { burst: Number.POSITIVE_INFINITY, api_requests: Number.POSITIVE_INFINITY };
 
 const GATE_UPDATES = new Set(
-  ['SET #k.t = :t ADD api_requests :n, #k.n :n', 'SET #k = :fresh ADD api_requests :n'].flatMap((u) => [
-    u,
-    `${u}, posts_per_month :one`,
-  ]),
+  [
+    'ADD api_requests :n, #k.n :n',
+    'SET #k.t = :t ADD api_requests :n, #k.n :n',
+    'SET #k = :fresh ADD api_requests :n',
+  ].flatMap((u) => [u, `${u}, posts_per_month :one`]),
 );
 
 /** The request gate's own UpdateItems, recognised strictly by key and expression. */

@@ -10,6 +10,7 @@ import {
   awaitLocalCommits,
   dynamoCredentials,
   dynamoDbFile,
+  dynamoJvmOptions,
   LOCAL_REGION,
   migrateSharedDb,
 } from '../../../bin/local/services.ts';
@@ -189,5 +190,16 @@ describe('awaitLocalCommits', () => {
     );
     expect(ops).toEqual(['PutItem', 'TransactWriteItems']);
     client.destroy();
+  });
+});
+
+describe("DynamoDB Local's JVM options", () => {
+  it('runs C1 only by default, and puts HERALD_DYNAMODB_JVM_OPTS after it (a later option wins)', () => {
+    expect(dynamoJvmOptions({})).toEqual(['-XX:TieredStopAtLevel=1']);
+    expect(dynamoJvmOptions({ HERALD_DYNAMODB_JVM_OPTS: '  -XX:TieredStopAtLevel=4   -Xmx512m ' })).toEqual([
+      '-XX:TieredStopAtLevel=1',
+      '-XX:TieredStopAtLevel=4',
+      '-Xmx512m',
+    ]);
   });
 });
