@@ -160,7 +160,14 @@ describe('recovery paths beyond the SQS redelivery', () => {
     // Arrange: the POST failed (503, nothing made) and the worker died before recording it.
     const g = seedDelivery(world, 'mastodon', 'Mastodon status whose first POST never landed');
     world.fakes.failNext('mastodon', { status: 503, body: { error: 'Service Unavailable' } });
-    table.fail({ op: 'PutItem', kind: 'ECONNRESET', times: Number.POSITIVE_INFINITY, match: () => true });
+    table.fail({
+      op: 'PutItem',
+      kind: 'ECONNRESET',
+      times: Number.POSITIVE_INFINITY,
+      match: (v) =>
+        Object.values((v.items[0]?.deliveries ?? {}) as Record<string, { stage: string }>)[0]?.stage ===
+        'retrying',
+    });
     await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
     sqs.delete(sqs.waiting(DELIVERY_QUEUE).map((m) => m.id));
     expect(g.delivery()).toMatchObject({ stage: 'sending', attempts: 1 });
