@@ -253,9 +253,12 @@ export async function mutatePost(
   postId: string,
   change: (post: PostRecord) => PostRecord | null,
   attempts = 12,
+  known?: PostRecord,
 ): Promise<{ before: PostRecord; after: PostRecord } | null> {
   for (let i = 0; i < attempts; i++) {
-    const before = await getPost(orgId, postId);
+    // `known`: the post as the caller last wrote it — tried first without a read; a version
+    // check that fails (someone wrote since) falls back to reading.
+    const before = i === 0 && known ? known : await getPost(orgId, postId);
     if (!before) return null;
     const next = change(before);
     if (!next) return { before, after: before };
@@ -276,7 +279,8 @@ export async function mutatePost(
       if (!isConditionFailure(err)) throw err;
       // The SDK retried a write DynamoDB had applied (its answer was lost): the item is ours.
       if (conditionFailureItem(err)?.write_id === writeId) return { before, after };
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
+      // A stale `known` is no contention: read at once.
+      if (i > 0 || !known) await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
     }
   }
   throw new ConcurrentChangeError();

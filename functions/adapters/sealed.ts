@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { requireEnv } from '#shared/config';
+import { lean } from '#shared/sdk';
 
 // Envelope encryption for connection secrets: channel tokens, platform apps' client secrets,
 // Mastodon instances' app secrets and connection sessions' in-flight grants. Each value gets a
@@ -9,7 +10,7 @@ import { requireEnv } from '#shared/config';
 // twice: KMS will not open the data key under another context, and the GCM tag covers it as
 // associated data, so a sealed value copied onto another channel or org does not open.
 
-const kms = new KMSClient({ maxAttempts: 3 });
+const kms = lean(new KMSClient({ maxAttempts: 3 }));
 const KEY_ID = requireEnv('CONNECTION_SECRETS_KEY_ID');
 
 export type SealContext = Record<string, string>;

@@ -6,6 +6,12 @@
 export const LEASE_SECONDS = 90;
 /** A publishing post is re-examined this long after its last change (lost messages, dead workers). */
 export const WATCHDOG_SECONDS = 300;
+/**
+ * The watchdog part of a sweep runs at most this often. In AWS the sweeper runs every minute, so
+ * every sweep runs it; the local stack sweeps every second for its dispatches, and reading the
+ * watchdog's 25 minute buckets each second would be most of an idle stack's DynamoDB traffic.
+ */
+export const WATCHDOG_EVERY_SECONDS = 30;
 /** The sweeper dispatches what falls due this far ahead (the SQS delay covers the rest). */
 export const LOOKAHEAD_SECONDS = 120;
 /**

@@ -1,5 +1,5 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 /**
  * An SQS-triggered Lambda handler: each record's JSON body goes to `handle`, the records of a batch
@@ -10,4 +10,28 @@ export function sqsBatchHandler<T>(handle: (body: T, record: SQSRecord) => Promi
   const recordHandler = (record: SQSRecord) => handle(JSON.parse(record.body) as T, record);
   return (event: SQSEvent, context: Context) =>
     processPartialResponse(event, recordHandler, processor, { context, throwOnFullBatchFailure: false });
+}
+
+/**
+ * An SQS-triggered Lambda handler that takes the batch's bodies together (to read or send for all
+ * of them at once). `handle` answers per body, in order: an Error sends that record back to the
+ * queue, anything else deletes it. A body that is not JSON goes back alone (and on to the DLQ).
+ */
+export function sqsWholeBatchHandler<T>(handle: (bodies: T[]) => Promise<unknown[]>) {
+  return async (event: SQSEvent): Promise<SQSBatchResponse> => {
+    const parsed = event.Records.map((r) => {
+      try {
+        return { record: r, body: JSON.parse(r.body) as T };
+      } catch {
+        return { record: r, body: undefined };
+      }
+    });
+    const good = parsed.filter((p) => p.body !== undefined);
+    const results = await handle(good.map((p) => p.body as T));
+    const failed = [
+      ...parsed.filter((p) => p.body === undefined).map((p) => p.record),
+      ...good.filter((_, i) => results[i] instanceof Error).map((p) => p.record),
+    ];
+    return { batchItemFailures: failed.map((r) => ({ itemIdentifier: r.messageId })) };
+  };
 }

@@ -55,6 +55,7 @@ export async function deliver(
   if (outcome.kind === 'busy') throw new RetryLaterError('another worker holds this delivery');
   const recovering = outcome.recovering;
   const post = claimed.after;
+  const attempt: Attempt = { msg, claimId, clock, latest: post };
   const delivery = post.deliveries[msg.channel_id] as DeliveryRecord;
   const variant = post.variants.find((v) => v.channel_id === msg.channel_id);
 
@@ -106,7 +107,7 @@ export async function deliver(
       saveCheckpoint: async (checkpoint) => {
         // Lost the claim (our lease ran out and another worker took over): stop before the
         // irreversible step rather than risk a second post.
-        const held = await updateClaimed(msg, claimId, clock, (d) => ({ ...d, checkpoint }));
+        const held = await updateClaimed(attempt, (d) => ({ ...d, checkpoint }));
         if (!held)
           throw new PlatformError('system', 'The delivery was taken over by another attempt.', {
             retryable: false,
@@ -134,7 +135,7 @@ export async function deliver(
 
   if (wait) {
     const w = wait;
-    const after = await updateClaimed(msg, claimId, clock, (d) =>
+    const after = await updateClaimed(attempt, (d) =>
       deferredDelivery(d, w, clock(), { undoClaim: !recovering }),
     );
     if (after) await sendDelayed('delivery', msg, secondsUntil(w.until, clock()));
@@ -142,7 +143,7 @@ export async function deliver(
   }
   if (result) {
     const done = result;
-    await updateClaimed(msg, claimId, clock, (d) => deliverySucceeded(d, done, clock()));
+    await updateClaimed(attempt, (d) => deliverySucceeded(d, done, clock()));
     return 'published';
   }
   const err = failure as PlatformError;
@@ -162,7 +163,7 @@ export async function deliver(
     const remedy = await recordChannelFailure(connected, err, clock(), { backoff: false });
     if (remedy === 'operator') platformAppRefused(connected.platform, 1, err.message);
   }
-  const after = await updateClaimed(msg, claimId, clock, (d) =>
+  const after = await updateClaimed(attempt, (d) =>
     deliveryFailed(
       d,
       {
@@ -183,19 +184,36 @@ export async function deliver(
 }
 
 /** Applies `change` to the delivery only while this worker's claim still holds it; null when it did not. */
+/** This worker's attempt at one delivery, and the post as the attempt last wrote it. */
+interface Attempt {
+  msg: DeliveryMessage;
+  claimId: string;
+  clock: () => Date;
+  /** Each write is tried against this version without a read first (usually nobody wrote since). */
+  latest: PostRecord;
+}
+
+/** Applies `change` to the delivery only while this worker's claim still holds it; null when it did not. */
 async function updateClaimed(
-  msg: DeliveryMessage,
-  claimId: string,
-  clock: () => Date,
+  attempt: Attempt,
   change: (d: DeliveryRecord) => DeliveryRecord,
 ): Promise<PostRecord | null> {
-  const res = await mutatePost(msg.org_id, msg.post_id, (post) => {
-    const d = post.deliveries[msg.channel_id];
-    if (!d || d.claim_id !== claimId) return null;
-    return withDelivery(post, change(d), clock());
-  });
+  const { msg, claimId, clock } = attempt;
+  const res = await mutatePost(
+    msg.org_id,
+    msg.post_id,
+    (post) => {
+      const d = post.deliveries[msg.channel_id];
+      if (!d || d.claim_id !== claimId) return null;
+      return withDelivery(post, change(d), clock());
+    },
+    undefined,
+    attempt.latest,
+  );
   // mutatePost hands back the unchanged post (after === before) when nothing was written.
-  return res && res.after !== res.before ? res.after : null;
+  const written = res && res.after !== res.before ? res.after : null;
+  if (written) attempt.latest = written;
+  return written;
 }
 
 /** A retry not due yet (a long platform hint chained over SQS's 15-minute delay cap). */

@@ -1,8 +1,11 @@
-import { getPost } from '#adapters/posts';
+import { loadPosts } from '#adapters/posts';
 import { enqueueDeliveries, sendDelayed } from '#adapters/queues';
 import { type DeliveryMessage, type DispatchMessage, MAX_DELAY_SECONDS } from '#core/messages';
+import type { PostRecord } from '#core/posts';
 
 // The dispatcher: the second half of the scheduler (the sweeper is schedule-sweeper.ts).
+
+export type DispatchOutcome = 'started' | 'stale' | 'deferred';
 
 /**
  * Dispatch: at a post's scheduled time, one delivery message per channel it has not published to
@@ -12,24 +15,66 @@ import { type DeliveryMessage, type DispatchMessage, MAX_DELAY_SECONDS } from '#
  * started meanwhile gets nothing (`stale`); its messages would find nothing to claim anyway. SQS
  * delays have one-second resolution: the last fraction is waited here, and a message that arrives
  * more than a second early (a chained delay) is sent on again.
+ *
+ * A queue batch is dispatched together: its posts are read in one BatchGetItem (consistent) and
+ * their delivery messages sent together, so a burst costs a read and a send per ten posts rather
+ * than per post. An outcome per message, in order; a message whose part failed is an Error (its
+ * record goes back to the queue; a dispatch repeated is harmless downstream).
  */
+export async function dispatchAll(
+  msgs: DispatchMessage[],
+  clock: () => Date = () => new Date(),
+): Promise<Array<DispatchOutcome | Error>> {
+  const outcomes: Array<DispatchOutcome | Error> = msgs.map(() => 'stale');
+  const due: number[] = [];
+  await Promise.all(
+    msgs.map(async (msg, i) => {
+      const wait = Date.parse(msg.scheduled_at) - clock().getTime();
+      if (wait <= 1000) return void due.push(i);
+      try {
+        await sendDelayed('schedule', msg, Math.min(MAX_DELAY_SECONDS, wait / 1000));
+        outcomes[i] = 'deferred';
+      } catch (err) {
+        outcomes[i] = err as Error;
+      }
+    }),
+  );
+  if (!due.length) return outcomes;
+  try {
+    const posts = new Map<string, PostRecord>();
+    for (const p of await loadPosts(due.map((i) => ({ orgId: msgs[i]!.org_id, postId: msgs[i]!.post_id }))))
+      posts.set(`${p.org_id}/${p.id}`, p);
+    const starting = due.flatMap((i) => {
+      const msg = msgs[i] as DispatchMessage;
+      const post = posts.get(`${msg.org_id}/${msg.post_id}`);
+      if (post?.status !== 'scheduled' || post.scheduled_at !== msg.scheduled_at) return [];
+      return [{ i, post, at: msg.scheduled_at }];
+    });
+    // The last fraction of a second: the batch waits for its latest time (all are within a second).
+    const latest = Math.max(...starting.map((s) => Date.parse(s.at)));
+    const wait = latest - clock().getTime();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    await enqueueDeliveries(starting.flatMap((s) => deliveryMessages(s.post, s.at)));
+    for (const s of starting) outcomes[s.i] = 'started';
+  } catch (err) {
+    for (const i of due) outcomes[i] = err as Error;
+  }
+  return outcomes;
+}
+
+/** One message. */
 export async function dispatch(
   msg: DispatchMessage,
   clock: () => Date = () => new Date(),
-): Promise<'started' | 'stale' | 'deferred'> {
-  const at = msg.scheduled_at;
-  const wait = Date.parse(at) - clock().getTime();
-  if (wait > 1000) {
-    await sendDelayed('schedule', msg, Math.min(MAX_DELAY_SECONDS, wait / 1000));
-    return 'deferred';
-  }
-  const post = await getPost(msg.org_id, msg.post_id);
-  if (!post || post.status !== 'scheduled' || post.scheduled_at !== at) return 'stale';
-  if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+): Promise<DispatchOutcome> {
+  const [outcome] = await dispatchAll([msg], clock);
+  if (outcome instanceof Error) throw outcome;
+  return outcome ?? 'stale';
+}
+
+function deliveryMessages(post: PostRecord, at: string): DeliveryMessage[] {
   const round = post.round + 1;
-  const messages: DeliveryMessage[] = post.variants
+  return post.variants
     .filter((v) => post.deliveries[v.channel_id]?.stage !== 'published')
     .map((v) => ({ org_id: post.org_id, post_id: post.id, channel_id: v.channel_id, round, start: at }));
-  await enqueueDeliveries(messages);
-  return 'started';
 }

@@ -55,9 +55,13 @@ async function entriesBetween(after: number, until: number) {
  * still waiting there lost its dispatch (a message that went to the DLQ) and is dispatched again,
  * at most every REDISPATCH_SECONDS; a publishing post whose watchdog time passed gets the delivery
  * messages that were lost (queued/retrying past due) or abandoned (sending with an expired lease)
- * sent again. Duplicates are harmless downstream.
+ * sent again. Duplicates are harmless downstream. `watch: false` skips the watchdog (the handler
+ * runs it at most every WATCHDOG_EVERY_SECONDS).
  */
-export async function sweep(now: Date): Promise<{ dispatched: number; redriven: number }> {
+export async function sweep(
+  now: Date,
+  opts: { watch: boolean } = { watch: true },
+): Promise<{ dispatched: number; redriven: number }> {
   const t = now.getTime();
   const horizon = t + LOOKAHEAD_SECONDS * 1000;
   const cursor = await dispatchedThrough();
@@ -72,7 +76,7 @@ export async function sweep(now: Date): Promise<{ dispatched: number; redriven: 
       });
     }
   }
-  const watched = await watchdog(now);
+  const watched = opts.watch ? await watchdog(now) : { dispatches: [], redrive: [] };
   dispatches.push(...watched.dispatches);
   if (dispatches.length) await sendDispatches(dispatches);
   if (watched.redrive.length) await enqueueDeliveries(watched.redrive);

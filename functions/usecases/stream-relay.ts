@@ -4,7 +4,7 @@ import type { ChannelRecord } from '#core/accounts';
 import type { PostRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
-import { relayChannelChange, relayPostChange } from '#usecases/support/relay-post-changes';
+import { Outbox, relayChannelChange, relayPostChange } from '#usecases/support/relay-post-changes';
 import { type EngagedPost, recordBatchStats } from '#usecases/support/stats';
 import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
 
@@ -12,20 +12,18 @@ import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
 // events and failure-ladder start; a batch's post changes together become the analytics counters. (Which entities reach it at all is the stream filter
 // in the manifest, lib/operations.ts.)
 
-async function relay(change: TableChange): Promise<void> {
+async function relay(change: TableChange, outbox: Outbox): Promise<void> {
   const base = { eventId: change.eventId, timeMs: change.timeMs };
   if (change.entity === 'post') {
-    await relayPostChange({
-      ...base,
-      old: change.old as PostRecord | undefined,
-      new: change.new as PostRecord | undefined,
-    });
+    await relayPostChange(
+      { ...base, old: change.old as PostRecord | undefined, new: change.new as PostRecord | undefined },
+      outbox,
+    );
   } else if (change.entity === 'channel') {
-    await relayChannelChange({
-      ...base,
-      old: change.old as ChannelRecord | undefined,
-      new: change.new as ChannelRecord | undefined,
-    });
+    await relayChannelChange(
+      { ...base, old: change.old as ChannelRecord | undefined, new: change.new as ChannelRecord | undefined },
+      outbox,
+    );
   } else if (change.entity === 'webhook_endpoint') {
     await startLadderOnChange(
       change.old as WebhookEndpointRecord | undefined,
@@ -35,7 +33,8 @@ async function relay(change: TableChange): Promise<void> {
 }
 
 /**
- * Records of one item are relayed in order; different items concurrently (a batch of 100 posts
+ * Records of one item are relayed in order; different items concurrently, and what they send goes
+ * out together at the end (one SQS request per ten messages of a queue) (a batch of 100 posts
  * starting to publish must not wait on each other). The counters are kept for the whole batch at
  * once, next to it: one write per organization and counter item, exactly once per record by the
  * shard's marks (`shardId`: Lambda names it in a batch of a mapping with a tumbling window). On
@@ -59,12 +58,17 @@ export async function relayStreamBatch(
       old: c.old as EngagedPost | undefined,
       new: c.new as EngagedPost | undefined,
     }));
+  // The batch's messages and events are collected and sent together once every change is relayed.
+  const outbox = new Outbox();
+  const sends: string[] = [];
   const [, uncounted] = await Promise.all([
     Promise.all(
       [...groups.values()].map(async (list) => {
         for (const c of list) {
           try {
-            await relay(c);
+            const before = outbox.size;
+            await relay(c, outbox);
+            if (outbox.size > before) sends.push(c.sequence);
           } catch (err) {
             logger.error('relay failed', { error: err as Error, sequence: c.sequence });
             failed.push(c.sequence);
@@ -75,6 +79,13 @@ export async function relayStreamBatch(
     ),
     recordBatchStats(posts, shardId),
   ]);
+  try {
+    await outbox.send();
+  } catch (err) {
+    // Not sent (or partly): the changes that had something to send are relayed again.
+    logger.error('relay send failed', { error: err as Error });
+    failed.push(...sends);
+  }
   for (const u of uncounted) {
     logger.error('stats not counted', { error: u.error as Error, sequence: u.sequence });
     failed.push(u.sequence);

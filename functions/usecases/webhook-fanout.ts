@@ -1,27 +1,48 @@
 import { sendJobs } from '#adapters/queues';
 import { listEndpoints } from '#adapters/webhook-endpoints';
-import type { HeraldEvent } from '#core/messages';
-import { DELIVERING_STATES } from '#core/webhooks';
+import type { HeraldEvent, WebhookJob } from '#core/messages';
+import { DELIVERING_STATES, type WebhookEndpointRecord } from '#core/webhooks';
 
 // The event stream → one webhook job per subscribed endpoint (the delivery worker signs and sends).
 
-/** Every enabled, subscribed endpoint of the event's organization gets attempt 1, due now. */
-export async function fanOut(event: HeraldEvent, now = Date.now()): Promise<number> {
-  const endpoints = await listEndpoints(event.org_id);
-  const targets = endpoints.filter(
-    (e) => e.enabled && DELIVERING_STATES.includes(e.state) && e.event_types.includes(event.type),
+/**
+ * Every enabled, subscribed endpoint of each event's organization gets attempt 1, due now. A queue
+ * batch is fanned out together: each organization's endpoints read once, the jobs sent together.
+ * Per event, in order: how many endpoints it went to, or an Error (its record returns to the queue;
+ * the job ids derive from the event, so a repeat is harmless).
+ */
+export async function fanOutAll(events: HeraldEvent[], now = Date.now()): Promise<Array<number | Error>> {
+  const orgs = [...new Set(events.map((e) => e.org_id))];
+  const endpointsOf = new Map<string, WebhookEndpointRecord[] | Error>();
+  await Promise.all(
+    orgs.map(async (org) => {
+      endpointsOf.set(org, await listEndpoints(org).catch((err: Error) => err));
+    }),
   );
-  const { org_id: _org, ...payload } = event;
   const due = new Date(now).toISOString();
-  await sendJobs(
-    targets.map((e) => ({
-      org_id: event.org_id,
-      endpoint_id: e.id,
-      event: payload,
-      attempt: 1,
-      due_at: due,
-    })),
-    now,
-  );
-  return targets.length;
+  const jobs: WebhookJob[] = [];
+  const results = events.map((event): number | Error => {
+    const endpoints = endpointsOf.get(event.org_id) ?? [];
+    if (endpoints instanceof Error) return endpoints;
+    const targets = endpoints.filter(
+      (e) => e.enabled && DELIVERING_STATES.includes(e.state) && e.event_types.includes(event.type),
+    );
+    const { org_id: _org, ...payload } = event;
+    for (const e of targets)
+      jobs.push({ org_id: event.org_id, endpoint_id: e.id, event: payload, attempt: 1, due_at: due });
+    return targets.length;
+  });
+  try {
+    await sendJobs(jobs, now);
+  } catch (err) {
+    return results.map((r) => (typeof r === 'number' && r > 0 ? (err as Error) : r));
+  }
+  return results;
+}
+
+/** One event. */
+export async function fanOut(event: HeraldEvent, now = Date.now()): Promise<number> {
+  const [result] = await fanOutAll([event], now);
+  if (result instanceof Error) throw result;
+  return result ?? 0;
 }

@@ -451,12 +451,16 @@ export const TODAY_INPUTS: Omit<AwsModelInput, 'config'> & {
 export const REWORK_INPUTS: typeof TODAY_INPUTS = {
   ...TODAY_INPUTS,
   source:
-    'the delivery path after issue 24: no sweep write per post (a cursor), the dispatcher writes nothing, the first claim starts the post (its due-work entry kept), one posting checkpoint, the outcome, the counters once per stream batch and organization; write units per post from due to published as measured by the scheduler part (default priced from the code: claim-and-start 3, checkpoint 2, outcome 5, counters ≈ 0.03)',
+    'the delivery path after issue 24: no sweep write per post (a cursor), the dispatcher writes nothing, the first claim starts the post (its due-work entry kept), one posting checkpoint (none for a text-only Mastodon status), the outcome — both written without a re-read —, the counters once per stream batch and organization; dispatches and events sent ten per request; write units per post from due to published and createPost as measured by the scheduler and cost parts (defaults: their 2026-11-29 and 2026-11-28 measurements, 13.06 and 4)',
   perPost: {
     ...TODAY_INPUTS.perPost,
-    deliveryWriteUnits: 10,
-    // The post read before each of its 3 writes, the channel with its credentials, the dispatcher's read.
-    deliveryReadUnits: 6,
+    // Measured by the scheduler part on 2026-11-29 (1,000 posts; a run with it feeds its own).
+    deliveryWriteUnits: 13.06,
+    // Measured by the cost part after the post writes lost their transaction (BENCHMARKS.md).
+    createPostWriteUnits: 4,
+    // The dispatcher's read (a BatchGetItem per queue batch), the claim's read, the channel with its
+    // credentials; the checkpoint and the outcome are written against the version the claim wrote.
+    deliveryReadUnits: 4,
     deliveryWrites: 3,
     // The entry stays in the scheduled minute's bucket; the outcome takes it out (to SYNC#<day>).
     dueBucketWrites: 1,
@@ -464,8 +468,8 @@ export const REWORK_INPUTS: typeof TODAY_INPUTS = {
     statusIndexWriteUnits: 3,
     statsItemWriteUnits: 0.03,
     streamRecords: 3,
-    // The dispatcher sends a post's delivery messages in one batch request.
-    sendRequestsPerMessage: { schedule: 0.1, delivery: 0.1, events: 1 },
+    // The dispatcher sends a queue batch's delivery messages together; the relay a stream batch's events.
+    sendRequestsPerMessage: { schedule: 0.1, delivery: 0.1, events: 0.1 },
   },
   timing: { ...TODAY_INPUTS.timing, relayOnPath: false },
   config: { sweeper: { lookaheadSeconds: 120, concurrency: 16, roundTripsPerEntry: 0, sendConcurrency: 16 } },

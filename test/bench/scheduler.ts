@@ -7,7 +7,7 @@ import { LOCAL_REGION } from '../../bin/local/services.ts';
 import { readStackInfo } from '../../bin/local/stack-file.ts';
 import { allFakes } from '../fakes/index.ts';
 import { startLocalStack } from '../support/local-stack.ts';
-import { machine, table, today } from './support.ts';
+import { itemSize, machine, table, today } from './support.ts';
 import { benchWorkspace } from './workspace.ts';
 
 // Scheduler lateness and delivery throughput on the local stack: N posts scheduled for the same
@@ -153,6 +153,16 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
     for (let i = 0; i < ids.length; i += 100) {
       const keys = ids.slice(i, i + 100).map((id) => ({ pk: `ORG#${org}`, sk: `POST#${id}` }));
       const res = await ddb.send(new BatchGetCommand({ RequestItems: { [info.tableName]: { Keys: keys } } }));
+      const sample = res.Responses?.[info.tableName]?.[0];
+      if (i === 0 && sample) {
+        // A diagnostic for BENCHMARKS.md: what one post item weighs once published, by attribute.
+        const parts = Object.entries(sample)
+          .map(([k, v]) => [k, itemSize({ [k]: v })] as const)
+          .sort((a, b) => b[1] - a[1]);
+        console.error(
+          `scheduler ${n}: a published post item is ${itemSize(sample)} bytes: ${JSON.stringify(parts)}`,
+        );
+      }
       for (const item of res.Responses?.[info.tableName] ?? []) {
         const started = (item.deliveries as Record<string, { attempt_started_at?: string }>)[channel]
           ?.attempt_started_at;

@@ -38,18 +38,25 @@ export async function startLocalStack(
 ): Promise<RunningStack> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'herald-stack-'));
   const root = resolve(import.meta.dirname, '../..');
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(root, 'bin/local.ts')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      ...env,
-      HERALD_DATA_DIR: dataDir,
-      PORT: String(opts.port ?? 0),
-      HOST: '127.0.0.1',
+  // BENCH_STACK_NODE_ARGS: extra node flags for the stack's process (e.g. `--cpu-prof`, which
+  // NODE_OPTIONS refuses), for profiling a benchmark.
+  const nodeArgs = process.env.BENCH_STACK_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...nodeArgs, '--import', 'tsx', join(root, 'bin/local.ts')],
+    {
+      cwd: root,
+      env: {
+        ...process.env,
+        ...env,
+        HERALD_DATA_DIR: dataDir,
+        PORT: String(opts.port ?? 0),
+        HOST: '127.0.0.1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: opts.detached ?? false,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: opts.detached ?? false,
-  });
+  );
   let log = '';
   const baseUrl = await new Promise<string>((ok, fail) => {
     // A stack that never got ready is stopped, JVM and all, rather than left running after the test.

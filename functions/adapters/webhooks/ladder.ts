@@ -1,12 +1,13 @@
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { ladderExecutionName } from '#core/webhooks';
 import { requireEnv } from '#shared/config';
+import { lean } from '#shared/sdk';
 
 // Starts the failure ladder for one failure streak. The execution name is derived from the streak,
 // and Step Functions answers a repeated start with the same name and input with the same execution,
 // so stream retries never start a second ladder.
 
-const sfn = new SFNClient({ maxAttempts: 3 });
+const sfn = lean(new SFNClient({ maxAttempts: 3 }));
 
 export interface LadderInput {
   org_id: string;

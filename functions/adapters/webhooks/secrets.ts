@@ -1,10 +1,11 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { requireEnv } from '#shared/config';
+import { lean } from '#shared/sdk';
 
 // Signing secrets are sealed with a dedicated KMS key (locally: the KMS stand-in), bound to their
 // endpoint by the encryption context, so a ciphertext copied onto another endpoint cannot be opened.
 
-const kms = new KMSClient({ maxAttempts: 3 });
+const kms = lean(new KMSClient({ maxAttempts: 3 }));
 const KEY_ID = requireEnv('WEBHOOK_SECRETS_KEY_ID');
 
 const context = (orgId: string, endpointId: string) => ({ org_id: orgId, endpoint_id: endpointId });

@@ -127,20 +127,42 @@ export function channelEvents(change: Change<ChannelRecord>): HeraldEvent[] {
   return [];
 }
 
-export async function relayPostChange(change: Change<PostRecord>): Promise<number> {
-  const messages = deliveriesToEnqueue(change.old, change.new);
-  const dispatches = dispatchesToSend(change.old, change.new, Date.now());
-  const events = postEvents(change);
-  await Promise.all([
-    messages.length ? enqueueDeliveries(messages) : undefined,
-    dispatches.length ? sendDispatches(dispatches) : undefined,
-    events.length ? publishEvents(events) : undefined,
-  ]);
-  return messages.length + dispatches.length + events.length;
+/**
+ * What relaying changes sends, collected: a stream batch's changes go out together (one SQS request
+ * per ten messages of each queue, not one per change). Alone, a change's relay sends its own.
+ */
+export class Outbox {
+  readonly deliveries: DeliveryMessage[] = [];
+  readonly dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
+  readonly events: HeraldEvent[] = [];
+
+  get size(): number {
+    return this.deliveries.length + this.dispatches.length + this.events.length;
+  }
+
+  async send(): Promise<void> {
+    await Promise.all([
+      this.deliveries.length ? enqueueDeliveries(this.deliveries) : undefined,
+      this.dispatches.length ? sendDispatches(this.dispatches) : undefined,
+      this.events.length ? publishEvents(this.events) : undefined,
+    ]);
+  }
 }
 
-export async function relayChannelChange(change: Change<ChannelRecord>): Promise<number> {
-  const events = channelEvents(change);
-  if (events.length) await publishEvents(events);
-  return events.length;
+export async function relayPostChange(change: Change<PostRecord>, outbox?: Outbox): Promise<number> {
+  const box = outbox ?? new Outbox();
+  const before = box.size;
+  box.deliveries.push(...deliveriesToEnqueue(change.old, change.new));
+  box.dispatches.push(...dispatchesToSend(change.old, change.new, Date.now()));
+  box.events.push(...postEvents(change));
+  if (!outbox) await box.send();
+  return box.size - before;
+}
+
+export async function relayChannelChange(change: Change<ChannelRecord>, outbox?: Outbox): Promise<number> {
+  const box = outbox ?? new Outbox();
+  const before = box.size;
+  box.events.push(...channelEvents(change));
+  if (!outbox) await box.send();
+  return box.size - before;
 }

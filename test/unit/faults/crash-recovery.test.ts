@@ -156,6 +156,36 @@ describe('recovery paths beyond the SQS redelivery', () => {
     expect(k.delivery()).toMatchObject({ stage: 'published', external_id: externalId('mastodon') });
   });
 
+  it('Mastodon, text only (no checkpoint), the attempt dead before any status existed and retried after the hour: looked up, then posted once', async () => {
+    // Arrange: the POST failed (503, nothing made) and the worker died before recording it.
+    const g = seedDelivery(world, 'mastodon', 'Mastodon status whose first POST never landed');
+    world.fakes.failNext('mastodon', { status: 503, body: { error: 'Service Unavailable' } });
+    table.fail({
+      op: 'PutItem',
+      kind: 'ECONNRESET',
+      times: Number.POSITIVE_INFINITY,
+      match: (v) =>
+        Object.values((v.items[0]?.deliveries ?? {}) as Record<string, { stage: string }>)[0]?.stage ===
+        'retrying',
+    });
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
+    sqs.delete(sqs.waiting(DELIVERY_QUEUE).map((m) => m.id));
+    expect(g.delivery()).toMatchObject({ stage: 'sending', attempts: 1 });
+    expect(g.delivery().checkpoint ?? null).toBeNull();
+    advance(2 * 3_600_000);
+    world.fakes.fake<FakeMastodon>('mastodon').forgetIdempotencyKeys();
+    table.heal();
+
+    // Act
+    sqs.put(DELIVERY_QUEUE, g.msg);
+    await drain(sqs, DELIVERY_QUEUE, worker);
+
+    // Assert: the lookup found nothing, so it was posted — once.
+    expect(platformRequests(world.fakes, 'mastodon', 'GET', /\/accounts\/[^/]+\/statuses$/).length).toBe(1);
+    expect(posts('mastodon')).toHaveLength(1);
+    expect(g.delivery()).toMatchObject({ stage: 'published', external_id: externalId('mastodon') });
+  });
+
   it('the outcome record lost after the platform accepted (Bluesky): the redelivery finds the record by the key it chose, recorded once', async () => {
     // Arrange: only the outcome record fails; the "posting" checkpoint (rkey, did) got through.
     const g = seedDelivery(world, 'bluesky', 'Checkpointed Bluesky post');

@@ -19,7 +19,7 @@ import { keys } from '#adapters/keys';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
 import { LEASE_SECONDS, LOOKAHEAD_SECONDS, REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
-import { dispatch } from '#usecases/schedule-dispatcher';
+import { dispatch, dispatchAll } from '#usecases/schedule-dispatcher';
 import { sweep } from '#usecases/schedule-sweeper';
 import { channel, fixedId, type Item, ORG_ID, post, postItem, variant } from '../support/fixtures.ts';
 
@@ -246,6 +246,22 @@ describe('sweep: scheduled posts', () => {
     expect(storedItem(fixedId('post', 1))).toMatchObject(keys.dueWork(due, ORG_ID, fixedId('post', 1)));
   });
 
+  it('skips the watchdog when told to (the handler runs it at most every WATCHDOG_EVERY_SECONDS)', async () => {
+    // Arrange: a post whose dispatch was lost, past the watchdog's threshold.
+    const due = at(40);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+    await sweep(NOW);
+    sqs.resetHistory();
+    const late = new Date(Date.parse(due) + (WATCHDOG_SECONDS + 1) * 1000);
+
+    // Act
+    const skipped = await sweep(late, { watch: false });
+    const watched = await sweep(late, { watch: true });
+
+    // Assert: only the sweep that watched re-dispatched it.
+    expect([skipped.dispatched, watched.dispatched]).toEqual([0, 1]);
+  });
+
   it('ignores an old index entry of a post rescheduled later (the dispatcher finds it stale)', async () => {
     const old = at(-WATCHDOG_SECONDS - 10);
     memoryTable([indexedAt(scheduled(1, at(3600)), old), { ...keys.sweepCursor(), through: NOW.getTime() }]);
@@ -456,5 +472,39 @@ describe('dispatch', () => {
     memoryTable([indexedAt(scheduled(1, due), due)]);
     expect(await dispatch(message(due), clockAt(NOW))).toBe('deferred');
     expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input.DelaySeconds).toBe(900);
+  });
+
+  it('dispatches a queue batch with one read and one send: started, stale and deferred in order', async () => {
+    // Arrange: two posts due now, one rescheduled away, one message a minute early.
+    const due = at(0);
+    const p2 = { ...scheduled(1, due), id: fixedId('post', 2) };
+    const p3 = { ...scheduled(1, at(600)), id: fixedId('post', 3) };
+    memoryTable([indexedAt(scheduled(1, due), due), indexedAt(p2, due), indexedAt(p3, at(600))]);
+    const msgs = [
+      message(due),
+      { ...message(due), post_id: p2.id },
+      { ...message(due), post_id: p3.id },
+      message(at(60)),
+    ];
+
+    // Act
+    const outcomes = await dispatchAll(msgs, clockAt(NOW));
+
+    // Assert
+    expect(outcomes).toEqual(['started', 'started', 'stale', 'deferred']);
+    expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(1);
+    expect(ddb.commandCalls(GetCommand)).toHaveLength(0);
+    expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(1);
+    const sent = entriesTo(process.env.DELIVERY_QUEUE_URL).map((e) => JSON.parse(e.MessageBody ?? ''));
+    expect(sent.map((m: DeliveryMessage) => m.post_id)).toEqual([P, P, p2.id, p2.id]);
+  });
+
+  it('fails only the due messages of a batch whose send failed (they return to the queue)', async () => {
+    const due = at(0);
+    memoryTable([indexedAt(scheduled(1, due), due)]);
+    sqs.on(SendMessageBatchCommand).rejects(new Error('SQS down'));
+    const outcomes = await dispatchAll([message(due), message(at(60))], clockAt(NOW));
+    expect(outcomes[0]).toBeInstanceOf(Error);
+    expect(outcomes[1]).toBe('deferred');
   });
 });

@@ -72,7 +72,11 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const mediaIds: string[] = [];
   for (const item of ctx.media) mediaIds.push(await upload(api, item));
   const params = statusParams(ctx, mediaIds);
-  await ctx.saveCheckpoint({ stage: 'posting', params, sentAt: new Date().toISOString() });
+  // A text-only status saves no checkpoint: a repeat of it is the same request under the same key,
+  // and reconcile dates it from the attempt's start (a write per delivery saved). With media, the
+  // attachment ids are saved so a reconcile repeats the request rather than uploading again.
+  if (mediaIds.length)
+    await ctx.saveCheckpoint({ stage: 'posting', params, sentAt: new Date().toISOString() });
   const status = await postStatus(api, params, ctx.idempotencyKey);
   return resultOf(status);
 }
@@ -127,9 +131,14 @@ export async function reconcile(ctx: PublishContext): Promise<PublishResult | nu
   const cp = ctx.checkpoint;
   const done = publishedIn(cp, () => null);
   if (done) return done;
-  // Nothing saved: the attempt died before POST /api/v1/statuses, so no status exists.
-  if (cp?.stage !== 'posting') return null;
   const api = Api.of(ctx.credentials);
+  if (cp?.stage !== 'posting') {
+    // Nothing saved: the attempt died before its POST, or it was text-only (no checkpoint) and may
+    // have sent it. Inside the key's hour, publishing again under the same key returns that status
+    // or makes the only one; past it (counted from the attempt's start, before any POST), look.
+    if (Date.now() - ctx.attemptStartedAt.getTime() < IDEMPOTENCY_WINDOW_MS) return null;
+    return orOutcomeUnknown('mastodon', '', () => lookup(api, ctx));
+  }
   return orOutcomeUnknown('mastodon', '', async () => {
     const sentAt = Date.parse(String(cp.sentAt ?? ''));
     if (

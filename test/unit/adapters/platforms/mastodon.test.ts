@@ -41,9 +41,9 @@ describe('publish', () => {
     expect(post?.json).toEqual({ status: 'Hello from Herald' });
     const status = fake.posts[0];
     expect(result).toEqual({ externalId: status?.id, url: `${fakes.url('mastodon')}/@acme/${status?.id}` });
-    expect(checkpoints[0]).toMatchObject({ stage: 'posting', params: { status: 'Hello from Herald' } });
-    // What was created is recorded by the delivery's outcome write: no second checkpoint.
-    expect(checkpoints).toHaveLength(1);
+    // Text only: no checkpoint (a repeat is the same request under the same key); what was
+    // created is recorded by the delivery's outcome write.
+    expect(checkpoints).toEqual([]);
   });
 
   it('maps visibility, spoiler_text, sensitive and language', async () => {
@@ -69,11 +69,18 @@ describe('publish', () => {
   it('uploads images as multipart `file` + `description` and attaches them; the bytes arrive intact', async () => {
     const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 255, 13, 10]);
     const jpg = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 1, 2]);
-    const { ctx } = context({
+    const { ctx, checkpoints } = context({
       media: [media('image', 'image/png', png, 'A chart'), media('image', 'image/jpeg', jpg)],
     });
     await connector.publish(ctx);
     const uploads = calls('POST', /^\/api\/v2\/media$/);
+    // With media, the attachment ids are saved before the POST (a reconcile repeats it without uploading).
+    expect(checkpoints).toEqual([
+      expect.objectContaining({
+        stage: 'posting',
+        params: expect.objectContaining({ media_ids: expect.any(Array) }),
+      }),
+    ]);
     expect(uploads).toHaveLength(2);
     expect(uploads[0]?.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
     const status = fake.posts[0];
@@ -149,22 +156,39 @@ describe('idempotency and reconcile', () => {
     expect(fake.posts).toHaveLength(1);
   });
 
-  it('after a crash past POST /statuses, reconcile re-sends with the same key and gets the original back', async () => {
-    const { ctx, checkpoints } = context();
-    const published = await connector.publish(ctx);
-    const crashed = checkpoints[0] as Record<string, unknown>;
-    expect(await connector.reconcile(context({ checkpoint: crashed }).ctx)).toEqual(published);
+  it('after a crash past POST /statuses (text only, no checkpoint), reconcile leaves it to a repeat under the same key', async () => {
+    const published = await connector.publish(context().ctx);
+    const before = fakes.requests('mastodon').length;
+    expect(await connector.reconcile(context().ctx)).toBeNull();
+    expect(fakes.requests('mastodon')).toHaveLength(before);
+    expect(await connector.publish(context().ctx)).toEqual(published);
     expect(fake.posts).toHaveLength(1);
   });
 
-  it('outside the idempotency window reconcile finds the status by its text among the account’s statuses', async () => {
-    const text = 'Launch day & more:\nhttps://example.com/a/very/long/path/that/gets/shortened?x=1 <3';
-    const { ctx, checkpoints } = context({ text });
+  it('after a crash past POST /statuses with media, reconcile repeats the saved request and uploads nothing', async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1]);
+    const { ctx, checkpoints } = context({ media: [media('image', 'image/png', png)] });
     const published = await connector.publish(ctx);
+    const crashed = checkpoints[0] as Record<string, unknown>;
+    expect(await connector.reconcile(context({ checkpoint: crashed }).ctx)).toEqual(published);
+    expect(calls('POST', /^\/api\/v2\/media$/)).toHaveLength(1);
+    expect(fake.posts).toHaveLength(1);
+  });
+
+  it.each([
+    ['text only (no checkpoint): dated from the attempt’s start', false],
+    ['a checkpoint saved by an earlier version', true],
+  ])('outside the idempotency window reconcile finds the status by its text, %s', async (_, saved) => {
+    const text = 'Launch day & more:\nhttps://example.com/a/very/long/path/that/gets/shortened?x=1 <3';
+    const published = await connector.publish(context({ text }).ctx);
     fake.forgetIdempotencyKeys();
-    const old = { ...checkpoints[0], sentAt: new Date(Date.now() - 2 * 3600_000).toISOString() };
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    const checkpoint = saved
+      ? { stage: 'posting', params: { status: text }, sentAt: twoHoursAgo.toISOString() }
+      : null;
     const before = fakes.requests('mastodon').length;
-    expect(await connector.reconcile(context({ text, checkpoint: old }).ctx)).toEqual(published);
+    const found = await connector.reconcile(context({ text, checkpoint, attemptStartedAt: twoHoursAgo }).ctx);
+    expect(found).toEqual(published);
     const used = fakes.requests('mastodon').slice(before);
     expect(used.map((r) => `${r.method} ${r.path}`)).toEqual([
       'GET /api/v1/accounts/verify_credentials',
