@@ -1,3 +1,4 @@
+import type { PostRecord } from '#core/posts';
 import type { EventType, WebhookEvent } from '#core/webhooks';
 
 // The messages the workers pass each other over SQS, and where each queue's URL is found. The
@@ -27,6 +28,12 @@ export interface DeliveryMessage {
    * the post (scheduled → publishing) in its claim; a post rescheduled or deleted meanwhile is skipped.
    */
   start?: string;
+  /**
+   * Set by the dispatcher on the message of a post with one channel to start: the post as it read
+   * it (a consistent read). The claim is written against that version without reading first; if
+   * the post changed since, the version check fails and the claim reads it as usual.
+   */
+  snapshot?: PostRecord;
 }
 
 /** The scheduler's dispatch of a post at its time. */

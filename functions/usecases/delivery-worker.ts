@@ -43,10 +43,17 @@ export async function deliver(
 ): Promise<DeliveryOutcome> {
   const claimId = randomUUID();
   let outcome: ReturnType<typeof claimDelivery> | undefined;
-  const claimed = await mutatePost(msg.org_id, msg.post_id, (post) => {
-    outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock(), msg.start);
-    return outcome.kind === 'claimed' ? outcome.post : null;
-  });
+  const claimed = await mutatePost(
+    msg.org_id,
+    msg.post_id,
+    (post) => {
+      outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock(), msg.start);
+      return outcome.kind === 'claimed' ? outcome.post : null;
+    },
+    undefined,
+    // The dispatcher's read, if it sent one: tried without a read (see DeliveryMessage.snapshot).
+    msg.snapshot,
+  );
   if (!claimed || !outcome || outcome.kind === 'skip') {
     if (outcome?.kind === 'skip' && outcome.reason === 'not due yet')
       await requeueWhenDue(msg, claimed?.after);

@@ -74,7 +74,17 @@ export async function dispatch(
 
 function deliveryMessages(post: PostRecord, at: string): DeliveryMessage[] {
   const round = post.round + 1;
-  return post.variants
-    .filter((v) => post.deliveries[v.channel_id]?.stage !== 'published')
-    .map((v) => ({ org_id: post.org_id, post_id: post.id, channel_id: v.channel_id, round, start: at }));
+  const pending = post.variants.filter((v) => post.deliveries[v.channel_id]?.stage !== 'published');
+  // One channel: its claim is the post's next write, so it is tried against this read (no read in
+  // the worker). With more, their claims race to start the post: a snapshot would cost the losers
+  // a failed conditional write, so they read.
+  const snapshot = pending.length === 1 ? { snapshot: post } : {};
+  return pending.map((v) => ({
+    org_id: post.org_id,
+    post_id: post.id,
+    channel_id: v.channel_id,
+    round,
+    start: at,
+    ...snapshot,
+  }));
 }

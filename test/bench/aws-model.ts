@@ -451,16 +451,17 @@ export const TODAY_INPUTS: Omit<AwsModelInput, 'config'> & {
 export const REWORK_INPUTS: typeof TODAY_INPUTS = {
   ...TODAY_INPUTS,
   source:
-    'the delivery path after issue 24: no sweep write per post (a cursor), the dispatcher writes nothing, the first claim starts the post (its due-work entry kept), one posting checkpoint (none for a text-only Mastodon status), the outcome — both written without a re-read —, the counters once per stream batch and organization; dispatches and events sent ten per request; write units per post from due to published and createPost as measured by the scheduler and cost parts (defaults: their 2026-11-29 and 2026-11-28 measurements, 13.06 and 4)',
+    'the delivery path after issue 24: no sweep write per post (a cursor), the dispatcher writes nothing, the first claim starts the post (its due-work entry kept), one posting checkpoint (none for a text-only Mastodon status), the outcome — the claim of a one-channel post against the dispatcher’s read, the checkpoint and the outcome against the claim’s write, none of them after a read —, the counters once per stream batch and organization; dispatches and events sent ten per request; write units per post from due to published and createPost as measured by the scheduler and cost parts (defaults: their 2026-11-29 and 2026-11-28 measurements, 13.06 and 4)',
   perPost: {
     ...TODAY_INPUTS.perPost,
     // Measured by the scheduler part on 2026-11-29 (1,000 posts; a run with it feeds its own).
     deliveryWriteUnits: 13.06,
     // Measured by the cost part after the post writes lost their transaction (BENCHMARKS.md).
     createPostWriteUnits: 4,
-    // The dispatcher's read (a BatchGetItem per queue batch), the claim's read, the channel with its
-    // credentials; the checkpoint and the outcome are written against the version the claim wrote.
-    deliveryReadUnits: 4,
+    // The dispatcher's read (a BatchGetItem per queue batch) and the channel with its credentials;
+    // a one-channel post's claim is written against the dispatcher's read, the checkpoint and the
+    // outcome against the version the claim wrote.
+    deliveryReadUnits: 3,
     deliveryWrites: 3,
     // The entry stays in the scheduled minute's bucket; the outcome takes it out (to SYNC#<day>).
     dueBucketWrites: 1,

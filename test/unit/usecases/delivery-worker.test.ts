@@ -248,6 +248,50 @@ describe('deliver: the primary course', () => {
   });
 });
 
+describe("deliver: a dispatch's snapshot (a one-channel post starting)", () => {
+  const DUE = at(-1);
+  const scheduledPost = (): PostRecord =>
+    post({ id: POST_ID, status: 'scheduled', scheduled_at: DUE, variants: [variant(CH1.id, 1)] });
+  const startMsg = (snapshot: PostRecord): DeliveryMessage => ({ ...MSG, start: DUE, snapshot });
+  const postReads = () =>
+    ddb.commandCalls(GetCommand).filter((c) => c.args[0].input.Key?.sk === keys.post(ORG_ID, POST_ID).sk);
+
+  it('claims and starts the post against the snapshot, and records the outcome, without reading the post', async () => {
+    const table = given(scheduledPost());
+    connector.publish.mockResolvedValue(RESULT);
+
+    expect(await deliver(startMsg(scheduledPost()), clock)).toBe('published');
+
+    expect(postReads()).toHaveLength(0);
+    expect(postWrites()).toBe(2);
+    expect(connector.publish).toHaveBeenCalledTimes(1);
+    expect(table.stored()).toMatchObject({ status: 'published', round: 1, version: 3 });
+  });
+
+  it('a stale snapshot (rescheduled since): the version check fails, the claim reads and skips; nothing is sent', async () => {
+    const table = given(scheduledPost());
+    table.change((p) => ({ ...p, scheduled_at: at(3600) }));
+
+    expect(await deliver(startMsg(scheduledPost()), clock)).toBe('skipped');
+
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(postReads()).toHaveLength(1);
+    expect(table.stored()).toMatchObject({ status: 'scheduled', scheduled_at: at(3600), version: 2 });
+  });
+
+  it('the same message twice: the second finds the snapshot stale, reads, and sends nothing again', async () => {
+    const table = given(scheduledPost());
+    connector.publish.mockResolvedValue(RESULT);
+    const msg = startMsg(scheduledPost());
+
+    await deliver(msg, clock);
+    expect(await deliver(msg, clock)).toBe('skipped');
+
+    expect(connector.publish).toHaveBeenCalledTimes(1);
+    expect(table.stored()).toMatchObject({ status: 'published', version: 3 });
+  });
+});
+
 describe('deliver: duplicated and stale messages', () => {
   it('asks to retry later, without publishing, while another worker holds a live lease', async () => {
     // Arrange

@@ -411,7 +411,15 @@ describe('dispatch', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
     const sent = entriesTo(process.env.DELIVERY_QUEUE_URL).map((e) => JSON.parse(e.MessageBody ?? ''));
     expect(sent).toEqual([
-      { org_id: ORG_ID, post_id: P, channel_id: CH2.id, round: 2, start: due } satisfies DeliveryMessage,
+      {
+        org_id: ORG_ID,
+        post_id: P,
+        channel_id: CH2.id,
+        round: 2,
+        start: due,
+        // One channel to start: the message carries the post as read, for a claim without a read.
+        snapshot: JSON.parse(JSON.stringify(p)),
+      } satisfies DeliveryMessage,
     ]);
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
     expect(storedItem(P)).toMatchObject({ status: 'scheduled', version: 1 });
