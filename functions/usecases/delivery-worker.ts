@@ -184,7 +184,11 @@ export async function deliver(
   );
   const d = after?.deliveries[msg.channel_id];
   if (d?.stage === 'retrying' && d.next_attempt_at) {
-    await sendDelayed('delivery', withoutSnapshot(msg), (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000);
+    await sendDelayed(
+      'delivery',
+      withoutSnapshot(msg),
+      (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000,
+    );
     return 'retrying';
   }
   return 'failed';
