@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -106,9 +106,33 @@ export async function startLocalStack(
       if (!exited()) {
         child.kill('SIGTERM');
         await Promise.race([gone(), new Promise((r) => setTimeout(r, 10_000))]);
-        if (!exited()) child.kill('SIGKILL');
+        if (!exited()) {
+          // Its shutdown did not finish (e.g. after a burst): killed, it cannot stop DynamoDB
+          // Local, whose JVM would run on, orphaned, under the next benchmark or test.
+          child.kill('SIGKILL');
+          await gone();
+          killProcessesUsing(dataDir);
+        }
       }
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** SIGKILLs every process whose command line names `dir` (the stack's DynamoDB Local: `-dbPath <dir>/…`). Linux. */
+function killProcessesUsing(dir: string): void {
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return;
+  }
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(`${dir}/`))
+        process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
 }

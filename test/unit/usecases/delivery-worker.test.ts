@@ -279,6 +279,17 @@ describe("deliver: a dispatch's snapshot (a one-channel post starting)", () => {
     expect(table.stored()).toMatchObject({ status: 'scheduled', scheduled_at: at(3600), version: 2 });
   });
 
+  it('a retry is sent without the snapshot (its writes made it stale)', async () => {
+    given(scheduledPost());
+    connector.publish.mockRejectedValue(new PlatformError('system', 'HTTP 503', { retryable: true }));
+
+    expect(await deliver(startMsg(scheduledPost()), clock)).toBe('retrying');
+
+    const [sent] = sqs.commandCalls(SendMessageCommand);
+    const body = JSON.parse(sent?.args[0].input.MessageBody ?? '{}');
+    expect(body).toEqual({ ...MSG, start: DUE });
+  });
+
   it('the same message twice: the second finds the snapshot stale, reads, and sends nothing again', async () => {
     const table = given(scheduledPost());
     connector.publish.mockResolvedValue(RESULT);
