@@ -240,19 +240,7 @@ export async function admitRequest(req: GateRequest): Promise<GateOutcome> {
 
 /** Takes one request back out of the month's api_requests (an admitted request refused with 429). */
 export async function uncountRequest(orgId: string, period: string): Promise<void> {
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: keys.usage(orgId, period),
-        UpdateExpression: 'ADD api_requests :minus',
-        ConditionExpression: 'api_requests > :zero',
-        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  await stepMeter(orgId, period, 'api_requests', -1, 'api_requests > :zero', { ':zero': 0 });
 }
 
 /**
@@ -318,38 +306,44 @@ export async function getOrgUsage(
  * Counts one post against posts_per_month on its own (a write whose request was admitted already,
  * or a person's act, which the gate does not meter): false, and nothing written, at `limit`.
  */
-export async function countPost(orgId: string, period: string, limit: number): Promise<boolean> {
+export function countPost(orgId: string, period: string, limit: number): Promise<boolean> {
+  return stepMeter(orgId, period, 'posts_per_month', 1, POSTS_OPEN.replace(':posts', ':limit'), {
+    ':limit': limit,
+  });
+}
+
+/** Gives back a post count no post write used (usecases/support/post-writes.ts says when). */
+export async function uncountPost(orgId: string, period: string): Promise<void> {
+  await stepMeter(orgId, period, 'posts_per_month', -1, 'posts_per_month > :zero', { ':zero': 0 });
+}
+
+/**
+ * One conditional step (+1 or −1) of a meter on the gate item, outside an admission: true when it
+ * was applied, false when its condition refused it (nothing written).
+ */
+async function stepMeter(
+  orgId: string,
+  period: string,
+  meter: 'api_requests' | 'posts_per_month',
+  step: 1 | -1,
+  condition: string,
+  values: Record<string, number>,
+): Promise<boolean> {
+  const name = step > 0 ? ':one' : ':minus';
   try {
     await ddb.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.usage(orgId, period),
-        UpdateExpression: 'ADD posts_per_month :one',
-        ConditionExpression: POSTS_OPEN.replace(':posts', ':limit'),
-        ExpressionAttributeValues: { ':one': 1, ':limit': limit },
+        UpdateExpression: `ADD ${meter} ${name}`,
+        ConditionExpression: condition,
+        ExpressionAttributeValues: { [name]: step, ...values },
       }),
     );
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;
     throw err;
-  }
-}
-
-/** Gives back a post count no post write used (usecases/support/post-writes.ts says when). */
-export async function uncountPost(orgId: string, period: string): Promise<void> {
-  try {
-    await ddb.send(
-      new UpdateCommand({
-        TableName: TABLE_NAME,
-        Key: keys.usage(orgId, period),
-        UpdateExpression: 'ADD posts_per_month :minus',
-        ConditionExpression: 'posts_per_month > :zero',
-        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
   }
 }
 
