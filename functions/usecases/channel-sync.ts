@@ -9,6 +9,7 @@ import {
   syncEntriesAfter,
 } from '#adapters/channel-sync-index';
 import { sendChannelSyncs } from '#adapters/queues';
+import { mapLimit } from '#core/concurrency';
 import type { ChannelSyncMessage } from '#core/messages';
 import { platformAppRefused } from '#shared/alarms';
 
@@ -49,17 +50,6 @@ export interface FindResult {
   alarms: number;
 }
 
-async function inParallel<T, R>(items: readonly T[], fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(PARALLEL, items.length) }, async () => {
-      for (let i = next++; i < items.length; i = next++) out[i] = await fn(items[i] as T);
-    }),
-  );
-  return out;
-}
-
 const messageOf = (e: SyncEntry): ChannelSyncMessage => ({ org_id: e.orgId, id: e.id, at: e.at });
 
 /**
@@ -86,7 +76,7 @@ export async function findDueChannels(
   let resent = 0;
   if (passed) {
     for await (const page of syncEntriesAfter({ after: null, until: passed[1], sinceMs, pageSize: PAGE })) {
-      const moved = await inParallel(page, (e) => moveSyncEntry(e, now.toISOString()));
+      const moved = await mapLimit(page, PARALLEL, (e) => moveSyncEntry(e, now.toISOString()));
       resent += moved.filter(Boolean).length;
       if (resent >= limit || timeUp()) break;
     }
@@ -100,7 +90,7 @@ export async function findDueChannels(
       const batch = page.slice(0, limit - sent);
       const chunks: SyncEntry[][] = [];
       for (let i = 0; i < batch.length; i += 50) chunks.push(batch.slice(i, i + 50));
-      await inParallel(chunks, (chunk) => sendChannelSyncs(chunk.map(messageOf)));
+      await mapLimit(chunks, PARALLEL, (chunk) => sendChannelSyncs(chunk.map(messageOf)));
       position = (batch.at(-1) as SyncEntry).position;
       await advanceSyncCursor(position);
       sent += batch.length;

@@ -2,6 +2,7 @@ import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel
 import { connectorFor } from '#adapters/platforms/index';
 import { type Engagement, PlatformError } from '#adapters/platforms/types';
 import { loadPosts, mutatePost, postsPublishedOn } from '#adapters/posts';
+import { mapLimit } from '#core/concurrency';
 import { logger } from '#shared/logger';
 import { channelTokens } from '#usecases/support/channel-tokens';
 import {
@@ -36,19 +37,6 @@ export function syncDays(now: Date, days = SYNC_DAYS): string[] {
   return Array.from({ length: days }, (_, i) =>
     new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10),
   );
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
 }
 
 /** Platform numbers as stored: non-negative integers (a missing metric reads 0). */

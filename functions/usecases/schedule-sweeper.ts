@@ -1,6 +1,7 @@
 import { dueInBucket, loadPosts, mutatePost } from '#adapters/posts';
 import { enqueueDeliveries, sendDispatches } from '#adapters/queues';
 import { dispatchedThrough, markDispatched } from '#adapters/sweep-cursor';
+import { mapLimit } from '#core/concurrency';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type PostRecord, watchEntry } from '#core/posts';
 import { LOOKAHEAD_SECONDS, REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
@@ -23,15 +24,6 @@ const CATCH_UP_MINUTES = 14 * 24 * 60;
 /** Buckets read (and posts loaded) at once: bounded, so a burst of buckets cannot flood the table. */
 const CONCURRENCY = 16;
 
-async function inParallel<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(CONCURRENCY, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
-  );
-}
-
 const minuteOf = (ms: number) => Math.floor(ms / 60_000);
 const bucketsBetween = (fromMs: number, toMs: number) =>
   Array.from(
@@ -42,7 +34,7 @@ const bucketsBetween = (fromMs: number, toMs: number) =>
 /** Entries of the due-work index in (after, until], every bucket read in parallel. */
 async function entriesBetween(after: number, until: number) {
   const found: Array<Awaited<ReturnType<typeof dueInBucket>>> = [];
-  await inParallel(bucketsBetween(after, until), async (b) => {
+  await mapLimit(bucketsBetween(after, until), CONCURRENCY, async (b) => {
     found.push(await dueInBucket(b, { after: new Date(after), until: new Date(until) }));
   });
   return found.flat();
@@ -93,7 +85,7 @@ async function watchdog(now: Date) {
   const redrive: DeliveryMessage[] = [];
   if (!entries.length) return { dispatches, redrive };
   const posts = await loadPosts(entries.map((e) => ({ orgId: e.orgId, postId: e.postId })));
-  await inParallel(posts, async (seen) => {
+  await mapLimit(posts, CONCURRENCY, async (seen) => {
     if (!needsWatch(seen, t)) return;
     let dispatch: (typeof dispatches)[number] | undefined;
     let lost: DeliveryMessage[] = [];
