@@ -62,16 +62,6 @@ export async function dispatchAll(
   return outcomes;
 }
 
-/** One message. */
-export async function dispatch(
-  msg: DispatchMessage,
-  clock: () => Date = () => new Date(),
-): Promise<DispatchOutcome> {
-  const [outcome] = await dispatchAll([msg], clock);
-  if (outcome instanceof Error) throw outcome;
-  return outcome ?? 'stale';
-}
-
 function deliveryMessages(post: PostRecord, at: string): DeliveryMessage[] {
   const round = post.round + 1;
   const pending = post.variants.filter((v) => post.deliveries[v.channel_id]?.stage !== 'published');

@@ -39,10 +39,3 @@ export async function fanOutAll(events: HeraldEvent[], now = Date.now()): Promis
   }
   return results;
 }
-
-/** One event. */
-export async function fanOut(event: HeraldEvent, now = Date.now()): Promise<number> {
-  const [result] = await fanOutAll([event], now);
-  if (result instanceof Error) throw result;
-  return result ?? 0;
-}

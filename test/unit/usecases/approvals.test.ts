@@ -7,7 +7,7 @@ import type { PostRecord } from '#core/posts';
 import { approvePost, rejectPost } from '#usecases/approvals';
 import { approvePost as cliApprove, rejectPost as cliReject } from '#usecases/cli/admin';
 import { remove } from '#usecases/post-acts';
-import { dispatch } from '#usecases/schedule-dispatcher';
+import { dispatch } from '../support/dispatch.ts';
 import { fixedId, ORG_ID, OTHER_ORG_ID, org, orgItem, post, postItem } from '../support/fixtures.ts';
 import {
   ADMIN,

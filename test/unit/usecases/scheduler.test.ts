@@ -19,8 +19,9 @@ import { keys } from '#adapters/keys';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
 import { LEASE_SECONDS, LOOKAHEAD_SECONDS, REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
-import { dispatch, dispatchAll } from '#usecases/schedule-dispatcher';
+import { dispatchAll } from '#usecases/schedule-dispatcher';
 import { sweep } from '#usecases/schedule-sweeper';
+import { dispatch } from '../support/dispatch.ts';
 import { channel, fixedId, type Item, ORG_ID, post, postItem, variant } from '../support/fixtures.ts';
 
 // The scheduler: the sweeper reads the due-work index (GSI2 minute buckets) past its cursor and
@@ -28,6 +29,7 @@ import { channel, fixedId, type Item, ORG_ID, post, postItem, variant } from '..
 // items' gsi2 keys, so what a write puts into the index is what the next sweep reads.
 
 const ddb = mockClient(DynamoDBDocumentClient);
+
 const sqs = mockClient(SQSClient);
 
 const NOW = new Date('2030-06-10T09:30:30.000Z');

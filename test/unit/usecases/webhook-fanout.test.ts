@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@a
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { HeraldEvent } from '#core/messages';
-import { fanOut, fanOutAll } from '#usecases/webhook-fanout';
+import { fanOutAll } from '#usecases/webhook-fanout';
 import { fixedId, ORG_ID, webhookEndpoint } from '../support/fixtures.ts';
 
 // The event stream's fan-out: a queue batch of events reads each organization's endpoints once and
@@ -86,6 +86,5 @@ describe('fanOutAll', () => {
     const results = await fanOutAll([event(1), event(2, ORG_ID, 'post.failed')]);
     expect(results[0]).toBeInstanceOf(Error);
     expect(results[1]).toBe(0);
-    await expect(fanOut(event(3))).rejects.toThrow('SQS down');
   });
 });
