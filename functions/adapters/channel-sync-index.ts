@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, parseWorkEntry } from '#adapters/keys';
-import { pages, TABLE_NAME, updateIf } from '#adapters/table';
+import { advanceThrough, pages, TABLE_NAME, updateIf } from '#adapters/table';
 import { ddb } from '#shared/clients';
 
 // The channel-sync index (gsi2 `CHSYNC#<day>`, sort key `<time>#<org>#<id>`): channels at their
@@ -123,13 +123,7 @@ export async function readSyncCursor(): Promise<SyncCursor> {
 
 /** Moves the cursor forward to `position` (never back: a slower finder may finish later). */
 export async function advanceSyncCursor(position: string): Promise<void> {
-  await updateIf({
-    Key: keys.channelSyncCursor(),
-    UpdateExpression: 'SET #through = :p, entity = :e',
-    ConditionExpression: 'attribute_not_exists(#through) OR #through < :p',
-    ExpressionAttributeNames: { '#through': 'through' },
-    ExpressionAttributeValues: { ':p': position, ':e': 'channel_sync_cursor' },
-  });
+  await advanceThrough(keys.channelSyncCursor(), 'channel_sync_cursor', position);
 }
 
 /** Keeps where the cursor was when (a lost update only makes a later resend later). */

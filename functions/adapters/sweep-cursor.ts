@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { TABLE_NAME, updateIf } from '#adapters/table';
+import { advanceThrough, TABLE_NAME } from '#adapters/table';
 import { ddb } from '#shared/clients';
 
 // The time up to which the sweeper has dispatched every entry of the due-work index (one item for
@@ -22,11 +22,5 @@ export async function dispatchedThrough(): Promise<number | null> {
 
 /** Moves the cursor forward to `through` (never back: concurrent sweeps may finish out of order). */
 export async function markDispatched(through: number): Promise<void> {
-  await updateIf({
-    Key: keys.sweepCursor(),
-    UpdateExpression: 'SET #through = :t, entity = :e',
-    ConditionExpression: 'attribute_not_exists(#through) OR #through < :t',
-    ExpressionAttributeNames: { '#through': 'through' },
-    ExpressionAttributeValues: { ':t': through, ':e': 'sweep_cursor' },
-  });
+  await advanceThrough(keys.sweepCursor(), 'sweep_cursor', through);
 }

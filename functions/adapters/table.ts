@@ -226,6 +226,20 @@ export async function updateIf(input: Omit<UpdateCommandInput, 'TableName'>): Pr
   }
 }
 
+/**
+ * Moves a cursor item's `through` forward to `to` (never back: runs that overlap may finish out of
+ * order); a move that would go back writes nothing.
+ */
+export function advanceThrough(key: Key, entity: string, to: number | string): Promise<boolean> {
+  return updateIf({
+    Key: key,
+    UpdateExpression: 'SET #through = :t, entity = :e',
+    ConditionExpression: 'attribute_not_exists(#through) OR #through < :t',
+    ExpressionAttributeNames: { '#through': 'through' },
+    ExpressionAttributeValues: { ':t': to, ':e': entity },
+  });
+}
+
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** A TransactWriteItems that is all or nothing: false when a condition failed (nothing written). */
