@@ -9,6 +9,9 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // Vitest's default on two cores is one file at a time; most of a unit file's time is its
+          // imports (the SDK, Powertools, the handlers), which two workers overlap.
+          maxWorkers: 2,
           sequence: { groupOrder: 0 },
           testTimeout: 20_000,
           hookTimeout: 180_000,

@@ -36,6 +36,7 @@ import {
   startS3,
 } from './local/services.ts';
 import { dataDir, localSecret, removeStackInfo, writeStackInfo } from './local/stack-file.ts';
+import { signForStandIns } from './local/stand-in-signing.ts';
 import { StreamPoller, type StreamPollerOptions } from './local/stream-poller.ts';
 import { startWorkers } from './local/workers.ts';
 
@@ -108,6 +109,15 @@ async function main() {
     // The handlers' DynamoDB client (the same module instance they import): a transaction's answer
     // waits for DynamoDB Local's COMMIT, so what a client was told is written survives a crash.
     awaitLocalCommits((await import('#shared/clients')).dynamo);
+    // The stand-ins verify no signature: the handlers' hot clients skip computing one
+    // (bin/local/stand-in-signing.ts). The same module instances the handlers import.
+    const dynamoSigning = { accessKeyId: credentials.accessKeyId, region: LOCAL_REGION, service: 'dynamodb' };
+    signForStandIns((await import('#shared/clients')).dynamo, dynamoSigning);
+    signForStandIns((await import('#shared/sqs')).sqs, {
+      accessKeyId: credentials.accessKeyId,
+      region: LOCAL_REGION,
+      service: 'sqs',
+    });
     // Benchmarks only: the handlers' DynamoDB capacity, counted (bin/local/capacity.ts).
     if (process.env.HERALD_COUNT_CAPACITY) {
       const stop = countCapacity((await import('#shared/clients')).dynamo, process.env.HERALD_COUNT_CAPACITY);
@@ -146,17 +156,19 @@ async function main() {
 
     // Every worker of the manifest, on its trigger: the stream, a queue, a timer (state machine
     // tasks are invoked by the Step Functions stand-in).
-    const sqs = new SQSClient({
-      endpoint: sqsQueues.endpoint,
-      region: LOCAL_REGION,
-      credentials: LOCAL_CREDENTIALS,
-      useQueueUrlAsEndpoint: false,
-    });
-    const streamsClient = new DynamoDBStreamsClient({
-      endpoint: dynamo.endpoint,
-      region: LOCAL_REGION,
-      credentials,
-    });
+    const sqs = signForStandIns(
+      new SQSClient({
+        endpoint: sqsQueues.endpoint,
+        region: LOCAL_REGION,
+        credentials: LOCAL_CREDENTIALS,
+        useQueueUrlAsEndpoint: false,
+      }),
+      { accessKeyId: LOCAL_CREDENTIALS.accessKeyId, region: LOCAL_REGION, service: 'sqs' },
+    );
+    const streamsClient = signForStandIns(
+      new DynamoDBStreamsClient({ endpoint: dynamo.endpoint, region: LOCAL_REGION, credentials }),
+      dynamoSigning,
+    );
     await startWorkers(workers, {
       loadHandler: (entry) => loadHandler(root, entry),
       context: (id, timeoutMs) => lambdaContext(id, randomUUID(), timeoutMs),

@@ -19,6 +19,7 @@ import {
   type LocalCredentials,
   startDynamo,
 } from '../../../bin/local/services.ts';
+import { signForStandIns } from '../../../bin/local/stand-in-signing.ts';
 
 // DynamoDB Local as the local stack runs it (Java; two starts, ~5 s): it listens on every
 // interface, so only the data directory's random key may find the table. The data directory here
@@ -80,6 +81,23 @@ describe('DynamoDB Local for a data directory', () => {
       await expect(stranger.send(new DescribeTableCommand({ TableName: 'herald' }))).rejects.toBeInstanceOf(
         ResourceNotFoundException,
       );
+      stranger.destroy();
+    }
+
+    // The local stack's clients send no computed signature (bin/local/stand-in-signing.ts): the
+    // key and the region in their header still choose the database, and nothing else is read.
+    const standIn = (creds: LocalCredentials, region: string) =>
+      signForStandIns(client(creds, region), { accessKeyId: creds.accessKeyId, region, service: 'dynamodb' });
+    const lean = standIn(credentials, LOCAL_REGION);
+    expect(lean.middlewareStack.identify().some((m) => m.startsWith('httpSigningMiddleware'))).toBe(false);
+    const leanGot = await lean.send(
+      new GetItemCommand({ TableName: 'herald', Key: { pk: { S: 'ORG#1' }, sk: { S: 'KEY#1' } } }),
+    );
+    expect(leanGot.Item?.sk).toEqual({ S: 'KEY#1' });
+    lean.destroy();
+    for (const [creds, region] of strangers) {
+      const stranger = standIn(creds, region);
+      expect((await stranger.send(new ListTablesCommand({}))).TableNames).toEqual([]);
       stranger.destroy();
     }
   }, 60_000);
