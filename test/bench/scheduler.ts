@@ -7,7 +7,7 @@ import { LOCAL_REGION } from '../../bin/local/services.ts';
 import { readStackInfo } from '../../bin/local/stack-file.ts';
 import { allFakes } from '../fakes/index.ts';
 import { startLocalStack } from '../support/local-stack.ts';
-import { itemSize, machine, table, today } from './support.ts';
+import { cpuBetween, cpuTimes, itemSize, machine, table, today } from './support.ts';
 import { benchWorkspace } from './workspace.ts';
 
 // Scheduler lateness and delivery throughput on the local stack: N posts scheduled for the same
@@ -22,6 +22,9 @@ export interface SchedulerResult {
   createSeconds: number;
   latenessMs: { p50: number; p90: number; p99: number; max: number };
   deliveriesPerSecond: number;
+  /** The whole machine's busy CPU per delivery (ms) and the hypervisor's steal, during the burst. */
+  cpuMsPerDelivery?: number;
+  stealPct?: number;
   /** Write units per post from due to published: total, the table's, and per index. */
   writeUnits: { total: number; table: number; indexes: Record<string, number> };
 }
@@ -110,6 +113,7 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
 
     const before = await settledCapacity(capacityFile, 1500, idleRate);
     const t1 = Date.now();
+    const cpu0 = cpuTimes();
 
     const deadline = Date.parse(at) + 180_000 + n * 100;
     let received: Array<{ at: number }> = [];
@@ -121,6 +125,7 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
       await new Promise((r) => setTimeout(r, 250));
     }
     if (received.length < n) throw new Error(`only ${received.length} of ${n} posts reached the fake`);
+    const cpu = cpuBetween(cpu0, cpuTimes());
 
     const after = await settledCapacity(capacityFile, 3000, idleRate);
     const idle = idleRate * ((Date.now() - t1) / 1000);
@@ -182,6 +187,7 @@ export async function benchScheduler(n = 1000, leadSeconds = 45): Promise<Schedu
         max: lateness.at(-1) ?? NaN,
       },
       deliveriesPerSecond: span > 0 ? n / span : n,
+      ...(cpu ? { cpuMsPerDelivery: (1000 * cpu.busySeconds) / n, stealPct: cpu.stealPct } : {}),
       writeUnits,
     };
   } finally {
@@ -197,6 +203,9 @@ the local stack. Lateness = a delivery's start (its first claim by a worker) −
 Write units per post: every DynamoDB write the stack made from the posts' creation to the last
 stream record handled (dispatch, claim, checkpoints, outcome, counters, the sweeper's watchdog),
 less the idle rate, ÷ N; "table" is the base table's share, the rest are index writes.
+CPU ms per delivery: the whole machine's busy CPU from the posts' due time to the last delivery
+(the stack, DynamoDB Local's JVM, the fakes and this bench) ÷ N; steal: the share of that time the
+hypervisor gave other guests. On a shared VM lateness moves with steal; CPU per delivery compares runs.
 
 ${table(
   [
@@ -206,12 +215,14 @@ ${table(
     'p99',
     'max',
     'deliveries/s reaching the fake',
+    'CPU ms per delivery',
+    'steal',
     'WRU per post',
     'of which table',
     'gsi1',
     'gsi2',
   ],
-  ['r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+  ['r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
   results.map((s) => [
     String(s.posts),
     String(s.latenessMs.p50),
@@ -219,6 +230,8 @@ ${table(
     String(s.latenessMs.p99),
     String(s.latenessMs.max),
     s.deliveriesPerSecond.toFixed(0),
+    s.cpuMsPerDelivery === undefined ? '–' : s.cpuMsPerDelivery.toFixed(1),
+    s.stealPct === undefined ? '–' : `${s.stealPct.toFixed(0)} %`,
     String(s.writeUnits.total),
     String(s.writeUnits.table),
     String(s.writeUnits.indexes.gsi1 ?? 0),

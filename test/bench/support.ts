@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import diagnostics from 'node:diagnostics_channel';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -53,6 +54,39 @@ export const machine = (): string =>
   `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}`;
 
 export const today = (): string => new Date().toISOString().slice(0, 10);
+
+/** The whole machine's CPU time since boot (Linux /proc/stat, in USER_HZ ticks of 10 ms). */
+export interface CpuTimes {
+  busy: number;
+  steal: number;
+  total: number;
+}
+
+export function cpuTimes(): CpuTimes | undefined {
+  try {
+    const [, ...fields] = (readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '').trim().split(/\s+/);
+    const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] =
+      fields.map(Number);
+    const busy = user + nice + system + irq + softirq;
+    return { busy, steal, total: busy + idle + iowait + steal };
+  } catch {
+    return undefined; // not Linux: the columns read "–"
+  }
+}
+
+/**
+ * What the machine spent between two readings: busy CPU seconds (every process: the stack, DynamoDB
+ * Local's JVM, the load generator) and the share of time the hypervisor gave to other guests
+ * (steal). On a shared VM the same code runs at very different speeds as steal comes and goes, so
+ * the benches print both beside their rates: compare runs by busy CPU per unit of work.
+ */
+export function cpuBetween(a: CpuTimes | undefined, b: CpuTimes | undefined) {
+  if (!a || !b || b.total <= a.total) return undefined;
+  return {
+    busySeconds: (b.busy - a.busy) / 100,
+    stealPct: (100 * (b.steal - a.steal)) / (b.total - a.total),
+  };
+}
 
 export const mark = (ok: boolean | null): string => (ok === null ? '–' : ok ? '✅' : '❌');
 

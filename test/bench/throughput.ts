@@ -6,7 +6,7 @@ import { LOCAL_CREDENTIALS, LOCAL_REGION } from '../../bin/local/services.ts';
 import { readStackInfo } from '../../bin/local/stack-file.ts';
 import { allFakes } from '../fakes/index.ts';
 import { startLocalStack } from '../support/local-stack.ts';
-import { childServer, machine, table, today } from './support.ts';
+import { childServer, cpuBetween, cpuTimes, machine, table, today } from './support.ts';
 import { benchWorkspace } from './workspace.ts';
 
 // Local stack throughput (issue 8): getPost, listPosts and createPost at 16 connections with
@@ -22,6 +22,9 @@ export interface Load {
   p50Ms: number;
   p99Ms: number;
   non2xx: number;
+  /** The whole machine's busy CPU per request (ms) and the hypervisor's steal, while it ran. */
+  cpuMsPerRequest?: number;
+  stealPct?: number;
 }
 
 export interface ThroughputResult {
@@ -37,6 +40,7 @@ async function load(
   opts: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
   seconds: number,
 ): Promise<Load> {
+  const t0 = cpuTimes();
   const res = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -45,12 +49,16 @@ async function load(
     headers: opts.headers,
     body: opts.body,
   });
+  const cpu = cpuBetween(t0, cpuTimes());
   return {
     name,
     requestsPerSecond: Math.round(res.requests.average),
     p50Ms: res.latency.p50,
     p99Ms: res.latency.p99,
     non2xx: res.non2xx,
+    ...(cpu && res.requests.total
+      ? { cpuMsPerRequest: (1000 * cpu.busySeconds) / res.requests.total, stealPct: cpu.stealPct }
+      : {}),
   };
 }
 
@@ -197,15 +205,20 @@ export function throughputSection(r: ThroughputResult): string {
     String(l.p99Ms),
     String(l.non2xx),
     base ? `${((l.requestsPerSecond / base.requestsPerSecond) * 100).toFixed(1)} %` : '—',
+    l.cpuMsPerRequest === undefined ? '–' : l.cpuMsPerRequest.toFixed(2),
+    l.stealPct === undefined ? '–' : `${l.stealPct.toFixed(0)} %`,
   ];
   return `Measured ${today()} on ${machine()} by \`npm run bench\`
 (test/bench/throughput.ts): autocannon, ${CONNECTIONS} connections, ${r.seconds} s per target, against the local stack
 (front door → the same handlers → DynamoDB Local), next to a bare node:http server in the same run;
 the stack and the bare server each run in a process of their own, autocannon in the bench's.
+CPU ms per request: the whole machine's busy CPU while the target ran (the stack, DynamoDB Local's
+JVM and autocannon) ÷ requests answered; steal: the share of time the hypervisor gave other guests.
+On a shared VM req/s moves with steal; CPU per request is what compares runs.
 
 ${table(
-  ['Target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'of bare'],
-  ['l', 'r', 'r', 'r', 'r', 'r'],
+  ['Target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'of bare', 'CPU ms per request', 'steal'],
+  ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
   [row(r.bare), ...r.operations.map((o) => row(o, r.bare))],
 )}
 
