@@ -145,7 +145,7 @@ export async function deliver(
     const after = await updateClaimed(attempt, (d) =>
       deferredDelivery(d, w, clock(), { undoClaim: !recovering }),
     );
-    if (after) await sendDelayed('delivery', withoutSnapshot(msg), secondsUntil(w.until, clock()));
+    if (after) await sendAgain(msg, secondsUntil(w.until, clock()));
     return 'retrying';
   }
   if (result) {
@@ -184,23 +184,19 @@ export async function deliver(
   );
   const d = after?.deliveries[msg.channel_id];
   if (d?.stage === 'retrying' && d.next_attempt_at) {
-    await sendDelayed(
-      'delivery',
-      withoutSnapshot(msg),
-      (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000,
-    );
+    await sendAgain(msg, (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000);
     return 'retrying';
   }
   return 'failed';
 }
 
 /**
- * The message sent again for a later attempt: without the dispatcher's snapshot, which this attempt's
- * writes made stale (a claim against it would only fail its version check first).
+ * Every later attempt's message goes through here: it leaves the dispatcher's snapshot behind, which
+ * this attempt's writes made stale (a claim against it would only fail its version check first).
  */
-function withoutSnapshot(msg: DeliveryMessage): DeliveryMessage {
+function sendAgain(msg: DeliveryMessage, delaySeconds: number): Promise<void> {
   const { snapshot: _stale, ...rest } = msg;
-  return rest;
+  return sendDelayed('delivery', rest, delaySeconds);
 }
 
 /** This worker's attempt at one delivery, and the post as the attempt last wrote it. */
@@ -239,7 +235,7 @@ async function updateClaimed(
 async function requeueWhenDue(msg: DeliveryMessage, post: PostRecord | undefined): Promise<void> {
   const at = post?.deliveries[msg.channel_id]?.next_attempt_at;
   if (!at) return;
-  await sendDelayed('delivery', withoutSnapshot(msg), (Date.parse(at) - Date.now()) / 1000);
+  await sendAgain(msg, (Date.parse(at) - Date.now()) / 1000);
 }
 
 // The media of a variant as connectors need it: type, alt text, content type, size and the bytes —
