@@ -259,13 +259,13 @@ export async function mutatePost(
     // `known`: the post as the caller last wrote or read it (the claim's write; the dispatcher's
     // read) — written against first without a read; a version check that fails (someone wrote
     // since) falls back to reading.
-    const trusted = !(i === 0 && known);
-    const before = trusted ? await getPost(orgId, postId) : known;
+    const fresh = !(i === 0 && known);
+    const before = fresh ? await getPost(orgId, postId) : known;
     if (!before) return null;
     const next = change(before);
     // Nothing to write is decided on a read, never on `known` (which may be stale).
     if (!next) {
-      if (trusted) return { before, after: before };
+      if (fresh) return { before, after: before };
       continue;
     }
     const after = { ...next, version: before.version + 1 };
@@ -286,7 +286,7 @@ export async function mutatePost(
       // The SDK retried a write DynamoDB had applied (its answer was lost): the item is ours.
       if (conditionFailureItem(err)?.write_id === writeId) return { before, after };
       // A stale `known` is no contention: read at once.
-      if (trusted) await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
+      if (fresh) await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
     }
   }
   throw new ConcurrentChangeError();
