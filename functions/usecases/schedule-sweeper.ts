@@ -33,11 +33,8 @@ const bucketsBetween = (fromMs: number, toMs: number) =>
 
 /** Entries of the due-work index in (after, until], every bucket read in parallel. */
 async function entriesBetween(after: number, until: number) {
-  const found: Array<Awaited<ReturnType<typeof dueInBucket>>> = [];
-  await mapLimit(bucketsBetween(after, until), CONCURRENCY, async (b) => {
-    found.push(await dueInBucket(b, { after: new Date(after), until: new Date(until) }));
-  });
-  return found.flat();
+  const window = { after: new Date(after), until: new Date(until) };
+  return (await mapLimit(bucketsBetween(after, until), CONCURRENCY, (b) => dueInBucket(b, window))).flat();
 }
 
 /**
