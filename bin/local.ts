@@ -108,19 +108,16 @@ async function main() {
     });
     // The handlers' DynamoDB client (the same module instance they import): a transaction's answer
     // waits for DynamoDB Local's COMMIT, so what a client was told is written survives a crash.
-    awaitLocalCommits((await import('#shared/clients')).dynamo);
+    const { dynamo: handlersDynamo } = await import('#shared/clients');
+    awaitLocalCommits(handlersDynamo);
     // The stand-ins verify no signature: the handlers' hot clients skip computing one
     // (bin/local/stand-in-signing.ts). The same module instances the handlers import.
     const dynamoSigning = { accessKeyId: credentials.accessKeyId, region: LOCAL_REGION, service: 'dynamodb' };
-    signForStandIns((await import('#shared/clients')).dynamo, dynamoSigning);
-    signForStandIns((await import('#shared/sqs')).sqs, {
-      accessKeyId: credentials.accessKeyId,
-      region: LOCAL_REGION,
-      service: 'sqs',
-    });
+    signForStandIns(handlersDynamo, dynamoSigning);
+    signForStandIns((await import('#shared/sqs')).sqs, { ...dynamoSigning, service: 'sqs' });
     // Benchmarks only: the handlers' DynamoDB capacity, counted (bin/local/capacity.ts).
     if (process.env.HERALD_COUNT_CAPACITY) {
-      const stop = countCapacity((await import('#shared/clients')).dynamo, process.env.HERALD_COUNT_CAPACITY);
+      const stop = countCapacity(handlersDynamo, process.env.HERALD_COUNT_CAPACITY);
       stops.push(async () => stop());
     }
 

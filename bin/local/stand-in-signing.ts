@@ -35,10 +35,7 @@ export interface StandInSigning {
 }
 
 /** The header DynamoDB Local parses, for a request sent at `now`. */
-export function standInAuthorization(
-  s: StandInSigning,
-  now: Date,
-): { amzDate: string; authorization: string } {
+function standInAuthorization(s: StandInSigning, now: Date): { amzDate: string; authorization: string } {
   const amzDate = now.toISOString().replace(/[-:]|\.\d{3}/g, '');
   return {
     amzDate,

@@ -29,7 +29,6 @@ import { channel, fixedId, type Item, ORG_ID, post, postItem, variant } from '..
 // items' gsi2 keys, so what a write puts into the index is what the next sweep reads.
 
 const ddb = mockClient(DynamoDBDocumentClient);
-
 const sqs = mockClient(SQSClient);
 
 const NOW = new Date('2030-06-10T09:30:30.000Z');
