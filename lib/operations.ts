@@ -744,11 +744,14 @@ export function findOperation(id: string): Operation {
   return op;
 }
 
-/** Serves API Gateway's `$default` route: unmatched paths (404) and methods (405) as problem+json. */
+/**
+ * Serves API Gateway's `$default` route: unmatched paths (404) and methods (405) as problem+json,
+ * and the console's 404 page, which reads the session (never writes it) to keep a person's frame.
+ */
 export const fallback: { id: string; entry: string; access: Access } = {
   id: 'routeNotFound',
   entry: 'functions/handlers/route-not-found.ts',
-  access: { table: 'none' },
+  access: { table: 'RO' },
 };
 
 /**

@@ -166,9 +166,11 @@ export const { handler } = consolePage('consoleChannels', {
         if (!(err instanceof ActError)) throw err;
         // As the pipeline would answer a signed-in person: the status page inside their frame.
         const status = STATUS_OF[err.kind];
-        return pageAnswer(statusPage({ status, message: err.message, requestId: req.requestId, signedIn }), {
-          status,
-        });
+        const orgName = (await consoleGate.orgName?.(signedIn)) ?? undefined;
+        return pageAnswer(
+          statusPage({ status, message: err.message, requestId: req.requestId, signedIn, orgName }),
+          { status },
+        );
       }
     },
   },

@@ -3,10 +3,12 @@ import { statusPage } from '#handlers/views/status';
 import { CONSOLE_PATH, consolePages, matchPath, operations } from '#lib/operations';
 import { consoleNotFound } from '#shared/console';
 import { type HttpEvent, type HttpResult, publicHandler } from '#shared/envelope';
+import { consoleGate } from '#usecases/support/console-gate';
 
 // API Gateway's $default route (and the local front door's fallback): a path we do not serve is a
 // 404, a known path with another method a 405 with Allow — both as problem+json with a request id.
-// A page the console does not have is the console's HTML 404 (a person followed a link).
+// A page the console does not have is the console's HTML 404 (a person followed a link), in the
+// signed-in frame when the session cookie names a live session (read only: this function cannot write).
 async function routeNotFound(event: HttpEvent): Promise<HttpResult> {
   const path = event.rawPath ?? event.requestContext.http.path;
   const method = event.requestContext.http.method;
@@ -21,7 +23,7 @@ async function routeNotFound(event: HttpEvent): Promise<HttpResult> {
     (method === 'GET' || method === 'HEAD') &&
     (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`))
   )
-    return consoleNotFound(event, statusPage);
+    return consoleNotFound(event, statusPage, consoleGate);
   throw new ApiError('resource_not_found', `No route ${method} ${path}.`);
 }
 

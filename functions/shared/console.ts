@@ -18,6 +18,10 @@ import { logger } from './logger.ts';
 export interface ConsoleGate {
   /** The person behind the cookie's value, or null (none, unknown, expired, signed out, demoted). */
   resolve(cookie: string | undefined, now: Date): Promise<SignedIn | null>;
+  /** As resolve, but reads only: for the 404 of an address no page serves, which writes nothing. */
+  peek?(cookie: string, now: Date): Promise<SignedIn | null>;
+  /** The workspace's name, for the header of a status page. */
+  orgName?(signedIn: SignedIn): Promise<string | null>;
 }
 
 /** What a status page says; the views render it inside the console's layout. */
@@ -26,6 +30,8 @@ export interface StatusPage {
   message: string;
   requestId: string;
   signedIn: SignedIn | null;
+  /** The signed-in person's workspace, named in the header. */
+  orgName?: string | undefined;
 }
 export type StatusPageRenderer = (page: StatusPage) => SafeHtml;
 
@@ -216,8 +222,8 @@ export const consoleHeaders = (): Middleware => {
  * JSON for a ceremony's fetch), no session as a redirect to sign-in (401 for JSON), anything else a
  * 500 that names the request id and nothing internal — logged with its cause.
  */
-export const consoleErrors = (statusPage: StatusPageRenderer): Middleware => ({
-  onError: (request) => {
+export const consoleErrors = (statusPage: StatusPageRenderer, gate?: ConsoleGate): Middleware => ({
+  onError: async (request) => {
     const err = request.error;
     const requestId = requestIdOf(request.event);
     const c = request.context.console ?? {};
@@ -256,10 +262,12 @@ export const consoleErrors = (statusPage: StatusPageRenderer): Middleware => ({
       logger.warn('console request refused', { reason: message, request_id: requestId });
     if (status >= 500)
       logger.error('console request failed', { error: err ?? undefined, request_id: requestId });
+    const signedIn = c.signedIn ?? null;
+    const orgName = c.json || !signedIn ? undefined : await orgNameOf(gate, signedIn, requestId);
     const response = toResult(
       c.json
         ? jsonAnswer({ error: { kind, message } }, { status })
-        : pageAnswer(renderStatus(statusPage, { status, message, requestId, signedIn: c.signedIn ?? null }), {
+        : pageAnswer(renderStatus(statusPage, { status, message, requestId, signedIn, orgName }), {
             status,
           }),
     );
@@ -280,13 +288,47 @@ function outcomeOf(err: unknown, requestId: string): { status: number; kind: str
   };
 }
 
+/** The workspace's name for a status page's header; without it (a failed read) the page still renders. */
+async function orgNameOf(
+  gate: ConsoleGate | undefined,
+  signedIn: SignedIn,
+  requestId: string,
+): Promise<string | undefined> {
+  try {
+    return (await gate?.orgName?.(signedIn)) ?? undefined;
+  } catch (err) {
+    logger.warn('status page without the workspace name', { error: err, request_id: requestId });
+    return undefined;
+  }
+}
+
+/**
+ * Who is looking at a 404 of the $default route: nobody without a session cookie (no read at all),
+ * else the gate's read-only answer — a link followed to nowhere must not touch or end a session.
+ */
+async function notFoundViewer(
+  event: HttpEvent,
+  gate: ConsoleGate | undefined,
+  requestId: string,
+): Promise<{ signedIn: SignedIn | null; orgName?: string | undefined }> {
+  const cookie = parseCookies(event.cookies)[consoleSite(event).sessionCookie];
+  if (!cookie || !gate?.peek) return { signedIn: null };
+  try {
+    const signedIn = await gate.peek(cookie, new Date());
+    return signedIn ? { signedIn, orgName: await orgNameOf(gate, signedIn, requestId) } : { signedIn: null };
+  } catch (err) {
+    logger.warn('404 page without the session', { error: err, request_id: requestId });
+    return { signedIn: null };
+  }
+}
+
 /** A status page, or a bare one if the views themselves fail (the error page must not throw). */
 function renderStatus(statusPage: StatusPageRenderer, page: StatusPage): SafeHtml {
   try {
     return statusPage(page);
   } catch (err) {
     logger.error('status page failed to render', { error: err, request_id: page.requestId });
-    return statusPage({ ...page, signedIn: null });
+    return statusPage({ ...page, signedIn: null, orgName: undefined });
   }
 }
 
@@ -294,11 +336,16 @@ function renderStatus(statusPage: StatusPageRenderer, page: StatusPage): SafeHtm
  * A console address no page serves (the $default route's answer under CONSOLE_PATH): a person's
  * browser gets the console's own 404 page, with its headers, not the API's problem+json.
  */
-export function consoleNotFound(event: HttpEvent, statusPage: StatusPageRenderer): HttpResult {
+export async function consoleNotFound(
+  event: HttpEvent,
+  statusPage: StatusPageRenderer,
+  gate?: ConsoleGate,
+): Promise<HttpResult> {
   const requestId = requestIdOf(event);
   const message = 'There is no such page in the console. Check the address, or start again from the console.';
+  const viewer = await notFoundViewer(event, gate, requestId);
   const res = toResult(
-    pageAnswer(renderStatus(statusPage, { status: 404, message, requestId, signedIn: null }), {
+    pageAnswer(renderStatus(statusPage, { status: 404, message, requestId, ...viewer }), {
       status: 404,
     }),
   );
@@ -466,7 +513,7 @@ export const consoleHandlers = (deps: { gate: ConsoleGate; statusPage: StatusPag
     const handler = middy<HttpEvent, HttpResult, Error, ConsoleContext>(run)
       .use(injectLambdaContext(logger, { resetKeys: true, logEvent: false }))
       .use(consoleHeaders())
-      .use(consoleErrors(deps.statusPage));
+      .use(consoleErrors(deps.statusPage, deps.gate));
     return { handler, page: page as ConsolePage };
   };
 

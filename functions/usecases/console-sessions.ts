@@ -106,3 +106,16 @@ export async function signOut(cookie: string | undefined, now: Date): Promise<vo
   // False when a concurrent sign-out ended it first (and recorded it).
   await endSession(parsed.hash, personAct(user, 'signed_out', now, null, { session: session.id }));
 }
+
+/**
+ * resolveSession's checks without its writes (no last-seen touch, no delete of an ended session):
+ * for the 404 of an address no page serves, whose function may only read. A session it refuses is
+ * ended by the next page the person opens.
+ */
+export async function peekSession(cookie: string | undefined, now: Date): Promise<SignedIn | null> {
+  const parsed = parseCookie(cookie);
+  if (!parsed) return null;
+  const { session, user } = await getSessionAndUser(parsed.hash, parsed.orgId, parsed.userId);
+  if (!session || !user || ended(session, user, parsed.orgId, parsed.userId, now)) return null;
+  return { session, user };
+}

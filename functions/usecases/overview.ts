@@ -1,3 +1,5 @@
+import { listApiKeys } from '#adapters/api-keys';
+import { listUsers } from '#adapters/members';
 import { countPostsByStatus } from '#adapters/posts';
 import { anyRole } from '#core/accounts';
 import type { Actor } from '#core/people';
@@ -35,6 +37,15 @@ export interface Overview {
     /** Endpoints the failure ladder turned off. */
     endpoints: Awaited<ReturnType<typeof listWebhookEndpoints>>['data'];
   };
+  /** A new workspace's first steps, each true once done. */
+  start: {
+    /** A channel is connected (whatever its health). */
+    channel: boolean;
+    /** An API key is active. */
+    key: boolean;
+    /** Someone besides the first owner is a member or invited. */
+    people: boolean;
+  };
 }
 
 /**
@@ -49,7 +60,7 @@ export async function getOverview(a: {
   cursorSecret: string;
 }): Promise<Overview> {
   const nowMs = a.now.getTime();
-  const [, usage, stats, waiting, channels, approvals, failed, endpoints] = await Promise.all([
+  const [, usage, stats, waiting, channels, approvals, failed, endpoints, keys, users] = await Promise.all([
     authorizeAct(a.orgId, a.actor, anyRole, 'seeing the workspace'),
     getUsage(a.orgId, unmetered, nowMs),
     getDeliveryStats(a.orgId, nowMs),
@@ -59,6 +70,8 @@ export async function getOverview(a: {
     listPosts(a.orgId, { status: 'failed', limit: OVERVIEW_ITEMS }, a.cursorSecret),
     // An organization has at most MAX_ENDPOINTS_PER_ORG endpoints: one page holds them all.
     listWebhookEndpoints(a.orgId, { limit: MAX_ENDPOINTS_PER_ORG }, a.cursorSecret),
+    listApiKeys(a.orgId),
+    listUsers(a.orgId),
   ]);
   const since = nowMs - FAILED_WITHIN_DAYS * 86_400_000;
   return {
@@ -69,6 +82,11 @@ export async function getOverview(a: {
       approvals: { posts: approvals.data, total: Math.max(waiting, approvals.data.length) },
       failed: failed.data.filter((p) => Date.parse(p.updated_at) >= since),
       endpoints: endpoints.data.filter((e) => e.state === 'auto_disabled'),
+    },
+    start: {
+      channel: channels.data.some((c) => c.status !== 'disconnected'),
+      key: keys.some((k) => !k.revoked_at),
+      people: users.length > 1,
     },
   };
 }

@@ -2,7 +2,7 @@ import { html, type SafeHtml } from '#core/html';
 import type { AuditAction, AuditEntry } from '#core/people';
 import { CONSOLE_PATH } from '#lib/operations';
 import { type Frame, layout, when } from './layout.ts';
-import { dataTable } from './table.ts';
+import { dataTable, idCode } from './table.ts';
 
 // The audit log (owners): who did what and when, newest first, a page at a time.
 
@@ -83,7 +83,7 @@ ${
           ACTIONS[e.action] ?? e.action,
           when(e.at),
           who(e.actor),
-          e.target ? html`<code>${e.target}</code>` : html`<span class="muted">The workspace</span>`,
+          e.target ? idCode(e.target) : html`<span class="muted">The workspace</span>`,
           detail(e.detail),
         ]),
       })

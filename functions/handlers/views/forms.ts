@@ -130,11 +130,17 @@ ${item.hint && html`<p class="hint choice__hint" id="${ids[i]}-hint">${item.hint
 }
 
 /** A value shown once with a button that copies it (the button appears only where script runs). */
-export function copyable(o: { id: string; label: string; value: string }): SafeHtml {
+export function copyable(o: {
+  id: string;
+  label: string;
+  value: string;
+  /** Take the focus on load (the page exists to hand this value over), with or without script. */
+  autofocus?: boolean;
+}): SafeHtml {
   return html`<div class="field">
 <label class="label" for="${o.id}">${o.label}</label>
 <div class="copyable">
-<input class="input input--code"${attrs({ id: o.id, type: 'text', value: o.value, readonly: true, spellcheck: 'false', autocomplete: 'off' })}>
+<input class="input input--code"${attrs({ id: o.id, type: 'text', value: o.value, readonly: true, spellcheck: 'false', autocomplete: 'off', autofocus: o.autofocus })}>
 <button type="button" class="button button--secondary" data-copy="${o.id}" hidden>Copy</button>
 </div>
 </div>`;

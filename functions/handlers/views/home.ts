@@ -6,8 +6,9 @@ import type { Overview } from '#usecases/overview';
 import { type Frame, layout, live, when } from './layout.ts';
 import { dataTable } from './table.ts';
 
-// The overview: what needs a person (each a link to where it is acted on), the month's meters, the
-// 14-day publish timeline, and where to go from here. "Needs a person" refreshes itself (htmx).
+// The overview: a new workspace's first steps (until each is done), what needs a person (each a
+// link to where it is acted on), the month's meters, the 14-day publish timeline, and where to go
+// from here. "Needs a person" refreshes itself (htmx).
 
 const ROLE_SUMMARY: Record<Role, string> = {
   owner:
@@ -53,8 +54,9 @@ export function homePage(o: {
     message: o.message ?? null,
     body: html`<h1 class="heading">${o.frame.orgName ?? 'Your workspace'}</h1>
 <p class="lead">${ROLE_SUMMARY[o.role]} <span class="tag">${usage.plan} plan</span></p>
+${firstSteps(o.overview.start, o.role)}
 <h2 class="heading heading--m" id="needs-heading">Needs a person</h2>
-${live({ id: 'needs', url: CONSOLE_PATH, seconds: 10, body: needs(o.overview.needs) })}
+${live({ id: 'needs', url: CONSOLE_PATH, seconds: 10, body: needs(o.overview.needs, o.overview.start.channel) })}
 <h2 class="heading heading--m">This month</h2>
 ${meters(usage.meters)}
 <h2 class="heading heading--m">Last 14 days</h2>
@@ -70,7 +72,42 @@ function postLabel(p: PostResource): string {
   return text.length > 80 ? `${text.slice(0, 79)}…` : text;
 }
 
-function needs(n: Overview['needs']): SafeHtml {
+const STEPS: ReadonlyArray<{ done: keyof Overview['start']; href: string; label: string; text: string }> = [
+  {
+    done: 'channel',
+    href: `${CONSOLE_PATH}/channels`,
+    label: 'Connect a channel',
+    text: 'an account Herald publishes to.',
+  },
+  {
+    done: 'key',
+    href: `${CONSOLE_PATH}/keys`,
+    label: 'Mint an API key',
+    text: 'for the application or agent that creates the posts.',
+  },
+  {
+    done: 'people',
+    href: `${CONSOLE_PATH}/members`,
+    label: 'Invite someone',
+    text: 'to approve posts or run the workspace with you.',
+  },
+];
+
+/** Until a workspace has a channel, a key and a second person: what to do first, each ticked once done. */
+function firstSteps(start: Overview['start'], role: Role): SafeHtml {
+  if (STEPS.every((s) => start[s.done])) return html``;
+  return html`<section id="first-steps" class="steps" aria-labelledby="first-steps-heading">
+<h2 class="heading heading--m" id="first-steps-heading">First steps</h2>
+${role === 'member' && html`<p>Owners and admins take these steps; owners invite people.</p>`}
+<ol class="steps__list">${STEPS.map((s) =>
+    start[s.done]
+      ? html`<li class="steps__item steps__item--done"><span class="tag tag--green">Done</span> <a href="${s.href}">${s.label}</a>: ${s.text}</li>`
+      : html`<li class="steps__item"><span class="tag tag--grey">To do</span> <a href="${s.href}">${s.label}</a>: ${s.text}</li>`,
+  )}</ol>
+</section>`;
+}
+
+function needs(n: Overview['needs'], hasChannels: boolean): SafeHtml {
   const items: SafeHtml[] = [
     ...n.channels.map(
       (c) =>
@@ -92,7 +129,7 @@ function needs(n: Overview['needs']): SafeHtml {
     ),
   ];
   if (!items.length)
-    return html`<div class="needs needs--clear"><p>Nothing needs you right now: every channel is live, no post waits for approval or failed in the last days, and every webhook endpoint is on.</p></div>`;
+    return html`<div class="needs needs--clear"><p>Nothing needs you right now: ${hasChannels ? 'every channel is live, ' : ''}no post waits for approval or failed in the last days, and no webhook endpoint is turned off.</p></div>`;
   return html`<div class="needs"><ul class="plain">${items}</ul></div>`;
 }
 
@@ -124,7 +161,10 @@ function timeline(days: Overview['stats']['timeline']): SafeHtml {
       failed: 0,
     },
   );
-  const summary = `Deliveries per day over the last ${days.length} days: ${total.published} published and ${total.failed} failed in all; the busiest day had ${max === 1 && total.published + total.failed === 0 ? 0 : max}.`;
+  // An empty chart would be a 0–1 axis with nothing on it: say so instead.
+  if (total.published + total.failed === 0)
+    return html`<p class="muted" id="timeline-empty">Nothing published yet in the last ${days.length} days: the chart fills in as posts go out.</p>`;
+  const summary = `Deliveries per day over the last ${days.length} days: ${total.published} published and ${total.failed} failed in all; the busiest day had ${max}.`;
   return html`<figure>
 <svg class="chart" viewBox="0 0 ${CHART.width} ${CHART.height}" role="img" aria-labelledby="timeline-title">
 <title id="timeline-title">${summary}</title>

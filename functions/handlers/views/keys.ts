@@ -70,7 +70,7 @@ function keyList(keys: readonly ApiKeyView[], canMint: boolean): SafeHtml {
       k.name ?? html`<span class="muted">Unnamed</span>`,
       html`<code>${k.prefix}…</code>`,
       html`<ul class="plain">${k.scopes.map((s) => html`<li><code>${s}</code></li>`)}</ul>`,
-      html`${when(k.created_at)} <span class="muted">by ${k.created_by_email ?? (k.created_by === 'operator' ? 'the operator' : k.created_by)}</span>`,
+      html`${when(k.created_at)} <span class="muted">by ${creatorOf(k)}</span>`,
       when(k.last_used_at),
       k.revoked_at
         ? html`<span class="tag tag--grey">Revoked</span> ${when(k.revoked_at)}`
@@ -84,6 +84,10 @@ function keyList(keys: readonly ApiKeyView[], canMint: boolean): SafeHtml {
     ]),
   });
 }
+
+/** Who minted a key, in words: a removed person's user id would tell the reader nothing. */
+const creatorOf = (k: ApiKeyView) =>
+  k.created_by_email ?? (k.created_by === 'operator' ? 'the operator' : 'a removed member');
 
 function mintForm(form: MintForm): SafeHtml {
   return html`<h2 class="heading heading--m">Mint a key</h2>
@@ -122,7 +126,7 @@ export function mintedPage(o: {
 <h1 class="heading">Your new API key</h1>
 <p class="lead">Copy it now and keep it somewhere safe: it is shown this once and cannot be shown again.</p>
 </div>
-${copyable({ id: 'minted-key', label: o.minted.name ? `Key “${o.minted.name}”` : 'Key', value: o.minted.key })}
+${copyable({ id: 'minted-key', label: o.minted.name ? `Key “${o.minted.name}”` : 'Key', value: o.minted.key, autofocus: true })}
 <p>Scopes: ${o.minted.scopes.map((s, i) => html`${i > 0 && ', '}<code>${s}</code>`)}.</p>
 <p>Send it as <code>Authorization: Bearer &lt;key&gt;</code>.</p>
 <p><a href="${KEYS_PATH}">Back to API keys</a></p>`,

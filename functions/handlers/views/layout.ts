@@ -5,8 +5,11 @@ import { CONSOLE_PATH } from '#lib/operations';
 import { assetUrl } from '#shared/console';
 
 // The frame of every console page: a skip link, the header (workspace, who is signed in and their
-// role, sign-out), the navigation, a messages area saying what just happened, and the main
-// landmark. Signed-out pages (sign-in, enrollment, errors) get the same frame without the person.
+// role, their passkeys, sign-out), the navigation, a messages area saying what just happened, and
+// the main landmark. Signed-out pages (sign-in, enrollment, errors) get the same frame without the
+// person. On a phone the person and the navigation fold into a Menu (<details>: no script needed),
+// so the page starts right under the brand; the wide header and the menu are both rendered, and
+// the style sheet shows one of them.
 
 /** Who is looking, and at which workspace. */
 export interface Frame {
@@ -27,7 +30,14 @@ export type Section =
   | 'audit'
   | 'passkeys';
 
-const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; roles?: readonly Role[] }> = [
+const SECTIONS: ReadonlyArray<{
+  id: Section;
+  label: string;
+  path: string;
+  roles?: readonly Role[];
+  /** The person's own, not the workspace's: by their name in the header rather than in the navigation. */
+  personal?: boolean;
+}> = [
   { id: 'home', label: 'Overview', path: CONSOLE_PATH },
   { id: 'channels', label: 'Channels', path: `${CONSOLE_PATH}/channels` },
   { id: 'posts', label: 'Posts', path: `${CONSOLE_PATH}/posts` },
@@ -38,7 +48,7 @@ const SECTIONS: ReadonlyArray<{ id: Section; label: string; path: string; roles?
   { id: 'settings', label: 'Settings', path: `${CONSOLE_PATH}/settings` },
   // Owners only: hidden from the others, and refused to them by the server anyway.
   { id: 'audit', label: 'Audit log', path: `${CONSOLE_PATH}/audit`, roles: ['owner'] },
-  { id: 'passkeys', label: 'Your passkeys', path: `${CONSOLE_PATH}/passkeys` },
+  { id: 'passkeys', label: 'Your passkeys', path: `${CONSOLE_PATH}/passkeys`, personal: true },
 ];
 
 /**
@@ -116,7 +126,8 @@ ${
 <header class="header">
 <div class="header__bar">
 <a class="header__brand" href="${CONSOLE_PATH}">Herald console</a>
-${signedIn && person(signedIn, orgName)}
+${signedIn && person(signedIn, orgName, section)}
+${signedIn && menu(signedIn, orgName, section)}
 </div>
 ${signedIn && navigation(signedIn.user.role, section)}
 </header>
@@ -129,25 +140,51 @@ ${body}
 </html>`;
 }
 
-function person(signedIn: SignedIn, orgName: string | undefined): SafeHtml {
-  return html`<div class="header__person">
-<p class="header__who">${orgName && html`<span class="header__org">${orgName}</span>`}
+const current = (id: Section, section: Section | undefined) =>
+  id === section ? html` aria-current="page"` : '';
+
+const sectionsOf = (role: Role) => SECTIONS.filter((s) => !s.roles || s.roles.includes(role));
+
+const who = (signedIn: SignedIn, orgName: string | undefined, cls: string) =>
+  html`<p class="${cls}">${orgName && html`<span class="header__org">${orgName}</span>`}
 <span class="header__email">${signedIn.user.email}</span>
-<span class="tag">${signedIn.user.role}</span></p>
-<form method="post" action="${CONSOLE_PATH}/sign-out" class="header__sign-out">
+<span class="tag">${signedIn.user.role}</span></p>`;
+
+const signOut = html`<form method="post" action="${CONSOLE_PATH}/sign-out" class="header__sign-out">
 <button type="submit" class="button button--secondary">Sign out</button>
-</form>
+</form>`;
+
+/** Wide screens: who is signed in, their own pages, sign-out. */
+function person(signedIn: SignedIn, orgName: string | undefined, section: Section | undefined): SafeHtml {
+  const own = sectionsOf(signedIn.user.role).filter((s) => s.personal);
+  return html`<div class="header__person">
+${who(signedIn, orgName, 'header__who')}
+${own.map((s) => html`<a href="${s.path}"${current(s.id, section)}>${s.label}</a>`)}
+${signOut}
 </div>`;
 }
 
-function navigation(role: Role, current: Section | undefined): SafeHtml {
-  const items = SECTIONS.filter((s) => !s.roles || s.roles.includes(role));
+/** Wide screens: the workspace's pages, in one row. */
+function navigation(role: Role, section: Section | undefined): SafeHtml {
+  const items = sectionsOf(role).filter((s) => !s.personal);
   return html`<nav class="nav" aria-label="Console">
-<ul>${items.map(
-    (s) =>
-      html`<li><a href="${s.path}"${s.id === current ? html` aria-current="page"` : ''}>${s.label}</a></li>`,
-  )}</ul>
+<ul>${items.map((s) => html`<li><a href="${s.path}"${current(s.id, section)}>${s.label}</a></li>`)}</ul>
 </nav>`;
+}
+
+/** Phones: the same, folded into one Menu. */
+function menu(signedIn: SignedIn, orgName: string | undefined, section: Section | undefined): SafeHtml {
+  const items = sectionsOf(signedIn.user.role);
+  return html`<details class="menu">
+<summary class="menu__button">Menu</summary>
+<div class="menu__body">
+${who(signedIn, orgName, 'header__who menu__who')}
+<nav class="menu__nav" aria-label="Console">
+<ul>${items.map((s) => html`<li><a href="${s.path}"${current(s.id, section)}>${s.label}</a></li>`)}</ul>
+</nav>
+${signOut}
+</div>
+</details>`;
 }
 
 /**

@@ -15,11 +15,11 @@ const TITLES: Record<number, string> = {
   500: 'Sorry, something went wrong',
 };
 
-export function statusPage({ status, message, signedIn }: StatusPage): SafeHtml {
+export function statusPage({ status, message, signedIn, orgName }: StatusPage): SafeHtml {
   const title = TITLES[status] ?? (status >= 500 ? 'Sorry, something went wrong' : 'There is a problem');
   return layout({
     title,
-    frame: { signedIn },
+    frame: { signedIn, orgName },
     body: html`<h1 class="heading">${title}</h1>
 <p class="lead">${message}</p>
 ${status === 429 && html`<p>Wait a minute, then try again.</p>`}

@@ -36,3 +36,16 @@ export function dataTable(o: {
 </table>
 </div>`;
 }
+
+/** Herald's own ids (a prefix and a ULID) fit in this many characters; others may run far longer. */
+const ID_SHOWN = 32;
+
+/**
+ * An id in a cell: whole when it is short, else its first characters with the whole in `title`
+ * (a passkey's credential id would otherwise take the width of the columns beside it).
+ */
+export function idCode(id: string): SafeHtml {
+  return id.length <= ID_SHOWN
+    ? html`<code>${id}</code>`
+    : html`<code title="${id}">${id.slice(0, 16)}…</code>`;
+}

@@ -450,9 +450,19 @@ describe('least privilege', () => {
     );
   });
 
-  it.each(['getOpenApi', fallback.id])('%s has no DynamoDB permission and no TABLE_NAME', (id) => {
-    expect(actionsOf(id).filter((a) => a.startsWith('dynamodb:') || a.startsWith('kms:'))).toEqual([]);
-    expect(envOf(id)).not.toHaveProperty('TABLE_NAME');
+  it('getOpenApi has no DynamoDB permission and no TABLE_NAME', () => {
+    expect(actionsOf('getOpenApi').filter((a) => a.startsWith('dynamodb:') || a.startsWith('kms:'))).toEqual(
+      [],
+    );
+    expect(envOf('getOpenApi')).not.toHaveProperty('TABLE_NAME');
+  });
+
+  it('the $default fallback reads the table (the console 404 names the signed-in person) and writes nothing', () => {
+    const dynamo = actionsOf(fallback.id).filter((a) => a.startsWith('dynamodb:'));
+    expect(dynamo).toContain('dynamodb:GetItem');
+    expect(dynamo).toContain('dynamodb:BatchGetItem');
+    for (const write of ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems'])
+      expect(dynamo).not.toContain(`dynamodb:${write}`);
   });
 
   it.each(queueSpecs)('only the workers the manifest names may send to the $name queue', (spec) => {

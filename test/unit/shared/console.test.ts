@@ -7,6 +7,7 @@ import {
   type ConsoleRoute,
   ceremonyCookie,
   consoleHandlers,
+  consoleNotFound,
   consoleSite,
   jsonAnswer,
   MAX_FORM_BYTES,
@@ -16,6 +17,7 @@ import {
   SECURITY_HEADERS,
   sessionCookie,
 } from '#shared/console';
+import type { HttpEvent } from '#shared/envelope';
 import { logger } from '#shared/logger';
 import {
   CONSOLE_ORIGIN,
@@ -435,5 +437,71 @@ describe('the route table', () => {
       /consoleKeys serves GET \/console\/keys; its manifest entry names/,
     );
     expect(() => consolePage('nope', {})).toThrow(/unknown console page/);
+  });
+});
+
+describe('the workspace on status pages, and the 404 of an address no page serves', () => {
+  const peek = vi.fn<(cookie: string, now: Date) => Promise<SignedIn | null>>();
+  const orgName = vi.fn<(s: SignedIn) => Promise<string | null>>();
+  const gate = { resolve, peek, orgName };
+  const named = consoleHandlers({ gate, statusPage })('consoleKeys', {
+    'GET /console/keys': route('person'),
+    'POST /console/keys': route('person'),
+    'POST /console/keys/{id}/revoke': route('anyone', 'json'),
+  }).handler;
+  const cookie = () => sessionOf(OWNER)[0]?.split('=')[1] ?? '';
+  const unknownPage = (cookies?: string[]) =>
+    consoleEvent('$default', { ...(cookies ? { cookies } : {}) }) as unknown as HttpEvent;
+
+  beforeEach(() => {
+    peek.mockReset();
+    peek.mockImplementation(async (c) => (c === cookie() ? OWNER : null));
+    orgName.mockReset();
+    orgName.mockResolvedValue('Acme');
+  });
+
+  it('names the workspace on a signed-in status page (409)', async () => {
+    answer = async () => {
+      throw new ActError('Already revoked.', 'conflict');
+    };
+    const res = await call(named, signedInGet());
+    expect(res.statusCode).toBe(409);
+    expect(statusPage).toHaveBeenCalledWith(expect.objectContaining({ signedIn: OWNER, orgName: 'Acme' }));
+  });
+
+  it('still answers the status page when the name cannot be read', async () => {
+    answer = async () => {
+      throw new ActError('Already revoked.', 'conflict');
+    };
+    orgName.mockRejectedValue(new Error('throttled'));
+    const res = await call(named, signedInGet());
+    expect(res.statusCode).toBe(409);
+    expect(statusPage).toHaveBeenCalledWith(expect.objectContaining({ signedIn: OWNER, orgName: undefined }));
+  });
+
+  it('asks nobody about a 404 without a session cookie', async () => {
+    const res = await consoleNotFound(unknownPage(), statusPage, gate);
+    expect(res.statusCode).toBe(404);
+    expect(peek).not.toHaveBeenCalled();
+    expect(resolve).not.toHaveBeenCalled();
+    expect(statusPage).toHaveBeenCalledWith(expect.objectContaining({ status: 404, signedIn: null }));
+  });
+
+  it('shows a signed-in person’s 404 in their frame, reading the session only (peek, never resolve)', async () => {
+    const res = await consoleNotFound(unknownPage(sessionOf(OWNER)), statusPage, gate);
+    expect(res.statusCode).toBe(404);
+    expect(resolve).not.toHaveBeenCalled();
+    expect(peek).toHaveBeenCalledOnce();
+    expect(statusPage).toHaveBeenCalledWith(
+      expect.objectContaining({ status: 404, signedIn: OWNER, orgName: 'Acme' }),
+    );
+    expect(res.headers).toMatchObject(SECURITY_HEADERS);
+  });
+
+  it('answers the signed-out 404 when the session cannot be read', async () => {
+    peek.mockRejectedValue(new Error('throttled'));
+    const res = await consoleNotFound(unknownPage(sessionOf(OWNER)), statusPage, gate);
+    expect(res.statusCode).toBe(404);
+    expect(statusPage).toHaveBeenCalledWith(expect.objectContaining({ signedIn: null }));
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import { hashSecret, newSecretToken, SESSION_ABSOLUTE_MS } from '#core/people';
-import { newSession, resolveSession, signOut } from '#usecases/console-sessions';
+import { newSession, peekSession, resolveSession, signOut } from '#usecases/console-sessions';
 import { consoleGate } from '#usecases/support/console-gate';
 import { ORG_ID } from '../../support/fixtures.ts';
 import {
@@ -158,5 +158,19 @@ describe('newSession', () => {
       expires_at: at(SESSION_ABSOLUTE_MS).toISOString(),
     });
     expect(JSON.stringify(s.session)).not.toContain(String(secret));
+  });
+});
+
+describe('peekSession (the 404 of an address no page serves: read only)', () => {
+  it('answers as resolveSession does, and never writes: no touch, no delete of an ended session', async () => {
+    const { cookie } = await enroll(BOB);
+    table.calls.length = 0;
+    expect((await peekSession(cookie, at(10 * MIN)))?.user).toEqual(BOB);
+    // Idle for an hour: refused, but left for resolveSession to end.
+    expect(await peekSession(cookie, at(2 * H))).toBeNull();
+    expect(table.calls.map((c) => c.op)).toEqual(['BatchGetItem', 'BatchGetItem']);
+    expect(sessionItem(cookie)).toBeDefined();
+    expect(await peekSession('not-a-cookie', at(MIN))).toBeNull();
+    expect(await consoleGate.peek?.(cookie, at(10 * MIN))).not.toBeNull();
   });
 });
