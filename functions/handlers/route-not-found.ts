@@ -3,7 +3,6 @@ import { statusPage } from '#handlers/views/status';
 import { CONSOLE_PATH, consolePages, matchPath, operations } from '#lib/operations';
 import { consoleNotFound } from '#shared/console';
 import { type HttpEvent, type HttpResult, publicHandler } from '#shared/envelope';
-import { consoleGate } from '#usecases/support/console-gate';
 
 // API Gateway's $default route (and the local front door's fallback): a path we do not serve is a
 // 404, a known path with another method a 405 with Allow — both as problem+json with a request id.
@@ -22,8 +21,11 @@ async function routeNotFound(event: HttpEvent): Promise<HttpResult> {
   if (
     (method === 'GET' || method === 'HEAD') &&
     (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`))
-  )
+  ) {
+    // Loaded for a console address only: the API's 404s and 405s stay free of the table client.
+    const { consoleGate } = await import('#usecases/support/console-gate');
     return consoleNotFound(event, statusPage, consoleGate);
+  }
   throw new ApiError('resource_not_found', `No route ${method} ${path}.`);
 }
 
