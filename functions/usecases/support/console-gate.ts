@@ -5,7 +5,8 @@ import { getSettings } from '#usecases/settings';
 /** The console pipeline's question about a request's session cookie, answered by the sessions use case. */
 export const consoleGate: ConsoleGate = {
   resolve: resolveSession,
-  peek: peekSession,
+  // Called through, not referenced: test doubles of the sessions module need not know of it.
+  peek: (cookie, now) => peekSession(cookie, now),
   // As the pages' frame reads it (handlers/support/console.ts frameOf).
   orgName: async (signedIn) =>
     (

@@ -40,7 +40,7 @@ import {
 // person as actor, the form's fields), what it renders (escaped), and how a use case's refusal
 // reaches the person (the status page it maps to; a form shown again with its error summary).
 
-vi.mock('#usecases/console-sessions', () => ({ resolveSession: vi.fn(), peekSession: vi.fn(), signOut: vi.fn() }));
+vi.mock('#usecases/console-sessions', () => ({ resolveSession: vi.fn(), signOut: vi.fn() }));
 vi.mock('#usecases/api-keys', () => ({ listKeys: vi.fn(), mintKey: vi.fn(), revokeKey: vi.fn() }));
 vi.mock('#usecases/members', () => ({
   listMembers: vi.fn(),
