@@ -158,10 +158,14 @@ export class Api {
     });
 
     // Everything no operation matches ($default route): 404, or 405 with Allow, as problem+json.
+    // Its console 404 links the same versioned files and reads the same session cookie as the pages.
+    const fallbackFunction = functions.make(fallback);
+    fallbackFunction.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', assetsVersion);
+    if (config.publicUrl) fallbackFunction.addEnvironment('HERALD_CONSOLE_URL', config.publicUrl);
     new HttpRoute(this.api, 'DefaultRoute', {
       httpApi: this.api,
       routeKey: HttpRouteKey.DEFAULT,
-      integration: integration(fallback.id, functions.make(fallback)),
+      integration: integration(fallback.id, fallbackFunction),
     });
   }
 }

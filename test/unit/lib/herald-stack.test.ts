@@ -1003,9 +1003,10 @@ describe('console', () => {
   it('exports ConsoleUrl under the public URL, and gives every console function that origin', () => {
     const { stack, template } = withPublicUrl();
     template.hasOutput('ConsoleUrl', { Value: 'https://api.example.com/console' });
-    for (const page of consolePages) {
-      const fn = template.toJSON().Resources[logicalId(stack, stack.functionOf(page.id))] as FunctionResource;
-      expect(fn.Properties.Environment.Variables.HERALD_CONSOLE_URL, page.id).toBe('https://api.example.com');
+    // The $default fallback too: its console 404 reads the session cookie the pages set.
+    for (const id of [...consolePages.map((p) => p.id), fallback.id]) {
+      const fn = template.toJSON().Resources[logicalId(stack, stack.functionOf(id))] as FunctionResource;
+      expect(fn.Properties.Environment.Variables.HERALD_CONSOLE_URL, id).toBe('https://api.example.com');
     }
     // The API's operations do not need it.
     const op = template.toJSON().Resources[
@@ -1021,8 +1022,8 @@ describe('console', () => {
   it('gives every console function the version its pages link the assets with', () => {
     const version = consoleAssetsVersion(REPO_ROOT);
     expect(version).toMatch(/^[0-9a-f]{16}$/);
-    for (const page of consolePages)
-      expect(envOf(page.id).HERALD_CONSOLE_ASSETS_VERSION, page.id).toBe(version);
+    for (const id of [...consolePages.map((p) => p.id), fallback.id])
+      expect(envOf(id).HERALD_CONSOLE_ASSETS_VERSION, id).toBe(version);
   });
 
   it("gives the assets function no table, and every page's function the table its sessions need", () => {
