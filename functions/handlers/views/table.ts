@@ -46,6 +46,6 @@ const ID_SHOWN = 32;
  */
 export function idCode(id: string): SafeHtml {
   return id.length <= ID_SHOWN
-    ? html`<code>${id}</code>`
-    : html`<code title="${id}">${id.slice(0, 16)}…</code>`;
+    ? html`<code class="id">${id}</code>`
+    : html`<code class="id" title="${id}">${id.slice(0, 16)}…</code>`;
 }
