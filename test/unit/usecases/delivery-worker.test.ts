@@ -355,21 +355,32 @@ describe('deliver: duplicated and stale messages', () => {
   });
 
   it('re-queues a retry that is not due yet (a hint longer than the SQS delay cap) instead of sending', async () => {
-    // Arrange: real clock, the retry is due in 20 minutes.
-    const due = new Date(Date.now() + 20 * 60_000).toISOString();
+    // Arrange: the retry is due in 10 minutes; this is its own message (it carries that time).
+    const due = at(600);
     given(publishing({ [CH1.id]: { stage: 'retrying', attempts: 1, next_attempt_at: due } }));
+    const chain: DeliveryMessage = { ...MSG, due };
 
     // Act
-    const outcome = await deliver(MSG);
+    const outcome = await deliver(chain, clock);
 
-    // Assert
+    // Assert: the delay is measured on the worker's clock.
     expect(outcome).toBe('skipped');
     expect(connector.publish).not.toHaveBeenCalled();
     expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({
       QueueUrl: process.env.DELIVERY_QUEUE_URL,
-      MessageBody: JSON.stringify(MSG),
-      DelaySeconds: 900,
+      MessageBody: JSON.stringify(chain),
+      DelaySeconds: 600,
     });
+  });
+
+  it('drops a stray copy of the message that finds a retry not due yet (the retry has its own)', async () => {
+    given(publishing({ [CH1.id]: { stage: 'retrying', attempts: 1, next_attempt_at: at(600) } }));
+
+    expect(await deliver(MSG, clock)).toBe('skipped');
+    expect(await deliver({ ...MSG, due: at(300) }, clock)).toBe('skipped');
+
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
   });
 });
 
