@@ -99,6 +99,8 @@ export class PlatformError extends Error {
        * app's, which pauses every channel of the platform (core/pacing.ts).
        */
       scope?: PaceScope;
+      /** The request left and no answer came back (a timeout, a dropped connection). */
+      unanswered?: boolean;
     } = {},
   ) {
     super(message);
@@ -107,6 +109,15 @@ export class PlatformError extends Error {
 
   get retryable(): boolean {
     return this.opts.retryable ?? (this.category === 'rate_limited' || this.category === 'system');
+  }
+
+  /**
+   * The platform may have carried the request out: it went unanswered, or the answer was a 5xx
+   * (a proxy's 502/504 says nothing about what the server behind it did). A 4xx, a 429 or a refused
+   * connection say it did not.
+   */
+  get maybeCarriedOut(): boolean {
+    return this.opts.unanswered === true || (this.opts.status !== undefined && this.opts.status >= 500);
   }
 }
 

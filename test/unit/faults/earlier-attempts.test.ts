@@ -27,7 +27,8 @@ const world = useWorld();
 const { table, sqs } = world;
 
 const X_TIMELINE = /^\/2\/users\/\d+\/tweets$/;
-const creates = (platform: 'mastodon' | 'x') => platformRequests(world.fakes, platform, 'POST', CREATE_PATH[platform]);
+const creates = (platform: 'mastodon' | 'x') =>
+  platformRequests(world.fakes, platform, 'POST', CREATE_PATH[platform]);
 const epochIn = (seconds: number) => String(Math.floor(Date.now() / 1000) + seconds);
 
 /** The platform makes the post on the first create call, but its answer is `status` (the outcome is lost). */
@@ -176,7 +177,7 @@ describe('X: finding the tweet of an earlier attempt', () => {
       stage: 'failed',
       attempts: MAX_ATTEMPTS,
       external_id: null,
-      error: expect.stringMatching(/outcome unknown/),
+      error: expect.stringMatching(/outcome unknown/i),
     });
     expect(sqs.waiting(DELIVERY_QUEUE)).toEqual([]);
   });

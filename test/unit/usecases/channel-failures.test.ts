@@ -148,7 +148,9 @@ describe("the operator's app refused: the channel stays live and the operator is
       startPublishing(
         post({
           id: fixedId('post', 20 + n),
-          variants: [{ id: fixedId('variant', 20 + n), channel_id: id, body: `Post ${n}`, media: [], options: {} }],
+          variants: [
+            { id: fixedId('variant', 20 + n), channel_id: id, body: `Post ${n}`, media: [], options: {} },
+          ],
         }),
         new Date(Date.now() - 1000),
       ),
