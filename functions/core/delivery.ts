@@ -98,6 +98,12 @@ export function claimDelivery(
   };
 }
 
+/** The error of a delivery that ends while an earlier attempt is unresolved: it says so. */
+export function outcomeUnknown(message: string): string {
+  if (/outcome unknown/i.test(message)) return message;
+  return `Outcome unknown: an earlier attempt may have reached the platform, and it could not be checked since (${message})`;
+}
+
 /** A reconcile found that no earlier attempt posted it: nothing is unresolved any more. */
 export function nothingPosted(d: DeliveryRecord): DeliveryRecord {
   return { ...d, unresolved_since: undefined };
@@ -187,10 +193,7 @@ export function deliveryFailed(
     updated_at: now.toISOString(),
   };
   if (!retry) {
-    const error =
-      unresolvedSince && !/outcome unknown/i.test(err.message)
-        ? `Outcome unknown: an earlier attempt may have reached the platform, and it could not be checked since (${err.message})`
-        : err.message;
+    const error = unresolvedSince ? outcomeUnknown(err.message) : err.message;
     return { ...base, stage: 'failed', error: error.slice(0, 1000), next_attempt_at: undefined };
   }
   const delay = retryDelaySeconds(d.attempts, err.retryAfterSeconds, random);
