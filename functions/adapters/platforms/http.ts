@@ -108,8 +108,8 @@ export type RequestOptions = Omit<RequestInit, 'headers'> & {
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 
 /**
- * fetch with a timeout; network failures and timeouts are retryable system errors, `unanswered`
- * unless the connection was never made.
+ * fetch with a timeout; network failures and timeouts are retryable system errors, of unknown
+ * outcome unless the connection was never made.
  */
 export async function request<T = unknown>(
   platform: string,
@@ -138,7 +138,7 @@ export async function request<T = unknown>(
     throw new PlatformError(
       'system',
       `${platform}: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}`,
-      { unanswered: !(code && NOT_SENT.has(code)) },
+      { unknownOutcome: !(code && NOT_SENT.has(code)) },
     );
   }
   const text = await res.text();

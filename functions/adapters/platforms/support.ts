@@ -9,7 +9,10 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 
 /** The earlier attempt's result cannot be known: the worker must not publish again on its own. */
 export function outcomeUnknown(platform: string, why: string): PlatformError {
-  return new PlatformError('system', `${platform}: outcome unknown: ${why}`, { retryable: false });
+  return new PlatformError('system', `${platform}: outcome unknown: ${why}`, {
+    retryable: false,
+    unknownOutcome: true,
+  });
 }
 
 /**
@@ -29,6 +32,7 @@ export async function orOutcomeUnknown<T>(
     const detail = err instanceof Error ? err.message : String(err);
     throw new PlatformError('system', `${platform}: outcome unknown${why ? `, ${why}` : ''}: ${detail}`, {
       retryable: err instanceof PlatformError ? err.retryable : false,
+      unknownOutcome: true,
       ...(err instanceof PlatformError && err.opts.retryAfterSeconds !== undefined
         ? { retryAfterSeconds: err.opts.retryAfterSeconds }
         : {}),

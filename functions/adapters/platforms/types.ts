@@ -99,8 +99,11 @@ export class PlatformError extends Error {
        * app's, which pauses every channel of the platform (core/pacing.ts).
        */
       scope?: PaceScope;
-      /** The request left and no answer came back (a timeout, a dropped connection). */
-      unanswered?: boolean;
+      /**
+       * The platform may have acted without our learning how: the request left and no answer came
+       * back (a timeout, a dropped connection), or a look for an earlier attempt's post could not tell.
+       */
+      unknownOutcome?: boolean;
     } = {},
   ) {
     super(message);
@@ -112,12 +115,12 @@ export class PlatformError extends Error {
   }
 
   /**
-   * The platform may have carried the request out: it went unanswered, or the answer was a 5xx
+   * The platform may have carried the request out: the outcome is unknown, or the answer was a 5xx
    * (a proxy's 502/504 says nothing about what the server behind it did). A 4xx, a 429 or a refused
    * connection say it did not.
    */
   get maybeCarriedOut(): boolean {
-    return this.opts.unanswered === true || (this.opts.status !== undefined && this.opts.status >= 500);
+    return this.opts.unknownOutcome === true || (this.opts.status !== undefined && this.opts.status >= 500);
   }
 }
 

@@ -322,6 +322,8 @@ describe('checkpoint and reconcile', () => {
     const err = await failure(connector.publish(context({ text, checkpoint: checkpoints[0] ?? null }).ctx));
     expect(err).toMatchObject({ category: 'system', retryable: true, opts: { retryAfterSeconds: 30 } });
     expect(err.message).toMatch(/outcome unknown/);
+    // So the next attempt reconciles before it posts.
+    expect(err.maybeCarriedOut).toBe(true);
     expect(fake.posts).toHaveLength(1);
   });
 
