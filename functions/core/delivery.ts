@@ -99,7 +99,7 @@ export function claimDelivery(
 }
 
 /** The error of a delivery that ends while an earlier attempt is unresolved: it says so. */
-export function outcomeUnknown(message: string): string {
+export function withUnknownOutcome(message: string): string {
   if (/outcome unknown/i.test(message)) return message;
   return `Outcome unknown: an earlier attempt may have reached the platform, and it could not be checked since (${message})`;
 }
@@ -193,7 +193,7 @@ export function deliveryFailed(
     updated_at: now.toISOString(),
   };
   if (!retry) {
-    const error = unresolvedSince ? outcomeUnknown(err.message) : err.message;
+    const error = unresolvedSince ? withUnknownOutcome(err.message) : err.message;
     return { ...base, stage: 'failed', error: error.slice(0, 1000), next_attempt_at: undefined };
   }
   const delay = retryDelaySeconds(d.attempts, err.retryAfterSeconds, random);

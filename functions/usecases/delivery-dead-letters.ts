@@ -1,5 +1,5 @@
 import { mutatePost } from '#adapters/posts';
-import { outcomeUnknown, withDelivery } from '#core/delivery';
+import { withDelivery, withUnknownOutcome } from '#core/delivery';
 import type { DeliveryMessage } from '#core/messages';
 
 /**
@@ -17,7 +17,7 @@ export async function deadLetter(msg: DeliveryMessage, now: Date = new Date()): 
       {
         ...d,
         stage: 'failed',
-        error: d.unresolved_since ? outcomeUnknown(error) : error,
+        error: d.unresolved_since ? withUnknownOutcome(error) : error,
         error_category: 'system',
         lease_until: undefined,
         claim_id: undefined,

@@ -48,7 +48,10 @@ export interface PublishContext {
   saveCheckpoint(checkpoint: Record<string, unknown>): Promise<void>;
   /** The channel's tokens (OAuth platforms), renewed when they expire or are refused. */
   tokens: TokenSource;
-  /** The attempt's start: platforms that can be searched use it to find a post an earlier attempt made. */
+  /**
+   * The start of the earliest attempt whose outcome is unknown (else of this attempt): platforms
+   * that can be searched find a post an earlier attempt made from there.
+   */
   attemptStartedAt: Date;
 }
 
@@ -75,9 +78,11 @@ export interface MetricsContext {
 export interface Connector {
   publish(ctx: PublishContext): Promise<PublishResult>;
   /**
-   * After a worker died mid-publish: find the post an earlier attempt may have made (via the
-   * platform's idempotency, the saved checkpoint, or a lookup). null: it certainly does not exist.
-   * Throw PlatformError('system', …, retryable false) when the outcome cannot be known.
+   * While an earlier attempt's outcome is unknown (its worker died mid-publish, or its answer was
+   * lost): find the post it may have made (via the platform's idempotency, the saved checkpoint, or
+   * a lookup from `attemptStartedAt`). null: no such post exists, and publish (which honours the
+   * checkpoint) cannot make a second one. Throw when the outcome cannot be known (outcomeUnknown /
+   * orOutcomeUnknown in support.ts: retryable when the cause was).
    */
   reconcile(ctx: PublishContext): Promise<PublishResult | null>;
   /** Engagement per external id, for platforms that expose metrics. */
