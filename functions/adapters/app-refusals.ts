@@ -3,13 +3,13 @@ import { keys } from '#adapters/keys';
 import { queryAll, TABLE_NAME } from '#adapters/table';
 import { ddb } from '#shared/clients';
 
-// Channels whose renewal a platform refused for the operator's app, counted per platform between
-// two runs of the channel sync's finder (`ALARM#PLATFORM_APP_REFUSED` / `<platform>`). The sync
-// workers each look at a few channels; the finder reports what they counted as one alarm line per
-// platform, so a rotated secret is one page, not one per channel. Writes to one item are bounded by
-// the workers' concurrency, far below a partition's limit.
+// Refusals of the operator's app by a platform (a channel's renewal in the sync, or a delivery's),
+// counted per platform between two runs of the channel sync's finder (`ALARM#PLATFORM_APP_REFUSED`
+// / `<platform>`). The sync and delivery workers each meet a few; the finder reports what they
+// counted as one alarm line per platform, so a rotated secret is one page, not one per channel or
+// delivery. Writes to one item are bounded by the workers' concurrency, far below a partition's limit.
 
-/** Counts one channel; the first error since the last report is the one reported. */
+/** Counts one refusal; the first error since the last report is the one reported. */
 export async function countAppRefusal(platform: string, error: string): Promise<void> {
   await ddb.send(
     new UpdateCommand({

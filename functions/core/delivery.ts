@@ -27,14 +27,22 @@ export function retryDelaySeconds(
 // ---- the delivery state machine (pure) -----------------------------------------------------------
 
 export type ClaimOutcome =
-  | { kind: 'claimed'; post: PostRecord; recovering: boolean }
+  | {
+      kind: 'claimed';
+      post: PostRecord;
+      /** An earlier attempt's outcome is unknown (`unresolved_since`): reconcile before sending. */
+      recovering: boolean;
+      /** An abandoned send was taken over: it counted no new attempt. */
+      resumed: boolean;
+    }
   | { kind: 'skip'; reason: string }
   | { kind: 'busy' };
 
 /**
  * Takes a delivery for one attempt. A delivery of another round, a final one, or one another
  * worker holds under a live lease is not taken. A `sending` delivery whose lease ran out was
- * abandoned mid-send: it is taken with `recovering`, so the worker reconciles before re-sending.
+ * abandoned mid-send: its attempt's outcome is unknown from then on (`unresolved_since`), and
+ * every claim while it is unknown is `recovering`, so the worker reconciles before sending.
  */
 export function claimDelivery(
   post: PostRecord,
@@ -68,18 +76,37 @@ export function claimDelivery(
   if (d.stage === 'retrying' && d.next_attempt_at && Date.parse(d.next_attempt_at) > now.getTime() + 1000) {
     return { kind: 'skip', reason: 'not due yet' };
   }
-  const recovering = d.stage === 'sending';
+  const resumed = d.stage === 'sending';
   const at = now.toISOString();
+  const unresolvedSince =
+    d.unresolved_since ?? (resumed ? (d.attempt_started_at ?? d.updated_at) : undefined);
   const claimed: DeliveryRecord = {
     ...d,
     stage: 'sending',
-    attempts: recovering ? d.attempts : d.attempts + 1,
+    attempts: resumed ? d.attempts : d.attempts + 1,
     claim_id: claimId,
     lease_until: new Date(now.getTime() + LEASE_SECONDS * 1000).toISOString(),
-    attempt_started_at: recovering ? (d.attempt_started_at ?? at) : at,
+    attempt_started_at: at,
+    unresolved_since: unresolvedSince,
     updated_at: at,
   };
-  return { kind: 'claimed', post: withDelivery(post, claimed, now), recovering };
+  return {
+    kind: 'claimed',
+    post: withDelivery(post, claimed, now),
+    recovering: unresolvedSince !== undefined,
+    resumed,
+  };
+}
+
+/** The error of a delivery that ends while an earlier attempt is unresolved: it says so. */
+export function withUnknownOutcome(message: string): string {
+  if (/outcome unknown/i.test(message)) return message;
+  return `Outcome unknown: an earlier attempt may have reached the platform, and it could not be checked since (${message})`;
+}
+
+/** A reconcile found that no earlier attempt posted it: nothing is unresolved any more. */
+export function nothingPosted(d: DeliveryRecord): DeliveryRecord {
+  return { ...d, unresolved_since: undefined };
 }
 
 /** The post with one delivery replaced, its status derived, and its watchdog moved. */
@@ -130,11 +157,17 @@ export function deliverySucceeded(
     lease_until: undefined,
     claim_id: undefined,
     next_attempt_at: undefined,
+    unresolved_since: undefined,
     updated_at: now.toISOString(),
   };
 }
 
-/** A failed attempt: retry later (with the platform's hint) or fail for good. */
+/**
+ * A failed attempt: retry later (with the platform's hint) or fail for good. `maybeSent`: the
+ * failure came after the request left, without an answer that says the platform did not act on
+ * it (a timeout, a dropped connection, a 5xx): from this attempt on the outcome is unknown, unless
+ * an earlier one already was. A delivery that ends while its outcome is unknown says so.
+ */
 export function deliveryFailed(
   d: DeliveryRecord,
   err: {
@@ -142,20 +175,27 @@ export function deliveryFailed(
     message: string;
     retryable: boolean;
     retryAfterSeconds?: number | undefined;
+    maybeSent?: boolean;
   },
   now: Date,
   random = Math.random,
 ): DeliveryRecord {
   const retry = err.retryable && d.attempts < MAX_ATTEMPTS;
+  const unresolvedSince =
+    d.unresolved_since ?? (err.maybeSent ? (d.attempt_started_at ?? now.toISOString()) : undefined);
   const base = {
     ...d,
     error: err.message.slice(0, 1000),
     error_category: err.category,
     lease_until: undefined,
     claim_id: undefined,
+    unresolved_since: unresolvedSince,
     updated_at: now.toISOString(),
   };
-  if (!retry) return { ...base, stage: 'failed', next_attempt_at: undefined };
+  if (!retry) {
+    const error = unresolvedSince ? withUnknownOutcome(err.message) : err.message;
+    return { ...base, stage: 'failed', error: error.slice(0, 1000), next_attempt_at: undefined };
+  }
   const delay = retryDelaySeconds(d.attempts, err.retryAfterSeconds, random);
   return {
     ...base,

@@ -34,6 +34,11 @@ export interface DeliveryMessage {
    * the post changed since, the version check fails and the claim reads it as usual.
    */
   snapshot?: PostRecord;
+  /**
+   * Set on a retry's own message: the `next_attempt_at` it was sent for. Only that message waits on
+   * (re-sent until the retry is due); any other copy that finds the retry not due yet is dropped.
+   */
+  due?: string;
 }
 
 /** The scheduler's dispatch of a post at its time. */

@@ -521,7 +521,8 @@ export function secondsUntil(until: Date | string, now: Date): number {
  * A delivery turned back by pacing before anything was sent: due again when the wait ends, as a
  * `retrying` delivery (so the sweeper's watchdog and the "not due yet" skip treat it as they treat
  * a retry), without spending an attempt — `undoClaim` gives back the one the claim counted (a
- * fresh claim counts one; a recovering claim does not).
+ * fresh claim counts one; taking over an abandoned send does not). An unresolved earlier attempt
+ * stays unresolved (`unresolved_since` is kept): the wait changes nothing about it.
  */
 export function deferredDelivery(
   d: DeliveryRecord,

@@ -24,6 +24,13 @@ export interface DeliveryRecord {
   claim_id?: string | undefined;
   lease_until?: string | undefined;
   attempt_started_at?: string | undefined;
+  /**
+   * The start of the earliest attempt that may have reached the platform without our learning the
+   * outcome (its worker died, or its answer was lost). While set, every attempt first asks the
+   * platform (the connector's reconcile) from this time on; cleared by a success, or by a reconcile
+   * that finds nothing was posted.
+   */
+  unresolved_since?: string | undefined;
   /** When a retrying delivery is due again. */
   next_attempt_at?: string | undefined;
   /** What the connector saved before an irreversible step (container ids, upload sessions). */

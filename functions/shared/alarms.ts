@@ -6,8 +6,9 @@ import { logger } from './logger.ts';
 // the total (lib/constructs/alarms.ts).
 
 /**
- * The platform refused Herald's app (its client id or secret, or its configuration) for `channels`
- * channels: one line per platform, not per channel, so a rotated secret is one page, not thousands.
+ * The platform refused Herald's app (its client id or secret, or its configuration) `channels`
+ * times (channels' looks and deliveries, counted by adapters/app-refusals.ts): one line per
+ * platform, not per channel, so a rotated secret is one page, not thousands.
  */
 export function platformAppRefused(platform: string, channels: number, error: string): void {
   logger.error('the platform refused the platform app: the operator must act (herald platform-app set)', {

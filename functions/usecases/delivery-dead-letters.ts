@@ -1,5 +1,5 @@
 import { mutatePost } from '#adapters/posts';
-import { withDelivery } from '#core/delivery';
+import { withDelivery, withUnknownOutcome } from '#core/delivery';
 import type { DeliveryMessage } from '#core/messages';
 
 /**
@@ -11,12 +11,13 @@ export async function deadLetter(msg: DeliveryMessage, now: Date = new Date()): 
   const res = await mutatePost(msg.org_id, msg.post_id, (post) => {
     const d = post.deliveries[msg.channel_id];
     if (!d || d.round !== msg.round || d.stage === 'published' || d.stage === 'failed') return null;
+    const error = 'The delivery could not be processed and was moved to the dead-letter queue.';
     return withDelivery(
       post,
       {
         ...d,
         stage: 'failed',
-        error: 'The delivery could not be processed and was moved to the dead-letter queue.',
+        error: d.unresolved_since ? withUnknownOutcome(error) : error,
         error_category: 'system',
         lease_until: undefined,
         claim_id: undefined,

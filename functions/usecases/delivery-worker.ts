@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { countAppRefusal } from '#adapters/app-refusals';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { getAssets } from '#adapters/media';
 import { readObject } from '#adapters/media-store';
@@ -13,12 +14,17 @@ import {
 import { mutatePost } from '#adapters/posts';
 import { sendDelayed } from '#adapters/queues';
 import type { ChannelRecord } from '#core/accounts';
-import { claimDelivery, deliveryFailed, deliverySucceeded, withDelivery } from '#core/delivery';
+import {
+  claimDelivery,
+  deliveryFailed,
+  deliverySucceeded,
+  nothingPosted,
+  withDelivery,
+} from '#core/delivery';
 import { mediaIdFromUrl } from '#core/media';
 import type { DeliveryMessage } from '#core/messages';
-import { deferredDelivery, type PaceDecision, secondsUntil } from '#core/pacing';
+import { deferredDelivery, type PaceDecision } from '#core/pacing';
 import type { DeliveryRecord, PostRecord, VariantRecord } from '#core/posts';
-import { platformAppRefused } from '#shared/alarms';
 import { logger } from '#shared/logger';
 import { recordChannelFailure } from '#usecases/support/channel-health';
 import { channelTokens } from '#usecases/support/channel-tokens';
@@ -31,11 +37,13 @@ export type DeliveryOutcome = 'published' | 'retrying' | 'failed' | 'skipped';
 /**
  * Delivers one (post, channel, round). Primary course: claim the delivery under a lease (no other
  * worker can send it meanwhile; a dispatch's first claim also starts the scheduled post, in the
- * same write) → if an earlier attempt died mid-send, reconcile with the platform
- * first → publish through the channel's connector → record the outcome and the post's status.
- * Duplicated or stale messages find nothing to claim; a failed attempt is retried with backoff
- * (the platform's hint first) or fails for good. A refusal is recorded on the channel by who must
- * act (core/channel-health.ts): the person (reauth_required), the operator (an alarm), or time.
+ * same write) → while an earlier attempt may have reached the platform unbeknown to us (it died
+ * mid-send, or its answer was lost: `unresolved_since`), reconcile with the platform first → publish
+ * through the channel's connector → record the outcome and the post's status. Duplicated or stale
+ * messages find nothing to claim; a failed attempt is retried with backoff (the platform's hint
+ * first) or fails for good. A refusal is recorded on the channel by who must act
+ * (core/channel-health.ts): the person (reauth_required), the operator (counted for the channel
+ * sync's alarm line), or time.
  */
 export async function deliver(
   msg: DeliveryMessage,
@@ -56,11 +64,11 @@ export async function deliver(
   );
   if (!claimed || !outcome || outcome.kind === 'skip') {
     if (outcome?.kind === 'skip' && outcome.reason === 'not due yet')
-      await requeueWhenDue(msg, claimed?.after);
+      await requeueWhenDue(msg, claimed?.after, clock);
     return 'skipped';
   }
   if (outcome.kind === 'busy') throw new RetryLaterError('another worker holds this delivery');
-  const recovering = outcome.recovering;
+  const { recovering, resumed } = outcome;
   const post = claimed.after;
   const attempt: Attempt = { msg, claimId, clock, latest: post };
   const delivery = post.deliveries[msg.channel_id] as DeliveryRecord;
@@ -74,6 +82,11 @@ export async function deliver(
   let connected: ChannelRecord | null = null;
   let tokens: ReturnType<typeof channelTokens> | undefined;
   let wait: Extract<PaceDecision, { go: false }> | null = null;
+  /** A connector call is under way: a failure now may have reached the platform. */
+  let calling = false;
+  /** This attempt's reconcile found that no earlier attempt posted it. */
+  let resolved = false;
+  let maybeSent = false;
   try {
     if (!variant)
       throw new PlatformError('system', `The post has no variant for channel ${msg.channel_id}.`, {
@@ -110,11 +123,17 @@ export async function deliver(
       media: await mediaOf(msg.org_id, variant),
       idempotencyKey: `${post.id}.${channel.id}`,
       checkpoint: delivery.checkpoint ?? null,
-      attemptStartedAt: new Date(delivery.attempt_started_at ?? clock().toISOString()),
+      // While an earlier attempt is unresolved, lookups search from its start.
+      attemptStartedAt: new Date(
+        delivery.unresolved_since ?? delivery.attempt_started_at ?? clock().toISOString(),
+      ),
       saveCheckpoint: async (checkpoint) => {
+        // Saved before the irreversible step: a failure here sent nothing.
+        const held = await updateClaimed(attempt, (d) => ({ ...d, checkpoint })).catch((err: Error) => {
+          throw new PlatformError('system', `The delivery's checkpoint could not be saved: ${err.message}`);
+        });
         // Lost the claim (our lease ran out and another worker took over): stop before the
         // irreversible step rather than risk a second post.
-        const held = await updateClaimed(attempt, (d) => ({ ...d, checkpoint }));
         if (!held)
           throw new PlatformError('system', 'The delivery was taken over by another attempt.', {
             retryable: false,
@@ -122,13 +141,24 @@ export async function deliver(
       },
       tokens,
     };
-    if (recovering) result = await connector.reconcile(ctx);
+    if (recovering) {
+      calling = true;
+      result = await connector.reconcile(ctx);
+      calling = false;
+      resolved = !result;
+    }
     if (!result) {
       const pace = await paceDelivery({ orgId: msg.org_id, channel, media: variant.media.length }, clock());
-      if (pace.go) result = await connector.publish(ctx);
-      else wait = pace;
+      if (pace.go) {
+        calling = true;
+        result = await connector.publish(ctx);
+        calling = false;
+      } else wait = pace;
     }
   } catch (err) {
+    // An error the connector did not map (an answer it could not read, say) may have come after the
+    // platform acted; a mapped one says whether it may have.
+    maybeSent = calling && (!(err instanceof PlatformError) || err.maybeCarriedOut);
     const raw =
       err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
     failure = new PlatformError(raw.category, creds.redact(tokens?.explain(raw) ?? raw.message), raw.opts);
@@ -140,12 +170,15 @@ export async function deliver(
     });
   }
 
+  // The earlier attempts as this one leaves them: settled when its reconcile found nothing posted.
+  const settled = (d: DeliveryRecord) => (resolved ? nothingPosted(d) : d);
   if (wait) {
     const w = wait;
     const after = await updateClaimed(attempt, (d) =>
-      deferredDelivery(d, w, clock(), { undoClaim: !recovering }),
+      deferredDelivery(settled(d), w, clock(), { undoClaim: !resumed }),
     );
-    if (after) await sendAgain(msg, secondsUntil(w.until, clock()));
+    const d = after?.deliveries[msg.channel_id];
+    if (d?.next_attempt_at) await sendAgain(msg, d.next_attempt_at, clock);
     return 'retrying';
   }
   if (result) {
@@ -168,35 +201,38 @@ export async function deliver(
   }
   if (connected && (err.category === 'auth_expired' || err.opts.operator)) {
     const remedy = await recordChannelFailure(connected, err, clock(), { backoff: false });
-    if (remedy === 'operator') platformAppRefused(connected.platform, 1, err.message);
+    // Counted, not alarmed here: the channel sync's finder reports one line per platform.
+    if (remedy === 'operator') await countAppRefusal(connected.platform, err.message);
   }
   const after = await updateClaimed(attempt, (d) =>
     deliveryFailed(
-      d,
+      settled(d),
       {
         category: err.category,
         message: err.message,
         retryable: err.retryable,
         retryAfterSeconds: hint,
+        maybeSent,
       },
       clock(),
     ),
   );
   const d = after?.deliveries[msg.channel_id];
   if (d?.stage === 'retrying' && d.next_attempt_at) {
-    await sendAgain(msg, (Date.parse(d.next_attempt_at) - clock().getTime()) / 1000);
+    await sendAgain(msg, d.next_attempt_at, clock);
     return 'retrying';
   }
   return 'failed';
 }
 
 /**
- * Every later attempt's message goes through here: it leaves the dispatcher's snapshot behind, which
- * this attempt's writes made stale (a claim against it would only fail its version check first).
+ * A retry's own message, for `due` (the delivery's next_attempt_at): every later attempt's message
+ * goes through here. It leaves the dispatcher's snapshot behind, which this attempt's writes made
+ * stale (a claim against it would only fail its version check first).
  */
-function sendAgain(msg: DeliveryMessage, delaySeconds: number): Promise<void> {
+function sendAgain(msg: DeliveryMessage, due: string, clock: () => Date): Promise<void> {
   const { snapshot: _stale, ...rest } = msg;
-  return sendDelayed('delivery', rest, delaySeconds);
+  return sendDelayed('delivery', { ...rest, due }, (Date.parse(due) - clock().getTime()) / 1000);
 }
 
 /** This worker's attempt at one delivery, and the post as the attempt last wrote it. */
@@ -231,11 +267,19 @@ async function updateClaimed(
   return written;
 }
 
-/** A retry not due yet (a long platform hint chained over SQS's 15-minute delay cap). */
-async function requeueWhenDue(msg: DeliveryMessage, post: PostRecord | undefined): Promise<void> {
+/**
+ * A retry not due yet (a long platform hint chained over SQS's 15-minute delay cap): its own message
+ * waits on; any other copy (a duplicate, a watchdog's redrive, an older retry's) is dropped, or it
+ * would come back at every later retry.
+ */
+async function requeueWhenDue(
+  msg: DeliveryMessage,
+  post: PostRecord | undefined,
+  clock: () => Date,
+): Promise<void> {
   const at = post?.deliveries[msg.channel_id]?.next_attempt_at;
-  if (!at) return;
-  await sendAgain(msg, (Date.parse(at) - Date.now()) / 1000);
+  if (!at || msg.due !== at) return;
+  await sendAgain(msg, at, clock);
 }
 
 // The media of a variant as connectors need it: type, alt text, content type, size and the bytes —

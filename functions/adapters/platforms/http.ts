@@ -104,7 +104,13 @@ export type RequestOptions = Omit<RequestInit, 'headers'> & {
   parse?: (text: string) => unknown;
 };
 
-/** fetch with a timeout; network failures and timeouts are retryable system errors. */
+/** Network errors that come before a request is sent: the server cannot have acted on it. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/**
+ * fetch with a timeout; network failures and timeouts are retryable system errors, of unknown
+ * outcome unless the connection was never made.
+ */
 export async function request<T = unknown>(
   platform: string,
   url: string,
@@ -126,9 +132,13 @@ export async function request<T = unknown>(
   } catch (err) {
     if ((err as Error).name === 'ForbiddenAddressError')
       throw new ForbiddenOriginError(platform, (err as { address?: string }).address ?? new URL(url).host);
+    const code = ((err as { cause?: { code?: unknown } }).cause?.code ?? (err as { code?: unknown }).code) as
+      | string
+      | undefined;
     throw new PlatformError(
       'system',
       `${platform}: ${(err as Error).name === 'TimeoutError' ? 'timed out' : (err as Error).message}`,
+      { unknownOutcome: !(code && NOT_SENT.has(code)) },
     );
   }
   const text = await res.text();

@@ -9,7 +9,10 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 
 /** The earlier attempt's result cannot be known: the worker must not publish again on its own. */
 export function outcomeUnknown(platform: string, why: string): PlatformError {
-  return new PlatformError('system', `${platform}: outcome unknown: ${why}`, { retryable: false });
+  return new PlatformError('system', `${platform}: outcome unknown: ${why}`, {
+    retryable: false,
+    unknownOutcome: true,
+  });
 }
 
 /**
@@ -29,8 +32,28 @@ export async function orOutcomeUnknown<T>(
     const detail = err instanceof Error ? err.message : String(err);
     throw new PlatformError('system', `${platform}: outcome unknown${why ? `, ${why}` : ''}: ${detail}`, {
       retryable: err instanceof PlatformError ? err.retryable : false,
+      unknownOutcome: true,
+      ...(err instanceof PlatformError && err.opts.retryAfterSeconds !== undefined
+        ? { retryAfterSeconds: err.opts.retryAfterSeconds }
+        : {}),
     });
   }
+}
+
+/**
+ * Epoch ms from which a lookup searches for the post an earlier attempt made: the earlier of
+ * `attemptStartedAt` (the earliest attempt whose outcome is unknown) and the time a checkpoint
+ * marked (`marked`, an ISO string), less `slackMs` for the platform's clock.
+ */
+export function searchFrom(
+  ctx: Pick<PublishContext, 'attemptStartedAt'>,
+  marked: unknown,
+  slackMs: number,
+): number {
+  const times = [ctx.attemptStartedAt.getTime()];
+  const at = typeof marked === 'string' ? Date.parse(marked) : Number.NaN;
+  if (Number.isFinite(at) && at > 0) times.push(at);
+  return Math.min(...times) - slackMs;
 }
 
 /** Pacing of a status poll: a delay per round (the last repeats) and a total budget. */
@@ -69,14 +92,4 @@ export function publishedIn(
 ): PublishResult | null {
   if (cp?.stage !== 'published' || typeof cp.externalId !== 'string') return null;
   return { externalId: cp.externalId, url: typeof cp.url === 'string' ? cp.url : url(cp.externalId) };
-}
-
-/** After a create that went unanswered (`stage: posting`): the post the earlier attempt made, if a lookup finds it. */
-export async function postedBefore(
-  ctx: PublishContext,
-  lookup: () => Promise<PublishResult | null>,
-): Promise<PublishResult | null> {
-  if (ctx.checkpoint?.stage !== 'posting') return null;
-  const found = await lookup().catch(() => null);
-  return found;
 }

@@ -48,7 +48,10 @@ export interface PublishContext {
   saveCheckpoint(checkpoint: Record<string, unknown>): Promise<void>;
   /** The channel's tokens (OAuth platforms), renewed when they expire or are refused. */
   tokens: TokenSource;
-  /** The attempt's start: platforms that can be searched use it to find a post an earlier attempt made. */
+  /**
+   * The start of the earliest attempt whose outcome is unknown (else of this attempt): platforms
+   * that can be searched find a post an earlier attempt made from there.
+   */
   attemptStartedAt: Date;
 }
 
@@ -75,9 +78,11 @@ export interface MetricsContext {
 export interface Connector {
   publish(ctx: PublishContext): Promise<PublishResult>;
   /**
-   * After a worker died mid-publish: find the post an earlier attempt may have made (via the
-   * platform's idempotency, the saved checkpoint, or a lookup). null: it certainly does not exist.
-   * Throw PlatformError('system', …, retryable false) when the outcome cannot be known.
+   * While an earlier attempt's outcome is unknown (its worker died mid-publish, or its answer was
+   * lost): find the post it may have made (via the platform's idempotency, the saved checkpoint, or
+   * a lookup from `attemptStartedAt`). null: no such post exists, and publish (which honours the
+   * checkpoint) cannot make a second one. Throw when the outcome cannot be known (outcomeUnknown /
+   * orOutcomeUnknown in support.ts: retryable when the cause was).
    */
   reconcile(ctx: PublishContext): Promise<PublishResult | null>;
   /** Engagement per external id, for platforms that expose metrics. */
@@ -99,6 +104,11 @@ export class PlatformError extends Error {
        * app's, which pauses every channel of the platform (core/pacing.ts).
        */
       scope?: PaceScope;
+      /**
+       * The platform may have acted without our learning how: the request left and no answer came
+       * back (a timeout, a dropped connection), or a look for an earlier attempt's post could not tell.
+       */
+      unknownOutcome?: boolean;
     } = {},
   ) {
     super(message);
@@ -107,6 +117,15 @@ export class PlatformError extends Error {
 
   get retryable(): boolean {
     return this.opts.retryable ?? (this.category === 'rate_limited' || this.category === 'system');
+  }
+
+  /**
+   * The platform may have carried the request out: the outcome is unknown, or the answer was a 5xx
+   * (a proxy's 502/504 says nothing about what the server behind it did). A 4xx, a 429 or a refused
+   * connection say it did not.
+   */
+  get maybeCarriedOut(): boolean {
+    return this.opts.unknownOutcome === true || (this.opts.status !== undefined && this.opts.status >= 500);
   }
 }
 

@@ -4,9 +4,11 @@ import {
   deliveryFailed,
   deliverySucceeded,
   MAX_ATTEMPTS,
+  nothingPosted,
   retryDelaySeconds,
   withDelivery,
 } from '#core/delivery';
+import { deferredDelivery } from '#core/pacing';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import { LEASE_SECONDS } from '#core/timing';
 
@@ -134,7 +136,7 @@ describe('claimDelivery', () => {
     expect(claimDelivery(post([live]), 'a', 1, 'c', NOW)).toEqual({ kind: 'busy' });
   });
 
-  it('recovers an abandoned send (expired lease) without counting a new attempt', () => {
+  it('recovers an abandoned send (expired lease) without counting a new attempt; its outcome is unknown from its start', () => {
     const dead = delivery('a', {
       stage: 'sending',
       lease_until: new Date(NOW.getTime() - 1).toISOString(),
@@ -143,12 +145,30 @@ describe('claimDelivery', () => {
       attempt_started_at: '2027-03-01T11:58:00.000Z',
     });
     const out = claimDelivery(post([dead]), 'a', 1, 'c2', NOW);
-    expect(out).toMatchObject({ kind: 'claimed', recovering: true });
+    expect(out).toMatchObject({ kind: 'claimed', recovering: true, resumed: true });
     if (out.kind === 'claimed')
       expect(out.post.deliveries.a).toMatchObject({
         attempts: 1,
         claim_id: 'c2',
-        attempt_started_at: '2027-03-01T11:58:00.000Z',
+        attempt_started_at: NOW.toISOString(),
+        unresolved_since: '2027-03-01T11:58:00.000Z',
+      });
+  });
+
+  it('while an earlier attempt is unresolved, every claim of it recovers (and counts its attempt)', () => {
+    const waited = delivery('a', {
+      stage: 'retrying',
+      attempts: 2,
+      next_attempt_at: NOW.toISOString(),
+      unresolved_since: '2027-03-01T09:00:00.000Z',
+    });
+    const out = claimDelivery(post([waited]), 'a', 1, 'c3', NOW);
+    expect(out).toMatchObject({ kind: 'claimed', recovering: true, resumed: false });
+    if (out.kind === 'claimed')
+      expect(out.post.deliveries.a).toMatchObject({
+        attempts: 3,
+        attempt_started_at: NOW.toISOString(),
+        unresolved_since: '2027-03-01T09:00:00.000Z',
       });
   });
 
@@ -242,5 +262,76 @@ describe('outcomes and the post status', () => {
       NOW,
     );
     expect(Date.parse(r.watch_at as string)).toBe(NOW.getTime() + 60_000 + 300_000);
+  });
+});
+
+describe('an attempt whose outcome is unknown (unresolved_since)', () => {
+  const started = '2027-03-01T11:59:00.000Z';
+  const sending = (patch: Partial<DeliveryRecord> = {}) =>
+    delivery('a', { stage: 'sending', attempts: 1, claim_id: 'c', attempt_started_at: started, ...patch });
+  const failure = (patch: { maybeSent?: boolean; retryable?: boolean; message?: string } = {}) => ({
+    category: 'system' as const,
+    message: 'x: POST /2/tweets 503',
+    retryable: true,
+    ...patch,
+  });
+
+  it('begins with an attempt that failed after its request may have been carried out', () => {
+    expect(deliveryFailed(sending(), failure({ maybeSent: true }), NOW, () => 0.5)).toMatchObject({
+      stage: 'retrying',
+      unresolved_since: started,
+    });
+  });
+
+  it('does not begin with a refusal (nothing was carried out)', () => {
+    const refused = deliveryFailed(
+      sending(),
+      { category: 'rate_limited', message: '429', retryable: true, maybeSent: false },
+      NOW,
+    );
+    expect(refused.unresolved_since).toBeUndefined();
+  });
+
+  it('keeps the earliest start through later failures and waits', () => {
+    const earlier = sending({ unresolved_since: '2027-03-01T08:00:00.000Z' });
+    const failed = deliveryFailed(earlier, failure({ maybeSent: true }), NOW, () => 0.5);
+    expect(failed.unresolved_since).toBe('2027-03-01T08:00:00.000Z');
+    const waiting = deferredDelivery(
+      earlier,
+      { until: new Date(NOW.getTime() + 7_200_000), reason: 'paused' },
+      NOW,
+      {
+        undoClaim: true,
+      },
+    );
+    expect(waiting).toMatchObject({ stage: 'retrying', unresolved_since: '2027-03-01T08:00:00.000Z' });
+  });
+
+  it('ends with a success, or with a reconcile that found nothing posted', () => {
+    const open = sending({ unresolved_since: '2027-03-01T08:00:00.000Z' });
+    expect(deliverySucceeded(open, { externalId: '1', url: null }, NOW).unresolved_since).toBeUndefined();
+    expect(nothingPosted(open).unresolved_since).toBeUndefined();
+    // A reconcile that found nothing, then an attempt that may have sent: unknown from this attempt on.
+    const again = deliveryFailed(nothingPosted(open), failure({ maybeSent: true }), NOW, () => 0.5);
+    expect(again.unresolved_since).toBe(started);
+  });
+
+  it('a delivery that ends while it is unresolved says the outcome is unknown', () => {
+    const last = sending({ attempts: MAX_ATTEMPTS, unresolved_since: started });
+    const rateLimited = deliveryFailed(
+      last,
+      { category: 'rate_limited', message: 'x: GET /2/users/:id/tweets 429', retryable: true },
+      NOW,
+    );
+    expect(rateLimited).toMatchObject({ stage: 'failed', error_category: 'rate_limited' });
+    expect(rateLimited.error).toMatch(/^Outcome unknown: .*\(x: GET \/2\/users\/:id\/tweets 429\)$/);
+    const said = deliveryFailed(
+      last,
+      failure({ retryable: false, message: 'x: outcome unknown: gone' }),
+      NOW,
+    );
+    expect(said.error).toBe('x: outcome unknown: gone');
+    const resolved = deliveryFailed(sending({ attempts: MAX_ATTEMPTS }), failure(), NOW);
+    expect(resolved.error).toBe('x: POST /2/tweets 503');
   });
 });

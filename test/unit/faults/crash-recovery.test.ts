@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { keys } from '#adapters/keys';
 import { handler as worker } from '#handlers/delivery-worker';
 import { sweep } from '#usecases/schedule-sweeper';
 import type { FakeMastodon } from '../../fakes/mastodon.ts';
@@ -101,6 +102,57 @@ describe.each(cases)('a worker killed after $platform accepted the post', (c) =>
     // Only Mastodon repeats its create call — with the same Idempotency-Key, which returns the same status.
     expect(creates(c.platform).length - createsBefore).toBe(c.platform === 'mastodon' ? 1 : 0);
     expect(sqs.waiting(DELIVERY_QUEUE)).toEqual([]);
+  });
+});
+
+/** Past Mastodon's one-hour Idempotency-Key: the instance forgot it (the other platforms have none). */
+function anHourLater(platform: TestedPlatform) {
+  advance(3_600_000);
+  if (platform === 'mastodon') world.fakes.fake<FakeMastodon>('mastodon').forgetIdempotencyKeys();
+}
+
+describe.each(cases)('an earlier $platform attempt whose outcome is unknown, and a long wait', (c) => {
+  it('killed after the platform accepted, the account paused for 2 h meanwhile: recorded once, not published again', async () => {
+    // Arrange
+    const k = killedAfterAcceptance(c.platform, `Crash-tested post for ${c.platform}, then a pause`);
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
+    k.revive();
+    const key = keys.channel(k.post.org_id, k.channel.id);
+    table.seed({ ...table.get(key), ...key, pace_until: new Date(Date.now() + 7_200_000).toISOString() });
+
+    // Act: SQS's redelivery after the lease, then the rest of the pause and past the key's hour.
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 130_000 });
+    anHourLater(c.platform);
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 3 * 3_600_000 });
+
+    // Assert
+    expect(posts(c.platform)).toHaveLength(1);
+    expect(k.delivery()).toMatchObject({ stage: 'published', external_id: externalId(c.platform) });
+    expect(k.delivery().unresolved_since).toBeUndefined();
+  });
+
+  it('the platform made the post but answered 503 (Retry-After: 7200): the retry finds it, one create call', async () => {
+    // Arrange
+    const g = seedDelivery(world, c.platform, `A ${c.platform} post whose answer was lost`);
+    let lost = false;
+    whenPlatformAnswers(world.fakes, c.platform, (req, res) => {
+      if (lost || !accepted(c.platform)(req, res)) return;
+      lost = true;
+      res.status = 503;
+      res.headers = { ...res.headers, 'retry-after': '7200' };
+      res.body = { error: 'ServiceUnavailable', message: 'Service Unavailable' };
+    });
+
+    // Act
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
+    anHourLater(c.platform);
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 3 * 3_600_000 });
+
+    // Assert
+    expect(lost).toBe(true);
+    expect(posts(c.platform)).toHaveLength(1);
+    expect(creates(c.platform)).toHaveLength(1);
+    expect(g.delivery()).toMatchObject({ stage: 'published', external_id: externalId(c.platform) });
   });
 });
 

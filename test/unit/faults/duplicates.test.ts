@@ -105,7 +105,7 @@ describe('the same delivery message more than once', () => {
     expect(posts('mastodon')).toHaveLength(1);
   });
 
-  it('copies arriving while a rate-limited retry is pending: re-queued for its time, published once', async () => {
+  it('copies arriving while a rate-limited retry is pending: dropped, the retry published once', async () => {
     // Arrange: the first attempt gets a 429 with a 30 s hint; two stray copies of the original
     // message show up 10 s later, before the retry is due.
     const g = given('bluesky', 1);
@@ -123,13 +123,36 @@ describe('the same delivery message more than once', () => {
     // Act
     const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
 
-    // Assert: the strays were put back for the retry's time (20 s left); at +30 s every copy met
-    // the same delivery — one published it, the rest found it taken or done.
-    expect(sqs.sentTo(DELIVERY_QUEUE).map((s) => s.delaySeconds)).toEqual([0, 30, 0, 0, 20, 20]);
-    expect(rounds[0]?.at).toBe(T0.getTime() + 10_000);
-    expect(rounds.slice(1).every((r) => r.at >= T0.getTime() + 30_000)).toBe(true);
+    // Assert: the strays found the retry not due and were dropped (the retry's own message carries
+    // it); at +30 s that message published it.
+    expect(sqs.sentTo(DELIVERY_QUEUE).map((s) => s.delaySeconds)).toEqual([0, 30, 0, 0]);
+    expect(rounds.map((r) => (r.at - T0.getTime()) / 1000)).toEqual([10, 30]);
     expect(creates('bluesky')).toHaveLength(2); // the 429, then the retry
     expect(posts('bluesky')).toHaveLength(1);
+    expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 2 });
+    expect(sqs.waiting(DELIVERY_QUEUE)).toEqual([]);
+  });
+
+  it('a stray copy during a retry chained past the 15-minute SQS delay: dropped, not carried along the chain', async () => {
+    // Arrange: a 429 with a 30-minute hint (chained as 900 s + 900 s); a stray copy 10 s later.
+    const g = given('mastodon', 1);
+    world.fakes.failNext('mastodon', {
+      status: 429,
+      path: CREATE_PATH.mastodon,
+      headers: { 'retry-after': '1800' },
+      body: { error: 'Too many requests' },
+    });
+    await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
+    advance(10_000);
+    sqs.put(DELIVERY_QUEUE, g.msg);
+
+    // Act
+    const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
+
+    // Assert: only the retry's message went on (900 s), the stray ended at +10 s.
+    expect(sqs.sentTo(DELIVERY_QUEUE).map((s) => s.delaySeconds)).toEqual([0, 900, 0, 900]);
+    expect(rounds.map((r) => (r.at - T0.getTime()) / 1000)).toEqual([10, 900, 1800]);
+    expect(creates('mastodon')).toHaveLength(2);
     expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 2 });
     expect(sqs.waiting(DELIVERY_QUEUE)).toEqual([]);
   });

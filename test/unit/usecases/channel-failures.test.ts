@@ -10,6 +10,7 @@ import { OAUTH_PLATFORMS as OAUTH_PLATFORMS_OF_APPS } from '#core/connections';
 import type { Platform } from '#core/platforms';
 import { startPublishing } from '#core/posts';
 import { logger } from '#shared/logger';
+import { findDueChannels } from '#usecases/channel-sync';
 import { syncChannel } from '#usecases/channel-sync-worker';
 import { setPlatformApp } from '#usecases/cli/admin';
 import { deliver } from '#usecases/delivery-worker';
@@ -138,6 +139,40 @@ describe("the operator's app refused: the channel stays live and the operator is
       expect(channelOf(id)).toMatchObject({ status: 'live', last_error: null });
     },
   );
+
+  it('x: deliveries the app is refused for are counted, and the finder reports them in one line', async () => {
+    // Arrange: an X channel whose token must be renewed, a rotated secret, three posts due on it.
+    const id = await expiringChannel('x');
+    await setApp('x', 'the-old-secret');
+    const posts = [1, 2, 3].map((n) =>
+      startPublishing(
+        post({
+          id: fixedId('post', 20 + n),
+          variants: [
+            { id: fixedId('variant', 20 + n), channel_id: id, body: `Post ${n}`, media: [], options: {} },
+          ],
+        }),
+        new Date(Date.now() - 1000),
+      ),
+    );
+    world.table.seed(...posts.map(postItem));
+    const alarms = vi.spyOn(logger, 'error');
+    const lines = () => alarms.mock.calls.filter(([m]) => String(m).includes('operator must act'));
+
+    // Act: the worker's batch, then the finder's run.
+    const outcomes = await Promise.all(
+      posts.map((p) => deliver({ org_id: ORG_ID, post_id: p.id, channel_id: id, round: p.round })),
+    );
+    const fromWorkers = lines().length;
+    await findDueChannels(new Date());
+
+    // Assert: no line per delivery; one for the platform, counting the three refusals.
+    expect(outcomes).toEqual(['retrying', 'retrying', 'retrying']);
+    expect(fromWorkers).toBe(0);
+    expect(lines().map(([, extra]) => extra)).toEqual([
+      expect.objectContaining({ platform: 'x', channels: 3, PlatformAppRefused: 3 }),
+    ]);
+  });
 
   it.each([
     [

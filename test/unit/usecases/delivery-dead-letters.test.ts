@@ -88,6 +88,24 @@ describe('deadLetter', () => {
     expect(after.gsi2pk).toBeUndefined();
   });
 
+  it('says the outcome is unknown when an earlier attempt may have reached the platform', async () => {
+    serveItems(ddb, [
+      postItem(
+        publishing({
+          stage: 'sending',
+          attempts: 2,
+          claim_id: 'crashed',
+          lease_until: '2030-06-10T09:31:00.000Z',
+          unresolved_since: '2030-06-10T09:00:00.000Z',
+        }),
+      ),
+    ]);
+
+    expect(await deadLetter(MSG, NOW)).toBe(true);
+
+    expect(writtenPost(written()[0]).deliveries[CH1]?.error).toMatch(/^Outcome unknown: .*dead-letter/);
+  });
+
   it('keeps the post publishing while another delivery is still pending', async () => {
     // Arrange
     serveItems(ddb, [postItem(publishing({ stage: 'queued' }, { stage: 'retrying', attempts: 1 }))]);

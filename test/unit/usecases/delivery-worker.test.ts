@@ -287,7 +287,7 @@ describe("deliver: a dispatch's snapshot (a one-channel post starting)", () => {
 
     const [sent] = sqs.commandCalls(SendMessageCommand);
     const body = JSON.parse(sent?.args[0].input.MessageBody ?? '{}');
-    expect(body).toEqual({ ...MSG, start: DUE });
+    expect(body).toEqual({ ...MSG, start: DUE, due: expect.any(String) });
   });
 
   it('the same message twice: the second finds the snapshot stale, reads, and sends nothing again', async () => {
@@ -355,21 +355,32 @@ describe('deliver: duplicated and stale messages', () => {
   });
 
   it('re-queues a retry that is not due yet (a hint longer than the SQS delay cap) instead of sending', async () => {
-    // Arrange: real clock, the retry is due in 20 minutes.
-    const due = new Date(Date.now() + 20 * 60_000).toISOString();
+    // Arrange: the retry is due in 10 minutes; this is its own message (it carries that time).
+    const due = at(600);
     given(publishing({ [CH1.id]: { stage: 'retrying', attempts: 1, next_attempt_at: due } }));
+    const chain: DeliveryMessage = { ...MSG, due };
 
     // Act
-    const outcome = await deliver(MSG);
+    const outcome = await deliver(chain, clock);
 
-    // Assert
+    // Assert: the delay is measured on the worker's clock.
     expect(outcome).toBe('skipped');
     expect(connector.publish).not.toHaveBeenCalled();
     expect(sqs.commandCalls(SendMessageCommand)[0]?.args[0].input).toEqual({
       QueueUrl: process.env.DELIVERY_QUEUE_URL,
-      MessageBody: JSON.stringify(MSG),
-      DelaySeconds: 900,
+      MessageBody: JSON.stringify(chain),
+      DelaySeconds: 600,
     });
+  });
+
+  it('drops a stray copy of the message that finds a retry not due yet (the retry has its own)', async () => {
+    given(publishing({ [CH1.id]: { stage: 'retrying', attempts: 1, next_attempt_at: at(600) } }));
+
+    expect(await deliver(MSG, clock)).toBe('skipped');
+    expect(await deliver({ ...MSG, due: at(300) }, clock)).toBe('skipped');
+
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
   });
 });
 
@@ -429,6 +440,83 @@ describe('deliver: recovering an attempt that died mid-send', () => {
     await deliver(MSG, clock);
     expect(connector.reconcile).not.toHaveBeenCalled();
   });
+
+  const later = () => new Date(NOW.getTime() + 60_000);
+
+  it('an answer lost after the request left (a 5xx): the next attempt reconciles from this one’s start', async () => {
+    // Arrange
+    const table = given(publishing());
+    connector.publish.mockRejectedValueOnce(new PlatformError('system', 'HTTP 504', { status: 504 }));
+    connector.reconcile.mockResolvedValue(RESULT);
+
+    // Act
+    await deliver(MSG, clock);
+    const between = table.delivery();
+    const outcome = await deliver(MSG, later);
+
+    // Assert
+    expect(between).toMatchObject({ stage: 'retrying', unresolved_since: NOW.toISOString() });
+    expect(outcome).toBe('published');
+    expect(connector.publish).toHaveBeenCalledTimes(1);
+    expect(ctxOf(connector.reconcile).attemptStartedAt).toEqual(NOW);
+    expect(table.delivery()).toMatchObject({ stage: 'published', attempts: 2 });
+    expect(table.delivery().unresolved_since).toBeUndefined();
+  });
+
+  it('a refusal (429) or a failure before the platform was called: the next attempt does not reconcile', async () => {
+    const table = given(publishing());
+    connector.publish.mockRejectedValueOnce(new PlatformError('rate_limited', '429', { status: 429 }));
+    await deliver(MSG, clock);
+    expect(table.delivery().unresolved_since).toBeUndefined();
+    connector.publish.mockResolvedValue(RESULT);
+    expect(await deliver(MSG, () => new Date(NOW.getTime() + 3_600_000))).toBe('published');
+    expect(connector.reconcile).not.toHaveBeenCalled();
+  });
+
+  it('a reconcile that finds nothing settles the earlier attempt, even when this one is then held back', async () => {
+    // Arrange: unresolved, due now; the reconcile finds nothing; publish meets a 429 (a refusal).
+    const table = given(
+      publishing({
+        [CH1.id]: {
+          stage: 'retrying',
+          attempts: 1,
+          next_attempt_at: NOW.toISOString(),
+          unresolved_since: at(-600),
+        },
+      }),
+    );
+    connector.reconcile.mockResolvedValue(null);
+    connector.publish.mockRejectedValue(new PlatformError('rate_limited', '429', { status: 429 }));
+
+    // Act
+    await deliver(MSG, clock);
+
+    // Assert
+    expect(ctxOf(connector.reconcile).attemptStartedAt).toEqual(new Date(at(-600)));
+    expect(table.delivery()).toMatchObject({ stage: 'retrying', attempts: 2 });
+    expect(table.delivery().unresolved_since).toBeUndefined();
+  });
+
+  it('a reconcile that cannot tell keeps the delivery unresolved, and publishes nothing', async () => {
+    const table = given(
+      publishing({
+        [CH1.id]: {
+          stage: 'retrying',
+          attempts: 1,
+          next_attempt_at: NOW.toISOString(),
+          unresolved_since: at(-600),
+        },
+      }),
+    );
+    connector.reconcile.mockRejectedValue(
+      new PlatformError('rate_limited', 'x: lookup 429', { status: 429, retryAfterSeconds: 900 }),
+    );
+
+    expect(await deliver(MSG, clock)).toBe('retrying');
+
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(table.delivery()).toMatchObject({ stage: 'retrying', unresolved_since: at(-600) });
+  });
 });
 
 describe('deliver: failed attempts', () => {
@@ -457,7 +545,7 @@ describe('deliver: failed attempts', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.args[0].input).toEqual({
       QueueUrl: process.env.DELIVERY_QUEUE_URL,
-      MessageBody: JSON.stringify(MSG),
+      MessageBody: JSON.stringify({ ...MSG, due: at(30) }),
       DelaySeconds: 30,
     });
   });

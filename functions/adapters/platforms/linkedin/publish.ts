@@ -1,4 +1,4 @@
-import { orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
+import { orOutcomeUnknown, publishedIn, searchFrom, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Auth, call, ok } from './client.ts';
 import { describe, linkedinError } from './errors.ts';
@@ -8,9 +8,10 @@ import { describe, linkedinError } from './errors.ts';
 // `commentary` is "little text": ( ) [ ] { } < > @ # * _ ~ | \ are markup, and LinkedIn silently
 // drops text after an unescaped one. We backslash-escape them so the text arrives as written.
 //
-// No idempotency key on POST /rest/posts. We checkpoint before it; reconcile (and a retry after an
-// unanswered create) looks the post up among the author's recent posts by its commentary, and a
-// repeat that LinkedIn refuses as DUPLICATE_POST names the earlier post's URN, which we then report.
+// No idempotency key on POST /rest/posts. We checkpoint before it; reconcile (the worker's, while an
+// earlier attempt may have made the post) looks the post up among the author's recent posts by its
+// commentary, and a repeat that LinkedIn refuses as DUPLICATE_POST names the earlier post's URN,
+// which we then report.
 
 const POLL_BUDGET_MS = 180_000;
 
@@ -149,7 +150,7 @@ export const unescapeLittleText = (text: string) => text.replace(/\\([\\|{}@[\](
 const permalink = (urn: string) => `https://www.linkedin.com/feed/update/${urn}`;
 
 async function lookup(auth: Auth, ctx: PublishContext): Promise<PublishResult | null> {
-  const since = ctx.attemptStartedAt.getTime() - 2 * 60_000;
+  const since = searchFrom(ctx, ctx.checkpoint?.sentAt, 2 * 60_000);
   const qs = `q=author&author=${encodeURIComponent(auth.author)}&count=10&sortBy=LAST_MODIFIED`;
   const res = await ok<{ elements?: LiPost[] }>(auth, 'GET', `/rest/posts?${qs}`);
   const want = ctx.text.trim();
@@ -163,9 +164,8 @@ async function lookup(auth: Auth, ctx: PublishContext): Promise<PublishResult | 
 
 export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const auth = new Auth(ctx);
+  // An earlier attempt that may have made the post was reconciled (looked up) before this one.
   const sentBefore = ctx.checkpoint?.stage === 'posting';
-  const earlier = await postedBefore(ctx, () => lookup(auth, ctx));
-  if (earlier) return earlier;
   const uploaded = await uploadAll(auth, ctx.media);
   const content = contentFor(uploaded);
   const body: Record<string, unknown> = {

@@ -1,4 +1,4 @@
-import { orOutcomeUnknown, publishedIn, sleep } from '../support.ts';
+import { orOutcomeUnknown, publishedIn, searchFrom, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Api, type Status } from './client.ts';
 import { mastodonError } from './errors.ts';
@@ -8,9 +8,10 @@ import { mastodonError } from './errors.ts';
 // because a status with unprocessed media is refused.
 //
 // Duplicates: POST /api/v1/statuses takes an Idempotency-Key header; the instance remembers it for an
-// hour and answers a repeat with the status it already made. We send ctx.idempotencyKey, so a retry
-// or a reconcile inside that hour re-sends and gets the original post back. Older than that,
-// reconcile looks the text up among the account's own statuses since the attempt started.
+// hour and answers a repeat with the status it already made. We send ctx.idempotencyKey, so a
+// reconcile inside that hour repeats the request and gets the original status back (or makes the
+// only one). Past the hour, counted from the earliest attempt that may have sent it, reconcile looks
+// the text up among the account's own statuses since then.
 
 const IDEMPOTENCY_WINDOW_MS = 55 * 60 * 1000; // the server keeps keys 1 h; keep a margin
 const POLL_BUDGET_MS = 120_000;
@@ -72,9 +73,10 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const mediaIds: string[] = [];
   for (const item of ctx.media) mediaIds.push(await upload(api, item));
   const params = statusParams(ctx, mediaIds);
-  // A text-only status saves no checkpoint: a repeat of it is the same request under the same key,
-  // and reconcile dates it from the attempt's start (a write per delivery saved). With media, the
-  // attachment ids are saved so a reconcile repeats the request rather than uploading again.
+  // A text-only status saves no checkpoint (a write per delivery saved): its request is rebuilt from
+  // the variant, and reconcile dates it from ctx.attemptStartedAt, the start of the earliest attempt
+  // whose outcome is unknown. With media, the attachment ids are saved so a reconcile repeats the
+  // request rather than uploading again.
   if (mediaIds.length)
     await ctx.saveCheckpoint({ stage: 'posting', params, sentAt: new Date().toISOString() });
   const status = await postStatus(api, params, ctx.idempotencyKey);
@@ -104,7 +106,7 @@ const comparable = (s: string) => s.normalize('NFC').replace(/\s+/gu, '');
 
 async function lookup(api: Api, ctx: PublishContext): Promise<PublishResult | null> {
   const me = await api.ok<{ id: string }>('GET', '/api/v1/accounts/verify_credentials');
-  const since = ctx.attemptStartedAt.getTime() - 2 * 60_000;
+  const since = searchFrom(ctx, ctx.checkpoint?.sentAt, 2 * 60_000);
   const want = comparable(ctx.text);
   const spoiler = typeof ctx.options.spoiler_text === 'string' ? ctx.options.spoiler_text : '';
   let maxId: string | undefined;
@@ -131,26 +133,22 @@ export async function reconcile(ctx: PublishContext): Promise<PublishResult | nu
   const cp = ctx.checkpoint;
   const done = publishedIn(cp, () => null);
   if (done) return done;
-  const api = Api.of(ctx.credentials);
-  if (cp?.stage !== 'posting') {
-    // Nothing saved: the attempt died before its POST, or it was text-only (no checkpoint) and may
-    // have sent it. Inside the key's hour, publishing again under the same key returns that status
-    // or makes the only one; past it (counted from the attempt's start, before any POST), look.
-    if (Date.now() - ctx.attemptStartedAt.getTime() < IDEMPOTENCY_WINDOW_MS) return null;
-    return orOutcomeUnknown('mastodon', '', () => lookup(api, ctx));
+  let params: Record<string, unknown> | null = null;
+  if (cp?.stage === 'posting') {
+    if (cp.params && typeof cp.params === 'object') params = cp.params as Record<string, unknown>;
+  } else if (ctx.media.length) {
+    // With media the request is saved before it is sent: without it, no status was asked for.
+    return null;
+  } else {
+    params = statusParams(ctx, []);
   }
+  const api = Api.of(ctx.credentials);
   return orOutcomeUnknown('mastodon', '', async () => {
-    const sentAt = Date.parse(String(cp.sentAt ?? ''));
-    if (
-      !Number.isNaN(sentAt) &&
-      Date.now() - sentAt < IDEMPOTENCY_WINDOW_MS &&
-      cp.params &&
-      typeof cp.params === 'object'
-    ) {
-      // Inside the idempotency window a repeat returns the status the first request made (or makes
-      // it now, if the first never arrived): either way exactly one status.
+    // Inside the key's hour (counted from before the earliest request that may have used it) a
+    // repeat returns the status the first request made, or makes it now: either way exactly one.
+    if (params && Date.now() - searchFrom(ctx, cp?.sentAt, 0) < IDEMPOTENCY_WINDOW_MS) {
       try {
-        return resultOf(await postStatus(api, cp.params as Record<string, unknown>, ctx.idempotencyKey));
+        return resultOf(await postStatus(api, params, ctx.idempotencyKey));
       } catch (err) {
         if (!(err instanceof PlatformError) || err.category !== 'user_content') throw err;
         // e.g. the saved media ids are no longer attachable: fall back to looking.

@@ -1,4 +1,4 @@
-import { outcomeUnknown, sleep } from '../support.ts';
+import { outcomeUnknown, searchFrom, sleep } from '../support.ts';
 import {
   type Connector,
   type MediaInput,
@@ -18,10 +18,7 @@ import { type GraphClient, listEdge, type Params } from './client.ts';
 
 /** Epoch seconds to search from: the earlier of the attempt and the checkpoint, minus clock slack. */
 export function searchSince(ctx: Pick<PublishContext, 'attemptStartedAt'>, checkpointAt?: string): number {
-  const times = [ctx.attemptStartedAt.getTime()];
-  const cp = checkpointAt ? Date.parse(checkpointAt) : Number.NaN;
-  if (Number.isFinite(cp) && cp > 0) times.push(cp);
-  return Math.floor((Math.min(...times) - 5 * 60_000) / 1000);
+  return Math.floor(searchFrom(ctx, checkpointAt, 5 * 60_000) / 1000);
 }
 
 /** Graph timestamps look like `2026-04-15T14:30:00+0000`; make them parseable everywhere. */

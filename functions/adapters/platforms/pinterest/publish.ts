@@ -1,6 +1,6 @@
 import { uploadError } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
-import { outcomeUnknown, pollWithin, str } from '../support.ts';
+import { outcomeUnknown, pollWithin, searchFrom, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { call, uploadForm } from './client.ts';
 import { pinterestError } from './errors.ts';
@@ -150,12 +150,7 @@ async function findPin(
 
 /** When the attempt that may have created the Pin began (its checkpoint mark, or the attempt's start). */
 function attemptSince(ctx: PublishContext): number {
-  const marked = Date.parse(str(ctx.checkpoint?.creating_since) ?? '');
-  const start = Math.min(
-    ctx.attemptStartedAt.getTime(),
-    Number.isFinite(marked) ? marked : Number.POSITIVE_INFINITY,
-  );
-  return start - MATCH_SKEW_MS;
+  return searchFrom(ctx, ctx.checkpoint?.creating_since, MATCH_SKEW_MS);
 }
 
 function boardOf(ctx: PublishContext): string | undefined {

@@ -1,11 +1,12 @@
-import { orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
+import { orOutcomeUnknown, publishedIn, searchFrom, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Auth, ok, type Tweet } from './client.ts';
 import { isDuplicate } from './errors.ts';
 
-// X has no idempotency key for POST /2/tweets. Before posting we save a checkpoint; a retry or
-// reconcile after it looks for the tweet among the user's own tweets since the attempt started
-// (GET /2/users/:id/tweets) and compares text the way X rewrites it (t.co links, entities).
+// X has no idempotency key for POST /2/tweets. Before posting we save a checkpoint; a reconcile
+// after it (the worker's, while an earlier attempt may have made the tweet) looks for the tweet
+// among the user's own tweets since the earliest such attempt (GET /2/users/:id/tweets) and
+// compares text the way X rewrites it (t.co links, entities).
 //
 // Media uses the v2 media endpoints: images in one POST /2/media/upload (base64 JSON, tweet_image);
 // video and GIFs in chunks (POST /2/media/upload/initialize, /{id}/append multipart, /{id}/finalize,
@@ -131,7 +132,9 @@ function permalink(ctx: { channel: { handle: string } }, id: string) {
 async function lookup(auth: Auth, ctx: PublishContext): Promise<PublishResult | null> {
   if (!auth.userId)
     throw new PlatformError('system', 'x: channel has no account_id to look tweets up', { retryable: false });
-  const start = new Date(ctx.attemptStartedAt.getTime() - 60_000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const start = new Date(searchFrom(ctx, ctx.checkpoint?.sentAt, 60_000))
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z');
   const want = comparableText(ctx.text);
   let token: string | undefined;
   for (let page = 0; page < 5; page++) {
@@ -157,10 +160,8 @@ async function lookup(auth: Auth, ctx: PublishContext): Promise<PublishResult | 
 
 export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const auth = new Auth(ctx);
+  // An earlier attempt that may have made the tweet was reconciled (looked up) before this one.
   const sentBefore = ctx.checkpoint?.stage === 'posting';
-  // An earlier attempt sent POST /2/tweets and never learned the answer: look before posting again.
-  const earlier = await postedBefore(ctx, () => lookup(auth, ctx));
-  if (earlier) return earlier;
   const mediaIds: string[] = [];
   for (const item of ctx.media) mediaIds.push(await upload(auth, item));
   const body: Record<string, unknown> = {
@@ -175,7 +176,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   } catch (err) {
     if (sentBefore && isDuplicate(err)) {
       // X refused it as a duplicate of… most likely our own earlier tweet. Try once more to find it.
-      const found = await lookup(auth, ctx).catch(() => null);
+      const found = await orOutcomeUnknown('x', 'refused as a duplicate', () => lookup(auth, ctx));
       if (found) return found;
       throw new PlatformError(
         'system',

@@ -73,6 +73,35 @@ describe('request', () => {
     });
     expect(res.body).toBe('parsed [1]');
   });
+
+  it('a timeout or a dropped connection may have been carried out; a connection never made was not', async () => {
+    const failing =
+      (err: Error): typeof fetch =>
+      async () => {
+        throw err;
+      };
+    const outcome = async (err: Error) => {
+      const e = await request('p', 'https://p.example/a', { fetch: failing(err) }).catch((x: unknown) => x);
+      if (!(e instanceof PlatformError)) throw new Error('not a PlatformError');
+      return { category: e.category, retryable: e.retryable, maybe: e.maybeCarriedOut };
+    };
+    const timeout = new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+    const reset = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNRESET' } });
+    const refused = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    expect(await outcome(timeout)).toEqual({ category: 'system', retryable: true, maybe: true });
+    expect(await outcome(reset)).toEqual({ category: 'system', retryable: true, maybe: true });
+    expect(await outcome(refused)).toEqual({ category: 'system', retryable: true, maybe: false });
+  });
+});
+
+describe('maybeCarriedOut', () => {
+  it('a 5xx may have been carried out; a refusal (4xx, 429) was not', () => {
+    expect(statusError(answer(504), 'p').maybeCarriedOut).toBe(true);
+    expect(statusError(answer(500), 'p').maybeCarriedOut).toBe(true);
+    for (const status of [400, 401, 403, 422, 429])
+      expect(statusError(answer(status), 'p').maybeCarriedOut).toBe(false);
+    expect(new PlatformError('system', 'media still processing').maybeCarriedOut).toBe(false);
+  });
 });
 
 describe('expectOk', () => {

@@ -156,12 +156,21 @@ describe('idempotency and reconcile', () => {
     expect(fake.posts).toHaveLength(1);
   });
 
-  it('after a crash past POST /statuses (text only, no checkpoint), reconcile leaves it to a repeat under the same key', async () => {
+  it('after a crash past POST /statuses (text only, no checkpoint), reconcile inside the key’s hour repeats it under the same key', async () => {
     const published = await connector.publish(context().ctx);
-    const before = fakes.requests('mastodon').length;
-    expect(await connector.reconcile(context().ctx)).toBeNull();
-    expect(fakes.requests('mastodon')).toHaveLength(before);
-    expect(await connector.publish(context().ctx)).toEqual(published);
+    const before = calls('POST', /^\/api\/v1\/statuses$/).length;
+    expect(await connector.reconcile(context().ctx)).toEqual(published);
+    expect(calls('POST', /^\/api\/v1\/statuses$/)).toHaveLength(before + 1);
+    expect(fake.posts).toHaveLength(1);
+  });
+
+  it('the key’s hour counts from the earliest unresolved attempt: past it, reconcile looks instead of repeating', async () => {
+    // A text status made 50 minutes into the hour of an attempt that started 56 minutes ago.
+    const published = await connector.publish(context().ctx);
+    fake.forgetIdempotencyKeys();
+    const started = new Date(Date.now() - 56 * 60_000);
+    expect(await connector.reconcile(context({ attemptStartedAt: started }).ctx)).toEqual(published);
+    expect(calls('POST', /^\/api\/v1\/statuses$/)).toHaveLength(1);
     expect(fake.posts).toHaveLength(1);
   });
 
@@ -197,8 +206,9 @@ describe('idempotency and reconcile', () => {
     expect(fake.posts).toHaveLength(1);
   });
 
-  it('reconcile is null when nothing was sent, or when no matching status exists', async () => {
-    expect(await connector.reconcile(context().ctx)).toBeNull();
+  it('reconcile is null when nothing was sent (media, no checkpoint), or when no matching status exists', async () => {
+    const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1]);
+    expect(await connector.reconcile(context({ media: [media('image', 'image/png', png)] }).ctx)).toBeNull();
     expect(fakes.requests('mastodon')).toHaveLength(0);
     const old = {
       stage: 'posting',
@@ -209,16 +219,22 @@ describe('idempotency and reconcile', () => {
     expect(fake.posts).toHaveLength(0);
   });
 
-  it('reconcile says "outcome unknown" when the lookup fails', async () => {
+  it('reconcile says "outcome unknown" when the lookup fails, retryable with the instance’s hint', async () => {
     const old = {
       stage: 'posting',
       params: { status: 'x' },
       sentAt: new Date(Date.now() - 7200_000).toISOString(),
     };
-    fakes.failNext('mastodon', { status: 503, body: { error: 'Service Unavailable' } });
+    fakes.failNext('mastodon', {
+      status: 503,
+      headers: { 'retry-after': '120' },
+      body: { error: 'Service Unavailable' },
+    });
     const err = await failure(connector.reconcile(context({ checkpoint: old }).ctx));
     expect(err.category).toBe('system');
     expect(err.message).toMatch(/outcome unknown/);
+    expect(err.retryable).toBe(true);
+    expect(err.opts.retryAfterSeconds).toBe(120);
   });
 
   it('htmlToText undoes Mastodon’s rendering', () => {

@@ -302,17 +302,55 @@ describe('checkpoint and reconcile', () => {
     expect(fake.posts).toHaveLength(1);
   });
 
-  it('a retry whose lookup fails is saved by X’s duplicate refusal plus a second look', async () => {
+  it('a repeat after an earlier create is refused by X as a duplicate: a look finds the earlier tweet', async () => {
     const { ctx, checkpoints } = context({ text });
     const published = await connector.publish(ctx);
-    fakes.failNext('x', {
-      path: /\/tweets$/,
-      status: 503,
-      body: { title: 'Service Unavailable', status: 503 },
-    });
     const again = context({ text, checkpoint: checkpoints[0] ?? null });
     expect(await connector.publish(again.ctx)).toEqual(published);
     expect(fake.posts).toHaveLength(1);
+  });
+
+  it('a look that fails after the duplicate refusal is no answer: outcome unknown, retryable, nothing posted', async () => {
+    const { ctx, checkpoints } = context({ text });
+    await connector.publish(ctx);
+    fakes.failNext('x', {
+      path: /^\/2\/users\/\d+\/tweets$/,
+      status: 503,
+      headers: { 'retry-after': '30' },
+      body: { title: 'Service Unavailable', status: 503 },
+    });
+    const err = await failure(connector.publish(context({ text, checkpoint: checkpoints[0] ?? null }).ctx));
+    expect(err).toMatchObject({ category: 'system', retryable: true, opts: { retryAfterSeconds: 30 } });
+    expect(err.message).toMatch(/outcome unknown/);
+    // So the next attempt reconciles before it posts.
+    expect(err.maybeCarriedOut).toBe(true);
+    expect(fake.posts).toHaveLength(1);
+  });
+
+  it('reconcile searches from the earlier of the attempt’s start and the checkpoint’s sentAt', async () => {
+    const { ctx, checkpoints } = context({ text });
+    const published = await connector.publish(ctx);
+    const later = new Date(Date.now() + 10 * 60_000);
+    const again = context({ text, checkpoint: checkpoints[0] ?? null, attemptStartedAt: later });
+    expect(await connector.reconcile(again.ctx)).toEqual(published);
+    const [lookup] = calls('GET', /^\/2\/users\/1500000000000000001\/tweets$/);
+    const sentAt = Date.parse(String(checkpoints[0]?.sentAt));
+    expect(Date.parse(lookup?.query.get('start_time') ?? '')).toBeLessThanOrEqual(sentAt - 59_000);
+  });
+
+  it('a rate-limited look passes the 429 on with X’s reset: no answer, tried again later', async () => {
+    fakes.failNext('x', {
+      path: /^\/2\/users\/\d+\/tweets$/,
+      status: 429,
+      headers: {
+        'x-rate-limit-reset': String(Math.floor(Date.now() / 1000) + 600),
+        'x-rate-limit-remaining': '0',
+      },
+      body: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 },
+    });
+    const err = await failure(connector.reconcile(context({ checkpoint: { stage: 'posting' } }).ctx));
+    expect(err.category).toBe('rate_limited');
+    expect(err.opts.retryAfterSeconds).toBeGreaterThan(590);
   });
 
   it('reconcile is null without a checkpoint (no request) and when no tweet matches', async () => {
