@@ -17,6 +17,13 @@ export type QueueName = keyof typeof QUEUE_URL_ENV;
 /** SQS delays are at most 15 minutes; longer waits are chained by the receiver. */
 export const MAX_DELAY_SECONDS = 900;
 
+/**
+ * Every queue's MaximumMessageSize (set so in the stack and the local stack alike): 256 KiB keeps a
+ * batch of ten within Lambda's 6 MB invocation payload. A message over it goes by reference
+ * (shared/queue-bodies.ts).
+ */
+export const MAX_MESSAGE_BYTES = 262_144;
+
 /** One message per (post, channel, round); the delivery worker claims it, so duplicates are harmless. */
 export interface DeliveryMessage {
   org_id: string;
