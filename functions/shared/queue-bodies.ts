@@ -1,27 +1,16 @@
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { QUEUE_BODY_BUCKET_ENV, QUEUE_BODY_PREFIX } from '#core/messages';
 import { requireEnv } from './config.ts';
 import { s3 } from './s3.ts';
 
 // Queue messages too large for their queue go by reference (a claim check): the body is stored in
-// the upload bucket under QUEUE_BODY_PREFIX (a lifecycle rule expires it after QUEUE_BODY_DAYS) and
-// the message carries only its key. The key is the body's SHA-256, so a retried send stores the same
-// object again (refreshing its age) and a receiver can tell the bytes are the ones that were sent.
-// Nothing deletes a body on receipt: a duplicate or a redelivered message still needs it.
-// Senders are the queue adapter (adapters/queues.ts); receivers resolve a reference where a record's
-// body is read (sqs-batch.ts), so no use case sees one.
-
-/** Where the bodies are kept (the stack grants only this prefix, to the functions that need it). */
-export const QUEUE_BODY_PREFIX = 'queue-bodies/';
-
-/**
- * How long a body is kept after its last send: longer than a message can live (a standard queue's
- * message expires by its original enqueue time; our DLQs keep 14 days, the longest retention).
- */
-export const QUEUE_BODY_DAYS = 15;
-
-/** The environment variable naming the bucket (set only for the functions granted the prefix). */
-export const QUEUE_BODY_BUCKET_ENV = 'HERALD_QUEUE_BODY_BUCKET';
+// the upload bucket under QUEUE_BODY_PREFIX (a lifecycle rule expires it after QUEUE_BODY_DAYS; both
+// in core/messages.ts) and the message carries only its key. The key is the body's SHA-256, so a
+// retried send stores the same object again (refreshing its age) and a receiver can tell the bytes
+// are the ones that were sent. Nothing deletes a body on receipt: a duplicate or a redelivered
+// message still needs it. The queue adapter (adapters/queues.ts) sends by reference; a reference is
+// resolved where a record's body is read (sqs-batch.ts), so no use case ever sees one.
 
 /** The message sent instead of a body stored by reference. */
 export interface QueueBodyRef {
