@@ -929,7 +929,7 @@ describe('media', () => {
     prod.template.hasResourceProperties('AWS::Lambda::LayerVersion', { CompatibleArchitectures: ['x86_64'] });
   });
 
-  it('grants S3 by manifest access: presign PutObject, probe Get/Delete uploads + Put media, worker Get', () => {
+  it('grants S3 by manifest access: presign PutObject, probe Get/Delete uploads + Put media, worker Get, queue bodies', () => {
     const s3Actions = (id: string) =>
       actionsOf(id)
         .filter((a) => a.startsWith('s3:'))
@@ -942,10 +942,19 @@ describe('media', () => {
       's3:PutObject',
     ]);
     expect(s3Actions('deliveryWorker')).toEqual(['s3:GetObject']);
-    for (const id of manifestIds.filter(
-      (i) => !['createMediaUpload', 'completeMediaUpload', 'deliveryWorker'].includes(i),
-    ))
-      expect(s3Actions(id), id).toEqual([]);
+    // Queue bodies sent by reference (the least-privilege tests check their prefix).
+    expect(s3Actions('streamRelay')).toEqual(['s3:PutObject']);
+    expect(s3Actions('webhookFanout')).toEqual(['s3:GetObject', 's3:PutObject']);
+    expect(s3Actions('webhookDelivery')).toEqual(['s3:GetObject', 's3:PutObject']);
+    const granted = [
+      'createMediaUpload',
+      'completeMediaUpload',
+      'deliveryWorker',
+      'streamRelay',
+      'webhookFanout',
+      'webhookDelivery',
+    ];
+    for (const id of manifestIds.filter((i) => !granted.includes(i))) expect(s3Actions(id), id).toEqual([]);
     expect(envOf('createMediaUpload')).toMatchObject({
       HERALD_UPLOAD_BUCKET: { Ref: logicalId(prod.stack, prod.stack.media.uploadBucket) },
       HERALD_MEDIA_BASE_URL: {
