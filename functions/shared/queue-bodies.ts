@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { QUEUE_BODY_BUCKET_ENV, QUEUE_BODY_PREFIX } from '#core/messages';
 import { requireEnv } from './config.ts';
-import { s3 } from './s3.ts';
 
 // Queue messages too large for their queue go by reference (a claim check): the body is stored in
 // the upload bucket under QUEUE_BODY_PREFIX (a lifecycle rule expires it after QUEUE_BODY_DAYS; both
@@ -19,9 +17,14 @@ export interface QueueBodyRef {
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
+// Loaded on first use: every SQS consumer reads its bodies here, and most never meet a reference,
+// so their cold start builds no S3 client.
+const s3Module = () => Promise.all([import('@aws-sdk/client-s3'), import('./s3.ts')]);
+
 /** Stores `body` and answers the (small) message body that refers to it. */
 export async function storeQueueBody(body: string): Promise<string> {
   const key = `${QUEUE_BODY_PREFIX}${sha256(body)}`;
+  const [{ PutObjectCommand }, { s3 }] = await s3Module();
   await s3.send(
     new PutObjectCommand({
       Bucket: requireEnv(QUEUE_BODY_BUCKET_ENV),
@@ -50,6 +53,7 @@ export async function receivedBody<T>(raw: string): Promise<T> {
   const parsed = JSON.parse(raw) as unknown;
   const ref = refOf(parsed);
   if (!ref) return parsed as T;
+  const [{ GetObjectCommand }, { s3 }] = await s3Module();
   const res = await s3.send(
     new GetObjectCommand({ Bucket: requireEnv(QUEUE_BODY_BUCKET_ENV), Key: ref.key }),
   );

@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest';
-import { api, fakeState, waitForPost, webhookReceiver, workspace } from './helpers.ts';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
+import { api, dangerous, fakeState, waitForPost, webhookReceiver, workspace } from './helpers.ts';
 
 // Long posts through the local stack's queues (fauxqs, with the stack's 256 KiB message limit and
 // SQS's 1 MiB per batch request), as a user tried it: twelve posts whose base text is 63,000 CJK
@@ -55,5 +57,43 @@ describe('twelve long posts due in the same second', () => {
     expect(new Set(ids)).toEqual(new Set(created.map((p) => p.id)));
     const statuses = (await fakeState('mastodon')).posts ?? [];
     expect(statuses.filter((s) => JSON.stringify(s).includes(marker))).toHaveLength(12);
+  });
+
+  it("a post whose event is over the queues' 256 KiB goes through them by reference, whole", async () => {
+    const ws = await workspace(['mastodon', 'facebook']);
+    await dangerous(ws, true);
+    const rx = await webhookReceiver();
+    const endpoint = await api('POST', '/v1/webhook-endpoints', {
+      key: ws.key,
+      body: { url: rx.url, event_types: ['post.published'] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const marker = `byref-${Date.now()}`;
+    // ≈ 261.5 KB of request (under the API's 256 KiB), ≈ 262.5 KB of post.published event.
+    const res = await api<Post>('POST', '/v1/posts', {
+      key: ws.key,
+      body: {
+        body: '漢'.repeat(63_000),
+        variants: [
+          { channel_id: ws.channels.mastodon, body: `${marker} short` },
+          { channel_id: ws.channels.facebook, body: `${marker} ${'字'.repeat(24_100)}` },
+        ],
+        publish_now: true,
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+
+    const done = await waitForPost<Post>(ws.key, res.body.id, (x) => x.status !== 'publishing', 60_000);
+    expect(done.status).toBe('published');
+    const deadline = Date.now() + 30_000;
+    while (!rx.ofType('post.published').length && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    const [got] = rx.ofType('post.published');
+    expect(Buffer.byteLength(got?.body ?? '')).toBeGreaterThan(262_144);
+    const event = JSON.parse(got?.body ?? '{}') as { data: { post: { id: string; body: string } } };
+    expect(event.data.post).toMatchObject({ id: res.body.id, body: '漢'.repeat(63_000) });
+    // It went by reference: its body (and its webhook job's) stored under queue-bodies/.
+    const stored = readdirSync(join(inject('dataDir'), 's3', 'herald-uploads', 'queue-bodies'));
+    expect(stored.length).toBeGreaterThanOrEqual(2);
   });
 });
