@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { QUEUE_BODY_BUCKET_ENV } from '#core/messages';
 import { consoleAssetsVersion } from '#lib/console-assets';
 import {
   apiOperations,
@@ -22,6 +24,7 @@ import { countCapacity } from './local/capacity.ts';
 import { ensureDataDir, prepareDataDir } from './local/data-dir.ts';
 import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
+import { expireQueueBodies, QUEUE_BODY_SWEEP_MS } from './local/queue-body-expiry.ts';
 import { QueuePoller, type QueuePollerOptions } from './local/queue-poller.ts';
 import {
   awaitLocalCommits,
@@ -100,6 +103,8 @@ async function main() {
       AWS_ENDPOINT_URL_S3: s3.endpoint,
       HERALD_UPLOAD_BUCKET: s3.buckets.uploads,
       HERALD_MEDIA_BUCKET: s3.buckets.media,
+      // Queue messages sent by reference: the upload bucket's queue-bodies/ prefix, as in AWS.
+      [QUEUE_BODY_BUCKET_ENV]: s3.buckets.uploads,
       TABLE_NAME,
       ...Object.fromEntries(queues.map((q) => [q.env, sqsQueues.queues[q.name].url])),
       HERALD_CURSOR_SECRET: localSecret(dir, 'cursor'),
@@ -202,6 +207,24 @@ async function main() {
         }),
       timer: ({ run, everyMs, onError }) => new IntervalRunner(run, everyMs, onError),
       started: (source) => stops.push(() => source.stop()),
+    });
+
+    // The bucket's lifecycle rule on queue bodies, which s3rver lacks.
+    const bodiesS3 = new S3Client({
+      endpoint: s3.endpoint,
+      region: LOCAL_REGION,
+      credentials,
+      forcePathStyle: true,
+    });
+    const expireBodies = () => expireQueueBodies(bodiesS3, s3.buckets.uploads);
+    await expireBodies();
+    const bodyExpiry = new IntervalRunner(expireBodies, QUEUE_BODY_SWEEP_MS, (err) =>
+      console.error('[queue bodies]', err),
+    );
+    bodyExpiry.start();
+    stops.push(async () => {
+      await bodyExpiry.stop();
+      bodiesS3.destroy();
     });
 
     const server = createFrontDoor(root, {

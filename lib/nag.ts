@@ -1,6 +1,7 @@
 import { type App, type CfnResource, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
+import { QUEUE_BODY_PREFIX } from '../functions/core/messages.ts';
 import type { HeraldStack } from './herald-stack.ts';
 
 // cdk-nag (AwsSolutions pack) runs as a CDK validation plugin: any finding that is not acknowledged
@@ -53,8 +54,8 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
     'The distribution uses the default *.cloudfront.net certificate (no custom domain is required to ' +
     'deploy Herald); with a custom domain and ACM certificate, TLS 1.2 is the minimum.',
   'AwsSolutions-IAM5[Resource::<bucket>/<prefix>/*]':
-    'Object-level S3 permissions on one prefix of one bucket (uploads/* or orgs/*): object keys are ' +
-    'created per asset, so they cannot be listed in advance.',
+    'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/* or queue-bodies/*): ' +
+    'object keys are created per asset or message, so they cannot be listed in advance.',
   'AwsSolutions-IAM5[Resource::*]:StateMachine':
     'The state machine role needs X-Ray (xray:PutTraceSegments, xray:GetSampling*) and CloudWatch Logs ' +
     'delivery (logs:CreateLogDelivery and friends) permissions, which support no resource-level scoping.',
@@ -90,6 +91,7 @@ export function acknowledgeNagFindings(stack: HeraldStack): void {
     stack.getLogicalId(b.node.defaultChild as CfnResource);
   const prefixes = [
     `<${bucketId(stack.media.uploadBucket)}.Arn>/uploads/*`,
+    `<${bucketId(stack.media.uploadBucket)}.Arn>/${QUEUE_BODY_PREFIX}*`,
     `<${bucketId(stack.media.mediaBucket)}.Arn>/orgs/*`,
   ];
 

@@ -44,6 +44,11 @@ export interface Access {
   starts?: StateMachineName[];
   /** Sends the webhook owner notification email (SES). */
   email?: boolean;
+  /**
+   * Queue messages sent by reference (over the queues' size limit; functions/shared/queue-bodies.ts):
+   * `put` stores bodies, `get` reads them. Only where a message can carry a whole post.
+   */
+  queueBodies?: Array<'put' | 'get'>;
 }
 
 export interface Operation {
@@ -639,7 +644,14 @@ export const workers: readonly Worker[] = [
     id: 'streamRelay',
     entry: 'functions/handlers/stream-relay.ts',
     // RW: it maintains the analytics counters (deliveries, timeline) from the same changes.
-    access: { table: 'RW', sends: ['delivery', 'events'], starts: ['webhookLadder'] },
+    // `schedule`: a post (re)scheduled inside the window the sweeper already swept is dispatched
+    // here. `post.*` events carry the whole post: one can be over the queue's size limit.
+    access: {
+      table: 'RW',
+      sends: ['delivery', 'events', 'schedule'],
+      starts: ['webhookLadder'],
+      queueBodies: ['put'],
+    },
     // Posts and channels make deliveries and events, endpoints start failure ladders; nothing else
     // wakes the function.
     trigger: {
@@ -714,14 +726,16 @@ export const workers: readonly Worker[] = [
   {
     id: 'webhookFanout',
     entry: 'functions/handlers/webhook-fanout.ts',
-    access: { table: 'RO', sends: ['webhooks'] },
+    // Events and webhook jobs carry a whole post: either can go by reference.
+    access: { table: 'RO', sends: ['webhooks'], queueBodies: ['get', 'put'] },
     trigger: { kind: 'queue', queue: 'events', batchSize: 10, concurrency: 2 },
     timeoutSeconds: 30,
   },
   {
     id: 'webhookDelivery',
     entry: 'functions/handlers/webhook-delivery.ts',
-    access: { table: 'RW', sends: ['webhooks'], secrets: ['decrypt'] },
+    // Reads a job sent by reference, and sends it on (deferred, or its next attempt) the same way.
+    access: { table: 'RW', sends: ['webhooks'], secrets: ['decrypt'], queueBodies: ['get', 'put'] },
     // Ten receivers at 15 s each, in parallel; the queue's visibility (120 s) covers it.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 10, concurrency: 8 },
     timeoutSeconds: 60,

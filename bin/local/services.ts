@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
+import { MAX_MESSAGE_BYTES } from '#core/messages';
 import { type QueueName, queues } from '#lib/operations';
 import { TABLE } from '#lib/table-schema';
 import { syncDirectory } from './durable-file.ts';
@@ -280,8 +281,9 @@ export interface Queues extends Service {
 }
 
 /**
- * fauxqs on loopback: every queue of the manifest with its DLQ and the same redrive policy as in
- * AWS. With `journalFile`, messages survive a crash or a restart (durable-queues.ts).
+ * fauxqs on loopback: every queue of the manifest with its DLQ, the same redrive policy and size
+ * limit as in AWS (fauxqs, like SQS, refuses a larger message and a batch request over 1 MiB). With
+ * `journalFile`, messages survive a crash or a restart (durable-queues.ts).
  */
 export async function startQueues(journalFile?: string, journalOptions?: JournalOptions): Promise<Queues> {
   const journal = journalFile ? new QueueJournal(journalFile, journalOptions) : undefined;
@@ -305,13 +307,18 @@ export async function startQueues(journalFile?: string, journalOptions?: Journal
       .Attributes?.QueueArn as string;
   const out = {} as Record<QueueName, LocalQueue>;
   for (const q of queues) {
-    const dlq = await sqs.send(new CreateQueueCommand({ QueueName: `herald-${q.name}-dlq` }));
+    // fauxqs's default is SQS's maximum (1 MiB); the stack states 256 KiB.
+    const MaximumMessageSize = String(MAX_MESSAGE_BYTES);
+    const dlq = await sqs.send(
+      new CreateQueueCommand({ QueueName: `herald-${q.name}-dlq`, Attributes: { MaximumMessageSize } }),
+    );
     const dlqArn = await arnOf(dlq.QueueUrl);
     const main = await sqs.send(
       new CreateQueueCommand({
         QueueName: `herald-${q.name}`,
         Attributes: {
           VisibilityTimeout: String(q.visibilityTimeoutSeconds),
+          MaximumMessageSize,
           RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: q.maxReceiveCount }),
         },
       }),

@@ -17,6 +17,28 @@ export type QueueName = keyof typeof QUEUE_URL_ENV;
 /** SQS delays are at most 15 minutes; longer waits are chained by the receiver. */
 export const MAX_DELAY_SECONDS = 900;
 
+/**
+ * Every queue's MaximumMessageSize (set so in the stack and the local stack alike): 256 KiB keeps a
+ * batch of ten within Lambda's 6 MB invocation payload. A message over it goes by reference
+ * (shared/queue-bodies.ts).
+ */
+export const MAX_MESSAGE_BYTES = 262_144;
+
+/**
+ * Message bodies sent by reference live in the upload bucket under this prefix; the stack grants
+ * it only to the functions whose messages can be that large (manifest access `queueBodies`).
+ */
+export const QUEUE_BODY_PREFIX = 'queue-bodies/';
+
+/**
+ * Days a body is kept after its last send (a lifecycle rule): longer than any message lives (a
+ * standard queue's message expires by its first enqueue time, and the DLQs keep 14 days).
+ */
+export const QUEUE_BODY_DAYS = 15;
+
+/** The variable naming that bucket (set only for the functions granted the prefix). */
+export const QUEUE_BODY_BUCKET_ENV = 'HERALD_QUEUE_BODY_BUCKET';
+
 /** One message per (post, channel, round); the delivery worker claims it, so duplicates are harmless. */
 export interface DeliveryMessage {
   org_id: string;

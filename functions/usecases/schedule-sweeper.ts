@@ -5,6 +5,7 @@ import { mapLimit } from '#core/concurrency';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type PostRecord, watchEntry } from '#core/posts';
 import { LOOKAHEAD_SECONDS, REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
+import { logger } from '#shared/logger';
 
 // The scheduler. The sweeper runs every minute in AWS (every second locally: same code) and reads
 // the due-work index (GSI2, minute buckets). What falls due within the lookahead and past the
@@ -39,18 +40,20 @@ async function entriesBetween(after: number, until: number) {
 
 /**
  * One sweep. Primary course: every entry due after the cursor and up to now + lookahead → a delayed
- * dispatch message, then the cursor moves to now + lookahead. The watchdog: entries that have sat
- * in the index for WATCHDOG_SECONDS or more (at most 30 minutes back) are read — a scheduled post
- * still waiting there lost its dispatch (a message that went to the DLQ) and is dispatched again,
- * at most every REDISPATCH_SECONDS; a publishing post whose watchdog time passed gets the delivery
- * messages that were lost (queued/retrying past due) or abandoned (sending with an expired lease)
- * sent again. Duplicates are harmless downstream. `watch: false` skips the watchdog (the handler
- * runs it at most every WATCHDOG_EVERY_SECONDS).
+ * dispatch message, then the cursor moves to now + lookahead. Then the watchdog: entries that have
+ * sat in the index for WATCHDOG_SECONDS or more (at most 30 minutes back) are read — a scheduled
+ * post still waiting there lost its dispatch (a message that went to the DLQ) and is dispatched
+ * again, at most every REDISPATCH_SECONDS; a publishing post whose watchdog time passed gets the
+ * delivery messages that were lost (queued/retrying past due) or abandoned (sending with an expired
+ * lease) sent again. Duplicates are harmless downstream. The watchdog runs after the primary course
+ * and handles each post on its own: one post it cannot write (a throttled partition, a busy post)
+ * is logged and counted in `watchFailed`, and holds back neither the other posts nor anyone's
+ * dispatches. `watch: false` skips it (the handler runs it at most every WATCHDOG_EVERY_SECONDS).
  */
 export async function sweep(
   now: Date,
   opts: { watch: boolean } = { watch: true },
-): Promise<{ dispatched: number; redriven: number }> {
+): Promise<{ dispatched: number; redriven: number; watchFailed: number }> {
   const t = now.getTime();
   const horizon = t + LOOKAHEAD_SECONDS * 1000;
   const cursor = await dispatchedThrough();
@@ -64,14 +67,22 @@ export async function sweep(
         delaySeconds: Math.max(0, (Date.parse(e.at) - t) / 1000),
       });
     }
+    if (dispatches.length) await sendDispatches(dispatches);
+    // Only a sweep whose dispatches went out moves the cursor: a failed one is read again next time.
+    await markDispatched(horizon);
   }
-  const watched = opts.watch ? await watchdog(now) : { dispatches: [], redrive: [] };
-  dispatches.push(...watched.dispatches);
-  if (dispatches.length) await sendDispatches(dispatches);
+  if (!opts.watch) return { dispatched: dispatches.length, redriven: 0, watchFailed: 0 };
+  const watched = await watchdog(now).catch((err: Error) => {
+    logger.error('watchdog failed', { error: err });
+    return { dispatches: [], redrive: [], failed: 1 };
+  });
+  if (watched.dispatches.length) await sendDispatches(watched.dispatches);
   if (watched.redrive.length) await enqueueDeliveries(watched.redrive);
-  // Only a sweep whose dispatches went out moves the cursor: a failed one is read again next time.
-  if (from < horizon) await markDispatched(horizon);
-  return { dispatched: dispatches.length, redriven: watched.redrive.length };
+  return {
+    dispatched: dispatches.length + watched.dispatches.length,
+    redriven: watched.redrive.length,
+    watchFailed: watched.failed,
+  };
 }
 
 /** Entries at least WATCHDOG_SECONDS old (and at most 30 minutes): posts that should have moved on. */
@@ -80,40 +91,58 @@ async function watchdog(now: Date) {
   const entries = await entriesBetween(t - LOOKBACK_MINUTES * 60_000, t - WATCHDOG_SECONDS * 1000);
   const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   const redrive: DeliveryMessage[] = [];
-  if (!entries.length) return { dispatches, redrive };
+  let failed = 0;
+  if (!entries.length) return { dispatches, redrive, failed };
   const posts = await loadPosts(entries.map((e) => ({ orgId: e.orgId, postId: e.postId })));
   await mapLimit(posts, CONCURRENCY, async (seen) => {
     if (!needsWatch(seen, t)) return;
-    let dispatch: (typeof dispatches)[number] | undefined;
-    let lost: DeliveryMessage[] = [];
-    const res = await mutatePost(seen.org_id, seen.id, (post) => {
-      dispatch = undefined;
-      lost = [];
-      if (!needsWatch(post, t)) return null;
-      if (post.status === 'scheduled' && post.scheduled_at) {
-        dispatch = {
-          body: { org_id: post.org_id, post_id: post.id, scheduled_at: post.scheduled_at },
-          delaySeconds: 0,
-        };
-        return { ...post, dispatched: { for: post.scheduled_at, at: now.toISOString() } };
-      }
-      for (const d of Object.values(post.deliveries)) {
-        if (d.round !== post.round) continue;
-        const stale =
-          (d.stage === 'queued' || d.stage === 'retrying') &&
-          Date.parse(d.next_attempt_at ?? d.updated_at) < t - 60_000;
-        const abandoned = d.stage === 'sending' && (!d.lease_until || Date.parse(d.lease_until) < t);
-        if (stale || abandoned)
-          lost.push({ org_id: post.org_id, post_id: post.id, channel_id: d.channel_id, round: post.round });
-      }
-      const watchAt = new Date(t + WATCHDOG_SECONDS * 1000).toISOString();
-      return { ...post, watch_at: watchAt, watch_entry: watchEntry(post, watchAt) };
-    });
-    if (!res || res.after === res.before) return;
-    if (dispatch) dispatches.push(dispatch);
-    redrive.push(...lost);
+    try {
+      const found = await watchPost(seen, now);
+      if (found?.dispatch) dispatches.push(found.dispatch);
+      if (found) redrive.push(...found.lost);
+    } catch (err) {
+      // This post only: it is looked at again on the next run (its index entry stays).
+      failed += 1;
+      logger.error('watchdog: post not handled', {
+        org_id: seen.org_id,
+        post_id: seen.id,
+        error: err as Error,
+      });
+    }
   });
-  return { dispatches, redrive };
+  return { dispatches, redrive, failed };
+}
+
+/** One watched post: re-dispatched, or its lost deliveries found and its watchdog time moved on. */
+async function watchPost(seen: PostRecord, now: Date) {
+  const t = now.getTime();
+  let dispatch: { body: DispatchMessage; delaySeconds: number } | undefined;
+  let lost: DeliveryMessage[] = [];
+  const res = await mutatePost(seen.org_id, seen.id, (post) => {
+    dispatch = undefined;
+    lost = [];
+    if (!needsWatch(post, t)) return null;
+    if (post.status === 'scheduled' && post.scheduled_at) {
+      dispatch = {
+        body: { org_id: post.org_id, post_id: post.id, scheduled_at: post.scheduled_at },
+        delaySeconds: 0,
+      };
+      return { ...post, dispatched: { for: post.scheduled_at, at: now.toISOString() } };
+    }
+    for (const d of Object.values(post.deliveries)) {
+      if (d.round !== post.round) continue;
+      const stale =
+        (d.stage === 'queued' || d.stage === 'retrying') &&
+        Date.parse(d.next_attempt_at ?? d.updated_at) < t - 60_000;
+      const abandoned = d.stage === 'sending' && (!d.lease_until || Date.parse(d.lease_until) < t);
+      if (stale || abandoned)
+        lost.push({ org_id: post.org_id, post_id: post.id, channel_id: d.channel_id, round: post.round });
+    }
+    const watchAt = new Date(t + WATCHDOG_SECONDS * 1000).toISOString();
+    return { ...post, watch_at: watchAt, watch_entry: watchEntry(post, watchAt) };
+  });
+  if (!res || res.after === res.before) return undefined;
+  return { dispatch, lost };
 }
 
 /**

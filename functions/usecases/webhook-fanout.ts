@@ -1,4 +1,4 @@
-import { sendJobs } from '#adapters/queues';
+import { QueueSendError, sendJobs } from '#adapters/queues';
 import { listEndpoints } from '#adapters/webhook-endpoints';
 import type { HeraldEvent, WebhookJob } from '#core/messages';
 import { DELIVERING_STATES, type WebhookEndpointRecord } from '#core/webhooks';
@@ -21,21 +21,30 @@ export async function fanOutAll(events: HeraldEvent[], now = Date.now()): Promis
   );
   const due = new Date(now).toISOString();
   const jobs: WebhookJob[] = [];
-  const results = events.map((event): number | Error => {
+  /** Which event each job is for. */
+  const owners: number[] = [];
+  const results = events.map((event, i): number | Error => {
     const endpoints = endpointsOf.get(event.org_id) ?? [];
     if (endpoints instanceof Error) return endpoints;
     const targets = endpoints.filter(
       (e) => e.enabled && DELIVERING_STATES.includes(e.state) && e.event_types.includes(event.type),
     );
     const { org_id: _org, ...payload } = event;
-    for (const e of targets)
+    for (const e of targets) {
       jobs.push({ org_id: event.org_id, endpoint_id: e.id, event: payload, attempt: 1, due_at: due });
+      owners.push(i);
+    }
     return targets.length;
   });
   try {
     await sendJobs(jobs, now);
   } catch (err) {
-    return results.map((r) => (typeof r === 'number' && r > 0 ? (err as Error) : r));
+    // Only the events with a job not sent go back (their jobs that did go out are sent again:
+    // the attempt's claim makes the copy harmless).
+    const failed = err instanceof QueueSendError ? new Set(err.unsent.map((j) => owners[j])) : undefined;
+    return results.map((r, i) =>
+      typeof r === 'number' && r > 0 && (!failed || failed.has(i)) ? (err as Error) : r,
+    );
   }
   return results;
 }

@@ -83,6 +83,7 @@ export class Functions {
       media.grant(fn, access.media);
       for (const [k, v] of Object.entries(media.environment())) fn.addEnvironment(k, v);
     }
+    if (access.queueBodies?.length) media.grantQueueBodies(fn, access.queueBodies);
     if (access.ffmpeg) {
       fn.addEnvironment('HERALD_FFPROBE_PATH', '/opt/bin/ffprobe');
       fn.addEnvironment('HERALD_FFMPEG_PATH', '/opt/bin/ffmpeg');

@@ -16,10 +16,12 @@ import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { QUEUE_BODY_BUCKET_ENV, QUEUE_BODY_DAYS, QUEUE_BODY_PREFIX } from '../../functions/core/messages.ts';
 import type { Access } from '../operations.ts';
 
 // Media: the upload bucket (clients PUT there with presigned URLs; never served; what is never
-// completed expires after a day), the media bucket (probed copies and posters, private, served only
+// completed expires after a day; it also keeps the queue messages sent by reference, under their
+// own prefix and expiry: no bucket of their own, one resource fewer), the media bucket (probed copies and posters, private, served only
 // through CloudFront with origin access control), and the ffmpeg/ffprobe layer of the probe function.
 
 /** Architecture of the probe function: the registry ships the binaries we package for linux-x64. */
@@ -64,9 +66,12 @@ export class Media extends Construct {
         // Completed uploads are deleted by completeMediaUpload; this removes the ones never completed.
         {
           id: 'expire-uploads',
+          prefix: 'uploads/',
           expiration: Duration.days(1),
           abortIncompleteMultipartUploadAfter: Duration.days(1),
         },
+        // Bodies of queue messages sent by reference, kept longer than any message can live.
+        { id: 'expire-queue-bodies', prefix: QUEUE_BODY_PREFIX, expiration: Duration.days(QUEUE_BODY_DAYS) },
       ],
     });
     this.mediaBucket = new Bucket(this, 'MediaBucket', {
@@ -101,6 +106,19 @@ export class Media extends Construct {
       HERALD_MEDIA_BUCKET: this.mediaBucket.bucketName,
       HERALD_MEDIA_BASE_URL: this.baseUrl,
     };
+  }
+
+  /** Queue bodies by reference: the bucket's name, and the object actions on that prefix only. */
+  grantQueueBodies(
+    fn: IGrantable & { addEnvironment(k: string, v: string): unknown },
+    uses: Access['queueBodies'] = [],
+  ): void {
+    const actions = uses.map((use) => (use === 'put' ? 's3:PutObject' : 's3:GetObject'));
+    if (!actions.length) return;
+    fn.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({ actions, resources: [`${this.uploadBucket.bucketArn}/${QUEUE_BODY_PREFIX}*`] }),
+    );
+    fn.addEnvironment(QUEUE_BODY_BUCKET_ENV, this.uploadBucket.bucketName);
   }
 
   /** Least privilege per the manifest's `media` access (object actions on the used prefixes only). */

@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { MAX_MESSAGE_BYTES } from '../../functions/core/messages.ts';
 import { type QueueName, type QueueSpec, queues } from '../operations.ts';
 import { pascal } from './ids.ts';
 
@@ -25,14 +26,17 @@ export class Queues {
     const pairs = new Map<QueueName, QueuePair>();
     for (const spec of queues) {
       const name = pascal(spec.name);
+      // The size limit stated, not defaulted: the adapter sends larger messages by reference.
       const dlq = new Queue(scope, `${name}Dlq`, {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         retentionPeriod: DLQ_RETENTION,
+        maxMessageSizeBytes: MAX_MESSAGE_BYTES,
       });
       const queue = new Queue(scope, `${name}Queue`, {
         encryption: QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
+        maxMessageSizeBytes: MAX_MESSAGE_BYTES,
         visibilityTimeout: Duration.seconds(spec.visibilityTimeoutSeconds),
         deadLetterQueue: { queue: dlq, maxReceiveCount: spec.maxReceiveCount },
       });

@@ -315,12 +315,13 @@ export async function webhookReceiver(status = 200): Promise<WebhookReceiver> {
     ofType: (type) => state.received.filter((r) => (JSON.parse(r.body) as Json).type === type),
   };
   const server = createServer((req, res) => {
-    let body = '';
+    // Decoded once whole: a multi-byte character can straddle two chunks.
+    const chunks: Buffer[] = [];
     req.on('data', (d: Buffer) => {
-      body += d.toString();
+      chunks.push(d);
     });
     req.on('end', () => {
-      const got = { at: Date.now(), headers: req.headers, body };
+      const got = { at: Date.now(), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       const answer = state.respond?.(got) ?? state.status;
       state.received.push({ ...got, status: answer === 'hold' ? 0 : answer });
       if (answer === 'hold') return;

@@ -61,6 +61,12 @@ async function publishNow(text: string) {
   return jsonOf<PostResource>(res).id;
 }
 
+/**
+ * Faulted sends to refuse both delivery messages in every call of one invocation: each entry takes
+ * one, and the queue adapter sends refused entries twice more (3 calls × 2 messages).
+ */
+const REFUSED_ALL_INVOCATION = 6;
+
 /** The counters' write on the org's STATS item (the ordered path: one UpdateItem per item). */
 const isStats = (v: RequestView) => v.op === 'UpdateItem' && v.keys.some((k) => k.sk === 'STATS');
 /** A counters' transaction with a marker per change (a batch without its shard). */
@@ -144,9 +150,14 @@ describe('the stream relay under DynamoDB and SQS faults', () => {
   });
 
   it('SQS refuses the delivery messages: the record is retried, the counters are not counted twice', async () => {
-    // Arrange: the whole batch of delivery messages comes back as failed entries, once.
+    // Arrange: the batch of delivery messages comes back as failed entries for the whole invocation
+    // (the queue adapter sends refused entries again, twice).
     const postId = await publishNow('Queued on the second try');
-    sqs.failSends('failed-entries', 1, (body) => (body as DeliveryMessage).channel_id !== undefined);
+    sqs.failSends(
+      'failed-entries',
+      REFUSED_ALL_INVOCATION,
+      (body) => (body as DeliveryMessage).channel_id !== undefined,
+    );
 
     // Act
     const pumped = await pumpStream(table, relay);
@@ -167,7 +178,11 @@ describe('the stream relay under DynamoDB and SQS faults', () => {
     // Arrange: a mapping without a tumbling window names no shard; SQS refuses once, so the record
     // comes again.
     const postId = await publishNow('Counted by marker');
-    sqs.failSends('failed-entries', 1, (body) => (body as DeliveryMessage).channel_id !== undefined);
+    sqs.failSends(
+      'failed-entries',
+      REFUSED_ALL_INVOCATION,
+      (body) => (body as DeliveryMessage).channel_id !== undefined,
+    );
 
     // Act
     const pumped = await pumpStream(table, relay, { shardId: null });

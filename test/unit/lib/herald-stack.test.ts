@@ -8,6 +8,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_MESSAGE_BYTES } from '#core/messages';
 import { consoleAssetsVersion } from '#lib/console-assets';
 import { REPO_ROOT } from '#lib/herald-function';
 import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
@@ -355,6 +356,33 @@ describe('queues', () => {
       },
     });
     expect(resources(prod.template)[dlqId]?.Properties).toMatchObject({ MessageRetentionPeriod: 1_209_600 });
+  });
+
+  it.each(queueSpecs)(
+    'states the $name queue and its DLQ size limit (larger messages go by reference)',
+    (spec) => {
+      const pair = prod.stack.queues.get(spec.name);
+      if (!pair) throw new Error(`no ${spec.name} queue`);
+      for (const q of [pair.queue, pair.dlq])
+        expect(resources(prod.template)[logicalId(prod.stack, q)]?.Properties).toMatchObject({
+          MaximumMessageSize: MAX_MESSAGE_BYTES,
+        });
+    },
+  );
+
+  it('names the bucket of queue bodies sent by reference to the functions granted them, and to no other', () => {
+    const uploadsRef = { Ref: logicalId(prod.stack, prod.stack.media.uploadBucket) };
+    for (const id of manifestIds) {
+      const uses = [...workers, ...operations].find((f) => f.id === id)?.access.queueBodies;
+      if (uses?.length) expect(envOf(id).HERALD_QUEUE_BODY_BUCKET, id).toEqual(uploadsRef);
+      else expect(envOf(id).HERALD_QUEUE_BODY_BUCKET, id).toBeUndefined();
+    }
+    expect(
+      workers
+        .filter((w) => w.access.queueBodies?.length)
+        .map((w) => w.id)
+        .sort(),
+    ).toEqual(['streamRelay', 'webhookDelivery', 'webhookFanout']);
   });
 
   it('gives every queue consumer a visibility timeout longer than its function timeout', () => {
@@ -842,13 +870,17 @@ describe('media', () => {
       });
     }
     const uploads = buckets()[logicalId(prod.stack, prod.stack.media.uploadBucket)];
-    expect(uploads?.Properties.LifecycleConfiguration).toMatchObject({
+    // Uploads expire after a day; queue bodies sent by reference outlive any message (15 days).
+    expect(uploads?.Properties.LifecycleConfiguration).toEqual({
       Rules: [
-        expect.objectContaining({
+        {
+          Id: 'expire-uploads',
+          Prefix: 'uploads/',
           ExpirationInDays: 1,
           AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
           Status: 'Enabled',
-        }),
+        },
+        { Id: 'expire-queue-bodies', Prefix: 'queue-bodies/', ExpirationInDays: 15, Status: 'Enabled' },
       ],
     });
     prod.template.hasResourceProperties('AWS::S3::BucketPolicy', {
@@ -907,7 +939,7 @@ describe('media', () => {
     prod.template.hasResourceProperties('AWS::Lambda::LayerVersion', { CompatibleArchitectures: ['x86_64'] });
   });
 
-  it('grants S3 by manifest access: presign PutObject, probe Get/Delete uploads + Put media, worker Get', () => {
+  it('grants S3 by manifest access: presign PutObject, probe Get/Delete uploads + Put media, worker Get, queue bodies', () => {
     const s3Actions = (id: string) =>
       actionsOf(id)
         .filter((a) => a.startsWith('s3:'))
@@ -920,10 +952,19 @@ describe('media', () => {
       's3:PutObject',
     ]);
     expect(s3Actions('deliveryWorker')).toEqual(['s3:GetObject']);
-    for (const id of manifestIds.filter(
-      (i) => !['createMediaUpload', 'completeMediaUpload', 'deliveryWorker'].includes(i),
-    ))
-      expect(s3Actions(id), id).toEqual([]);
+    // Queue bodies sent by reference (the least-privilege tests check their prefix).
+    expect(s3Actions('streamRelay')).toEqual(['s3:PutObject']);
+    expect(s3Actions('webhookFanout')).toEqual(['s3:GetObject', 's3:PutObject']);
+    expect(s3Actions('webhookDelivery')).toEqual(['s3:GetObject', 's3:PutObject']);
+    const granted = [
+      'createMediaUpload',
+      'completeMediaUpload',
+      'deliveryWorker',
+      'streamRelay',
+      'webhookFanout',
+      'webhookDelivery',
+    ];
+    for (const id of manifestIds.filter((i) => !granted.includes(i))) expect(s3Actions(id), id).toEqual([]);
     expect(envOf('createMediaUpload')).toMatchObject({
       HERALD_UPLOAD_BUCKET: { Ref: logicalId(prod.stack, prod.stack.media.uploadBucket) },
       HERALD_MEDIA_BASE_URL: {

@@ -192,7 +192,7 @@ function allowedServices(f: FunctionSpec): string[] {
   const out = ['logs', 'xray'];
   if (f.access.table !== 'none') out.push('dynamodb', 'kms');
   if (f.access.secrets?.length) out.push('kms');
-  if (f.access.media) out.push('s3');
+  if (f.access.media || f.access.queueBodies?.length) out.push('s3');
   if (f.access.sends?.length || f.trigger?.kind === 'queue' || f.trigger?.kind === 'stream') out.push('sqs');
   if (f.access.starts?.length) out.push('states');
   if (f.access.email) out.push('ses');
@@ -379,7 +379,7 @@ describe.each(specs)('least privilege of $id', (f) => {
     );
   });
 
-  it('touches S3 only as its `media` access says, on the object prefixes only', () => {
+  it('touches S3 only as its `media` and `queueBodies` access say, on the object prefixes only', () => {
     const expected: Record<NonNullable<Access['media']>, string[]> = {
       presign: ['s3:PutObject @ uploadBucket/uploads/*'],
       RO: ['s3:GetObject @ mediaBucket/orgs/*'],
@@ -390,7 +390,12 @@ describe.each(specs)('least privilege of $id', (f) => {
         's3:PutObject @ mediaBucket/orgs/*',
       ],
     };
-    expect(pairs(of(grants(), 's3'))).toEqual(f.access.media ? expected[f.access.media] : []);
+    const bodies = (f.access.queueBodies ?? []).map(
+      (use) => `s3:${use === 'put' ? 'PutObject' : 'GetObject'} @ uploadBucket/queue-bodies/*`,
+    );
+    expect(pairs(of(grants(), 's3'))).toEqual(
+      [...(f.access.media ? expected[f.access.media] : []), ...bodies].sort(),
+    );
   });
 
   it("invokes no function (the MCP server: exactly the API operations' functions, never itself)", () => {

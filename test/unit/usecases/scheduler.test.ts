@@ -134,8 +134,8 @@ describe('sweep: scheduled posts', () => {
     const again = await sweep(new Date(NOW.getTime() + 1000));
 
     // Assert
-    expect(result).toEqual({ dispatched: 1, redriven: 0 });
-    expect(again).toEqual({ dispatched: 0, redriven: 0 });
+    expect(result).toEqual({ dispatched: 1, redriven: 0, watchFailed: 0 });
+    expect(again).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
     const entries = entriesTo(process.env.SCHEDULE_QUEUE_URL);
     expect(entries).toHaveLength(1);
     expect(entries[0]?.DelaySeconds).toBe(40);
@@ -175,7 +175,7 @@ describe('sweep: scheduled posts', () => {
     const result = await sweep(NOW);
 
     // Assert
-    expect(result).toEqual({ dispatched: 0, redriven: 0 });
+    expect(result).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
     const buckets = ddb
       .commandCalls(QueryCommand)
       .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
@@ -266,7 +266,7 @@ describe('sweep: scheduled posts', () => {
   it('ignores an old index entry of a post rescheduled later (the dispatcher finds it stale)', async () => {
     const old = at(-WATCHDOG_SECONDS - 10);
     memoryTable([indexedAt(scheduled(1, at(3600)), old), { ...keys.sweepCursor(), through: NOW.getTime() }]);
-    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
   });
 });
@@ -326,7 +326,7 @@ describe('sweep: the publishing watchdog', () => {
     const result = await sweep(NOW);
 
     // Assert
-    expect(result).toEqual({ dispatched: 0, redriven: 3 });
+    expect(result).toEqual({ dispatched: 0, redriven: 3, watchFailed: 0 });
     const sent = entriesTo(process.env.DELIVERY_QUEUE_URL).map((e) => JSON.parse(e.MessageBody ?? ''));
     expect(sent).toEqual(
       [ch(1), ch(2), ch(5)].map(
@@ -346,7 +346,7 @@ describe('sweep: the publishing watchdog', () => {
     memoryTable([indexedAt(p, entry), swept]);
 
     // Act / Assert
-    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
   });
@@ -368,7 +368,7 @@ describe('sweep: the publishing watchdog', () => {
     const p = watched([delivery(ch(1), { stage: 'queued', updated_at: at(-20) })], watchAt);
     memoryTable([indexedAt(p, entry), swept]);
 
-    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0 });
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
     expect(storedItem(p.id).watch_at).toBe(at(WATCHDOG_SECONDS));
   });

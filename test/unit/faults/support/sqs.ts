@@ -8,13 +8,17 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
+import { MAX_MESSAGE_BYTES } from '#core/messages';
 import { queues } from '#lib/operations';
 import { sqsEvent } from '../../support/fixtures.ts';
 
 // Standard SQS queues as the workers see them: at-least-once, delays (DelaySeconds), a visibility
 // timeout after each receive, partial batch failures returning a message to the queue, and a
 // dead-letter queue after maxReceiveCount receives — driven by the (fake) Date, so a test moves time
-// instead of sleeping. Sends can be refused (the SDK gave up) or answered with failed entries.
+// instead of sleeping. Sends can be refused (the SDK gave up) or answered with failed entries. SQS's
+// limits are enforced as SQS does: at most 10 entries per batch, a message at most the queue's
+// MaximumMessageSize (MAX_MESSAGE_BYTES; a batch entry over it fails alone), and at most 1 MiB for
+// a whole batch request (body plus attributes, counted in UTF-8 bytes).
 
 export interface Message {
   id: string;
@@ -33,9 +37,42 @@ export interface Sent {
   at: number;
 }
 
-type SendFault = { kind: 'reject' | 'failed-entries'; left: number; match?: (body: unknown) => boolean };
+/**
+ * `reject`: the call fails; `failed-entries`: every entry of the batch fails; `refuse-entry`: only
+ * the matching entries fail (a batch partly accepted).
+ */
+type SendFault = {
+  kind: 'reject' | 'failed-entries' | 'refuse-entry';
+  left: number;
+  match?: (body: unknown) => boolean;
+};
+
+/** SQS's cap on a SendMessageBatch request: the entries' sizes together. */
+export const BATCH_REQUEST_MAX_BYTES = 1_048_576;
+
+type Attributes = Record<string, { DataType?: string; StringValue?: string; BinaryValue?: Uint8Array }>;
+
+/** A message's size as SQS counts it: body, and each attribute's name, type and value, in bytes. */
+export function messageSize(body: string, attributes: Attributes = {}): number {
+  let size = Buffer.byteLength(body, 'utf8');
+  for (const [name, a] of Object.entries(attributes)) {
+    size += Buffer.byteLength(name, 'utf8') + Buffer.byteLength(a.DataType ?? '', 'utf8');
+    if (a.StringValue !== undefined) size += Buffer.byteLength(a.StringValue, 'utf8');
+    if (a.BinaryValue !== undefined) size += a.BinaryValue.byteLength;
+  }
+  return size;
+}
+
+const sqsError = (name: string, message: string) =>
+  Object.assign(new Error(message), { name, $fault: 'client', $metadata: { httpStatusCode: 400 } });
+
+const tooLong = () =>
+  `One or more parameters are invalid. Reason: Message must be shorter than ${MAX_MESSAGE_BYTES} bytes.`;
 
 type Handler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
+
+const sizeOf = (e: { MessageBody?: string | undefined; MessageAttributes?: unknown }) =>
+  messageSize(e.MessageBody ?? '', (e.MessageAttributes ?? {}) as Attributes);
 
 const specOf = (queueUrl: string) => {
   const spec = queues.find((q) => process.env[q.env] === queueUrl);
@@ -49,6 +86,8 @@ export class FakeSqs {
   readonly sent: Sent[] = [];
   readonly messages: Message[] = [];
   readonly deadLetters: Message[] = [];
+  /** Every send request (accepted or refused): its queue, entries and size as SQS counts it. */
+  readonly sendCalls: Array<{ queueUrl: string; entries: number; bytes: number }> = [];
   private faults: SendFault[] = [];
 
   constructor() {
@@ -57,6 +96,8 @@ export class FakeSqs {
 
   private install(): void {
     this.mock.on(SendMessageCommand).callsFake((input: SendMessageCommandInput) => {
+      this.sendCalls.push({ queueUrl: String(input.QueueUrl), entries: 1, bytes: sizeOf(input) });
+      if (sizeOf(input) > MAX_MESSAGE_BYTES) throw sqsError('InvalidParameterValue', tooLong());
       const body = JSON.parse(input.MessageBody ?? 'null') as unknown;
       const fault = this.takeFault(body);
       if (fault) throw Object.assign(new Error('injected SQS failure'), { name: 'InternalError' });
@@ -64,9 +105,19 @@ export class FakeSqs {
     });
     this.mock.on(SendMessageBatchCommand).callsFake((input: SendMessageBatchCommandInput) => {
       const entries = input.Entries ?? [];
-      const fault = entries
-        .map((e) => this.takeFault(JSON.parse(e.MessageBody ?? 'null') as unknown))
-        .find(Boolean);
+      const bytes = entries.reduce((n, e) => n + sizeOf(e), 0);
+      this.sendCalls.push({ queueUrl: String(input.QueueUrl), entries: entries.length, bytes });
+      if (!entries.length)
+        throw sqsError('EmptyBatchRequest', 'The batch request does not contain any entries.');
+      if (entries.length > 10)
+        throw sqsError('TooManyEntriesInBatchRequest', 'Maximum number of entries per request are 10.');
+      if (bytes > BATCH_REQUEST_MAX_BYTES)
+        throw sqsError(
+          'BatchRequestTooLong',
+          `Batch requests cannot be longer than ${BATCH_REQUEST_MAX_BYTES} bytes.`,
+        );
+      const faults = entries.map((e) => this.takeFault(JSON.parse(e.MessageBody ?? 'null') as unknown));
+      const fault = faults.find((f) => f && f.kind !== 'refuse-entry');
       if (fault?.kind === 'reject')
         throw Object.assign(new Error('injected SQS failure'), { name: 'InternalError' });
       if (fault?.kind === 'failed-entries') {
@@ -75,14 +126,23 @@ export class FakeSqs {
           Failed: entries.map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false })),
         };
       }
-      return {
-        Successful: entries.map((e) => ({
-          Id: e.Id,
-          MessageId: this.enqueue(String(input.QueueUrl), e.MessageBody ?? '', e.DelaySeconds),
-          MD5OfMessageBody: '',
-        })),
-        Failed: [],
+      const out = {
+        Successful: [] as Array<Record<string, unknown>>,
+        Failed: [] as Array<Record<string, unknown>>,
       };
+      entries.forEach((e, i) => {
+        if (sizeOf(e) > MAX_MESSAGE_BYTES)
+          out.Failed.push({ Id: e.Id, Code: 'InvalidParameterValue', SenderFault: true, Message: tooLong() });
+        else if (faults[i]?.kind === 'refuse-entry')
+          out.Failed.push({ Id: e.Id, Code: 'InternalError', SenderFault: false });
+        else
+          out.Successful.push({
+            Id: e.Id,
+            MessageId: this.enqueue(String(input.QueueUrl), e.MessageBody ?? '', e.DelaySeconds),
+            MD5OfMessageBody: '',
+          });
+      });
+      return out;
     });
   }
 
@@ -92,6 +152,7 @@ export class FakeSqs {
     this.sent.length = 0;
     this.messages.length = 0;
     this.deadLetters.length = 0;
+    this.sendCalls.length = 0;
     this.faults = [];
   }
 
