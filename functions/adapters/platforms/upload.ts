@@ -1,0 +1,78 @@
+import type { StreamBody } from './http.ts';
+import { type MediaInput, PlatformError } from './types.ts';
+
+// Sending media bytes in bounded memory: a file as one streamed body (raw or multipart/form-data),
+// and the time an attempt may spend sending before it leaves the rest to the next attempt.
+
+/** The file itself as a streamed body. */
+export function fileBody(item: MediaInput): StreamBody {
+  return { length: item.sizeBytes, contentType: item.contentType, open: () => item.stream() };
+}
+
+const CRLF = '\r\n';
+// As the WHATWG multipart encoder escapes names and filenames.
+const quoted = (s: string) => s.replace(/\r/g, '%0D').replace(/\n/g, '%0A').replace(/"/g, '%22');
+
+/**
+ * multipart/form-data of text fields and then the file, streamed with its exact length (fetch's own
+ * FormData would need the file as a Blob in memory).
+ */
+export function multipartBody(
+  fields: ReadonlyArray<readonly [string, string]>,
+  file: { field: string; item: MediaInput },
+): StreamBody {
+  const boundary = `----herald${crypto.randomUUID().replace(/-/g, '')}`;
+  const parts = fields.map(
+    ([name, value]) =>
+      `--${boundary}${CRLF}Content-Disposition: form-data; name="${quoted(name)}"${CRLF}${CRLF}${value}${CRLF}`,
+  );
+  const head = Buffer.from(
+    `${parts.join('')}--${boundary}${CRLF}Content-Disposition: form-data; name="${quoted(file.field)}"; ` +
+      `filename="${quoted(file.item.filename)}"${CRLF}Content-Type: ${file.item.contentType}${CRLF}${CRLF}`,
+  );
+  const tail = Buffer.from(`${CRLF}--${boundary}--${CRLF}`);
+  return {
+    length: head.byteLength + file.item.sizeBytes + tail.byteLength,
+    contentType: `multipart/form-data; boundary=${boundary}`,
+    open: () => {
+      const reader = file.item.stream().getReader();
+      let stage: 'head' | 'file' | 'done' = 'head';
+      return new ReadableStream<Uint8Array>({
+        async pull(c) {
+          if (stage === 'head') {
+            stage = 'file';
+            return c.enqueue(head);
+          }
+          if (stage === 'done') return c.close();
+          const { done, value } = await reader.read();
+          if (!done) return c.enqueue(value);
+          stage = 'done';
+          c.enqueue(tail);
+        },
+        cancel: (reason) => reader.cancel(reason),
+      });
+    },
+  };
+}
+
+/**
+ * How long one attempt sends bytes before it stops between chunks and leaves the rest to the next
+ * attempt (resumable uploads only): the worker's Lambda times out at 60 s and the claim's lease
+ * runs 90 s, and the attempt still has its post call and outcome write to make.
+ */
+export const uploadBudget = { ms: 35_000 };
+
+/** A clock for one attempt's upload: true once its budget is spent. */
+export function budgetClock(): () => boolean {
+  const started = Date.now();
+  return () => Date.now() - started >= uploadBudget.ms;
+}
+
+/** The attempt stops here; its checkpoint holds the progress and the next attempt continues. */
+export function continueLater(platform: string, sent: number, size: number): PlatformError {
+  return new PlatformError(
+    'system',
+    `${platform}: ${sent} of ${size} bytes uploaded in this attempt's time; the next attempt continues`,
+    { retryAfterSeconds: 1 },
+  );
+}
