@@ -1,4 +1,4 @@
-import { type HttpResponse, request } from '../http.ts';
+import { type HttpResponse, request, type StreamBody } from '../http.ts';
 import { type Credentials, PlatformError } from '../types.ts';
 import { userOriginFetch } from '../user-origin.ts';
 import { errorName, TOKEN_ERRORS, xrpcError } from './errors.ts';
@@ -97,7 +97,8 @@ export class Client {
       method?: 'GET' | 'POST';
       query?: Record<string, string | string[]>;
       body?: unknown;
-      raw?: { bytes: Uint8Array; contentType: string };
+      /** The blob, streamed. */
+      raw?: StreamBody;
       media?: boolean;
     },
   ): Promise<HttpResponse<T>> {
@@ -108,12 +109,9 @@ export class Client {
     for (let attempt = 0; ; attempt++) {
       const res = await request<T>('bluesky', url, {
         method: init.method ?? 'GET',
-        headers: {
-          authorization: `Bearer ${session.accessJwt}`,
-          ...(init.raw ? { 'content-type': init.raw.contentType } : {}),
-        },
+        headers: { authorization: `Bearer ${session.accessJwt}` },
         json: init.raw ? undefined : init.body,
-        body: init.raw?.bytes,
+        ...(init.raw ? { stream: init.raw } : {}),
         timeoutMs: init.raw ? 120_000 : undefined,
         fetch: userOriginFetch(),
       });

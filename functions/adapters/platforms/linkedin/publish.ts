@@ -1,5 +1,6 @@
 import { orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { fileBody } from '../upload.ts';
 import { Auth, call, ok } from './client.ts';
 import { describe, linkedinError } from './errors.ts';
 
@@ -57,21 +58,23 @@ async function waitAvailable(auth: Auth, kind: 'images' | 'videos', urn: string)
 }
 
 async function uploadImage(auth: Auth, item: MediaInput): Promise<string> {
-  const bytes = await item.read();
   const init = await ok<{ value: { uploadUrl: string; image: string } }>(
     auth,
     'POST',
     '/rest/images?action=initializeUpload',
     { json: { initializeUploadRequest: { owner: auth.author } }, media: true },
   );
-  const put = await call(auth, 'PUT', init.body.value.uploadUrl, { bytes, timeoutMs: 120_000 });
+  const put = await call(auth, 'PUT', init.body.value.uploadUrl, {
+    stream: { ...fileBody(item), contentType: 'application/octet-stream' },
+    timeoutMs: 120_000,
+  });
   if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT image upload', true);
   await waitAvailable(auth, 'images', init.body.value.image);
   return init.body.value.image;
 }
 
+// Each part LinkedIn's instructions name is one ranged read (parts are 4 MiB): a part in memory at a time.
 async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
-  const bytes = await item.read();
   const init = await ok<{
     value: {
       video: string;
@@ -82,7 +85,7 @@ async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
     json: {
       initializeUploadRequest: {
         owner: auth.author,
-        fileSizeBytes: bytes.byteLength,
+        fileSizeBytes: item.sizeBytes,
         uploadCaptions: false,
         uploadThumbnail: false,
       },
@@ -93,7 +96,7 @@ async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
   const etags: string[] = [];
   for (const part of uploadInstructions) {
     const put = await call(auth, 'PUT', part.uploadUrl, {
-      bytes: bytes.subarray(part.firstByte, part.lastByte + 1),
+      bytes: await item.readRange(part.firstByte, part.lastByte + 1),
       timeoutMs: 120_000,
     });
     if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT video part', true);

@@ -1,5 +1,6 @@
 import { orOutcomeUnknown, publishedIn, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { multipartBody } from '../upload.ts';
 import { Api, type Status } from './client.ts';
 import { mastodonError } from './errors.ts';
 
@@ -22,11 +23,9 @@ interface Attachment {
 }
 
 async function upload(api: Api, item: MediaInput): Promise<string> {
-  const bytes = await item.read();
-  const form = new FormData();
-  form.append('file', new Blob([bytes], { type: item.contentType }), item.filename);
-  if (item.alt) form.append('description', item.alt);
-  const res = await api.call<Attachment>('POST', '/api/v2/media', { form, timeoutMs: 300_000 });
+  // The file streamed as the form's last part: a video is never held whole.
+  const stream = multipartBody(item.alt ? [['description', item.alt]] : [], { field: 'file', item });
+  const res = await api.call<Attachment>('POST', '/api/v2/media', { stream, timeoutMs: 300_000 });
   if (res.status !== 200 && res.status !== 202) throw mastodonError(res, 'POST /api/v2/media', true);
   let attachment = res.body;
   const started = Date.now();

@@ -2,6 +2,7 @@ import { uploadError } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import { outcomeUnknown, pollWithin, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { multipartBody } from '../upload.ts';
 import { call, uploadForm } from './client.ts';
 import { pinterestError } from './errors.ts';
 
@@ -82,10 +83,8 @@ async function videoMediaId(tokens: OAuthTokens, ctx: PublishContext, item: Medi
   if (!mediaId || !uploadUrl)
     throw new PlatformError('system', `${P}: media registration answered without media_id/upload_url`);
 
-  const bytes = await item.read();
-  const form = new FormData();
-  for (const [k, v] of Object.entries(reg.body.upload_parameters ?? {})) form.append(k, v);
-  form.append('file', new Blob([bytes], { type: item.contentType }), item.filename);
+  // S3's presigned POST: the parameters, then the file streamed with the form's exact length.
+  const form = multipartBody(Object.entries(reg.body.upload_parameters ?? {}), { field: 'file', item });
   const up = await uploadForm(uploadUrl, form);
   if (up.status < 200 || up.status >= 300) {
     const detail = typeof up.body === 'string' ? up.body.slice(0, 200) : '';

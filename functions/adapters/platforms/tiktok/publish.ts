@@ -168,9 +168,9 @@ async function postVideo(
 ): Promise<PublishResult> {
   const info = await creatorInfo(tokens);
   const privacy = privacyLevel(ctx, info);
-  const bytes = await video.read();
-  const size = bytes.byteLength;
+  const size = video.sizeBytes;
   if (size === 0) throw new PlatformError('media_error', `${P}: the video is empty`, { retryable: false });
+  // One ranged read per chunk: an attempt holds a chunk (the last one < 2 × CHUNK), not the video.
   // total_chunk_count = floor(size / chunk_size); the last chunk carries the remainder.
   const chunkSize = size < CHUNK ? size : CHUNK;
   const count = Math.floor(size / chunkSize);
@@ -207,7 +207,7 @@ async function postVideo(
     const res = await putChunk(uploadUrl, {
       method: 'PUT',
       headers: { 'content-type': video.contentType, 'content-range': `bytes ${start}-${end - 1}/${size}` },
-      body: bytes.subarray(start, end),
+      body: await video.readRange(start, end),
     });
     // 206 Partial Content after a chunk, 201 Created after the last one.
     if (res.status !== 206 && res.status !== 201 && res.status !== 200) {
