@@ -1,17 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectorFor } from '#adapters/platforms/index';
 import { polling } from '#adapters/platforms/tiktok/publish';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
+import { uploadBudget } from '#adapters/platforms/upload';
 import type { Platform } from '#core/platforms';
 import { createFake as bluesky } from '../../../fakes/bluesky.ts';
 import { createFake as linkedin } from '../../../fakes/linkedin.ts';
 import { createFake as mastodon } from '../../../fakes/mastodon.ts';
-import { createFake as pinterest, DEFAULT_BOARD } from '../../../fakes/pinterest.ts';
+import { DEFAULT_BOARD, createFake as pinterest } from '../../../fakes/pinterest.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake as tiktok } from '../../../fakes/tiktok.ts';
-import { createFake as x, type FakeX } from '../../../fakes/x.ts';
-import { createFake as youtube, type YouTubeFake } from '../../../fakes/youtube.ts';
-import { patternBytes, publishFixture, streamedMedia } from './context.ts';
+import { type FakeX, createFake as x } from '../../../fakes/x.ts';
+import { type YouTubeFake, createFake as youtube } from '../../../fakes/youtube.ts';
+import { failure, patternBytes, publishFixture, streamedMedia } from './context.ts';
 
 // Videos go to the platforms a chunk at a time (ranged reads of the media object) or as one streamed
 // request body, never read whole: a worker's memory per delivery is one chunk whatever the file's size.
@@ -22,7 +23,15 @@ let fakes: FakePlatforms;
 const savedPolling = { ...polling };
 
 beforeAll(async () => {
-  fakes = await new FakePlatforms([youtube(), x(), tiktok(), linkedin(), mastodon(), pinterest(), bluesky()]).start();
+  fakes = await new FakePlatforms([
+    youtube(),
+    x(),
+    tiktok(),
+    linkedin(),
+    mastodon(),
+    pinterest(),
+    bluesky(),
+  ]).start();
   for (const p of ['youtube', 'x', 'tiktok', 'linkedin', 'pinterest'])
     process.env[`HERALD_PLATFORM_${p.toUpperCase()}_URL`] = fakes.url(p);
   polling.delaysMs = [0, 5];
@@ -45,7 +54,11 @@ const CREDS: Record<string, () => Record<string, unknown>> = {
   linkedin: () => ({ access_token: 'token', account_id: 'urn:li:person:8675309' }),
   mastodon: () => ({ instance: fakes.url('mastodon'), access_token: 'token' }),
   pinterest: () => ({ access_token: 'token', refresh_token: 'refresh', account_id: DEFAULT_BOARD }),
-  bluesky: () => ({ service: fakes.url('bluesky'), identifier: 'acme.bsky.social', app_password: 'app-password' }),
+  bluesky: () => ({
+    service: fakes.url('bluesky'),
+    identifier: 'acme.bsky.social',
+    app_password: 'app-password',
+  }),
 };
 
 function ctxOf(platform: Platform, media: MediaInput, over: Partial<PublishContext> = {}) {
@@ -140,4 +153,84 @@ describe('single-body uploads stream the file', () => {
       expect(Number(upload?.headers['content-length'])).toBe(upload?.body.length);
     });
   }
+});
+
+describe('an attempt out of time stops between chunks; the next continues where it stopped', () => {
+  const saved = uploadBudget.ms;
+  afterEach(() => {
+    uploadBudget.ms = saved;
+  });
+
+  it('youtube: the next attempt resumes the session from the offset YouTube reports', async () => {
+    const size = 8 * MiB + 300_000;
+    const { bytes, input, reads } = video(size);
+    const f = ctxOf('youtube', input);
+    uploadBudget.ms = 0;
+    const stop = await failure((await connectorFor('youtube')).publish(f));
+    expect(stop).toMatchObject({ category: 'system', retryable: true });
+    expect(reads.ranges).toEqual([[0, 8 * MiB]]);
+    uploadBudget.ms = saved;
+    const res = await (await connectorFor('youtube')).publish(f);
+    expect(reads.ranges).toEqual([
+      [0, 8 * MiB],
+      [8 * MiB, size],
+    ]);
+    const yt = fakes.fake<YouTubeFake>('youtube');
+    expect(yt.videos).toHaveLength(1);
+    expect(res.externalId).toBe(yt.videos[0]?.id);
+    expect(yt.videos[0]?.bytes.equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  it('x: the media id and the segments sent are the checkpoint; the next attempt appends the rest, no second INIT', async () => {
+    const size = 9 * MiB;
+    const { bytes, input, reads } = video(size);
+    const f = ctxOf('x', input);
+    uploadBudget.ms = 0;
+    const stop = await failure((await connectorFor('x')).publish(f));
+    expect(stop).toMatchObject({ category: 'system', retryable: true });
+    expect(f.checkpoint).toMatchObject({ stage: 'uploading', segments: 1, size, item: 0 });
+    uploadBudget.ms = saved;
+    await (await connectorFor('x')).publish(f);
+    expect(reads.ranges).toEqual([
+      [0, 4 * MiB],
+      [4 * MiB, 8 * MiB],
+      [8 * MiB, size],
+    ]);
+    const calls = fakes.requests('x');
+    expect(calls.filter((r) => r.path === '/2/media/upload/initialize')).toHaveLength(1);
+    expect(calls.filter((r) => r.path.endsWith('/append'))).toHaveLength(3);
+    const x = fakes.fake<FakeX>('x');
+    const [media] = [...x.media.values()];
+    expect(media?.bytes.equals(Buffer.from(bytes))).toBe(true);
+    expect(x.posts).toHaveLength(1);
+  });
+
+  it('x: a failed APPEND keeps the segments sent before it; the retry starts at the failed one', async () => {
+    const size = 9 * MiB;
+    const { bytes, input } = video(size);
+    const f = ctxOf('x', input);
+    // Segment 1's APPEND fails once (X's 503): segment 0 went through.
+    fakes.failNext('x', {
+      status: 503,
+      path: /\/append$/,
+      bodyIncludes: 'name="segment_index"\r\n\r\n1\r\n',
+    });
+    const err = await failure((await connectorFor('x')).publish(f));
+    expect(err.retryable).toBe(true);
+    expect(f.checkpoint).toMatchObject({ stage: 'uploading', segments: 1 });
+    await (await connectorFor('x')).publish(f);
+    const appends = fakes.requests('x').filter((r) => r.path.endsWith('/append')).length;
+    expect(appends).toBe(4); // 0, 1 (refused), then 1 and 2
+    const [media] = [...fakes.fake<FakeX>('x').media.values()];
+    expect(media?.bytes.equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  it("x: refuses a video over X's 512 MB before any upload call", async () => {
+    const { input } = video(1000);
+    const err = await failure(
+      (await connectorFor('x')).publish(ctxOf('x', { ...input, sizeBytes: 600_000_000 })),
+    );
+    expect(err).toMatchObject({ category: 'media_error', retryable: false });
+    expect(fakes.requests('x').filter((r) => r.path.startsWith('/2/media'))).toHaveLength(0);
+  });
 });
