@@ -56,6 +56,13 @@ export function multipartBody(
 }
 
 /**
+ * The longest one upload request may take. The worker's Lambda stops at 60 s and takes its batch's
+ * other deliveries with it: an upload slower than this fails its own delivery (a retryable timeout)
+ * instead. So a platform that takes the file in one request gets at most this long for all of it.
+ */
+export const UPLOAD_REQUEST_MS = 45_000;
+
+/**
  * How long one attempt sends bytes before it stops between chunks and leaves the rest to the next
  * attempt (resumable uploads only): the worker's Lambda times out at 60 s and the claim's lease
  * runs 90 s, and the attempt still has its post call and outcome write to make.

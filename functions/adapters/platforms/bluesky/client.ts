@@ -1,5 +1,6 @@
 import { type HttpResponse, request, type StreamBody } from '../http.ts';
 import { type Credentials, PlatformError } from '../types.ts';
+import { UPLOAD_REQUEST_MS } from '../upload.ts';
 import { userOriginFetch } from '../user-origin.ts';
 import { errorName, TOKEN_ERRORS, xrpcError } from './errors.ts';
 
@@ -112,7 +113,7 @@ export class Client {
         headers: { authorization: `Bearer ${session.accessJwt}` },
         json: init.raw ? undefined : init.body,
         ...(init.raw ? { stream: init.raw } : {}),
-        timeoutMs: init.raw ? 120_000 : undefined,
+        timeoutMs: init.raw ? UPLOAD_REQUEST_MS : undefined,
         fetch: userOriginFetch(),
       });
       if (attempt === 0 && TOKEN_ERRORS.has(errorName(res))) {

@@ -1,6 +1,6 @@
 import { orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
-import { fileBody } from '../upload.ts';
+import { fileBody, UPLOAD_REQUEST_MS } from '../upload.ts';
 import { Auth, call, ok } from './client.ts';
 import { describe, linkedinError } from './errors.ts';
 
@@ -66,7 +66,7 @@ async function uploadImage(auth: Auth, item: MediaInput): Promise<string> {
   );
   const put = await call(auth, 'PUT', init.body.value.uploadUrl, {
     stream: { ...fileBody(item), contentType: 'application/octet-stream' },
-    timeoutMs: 120_000,
+    timeoutMs: UPLOAD_REQUEST_MS,
   });
   if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT image upload', true);
   await waitAvailable(auth, 'images', init.body.value.image);
@@ -97,7 +97,7 @@ async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
   for (const part of uploadInstructions) {
     const put = await call(auth, 'PUT', part.uploadUrl, {
       bytes: await item.readRange(part.firstByte, part.lastByte + 1),
-      timeoutMs: 120_000,
+      timeoutMs: UPLOAD_REQUEST_MS,
     });
     if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT video part', true);
     const etag = put.headers.get('etag');

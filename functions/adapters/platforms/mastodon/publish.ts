@@ -1,6 +1,6 @@
 import { orOutcomeUnknown, publishedIn, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
-import { multipartBody } from '../upload.ts';
+import { multipartBody, UPLOAD_REQUEST_MS } from '../upload.ts';
 import { Api, type Status } from './client.ts';
 import { mastodonError } from './errors.ts';
 
@@ -25,7 +25,7 @@ interface Attachment {
 async function upload(api: Api, item: MediaInput): Promise<string> {
   // The file streamed as the form's last part: a video is never held whole.
   const stream = multipartBody(item.alt ? [['description', item.alt]] : [], { field: 'file', item });
-  const res = await api.call<Attachment>('POST', '/api/v2/media', { stream, timeoutMs: 300_000 });
+  const res = await api.call<Attachment>('POST', '/api/v2/media', { stream, timeoutMs: UPLOAD_REQUEST_MS });
   if (res.status !== 200 && res.status !== 202) throw mastodonError(res, 'POST /api/v2/media', true);
   let attachment = res.body;
   const started = Date.now();

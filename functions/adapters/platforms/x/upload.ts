@@ -1,6 +1,6 @@
 import { sleep, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext } from '../types.ts';
-import { budgetClock, continueLater } from '../upload.ts';
+import { budgetClock, continueLater, UPLOAD_REQUEST_MS } from '../upload.ts';
 import type { Auth } from './client.ts';
 import { ok } from './client.ts';
 
@@ -17,7 +17,11 @@ import { ok } from './client.ts';
 export const SEGMENT_BYTES = 4 * 1024 * 1024; // APPEND accepts ≤ 5 MB per segment
 /** tweet_video and tweet_gif take files up to 512 MB (X's media upload limits). */
 export const MAX_CHUNKED_BYTES = 512 * 1024 * 1024;
-const POLL_BUDGET_MS = 180_000;
+/**
+ * How long one attempt waits for X to process a video: the worker's Lambda stops at 60 s. Past it the
+ * attempt ends with the upload finalized in its checkpoint, and the next attempt only asks STATUS.
+ */
+const POLL_BUDGET_MS = 15_000;
 /** How often progress is saved while appending (each save is a write of the delivery). */
 const SAVE_EVERY_SEGMENTS = 8;
 
@@ -42,6 +46,8 @@ interface Progress {
   size: number;
   segments: number;
   expires_at: string;
+  /** FINALIZE was answered: only processing is left. */
+  finalized?: boolean;
 }
 
 function progressOf(cp: Record<string, unknown> | null): Progress | null {
@@ -52,14 +58,20 @@ function progressOf(cp: Record<string, unknown> | null): Progress | null {
   return cp as unknown as Progress;
 }
 
-async function waitForProcessing(auth: Auth, media: MediaData): Promise<void> {
+async function waitForProcessing(
+  auth: Auth,
+  media: MediaData,
+  onTimeout?: () => Promise<void>,
+): Promise<void> {
   let info = media.processing_info;
   const started = Date.now();
   while (info && (info.state === 'pending' || info.state === 'in_progress')) {
-    if (Date.now() - started > POLL_BUDGET_MS)
+    if (Date.now() - started > POLL_BUDGET_MS) {
+      await onTimeout?.();
       throw new PlatformError('system', `x: media ${media.id} is still processing`, {
-        retryAfterSeconds: 60,
+        retryAfterSeconds: Math.max(30, info.check_after_secs ?? 0),
       });
+    }
     await sleep(Math.min(10_000, Math.max(200, (info.check_after_secs ?? 1) * 1000)));
     const qs = new URLSearchParams({ command: 'STATUS', media_id: media.id });
     const res = await ok<{ data: MediaData }>(auth, 'GET', `/2/media/upload?${qs}`, { media: true });
@@ -77,7 +89,7 @@ async function waitForProcessing(auth: Auth, media: MediaData): Promise<void> {
 async function uploadImage(auth: Auth, item: MediaInput): Promise<string> {
   const res = await ok<{ data: MediaData }>(auth, 'POST', '/2/media/upload', {
     json: { media: Buffer.from(await item.read()).toString('base64'), media_category: 'tweet_image' },
-    timeoutMs: 120_000,
+    timeoutMs: UPLOAD_REQUEST_MS,
     media: true,
   });
   await waitForProcessing(auth, res.data);
@@ -128,6 +140,16 @@ async function uploadChunked(
     await ctx.saveCheckpoint({ ...p });
   }
   const id = encodeURIComponent(p.media_id);
+  const finalized = async () => {
+    await ctx.saveCheckpoint({ ...p, finalized: true });
+  };
+  if (p.finalized) {
+    // An earlier attempt finalized it: only its processing is left to wait for.
+    const qs = new URLSearchParams({ command: 'STATUS', media_id: p.media_id });
+    const st = await ok<{ data: MediaData }>(auth, 'GET', `/2/media/upload?${qs}`, { media: true });
+    await waitForProcessing(auth, { ...st.data, id: p.media_id }, finalized);
+    return p.media_id;
+  }
   const count = Math.ceil(size / SEGMENT_BYTES);
   const started = p.segments;
   try {
@@ -145,7 +167,11 @@ async function uploadChunked(
         }),
         'chunk',
       );
-      await ok(auth, 'POST', `/2/media/upload/${id}/append`, { form, timeoutMs: 120_000, media: true });
+      await ok(auth, 'POST', `/2/media/upload/${id}/append`, {
+        form,
+        timeoutMs: UPLOAD_REQUEST_MS,
+        media: true,
+      });
     }
   } catch (err) {
     // The session an earlier attempt left is refused (X forgot it): start this file over.
@@ -156,7 +182,7 @@ async function uploadChunked(
     throw err;
   }
   const fin = await ok<{ data: MediaData }>(auth, 'POST', `/2/media/upload/${id}/finalize`, { media: true });
-  await waitForProcessing(auth, fin.data);
+  await waitForProcessing(auth, fin.data, finalized);
   return p.media_id;
 }
 

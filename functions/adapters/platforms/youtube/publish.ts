@@ -2,7 +2,7 @@ import type { HttpResponse } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import { outcomeUnknown, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
-import { budgetClock, continueLater } from '../upload.ts';
+import { budgetClock, continueLater, UPLOAD_REQUEST_MS } from '../upload.ts';
 import { api, authed } from './client.ts';
 import { youtubeError } from './errors.ts';
 
@@ -22,7 +22,6 @@ const P = 'youtube';
 
 /** Chunk size: all chunks but the last must be multiples of 256 KiB. */
 export const CHUNK = 8 * 1024 * 1024;
-const UPLOAD_TIMEOUT_MS = 300_000;
 
 /** A title YouTube accepts: ≤ 100 characters, no angle brackets, not empty. */
 function cleanTitle(raw: string | undefined): string {
@@ -136,7 +135,7 @@ async function upload(
       method: 'PUT',
       headers: { 'content-type': video.contentType, 'content-range': `bytes ${offset}-${end - 1}/${size}` },
       body: await video.readRange(offset, end),
-      timeoutMs: UPLOAD_TIMEOUT_MS,
+      timeoutMs: UPLOAD_REQUEST_MS,
     });
     if (res.status === 200 || res.status === 201) return videoIdOf(res);
     if (res.status === 308) {
