@@ -69,17 +69,35 @@ export const UPLOAD_REQUEST_MS = 45_000;
  */
 export const uploadBudget = { ms: 35_000 };
 
-/** A clock for one attempt's upload: true once its budget is spent. */
-export function budgetClock(): () => boolean {
-  const started = Date.now();
-  return () => Date.now() - started >= uploadBudget.ms;
+export interface UploadClock {
+  /** The budget is spent: start no further chunk. */
+  spent(): boolean;
+  /** The timeout for the next request: what is left of UPLOAD_REQUEST_MS since the upload began. */
+  remainingMs(): number;
 }
 
-/** The attempt stops here; its checkpoint holds the progress and the next attempt continues. */
+/** The clock of one attempt's upload. */
+export function uploadClock(): UploadClock {
+  const started = Date.now();
+  return {
+    spent: () => Date.now() - started >= uploadBudget.ms,
+    remainingMs: () => Math.max(1000, started + UPLOAD_REQUEST_MS - Date.now()),
+  };
+}
+
+/** The attempt stops between chunks; its checkpoint holds the progress and the next attempt continues. */
 export function continueLater(platform: string, sent: number, size: number): PlatformError {
   return new PlatformError(
     'system',
     `${platform}: ${sent} of ${size} bytes uploaded in this attempt's time; the next attempt continues`,
     { retryAfterSeconds: 1 },
+  );
+}
+
+/** The attempt's time is up on a platform whose uploads cannot resume: the next attempt starts over. */
+export function outOfTime(platform: string, sent: number, size: number): PlatformError {
+  return new PlatformError(
+    'system',
+    `${platform}: only ${sent} of ${size} bytes uploaded in one attempt's time (the upload cannot resume); the next attempt starts over`,
   );
 }

@@ -1,6 +1,6 @@
 import { orOutcomeUnknown, postedBefore, publishedIn, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
-import { fileBody, UPLOAD_REQUEST_MS } from '../upload.ts';
+import { fileBody, outOfTime, UPLOAD_REQUEST_MS, uploadClock } from '../upload.ts';
 import { Auth, call, ok } from './client.ts';
 import { describe, linkedinError } from './errors.ts';
 
@@ -13,7 +13,7 @@ import { describe, linkedinError } from './errors.ts';
 // unanswered create) looks the post up among the author's recent posts by its commentary, and a
 // repeat that LinkedIn refuses as DUPLICATE_POST names the earlier post's URN, which we then report.
 
-const POLL_BUDGET_MS = 180_000;
+const POLL_BUDGET_MS = 20_000; // the worker's Lambda stops at 60 s, with the batch's other deliveries
 
 interface LiPost {
   id: string;
@@ -94,10 +94,12 @@ async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
   });
   const { video, uploadToken = '', uploadInstructions } = init.body.value;
   const etags: string[] = [];
+  const clock = uploadClock();
   for (const part of uploadInstructions) {
+    if (etags.length && clock.spent()) throw outOfTime('linkedin', part.firstByte, item.sizeBytes);
     const put = await call(auth, 'PUT', part.uploadUrl, {
       bytes: await item.readRange(part.firstByte, part.lastByte + 1),
-      timeoutMs: UPLOAD_REQUEST_MS,
+      timeoutMs: clock.remainingMs(),
     });
     if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT video part', true);
     const etag = put.headers.get('etag');

@@ -14,7 +14,7 @@ import { mastodonError } from './errors.ts';
 // reconcile looks the text up among the account's own statuses since the attempt started.
 
 const IDEMPOTENCY_WINDOW_MS = 55 * 60 * 1000; // the server keeps keys 1 h; keep a margin
-const POLL_BUDGET_MS = 120_000;
+const POLL_BUDGET_MS = 20_000; // the worker's Lambda stops at 60 s, with the batch's other deliveries
 
 interface Attachment {
   id: string;

@@ -23,7 +23,9 @@ const MATCH_SKEW_MS = 120_000;
 const LOOKUP_PAGES = 10;
 
 /** Poll pacing of video processing; tests shrink it. */
-export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 120_000 };
+// The budget fits the worker's 60 s Lambda; a video still processing is waited for by the next
+// attempt (the checkpoint's media_id).
+export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 20_000 };
 
 interface Pin {
   id?: string;

@@ -42,7 +42,7 @@ export async function api<T>(tokens: OAuthTokens, path: string, body?: unknown, 
 /** PUTs one chunk of a video to the upload URL TikTok handed out (no bearer token). */
 export function putChunk(
   url: string,
-  init: RequestInit & { headers: Record<string, string> },
+  init: RequestInit & { headers: Record<string, string>; timeoutMs?: number },
 ): Promise<HttpResponse> {
-  return request(P, url, { ...init, timeoutMs: UPLOAD_REQUEST_MS, parse: parseBody });
+  return request(P, url, { ...init, timeoutMs: init.timeoutMs ?? UPLOAD_REQUEST_MS, parse: parseBody });
 }

@@ -1,6 +1,6 @@
 import { sleep, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext } from '../types.ts';
-import { budgetClock, continueLater, UPLOAD_REQUEST_MS } from '../upload.ts';
+import { continueLater, UPLOAD_REQUEST_MS, type UploadClock, uploadClock } from '../upload.ts';
 import type { Auth } from './client.ts';
 import { ok } from './client.ts';
 
@@ -62,11 +62,12 @@ async function waitForProcessing(
   auth: Auth,
   media: MediaData,
   onTimeout?: () => Promise<void>,
+  budgetMs = POLL_BUDGET_MS,
 ): Promise<void> {
   let info = media.processing_info;
   const started = Date.now();
   while (info && (info.state === 'pending' || info.state === 'in_progress')) {
-    if (Date.now() - started > POLL_BUDGET_MS) {
+    if (Date.now() - started > budgetMs) {
       await onTimeout?.();
       throw new PlatformError('system', `x: media ${media.id} is still processing`, {
         retryAfterSeconds: Math.max(30, info.check_after_secs ?? 0),
@@ -103,7 +104,7 @@ async function uploadChunked(
   index: number,
   uploaded: string[],
   resume: Progress | null,
-  spent: () => boolean,
+  clock: UploadClock,
 ): Promise<string> {
   const gif = item.contentType === 'image/gif';
   const size = item.sizeBytes;
@@ -154,7 +155,7 @@ async function uploadChunked(
   const started = p.segments;
   try {
     for (; p.segments < count; p.segments++) {
-      if (p.segments > started && spent()) throw continueLater('x', p.segments * SEGMENT_BYTES, size);
+      if (p.segments > started && clock.spent()) throw continueLater('x', p.segments * SEGMENT_BYTES, size);
       if (p.segments > started && (p.segments - started) % SAVE_EVERY_SEGMENTS === 0)
         await ctx.saveCheckpoint({ ...p });
       const start = p.segments * SEGMENT_BYTES;
@@ -176,13 +177,14 @@ async function uploadChunked(
   } catch (err) {
     // The session an earlier attempt left is refused (X forgot it): start this file over.
     if (p === resume && p.segments === started && err instanceof PlatformError && !err.retryable)
-      return uploadChunked(auth, ctx, item, index, uploaded, null, spent);
+      return uploadChunked(auth, ctx, item, index, uploaded, null, clock);
     // Keep what was sent for the next attempt (unless nothing more got through than was saved).
     if (p.segments > started) await ctx.saveCheckpoint({ ...p }).catch(() => undefined);
     throw err;
   }
   const fin = await ok<{ data: MediaData }>(auth, 'POST', `/2/media/upload/${id}/finalize`, { media: true });
-  await waitForProcessing(auth, fin.data, finalized);
+  // What the upload left of the attempt's time, at most the processing budget.
+  await waitForProcessing(auth, fin.data, finalized, Math.min(POLL_BUDGET_MS, clock.remainingMs() - 1000));
   return p.media_id;
 }
 
@@ -190,14 +192,14 @@ async function uploadChunked(
 export async function uploadMedia(auth: Auth, ctx: PublishContext): Promise<string[]> {
   const resume = progressOf(ctx.checkpoint);
   const ids = resume ? resume.uploaded.slice(0, resume.item) : [];
-  const spent = budgetClock();
+  const clock = uploadClock();
   for (let i = ids.length; i < ctx.media.length; i++) {
     const item = ctx.media[i] as MediaInput;
     const gif = item.contentType === 'image/gif';
     let id: string;
     if (item.type === 'image' && !gif) id = await uploadImage(auth, item);
     else if (item.type === 'video' || gif)
-      id = await uploadChunked(auth, ctx, item, i, [...ids], resume, spent);
+      id = await uploadChunked(auth, ctx, item, i, [...ids], resume, clock);
     else
       throw new PlatformError('media_error', `x: ${item.type} attachments are not supported`, {
         retryable: false,

@@ -2,7 +2,7 @@ import type { HttpResponse } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import { outcomeUnknown, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
-import { budgetClock, continueLater, UPLOAD_REQUEST_MS } from '../upload.ts';
+import { continueLater, uploadClock } from '../upload.ts';
 import { api, authed } from './client.ts';
 import { youtubeError } from './errors.ts';
 
@@ -125,17 +125,17 @@ async function upload(
   from: number,
   size: number,
 ) {
-  const spent = budgetClock();
+  const clock = uploadClock();
   let offset = from;
   let stalls = 0;
   while (offset < size) {
-    if (offset > from && spent()) throw continueLater(P, offset, size);
+    if (offset > from && clock.spent()) throw continueLater(P, offset, size);
     const end = Math.min(offset + CHUNK, size);
     const res = await authed(tokens, uri, {
       method: 'PUT',
       headers: { 'content-type': video.contentType, 'content-range': `bytes ${offset}-${end - 1}/${size}` },
       body: await video.readRange(offset, end),
-      timeoutMs: UPLOAD_REQUEST_MS,
+      timeoutMs: clock.remainingMs(),
     });
     if (res.status === 200 || res.status === 201) return videoIdOf(res);
     if (res.status === 308) {

@@ -225,6 +225,17 @@ describe('an attempt out of time stops between chunks; the next continues where 
     expect(media?.bytes.equals(Buffer.from(bytes))).toBe(true);
   });
 
+  it('linkedin (no resume): out of time between parts, the attempt ends retryable instead of running into the Lambda timeout', async () => {
+    const size = 5 * MiB;
+    const { input, reads } = video(size);
+    uploadBudget.ms = 0;
+    const err = await failure((await connectorFor('linkedin')).publish(ctxOf('linkedin', input)));
+    expect(err).toMatchObject({ category: 'system', retryable: true });
+    expect(err.message).toContain('starts over');
+    expect(reads.ranges).toEqual([[0, 4 * MiB]]);
+    expect(fakes.requests('linkedin').filter((r) => r.path.includes('finalizeUpload'))).toHaveLength(0);
+  });
+
   it("x: refuses a video over X's 512 MB before any upload call", async () => {
     const { input } = video(1000);
     const err = await failure(
