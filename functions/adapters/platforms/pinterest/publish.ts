@@ -8,8 +8,8 @@ import { pinterestError } from './errors.ts';
 
 // Pinterest API v5 (https://developers.pinterest.com/docs/api/v5/): one Pin per post, on the variant's
 // `board_id` or else the channel's default board (credentials `account_id`).
-//   Image: POST /v5/pins with media_source image_base64 (JPEG/PNG, the bytes themselves) or image_url (other
-//   types; Pinterest fetches our public URL).
+//   Image: POST /v5/pins with media_source image_base64 (JPEG/PNG up to 4 MiB, the bytes themselves) or image_url (other
+//   types and larger ones; Pinterest fetches our public URL).
 //   Video: POST /v5/media {media_type: video} → multipart POST of upload_parameters + file to upload_url →
 //   poll GET /v5/media/{media_id} until succeeded → POST /v5/pins with source_type video_id.
 // Pin creation has no idempotency key, so the checkpoint marks the attempt before POST /v5/pins, and reconcile
@@ -25,6 +25,9 @@ const LOOKUP_PAGES = 10;
 /** Poll pacing of video processing; tests shrink it. */
 // The budget fits the worker's 60 s Lambda; a video still processing is waited for by the next
 // attempt (the checkpoint's media_id).
+/** The largest image sent as bytes (image_base64). */
+const BASE64_MAX_BYTES = 4 * 1024 * 1024;
+
 export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 20_000 };
 
 interface Pin {
@@ -113,7 +116,12 @@ async function mediaSource(
   }
   if (item.type !== 'image')
     throw new PlatformError('media_error', `${P}: Pins take an image or a video`, { retryable: false });
-  if (item.contentType === 'image/jpeg' || item.contentType === 'image/png') {
+  // Base64 in the Pin's JSON holds the image about four times over while it is sent; past a few MiB
+  // Pinterest fetches it from the URL instead, as it does the other types.
+  if (
+    (item.contentType === 'image/jpeg' || item.contentType === 'image/png') &&
+    item.sizeBytes <= BASE64_MAX_BYTES
+  ) {
     const data = Buffer.from(await item.read()).toString('base64');
     return { source_type: 'image_base64', content_type: item.contentType, data };
   }

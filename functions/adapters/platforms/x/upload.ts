@@ -87,7 +87,18 @@ async function waitForProcessing(
   }
 }
 
+/** X takes images up to 5 MB (its media upload limits): larger ones are refused before they are read. */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
 async function uploadImage(auth: Auth, item: MediaInput): Promise<string> {
+  if (item.sizeBytes > MAX_IMAGE_BYTES)
+    throw new PlatformError(
+      'media_error',
+      `x: ${item.filename} is ${item.sizeBytes} bytes; X takes images up to ${MAX_IMAGE_BYTES}`,
+      {
+        retryable: false,
+      },
+    );
   const res = await ok<{ data: MediaData }>(auth, 'POST', '/2/media/upload', {
     json: { media: Buffer.from(await item.read()).toString('base64'), media_category: 'tweet_image' },
     timeoutMs: UPLOAD_REQUEST_MS,

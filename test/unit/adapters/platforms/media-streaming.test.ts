@@ -245,3 +245,29 @@ describe('an attempt out of time stops between chunks; the next continues where 
     expect(fakes.requests('x').filter((r) => r.path.startsWith('/2/media'))).toHaveLength(0);
   });
 });
+
+describe('images: what is read whole stays small', () => {
+  it('pinterest: a JPEG over 4 MiB goes by its URL, not as base64 bytes', async () => {
+    const bytes = patternBytes(1000, 1, 3);
+    const { input, reads } = streamedMedia(bytes, 'image', 'image/jpeg', {
+      sizeBytes: 5 * MiB,
+      url: 'https://media.example/big.jpg',
+    });
+    await (await connectorFor('pinterest')).publish(ctxOf('pinterest', input));
+    expect(reads.whole).toBe(0);
+    const pin = fakes.requests('pinterest').find((r) => r.method === 'POST' && r.path === '/v5/pins');
+    expect((pin?.json as { media_source?: unknown } | undefined)?.media_source).toEqual({
+      source_type: 'image_url',
+      url: 'https://media.example/big.jpg',
+    });
+  });
+
+  it("x: an image over X's 5 MB is refused before it is read", async () => {
+    const { input, reads } = streamedMedia(patternBytes(1000, 1, 3), 'image', 'image/png', {
+      sizeBytes: 6 * MiB,
+    });
+    const err = await failure((await connectorFor('x')).publish(ctxOf('x', input)));
+    expect(err).toMatchObject({ category: 'media_error', retryable: false });
+    expect(reads.whole).toBe(0);
+  });
+});
