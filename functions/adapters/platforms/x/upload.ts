@@ -18,10 +18,10 @@ export const SEGMENT_BYTES = 4 * 1024 * 1024; // APPEND accepts ≤ 5 MB per seg
 /** tweet_video and tweet_gif take files up to 512 MB (X's media upload limits). */
 export const MAX_CHUNKED_BYTES = 512 * 1024 * 1024;
 /**
- * How long one attempt waits for X to process a video: the worker's Lambda stops at 60 s. Past it the
+ * How long one attempt waits for X to process a video (tests shorten it): the worker's Lambda stops at 60 s. Past it the
  * attempt ends with the upload finalized in its checkpoint, and the next attempt only asks STATUS.
  */
-const POLL_BUDGET_MS = 15_000;
+export const processing = { budgetMs: 15_000 };
 /** How often progress is saved while appending (each save is a write of the delivery). */
 const SAVE_EVERY_SEGMENTS = 8;
 
@@ -62,7 +62,7 @@ async function waitForProcessing(
   auth: Auth,
   media: MediaData,
   onTimeout?: () => Promise<void>,
-  budgetMs = POLL_BUDGET_MS,
+  budgetMs = processing.budgetMs,
 ): Promise<void> {
   let info = media.processing_info;
   const started = Date.now();
@@ -195,7 +195,12 @@ async function uploadChunked(
   }
   const fin = await ok<{ data: MediaData }>(auth, 'POST', `/2/media/upload/${id}/finalize`, { media: true });
   // What the upload left of the attempt's time, at most the processing budget.
-  await waitForProcessing(auth, fin.data, finalized, Math.min(POLL_BUDGET_MS, clock.remainingMs() - 1000));
+  await waitForProcessing(
+    auth,
+    fin.data,
+    finalized,
+    Math.min(processing.budgetMs, clock.remainingMs() - 1000),
+  );
   return p.media_id;
 }
 

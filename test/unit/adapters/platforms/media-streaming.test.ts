@@ -3,6 +3,7 @@ import { connectorFor } from '#adapters/platforms/index';
 import { polling } from '#adapters/platforms/tiktok/publish';
 import type { MediaInput, PublishContext } from '#adapters/platforms/types';
 import { uploadBudget } from '#adapters/platforms/upload';
+import { processing } from '#adapters/platforms/x/upload';
 import type { Platform } from '#core/platforms';
 import { createFake as bluesky } from '../../../fakes/bluesky.ts';
 import { createFake as linkedin } from '../../../fakes/linkedin.ts';
@@ -223,6 +224,30 @@ describe('an attempt out of time stops between chunks; the next continues where 
     expect(appends).toBe(4); // 0, 1 (refused), then 1 and 2
     const [media] = [...fakes.fake<FakeX>('x').media.values()];
     expect(media?.bytes.equals(Buffer.from(bytes))).toBe(true);
+  });
+
+  it('x: still processing when the attempt ends: the next one asks STATUS and posts, no second upload', async () => {
+    const size = 5 * MiB;
+    const { input, reads } = video(size);
+    const f = ctxOf('x', input);
+    const x = fakes.fake<FakeX>('x');
+    const savedProcessing = processing.budgetMs;
+    processing.budgetMs = 100;
+    x.processingPolls = 1000;
+    try {
+      const err = await failure((await connectorFor('x')).publish(f));
+      expect(err).toMatchObject({ category: 'system', retryable: true });
+      expect(f.checkpoint).toMatchObject({ stage: 'uploading', finalized: true, segments: 2 });
+    } finally {
+      processing.budgetMs = savedProcessing;
+    }
+    for (const m of x.media.values()) m.pollsLeft = 0;
+    await (await connectorFor('x')).publish(f);
+    expect(reads.ranges).toHaveLength(2);
+    const calls = fakes.requests('x');
+    expect(calls.filter((r) => r.path.endsWith('/append'))).toHaveLength(2);
+    expect(calls.filter((r) => r.path.endsWith('/finalize'))).toHaveLength(1);
+    expect(x.posts).toHaveLength(1);
   });
 
   it('linkedin (no resume): out of time between parts, the attempt ends retryable instead of running into the Lambda timeout', async () => {
