@@ -75,10 +75,48 @@ export async function readHead(b: BucketName, key: string, bytes: number): Promi
   return res.Body ? await res.Body.transformToByteArray() : new Uint8Array();
 }
 
-/** The whole object. */
+/** The whole object (images: small by their limit). */
 export async function readObject(b: BucketName, key: string): Promise<Uint8Array> {
   const res = await s3.send(new GetObjectCommand({ Bucket: bucketOf(b), Key: key }));
   return res.Body ? await res.Body.transformToByteArray() : new Uint8Array();
+}
+
+/** Bytes [start, end) of an object: one ranged GET, so a chunked upload holds a chunk, not the file. */
+export async function readRange(b: BucketName, key: string, start: number, end: number): Promise<Uint8Array> {
+  if (end <= start) return new Uint8Array();
+  const res = await s3.send(
+    new GetObjectCommand({ Bucket: bucketOf(b), Key: key, Range: `bytes=${start}-${end - 1}` }),
+  );
+  const bytes = res.Body ? await res.Body.transformToByteArray() : new Uint8Array();
+  // A store that ignores Range would hand back the whole object: never pass that on as a chunk.
+  if (bytes.byteLength !== end - start)
+    throw new Error(
+      `media object ${key}: asked for ${end - start} bytes at ${start}, got ${bytes.byteLength}`,
+    );
+  return bytes;
+}
+
+/**
+ * The object as a web stream, opened on first pull (a request that never sends its body never
+ * opens a GET); its pace is the consumer's, so what is held is the socket's buffers.
+ */
+export function streamObject(b: BucketName, key: string): ReadableStream<Uint8Array> {
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      if (!reader) {
+        const res = await s3.send(new GetObjectCommand({ Bucket: bucketOf(b), Key: key }));
+        if (!res.Body) throw new Error(`media object ${key} has no body`);
+        reader = (res.Body.transformToWebStream() as ReadableStream<Uint8Array>).getReader();
+      }
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    async cancel(reason) {
+      await reader?.cancel(reason);
+    },
+  });
 }
 
 /** Streams an object into a local file (for ffprobe/ffmpeg). */

@@ -60,14 +60,24 @@ export function checkUpload(input: {
       message: `The filename must end in ${type.extensions.map((e) => `.${e}`).join(' or ')} for ${input.content_type}.`,
     });
   }
-  if (input.size_bytes !== undefined && input.size_bytes > type.maxBytes) {
-    errors.push({
-      pointer: '/size_bytes',
-      code: 'too_large',
-      message: `${input.content_type} uploads are limited to ${type.maxBytes} bytes.`,
-    });
-  }
+  if (input.size_bytes !== undefined && input.size_bytes > type.maxBytes)
+    errors.push(tooLarge(contentType, type.maxBytes));
   return errors;
+}
+
+const binary = (n: number) =>
+  n % 1024 ** 3 === 0 ? `${n / 1024 ** 3} GiB` : n % 1024 ** 2 === 0 ? `${n / 1024 ** 2} MiB` : `${n} bytes`;
+
+/**
+ * A size over the type's limit, claimed (createMediaUpload) or uploaded (completeMediaUpload). The
+ * limit is what a delivery sends: videos stream to the platforms a chunk at a time (docs/media.md).
+ */
+export function tooLarge(contentType: string, maxBytes: number): FieldError {
+  return {
+    pointer: '/size_bytes',
+    code: 'too_large',
+    message: `${contentType} uploads are limited to ${binary(maxBytes)} (${maxBytes} bytes), the largest file a delivery sends.`,
+  };
 }
 
 /** The filename as it appears in object keys and urls: ASCII letters, digits, `.`, `-`, `_`. */

@@ -13,7 +13,7 @@ import {
 import { ffprobe, ProbeError, type ProbeResult, posterFrame } from '#adapters/media-tools';
 import { conflict, notFound, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
-import { mediaUrl, posterKeyOf, toMediaAsset } from '#core/media';
+import { mediaUrl, posterKeyOf, toMediaAsset, tooLarge } from '#core/media';
 import {
   ALLOWED_MEDIA,
   HEAD_BYTES,
@@ -114,13 +114,7 @@ export async function completeMediaUpload(
   if (!isAllowed(asset.content_type)) throw new Error(`asset ${asset.id} has an unknown content type`);
   const type = ALLOWED_MEDIA[asset.content_type];
   if (object.size > type.maxBytes) {
-    throw new ValidationError([
-      {
-        pointer: '/size_bytes',
-        code: 'too_large',
-        message: `${asset.content_type} uploads are limited to ${type.maxBytes} bytes.`,
-      },
-    ]);
+    throw new ValidationError([tooLarge(asset.content_type, type.maxBytes)]);
   }
   if (object.size === 0) throw contentMismatch('The uploaded object is empty.');
   const head = await readHead('uploads', asset.upload_key, Math.min(HEAD_BYTES, object.size));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { countAppRefusal } from '#adapters/app-refusals';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
 import { getAssets } from '#adapters/media';
-import { readObject } from '#adapters/media-store';
+import { readObject, readRange, streamObject } from '#adapters/media-store';
 import { paceDelivery, recordRateLimit } from '#adapters/pacing';
 import { connectorFor } from '#adapters/platforms/index';
 import {
@@ -283,7 +283,9 @@ async function requeueWhenDue(
 }
 
 // The media of a variant as connectors need it: type, alt text, content type, size and the bytes —
-// read from the media bucket by the asset's object key (not fetched through the public url).
+// read from the media bucket by the asset's object key (not fetched through the public url). Videos
+// and audio only ever go by ranged reads or a stream: one of them in memory whole (up to 1 GiB) would
+// take the batch's other deliveries down with it.
 async function mediaOf(orgId: string, variant: VariantRecord): Promise<MediaInput[]> {
   if (!variant.media.length) return [];
   const assets = await getAssets(
@@ -292,6 +294,10 @@ async function mediaOf(orgId: string, variant: VariantRecord): Promise<MediaInpu
   );
   return variant.media.map((m, i) => {
     const asset = assets[i];
+    const key = () => {
+      if (asset?.status !== 'ready') throw new Error(`media ${m.url} is not a ready asset`);
+      return asset.object_key;
+    };
     return {
       type: m.type,
       alt: m.alt,
@@ -300,9 +306,12 @@ async function mediaOf(orgId: string, variant: VariantRecord): Promise<MediaInpu
       filename: asset?.filename ?? 'media',
       sizeBytes: asset?.size_bytes ?? 0,
       read: async () => {
-        if (asset?.status !== 'ready') throw new Error(`media ${m.url} is not a ready asset`);
-        return readObject('media', asset.object_key);
+        const k = key();
+        if (m.type !== 'image') throw new Error(`media ${m.url}: only images are read whole`);
+        return readObject('media', k);
       },
+      readRange: async (start, end) => readRange('media', key(), start, end),
+      stream: () => streamObject('media', key()),
     };
   });
 }

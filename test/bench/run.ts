@@ -8,6 +8,7 @@ import { type ConnectResult, connectSection } from './connect.ts';
 import { type ConsoleResult, consoleSection } from './console.ts';
 import { type CostResult, costSection } from './cost.ts';
 import { benchJournal, journalSection } from './journal.ts';
+import { benchMedia, mediaSection } from './media.ts';
 import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRecovery, recoverySection } from './recovery.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
@@ -20,7 +21,7 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
 // (coldstart, overhead, roundtrips, throughput, cost, stats, awsmodel, connect, console, scheduler,
-// recovery, journal, sync); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
+// recovery, journal, sync, media); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
 // BENCH_POSTS and BENCH_SECONDS shorten the parts (sync: BENCH_SYNC_* in sync.ts); BENCH_LEAD
 // (seconds) gives the scheduler's posts more time to be created on a busy machine.
 
@@ -187,6 +188,11 @@ if (wants('journal')) {
     title: 'The local queue journal under a long-running install',
     body: journalSection(r),
   };
+}
+
+if (wants('media')) {
+  const r = await part('media', () => benchMedia());
+  sections.media = { title: 'Large videos: the worker’s memory while it uploads', body: mediaSection(r) };
 }
 
 const file = join(ROOT, 'BENCHMARKS.md');

@@ -87,7 +87,14 @@ export class FakePlatforms {
   private readonly failures = new Map<string, InjectedFailure[]>();
   origin = '';
 
-  constructor(fakes: FakePlatform[]) {
+  /**
+   * `keepBodies: false` logs requests without their bodies (the media bench sends a gigabyte through
+   * one server; its fakes count and hash what they receive instead).
+   */
+  constructor(
+    fakes: FakePlatform[],
+    private readonly opts: { keepBodies?: boolean } = {},
+  ) {
     for (const f of fakes) this.fakes.set(f.name, f);
   }
 
@@ -258,7 +265,8 @@ export class FakePlatforms {
     if (!fake || !name) {
       out = { status: 404, body: { error: 'no such fake' } };
     } else {
-      this.log.set(name, [...(this.log.get(name) ?? []), fr]);
+      const logged = this.opts.keepBodies === false ? { ...fr, body: Buffer.alloc(0), json: undefined } : fr;
+      this.log.set(name, [...(this.log.get(name) ?? []), logged]);
       const queue = this.failures.get(name) ?? [];
       const failure = queue.find(
         (f) =>

@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { textLength } from '#core/platforms';
 import { xAnswers } from './documented-errors.ts';
 import {
@@ -62,6 +63,9 @@ export interface FakeXMedia {
   totalBytes: number;
   segments: Map<number, Buffer>;
   bytes: Buffer;
+  /** SHA-256 (hex) of the bytes in segment order, and their count. */
+  sha256: string;
+  size: number;
   state: 'uploading' | 'pending' | 'in_progress' | 'succeeded' | 'failed';
   pollsLeft: number;
   alt: string | null;
@@ -97,6 +101,11 @@ export interface FakeX extends FakePlatform {
   processingPolls: number;
   /** Make processing of the next chunked upload fail (InvalidMedia). */
   failProcessing: boolean;
+  /**
+   * Keep no segment bytes, only a hash and count (`bytes` stays empty): the media bench's 500 MB.
+   * Segments must then come in order, as the connector sends them.
+   */
+  countOnly: boolean;
   /** Tokens minted by refreshes, newest last. */
   minted: Array<{ access_token: string; refresh_token: string }>;
 }
@@ -230,6 +239,8 @@ const BAD_CLIENT = xAnswers.badClient;
 
 export function createFake(): FakeX {
   let seq = 0;
+  /** Running hashes of count-only uploads, by media id. */
+  const counting = new Map<string, Hash>();
   const snowflake = () => String(1860000000000000000n + BigInt(++seq) * 4096n);
 
   function withLimits(res: FakeResponse): FakeResponse {
@@ -419,6 +430,8 @@ export function createFake(): FakeX {
         totalBytes: bytes.length,
         segments: new Map([[0, bytes]]),
         bytes,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+        size: bytes.length,
         state: 'succeeded',
         pollsLeft: 0,
         alt: null,
@@ -457,6 +470,8 @@ export function createFake(): FakeX {
         totalBytes: b.total_bytes,
         segments: new Map(),
         bytes: Buffer.alloc(0),
+        sha256: '',
+        size: 0,
         state: 'uploading',
         pollsLeft: fake.processingPolls,
         alt: null,
@@ -478,7 +493,13 @@ export function createFake(): FakeX {
       if (!media || typeof media === 'string') return invalid('The `media` field is required.');
       const chunk = Buffer.from(await media.arrayBuffer());
       if (chunk.length > 5 * 1024 * 1024) return invalid('Segment too large: must be <= 5 MB');
-      m.segments.set(segment, chunk);
+      if (fake.countOnly) {
+        // Only in order: the running hash then is the file's.
+        if (segment !== m.segments.size) return invalid(`segment ${segment} out of order (count-only fake)`);
+        (counting.get(m.id) ?? counting.set(m.id, createHash('sha256')).get(m.id))?.update(chunk);
+        m.size += chunk.length;
+        m.segments.set(segment, Buffer.alloc(0));
+      } else m.segments.set(segment, chunk);
       return { status: 200, body: { data: { expires_at: Math.floor(Date.now() / 1000) + 86400 } } };
     }
 
@@ -489,9 +510,16 @@ export function createFake(): FakeX {
       const order = [...m.segments.keys()].sort((a, b) => a - b);
       if (order.some((s, i) => s !== i))
         return invalid('Segments missing: upload every segment_index from 0.');
-      m.bytes = Buffer.concat(order.map((s) => m.segments.get(s) ?? Buffer.alloc(0)));
-      if (m.bytes.length !== m.totalBytes)
-        return invalid(`File size mismatch: expected ${m.totalBytes} bytes, got ${m.bytes.length}`);
+      if (fake.countOnly) {
+        m.sha256 = counting.get(m.id)?.digest('hex') ?? '';
+        counting.delete(m.id);
+      } else {
+        m.bytes = Buffer.concat(order.map((s) => m.segments.get(s) ?? Buffer.alloc(0)));
+        m.sha256 = createHash('sha256').update(m.bytes).digest('hex');
+        m.size = m.bytes.length;
+      }
+      if (m.size !== m.totalBytes)
+        return invalid(`File size mismatch: expected ${m.totalBytes} bytes, got ${m.size}`);
       m.state = fake.failProcessing
         ? 'failed'
         : m.pollsLeft > 0 || m.category !== 'tweet_image'
@@ -684,6 +712,7 @@ export function createFake(): FakeX {
     posts: [],
     processingPolls: 0,
     failProcessing: false,
+    countOnly: false,
     minted: [],
     reset() {
       seq = 0;

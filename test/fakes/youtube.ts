@@ -1,3 +1,4 @@
+import { createHash, type Hash } from 'node:crypto';
 import { googleAnswers } from './documented-errors.ts';
 import {
   type AuthorizeSpec,
@@ -72,6 +73,9 @@ export interface YouTubeVideo {
   contentType: string;
   /** Content-Range of every PUT that carried bytes, in order. */
   chunks: string[];
+  /** SHA-256 of the bytes in order (hex), and how many arrived. */
+  sha256: string;
+  size: number;
   statistics: { viewCount: number; likeCount: number; commentCount: number };
 }
 
@@ -81,6 +85,7 @@ interface Session {
   size: number;
   contentType: string;
   parts: Buffer[];
+  hash: Hash;
   received: number;
   chunks: string[];
   video: YouTubeVideo | null;
@@ -104,6 +109,8 @@ export interface YouTubeFake extends FakePlatform {
   videos: YouTubeVideo[];
   /** Store at most this many bytes of each PUT (the server persisting less than was sent). */
   acceptPerPut: number | null;
+  /** Keep no bytes, only their hash and count (`bytes` stays empty): the media bench's gigabyte. */
+  countOnly: boolean;
   /** Create the video on the final PUT but answer 503, as if the connection died there. */
   loseNextCompletion: boolean;
   /** Uploads the channel may still make before 400 uploadLimitExceeded. */
@@ -233,6 +240,7 @@ export function createFake(): YouTubeFake {
     clientSecret: 'client-secret',
     videos: [],
     acceptPerPut: null,
+    countOnly: false,
     loseNextCompletion: false,
     uploadsLeft: 100,
     minted: [],
@@ -537,6 +545,7 @@ export function createFake(): YouTubeFake {
       size,
       contentType: type,
       parts: [],
+      hash: createHash('sha256'),
       received: 0,
       chunks: [],
       video: null,
@@ -585,7 +594,9 @@ export function createFake(): YouTubeFake {
       return badRequest('invalidValue', 'Chunks other than the last must be multiples of 256 KiB');
     }
     const take = fake.acceptPerPut === null ? req.body.length : Math.min(req.body.length, fake.acceptPerPut);
-    s.parts.push(Buffer.from(req.body.subarray(0, take)));
+    const kept = req.body.subarray(0, take);
+    s.hash.update(kept);
+    if (!fake.countOnly) s.parts.push(Buffer.from(kept));
     s.chunks.push(range);
     s.received += take;
     if (s.received < s.size) return incomplete(s);
@@ -598,6 +609,8 @@ export function createFake(): YouTubeFake {
       bytes: Buffer.concat(s.parts),
       contentType: s.contentType,
       chunks: s.chunks,
+      sha256: s.hash.digest('hex'),
+      size: s.received,
       statistics: { viewCount: 0, likeCount: 0, commentCount: 0 },
     };
     s.video = video;

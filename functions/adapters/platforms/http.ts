@@ -93,6 +93,17 @@ export function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * A request body sent as a stream of a length known up front (S3's presigned POST and many servers
+ * refuse chunked transfer encoding). `open` is called per send, so a request sent again after a 401
+ * reads the bytes afresh.
+ */
+export interface StreamBody {
+  length: number;
+  contentType: string;
+  open(): ReadableStream<Uint8Array>;
+}
+
 export type RequestOptions = Omit<RequestInit, 'headers'> & {
   headers?: Record<string, string>;
   /** A JSON body; sets content-type unless `headers` name one. */
@@ -102,6 +113,8 @@ export type RequestOptions = Omit<RequestInit, 'headers'> & {
   fetch?: typeof fetch;
   /** Reads every non-empty body (TikTok's int64 ids); by default JSON content types are parsed. */
   parse?: (text: string) => unknown;
+  /** A streamed body (uploads): sent with its Content-Length, never held whole. */
+  stream?: StreamBody;
 };
 
 /** Network errors that come before a request is sent: the server cannot have acted on it. */
@@ -116,9 +129,13 @@ export async function request<T = unknown>(
   url: string,
   init: RequestOptions = {},
 ): Promise<HttpResponse<T>> {
-  const { json: value, timeoutMs, fetch: fetchFn, parse, headers: given, ...rest } = init;
+  const { json: value, timeoutMs, fetch: fetchFn, parse, headers: given, stream, ...rest } = init;
   const headers = { ...given };
   if (value !== undefined) headers['content-type'] ??= 'application/json';
+  if (stream) {
+    headers['content-type'] ??= stream.contentType;
+    headers['content-length'] = String(stream.length);
+  }
   let res: Response;
   try {
     // A platform at an origin a user chose passes the address-checked fetch (adapters/webhooks/safe-http).
@@ -126,6 +143,7 @@ export async function request<T = unknown>(
       ...rest,
       headers,
       ...(value !== undefined ? { body: JSON.stringify(value) } : {}),
+      ...(stream ? { body: stream.open(), duplex: 'half' } : {}),
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs ?? TIMEOUT_MS),
     });

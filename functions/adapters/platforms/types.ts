@@ -16,8 +16,12 @@ export interface MediaInput {
   sizeBytes: number;
   /** Public URL of the asset (Meta container flows fetch media by URL). */
   url: string;
-  /** The asset's bytes (upload flows). */
+  /** The whole asset, for images only (≤ 20 MiB): videos and audio go by `readRange` or `stream`. */
   read(): Promise<Uint8Array>;
+  /** Bytes [start, end) of the asset (one ranged read): chunked uploads hold one chunk at a time. */
+  readRange(start: number, end: number): Promise<Uint8Array>;
+  /** The asset as a stream of `sizeBytes` bytes, for uploads that take one request body. */
+  stream(): ReadableStream<Uint8Array>;
 }
 
 /**

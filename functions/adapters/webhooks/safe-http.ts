@@ -10,6 +10,8 @@ import { promises as dns, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import {
   bareHostname,
   type CidrList,
@@ -147,7 +149,8 @@ export async function safeRequest(
   init: {
     method: string;
     headers?: Record<string, string>;
-    body?: string | Uint8Array;
+    /** A stream goes as it comes (uploads), with the caller's Content-Length. */
+    body?: string | Uint8Array | ReadableStream<Uint8Array>;
     signal?: AbortSignal;
   },
   opts: SafePostOptions,
@@ -167,7 +170,9 @@ export async function safeRequest(
   const isHttps = url.protocol === 'https:';
   const elapsed = performance.now() - started;
   const remaining = Math.max(1, timeoutMs - elapsed);
-  const body = init.body === undefined ? undefined : Buffer.from(init.body);
+  const streamed = init.body instanceof ReadableStream ? init.body : undefined;
+  const body =
+    init.body === undefined || streamed ? undefined : Buffer.from(init.body as string | Uint8Array);
 
   return new Promise<SafeResponse>((resolve, reject) => {
     let settled = false;
@@ -245,7 +250,13 @@ export async function safeRequest(
       finish(() => reject(new WebhookRequestError('timeout', 'aborted by the caller')));
       req.destroy();
     });
-    req.end(body);
+    if (!streamed) return req.end(body);
+    const source = Readable.fromWeb(streamed as WebReadableStream<Uint8Array>);
+    source.on('error', (error) => {
+      finish(() => reject(new WebhookRequestError('connection_error', `request body: ${error.message}`)));
+      req.destroy();
+    });
+    source.pipe(req);
   });
 }
 
@@ -256,10 +267,13 @@ export async function safeRequest(
 export function safeFetch(opts: SafePostOptions): typeof fetch {
   return async (input, init) => {
     if (init?.signal?.aborted) throw new WebhookRequestError('timeout', 'aborted by the caller');
-    const request = new Request(input, init);
-    const body = ['GET', 'HEAD'].includes(request.method)
-      ? undefined
-      : new Uint8Array(await request.arrayBuffer());
+    // An upload's stream is passed on as it is; other bodies are read whole (they are small).
+    const streamed = init?.body instanceof ReadableStream ? init.body : undefined;
+    const request = new Request(input, streamed ? { ...init, body: null } : init);
+    const body =
+      streamed || ['GET', 'HEAD'].includes(request.method)
+        ? undefined
+        : new Uint8Array(await request.arrayBuffer());
     const headers: Record<string, string> = {};
     request.headers.forEach((v, k) => {
       headers[k] = v;
@@ -269,7 +283,7 @@ export function safeFetch(opts: SafePostOptions): typeof fetch {
       {
         method: request.method,
         headers,
-        ...(body?.length ? { body } : {}),
+        ...(streamed ? { body: streamed } : body?.length ? { body } : {}),
         ...(init?.signal ? { signal: init.signal } : {}),
       },
       // The caller's signal bounds it (uploads take longer than API calls).

@@ -265,3 +265,51 @@ function valuesOf(input: { ExpressionAttributeValues?: Record<string, unknown> }
     poster_key: v[':pk'],
   };
 }
+
+describe('the largest upload: what a delivery can send', () => {
+  const GiB = 1024 ** 3;
+  const refusal = {
+    code: 'validation_failed',
+    status: 400,
+    errors: [
+      {
+        pointer: '/size_bytes',
+        code: 'too_large',
+        message:
+          'video/mp4 uploads are limited to 1 GiB (1073741824 bytes), the largest file a delivery sends.',
+      },
+    ],
+  };
+
+  it('createMediaUpload: a declared size over the limit is refused with the limit, nothing written', async () => {
+    await expect(
+      createMediaUpload(
+        ORG_ID,
+        { filename: 'big.mp4', content_type: 'video/mp4', size_bytes: GiB + 1 },
+        NOW,
+        gate,
+      ),
+    ).rejects.toMatchObject(refusal);
+    expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it('completeMediaUpload: an uploaded object over the limit (no size declared) is refused the same way, nothing read', async () => {
+    const asset = mediaAsset({ kind: 'video', content_type: 'video/mp4', filename: 'big.mp4' });
+    ddb.on(GetCommand).resolves({ Item: mediaItem(asset) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: GiB + 1, ContentType: 'video/mp4' });
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toMatchObject(refusal);
+    expect(s3.commandCalls(GetObjectCommand)).toHaveLength(0);
+    expect(s3.commandCalls(CopyObjectCommand)).toHaveLength(0);
+  });
+
+  it('exactly 1 GiB is accepted', async () => {
+    ddb.on(PutCommand).resolves({});
+    const t = await createMediaUpload(
+      ORG_ID,
+      { filename: 'big.mp4', content_type: 'video/mp4', size_bytes: GiB },
+      NOW,
+      gate,
+    );
+    expect(t.method).toBe('PUT');
+  });
+});

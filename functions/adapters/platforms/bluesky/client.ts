@@ -1,5 +1,6 @@
-import { type HttpResponse, request } from '../http.ts';
+import { type HttpResponse, request, type StreamBody } from '../http.ts';
 import { type Credentials, PlatformError } from '../types.ts';
+import { UPLOAD_REQUEST_MS } from '../upload.ts';
 import { userOriginFetch } from '../user-origin.ts';
 import { errorName, TOKEN_ERRORS, xrpcError } from './errors.ts';
 
@@ -97,7 +98,8 @@ export class Client {
       method?: 'GET' | 'POST';
       query?: Record<string, string | string[]>;
       body?: unknown;
-      raw?: { bytes: Uint8Array; contentType: string };
+      /** The blob, streamed. */
+      raw?: StreamBody;
       media?: boolean;
     },
   ): Promise<HttpResponse<T>> {
@@ -108,13 +110,10 @@ export class Client {
     for (let attempt = 0; ; attempt++) {
       const res = await request<T>('bluesky', url, {
         method: init.method ?? 'GET',
-        headers: {
-          authorization: `Bearer ${session.accessJwt}`,
-          ...(init.raw ? { 'content-type': init.raw.contentType } : {}),
-        },
+        headers: { authorization: `Bearer ${session.accessJwt}` },
         json: init.raw ? undefined : init.body,
-        body: init.raw?.bytes,
-        timeoutMs: init.raw ? 120_000 : undefined,
+        ...(init.raw ? { stream: init.raw } : {}),
+        timeoutMs: init.raw ? UPLOAD_REQUEST_MS : undefined,
         fetch: userOriginFetch(),
       });
       if (attempt === 0 && TOKEN_ERRORS.has(errorName(res))) {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { orOutcomeUnknown, publishedIn } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { fileBody } from '../upload.ts';
 import { Client } from './client.ts';
 import { errorName, xrpcError } from './errors.ts';
 
@@ -125,11 +126,10 @@ async function uploadBlobs(
       throw new PlatformError('media_error', 'bluesky: audio attachments are not supported', {
         retryable: false,
       });
-    const bytes = await item.read();
-    if (bytes.byteLength > limit) {
+    if (item.sizeBytes > limit) {
       throw new PlatformError(
         'media_error',
-        `bluesky: ${item.filename} is ${bytes.byteLength} bytes; Bluesky accepts ${item.type}s up to ${limit}`,
+        `bluesky: ${item.filename} is ${item.sizeBytes} bytes; Bluesky accepts ${item.type}s up to ${limit}`,
         {
           retryable: false,
         },
@@ -137,7 +137,7 @@ async function uploadBlobs(
     }
     const res = await client.ok<{ blob: BlobRef }>('com.atproto.repo.uploadBlob', {
       method: 'POST',
-      raw: { bytes, contentType: item.contentType },
+      raw: fileBody(item),
       media: true,
     });
     out.push({ blob: res.blob, item });

@@ -1,4 +1,4 @@
-import { expectOk, type HttpResponse, platformOrigin } from '../http.ts';
+import { expectOk, type HttpResponse, platformOrigin, type StreamBody } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import { PlatformError, type TokenSource } from '../types.ts';
 import { linkedinError } from './errors.ts';
@@ -33,6 +33,8 @@ export interface CallInit {
   media?: boolean;
   json?: unknown;
   bytes?: Uint8Array;
+  /** A streamed upload body. */
+  stream?: StreamBody;
   timeoutMs?: number;
 }
 
@@ -52,6 +54,7 @@ export function call<T>(
     },
     json: init.json,
     body: init.bytes,
+    ...(init.stream ? { stream: init.stream } : {}),
     timeoutMs: init.timeoutMs,
   });
 }

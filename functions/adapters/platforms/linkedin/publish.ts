@@ -1,5 +1,6 @@
 import { orOutcomeUnknown, publishedIn, searchFrom, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { fileBody, outOfTime, UPLOAD_REQUEST_MS, uploadClock } from '../upload.ts';
 import { Auth, call, ok } from './client.ts';
 import { describe, linkedinError } from './errors.ts';
 
@@ -13,7 +14,7 @@ import { describe, linkedinError } from './errors.ts';
 // commentary, and a repeat that LinkedIn refuses as DUPLICATE_POST names the earlier post's URN,
 // which we then report.
 
-const POLL_BUDGET_MS = 180_000;
+const POLL_BUDGET_MS = 20_000; // the worker's Lambda stops at 60 s, with the batch's other deliveries
 
 interface LiPost {
   id: string;
@@ -58,21 +59,23 @@ async function waitAvailable(auth: Auth, kind: 'images' | 'videos', urn: string)
 }
 
 async function uploadImage(auth: Auth, item: MediaInput): Promise<string> {
-  const bytes = await item.read();
   const init = await ok<{ value: { uploadUrl: string; image: string } }>(
     auth,
     'POST',
     '/rest/images?action=initializeUpload',
     { json: { initializeUploadRequest: { owner: auth.author } }, media: true },
   );
-  const put = await call(auth, 'PUT', init.body.value.uploadUrl, { bytes, timeoutMs: 120_000 });
+  const put = await call(auth, 'PUT', init.body.value.uploadUrl, {
+    stream: { ...fileBody(item), contentType: 'application/octet-stream' },
+    timeoutMs: UPLOAD_REQUEST_MS,
+  });
   if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT image upload', true);
   await waitAvailable(auth, 'images', init.body.value.image);
   return init.body.value.image;
 }
 
+// Each part LinkedIn's instructions name is one ranged read (parts are 4 MiB): a part in memory at a time.
 async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
-  const bytes = await item.read();
   const init = await ok<{
     value: {
       video: string;
@@ -83,7 +86,7 @@ async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
     json: {
       initializeUploadRequest: {
         owner: auth.author,
-        fileSizeBytes: bytes.byteLength,
+        fileSizeBytes: item.sizeBytes,
         uploadCaptions: false,
         uploadThumbnail: false,
       },
@@ -92,10 +95,12 @@ async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
   });
   const { video, uploadToken = '', uploadInstructions } = init.body.value;
   const etags: string[] = [];
+  const clock = uploadClock();
   for (const part of uploadInstructions) {
+    if (etags.length && clock.spent()) throw outOfTime('linkedin', part.firstByte, item.sizeBytes);
     const put = await call(auth, 'PUT', part.uploadUrl, {
-      bytes: bytes.subarray(part.firstByte, part.lastByte + 1),
-      timeoutMs: 120_000,
+      bytes: await item.readRange(part.firstByte, part.lastByte + 1),
+      timeoutMs: clock.remainingMs(),
     });
     if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT video part', true);
     const etag = put.headers.get('etag');

@@ -1,4 +1,4 @@
-import { expectOk, request } from '../http.ts';
+import { expectOk, request, type StreamBody } from '../http.ts';
 import { type Credentials, PlatformError } from '../types.ts';
 import { userOriginFetch } from '../user-origin.ts';
 import { mastodonError } from './errors.ts';
@@ -45,13 +45,20 @@ export class Api {
   call<T>(
     method: string,
     path: string,
-    init: { json?: unknown; form?: FormData; headers?: Record<string, string>; timeoutMs?: number } = {},
+    init: {
+      json?: unknown;
+      form?: FormData;
+      stream?: StreamBody;
+      headers?: Record<string, string>;
+      timeoutMs?: number;
+    } = {},
   ) {
     return request<T>('mastodon', `${this.origin}${path}`, {
       method,
       headers: { authorization: `Bearer ${this.token}`, ...init.headers },
       json: init.json,
       body: init.form, // fetch sets multipart/form-data with its boundary
+      ...(init.stream ? { stream: init.stream } : {}),
       timeoutMs: init.timeoutMs,
       fetch: userOriginFetch(),
     });

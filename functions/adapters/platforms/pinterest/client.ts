@@ -1,11 +1,11 @@
-import { type HttpResponse, platformOrigin, request } from '../http.ts';
+import { type HttpResponse, platformOrigin, request, type StreamBody } from '../http.ts';
 import type { OAuthTokens } from '../oauth.ts';
+import { UPLOAD_REQUEST_MS } from '../upload.ts';
 
 // Pinterest API v5 (api.pinterest.com) with the channel's bearer token.
 
 const P = 'pinterest';
 const origin = () => platformOrigin(P, 'https://api.pinterest.com');
-const UPLOAD_TIMEOUT_MS = 300_000;
 
 export function call<T>(
   tokens: OAuthTokens,
@@ -17,6 +17,6 @@ export function call<T>(
 }
 
 /** The upload URL is a pre-signed S3 form: every upload parameter as a field, then the file (no bearer token). */
-export function uploadForm(url: string, form: FormData): Promise<HttpResponse> {
-  return request(P, url, { method: 'POST', body: form, timeoutMs: UPLOAD_TIMEOUT_MS });
+export function uploadForm(url: string, form: StreamBody): Promise<HttpResponse> {
+  return request(P, url, { method: 'POST', stream: form, timeoutMs: UPLOAD_REQUEST_MS });
 }

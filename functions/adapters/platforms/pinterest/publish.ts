@@ -2,13 +2,14 @@ import { uploadError } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import { outcomeUnknown, pollWithin, searchFrom, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { multipartBody } from '../upload.ts';
 import { call, uploadForm } from './client.ts';
 import { pinterestError } from './errors.ts';
 
 // Pinterest API v5 (https://developers.pinterest.com/docs/api/v5/): one Pin per post, on the variant's
 // `board_id` or else the channel's default board (credentials `account_id`).
-//   Image: POST /v5/pins with media_source image_base64 (JPEG/PNG, the bytes themselves) or image_url (other
-//   types; Pinterest fetches our public URL).
+//   Image: POST /v5/pins with media_source image_base64 (JPEG/PNG up to 4 MiB, the bytes themselves) or image_url (other
+//   types and larger ones; Pinterest fetches our public URL).
 //   Video: POST /v5/media {media_type: video} → multipart POST of upload_parameters + file to upload_url →
 //   poll GET /v5/media/{media_id} until succeeded → POST /v5/pins with source_type video_id.
 // Pin creation has no idempotency key, so the checkpoint marks the attempt before POST /v5/pins, and reconcile
@@ -22,7 +23,12 @@ const MATCH_SKEW_MS = 120_000;
 const LOOKUP_PAGES = 10;
 
 /** Poll pacing of video processing; tests shrink it. */
-export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 120_000 };
+// The budget fits the worker's 60 s Lambda; a video still processing is waited for by the next
+// attempt (the checkpoint's media_id).
+/** The largest image sent as bytes (image_base64). */
+const BASE64_MAX_BYTES = 4 * 1024 * 1024;
+
+export const polling = { delaysMs: [0, 1000, 2000, 3000, 5000], budgetMs: 20_000 };
 
 interface Pin {
   id?: string;
@@ -82,10 +88,8 @@ async function videoMediaId(tokens: OAuthTokens, ctx: PublishContext, item: Medi
   if (!mediaId || !uploadUrl)
     throw new PlatformError('system', `${P}: media registration answered without media_id/upload_url`);
 
-  const bytes = await item.read();
-  const form = new FormData();
-  for (const [k, v] of Object.entries(reg.body.upload_parameters ?? {})) form.append(k, v);
-  form.append('file', new Blob([bytes], { type: item.contentType }), item.filename);
+  // S3's presigned POST: the parameters, then the file streamed with the form's exact length.
+  const form = multipartBody(Object.entries(reg.body.upload_parameters ?? {}), { field: 'file', item });
   const up = await uploadForm(uploadUrl, form);
   if (up.status < 200 || up.status >= 300) {
     const detail = typeof up.body === 'string' ? up.body.slice(0, 200) : '';
@@ -112,7 +116,12 @@ async function mediaSource(
   }
   if (item.type !== 'image')
     throw new PlatformError('media_error', `${P}: Pins take an image or a video`, { retryable: false });
-  if (item.contentType === 'image/jpeg' || item.contentType === 'image/png') {
+  // Base64 in the Pin's JSON holds the image about four times over while it is sent; past a few MiB
+  // Pinterest fetches it from the URL instead, as it does the other types.
+  if (
+    (item.contentType === 'image/jpeg' || item.contentType === 'image/png') &&
+    item.sizeBytes <= BASE64_MAX_BYTES
+  ) {
     const data = Buffer.from(await item.read()).toString('base64');
     return { source_type: 'image_base64', content_type: item.contentType, data };
   }

@@ -1,5 +1,6 @@
 import { type HttpResponse, parseJson, platformOrigin, request } from '../http.ts';
 import type { OAuthTokens } from '../oauth.ts';
+import { UPLOAD_REQUEST_MS } from '../upload.ts';
 import { type Envelope, tiktokError } from './errors.ts';
 
 // TikTok's open API (open.tiktokapis.com). Every answer is an envelope
@@ -9,7 +10,6 @@ import { type Envelope, tiktokError } from './errors.ts';
 
 const P = 'tiktok';
 const origin = () => platformOrigin(P, 'https://open.tiktokapis.com');
-const UPLOAD_TIMEOUT_MS = 120_000;
 
 // TikTok ids are int64 sent as bare JSON numbers; quote them before JSON.parse rounds them.
 function parseBody(text: string): unknown {
@@ -42,7 +42,7 @@ export async function api<T>(tokens: OAuthTokens, path: string, body?: unknown, 
 /** PUTs one chunk of a video to the upload URL TikTok handed out (no bearer token). */
 export function putChunk(
   url: string,
-  init: RequestInit & { headers: Record<string, string> },
+  init: RequestInit & { headers: Record<string, string>; timeoutMs?: number },
 ): Promise<HttpResponse> {
-  return request(P, url, { ...init, timeoutMs: UPLOAD_TIMEOUT_MS, parse: parseBody });
+  return request(P, url, { ...init, timeoutMs: init.timeoutMs ?? UPLOAD_REQUEST_MS, parse: parseBody });
 }

@@ -1,112 +1,15 @@
-import { orOutcomeUnknown, publishedIn, searchFrom, sleep } from '../support.ts';
-import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { orOutcomeUnknown, publishedIn, searchFrom } from '../support.ts';
+import { PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Auth, ok, type Tweet } from './client.ts';
 import { isDuplicate } from './errors.ts';
+import { uploadMedia } from './upload.ts';
 
 // X has no idempotency key for POST /2/tweets. Before posting we save a checkpoint; a reconcile
 // after it (the worker's, while an earlier attempt may have made the tweet) looks for the tweet
 // among the user's own tweets since the earliest such attempt (GET /2/users/:id/tweets) and
 // compares text the way X rewrites it (t.co links, entities).
 //
-// Media uses the v2 media endpoints: images in one POST /2/media/upload (base64 JSON, tweet_image);
-// video and GIFs in chunks (POST /2/media/upload/initialize, /{id}/append multipart, /{id}/finalize,
-// then GET /2/media/upload?command=STATUS until processing_info.state is succeeded). Alt text goes to
-// POST /2/media/metadata.
-
-const CHUNK_BYTES = 4 * 1024 * 1024; // APPEND accepts ≤ 5 MB per segment
-const POLL_BUDGET_MS = 180_000;
-
-interface MediaData {
-  id: string;
-  media_key?: string;
-  processing_info?: {
-    state: 'pending' | 'in_progress' | 'succeeded' | 'failed';
-    check_after_secs?: number;
-    error?: { name?: string; message?: string };
-  };
-}
-
-async function waitForProcessing(auth: Auth, media: MediaData): Promise<void> {
-  let info = media.processing_info;
-  const started = Date.now();
-  while (info && (info.state === 'pending' || info.state === 'in_progress')) {
-    if (Date.now() - started > POLL_BUDGET_MS)
-      throw new PlatformError('system', `x: media ${media.id} is still processing`, {
-        retryAfterSeconds: 60,
-      });
-    await sleep(Math.min(10_000, Math.max(200, (info.check_after_secs ?? 1) * 1000)));
-    const qs = new URLSearchParams({ command: 'STATUS', media_id: media.id });
-    const res = await ok<{ data: MediaData }>(auth, 'GET', `/2/media/upload?${qs}`, { media: true });
-    info = res.data.processing_info;
-  }
-  if (info?.state === 'failed') {
-    throw new PlatformError(
-      'media_error',
-      `x: media processing failed: ${info.error?.name ?? ''} ${info.error?.message ?? ''}`.trim(),
-      { retryable: false },
-    );
-  }
-}
-
-async function upload(auth: Auth, item: MediaInput): Promise<string> {
-  const bytes = await item.read();
-  const gif = item.contentType === 'image/gif';
-  let id: string;
-  if (item.type === 'image' && !gif) {
-    const res = await ok<{ data: MediaData }>(auth, 'POST', '/2/media/upload', {
-      json: {
-        media: Buffer.from(bytes).toString('base64'),
-        media_category: 'tweet_image',
-      },
-      timeoutMs: 120_000,
-      media: true,
-    });
-    id = res.data.id;
-    await waitForProcessing(auth, res.data);
-  } else if (item.type === 'video' || gif) {
-    const init = await ok<{ data: MediaData }>(auth, 'POST', '/2/media/upload/initialize', {
-      json: {
-        media_type: item.contentType,
-        total_bytes: bytes.byteLength,
-        media_category: gif ? 'tweet_gif' : 'tweet_video',
-      },
-      media: true,
-    });
-    id = init.data.id;
-    for (let i = 0, segment = 0; i < bytes.byteLength; i += CHUNK_BYTES, segment++) {
-      const form = new FormData();
-      form.append('segment_index', String(segment));
-      form.append(
-        'media',
-        new Blob([bytes.subarray(i, i + CHUNK_BYTES)], { type: 'application/octet-stream' }),
-        'chunk',
-      );
-      await ok(auth, 'POST', `/2/media/upload/${encodeURIComponent(id)}/append`, {
-        form,
-        timeoutMs: 120_000,
-        media: true,
-      });
-    }
-    const fin = await ok<{ data: MediaData }>(
-      auth,
-      'POST',
-      `/2/media/upload/${encodeURIComponent(id)}/finalize`,
-      { media: true },
-    );
-    await waitForProcessing(auth, fin.data);
-  } else {
-    throw new PlatformError('media_error', `x: ${item.type} attachments are not supported`, {
-      retryable: false,
-    });
-  }
-  if (item.alt && item.type === 'image') {
-    await ok(auth, 'POST', '/2/media/metadata', {
-      json: { id, metadata: { alt_text: { text: item.alt.slice(0, 1000) } } },
-      media: true,
-    });
-  }
-  return id;
-}
+// Media: ./upload.ts.
 
 // Finding a tweet an earlier attempt made
 
@@ -162,8 +65,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const auth = new Auth(ctx);
   // An earlier attempt that may have made the tweet was reconciled (looked up) before this one.
   const sentBefore = ctx.checkpoint?.stage === 'posting';
-  const mediaIds: string[] = [];
-  for (const item of ctx.media) mediaIds.push(await upload(auth, item));
+  const mediaIds = await uploadMedia(auth, ctx);
   const body: Record<string, unknown> = {
     text: ctx.text,
     ...(mediaIds.length ? { media: { media_ids: mediaIds } } : {}),

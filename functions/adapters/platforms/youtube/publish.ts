@@ -2,6 +2,7 @@ import type { HttpResponse } from '../http.ts';
 import { OAuthTokens } from '../oauth.ts';
 import { outcomeUnknown, str } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { continueLater, uploadClock } from '../upload.ts';
 import { api, authed } from './client.ts';
 import { youtubeError } from './errors.ts';
 
@@ -13,13 +14,14 @@ import { youtubeError } from './errors.ts';
 //      (Range: bytes=0-N), the final 200/201 carries the video resource and its id.
 // The video exists only once the last byte is in, so the session URI is the checkpoint: querying it with
 // `Content-Range: bytes */<size>` tells a crashed attempt whether the video was created (200/201) or how far the
-// upload got (308), and a later attempt resumes from there instead of uploading twice.
+// upload got (308), and a later attempt resumes from there instead of uploading twice. Each chunk is one
+// ranged read of the media object, so an attempt holds 8 MiB whatever the video's size; one that has
+// spent its time budget stops between chunks and the next attempt resumes the session.
 
 const P = 'youtube';
 
 /** Chunk size: all chunks but the last must be multiples of 256 KiB. */
 export const CHUNK = 8 * 1024 * 1024;
-const UPLOAD_TIMEOUT_MS = 300_000;
 
 /** A title YouTube accepts: ≤ 100 characters, no angle brackets, not empty. */
 function cleanTitle(raw: string | undefined): string {
@@ -114,25 +116,26 @@ async function startSession(
   return location;
 }
 
-/** Sends bytes[offset…] to the session; the final answer carries the video resource. */
+/** Sends the video's bytes [from…] to the session; the final answer carries the video resource. */
 async function upload(
   tokens: OAuthTokens,
   ctx: PublishContext,
   uri: string,
-  bytes: Uint8Array,
+  video: MediaInput,
   from: number,
-  contentType: string,
+  size: number,
 ) {
-  const size = bytes.byteLength;
+  const clock = uploadClock();
   let offset = from;
   let stalls = 0;
   while (offset < size) {
+    if (offset > from && clock.spent()) throw continueLater(P, offset, size);
     const end = Math.min(offset + CHUNK, size);
     const res = await authed(tokens, uri, {
       method: 'PUT',
-      headers: { 'content-type': contentType, 'content-range': `bytes ${offset}-${end - 1}/${size}` },
-      body: bytes.subarray(offset, end),
-      timeoutMs: UPLOAD_TIMEOUT_MS,
+      headers: { 'content-type': video.contentType, 'content-range': `bytes ${offset}-${end - 1}/${size}` },
+      body: await video.readRange(offset, end),
+      timeoutMs: clock.remainingMs(),
     });
     if (res.status === 200 || res.status === 201) return videoIdOf(res);
     if (res.status === 308) {
@@ -163,8 +166,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   if (!video) throw new PlatformError('user_content', `${P}: a post needs a video`, { retryable: false });
   const tokens = await OAuthTokens.open(ctx);
   const cp = ctx.checkpoint ?? {};
-  const bytes = await video.read();
-  const size = bytes.byteLength;
+  const size = video.sizeBytes;
   if (size === 0) throw new PlatformError('media_error', `${P}: the video is empty`, { retryable: false });
 
   let session = str(cp.session_uri);
@@ -179,7 +181,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
     session = await startSession(tokens, ctx, video, size);
     await ctx.saveCheckpoint({ session_uri: session, size });
   }
-  return result(await upload(tokens, ctx, session, bytes, offset, video.contentType));
+  return result(await upload(tokens, ctx, session, video, offset, size));
 }
 
 export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {

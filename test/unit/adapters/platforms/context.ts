@@ -141,8 +141,64 @@ export function mediaInput(
     sizeBytes: bytes.byteLength,
     url: 'https://media.example/asset',
     read: async () => bytes,
+    readRange: async (start, end) => bytes.slice(start, end),
+    stream: () => streamOf(bytes),
     ...extra,
   };
+}
+
+function streamOf(bytes: Uint8Array, piece = 64 * 1024): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    pull(c) {
+      if (at >= bytes.byteLength) return c.close();
+      c.enqueue(bytes.slice(at, at + piece));
+      at += piece;
+    },
+  });
+}
+
+/** What a connector read of a media input: ranges [start, end), whole streams, whole reads. */
+export interface MediaReads {
+  ranges: Array<[number, number]>;
+  streams: number;
+  whole: number;
+  /** Most ranged reads in flight at once. */
+  maxInFlight: number;
+}
+
+/**
+ * A media input that records how it is read. A whole read (`read()`) fails: connectors must send
+ * videos by ranges or as a stream, holding a chunk at a time rather than the file.
+ */
+export function streamedMedia(
+  bytes: Uint8Array,
+  type: MediaInput['type'],
+  contentType: string,
+  extra: Partial<MediaInput> = {},
+): { input: MediaInput; reads: MediaReads } {
+  const reads: MediaReads = { ranges: [], streams: 0, whole: 0, maxInFlight: 0 };
+  let inFlight = 0;
+  const input = mediaInput(bytes, type, contentType, {
+    read: async () => {
+      reads.whole++;
+      throw new Error('the whole file was read into memory');
+    },
+    readRange: async (start, end) => {
+      reads.ranges.push([start, end]);
+      inFlight++;
+      reads.maxInFlight = Math.max(reads.maxInFlight, inFlight);
+      await new Promise((r) => setImmediate(r));
+      inFlight--;
+      return bytes.slice(start, end);
+    },
+    stream: () => {
+      reads.streams++;
+      return streamOf(bytes);
+    },
+    ...extra,
+  });
+  return { input, reads };
 }
 
 /** n bytes of a repeatable pattern (distinct per seed and step). */
