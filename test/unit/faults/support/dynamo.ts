@@ -99,6 +99,7 @@ export class FakeDynamo {
   readonly items = new Map<string, Item>();
   readonly calls: Call[] = [];
   private faults: Array<Fault & { left: number }> = [];
+  private interposed: Array<{ match: (req: RequestView) => boolean; act: () => void; left: number }> = [];
   private readonly tokens = new Set<string>();
   private stream: DynamoDBRecord[] = [];
   private sequence = 1000;
@@ -119,6 +120,7 @@ export class FakeDynamo {
     for (const i of items) this.items.set(idOf(i), structuredClone(i));
     this.calls.length = 0;
     this.faults = [];
+    this.interposed = [];
     this.tokens.clear();
     this.stream = [];
   }
@@ -141,6 +143,14 @@ export class FakeDynamo {
 
   fail(fault: Fault): void {
     this.faults.push({ ...fault, left: fault.times ?? 1 });
+  }
+
+  /**
+   * Runs `act` just before DynamoDB handles each request `match` selects (up to `times`): another
+   * writer's change landing between a request's read and its write.
+   */
+  interpose(match: (req: RequestView) => boolean, act: () => void, times = Number.POSITIVE_INFINITY): void {
+    this.interposed.push({ match, act, left: times });
   }
 
   /** Ends every injected fault (the outage is over). */
@@ -166,6 +176,11 @@ export class FakeDynamo {
     const raw = JSON.parse(new TextDecoder().decode(request.body as Uint8Array)) as Record<string, unknown>;
     const attempt = Number(/attempt=(\d+)/.exec(request.headers['amz-sdk-request'] ?? '')?.[1] ?? 1);
     const view = viewOf(op, raw);
+    for (const i of this.interposed)
+      if (i.left > 0 && i.match(view)) {
+        i.left--;
+        i.act();
+      }
     const fault = this.faults.find((f) => f.op === op && f.left > 0 && (!f.match || f.match(view)));
     if (fault) {
       fault.left--;

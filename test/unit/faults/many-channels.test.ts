@@ -1,0 +1,137 @@
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { keys } from '#adapters/keys';
+import type { DeliveryMessage } from '#core/messages';
+import type { DeliveryRecord, PostRecord } from '#core/posts';
+import { deliver } from '#usecases/delivery-worker';
+import { fixedId, ORG_ID, org, orgItem, post, postItem } from '../support/fixtures.ts';
+import type { Item, RequestView } from './support/dynamo.ts';
+import { connected, credentialsFor, platformPosts, storedPost, useWorld } from './support/world.ts';
+
+// Many channels per post: every channel's delivery is state of its own, so the channels of one post
+// do not contend. N deliveries of one post claimed and recorded at once all publish, with failed
+// conditional writes bounded by N (not ≈ N²/2), and a delivery's outcome, written after the
+// platform accepted, never loses to a sibling channel's write.
+
+const world = useWorld();
+const { table } = world;
+
+const N = 25;
+
+/** The delivery a post write (a whole-item Put, or an UpdateItem's values) carries for `channelId`. */
+export function deliveryWritten(v: RequestView, channelId: string): DeliveryRecord | undefined {
+  if (v.op === 'PutItem') return (v.items[0] as PostRecord | undefined)?.deliveries?.[channelId];
+  if (v.op !== 'UpdateItem') return undefined;
+  const values = v.raw.ExpressionAttributeValues;
+  if (!values) return undefined;
+  for (const value of Object.values(unmarshall(values as never))) {
+    const d = value as Partial<DeliveryRecord> | null;
+    if (d && typeof d === 'object' && d.channel_id === channelId && typeof d.stage === 'string')
+      return d as DeliveryRecord;
+    const nested = (value as { [id: string]: DeliveryRecord } | null)?.[channelId];
+    if (nested && typeof nested === 'object' && typeof nested.stage === 'string') return nested;
+  }
+  return undefined;
+}
+
+/** The org, N connected Mastodon channels, and a post to all of them (`patch`: its state). */
+function given(patch: (p: PostRecord) => PostRecord) {
+  const chans = Array.from({ length: N }, (_, i) =>
+    connected(100 + i, 'mastodon', credentialsFor(world.fakes, 'mastodon')),
+  );
+  const p = patch(
+    post({
+      id: fixedId('post', 1),
+      variants: chans.map((c, i) => ({
+        id: fixedId('variant', 100 + i),
+        channel_id: c.channel.id,
+        body: `Said once on channel ${i}`,
+        media: [],
+        options: {},
+      })),
+    }),
+  );
+  table.seed(orgItem(org()), ...chans.flatMap((c) => c.items), postItem(p));
+  return { post: p, channels: chans.map((c) => c.channel.id) };
+}
+
+/** Writes DynamoDB refused on their condition (each billed as a write). */
+const failedConditions = () => table.calls.filter((c) => c.outcome === 'ConditionalCheckFailed').length;
+
+describe('a post to many channels', () => {
+  it(`${N} deliveries of a dispatched post claimed at once: all published, no ConcurrentChangeError, ≤ N failed conditional writes`, async () => {
+    // Arrange: a post due now; each channel's dispatch message starts it (the first to land does).
+    const due = new Date(Date.now() - 1000).toISOString();
+    const g = given((p) => ({ ...p, status: 'scheduled', scheduled_at: due }));
+    const msgs: DeliveryMessage[] = g.channels.map((channel_id) => ({
+      org_id: ORG_ID,
+      post_id: g.post.id,
+      channel_id,
+      round: 1,
+      start: due,
+    }));
+
+    // Act
+    const outcomes = await Promise.allSettled(msgs.map((m) => deliver(m)));
+
+    // Assert
+    expect(
+      outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason)),
+    ).toEqual([]);
+    expect(outcomes.map((o) => (o as PromiseFulfilledResult<string>).value)).toEqual(
+      msgs.map(() => 'published'),
+    );
+    const stored = storedPost(table, g.post.id);
+    expect(stored.status).toBe('published');
+    expect(Object.values(stored.deliveries).map((d) => d.stage)).toEqual(msgs.map(() => 'published'));
+    expect(platformPosts(world.fakes, 'mastodon')).toHaveLength(N);
+    expect(failedConditions()).toBeLessThanOrEqual(N);
+  });
+
+  it("an outcome written after the platform accepted never loses to sibling channels' writes", async () => {
+    // Arrange: the post is publishing; a sibling channel's write lands before every write of the
+    // first channel's outcome (its read-modify-write would never win).
+    const g = given((p) => ({
+      ...p,
+      status: 'scheduled',
+      scheduled_at: new Date(Date.now() - 1000).toISOString(),
+    }));
+    const [first, sibling] = g.channels as [string, string];
+    const started = await deliver({
+      org_id: ORG_ID,
+      post_id: g.post.id,
+      channel_id: sibling,
+      round: 1,
+      start: g.post.scheduled_at as string,
+    });
+    expect(started).toBe('published');
+    let landed = 0;
+    table.interpose(
+      (v) => deliveryWritten(v, first)?.stage === 'published',
+      () => {
+        const key = keys.post(ORG_ID, g.post.id);
+        const current = table.get<PostRecord & Item>(key) as PostRecord & Item;
+        const d = current.deliveries[sibling] as DeliveryRecord;
+        landed++;
+        table.seed({
+          ...current,
+          version: current.version + 1,
+          deliveries: {
+            ...current.deliveries,
+            [sibling]: { ...d, updated_at: new Date(Date.now() + landed).toISOString() },
+          },
+        });
+      },
+    );
+
+    // Act
+    const outcome = await deliver({ org_id: ORG_ID, post_id: g.post.id, channel_id: first, round: 1 });
+
+    // Assert
+    expect(outcome).toBe('published');
+    const stored = storedPost(table, g.post.id);
+    expect(stored.deliveries[first]).toMatchObject({ stage: 'published', attempts: 1 });
+    expect(stored.deliveries[first]?.claim_id).toBeUndefined();
+    expect(platformPosts(world.fakes, 'mastodon')).toHaveLength(2);
+  });
+});
