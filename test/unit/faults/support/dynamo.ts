@@ -40,7 +40,8 @@ export interface RequestView {
 }
 
 export interface Fault {
-  op: Operation;
+  /** One operation, or several (a post's writes are PutItem or UpdateItem: POST_WRITES). */
+  op: Operation | readonly Operation[];
   kind: FaultKind;
   /** `before` (default): refused, nothing applied. `after`: applied, then the answer was lost. */
   when?: 'before' | 'after';
@@ -158,8 +159,8 @@ export class FakeDynamo {
     this.faults = [];
   }
 
-  callsOf(op: Operation, match?: (c: Call) => boolean): Call[] {
-    return this.calls.filter((c) => c.op === op && (!match || match(c)));
+  callsOf(op: Operation | readonly Operation[], match?: (c: Call) => boolean): Call[] {
+    return this.calls.filter((c) => ops(op).includes(c.op) && (!match || match(c)));
   }
 
   /** Stream records of the writes since the last call, in commit order. */
@@ -181,7 +182,9 @@ export class FakeDynamo {
         i.left--;
         i.act();
       }
-    const fault = this.faults.find((f) => f.op === op && f.left > 0 && (!f.match || f.match(view)));
+    const fault = this.faults.find(
+      (f) => ops(f.op).includes(op) && f.left > 0 && (!f.match || f.match(view)),
+    );
     if (fault) {
       fault.left--;
       if (fault.left <= 0) this.faults = this.faults.filter((f) => f !== fault);
@@ -393,6 +396,29 @@ export class FakeDynamo {
       },
     });
   }
+}
+
+/** The operations that write a post: the whole item (PutItem) or one delivery of it (UpdateItem). */
+export const POST_WRITES: readonly Operation[] = ['PutItem', 'UpdateItem'];
+
+const ops = (op: Operation | readonly Operation[]): readonly Operation[] =>
+  typeof op === 'string' ? [op] : op;
+
+/**
+ * The deliveries a post write carries: a PutItem's item's, or the delivery an UpdateItem sets
+ * (writeDelivery's `deliveries.<channel>`). Empty for any other request.
+ */
+export function deliveriesWritten(v: RequestView): Array<Record<string, unknown>> {
+  if (v.op === 'PutItem')
+    return Object.values((v.items[0]?.deliveries ?? {}) as Record<string, Record<string, unknown>>);
+  if (v.op !== 'UpdateItem' || !v.raw.ExpressionAttributeValues) return [];
+  return Object.values(plain(v.raw.ExpressionAttributeValues)).filter(
+    (x): x is Record<string, unknown> =>
+      typeof x === 'object' &&
+      x !== null &&
+      typeof (x as { channel_id?: unknown }).channel_id === 'string' &&
+      typeof (x as { stage?: unknown }).stage === 'string',
+  );
 }
 
 function values(r: Record<string, unknown>): Values {
