@@ -332,23 +332,30 @@ function stamped(before: PostRecord, next: PostRecord): PostRecord {
   return deliveries ? { ...next, deliveries } : next;
 }
 
+/** The post's aggregate, as a delivery write may carry it (the rest is the delivery itself). */
+const AGGREGATE = ['status', 'published_at', 'watch_at', 'watch_entry', ...INDEX_KEYS];
+
 /**
  * Writes one delivery of a publishing post: one UpdateItem of `deliveries.<channel>` and the post's
  * `updated_at`, conditioned on that delivery being as `post` has it (its `rev`) and the post still
  * publishing that round — not on the post's version, so sibling channels never refuse each other.
- * It moves the version all the same (the write rule above). Returns the post after the write
- * (ReturnValues ALL_NEW: the writer sees every sibling's state, to settle the aggregate from), or,
- * when the condition failed, the post as it is now (null when it is gone). The post's aggregate
- * (status, watchdog time) is not touched: the caller settles it (core/delivery.ts, settledPost).
+ * It moves the version all the same (the write rule above). `settled`, when given, is the post as
+ * this write settles it (core/delivery.ts, settledPost: published or failed by its last delivery, a
+ * watchdog time moved on): its aggregate rides on the same write — sound without a version check,
+ * as a final delivery never changes within its round, and the watchdog time only needs to be no
+ * later than due. Returns the post after the write (ReturnValues ALL_NEW: the writer sees every
+ * sibling, so a last delivery whose siblings went final meanwhile still settles the post), or, when
+ * the condition failed, the post as it is now (null when it is gone).
  */
 export async function writeDelivery(
   post: PostRecord,
   delivery: DeliveryRecord,
   now: Date,
+  settled?: PostRecord | null,
 ): Promise<{ after: PostRecord } | { current: PostRecord | null }> {
   const expected = post.deliveries[delivery.channel_id]?.rev;
   const rev = newRev();
-  const names = {
+  const names: Record<string, string> = {
     '#d': 'deliveries',
     '#c': delivery.channel_id,
     '#rev': 'rev',
@@ -365,12 +372,28 @@ export async function writeDelivery(
     ':round': post.round,
     ...(expected ? { ':rev': expected } : {}),
   };
+  const set = ['#d.#c = :d', '#u = :now'];
+  const remove: string[] = [];
+  if (settled) {
+    const old: Record<string, unknown> = toItem(post);
+    const item: Record<string, unknown> = toItem(settled);
+    for (const [i, name] of AGGREGATE.entries()) {
+      const value = stored(item[name]);
+      names[`#a${i}`] = name;
+      if (value === undefined) {
+        if (INDEX_KEYS.has(name) || old[name] !== undefined) remove.push(`#a${i}`);
+      } else {
+        values[`:a${i}`] = value;
+        set.push(`#a${i} = :a${i}`);
+      }
+    }
+  }
   try {
     const res = await ddb.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.post(post.org_id, post.id),
-        UpdateExpression: 'SET #d.#c = :d, #u = :now ADD #v :one',
+        UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''} ADD #v :one`,
         ConditionExpression: `attribute_exists(#d.#c) AND #s = :publishing AND #r = :round AND ${
           expected ? '#d.#c.#rev = :rev' : 'attribute_not_exists(#d.#c.#rev)'
         }`,

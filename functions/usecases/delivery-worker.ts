@@ -237,7 +237,7 @@ async function claim(
     const res: { after: PostRecord } | { current: PostRecord | null } =
       post.status === 'scheduled'
         ? await putPost(post, outcome.post)
-        : await writeDelivery(post, delivery, clock());
+        : await writeDelivery(post, delivery, clock(), settledWith(post, delivery, clock()));
     if ('after' in res) {
       const after = post.status === 'scheduled' ? res.after : await settle(res.after, clock());
       return { outcome: { ...outcome, post: after }, post: after };
@@ -250,11 +250,17 @@ async function claim(
   throw new ConcurrentChangeError();
 }
 
+/** The post as a write of `delivery` settles it, seen from `post`: carried on that write (writeDelivery). */
+function settledWith(post: PostRecord, delivery: DeliveryRecord, now: Date): PostRecord | null {
+  return settledPost({ ...post, deliveries: { ...post.deliveries, [delivery.channel_id]: delivery } }, now);
+}
+
 /**
- * The post's aggregate after a delivery write, settled (core/delivery.ts, settledPost): usually
- * nothing to write; the last delivery to go final publishes (or fails) the post. Any writer that
- * sees it due may write it, against the version it saw; one that loses looks again at the post as
- * it is now. A crash in between is finished by the sweeper's watchdog (its watch time stands).
+ * The post's aggregate after a delivery write, as the post is after it (ALL_NEW): usually settled
+ * by that write itself (settledWith); left unsettled only when siblings went final meanwhile, each
+ * seeing the other still pending. Then any writer that sees it due writes it, against the version
+ * it saw; one that loses looks again at the post as it is now. A crash in between is finished by
+ * the sweeper's watchdog (the watch time stands).
  */
 async function settle(post: PostRecord, now: Date): Promise<PostRecord> {
   let current: PostRecord | null = post;
@@ -281,7 +287,8 @@ async function updateClaimed(
   for (let i = 0; i < ATTEMPTS && post; i++) {
     const d = post.deliveries[msg.channel_id];
     if (!d || d.claim_id !== claimId || post.status !== 'publishing' || post.round !== msg.round) return null;
-    const res = await writeDelivery(post, change(d), clock());
+    const next = change(d);
+    const res = await writeDelivery(post, next, clock(), settledWith(post, next, clock()));
     if ('after' in res) {
       attempt.latest = await settle(res.after, clock());
       return attempt.latest;
