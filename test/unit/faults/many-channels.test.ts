@@ -3,10 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import type { DeliveryMessage } from '#core/messages';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
+import { startPublishing } from '#core/posts';
 import { deliver } from '#usecases/delivery-worker';
+import { sweep } from '#usecases/schedule-sweeper';
 import { fixedId, ORG_ID, org, orgItem, post, postItem } from '../support/fixtures.ts';
 import type { Item, RequestView } from './support/dynamo.ts';
-import { connected, credentialsFor, platformPosts, storedPost, useWorld } from './support/world.ts';
+import { advance, connected, credentialsFor, platformPosts, storedPost, useWorld } from './support/world.ts';
 
 // Many channels per post: every channel's delivery is state of its own, so the channels of one post
 // do not contend. N deliveries of one post claimed and recorded at once all publish, with failed
@@ -133,5 +135,29 @@ describe('a post to many channels', () => {
     expect(stored.deliveries[first]).toMatchObject({ stage: 'published', attempts: 1 });
     expect(stored.deliveries[first]?.claim_id).toBeUndefined();
     expect(platformPosts(world.fakes, 'mastodon')).toHaveLength(2);
+  });
+
+  it('a worker that died between the last delivery and the post status: the watchdog publishes the post', async () => {
+    // Arrange: every delivery published, the post still publishing (its settling write never made).
+    const g = given((p) => {
+      const started = startPublishing(p, new Date(Date.now() - 1000));
+      const deliveries = Object.fromEntries(
+        Object.entries(started.deliveries).map(([id, d]) => [
+          id,
+          { ...d, stage: 'published' as const, external_id: `ext-${id}`, attempts: 1 },
+        ]),
+      );
+      return { ...started, deliveries };
+    });
+
+    // Act: the sweeper's watchdog, past the watch time.
+    advance(6 * 60_000);
+    const res = await sweep(new Date());
+
+    // Assert
+    expect(res.redriven).toBe(0);
+    const stored = storedPost(table, g.post.id);
+    expect(stored).toMatchObject({ status: 'published', watch_at: null });
+    expect(stored.published_at).not.toBeNull();
   });
 });
