@@ -1,4 +1,3 @@
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import type { DeliveryMessage } from '#core/messages';
@@ -7,7 +6,7 @@ import { startPublishing } from '#core/posts';
 import { deliver } from '#usecases/delivery-worker';
 import { sweep } from '#usecases/schedule-sweeper';
 import { fixedId, ORG_ID, org, orgItem, post, postItem } from '../support/fixtures.ts';
-import type { Item, RequestView } from './support/dynamo.ts';
+import { deliveriesWritten, type Item, type RequestView } from './support/dynamo.ts';
 import { advance, connected, credentialsFor, platformPosts, storedPost, useWorld } from './support/world.ts';
 
 // Many channels per post: every channel's delivery is state of its own, so the channels of one post
@@ -20,21 +19,9 @@ const { table } = world;
 
 const N = 25;
 
-/** The delivery a post write (a whole-item Put, or an UpdateItem's values) carries for `channelId`. */
-export function deliveryWritten(v: RequestView, channelId: string): DeliveryRecord | undefined {
-  if (v.op === 'PutItem') return (v.items[0] as PostRecord | undefined)?.deliveries?.[channelId];
-  if (v.op !== 'UpdateItem') return undefined;
-  const values = v.raw.ExpressionAttributeValues;
-  if (!values) return undefined;
-  for (const value of Object.values(unmarshall(values as never))) {
-    const d = value as Partial<DeliveryRecord> | null;
-    if (d && typeof d === 'object' && d.channel_id === channelId && typeof d.stage === 'string')
-      return d as DeliveryRecord;
-    const nested = (value as { [id: string]: DeliveryRecord } | null)?.[channelId];
-    if (nested && typeof nested === 'object' && typeof nested.stage === 'string') return nested;
-  }
-  return undefined;
-}
+/** The delivery a post write (a whole-item Put, or one delivery's UpdateItem) carries for `channelId`. */
+const deliveryWritten = (v: RequestView, channelId: string) =>
+  deliveriesWritten(v).find((d) => d.channel_id === channelId) as DeliveryRecord | undefined;
 
 /** The org, N connected Mastodon channels, and a post to all of them (`patch`: its state). */
 function given(patch: (p: PostRecord) => PostRecord) {
