@@ -1,13 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
-import type { DeliveryMessage } from '#core/messages';
+import type { DeliveryMessage, HeraldEvent } from '#core/messages';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import { startPublishing } from '#core/posts';
+import { handler as relay } from '#handlers/stream-relay';
 import { deliver } from '#usecases/delivery-worker';
 import { sweep } from '#usecases/schedule-sweeper';
 import { fixedId, ORG_ID, org, orgItem, post, postItem } from '../support/fixtures.ts';
 import { deliveriesWritten, type Item, type RequestView } from './support/dynamo.ts';
-import { advance, connected, credentialsFor, platformPosts, storedPost, useWorld } from './support/world.ts';
+import {
+  advance,
+  connected,
+  credentialsFor,
+  EVENTS_QUEUE,
+  platformPosts,
+  pumpStream,
+  storedPost,
+  useWorld,
+} from './support/world.ts';
 
 // Many channels per post: every channel's delivery is state of its own, so the channels of one post
 // do not contend. N deliveries of one post claimed and recorded at once all publish, with failed
@@ -15,7 +25,7 @@ import { advance, connected, credentialsFor, platformPosts, storedPost, useWorld
 // platform accepted, never loses to a sibling channel's write.
 
 const world = useWorld();
-const { table } = world;
+const { table, sqs } = world;
 
 const N = 25;
 
@@ -75,6 +85,12 @@ describe('a post to many channels', () => {
     expect(Object.values(stored.deliveries).map((d) => d.stage)).toEqual(msgs.map(() => 'published'));
     expect(platformPosts(world.fakes, 'mastodon')).toHaveLength(N);
     expect(failedConditions()).toBeLessThanOrEqual(N);
+    // The stream relay, over every image those writes made: one post.published, the N deliveries counted.
+    expect((await pumpStream(table, relay)).stuck).toEqual([]);
+    const events = sqs.sentTo(EVENTS_QUEUE).map((m) => m.body as HeraldEvent);
+    expect(events.filter((e) => e.type === 'post.published')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'delivery.failed')).toEqual([]);
+    expect(table.get(keys.orgStats(ORG_ID))).toMatchObject({ deliveries_published: N });
   });
 
   it("an outcome written after the platform accepted never loses to sibling channels' writes", async () => {
