@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, parseWorkEntry } from '#adapters/keys';
@@ -18,11 +18,20 @@ import {
 import type { ChannelRecord, Org } from '#core/accounts';
 import type { PostStatus } from '#core/constants';
 import type { MediaAssetRecord } from '#core/media';
-import { dueAt, type PostRecord } from '#core/posts';
+import { type DeliveryRecord, dueAt, type PostRecord } from '#core/posts';
 import { ddb } from '#shared/clients';
 
 // Posts: one item per post holding its variants and per-channel deliveries, so a post is read and
 // written in one request. GSI1 (`ORG#<org>#POSTS#<status>`) serves the status filter.
+//
+// The write rule, for every write of a post item here: each one moves `version`, and a write that
+// carries attributes it did not mean to change (mutatePost's whole-item Put; updatePost's, which
+// writes what differs from its read) is conditioned on the version it read. So no write undoes
+// another: whatever landed since a read moved the version, and the writer reads again. A delivery
+// write (writeDelivery) is conditioned on that one delivery's `rev` instead, so the channels of
+// one post do not contend; it still moves the version (ADD), so the whole-post writers — the API's
+// reschedule, delete and approval, the watchdog — re-read rather than overwrite it. A new write
+// that did not move the version would be silently undone by the next whole-post write.
 
 export class ConcurrentChangeError extends Error {
   /**
@@ -135,9 +144,9 @@ function stored(v: unknown): unknown {
 }
 
 /**
- * Writes `next` over `before`, the post as read, if it is still at that version: one UpdateItem of
- * the attributes that changed — not a transaction, which bills every unit twice (GSI writes
- * included), and not a Put, so attributes other writers keep on the item are left alone.
+ * Writes `next` over `before`, the post as read, if it is still at that version (the write rule
+ * above): one UpdateItem of the attributes that changed — not a transaction, which bills every unit
+ * twice (GSI writes included).
  * `writeId` (`write_id` on the item) recognises this write when an earlier SDK attempt applied it
  * and its answer was lost. Throws ConcurrentChangeError when the post moved; `mayHaveApplied` is
  * false when every SDK attempt was refused (sendWrite), or when the post is exactly one version on
@@ -145,7 +154,7 @@ function stored(v: unknown): unknown {
  * told (an attempt's answer was lost, and the post is gone or several writes on).
  */
 export async function updatePost(before: PostRecord, next: PostRecord, writeId: string): Promise<PostRecord> {
-  const written = { ...next, version: before.version + 1 };
+  const written = { ...stamped(before, next), version: before.version + 1 };
   const old: Record<string, unknown> = toItem(before);
   const item: Record<string, unknown> = toItem(written);
   const set: Record<string, unknown> = { write_id: writeId };
@@ -245,8 +254,9 @@ export async function queryPosts(
 
 /**
  * Read-modify-write of one post under optimistic locking: `change` gets the current post and
- * returns the next one (or null: nothing to write). Concurrent writers (one worker per channel,
- * the sweeper, API calls) each retry from a fresh read, so no change is ever lost.
+ * returns the next one (or null: nothing to write). Concurrent writers (the sweeper, the
+ * dead-letter consumer, a dispatch starting the post) each retry from a fresh read, so no change
+ * is ever lost. One delivery's own state goes through writeDelivery instead.
  */
 export async function mutatePost(
   orgId: string,
@@ -256,9 +266,9 @@ export async function mutatePost(
   known?: PostRecord,
 ): Promise<{ before: PostRecord; after: PostRecord } | null> {
   for (let i = 0; i < attempts; i++) {
-    // `known`: the post as the caller last wrote or read it (the claim's write; the dispatcher's
-    // read) — written against first without a read; a version check that fails (someone wrote
-    // since) falls back to reading.
+    // `known`: the post as the caller last wrote or read it (the dispatcher's read) — written
+    // against first without a read; a version check that fails (someone wrote since) falls back
+    // to reading.
     const fresh = !(i === 0 && known);
     const before = fresh ? await getPost(orgId, postId) : known;
     if (!before) return null;
@@ -268,28 +278,140 @@ export async function mutatePost(
       if (fresh) return { before, after: before };
       continue;
     }
-    const after = { ...next, version: before.version + 1 };
-    const writeId = randomUUID();
-    try {
-      await ddb.send(
-        new PutCommand({
-          TableName: TABLE_NAME,
-          Item: { ...toItem(after), write_id: writeId },
-          ConditionExpression: 'version = :v',
-          ExpressionAttributeValues: { ':v': before.version },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { before, after };
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
-      // The SDK retried a write DynamoDB had applied (its answer was lost): the item is ours.
-      if (conditionFailureItem(err)?.write_id === writeId) return { before, after };
-      // A stale `known` is no contention: read at once.
-      if (fresh) await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
-    }
+    const res = await putPost(before, next);
+    if ('after' in res) return { before, after: res.after };
+    // A stale `known` is no contention: read at once.
+    if (fresh) await new Promise((r) => setTimeout(r, Math.random() * 20 * (i + 1)));
   }
   throw new ConcurrentChangeError();
+}
+
+/**
+ * One whole-item Put of `next` over `before` if the post is still at `before`'s version. On a
+ * version that moved: the post as it is now (the refused write's ALL_OLD; null when it is gone).
+ */
+export async function putPost(
+  before: PostRecord,
+  next: PostRecord,
+): Promise<{ after: PostRecord } | { current: PostRecord | null }> {
+  const after = { ...stamped(before, next), version: before.version + 1 };
+  const writeId = randomUUID();
+  try {
+    await ddb.send(
+      new PutCommand({
+        TableName: TABLE_NAME,
+        Item: { ...toItem(after), write_id: writeId },
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': before.version },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { after };
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    const current = conditionFailureItem(err);
+    // The SDK retried a write DynamoDB had applied (its answer was lost): the item is ours.
+    if (current?.write_id === writeId) return { after };
+    return { current: current ? fromItem<PostRecord>(current) : null };
+  }
+}
+
+/** A delivery revision: short (it is stored on every delivery of the item), unguessable enough. */
+const newRev = () => randomBytes(6).toString('base64url');
+
+/** `next` with a fresh `rev` on each delivery that differs from `before`'s. */
+function stamped(before: PostRecord, next: PostRecord): PostRecord {
+  let deliveries: Record<string, DeliveryRecord> | undefined;
+  for (const [id, d] of Object.entries(next.deliveries)) {
+    const { rev: _a, ...was } = before.deliveries[id] ?? ({} as Partial<DeliveryRecord>);
+    const { rev: _b, ...now } = d;
+    if (before.deliveries[id] && isDeepStrictEqual(stored(was), stored(now))) continue;
+    deliveries ??= { ...next.deliveries };
+    deliveries[id] = { ...d, rev: newRev() };
+  }
+  return deliveries ? { ...next, deliveries } : next;
+}
+
+/** The post's aggregate, as a delivery write may carry it (the rest is the delivery itself). */
+const AGGREGATE = ['status', 'published_at', 'watch_at', 'watch_entry', ...INDEX_KEYS];
+
+/**
+ * Writes one delivery of a publishing post: one UpdateItem of `deliveries.<channel>` and the post's
+ * `updated_at`, conditioned on that delivery being as `post` has it (its `rev`) and the post still
+ * publishing that round — not on the post's version, so sibling channels never refuse each other.
+ * It moves the version all the same (the write rule above). `settled`, when given, is the post as
+ * this write settles it (core/delivery.ts, settledPost: published or failed by its last delivery, a
+ * watchdog time moved on): its aggregate rides on the same write — sound without a version check,
+ * as a final delivery never changes within its round, and the watchdog time only needs to be no
+ * later than due. Returns the post after the write (ReturnValues ALL_NEW: the writer sees every
+ * sibling, so a last delivery whose siblings went final meanwhile still settles the post), or, when
+ * the condition failed, the post as it is now (null when it is gone).
+ */
+export async function writeDelivery(
+  post: PostRecord,
+  delivery: DeliveryRecord,
+  now: Date,
+  settled?: PostRecord | null,
+): Promise<{ after: PostRecord } | { current: PostRecord | null }> {
+  const expected = post.deliveries[delivery.channel_id]?.rev;
+  const rev = newRev();
+  const names: Record<string, string> = {
+    '#d': 'deliveries',
+    '#c': delivery.channel_id,
+    '#rev': 'rev',
+    '#s': 'status',
+    '#r': 'round',
+    '#u': 'updated_at',
+    '#v': 'version',
+  };
+  const values: Record<string, unknown> = {
+    ':d': stored({ ...delivery, rev }),
+    ':now': now.toISOString(),
+    ':one': 1,
+    ':publishing': 'publishing',
+    ':round': post.round,
+    ...(expected ? { ':rev': expected } : {}),
+  };
+  const set = ['#d.#c = :d', '#u = :now'];
+  const remove: string[] = [];
+  if (settled) {
+    const old: Record<string, unknown> = toItem(post);
+    const item: Record<string, unknown> = toItem(settled);
+    for (const [i, name] of AGGREGATE.entries()) {
+      const value = stored(item[name]);
+      names[`#a${i}`] = name;
+      if (value === undefined) {
+        if (INDEX_KEYS.has(name) || old[name] !== undefined) remove.push(`#a${i}`);
+      } else {
+        values[`:a${i}`] = value;
+        set.push(`#a${i} = :a${i}`);
+      }
+    }
+  }
+  try {
+    const res = await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.post(post.org_id, post.id),
+        UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''} ADD #v :one`,
+        ConditionExpression: `attribute_exists(#d.#c) AND #s = :publishing AND #r = :round AND ${
+          expected ? '#d.#c.#rev = :rev' : 'attribute_not_exists(#d.#c.#rev)'
+        }`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { after: fromItem<PostRecord>(res.Attributes ?? {}) };
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    const current = conditionFailureItem(err);
+    const found = current ? fromItem<PostRecord>(current) : null;
+    // The SDK retried a write DynamoDB had applied (its answer was lost): the delivery is ours.
+    if (found?.deliveries[delivery.channel_id]?.rev === rev) return { after: found };
+    return { current: found };
+  }
 }
 
 /** The entries of one bucket of the work index (GSI2), parsed. */

@@ -112,18 +112,10 @@ export function nothingPosted(d: DeliveryRecord): DeliveryRecord {
 /** The post with one delivery replaced, its status derived, and its watchdog moved. */
 export function withDelivery(post: PostRecord, delivery: DeliveryRecord, now: Date): PostRecord {
   const deliveries = { ...post.deliveries, [delivery.channel_id]: delivery };
-  const current = post.variants
-    .map((v) => deliveries[v.channel_id])
-    .filter((d): d is DeliveryRecord => d?.round === post.round || d?.stage === 'published');
-  const allFinal =
-    current.length === post.variants.length &&
-    current.every((d) => d.stage === 'published' || d.stage === 'failed');
-  let status = post.status;
-  let publishedAt = post.published_at;
-  if (post.status === 'publishing' && allFinal) {
-    status = current.every((d) => d.stage === 'published') ? 'published' : 'failed';
-    if (status === 'published') publishedAt = now.toISOString();
-  }
+  const current = currentDeliveries({ ...post, deliveries });
+  const final = finalStatus(post, current);
+  const status = final ?? post.status;
+  const publishedAt = final === 'published' ? now.toISOString() : post.published_at;
   const pendingUntil = current
     .filter((d) => d.stage === 'retrying' && d.next_attempt_at)
     .reduce((max, d) => Math.max(max, Date.parse(d.next_attempt_at as string)), now.getTime());
@@ -137,6 +129,55 @@ export function withDelivery(post: PostRecord, delivery: DeliveryRecord, now: Da
     watch_at: watchAt,
     // Re-filed in the due-work index only when the watchdog time would leave the sweeper's sight.
     watch_entry: watchAt ? watchEntry(post, watchAt) : null,
+    updated_at: now.toISOString(),
+  };
+}
+
+/** The round's deliveries (and those published in an earlier one), one per variant at most. */
+function currentDeliveries(post: PostRecord): DeliveryRecord[] {
+  return post.variants
+    .map((v) => post.deliveries[v.channel_id])
+    .filter((d): d is DeliveryRecord => d?.round === post.round || d?.stage === 'published');
+}
+
+/** `published`/`failed` once every delivery of a publishing post is final; null before. */
+function finalStatus(post: PostRecord, current: DeliveryRecord[]): 'published' | 'failed' | null {
+  if (post.status !== 'publishing' || current.length !== post.variants.length) return null;
+  if (!current.every((d) => d.stage === 'published' || d.stage === 'failed')) return null;
+  return current.every((d) => d.stage === 'published') ? 'published' : 'failed';
+}
+
+/**
+ * The post's aggregate after a delivery was written on its own (one channel's state, not the post):
+ * the status once the last delivery is final, or the watchdog time when a delivery's own time (a
+ * retry's, a lease's) has run past it. Null when it stands, which is the common case: a delivery
+ * write then costs no second write. The watchdog firing early costs a look and a write; late, a
+ * lost message waits — so it only ever moves forward, and a whole WATCHDOG_SECONDS at a time.
+ */
+export function settledPost(post: PostRecord, now: Date): PostRecord | null {
+  if (post.status !== 'publishing') return null;
+  const current = currentDeliveries(post);
+  const final = finalStatus(post, current);
+  if (final) {
+    return {
+      ...post,
+      status: final,
+      published_at: final === 'published' ? now.toISOString() : post.published_at,
+      watch_at: null,
+      watch_entry: null,
+      updated_at: now.toISOString(),
+    };
+  }
+  const due = current.reduce((max, d) => {
+    const at = d.stage === 'retrying' ? d.next_attempt_at : d.stage === 'sending' ? d.lease_until : undefined;
+    return at ? Math.max(max, Date.parse(at)) : max;
+  }, 0);
+  if (!due || (post.watch_at && Date.parse(post.watch_at) >= due)) return null;
+  const watchAt = new Date(due + WATCHDOG_SECONDS * 1000).toISOString();
+  return {
+    ...post,
+    watch_at: watchAt,
+    watch_entry: watchEntry(post, watchAt),
     updated_at: now.toISOString(),
   };
 }

@@ -35,6 +35,11 @@ export interface DeliveryRecord {
   next_attempt_at?: string | undefined;
   /** What the connector saved before an irreversible step (container ids, upload sessions). */
   checkpoint?: Record<string, unknown> | null;
+  /**
+   * Internal: a fresh token on every write that changes this delivery (adapters/posts.ts). A
+   * delivery write is conditioned on it, not on the post's version, so channels do not contend.
+   */
+  rev?: string | undefined;
 }
 
 export interface VariantRecord {

@@ -11,15 +11,16 @@ import {
   type PublishContext,
   type PublishResult,
 } from '#adapters/platforms/types';
-import { mutatePost } from '#adapters/posts';
+import { ConcurrentChangeError, getPost, putPost, writeDelivery } from '#adapters/posts';
 import { sendDelayed } from '#adapters/queues';
 import type { ChannelRecord } from '#core/accounts';
 import {
+  type ClaimOutcome,
   claimDelivery,
   deliveryFailed,
   deliverySucceeded,
   nothingPosted,
-  withDelivery,
+  settledPost,
 } from '#core/delivery';
 import { mediaIdFromUrl } from '#core/media';
 import type { DeliveryMessage } from '#core/messages';
@@ -50,26 +51,14 @@ export async function deliver(
   clock: () => Date = () => new Date(),
 ): Promise<DeliveryOutcome> {
   const claimId = randomUUID();
-  let outcome: ReturnType<typeof claimDelivery> | undefined;
-  const claimed = await mutatePost(
-    msg.org_id,
-    msg.post_id,
-    (post) => {
-      outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock(), msg.start);
-      return outcome.kind === 'claimed' ? outcome.post : null;
-    },
-    undefined,
-    // The dispatcher's read, if it sent one: tried without a read (see DeliveryMessage.snapshot).
-    msg.snapshot,
-  );
-  if (!claimed || !outcome || outcome.kind === 'skip') {
-    if (outcome?.kind === 'skip' && outcome.reason === 'not due yet')
-      await requeueWhenDue(msg, claimed?.after, clock);
+  const { outcome, post: seen } = await claim(msg, claimId, clock);
+  if (!outcome || outcome.kind === 'skip') {
+    if (outcome?.reason === 'not due yet') await requeueWhenDue(msg, seen ?? undefined, clock);
     return 'skipped';
   }
   if (outcome.kind === 'busy') throw new RetryLaterError('another worker holds this delivery');
   const { recovering, resumed } = outcome;
-  const post = claimed.after;
+  const post = outcome.post;
   const attempt: Attempt = { msg, claimId, clock, latest: post };
   const delivery = post.deliveries[msg.channel_id] as DeliveryRecord;
   const variant = post.variants.find((v) => v.channel_id === msg.channel_id);
@@ -240,31 +229,105 @@ interface Attempt {
   msg: DeliveryMessage;
   claimId: string;
   clock: () => Date;
-  /** Each write is tried against this version without a read first (usually nobody wrote since). */
+  /** Each write is tried against this delivery's state without a read first (only this worker writes it). */
   latest: PostRecord;
 }
 
-/** Applies `change` to the delivery only while this worker's claim still holds it; null when it did not. */
+/** Writes before a delivery gives up on a post that keeps changing under it (another copy of it, an API write). */
+const ATTEMPTS = 12;
+
+/**
+ * Claims the delivery. A dispatch's first claim starts the scheduled post: a write of the whole
+ * post against the version read (its status, round and every delivery change at once). Any other
+ * claim writes its one delivery (writeDelivery): siblings do not contend. Tried first against the
+ * dispatcher's snapshot, if any, without a read; a refused write hands back the post as it is now,
+ * and the claim is decided again on that. `post`: the post as claimed, or as last seen.
+ */
+async function claim(
+  msg: DeliveryMessage,
+  claimId: string,
+  clock: () => Date,
+): Promise<{ outcome: ClaimOutcome | undefined; post: PostRecord | null }> {
+  // The dispatcher's read, if it sent one (see DeliveryMessage.snapshot): it may be stale.
+  let post: PostRecord | null | undefined = msg.snapshot;
+  let trusted = !post;
+  for (let i = 0; i < ATTEMPTS; i++) {
+    if (!post) {
+      post = await getPost(msg.org_id, msg.post_id);
+      trusted = true;
+      if (!post) return { outcome: undefined, post: null };
+    }
+    const outcome = claimDelivery(post, msg.channel_id, msg.round, claimId, clock(), msg.start);
+    if (outcome.kind !== 'claimed') {
+      // Nothing to claim is decided on the post as it is, never on a snapshot.
+      if (trusted) return { outcome, post };
+      post = undefined;
+      continue;
+    }
+    const delivery = outcome.post.deliveries[msg.channel_id] as DeliveryRecord;
+    const res: { after: PostRecord } | { current: PostRecord | null } =
+      post.status === 'scheduled'
+        ? await putPost(post, outcome.post)
+        : await writeDelivery(post, delivery, clock(), settledWith(post, delivery, clock()));
+    if ('after' in res) {
+      const after = post.status === 'scheduled' ? res.after : await settle(res.after, clock());
+      return { outcome: { ...outcome, post: after }, post: after };
+    }
+    // Refused: the post as it is now (the write's ALL_OLD) decides again.
+    post = res.current;
+    trusted = true;
+    if (!post) return { outcome: undefined, post: null };
+  }
+  throw new ConcurrentChangeError();
+}
+
+/** The post as a write of `delivery` settles it, seen from `post`: carried on that write (writeDelivery). */
+function settledWith(post: PostRecord, delivery: DeliveryRecord, now: Date): PostRecord | null {
+  return settledPost({ ...post, deliveries: { ...post.deliveries, [delivery.channel_id]: delivery } }, now);
+}
+
+/**
+ * The post's aggregate after a delivery write, as the post is after it (ALL_NEW): usually settled
+ * by that write itself (settledWith); left unsettled only when siblings went final meanwhile, each
+ * seeing the other still pending. Then any writer that sees it due writes it, against the version
+ * it saw; one that loses looks again at the post as it is now. A crash in between is finished by
+ * the sweeper's watchdog (the watch time stands).
+ */
+async function settle(post: PostRecord, now: Date): Promise<PostRecord> {
+  let current: PostRecord | null = post;
+  for (let i = 0; i < ATTEMPTS && current; i++) {
+    const next = settledPost(current, now);
+    if (!next) return current;
+    const res = await putPost(current, next);
+    if ('after' in res) return res.after;
+    current = res.current;
+  }
+  return current ?? post;
+}
+
+/**
+ * Applies `change` to the delivery only while this worker's claim still holds it (its one
+ * delivery, writeDelivery); null when it did not. The post's aggregate is settled after.
+ */
 async function updateClaimed(
   attempt: Attempt,
   change: (d: DeliveryRecord) => DeliveryRecord,
 ): Promise<PostRecord | null> {
   const { msg, claimId, clock } = attempt;
-  const res = await mutatePost(
-    msg.org_id,
-    msg.post_id,
-    (post) => {
-      const d = post.deliveries[msg.channel_id];
-      if (!d || d.claim_id !== claimId) return null;
-      return withDelivery(post, change(d), clock());
-    },
-    undefined,
-    attempt.latest,
-  );
-  // mutatePost hands back the unchanged post (after === before) when nothing was written.
-  const written = res && res.after !== res.before ? res.after : null;
-  if (written) attempt.latest = written;
-  return written;
+  let post: PostRecord | null = attempt.latest;
+  for (let i = 0; i < ATTEMPTS && post; i++) {
+    const d = post.deliveries[msg.channel_id];
+    if (!d || d.claim_id !== claimId || post.status !== 'publishing' || post.round !== msg.round) return null;
+    const next = change(d);
+    const res = await writeDelivery(post, next, clock(), settledWith(post, next, clock()));
+    if ('after' in res) {
+      attempt.latest = await settle(res.after, clock());
+      return attempt.latest;
+    }
+    post = res.current;
+  }
+  if (!post) return null;
+  throw new ConcurrentChangeError();
 }
 
 /**

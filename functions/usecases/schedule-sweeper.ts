@@ -2,6 +2,7 @@ import { dueInBucket, loadPosts, mutatePost } from '#adapters/posts';
 import { enqueueDeliveries, sendDispatches } from '#adapters/queues';
 import { dispatchedThrough, markDispatched } from '#adapters/sweep-cursor';
 import { mapLimit } from '#core/concurrency';
+import { settledPost } from '#core/delivery';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type PostRecord, watchEntry } from '#core/posts';
 import { LOOKAHEAD_SECONDS, REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
@@ -129,6 +130,10 @@ async function watchPost(seen: PostRecord, now: Date) {
       };
       return { ...post, dispatched: { for: post.scheduled_at, at: now.toISOString() } };
     }
+    // Every delivery final but the post still publishing: the worker that wrote the last one
+    // died before settling the post (delivery-worker.ts, settle). Settled here.
+    const settled = settledPost(post, now);
+    if (settled && settled.status !== 'publishing') return settled;
     for (const d of Object.values(post.deliveries)) {
       if (d.round !== post.round) continue;
       const stale =

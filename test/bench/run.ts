@@ -9,6 +9,7 @@ import { type ConsoleResult, consoleSection } from './console.ts';
 import { type CostResult, costSection } from './cost.ts';
 import { benchJournal, journalSection } from './journal.ts';
 import { benchMedia, mediaSection } from './media.ts';
+import { type ManyChannelsRow, manyChannelsSection } from './many-channels.ts';
 import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRecovery, recoverySection } from './recovery.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
@@ -21,7 +22,7 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
 // (coldstart, overhead, roundtrips, throughput, cost, stats, awsmodel, connect, console, scheduler,
-// recovery, journal, sync, media); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
+// manychannels, recovery, journal, sync, media); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
 // BENCH_POSTS and BENCH_SECONDS shorten the parts (sync: BENCH_SYNC_* in sync.ts); BENCH_LEAD
 // (seconds) gives the scheduler's posts more time to be created on a busy machine.
 
@@ -145,6 +146,29 @@ if (wants('scheduler')) {
     body: schedulerSection(results),
   };
   schedulerResults = results;
+}
+if (wants('manychannels')) {
+  const after = await part('many channels', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'many-channels-main.ts')],
+      {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      },
+    );
+    return JSON.parse(stdout) as ManyChannelsRow[];
+  });
+  // Main at 91db867 (every delivery write a whole-post Put on the version), measured by this same
+  // bench once; kept beside the current figures for comparison.
+  const before = JSON.parse(
+    readFileSync(join(import.meta.dirname, 'many-channels-before.json'), 'utf8'),
+  ) as ManyChannelsRow[];
+  sections.manychannels = {
+    title: 'Many channels per post (issue 31)',
+    body: manyChannelsSection(after, before),
+  };
 }
 if (wants('awsmodel')) {
   // Computed, not measured: from the cost and scheduler parts' results when they ran in this invocation.

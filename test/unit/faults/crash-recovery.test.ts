@@ -5,6 +5,7 @@ import { sweep } from '#usecases/schedule-sweeper';
 import type { FakeMastodon } from '../../fakes/mastodon.ts';
 import type { FakeRequest, FakeResponse } from '../../fakes/server.ts';
 import { lambdaContext } from '../support/fixtures.ts';
+import { deliveriesWritten, POST_WRITES } from './support/dynamo.ts';
 import { invoke } from './support/sqs.ts';
 import {
   advance,
@@ -53,7 +54,7 @@ function killedAfterAcceptance(platform: TestedPlatform, text: string) {
     if (accepted(platform)(req, res)) dead = true;
   });
   table.fail({
-    op: 'PutItem',
+    op: POST_WRITES,
     kind: 'ECONNRESET',
     times: Number.POSITIVE_INFINITY,
     match: () => dead,
@@ -213,12 +214,10 @@ describe('recovery paths beyond the SQS redelivery', () => {
     const g = seedDelivery(world, 'mastodon', 'Mastodon status whose first POST never landed');
     world.fakes.failNext('mastodon', { status: 503, body: { error: 'Service Unavailable' } });
     table.fail({
-      op: 'PutItem',
+      op: POST_WRITES,
       kind: 'ECONNRESET',
       times: Number.POSITIVE_INFINITY,
-      match: (v) =>
-        Object.values((v.items[0]?.deliveries ?? {}) as Record<string, { stage: string }>)[0]?.stage ===
-        'retrying',
+      match: (v) => deliveriesWritten(v)[0]?.stage === 'retrying',
     });
     await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
     sqs.delete(sqs.waiting(DELIVERY_QUEUE).map((m) => m.id));
@@ -242,12 +241,10 @@ describe('recovery paths beyond the SQS redelivery', () => {
     // Arrange: only the outcome record fails; the "posting" checkpoint (rkey, did) got through.
     const g = seedDelivery(world, 'bluesky', 'Checkpointed Bluesky post');
     table.fail({
-      op: 'PutItem',
+      op: POST_WRITES,
       kind: 'InternalServerError',
       times: 3,
-      match: (v) =>
-        Object.values((v.items[0]?.deliveries ?? {}) as Record<string, { stage: string }>)[0]?.stage ===
-        'published',
+      match: (v) => deliveriesWritten(v)[0]?.stage === 'published',
     });
 
     // Act

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { PostRecord } from '#core/posts';
+import type { DeliveryRecord } from '#core/posts';
 import { handler as deadLetters } from '#handlers/delivery-dead-letters';
 import { handler as worker } from '#handlers/delivery-worker';
 import { sweep } from '#usecases/schedule-sweeper';
 import { lambdaContext } from '../support/fixtures.ts';
-import type { Item, RequestView } from './support/dynamo.ts';
+import { deliveriesWritten, POST_WRITES, type RequestView } from './support/dynamo.ts';
 import { invoke } from './support/sqs.ts';
 import {
   advance,
@@ -32,21 +32,19 @@ const { table, sqs } = world;
 const posts = () => platformPosts(world.fakes, 'bluesky');
 const creates = () => platformRequests(world.fakes, 'bluesky', 'POST', CREATE_PATH.bluesky);
 
-/** The post a PutItem writes, and its one delivery. */
-const written = (v: RequestView) => v.items[0] as (PostRecord & Item) | undefined;
-const stageOf = (v: RequestView) => Object.values(written(v)?.deliveries ?? {})[0]?.stage;
-const claimWrite = (v: RequestView) =>
-  stageOf(v) === 'sending' && Object.values(written(v)?.deliveries ?? {})[0]?.checkpoint == null;
+/** The one delivery a post write (the whole post, or that delivery) carries. */
+const written = (v: RequestView) => deliveriesWritten(v)[0] as DeliveryRecord | undefined;
+const stageOf = (v: RequestView) => written(v)?.stage;
+const claimWrite = (v: RequestView) => stageOf(v) === 'sending' && written(v)?.checkpoint == null;
 const checkpointWrite = (stage: string) => (v: RequestView) =>
-  (Object.values(written(v)?.deliveries ?? {})[0]?.checkpoint as { stage?: string } | null | undefined)
-    ?.stage === stage;
+  (written(v)?.checkpoint as { stage?: string } | null | undefined)?.stage === stage;
 const outcomeWrite = (stage: 'published' | 'retrying') => (v: RequestView) => stageOf(v) === stage;
 
 /** A Bluesky delivery, its message on the queue. */
 const given = () => seedDelivery(world, 'bluesky', 'Fault-injected hello');
 
 /** The SDK attempts of one kind of request, as `attempt:outcome`. */
-const attempts = (op: 'GetItem' | 'PutItem', match: (v: RequestView) => boolean) =>
+const attempts = (op: 'GetItem' | 'UpdateItem', match: (v: RequestView) => boolean) =>
   table.callsOf(op, (c) => match(c.view)).map((c) => `${c.attempt}:${c.outcome}`);
 
 describe('DynamoDB throttling and transient errors that the SDK retries away', () => {
@@ -77,11 +75,11 @@ describe('DynamoDB throttling and transient errors that the SDK retries away', (
 
   it('claim write throttled twice (ThrottlingException): the SDK retries, one post', async () => {
     const g = given();
-    table.fail({ op: 'PutItem', kind: 'ThrottlingException', times: 2, match: claimWrite });
+    table.fail({ op: POST_WRITES, kind: 'ThrottlingException', times: 2, match: claimWrite });
 
     const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
 
-    expect(attempts('PutItem', claimWrite).slice(0, 3)).toEqual([
+    expect(attempts('UpdateItem', claimWrite).slice(0, 3)).toEqual([
       '1:ThrottlingException',
       '2:ThrottlingException',
       '3:ok',
@@ -93,11 +91,11 @@ describe('DynamoDB throttling and transient errors that the SDK retries away', (
 
   it('outcome record hits InternalServerError twice: the SDK retries, recorded once, one post', async () => {
     const g = given();
-    table.fail({ op: 'PutItem', kind: 'InternalServerError', times: 2, match: outcomeWrite('published') });
+    table.fail({ op: POST_WRITES, kind: 'InternalServerError', times: 2, match: outcomeWrite('published') });
 
     await drain(sqs, DELIVERY_QUEUE, worker);
 
-    expect(attempts('PutItem', outcomeWrite('published'))).toEqual([
+    expect(attempts('UpdateItem', outcomeWrite('published'))).toEqual([
       '1:InternalServerError',
       '2:InternalServerError',
       '3:ok',
@@ -109,13 +107,13 @@ describe('DynamoDB throttling and transient errors that the SDK retries away', (
 
   it('connection reset before DynamoDB acted, on the claim and on the record: retried, one post', async () => {
     const g = given();
-    table.fail({ op: 'PutItem', kind: 'ECONNRESET', match: claimWrite });
-    table.fail({ op: 'PutItem', kind: 'ECONNRESET', match: outcomeWrite('published') });
+    table.fail({ op: POST_WRITES, kind: 'ECONNRESET', match: claimWrite });
+    table.fail({ op: POST_WRITES, kind: 'ECONNRESET', match: outcomeWrite('published') });
 
     const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
 
-    expect(attempts('PutItem', claimWrite)).toEqual(['1:ECONNRESET', '2:ok']);
-    expect(attempts('PutItem', outcomeWrite('published'))).toEqual(['1:ECONNRESET', '2:ok']);
+    expect(attempts('UpdateItem', claimWrite)).toEqual(['1:ECONNRESET', '2:ok']);
+    expect(attempts('UpdateItem', outcomeWrite('published'))).toEqual(['1:ECONNRESET', '2:ok']);
     expect(rounds.map((r) => r.failed)).toEqual([[]]);
     expect(posts()).toHaveLength(1);
     expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 1 });
@@ -125,11 +123,11 @@ describe('DynamoDB throttling and transient errors that the SDK retries away', (
     // The SDK retries a write that already happened; the version condition refuses it, the worker
     // re-reads, finds its outcome there, and stops.
     const g = given();
-    table.fail({ op: 'PutItem', kind: 'ECONNRESET', when: 'after', match: outcomeWrite('published') });
+    table.fail({ op: POST_WRITES, kind: 'ECONNRESET', when: 'after', match: outcomeWrite('published') });
 
     const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
 
-    expect(attempts('PutItem', outcomeWrite('published'))).toEqual([
+    expect(attempts('UpdateItem', outcomeWrite('published'))).toEqual([
       '1:ECONNRESET',
       '2:ConditionalCheckFailed',
     ]);
@@ -143,7 +141,7 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
   it('claim write throttled on every SDK attempt: batch item failure, nothing sent; the redelivery publishes once', async () => {
     // Arrange
     const g = given();
-    table.fail({ op: 'PutItem', kind: 'ThrottlingException', times: 3, match: claimWrite });
+    table.fail({ op: POST_WRITES, kind: 'ThrottlingException', times: 3, match: claimWrite });
 
     // Act
     const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
@@ -153,7 +151,7 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
     expect(rounds[0]?.failed).toEqual(rounds[0]?.ids);
     expect(rounds[1]?.failed).toEqual([]);
     expect(rounds[1]?.at).toBe(T0.getTime() + 120_000); // the queue's visibility timeout
-    expect(attempts('PutItem', claimWrite)).toEqual([
+    expect(attempts('UpdateItem', claimWrite)).toEqual([
       '1:ThrottlingException',
       '2:ThrottlingException',
       '3:ThrottlingException',
@@ -167,7 +165,7 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
     // Arrange: every write after createRecord is refused (InternalServerError) until the 2nd receive.
     const g = given();
     table.fail({
-      op: 'PutItem',
+      op: POST_WRITES,
       kind: 'InternalServerError',
       times: Number.POSITIVE_INFINITY,
       match: (v) => outcomeWrite('published')(v) || checkpointWrite('published')(v),
@@ -206,7 +204,7 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
 
   it('checkpoint write throttled on every SDK attempt: nothing irreversible was sent; retried with backoff, one post', async () => {
     const g = given();
-    table.fail({ op: 'PutItem', kind: 'ThrottlingException', times: 3, match: checkpointWrite('posting') });
+    table.fail({ op: POST_WRITES, kind: 'ThrottlingException', times: 3, match: checkpointWrite('posting') });
 
     const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
 
@@ -223,7 +221,7 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
     // Arrange: the claim cannot be written, on any receive (5 × 3 SDK attempts).
     const g = given();
     table.fail({
-      op: 'PutItem',
+      op: POST_WRITES,
       kind: 'ProvisionedThroughputExceededException',
       times: Number.POSITIVE_INFINITY,
     });
@@ -251,11 +249,11 @@ describe('writes DynamoDB applied but whose answer was lost (a reset after the c
     // worker must take that claim for its own. Guards: one post, at most one redelivery, and the
     // lost claim counted as the only attempt.
     const g = given();
-    table.fail({ op: 'PutItem', kind: 'ECONNRESET', when: 'after', match: claimWrite });
+    table.fail({ op: POST_WRITES, kind: 'ECONNRESET', when: 'after', match: claimWrite });
 
     const rounds = await drain(sqs, DELIVERY_QUEUE, worker);
 
-    expect(attempts('PutItem', claimWrite)[0]).toBe('1:ECONNRESET');
+    expect(attempts('UpdateItem', claimWrite)[0]).toBe('1:ECONNRESET');
     expect(rounds.length).toBeLessThanOrEqual(2);
     expect(rounds.at(-1)?.failed).toEqual([]);
     expect(creates()).toHaveLength(1);
@@ -274,7 +272,7 @@ describe('writes DynamoDB applied but whose answer was lost (a reset after the c
       headers: { 'retry-after': '30' },
       body: { error: 'RateLimitExceeded', message: 'Rate Limit Exceeded' },
     });
-    table.fail({ op: 'PutItem', kind: 'ECONNRESET', when: 'after', match: outcomeWrite('retrying') });
+    table.fail({ op: POST_WRITES, kind: 'ECONNRESET', when: 'after', match: outcomeWrite('retrying') });
     return g;
   }
 

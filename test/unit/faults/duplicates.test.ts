@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { handler as worker } from '#handlers/delivery-worker';
 import { deliver } from '#usecases/delivery-worker';
 import { lambdaContext } from '../support/fixtures.ts';
+import { POST_WRITES } from './support/dynamo.ts';
 import { invoke } from './support/sqs.ts';
 import {
   advance,
@@ -93,7 +94,7 @@ describe('the same delivery message more than once', () => {
     const g = given('mastodon', 1);
     await drain(sqs, DELIVERY_QUEUE, worker);
     const requests = world.fakes.requests('mastodon').length;
-    const writes = table.callsOf('PutItem').length;
+    const writes = table.callsOf(POST_WRITES).length;
 
     advance(3_600_000);
     sqs.put(DELIVERY_QUEUE, g.msg);
@@ -101,7 +102,7 @@ describe('the same delivery message more than once', () => {
 
     expect(rounds.map((r) => r.failed.length)).toEqual([0]);
     expect(world.fakes.requests('mastodon')).toHaveLength(requests);
-    expect(table.callsOf('PutItem')).toHaveLength(writes);
+    expect(table.callsOf(POST_WRITES)).toHaveLength(writes);
     expect(posts('mastodon')).toHaveLength(1);
   });
 

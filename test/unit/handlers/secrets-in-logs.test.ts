@@ -189,8 +189,16 @@ function applySet(current: Item | undefined, input: UpdateCommandInput): Item {
   const set = /^SET (.*?)(?: REMOVE .*| ADD .*)?$/.exec(expr)?.[1] ?? '';
   for (const clause of set.split(/,(?![^(]*\))/)) {
     const [name = '', value = ''] = clause.split('=').map((s) => s.trim());
-    if (name.includes('.') || !value.startsWith(':')) continue;
-    next[input.ExpressionAttributeNames?.[name] ?? name] = input.ExpressionAttributeValues?.[value];
+    if (!value.startsWith(':')) continue;
+    const path = name.split('.').map((n) => input.ExpressionAttributeNames?.[n] ?? n);
+    // A delivery's own write (`deliveries.<channel> = :d`): one level deep is all the worker writes.
+    if (path.length === 2) {
+      const [map = '', member = ''] = path;
+      next[map] = { ...(next[map] as Item | undefined), [member]: input.ExpressionAttributeValues?.[value] };
+      continue;
+    }
+    if (path.length > 2) continue;
+    next[path[0] ?? name] = input.ExpressionAttributeValues?.[value];
   }
   return next;
 }

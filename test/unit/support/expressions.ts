@@ -359,12 +359,17 @@ export function condition(expr: string, names: Names, values: Values): (item: It
 
 function setAt(item: Item, path: Path, value: unknown): void {
   let cur: Item | unknown[] = item;
-  for (const [j, part] of path.slice(0, -1).entries()) {
-    const container = cur as Record<string | number, unknown>;
-    const next = container[part];
+  for (const part of path.slice(0, -1)) {
+    const next = (cur as Record<string | number, unknown>)[part];
+    // DynamoDB sets a nested path only inside maps and lists that exist.
     if (next === null || typeof next !== 'object')
-      container[part] = typeof path[j + 1] === 'number' ? [] : {};
-    cur = container[part] as Item | unknown[];
+      throw Object.assign(
+        new Error('The document path provided in the update expression is invalid for update'),
+        {
+          name: 'ValidationException',
+        },
+      );
+    cur = next as Item | unknown[];
   }
   const last = path.at(-1) as string | number;
   // DynamoDB appends a SET past the end of a list.

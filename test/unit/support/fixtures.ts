@@ -23,7 +23,7 @@ import type { Problem } from '#core/errors';
 import { ID_PREFIXES, type IdKind } from '#core/ids';
 import type { MediaAssetRecord } from '#core/media';
 import type { Platform } from '#core/platforms';
-import type { PostRecord, VariantRecord } from '#core/posts';
+import { dueAt, type PostRecord, type VariantRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { findOperation, type Scope } from '#lib/operations';
 import { lambdaContext as localLambdaContext } from '../../../bin/local/front-door.ts';
@@ -188,9 +188,11 @@ export const channelItem = (c: ChannelRecord): Item => ({
   entity: 'channel',
   ...c,
 });
+/** A post's item with its index keys, as adapters/posts.ts writes it (a publishing post is due-work). */
 export const postItem = (p: PostRecord): Item => ({
   ...keys.post(p.org_id, p.id),
   ...keys.postByStatus(p.org_id, p.status, p.id),
+  ...(p.status === 'publishing' && dueAt(p) ? keys.dueWork(dueAt(p) as string, p.org_id, p.id) : {}),
   entity: 'post',
   ...p,
 });

@@ -20,6 +20,7 @@ import type { DeliveryMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
 import { LEASE_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
 import { deliver, RetryLaterError } from '#usecases/delivery-worker';
+import { update as applyUpdate, condition } from '../support/expressions.ts';
 import {
   channel,
   channelItem,
@@ -58,16 +59,37 @@ const RESULT = { externalId: 'at://did:plc:acme/app.bsky.feed.post/3k', url: 'ht
 const idOf = (k: Record<string, unknown> | undefined) => `${String(k?.pk)}\u0000${String(k?.sk)}`;
 /** A stored copy, as DynamoDB keeps it: no shared references, undefined attributes dropped. */
 const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
-const conditionFailed = () =>
-  new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+const conditionFailed = (current: Item | undefined, returnOld: string | undefined) =>
+  Object.assign(
+    new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }),
+    {
+      ...(returnOld === 'ALL_OLD' && current ? { Item: copy(current) } : {}),
+    },
+  );
 
 /**
- * GetItem, BatchGetItem, PutItem (`version = :v`, `attribute_not_exists(pk)`) and UpdateItem (`SET`)
- * over a Map. `beforePut` hooks run, one per Put, before its condition is checked (a concurrent writer).
+ * GetItem, BatchGetItem, PutItem and UpdateItem over a Map, conditions and update expressions
+ * evaluated as DynamoDB does (the unit tests' one evaluator, support/expressions.ts), with
+ * ReturnValues and ReturnValuesOnConditionCheckFailure. `beforeWrite` hooks run, one per
+ * Put/Update, before its condition is checked (a concurrent writer).
  */
 function memoryTable(seed: Item[]) {
   const items = new Map<string, Item>(seed.map((i) => [idOf(i), copy(i)]));
-  const beforePut: Array<() => void> = [];
+  const beforeWrite: Array<() => void> = [];
+  /** The item at `key` when the request's condition holds on it; throws as DynamoDB does otherwise. */
+  const checked = (key: Item | undefined, input: PutCommandInput | UpdateCommandInput): Item | undefined => {
+    const current = items.get(idOf(key));
+    if (
+      input.ConditionExpression &&
+      !condition(
+        input.ConditionExpression,
+        input.ExpressionAttributeNames,
+        input.ExpressionAttributeValues,
+      )(current ?? {})
+    )
+      throw conditionFailed(current, input.ReturnValuesOnConditionCheckFailure);
+    return current;
+  };
   ddb.on(GetCommand).callsFake((input: GetCommandInput) => {
     const found = items.get(idOf(input.Key));
     return { Item: found ? copy(found) : undefined };
@@ -83,42 +105,43 @@ function memoryTable(seed: Item[]) {
     return { Responses: responses, UnprocessedKeys: {} };
   });
   ddb.on(PutCommand).callsFake((input: PutCommandInput) => {
-    beforePut.shift()?.();
+    beforeWrite.shift()?.();
     const item = input.Item ?? {};
-    const current = items.get(idOf(item));
-    const cond = input.ConditionExpression;
-    if (cond === 'version = :v') {
-      if (current?.version !== input.ExpressionAttributeValues?.[':v']) throw conditionFailed();
-    } else if (cond === 'attribute_not_exists(pk)') {
-      if (current) throw conditionFailed();
-    } else if (cond) {
-      throw new Error(`memoryTable: unsupported condition ${cond}`);
-    }
+    checked(item, input);
     items.set(idOf(item), copy(item));
     return {};
   });
   ddb.on(UpdateCommand).callsFake((input: UpdateCommandInput) => {
-    const current = items.get(idOf(input.Key));
-    if (input.ConditionExpression === 'attribute_exists(pk)' && !current) throw conditionFailed();
-    const next: Item = { ...current, ...input.Key };
-    const clauses = (input.UpdateExpression ?? '').replace(/^SET\s+/, '').split(',');
-    for (const clause of clauses) {
-      const [name = '', value = ''] = clause.split('=').map((s) => s.trim());
-      next[input.ExpressionAttributeNames?.[name] ?? name] = input.ExpressionAttributeValues?.[value];
-    }
+    beforeWrite.shift()?.();
+    const current = checked(input.Key, input);
+    const { next } = applyUpdate(
+      copy({ ...current, ...input.Key }),
+      input.UpdateExpression ?? '',
+      input.ExpressionAttributeNames,
+      input.ExpressionAttributeValues,
+    );
     items.set(idOf(input.Key), copy(next));
+    if (input.ReturnValues === 'ALL_NEW') return { Attributes: copy(next) };
+    if (input.ReturnValues === 'ALL_OLD') return { Attributes: current ? copy(current) : undefined };
     return {};
   });
   const stored = () => items.get(idOf(keys.post(ORG_ID, POST_ID))) as Item & PostRecord;
   return {
     items,
-    beforePut,
+    beforeWrite,
     stored,
     delivery: (channelId = CH1.id) => stored().deliveries[channelId] as DeliveryRecord,
-    /** Rewrites the stored post as another writer would (a new version). */
+    /**
+     * Rewrites the stored post as another writer would: a new version, and a new `rev` on every
+     * delivery it changed (adapters/posts.ts).
+     */
     change: (fn: (p: PostRecord) => PostRecord) => {
       const p = stored();
-      items.set(idOf(p), copy({ ...p, ...fn(p), version: p.version + 1 }));
+      const next = { ...p, ...fn(p), version: p.version + 1 };
+      for (const [id, d] of Object.entries(next.deliveries))
+        if (JSON.stringify(d) !== JSON.stringify(p.deliveries[id]))
+          next.deliveries = { ...next.deliveries, [id]: { ...d, rev: `other-${next.version}` } };
+      items.set(idOf(p), copy(next));
     },
   };
 }
@@ -154,7 +177,16 @@ function given(p: PostRecord) {
   ]);
 }
 
-const postWrites = () => ddb.commandCalls(PutCommand).length;
+/** Writes of the post: whole-item Puts and one-delivery UpdateItems. */
+const postWrites = () =>
+  [...ddb.commandCalls(PutCommand), ...ddb.commandCalls(UpdateCommand)].filter(
+    (c) =>
+      (c.args[0].input as { Key?: Item; Item?: Item }).Key?.sk === keys.post(ORG_ID, POST_ID).sk ||
+      (c.args[0].input as { Item?: Item }).Item?.sk === keys.post(ORG_ID, POST_ID).sk,
+  ).length;
+/** UpdateItems of anything but the post (the channel's health). */
+const channelWrites = () =>
+  ddb.commandCalls(UpdateCommand).filter((c) => c.args[0].input.Key?.sk !== keys.post(ORG_ID, POST_ID).sk);
 const ctxOf = (fn: { mock: { calls: unknown[][] } }, call = 0) => fn.mock.calls[call]?.[0] as PublishContext;
 
 beforeEach(() => {
@@ -268,14 +300,15 @@ describe("deliver: a dispatch's snapshot (a one-channel post starting)", () => {
     expect(table.stored()).toMatchObject({ status: 'published', round: 1, version: 3 });
   });
 
-  it('a stale snapshot (rescheduled since): the version check fails, the claim reads and skips; nothing is sent', async () => {
+  it('a stale snapshot (rescheduled since): the version check fails, the claim decides on the post it returns and skips; nothing is sent', async () => {
     const table = given(scheduledPost());
     table.change((p) => ({ ...p, scheduled_at: at(3600) }));
 
     expect(await deliver(startMsg(scheduledPost()), clock)).toBe('skipped');
 
     expect(connector.publish).not.toHaveBeenCalled();
-    expect(postReads()).toHaveLength(1);
+    // The refused write handed back the post as it is (ALL_OLD): no read.
+    expect(postReads()).toHaveLength(0);
     expect(table.stored()).toMatchObject({ status: 'scheduled', scheduled_at: at(3600), version: 2 });
   });
 
@@ -540,7 +573,8 @@ describe('deliver: failed attempts', () => {
       next_attempt_at: at(30),
     });
     expect(table.delivery().claim_id).toBeUndefined();
-    expect(table.stored()).toMatchObject({ status: 'publishing', watch_at: at(30 + WATCHDOG_SECONDS) });
+    // Due again before the watchdog looks (started 5 s ago): the watch time stands, no second write.
+    expect(table.stored()).toMatchObject({ status: 'publishing', watch_at: at(-5 + WATCHDOG_SECONDS) });
     const sent = sqs.commandCalls(SendMessageCommand);
     expect(sent).toHaveLength(1);
     expect(sent[0]?.args[0].input).toEqual({
@@ -593,7 +627,7 @@ describe('deliver: failed attempts', () => {
       error: 'token revoked',
       error_category: 'auth_expired',
     });
-    const updates = ddb.commandCalls(UpdateCommand);
+    const updates = channelWrites();
     expect(updates).toHaveLength(1);
     expect(updates[0]?.args[0].input).toMatchObject({ Key: keys.channel(ORG_ID, CH1.id) });
     expect(table.items.get(idOf(keys.channel(ORG_ID, CH1.id)))).toMatchObject({
@@ -632,7 +666,7 @@ describe('deliver: failed attempts', () => {
     // Assert
     expect(outcome).toBe('failed');
     expect(table.delivery()).toMatchObject({ stage: 'failed', attempts: 1, error_category: 'user_content' });
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(channelWrites()).toHaveLength(0);
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
   });
 
@@ -754,10 +788,10 @@ describe('deliver: checkpoints', () => {
 });
 
 describe('deliver: concurrent writers', () => {
-  it('retries a claim that lost a version race from a fresh read, keeping the other change', async () => {
+  it("a sibling channel's write landing before our claim is no conflict: claimed at once, the other change kept", async () => {
     // Arrange: just before our claim is written, CH2's worker records its publication.
     const table = given(publishing());
-    table.beforePut.push(() =>
+    table.beforeWrite.push(() =>
       table.change((p) => ({
         ...p,
         deliveries: {
@@ -771,14 +805,78 @@ describe('deliver: concurrent writers', () => {
     // Act
     const outcome = await deliver(MSG, clock);
 
-    // Assert
+    // Assert: our outcome saw CH2 published (the claim's ALL_NEW), so it published the post too.
     expect(outcome).toBe('published');
     expect(connector.publish).toHaveBeenCalledTimes(1);
-    expect(postWrites()).toBe(3); // the refused claim, the claim, the outcome
+    expect(postWrites()).toBe(2); // the claim, the outcome (with the post's status)
     const stored = table.stored();
     expect(stored.deliveries[CH2.id]).toMatchObject({ stage: 'published', external_id: 'other' });
     expect(stored.deliveries[CH1.id]).toMatchObject({ stage: 'published', external_id: RESULT.externalId });
     expect(stored.status).toBe('published');
     expect(stored.version).toBe(4); // seed 1, the other writer 2, our claim 3, our outcome 4
+  });
+
+  it('a claim that lost to a copy of its own message (the same delivery) decides again on the post the refusal returned', async () => {
+    // Arrange: just before our claim is written, another worker claims CH1.
+    const table = given(publishing());
+    table.beforeWrite.push(() =>
+      table.change((p) => ({
+        ...p,
+        deliveries: {
+          ...p.deliveries,
+          [CH1.id]: {
+            ...(p.deliveries[CH1.id] as DeliveryRecord),
+            stage: 'sending',
+            claim_id: 'other-worker',
+            lease_until: at(LEASE_SECONDS),
+            attempts: 1,
+          },
+        },
+      })),
+    );
+
+    // Act / Assert: busy (the other holds a live lease); nothing sent, its claim untouched.
+    await expect(deliver(MSG, clock)).rejects.toBeInstanceOf(RetryLaterError);
+    expect(connector.publish).not.toHaveBeenCalled();
+    expect(table.delivery()).toMatchObject({ claim_id: 'other-worker', attempts: 1 });
+    expect(postWrites()).toBe(1); // our refused claim
+  });
+
+  it('the last two deliveries going final at once, each seeing the other pending: the later one settles the post', async () => {
+    // Arrange: CH2 is sending (another worker); it records its publication just before our outcome.
+    const table = given(publishing({ [CH2.id]: { stage: 'sending', claim_id: 'ch2-worker', attempts: 1 } }));
+    connector.publish.mockImplementation(async () => {
+      table.beforeWrite.push(() =>
+        table.change((p) => ({
+          ...p,
+          deliveries: {
+            ...p.deliveries,
+            [CH2.id]: { ...(p.deliveries[CH2.id] as DeliveryRecord), ...PUBLISHED, claim_id: undefined },
+          },
+        })),
+      );
+      return RESULT;
+    });
+
+    // Act
+    expect(await deliver(MSG, clock)).toBe('published');
+
+    // Assert: our outcome's ALL_NEW showed both final, so we published the post (a second write).
+    const stored = table.stored();
+    expect(stored).toMatchObject({ status: 'published', published_at: NOW.toISOString(), watch_at: null });
+    expect(stored.gsi1pk).toBe(`ORG#${ORG_ID}#POSTS#published`);
+    expect(postWrites()).toBe(3); // the claim, the outcome, the post's status
+  });
+
+  it('a long wait moves the watchdog time past the retry, on the outcome write itself', async () => {
+    const table = given(publishing());
+    connector.publish.mockRejectedValue(
+      new PlatformError('rate_limited', 'slow down', { retryable: true, retryAfterSeconds: 3600 }),
+    );
+
+    expect(await deliver(MSG, clock)).toBe('retrying');
+
+    expect(table.stored()).toMatchObject({ status: 'publishing', watch_at: at(3600 + WATCHDOG_SECONDS) });
+    expect(postWrites()).toBe(2); // the claim, the outcome (with the watch time)
   });
 });

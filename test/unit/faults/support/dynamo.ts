@@ -40,7 +40,8 @@ export interface RequestView {
 }
 
 export interface Fault {
-  op: Operation;
+  /** One operation, or several (a post's writes are PutItem or UpdateItem: POST_WRITES). */
+  op: Operation | readonly Operation[];
   kind: FaultKind;
   /** `before` (default): refused, nothing applied. `after`: applied, then the answer was lost. */
   when?: 'before' | 'after';
@@ -99,6 +100,7 @@ export class FakeDynamo {
   readonly items = new Map<string, Item>();
   readonly calls: Call[] = [];
   private faults: Array<Fault & { left: number }> = [];
+  private interposed: Array<{ match: (req: RequestView) => boolean; act: () => void; left: number }> = [];
   private readonly tokens = new Set<string>();
   private stream: DynamoDBRecord[] = [];
   private sequence = 1000;
@@ -119,6 +121,7 @@ export class FakeDynamo {
     for (const i of items) this.items.set(idOf(i), structuredClone(i));
     this.calls.length = 0;
     this.faults = [];
+    this.interposed = [];
     this.tokens.clear();
     this.stream = [];
   }
@@ -143,13 +146,21 @@ export class FakeDynamo {
     this.faults.push({ ...fault, left: fault.times ?? 1 });
   }
 
+  /**
+   * Runs `act` just before DynamoDB handles each request `match` selects (up to `times`): another
+   * writer's change landing between a request's read and its write.
+   */
+  interpose(match: (req: RequestView) => boolean, act: () => void, times = Number.POSITIVE_INFINITY): void {
+    this.interposed.push({ match, act, left: times });
+  }
+
   /** Ends every injected fault (the outage is over). */
   heal(): void {
     this.faults = [];
   }
 
-  callsOf(op: Operation, match?: (c: Call) => boolean): Call[] {
-    return this.calls.filter((c) => c.op === op && (!match || match(c)));
+  callsOf(op: Operation | readonly Operation[], match?: (c: Call) => boolean): Call[] {
+    return this.calls.filter((c) => ops(op).includes(c.op) && (!match || match(c)));
   }
 
   /** Stream records of the writes since the last call, in commit order. */
@@ -166,7 +177,14 @@ export class FakeDynamo {
     const raw = JSON.parse(new TextDecoder().decode(request.body as Uint8Array)) as Record<string, unknown>;
     const attempt = Number(/attempt=(\d+)/.exec(request.headers['amz-sdk-request'] ?? '')?.[1] ?? 1);
     const view = viewOf(op, raw);
-    const fault = this.faults.find((f) => f.op === op && f.left > 0 && (!f.match || f.match(view)));
+    for (const i of this.interposed)
+      if (i.left > 0 && i.match(view)) {
+        i.left--;
+        i.act();
+      }
+    const fault = this.faults.find(
+      (f) => ops(f.op).includes(op) && f.left > 0 && (!f.match || f.match(view)),
+    );
     if (fault) {
       fault.left--;
       if (fault.left <= 0) this.faults = this.faults.filter((f) => f !== fault);
@@ -378,6 +396,29 @@ export class FakeDynamo {
       },
     });
   }
+}
+
+/** The operations that write a post: the whole item (PutItem) or one delivery of it (UpdateItem). */
+export const POST_WRITES: readonly Operation[] = ['PutItem', 'UpdateItem'];
+
+const ops = (op: Operation | readonly Operation[]): readonly Operation[] =>
+  typeof op === 'string' ? [op] : op;
+
+/**
+ * The deliveries a post write carries: a PutItem's item's, or the delivery an UpdateItem sets
+ * (writeDelivery's `deliveries.<channel>`). Empty for any other request.
+ */
+export function deliveriesWritten(v: RequestView): Array<Record<string, unknown>> {
+  if (v.op === 'PutItem')
+    return Object.values((v.items[0]?.deliveries ?? {}) as Record<string, Record<string, unknown>>);
+  if (v.op !== 'UpdateItem' || !v.raw.ExpressionAttributeValues) return [];
+  return Object.values(plain(v.raw.ExpressionAttributeValues)).filter(
+    (x): x is Record<string, unknown> =>
+      typeof x === 'object' &&
+      x !== null &&
+      typeof (x as { channel_id?: unknown }).channel_id === 'string' &&
+      typeof (x as { stage?: unknown }).stage === 'string',
+  );
 }
 
 function values(r: Record<string, unknown>): Values {
