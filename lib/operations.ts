@@ -426,6 +426,7 @@ export const consolePages: readonly ConsolePage[] = [
       { method: 'POST', path: '/console/passkeys/options' },
       { method: 'POST', path: '/console/passkeys' },
       { method: 'POST', path: '/console/passkeys/{id}/remove' },
+      { method: 'POST', path: '/console/passkeys/sign-out-everywhere' },
     ],
     access: { table: 'RW' },
   },

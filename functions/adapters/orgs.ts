@@ -3,7 +3,7 @@ import { auditPut } from '#adapters/audit-log';
 import { enrollmentPut } from '#adapters/enrollments';
 import { keys } from '#adapters/keys';
 import { batchGet, fromItem, TABLE_NAME, type TransactItem, transactIf } from '#adapters/table';
-import { userPuts } from '#adapters/users';
+import { userOf, userPuts } from '#adapters/users';
 import type { Org, OrgSettings, Plan, User } from '#core/accounts';
 import type { AuditEntry, EnrollmentRecord } from '#core/people';
 import type { Limits } from '#core/plans';
@@ -24,7 +24,7 @@ export async function getOrgWithUser(
   userId: string,
 ): Promise<{ org: Org | null; user: User | null }> {
   const [org, user] = await batchGet([keys.org(orgId), keys.user(orgId, userId)]);
-  return { org: org ? fromItem<Org>(org) : null, user: user ? fromItem<User>(user) : null };
+  return { org: org ? fromItem<Org>(org) : null, user: user ? userOf(user) : null };
 }
 
 /**

@@ -45,7 +45,7 @@ import {
 // Every ceremony is two requests: begin* stores a challenge (5 minutes, single use) and answers the
 // options for the browser; finish* takes the challenge back (deleting it) and checks the answer.
 
-export type { NewSession } from '#usecases/console-sessions';
+export { type NewSession, signOutEverywhere } from '#usecases/console-sessions';
 export type { RelyingParty } from '#usecases/support/webauthn';
 
 export interface PasskeyView {
@@ -178,7 +178,7 @@ export async function finishEnrollment(a: {
   const user = await getUser(ceremony.org_id, ceremony.user_id);
   if (!user) throw new ActError('The person this link was made for is no longer a member.', 'not_found');
   const passkey = passkeyOf(user, cred, a.now);
-  const start = newSession(user.org_id, user.id, user.role, a.now);
+  const start = newSession(user.org_id, user.id, user.role, a.now, passkey.credential_id);
   const saved = await saveEnrolledPasskey({
     tokenHash: ceremony.enrollment_hash,
     passkey,
@@ -228,7 +228,7 @@ export async function finishSignIn(a: {
   const { passkey, user } = await getPasskeyAndUser(who.orgId, who.userId, credentialId);
   if (!passkey || !user) throw new ActError(NOT_HERE, 'invalid');
   const counter = await verifyAssertion(a.response, ceremony.challenge, a.rp, passkey);
-  const start = newSession(user.org_id, user.id, user.role, a.now);
+  const start = newSession(user.org_id, user.id, user.role, a.now, passkey.credential_id);
   const saved = await recordSignIn({
     passkey,
     counter,

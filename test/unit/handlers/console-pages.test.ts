@@ -61,6 +61,7 @@ vi.mock('#usecases/passkeys', () => ({
   finishAddPasskey: vi.fn(),
   listPasskeys: vi.fn(),
   removePasskey: vi.fn(),
+  signOutEverywhere: vi.fn(),
 }));
 
 const OWNER = person('owner', 1, 'owner@example.com');
@@ -890,6 +891,18 @@ describe('passkeys', () => {
     expect(last.statusCode).toBe(409);
     expect(removed.headers.location).toBe('/console/passkeys?msg=passkey_removed');
     expect(passkeyCases.removePasskey).toHaveBeenLastCalledWith(OWNER, 'cred2', expect.any(Date));
+  });
+
+  it('signs out everywhere: every session ended, this cookie cleared, refused from another site', async () => {
+    const evil = post('POST /console/passkeys/sign-out-everywhere', OWNER);
+    evil.headers.origin = 'https://evil.example';
+    expect((await call(passkeys, evil)).statusCode).toBe(403);
+    expect(passkeyCases.signOutEverywhere).not.toHaveBeenCalled();
+
+    const res = await call(passkeys, post('POST /console/passkeys/sign-out-everywhere', OWNER));
+    expect(res.headers.location).toBe('/console/sign-in?msg=signed_out_everywhere');
+    expect(res.cookies).toEqual([`${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict; Secure`]);
+    expect(passkeyCases.signOutEverywhere).toHaveBeenCalledWith(OWNER, expect.any(Date));
   });
 });
 
