@@ -35,6 +35,8 @@ export interface Org {
    */
   owner_count?: number;
   settings: OrgSettings;
+  /** Counts the changes of `settings` (absent: none yet), so a form read before one is refused. */
+  settings_version?: number;
   created_at: string;
   updated_at: string;
 }

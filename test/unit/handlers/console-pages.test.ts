@@ -126,7 +126,7 @@ beforeEach(() => {
   vi.mocked(sessions.resolveSession).mockImplementation(
     async (cookie) => [OWNER, ADMIN, MEMBER].find((p) => sessionOf(p)[0]?.endsWith(`=${cookie}`)) ?? null,
   );
-  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS });
+  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS, version: 3 });
   vi.mocked(overviewCases.getOverview).mockResolvedValue(overview());
 });
 
@@ -432,6 +432,7 @@ describe('settings', () => {
     expect(res.body).toMatch(/name="settings" type="checkbox" value="dangerous_ops" aria-describedby/);
     expect(res.body).toMatch(/name="settings" type="checkbox" value="approval_required" checked/);
     expect(res.body).toContain('>https://app.example.com</textarea>');
+    expect(res.body).toContain('<input type="hidden" name="version" value="3">');
     expect(settingsCases.getSettings).toHaveBeenCalledWith({ orgId: ORG, actor: asPerson(OWNER) });
     expectNoInlineCode(res);
   });
@@ -449,6 +450,7 @@ describe('settings', () => {
       post('POST /console/settings', OWNER, {
         settings: ['dangerous_ops'],
         landing_origins: 'https://a.example\r\n\r\n  https://b.example  \n',
+        version: '3',
       }),
     );
 
@@ -462,8 +464,31 @@ describe('settings', () => {
         approval_required: false,
         landing_origins: ['https://a.example', 'https://b.example'],
       },
+      version: 3,
       now: expect.any(Date),
     });
+  });
+
+  it('answers a stale form with 409 and the settings as they are now, saying nothing was saved', async () => {
+    vi.mocked(settingsCases.updateSettings).mockRejectedValue(
+      new ActError('The settings were changed meanwhile. Nothing was saved.', 'conflict'),
+    );
+
+    const res = await call(
+      settings,
+      post('POST /console/settings', OWNER, {
+        settings: ['dangerous_ops'],
+        landing_origins: '',
+        version: '2',
+      }),
+    );
+
+    expect(res.statusCode).toBe(409);
+    expect(mainText(res)).toContain('The settings were changed meanwhile. Nothing was saved.');
+    // As they are now (SETTINGS: approval on, one origin), at their version now.
+    expect(res.body).toMatch(/value="approval_required" checked/);
+    expect(res.body).toContain('>https://app.example.com</textarea>');
+    expect(res.body).toContain('<input type="hidden" name="version" value="3">');
   });
 
   it("answers an admin's change with the 403 page", async () => {

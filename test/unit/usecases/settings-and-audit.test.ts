@@ -67,6 +67,33 @@ describe('settings', () => {
     expect(itemsOf(table, 'AUDIT#')[0]?.actor).toEqual({ kind: 'operator', user_id: null, email: null });
   });
 
+  it('refuse a form read before another change (conflict), changing nothing; the CLI sends no version', async () => {
+    const read = (await getSettings({ orgId: ORG_ID, actor: person(OWNER) })).version;
+    const whole = { dangerous_ops: false, approval_required: true, landing_origins: [] };
+    await updateSettings({ orgId: ORG_ID, actor: person(OWNER), patch: whole, version: read, now: NOW });
+    const now = (await getSettings({ orgId: ORG_ID, actor: person(OWNER) })).version;
+    expect(now).not.toBe(read);
+
+    // The tab opened before it: would turn approval off again.
+    const stale = { dangerous_ops: true, approval_required: false, landing_origins: [] };
+    const e = await actErrorOf(
+      updateSettings({ orgId: ORG_ID, actor: person(OWNER), patch: stale, version: read, now: NOW }),
+    );
+    expect(e).toMatchObject({ kind: 'conflict', message: expect.stringMatching(/changed .*meanwhile/) });
+    expect(table.get(keys.org(ORG_ID))?.settings).toMatchObject({
+      dangerous_ops: false,
+      approval_required: true,
+    });
+    expect(itemsOf(table, 'AUDIT#').filter((a) => a.action === 'settings_changed')).toHaveLength(1);
+
+    await updateSettings({ orgId: ORG_ID, actor: person(OWNER), patch: stale, version: now, now: NOW });
+    await update({ approval_required: true });
+    expect(table.get(keys.org(ORG_ID))?.settings).toMatchObject({
+      dangerous_ops: true,
+      approval_required: true,
+    });
+  });
+
   it.each([
     [{ landing_origins: ['https://app.example.com/path'] }, /is not an origin/],
     [{ dangerous_ops: 'yes' }, /on or off/],
