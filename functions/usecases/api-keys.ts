@@ -28,6 +28,16 @@ export interface ApiKeyView {
 /** Longest key name kept (a label in lists, not a document). */
 const NAME_MAX = 100;
 
+const minuteIso = (minute: number | undefined) =>
+  minute === undefined ? null : new Date(minute * 60_000).toISOString();
+
+/** The later of the gate's last use and the one kept at revocation. */
+const lastUse = (rec: ApiKeyRecord, gateMinute: number | undefined): string | null => {
+  const gate = minuteIso(gateMinute);
+  const kept = rec.last_used_at ?? null;
+  return gate && kept ? (gate > kept ? gate : kept) : (gate ?? kept);
+};
+
 const view = (rec: ApiKeyRecord, lastMinute: number | undefined, email: string | undefined): ApiKeyView => ({
   id: rec.id,
   name: rec.name,
@@ -37,7 +47,7 @@ const view = (rec: ApiKeyRecord, lastMinute: number | undefined, email: string |
   created_by_email: email ?? null,
   created_at: rec.created_at,
   revoked_at: rec.revoked_at,
-  last_used_at: lastMinute === undefined ? null : new Date(lastMinute * 60_000).toISOString(),
+  last_used_at: lastUse(rec, lastMinute),
 });
 
 /**
@@ -110,14 +120,27 @@ export async function revokeKey(a: {
   const by = await authorizeAct(a.orgId, a.actor, canMintKeys, 'revoking API keys');
   const thisMonth = billingPeriod(a.now.getTime());
   const nextMonth = billingPeriod(Date.parse(thisMonth.endsAt));
-  const audit = auditEntry({ ...by, orgId: a.orgId }, 'key_revoked', a.keyId, {}, a.now);
-  const res = await revokeApiKey(a.orgId, a.keyId, a.now.toISOString(), [thisMonth.id, nextMonth.id], audit);
+  const lastMonth = billingPeriod(Date.parse(thisMonth.startsAt) - 1);
+  // Read before the revocation replaces the gate's entry; a request admitted in between is at
+  // most that same minute.
+  const lastUsed = (await lastAdmittedMinutes(a.orgId, [thisMonth.id, lastMonth.id])).get(a.keyId);
+  const lastUsedAt = minuteIso(lastUsed);
+  const detail = { last_used_at: lastUsedAt };
+  const audit = auditEntry({ ...by, orgId: a.orgId }, 'key_revoked', a.keyId, detail, a.now);
+  const res = await revokeApiKey(
+    a.orgId,
+    a.keyId,
+    a.now.toISOString(),
+    [thisMonth.id, nextMonth.id],
+    audit,
+    lastUsedAt,
+  );
   if (!res) throw new ActError(`no key ${a.keyId} in organization ${a.orgId}`, 'not_found');
   if (res.outcome === 'already_revoked')
     throw new ActError(
       `key ${a.keyId} is already revoked${res.key.revoked_at ? ` (since ${res.key.revoked_at})` : ''}`,
       'conflict',
     );
-  // Its last use and creator are not read back here: a revoked key's gate entry is its revocation.
+  // Its creator is not read back here.
   return view(res.key, undefined, undefined);
 }

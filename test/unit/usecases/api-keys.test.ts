@@ -171,6 +171,36 @@ describe('revokeKey', () => {
     expect(tx?.view.keys).toContainEqual(keys.usage(ORG_ID, '2030-06'));
   });
 
+  it('keeps the last use through the revocation, in the list (months later too) and in the audit entry', async () => {
+    const used = apiKey({ scopes: ['posts:read'], n: 4 });
+    const unused = apiKey({ scopes: ['posts:read'], n: 5 });
+    table.seed(apiKeyItem(used), apiKeyItem(unused), {
+      ...keys.usage(ORG_ID, '2030-06'),
+      api_requests: 1,
+      [used.record.id]: { w: minute('2030-06-10T09:12:00.000Z'), n: 1 },
+    });
+
+    await revoke(used.record.id);
+    await revoke(unused.record.id);
+
+    const lastUse = (now: Date) =>
+      listKeys({ orgId: ORG_ID, actor: person(MEMBER), now }).then((ks) =>
+        Object.fromEntries(ks.map((k) => [k.id, k.last_used_at])),
+      );
+    for (const now of [NOW, new Date('2030-10-01T00:00:00.000Z')])
+      expect(await lastUse(now)).toEqual({
+        [used.record.id]: '2030-06-10T09:12:00.000Z',
+        [unused.record.id]: null,
+      });
+    const details = itemsOf(table, 'AUDIT#')
+      .filter((e) => e.action === 'key_revoked')
+      .map((e) => [e.target, e.detail]);
+    expect(details).toEqual([
+      [used.record.id, { last_used_at: '2030-06-10T09:12:00.000Z' }],
+      [unused.record.id, { last_used_at: null }],
+    ]);
+  });
+
   it('of two revocations at once, one is refused: the gate item is conditioned on the key being live there', async () => {
     const minted = await mint();
     holdTransactions(2);
