@@ -115,9 +115,16 @@ async function decide(
       withRetry(async () => {
         const { org, post } = await getPostWithOrg(a.orgId, a.postId);
         if (!org) throw new ActError(`no organization ${a.orgId}`, 'not_found');
-        if (a.shown && (!post || post.version !== a.shown.version))
+        // Not here (another workspace's id, or deleted since the page): 404, as the API answers.
+        if (!post)
+          throw new ActError(
+            a.shown
+              ? 'This workspace has no such post: it was deleted meanwhile, or never was here. Nothing was done.'
+              : 'This workspace has no such post.',
+            'not_found',
+          );
+        if (a.shown && post.version !== a.shown.version)
           throw new ActError(`${changedSince(a.shown.status, post)} Nothing was done.`, 'conflict');
-        if (!post) throw new ActError('This workspace has no such post.', 'not_found');
         let next: PostRecord;
         try {
           next = step(post);

@@ -111,10 +111,12 @@ describe('approvePost', () => {
     expect(audit()).toEqual([]);
   });
 
-  it("answers another organization's post as not found", async () => {
+  it("answers another organization's post as not found, from a page (a version shown) or not", async () => {
     table.seed(postItem({ ...WAITING, org_id: OTHER_ORG_ID }));
-    const err = await actErrorOf(approve(person(ADMIN), null));
-    expect(err.kind).toBe('not_found');
+    for (const s of [null, shown]) {
+      expect((await actErrorOf(approve(person(ADMIN), s))).kind).toBe('not_found');
+      expect((await actErrorOf(reject('No', person(OWNER), s))).kind).toBe('not_found');
+    }
     expect(table.get(keys.post(OTHER_ORG_ID, WAITING.id))).toMatchObject({ status: 'needs_approval' });
   });
 
@@ -261,7 +263,10 @@ describe('races: exactly one decision wins', () => {
     if (deleted.status === 'fulfilled') {
       expect(stored()).toBeUndefined();
       expect(approved).toMatchObject({
-        reason: { kind: 'conflict', message: 'This post was deleted meanwhile. Nothing was done.' },
+        reason: {
+          kind: 'not_found',
+          message: expect.stringMatching(/deleted meanwhile, or never was here. Nothing was done/),
+        },
       });
       expect(postsCounted()).toBe(0);
       expect(countWrites()).toEqual([1, -1]);
