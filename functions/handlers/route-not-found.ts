@@ -1,7 +1,7 @@
 import { ApiError } from '#core/errors';
 import { statusPage } from '#handlers/views/status';
 import { CONSOLE_PATH, consolePages, matchPath, operations } from '#lib/operations';
-import { consoleNotFound } from '#shared/console';
+import { consoleNotFound, securityHeadersFor } from '#shared/console';
 import { type HttpEvent, type HttpResult, publicHandler } from '#shared/envelope';
 
 // API Gateway's $default route (and the local front door's fallback): a path we do not serve is a
@@ -20,8 +20,11 @@ async function routeNotFound(event: HttpEvent): Promise<HttpResult> {
   if (
     (method === 'GET' || method === 'HEAD') &&
     (path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`))
-  )
-    return consoleNotFound(event, statusPage);
+  ) {
+    const res = consoleNotFound(event, statusPage);
+    // HSTS too on https (the 404 frame sets the others).
+    return { ...res, headers: { ...res.headers, ...securityHeadersFor(event) } };
+  }
   throw new ApiError('resource_not_found', `No route ${method} ${path}.`);
 }
 
