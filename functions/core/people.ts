@@ -144,6 +144,7 @@ export const AUDIT_ACTIONS = [
   'webhook_secret_rotated',
   'webhook_enabled',
   'webhook_deleted',
+  'act_refused',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

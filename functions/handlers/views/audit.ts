@@ -19,6 +19,7 @@ const ACTIONS: Record<AuditAction, string> = {
   signed_in: 'Signed in',
   signed_out: 'Signed out',
   signed_out_everywhere: 'Signed out everywhere',
+  act_refused: 'Act refused (role)',
   key_minted: 'API key minted',
   key_revoked: 'API key revoked',
   settings_changed: 'Settings changed',

@@ -61,10 +61,11 @@ describe('settings', () => {
     for (const actor of [person(ADMIN), person(MEMBER), onBehalfOf(ADMIN)])
       expect((await actErrorOf(update({ dangerous_ops: true }, actor))).kind).toBe('forbidden');
     expect(table.get(keys.org(ORG_ID))?.settings).toMatchObject({ dangerous_ops: false });
-    expect(itemsOf(table, 'AUDIT#')).toEqual([]);
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')).toEqual([]);
 
     await update({ approval_required: true }, OPERATOR);
-    expect(itemsOf(table, 'AUDIT#')[0]?.actor).toEqual({ kind: 'operator', user_id: null, email: null });
+    const changed = itemsOf(table, 'AUDIT#').find((e) => e.action === 'settings_changed');
+    expect(changed?.actor).toEqual({ kind: 'operator', user_id: null, email: null });
   });
 
   it('refuse a form read before another change (conflict), changing nothing; the CLI sends no version', async () => {
@@ -92,6 +93,24 @@ describe('settings', () => {
       dangerous_ops: true,
       approval_required: true,
     });
+  });
+
+  it('leave a refused act in the audit log: once per person and act a minute, however many are refused', async () => {
+    for (let i = 0; i < 5; i++) await actErrorOf(update({ dangerous_ops: true }, person(MEMBER)));
+    await actErrorOf(update({ dangerous_ops: true }, person(ADMIN)));
+    await actErrorOf(listAuditLog({ orgId: ORG_ID, actor: person(MEMBER) }));
+
+    const refused = itemsOf(table, 'AUDIT#')
+      .filter((e) => e.action === 'act_refused')
+      .map((e) => [(e.actor as { user_id: string }).user_id, e.detail]);
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        [MEMBER.id, { act: 'changing workspace settings', role: 'member' }],
+        [ADMIN.id, { act: 'changing workspace settings', role: 'admin' }],
+      ]),
+    );
+    expect(refused).toHaveLength(3);
+    expect(table.get(keys.org(ORG_ID))?.settings).toMatchObject({ dangerous_ops: false });
   });
 
   it.each([
