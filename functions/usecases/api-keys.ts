@@ -5,6 +5,7 @@ import { type ApiKeyRecord, anyRole, canMintKeys, generateApiKey, hashApiKey } f
 import { newId } from '#core/ids';
 import { ActError, type Actor } from '#core/people';
 import { billingPeriod } from '#core/plans';
+import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import { SCOPES, type Scope } from '#lib/operations';
 import { auditEntry, authorizeAct, issuerOf } from '#usecases/support/acts';
 
@@ -82,6 +83,8 @@ export async function mintKey(a: {
   const scopes = validScopes(a.scopes);
   const name = a.name?.trim() || null;
   if (name && name.length > NAME_MAX) throw new ActError(`a key's name has at most ${NAME_MAX} characters`);
+  const hidden = name && hiddenCharacterIn(name);
+  if (hidden) throw new ActError(hiddenCharacterMessage('The name', hidden));
   const key = generateApiKey();
   const rec: ApiKeyRecord = {
     id: newId('key', a.now.getTime()),

@@ -12,6 +12,7 @@ import { getUser } from '#adapters/users';
 import { anyRole, canManageMembers, type Org, ROLES, type Role, type User } from '#core/accounts';
 import { newId } from '#core/ids';
 import { ActError, type Actor } from '#core/people';
+import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import { logger } from '#shared/logger';
 import { auditEntry, authorizeAct, issuerOf, newEnrollmentLink } from '#usecases/support/acts';
 
@@ -198,10 +199,21 @@ const changedMeanwhile = () =>
   new ActError('the members changed while this was being done; look again and retry', 'conflict');
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** Printable ASCII: a letter of another script can pass for a Latin one (a Cyrillic о for o). */
+const ASCII = /^[\x21-\x7e]+$/;
 
-/** Stored lowercased: one person, one user per organization, however they type it. */
+/**
+ * Stored lowercased: one person, one user per organization, however they type it. Plain ASCII
+ * only: hidden characters and other scripts could make one address display as another.
+ */
 function validEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
+  const hidden = hiddenCharacterIn(email, false);
+  if (hidden) throw new ActError(hiddenCharacterMessage('The e-mail address', hidden));
+  if (!ASCII.test(email))
+    throw new ActError(
+      'Use an e-mail address of plain ASCII letters, digits and punctuation: letters of other scripts can imitate another address.',
+    );
   if (email.length > 254 || !EMAIL.test(email)) throw new ActError(`not an email address: ${raw}`);
   return email;
 }

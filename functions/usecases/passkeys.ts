@@ -27,6 +27,7 @@ import {
   type PasskeyRecord,
   type SignedIn,
 } from '#core/people';
+import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import { type NewSession, newSession } from '#usecases/console-sessions';
 import { personAct } from '#usecases/support/person-audit';
 import {
@@ -268,6 +269,9 @@ export async function finishAddPasskey(a: {
   now: Date;
 }): Promise<PasskeyView> {
   const { user } = a.signedIn;
+  // Before the ceremony is taken back: a refused name leaves it to be answered again.
+  const hidden = a.name ? hiddenCharacterIn(a.name) : null;
+  if (hidden) throw new ActError(hiddenCharacterMessage('The name', hidden), 'invalid');
   const ceremony = await takeBack(
     a.ceremonyId,
     'add_passkey',

@@ -233,3 +233,15 @@ describe('revokeKey', () => {
     expect(table.get(keys.usage(ORG_ID, '2030-06'))).toBeUndefined();
   });
 });
+
+describe('hidden characters in names', () => {
+  it('refuses a key name with a bidi override or another invisible format character; an emoji joiner is fine', async () => {
+    for (const name of ['deploy\u202Egnp.exe', 'ci\u2066bot', 'o\uFEFFps'])
+      expect(await actErrorOf(mint(person(ADMIN), ['posts:read'], name))).toMatchObject({
+        kind: 'invalid',
+        message: expect.stringMatching(/invisible/),
+      });
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action === 'key_minted')).toEqual([]);
+    await expect(mint(person(ADMIN), ['posts:read'], 'team \u{1F468}\u200D\u{1F469}')).resolves.toBeDefined();
+  });
+});

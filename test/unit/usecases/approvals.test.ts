@@ -313,3 +313,12 @@ describe('races: exactly one decision wins', () => {
     expect(audit()[0]).toMatchObject({ actor: { kind: 'operator', user_id: null }, action: 'post_rejected' });
   });
 });
+
+describe('hidden characters in a reason', () => {
+  it('refuses a rejection reason with a bidi override, changing nothing', async () => {
+    table.seed(postItem(WAITING));
+    const e = await actErrorOf(reject('Fine \u202Eevil'));
+    expect(e).toMatchObject({ kind: 'invalid', message: expect.stringMatching(/invisible/) });
+    expect(stored()).toMatchObject({ status: 'needs_approval' });
+  });
+});

@@ -374,3 +374,20 @@ describe('issueEnrollment', () => {
     expect(table.all('ENROLL')).toEqual([]);
   });
 });
+
+describe('look-alike addresses', () => {
+  it('refuses bidi controls, invisible characters and non-ASCII addresses, inviting no one', async () => {
+    const before = itemsOf(table, 'USER#').length;
+    for (const email of [
+      'admin-\u202Etset.emca@evil.test',
+      'ad\u200Bmin@acme.test',
+      '\u043Ewner@acme.test', // a Cyrillic о
+      'pers\u00F6n@acme.test',
+    ]) {
+      const e = await actErrorOf(invite(person(OWNER), email));
+      expect(e.kind, email).toBe('invalid');
+      expect(e.message, email).toMatch(/invisible|plain ASCII/);
+    }
+    expect(itemsOf(table, 'USER#')).toHaveLength(before);
+  });
+});

@@ -537,3 +537,24 @@ describe('ending sessions', () => {
     expect(await resolveSession(again.cookie, at(6 * MIN))).not.toBeNull();
   });
 });
+
+describe('hidden characters in a passkey name', () => {
+  it('refuses a name with a bidi override before the ceremony is spent, adding nothing', async () => {
+    const laptop = await enroll(ALICE);
+    const me = (await resolveSession(laptop.cookie, T0))!;
+    const begun = await beginAddPasskey({ signedIn: me, rp: RP, now: T0 });
+    const phone = new SoftAuthenticator(RP.origin);
+    const e = await refusal(
+      finishAddPasskey({
+        signedIn: me,
+        ceremonyId: begun.ceremonyId,
+        response: phone.create(begun.options),
+        rp: RP,
+        name: 'Phone\u202Eevil',
+        now: T0,
+      }),
+    );
+    expect(e).toMatchObject({ kind: 'invalid', message: expect.stringMatching(/invisible/) });
+    expect(await listPasskeys(me)).toHaveLength(1);
+  });
+});

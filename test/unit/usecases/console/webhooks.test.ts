@@ -361,3 +361,18 @@ describe('testing, rotating and deleting', () => {
     expect(stored()[0]).toMatchObject({ version: 3 });
   });
 });
+
+describe('hidden characters in a description', () => {
+  it('refuses a description with a bidi override by its field, adding nothing', async () => {
+    const e = await actErrorOf(
+      createEndpointForPerson({
+        orgId: orgOf().id,
+        actor: person(OWNER),
+        form: form({ description: 'CRM \u202Eevil' }),
+        ...base,
+      }),
+    );
+    expect(e).toMatchObject({ field: 'description', message: expect.stringMatching(/invisible/) });
+    expect(audit()).toEqual([]);
+  });
+});
