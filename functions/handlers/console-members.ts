@@ -3,6 +3,7 @@ import { actorOf, consolePage, frameOf, orgOf } from '#handlers/support/console'
 import { messageOf, withMessage } from '#handlers/views/layout';
 import { INVITE_FIELDS, invitedPage, membersPage, removePage } from '#handlers/views/members';
 import { pageAnswer, redirectAnswer } from '#shared/console';
+import { activeKeysOf } from '#usecases/api-keys';
 import { changeMemberRole, inviteMember, listMembers, removeMember } from '#usecases/members';
 
 // Members: the list (everyone); invite, change a role, remove (owners — the use cases decide). An
@@ -23,7 +24,13 @@ export const { handler } = consolePage('consoleMembers', {
       const member = members.find((m) => m.id === removing);
       if (!member) throw new ActError('This workspace has no such member.', 'not_found');
       if (!isOwner) throw new ActError('Only owners remove members.', 'forbidden');
-      return pageAnswer(removePage({ frame, member }));
+      const keys = await activeKeysOf({
+        orgId: orgOf(signedIn),
+        actor: actorOf(signedIn),
+        userId: member.id,
+        now: new Date(),
+      });
+      return pageAnswer(removePage({ frame, member, keys }));
     },
   },
   'POST /console/members': {
@@ -91,8 +98,14 @@ export const { handler } = consolePage('consoleMembers', {
   },
   'POST /console/members/{id}/remove': {
     who: 'person',
-    run: async ({ signedIn, params, now }) => {
-      await removeMember({ orgId: orgOf(signedIn), actor: actorOf(signedIn), userId: params.id ?? '', now });
+    run: async ({ signedIn, params, form, now }) => {
+      await removeMember({
+        orgId: orgOf(signedIn),
+        actor: actorOf(signedIn),
+        userId: params.id ?? '',
+        revokeKeys: form.get('revoke_keys') === 'on',
+        now,
+      });
       return redirectAnswer(withMessage('/console/members', 'member_removed'));
     },
   },

@@ -71,6 +71,19 @@ export async function listKeys(a: { orgId: string; actor: Actor; now: Date }): P
     .map((rec) => view(rec, lastUsed.get(rec.id), emails.get(rec.created_by)));
 }
 
+/**
+ * The keys a person minted that still work (the removal page names them: removing a person leaves
+ * their keys working unless they are revoked too). Seen by everyone who sees the keys.
+ */
+export async function activeKeysOf(a: {
+  orgId: string;
+  actor: Actor;
+  userId: string;
+  now: Date;
+}): Promise<ApiKeyView[]> {
+  return (await listKeys(a)).filter((k) => k.created_by === a.userId && !k.revoked_at);
+}
+
 /** Mints a key (owners and admins). The plaintext is returned this once; only its hash is stored. */
 export async function mintKey(a: {
   orgId: string;

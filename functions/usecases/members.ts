@@ -14,6 +14,7 @@ import { newId } from '#core/ids';
 import { ActError, type Actor } from '#core/people';
 import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import { logger } from '#shared/logger';
+import { activeKeysOf, revokeKey } from '#usecases/api-keys';
 import { auditEntry, authorizeAct, issuerOf, newEnrollmentLink } from '#usecases/support/acts';
 
 // The people of an organization: every member sees them; owners (and the operator) invite, change
@@ -120,6 +121,8 @@ export async function removeMember(a: {
   orgId: string;
   actor: Actor;
   userId: string;
+  /** Also revoke the API keys the person minted that still work (each audited as key_revoked). */
+  revokeKeys?: boolean;
   now: Date;
 }): Promise<User> {
   const by = await authorizeAct(a.orgId, a.actor, canManageMembers, 'removing members');
@@ -135,6 +138,12 @@ export async function removeMember(a: {
   const refused = await deleteMember(target, audit);
   if (refused === 'last_owner') throw lastOwner(target, 'removed');
   if (refused) throw changedMeanwhile();
+  // After the removal, one revocation each: a key revoked meanwhile by someone else is left be.
+  if (a.revokeKeys)
+    for (const key of await activeKeysOf({ orgId: a.orgId, actor: a.actor, userId: target.id, now: a.now }))
+      await revokeKey({ orgId: a.orgId, actor: a.actor, keyId: key.id, now: a.now }).catch((err: unknown) => {
+        if (!(err instanceof ActError && err.kind === 'conflict')) throw err;
+      });
   return target;
 }
 

@@ -41,7 +41,12 @@ import {
 // reaches the person (the status page it maps to; a form shown again with its error summary).
 
 vi.mock('#usecases/console-sessions', () => ({ resolveSession: vi.fn(), signOut: vi.fn() }));
-vi.mock('#usecases/api-keys', () => ({ listKeys: vi.fn(), mintKey: vi.fn(), revokeKey: vi.fn() }));
+vi.mock('#usecases/api-keys', () => ({
+  listKeys: vi.fn(),
+  mintKey: vi.fn(),
+  revokeKey: vi.fn(),
+  activeKeysOf: vi.fn(async () => []),
+}));
 vi.mock('#usecases/members', () => ({
   listMembers: vi.fn(),
   inviteMember: vi.fn(),
@@ -390,6 +395,7 @@ describe('members', () => {
       orgId: ORG,
       actor: asPerson(OWNER),
       userId: MEMBER.user.id,
+      revokeKeys: false,
       now: expect.any(Date),
     });
   });
@@ -422,6 +428,29 @@ describe('members', () => {
 
     expect(confirm.body).toContain(`action="/console/members/${MEMBER.user.id}/remove"`);
     expect(other.statusCode).toBe(404);
+  });
+
+  it('names the person’s active keys on the removal page, offers to revoke them, and passes the choice', async () => {
+    vi.mocked(people.listMembers).mockResolvedValue(members());
+    vi.mocked(apiKeys.activeKeysOf).mockResolvedValueOnce([
+      { id: 'key_1', name: '<b>CI</b>', prefix: 'svc_live_abcd' } as ApiKeyView,
+    ]);
+
+    const confirm = await call(
+      membersPage,
+      get('GET /console/members', OWNER, { query: `remove=${MEMBER.user.id}` }),
+    );
+    expect(mainText(confirm)).toContain('&lt;b&gt;CI&lt;/b&gt;');
+    expect(mainText(confirm)).toMatch(/still work/);
+    expect(confirm.body).toMatch(/name="revoke_keys" type="checkbox" value="on" checked/);
+
+    await call(
+      membersPage,
+      post(`POST /console/members/{id}/remove`, OWNER, { revoke_keys: 'on' }, { id: MEMBER.user.id }),
+    );
+    expect(people.removeMember).toHaveBeenLastCalledWith(expect.objectContaining({ revokeKeys: true }));
+    await call(membersPage, post(`POST /console/members/{id}/remove`, OWNER, {}, { id: MEMBER.user.id }));
+    expect(people.removeMember).toHaveBeenLastCalledWith(expect.objectContaining({ revokeKeys: false }));
   });
 });
 

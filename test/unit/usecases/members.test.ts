@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import { ENROLLMENT_TTL_MS, hashSecret, OPERATOR } from '#core/people';
+import { activeKeysOf } from '#usecases/api-keys';
 import {
   changeMemberRole,
   inviteMember,
@@ -10,7 +11,7 @@ import {
   listMembers,
   removeMember,
 } from '#usecases/members';
-import { ORG_ID, OTHER_ORG_ID } from '../support/fixtures.ts';
+import { apiKey, apiKeyItem, ORG_ID, OTHER_ORG_ID } from '../support/fixtures.ts';
 import {
   ADMIN,
   actErrorOf,
@@ -280,6 +281,22 @@ describe('changeMemberRole', () => {
 describe('removeMember', () => {
   const remove = (userId: string, actor = person(OWNER)) =>
     removeMember({ orgId: ORG_ID, actor, userId, now: NOW });
+
+  it('names the person’s active keys, and revokes them with the removal when asked; others’ keys stay', async () => {
+    const theirs = [1, 2, 3].map((n) => apiKey({ scopes: ['posts:read'], n, revoked: n === 3 }));
+    for (const k of theirs) k.record.created_by = ADMIN.id;
+    const owners = apiKey({ scopes: ['posts:read'], n: 4 });
+    table.seed(...theirs.map(apiKeyItem), apiKeyItem(owners));
+
+    const active = await activeKeysOf({ orgId: ORG_ID, actor: person(OWNER), userId: ADMIN.id, now: NOW });
+    expect(active.map((k) => k.id).sort()).toEqual([theirs[0]?.record.id, theirs[1]?.record.id].sort());
+
+    await removeMember({ orgId: ORG_ID, actor: person(OWNER), userId: ADMIN.id, revokeKeys: true, now: NOW });
+    const revokedAt = (k: ReturnType<typeof apiKey>) => table.get(keys.apiKey(k.hash))?.revoked_at;
+    expect(theirs.slice(0, 2).map(revokedAt)).toEqual([NOW.toISOString(), NOW.toISOString()]);
+    expect(revokedAt(owners)).toBeNull();
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action === 'key_revoked')).toHaveLength(2);
+  });
 
   it('removes the user, their email guard and their passkeys, with the audit entry, in one transaction', async () => {
     // Arrange
