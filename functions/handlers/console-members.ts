@@ -1,5 +1,5 @@
 import { ActError } from '#core/people';
-import { actorOf, consolePage, frameOf, orgOf } from '#handlers/support/console';
+import { actorOf, consolePage, frameOf, inPeoplesWords, orgOf } from '#handlers/support/console';
 import { messageOf, withMessage } from '#handlers/views/layout';
 import { INVITE_FIELDS, invitedPage, membersPage, removePage } from '#handlers/views/members';
 import { pageAnswer, redirectAnswer } from '#shared/console';
@@ -8,6 +8,8 @@ import { changeMemberRole, inviteMember, listMembers, removeMember } from '#usec
 
 // Members: the list (everyone); invite, change a role, remove (owners — the use cases decide). An
 // invitation's link is rendered at once, never redirected to: it is shown once.
+
+const NO_MEMBER = { not_found: 'This workspace has no such member: they may have been removed meanwhile.' };
 
 export const { handler } = consolePage('consoleMembers', {
   'GET /console/members': {
@@ -86,26 +88,30 @@ export const { handler } = consolePage('consoleMembers', {
     who: 'person',
     run: async ({ signedIn, params, form, now }) => {
       const role = form.get('role') ?? '';
-      await changeMemberRole({
-        orgId: orgOf(signedIn),
-        actor: actorOf(signedIn),
-        userId: params.id ?? '',
-        role,
-        now,
-      });
+      await inPeoplesWords(NO_MEMBER, () =>
+        changeMemberRole({
+          orgId: orgOf(signedIn),
+          actor: actorOf(signedIn),
+          userId: params.id ?? '',
+          role,
+          now,
+        }),
+      );
       return redirectAnswer(withMessage('/console/members', 'role_changed'));
     },
   },
   'POST /console/members/{id}/remove': {
     who: 'person',
     run: async ({ signedIn, params, form, now }) => {
-      await removeMember({
-        orgId: orgOf(signedIn),
-        actor: actorOf(signedIn),
-        userId: params.id ?? '',
-        revokeKeys: form.get('revoke_keys') === 'on',
-        now,
-      });
+      await inPeoplesWords(NO_MEMBER, () =>
+        removeMember({
+          orgId: orgOf(signedIn),
+          actor: actorOf(signedIn),
+          userId: params.id ?? '',
+          revokeKeys: form.get('revoke_keys') === 'on',
+          now,
+        }),
+      );
       return redirectAnswer(withMessage('/console/members', 'member_removed'));
     },
   },

@@ -293,7 +293,7 @@ describe('API keys', () => {
     );
 
     expect(twice.statusCode).toBe(409);
-    expect(mainText(twice)).toContain('This key is already revoked.');
+    expect(mainText(twice)).toContain('This key is already revoked: nothing changed.');
     expect(confirmRevoked.statusCode).toBe(404);
   });
 });
@@ -1033,5 +1033,39 @@ describe('every console page', () => {
       const mod = (await import(join(import.meta.dirname, '../../..', page.entry))) as { handler: unknown };
       expect(typeof mod.handler, page.id).toBe('function');
     }
+  });
+});
+
+describe('refusals in people’s words', () => {
+  it('says what is wrong without the CLI’s ids: an unknown key, a key revoked already, an unknown member', async () => {
+    vi.mocked(apiKeys.revokeKey)
+      .mockRejectedValueOnce(new ActError('no key key_9 in organization org_1', 'not_found'))
+      .mockRejectedValueOnce(
+        new ActError('key key_9 is already revoked (since 2030-01-01T00:00:00.000Z)', 'conflict'),
+      );
+    vi.mocked(people.removeMember).mockRejectedValueOnce(
+      new ActError('no user usr_9 in organization org_1', 'not_found'),
+    );
+    vi.mocked(people.changeMemberRole).mockRejectedValueOnce(
+      new ActError('no user usr_9 in organization org_1', 'not_found'),
+    );
+
+    const gone = await call(keys, post('POST /console/keys/{id}/revoke', OWNER, {}, { id: 'key_9' }));
+    const twice = await call(keys, post('POST /console/keys/{id}/revoke', OWNER, {}, { id: 'key_9' }));
+    const removed = await call(
+      membersPage,
+      post('POST /console/members/{id}/remove', OWNER, {}, { id: 'usr_9' }),
+    );
+    const role = await call(
+      membersPage,
+      post('POST /console/members/{id}/role', OWNER, { role: 'admin' }, { id: 'usr_9' }),
+    );
+
+    expect([gone, twice, removed, role].map((r) => r.statusCode)).toEqual([404, 409, 404, 404]);
+    expect(mainText(gone)).toContain('This workspace has no such API key.');
+    expect(mainText(twice)).toContain('This key is already revoked');
+    expect(mainText(removed)).toContain('This workspace has no such member');
+    expect(mainText(role)).toContain('This workspace has no such member');
+    for (const r of [gone, twice, removed, role]) expect(mainText(r)).not.toMatch(/org_1|usr_9|key_9|T00:00/);
   });
 });

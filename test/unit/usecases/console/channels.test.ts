@@ -174,8 +174,15 @@ describe('connecting', () => {
   it('Bluesky: a refused app password is a field error and stores nothing; a good one connects at once, audited', async () => {
     const refused = await start(ADMIN, bluesky('wrong')).catch((e: unknown) => e);
     expect((refused as FieldsRefused).fields).toEqual([
-      { field: 'app_password', message: expect.any(String) },
+      {
+        field: 'app_password',
+        message: expect.stringMatching(/^Bluesky did not accept this handle and app password/),
+      },
     ]);
+    // In a person's words, not the server's wire text.
+    expect((refused as FieldsRefused).fields[0]?.message).not.toMatch(
+      /createSession|401|AuthenticationRequired/,
+    );
     expect(channels()).toEqual([]);
 
     const ok = await start(ADMIN, bluesky());
