@@ -75,6 +75,7 @@ export async function revokeApiKey(
   now: string,
   periods: readonly string[],
   audit?: AuditEntry,
+  lastUsedAt: string | null = null,
 ): Promise<Revocation | null> {
   const item = (await apiKeyItemsOfOrg(orgId)).find((i) => i.id === keyId);
   if (!item) return null;
@@ -87,9 +88,9 @@ export async function revokeApiKey(
             Update: {
               TableName: TABLE_NAME,
               Key: { pk: item.pk as string, sk: item.sk as string },
-              UpdateExpression: 'SET revoked_at = :now',
+              UpdateExpression: 'SET revoked_at = :now, last_used_at = :used',
               ConditionExpression: 'org_id = :org',
-              ExpressionAttributeValues: { ':now': now, ':org': orgId },
+              ExpressionAttributeValues: { ':now': now, ':org': orgId, ':used': lastUsedAt },
             },
           },
           ...revokeAtGateItems(orgId, keyId, periods, now).map((u) => ({
@@ -107,5 +108,8 @@ export async function revokeApiKey(
     );
     return { outcome: 'already_revoked', key: fromItem<ApiKeyRecord>(again.Item ?? item) };
   }
-  return { outcome: 'revoked', key: fromItem<ApiKeyRecord>({ ...item, revoked_at: now }) };
+  return {
+    outcome: 'revoked',
+    key: fromItem<ApiKeyRecord>({ ...item, revoked_at: now, last_used_at: lastUsedAt }),
+  };
 }

@@ -2,8 +2,9 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut } from '#adapters/audit-log';
 import { keys } from '#adapters/keys';
 import { batchGet, fromItem, TABLE_NAME, transactIf, updateIf } from '#adapters/table';
+import { cutoffsOf, userOf } from '#adapters/users';
 import type { User } from '#core/accounts';
-import type { AuditEntry, ConsoleSessionRecord } from '#core/people';
+import type { AuditEntry, ConsoleSessionRecord, SessionCutoffs } from '#core/people';
 import { ddb } from '#shared/clients';
 
 // Console sessions, stored by the SHA-256 of the cookie's value (the cookie itself only ever
@@ -44,12 +45,37 @@ export async function getSessionAndUser(
   cookieHash: string,
   orgId: string,
   userId: string,
-): Promise<{ session: ConsoleSessionRecord | null; user: User | null }> {
+): Promise<{ session: ConsoleSessionRecord | null; user: User | null; cutoffs: SessionCutoffs | null }> {
   const [session, user] = await batchGet([keys.consoleSession(cookieHash), keys.user(orgId, userId)]);
   return {
     session: session ? fromItem<ConsoleSessionRecord>(session) : null,
-    user: user ? fromItem<User>(user) : null,
+    user: user ? userOf(user) : null,
+    cutoffs: user ? cutoffsOf(user) : null,
   };
+}
+
+/**
+ * Ends every session of the user opened up to `at` (the current one too) and records `audit`;
+ * false when the user is gone (nothing written).
+ */
+export function endSessionsOf(
+  orgId: string,
+  userId: string,
+  at: string,
+  audit: AuditEntry,
+): Promise<boolean> {
+  return transactIf([
+    {
+      Update: {
+        TableName: TABLE_NAME,
+        Key: keys.user(orgId, userId),
+        UpdateExpression: 'SET sessions_valid_after = :at',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':at': at },
+      },
+    },
+    auditPut(audit),
+  ]);
 }
 
 /** Ends a session on its own (expired, or its user removed or demoted). */

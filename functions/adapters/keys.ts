@@ -30,7 +30,7 @@ export const keys = {
   ceremony: (ceremonyId: string) => ({ pk: `CEREMONY#${ceremonyId}`, sk: 'CEREMONY' }),
   /** A console session, by the SHA-256 of its cookie; expires by TTL. */
   consoleSession: (tokenHash: string) => ({ pk: `SESSION#${tokenHash}`, sk: 'SESSION' }),
-  /** Sign-in and enrollment attempts from one source in one UTC minute; expires by TTL. */
+  /** Attempts from one source in one UTC minute (sign-in, enrollment; refused acts); expires by TTL. */
   attempts: (what: string, source: string, minute: number) => ({
     pk: `ATTEMPTS#${what}#${source}`,
     sk: `MINUTE#${minute}`,

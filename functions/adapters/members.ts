@@ -12,7 +12,7 @@ import {
   type TransactItem,
   updateIf,
 } from '#adapters/table';
-import { userPuts } from '#adapters/users';
+import { userOf, userPuts } from '#adapters/users';
 import type { Role, User } from '#core/accounts';
 import type { AuditEntry, EnrollmentRecord } from '#core/people';
 import { ddb } from '#shared/clients';
@@ -29,7 +29,7 @@ export async function listUsers(orgId: string): Promise<User[]> {
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
     ExpressionAttributeValues: { ':pk': pk, ':sk': skPrefix },
   });
-  return items.map((i) => fromItem<User>(i));
+  return items.map((i) => userOf(i));
 }
 
 /** How many passkeys each user of the organization has (only the keys are read). */

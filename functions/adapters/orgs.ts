@@ -3,7 +3,7 @@ import { auditPut } from '#adapters/audit-log';
 import { enrollmentPut } from '#adapters/enrollments';
 import { keys } from '#adapters/keys';
 import { batchGet, fromItem, TABLE_NAME, type TransactItem, transactIf } from '#adapters/table';
-import { userPuts } from '#adapters/users';
+import { userOf, userPuts } from '#adapters/users';
 import type { Org, OrgSettings, Plan, User } from '#core/accounts';
 import type { AuditEntry, EnrollmentRecord } from '#core/people';
 import type { Limits } from '#core/plans';
@@ -24,7 +24,7 @@ export async function getOrgWithUser(
   userId: string,
 ): Promise<{ org: Org | null; user: User | null }> {
   const [org, user] = await batchGet([keys.org(orgId), keys.user(orgId, userId)]);
-  return { org: org ? fromItem<Org>(org) : null, user: user ? fromItem<User>(user) : null };
+  return { org: org ? fromItem<Org>(org) : null, user: user ? userOf(user) : null };
 }
 
 /**
@@ -54,16 +54,26 @@ export async function createOrgWithOwner(
   );
 }
 
-/** Sets the settings in `patch` (the others stay) and records `audit`; false when the org is gone. */
+/**
+ * Sets the settings in `patch` (the others stay), moves their version on and records `audit`;
+ * with `version`, only while the settings are still at it. False when refused: the org is gone,
+ * or its settings changed since `version` was read.
+ */
 export async function updateOrgSettings(
   orgId: string,
   patch: Partial<OrgSettings>,
+  version: number | null,
   now: string,
   audit: AuditEntry,
 ): Promise<boolean> {
-  const names: Record<string, string> = { '#s': 'settings', '#u': 'updated_at' };
-  const values: Record<string, unknown> = { ':u': now };
-  const sets = ['#u = :u'];
+  const names: Record<string, string> = { '#s': 'settings', '#u': 'updated_at', '#v': 'settings_version' };
+  const values: Record<string, unknown> = { ':u': now, ':one': 1, ':zero': 0 };
+  const sets = ['#u = :u', '#v = if_not_exists(#v, :zero) + :one'];
+  let condition = 'attribute_exists(pk)';
+  if (version !== null) {
+    values[':was'] = version;
+    condition += version === 0 ? ' AND (attribute_not_exists(#v) OR #v = :was)' : ' AND #v = :was';
+  }
   for (const [k, v] of Object.entries(patch)) {
     names[`#${k}`] = k;
     values[`:${k}`] = v;
@@ -75,7 +85,7 @@ export async function updateOrgSettings(
         TableName: TABLE_NAME,
         Key: keys.org(orgId),
         UpdateExpression: `SET ${sets.join(', ')}`,
-        ConditionExpression: 'attribute_exists(pk)',
+        ConditionExpression: condition,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       },

@@ -3,6 +3,7 @@ import { sessionPut } from '#adapters/console-sessions';
 import { spendEnrollmentItem } from '#adapters/enrollments';
 import { keys } from '#adapters/keys';
 import { batchGet, fromItem, queryAll, TABLE_NAME, transactIf } from '#adapters/table';
+import { userOf } from '#adapters/users';
 import type { User } from '#core/accounts';
 import type { AuditEntry, ConsoleSessionRecord, PasskeyRecord } from '#core/people';
 
@@ -85,7 +86,7 @@ export async function getPasskeyAndUser(
   ]);
   return {
     passkey: passkey ? fromItem<PasskeyRecord>(passkey) : null,
-    user: user ? fromItem<User>(user) : null,
+    user: user ? userOf(user) : null,
   };
 }
 
@@ -164,5 +165,15 @@ export function removePasskeyKeeping(
     passkeyDelete(orgId, userId, credentialId),
     passkeyExistsCheck(orgId, userId, keep),
     auditPut(audit),
+    {
+      // The sessions this passkey opened end at their next request (see SessionCutoffs).
+      Update: {
+        TableName: TABLE_NAME,
+        Key: keys.user(orgId, userId),
+        UpdateExpression: 'ADD ended_passkeys :c SET passkey_removed_at = :at',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':c': new Set([credentialId]), ':at': audit.at },
+      },
+    },
   ]);
 }

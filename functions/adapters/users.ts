@@ -2,9 +2,26 @@ import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
 import { fromItem, isConditionFailure, queryAll, TABLE_NAME } from '#adapters/table';
 import type { User } from '#core/accounts';
+import type { SessionCutoffs } from '#core/people';
 import { ddb } from '#shared/clients';
 
 // Users of an organization, unique by email within it.
+
+/** The user an item holds, and only that (the item also keeps its sessions' cutoffs). */
+export function userOf(item: Record<string, unknown>): User {
+  const u = fromItem<User>(item);
+  return { id: u.id, org_id: u.org_id, email: u.email, role: u.role, created_at: u.created_at };
+}
+
+/** The user item's session cutoffs (absent on a user who never ended a session early). */
+export function cutoffsOf(item: Record<string, unknown>): SessionCutoffs {
+  const ended = item.ended_passkeys;
+  return {
+    validAfter: typeof item.sessions_valid_after === 'string' ? item.sessions_valid_after : null,
+    endedPasskeys: new Set(ended instanceof Set ? [...ended].map(String) : []),
+    passkeyRemovedAt: typeof item.passkey_removed_at === 'string' ? item.passkey_removed_at : null,
+  };
+}
 
 export class AlreadyExistsError extends Error {}
 
@@ -54,7 +71,7 @@ export async function getUser(orgId: string, userId: string): Promise<User | nul
   const res = await ddb.send(
     new GetCommand({ TableName: TABLE_NAME, Key: keys.user(orgId, userId), ConsistentRead: true }),
   );
-  return res.Item ? fromItem<User>(res.Item) : null;
+  return res.Item ? userOf(res.Item) : null;
 }
 
 /** Emails of the organization's owners (who are warned about failing webhooks). */

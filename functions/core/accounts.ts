@@ -35,6 +35,8 @@ export interface Org {
    */
   owner_count?: number;
   settings: OrgSettings;
+  /** Counts the changes of `settings` (absent: none yet), so a form read before one is refused. */
+  settings_version?: number;
   created_at: string;
   updated_at: string;
 }
@@ -55,6 +57,11 @@ export interface ApiKeyRecord {
   created_by: string;
   created_at: string;
   revoked_at: string | null;
+  /**
+   * Set at revocation: the key's last admitted request as the gate knew it then (the gate's entry
+   * becomes the revocation, and its months age out of the list's reach; this stays).
+   */
+  last_used_at?: string | null;
   /** First characters of the key, to recognise it in lists without revealing it. */
   prefix: string;
 }

@@ -93,6 +93,20 @@ export interface ConsoleSessionRecord {
   created_at: string;
   seen_at: string;
   expires_at: string;
+  /** The credential id of the passkey that opened it: removing that passkey ends the session. */
+  passkey?: string;
+}
+
+/**
+ * What ends a person's sessions early, kept on their user item (which every request reads with the
+ * session, so checking it costs no round trip): a "sign out everywhere" ends those opened up to
+ * `validAfter`; a removed passkey ends those it opened (`endedPasskeys`), and those naming no
+ * passkey (opened before sessions named theirs) that began before `passkeyRemovedAt`.
+ */
+export interface SessionCutoffs {
+  validAfter: string | null;
+  endedPasskeys: ReadonlySet<string>;
+  passkeyRemovedAt: string | null;
 }
 
 /** The person a request is made by, as the console's handlers see it. */
@@ -111,6 +125,7 @@ export const AUDIT_ACTIONS = [
   'passkey_removed',
   'signed_in',
   'signed_out',
+  'signed_out_everywhere',
   'key_minted',
   'key_revoked',
   'settings_changed',
@@ -129,6 +144,7 @@ export const AUDIT_ACTIONS = [
   'webhook_secret_rotated',
   'webhook_enabled',
   'webhook_deleted',
+  'act_refused',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { hiddenCharacterIn } from '#core/text';
 import { LIMITS, MEDIA_KINDS, PLATFORMS, POST_STATUSES } from './constants.ts';
 import { PAGE_SIZE } from './cursor.ts';
 import { once } from './once.ts';
@@ -104,7 +105,14 @@ export const PageQuery = /* @__PURE__ */ once(() =>
 
 const webhookUrl = () => z.string().check(z.minLength(1), z.maxLength(2048));
 const eventTypes = () => z.array(z.enum(EVENT_TYPES)).check(z.minLength(1), z.maxLength(EVENT_TYPES.length));
-const description = () => z.nullable(z.string().check(z.maxLength(500)));
+const description = () =>
+  z.nullable(
+    z.string().check(
+      z.maxLength(500),
+      // Bidi controls and other invisible format characters would change how it reads to others.
+      z.refine((text) => !hiddenCharacterIn(text), 'Must not contain invisible control characters.'),
+    ),
+  );
 
 export const CreateWebhookEndpointBody = /* @__PURE__ */ once(() =>
   meta(

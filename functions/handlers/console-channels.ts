@@ -14,11 +14,13 @@ import {
 } from '#handlers/views/channels';
 import { messageOf, withMessage } from '#handlers/views/layout';
 import { statusPage } from '#handlers/views/status';
+import { CONSOLE_PATH } from '#lib/operations';
 import {
   type ConsoleAnswer,
   type PersonRequest,
   pageAnswer,
   redirectAnswer,
+  returnPath,
   SIGN_IN_PATH,
 } from '#shared/console';
 import {
@@ -159,7 +161,11 @@ export const { handler } = consolePage('consoleChannels', {
       }
       const cookie = req.cookies[req.site.sessionCookie];
       const signedIn = cookie ? await consoleGate.resolve(cookie, req.now) : null;
-      if (!signedIn) return redirectAnswer(SIGN_IN_PATH);
+      if (!signedIn) {
+        // Back to this connection's outcome after signing in, as the pipeline does for a GET.
+        const next = returnPath(`${CONSOLE_PATH}/channels/connections/${encodeURIComponent(id)}`);
+        return redirectAnswer(next ? `${SIGN_IN_PATH}?${new URLSearchParams({ next })}` : SIGN_IN_PATH);
+      }
       try {
         return await sessionPage(signedIn, id, req.now);
       } catch (err) {

@@ -1,6 +1,6 @@
 import { canMintKeys } from '#core/accounts';
 import { ActError } from '#core/people';
-import { actorOf, consolePage, frameOf, orgOf } from '#handlers/support/console';
+import { actorOf, consolePage, frameOf, inPeoplesWords, orgOf } from '#handlers/support/console';
 import { keysPage, MINT_FIELDS, mintedPage, revokePage } from '#handlers/views/keys';
 import { messageOf, withMessage } from '#handlers/views/layout';
 import { pageAnswer, redirectAnswer } from '#shared/console';
@@ -56,7 +56,13 @@ export const { handler } = consolePage('consoleKeys', {
   'POST /console/keys/{id}/revoke': {
     who: 'person',
     run: async ({ signedIn, params, now }) => {
-      await revokeKey({ orgId: orgOf(signedIn), actor: actorOf(signedIn), keyId: params.id ?? '', now });
+      await inPeoplesWords(
+        {
+          not_found: 'This workspace has no such API key.',
+          conflict: 'This key is already revoked: nothing changed. Its revocation is in the list.',
+        },
+        () => revokeKey({ orgId: orgOf(signedIn), actor: actorOf(signedIn), keyId: params.id ?? '', now }),
+      );
       return redirectAnswer(withMessage('/console/keys', 'key_revoked'));
     },
   },

@@ -1,12 +1,15 @@
 import { ActError } from '#core/people';
-import { actorOf, consolePage, frameOf, orgOf } from '#handlers/support/console';
+import { actorOf, consolePage, frameOf, inPeoplesWords, orgOf } from '#handlers/support/console';
 import { messageOf, withMessage } from '#handlers/views/layout';
 import { INVITE_FIELDS, invitedPage, membersPage, removePage } from '#handlers/views/members';
 import { pageAnswer, redirectAnswer } from '#shared/console';
+import { activeKeysOf } from '#usecases/api-keys';
 import { changeMemberRole, inviteMember, listMembers, removeMember } from '#usecases/members';
 
 // Members: the list (everyone); invite, change a role, remove (owners — the use cases decide). An
 // invitation's link is rendered at once, never redirected to: it is shown once.
+
+const NO_MEMBER = { not_found: 'This workspace has no such member: they may have been removed meanwhile.' };
 
 export const { handler } = consolePage('consoleMembers', {
   'GET /console/members': {
@@ -23,7 +26,13 @@ export const { handler } = consolePage('consoleMembers', {
       const member = members.find((m) => m.id === removing);
       if (!member) throw new ActError('This workspace has no such member.', 'not_found');
       if (!isOwner) throw new ActError('Only owners remove members.', 'forbidden');
-      return pageAnswer(removePage({ frame, member }));
+      const keys = await activeKeysOf({
+        orgId: orgOf(signedIn),
+        actor: actorOf(signedIn),
+        userId: member.id,
+        now: new Date(),
+      });
+      return pageAnswer(removePage({ frame, member, keys }));
     },
   },
   'POST /console/members': {
@@ -79,20 +88,30 @@ export const { handler } = consolePage('consoleMembers', {
     who: 'person',
     run: async ({ signedIn, params, form, now }) => {
       const role = form.get('role') ?? '';
-      await changeMemberRole({
-        orgId: orgOf(signedIn),
-        actor: actorOf(signedIn),
-        userId: params.id ?? '',
-        role,
-        now,
-      });
+      await inPeoplesWords(NO_MEMBER, () =>
+        changeMemberRole({
+          orgId: orgOf(signedIn),
+          actor: actorOf(signedIn),
+          userId: params.id ?? '',
+          role,
+          now,
+        }),
+      );
       return redirectAnswer(withMessage('/console/members', 'role_changed'));
     },
   },
   'POST /console/members/{id}/remove': {
     who: 'person',
-    run: async ({ signedIn, params, now }) => {
-      await removeMember({ orgId: orgOf(signedIn), actor: actorOf(signedIn), userId: params.id ?? '', now });
+    run: async ({ signedIn, params, form, now }) => {
+      await inPeoplesWords(NO_MEMBER, () =>
+        removeMember({
+          orgId: orgOf(signedIn),
+          actor: actorOf(signedIn),
+          userId: params.id ?? '',
+          revokeKeys: form.get('revoke_keys') === 'on',
+          now,
+        }),
+      );
       return redirectAnswer(withMessage('/console/members', 'member_removed'));
     },
   },

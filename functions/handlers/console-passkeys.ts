@@ -5,14 +5,23 @@ import { passkeysPage, removePasskeyPage } from '#handlers/views/passkeys';
 import {
   ceremonyCookie,
   clearedCeremonyCookie,
+  clearedSessionCookie,
   jsonAnswer,
   pageAnswer,
   redirectAnswer,
+  SIGN_IN_PATH,
 } from '#shared/console';
-import { beginAddPasskey, finishAddPasskey, listPasskeys, removePasskey } from '#usecases/passkeys';
+import {
+  beginAddPasskey,
+  finishAddPasskey,
+  listPasskeys,
+  removePasskey,
+  signOutEverywhere,
+} from '#usecases/passkeys';
 
 // A person's own passkeys: the list, another one added (options, then the browser's answer, both
-// fetched as JSON), one removed (never the last: the use case refuses it).
+// fetched as JSON), one removed (never the last: the use case refuses it), and every session of the
+// person ended at once.
 
 export const { handler } = consolePage('consolePasskeys', {
   'GET /console/passkeys': {
@@ -58,6 +67,15 @@ export const { handler } = consolePage('consolePasskeys', {
     run: async ({ signedIn, params, now }) => {
       await removePasskey(signedIn, params.id ?? '', now);
       return redirectAnswer(withMessage('/console/passkeys', 'passkey_removed'));
+    },
+  },
+  'POST /console/passkeys/sign-out-everywhere': {
+    who: 'person',
+    run: async ({ signedIn, site, now }) => {
+      await signOutEverywhere(signedIn, now);
+      return redirectAnswer(withMessage(SIGN_IN_PATH, 'signed_out_everywhere'), {
+        cookies: [clearedSessionCookie(site)],
+      });
     },
   },
 });

@@ -1,7 +1,7 @@
 import { ApiError } from '#core/errors';
 import { statusPage } from '#handlers/views/status';
 import { CONSOLE_PATH, consolePages, matchPath, operations } from '#lib/operations';
-import { consoleNotFound } from '#shared/console';
+import { consoleNotFound, securityHeadersFor } from '#shared/console';
 import { type HttpEvent, type HttpResult, publicHandler } from '#shared/envelope';
 
 // API Gateway's $default route (and the local front door's fallback): a path we do not serve is a
@@ -24,7 +24,9 @@ async function routeNotFound(event: HttpEvent): Promise<HttpResult> {
   ) {
     // Loaded for a console address only: the API's 404s and 405s stay free of the table client.
     const { consoleGate } = await import('#usecases/support/console-gate');
-    return consoleNotFound(event, statusPage, consoleGate);
+    const res = await consoleNotFound(event, statusPage, consoleGate);
+    // HSTS too on https (the 404 frame sets the others).
+    return { ...res, headers: { ...res.headers, ...securityHeadersFor(event) } };
   }
   throw new ApiError('resource_not_found', `No route ${method} ${path}.`);
 }

@@ -165,6 +165,17 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
 };
 
+/**
+ * On https, the security headers and HSTS (a year): a browser that has seen the console once never
+ * asks for it over plain http again, where the first request could be downgraded. No
+ * includeSubDomains: the console's host may share its parent domain with sites we do not serve.
+ */
+export function securityHeadersFor(event: Pick<HttpEvent, 'requestContext'>): Record<string, string> {
+  return consoleSite(event).secure
+    ? { ...SECURITY_HEADERS, 'strict-transport-security': 'max-age=31536000' }
+    : { ...SECURITY_HEADERS };
+}
+
 /** A refusal of the pipeline itself (before any use case runs). */
 class Refusal extends Error {
   constructor(
@@ -210,7 +221,7 @@ export const consoleHeaders = (): Middleware => {
     request.response.headers = {
       'cache-control': 'no-store',
       ...request.response.headers,
-      ...SECURITY_HEADERS,
+      ...securityHeadersFor(request.event),
       'x-request-id': requestIdOf(request.event),
     };
   };

@@ -5,6 +5,7 @@ import { type ApiKeyRecord, anyRole, canMintKeys, generateApiKey, hashApiKey } f
 import { newId } from '#core/ids';
 import { ActError, type Actor } from '#core/people';
 import { billingPeriod } from '#core/plans';
+import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import { SCOPES, type Scope } from '#lib/operations';
 import { auditEntry, authorizeAct, issuerOf } from '#usecases/support/acts';
 
@@ -28,6 +29,16 @@ export interface ApiKeyView {
 /** Longest key name kept (a label in lists, not a document). */
 const NAME_MAX = 100;
 
+const minuteIso = (minute: number | undefined) =>
+  minute === undefined ? null : new Date(minute * 60_000).toISOString();
+
+/** The later of the gate's last use and the one kept at revocation. */
+const lastUse = (rec: ApiKeyRecord, gateMinute: number | undefined): string | null => {
+  const gate = minuteIso(gateMinute);
+  const kept = rec.last_used_at ?? null;
+  return gate && kept ? (gate > kept ? gate : kept) : (gate ?? kept);
+};
+
 const view = (rec: ApiKeyRecord, lastMinute: number | undefined, email: string | undefined): ApiKeyView => ({
   id: rec.id,
   name: rec.name,
@@ -37,7 +48,7 @@ const view = (rec: ApiKeyRecord, lastMinute: number | undefined, email: string |
   created_by_email: email ?? null,
   created_at: rec.created_at,
   revoked_at: rec.revoked_at,
-  last_used_at: lastMinute === undefined ? null : new Date(lastMinute * 60_000).toISOString(),
+  last_used_at: lastUse(rec, lastMinute),
 });
 
 /**
@@ -60,6 +71,19 @@ export async function listKeys(a: { orgId: string; actor: Actor; now: Date }): P
     .map((rec) => view(rec, lastUsed.get(rec.id), emails.get(rec.created_by)));
 }
 
+/**
+ * The keys a person minted that still work (the removal page names them: removing a person leaves
+ * their keys working unless they are revoked too). Seen by everyone who sees the keys.
+ */
+export async function activeKeysOf(a: {
+  orgId: string;
+  actor: Actor;
+  userId: string;
+  now: Date;
+}): Promise<ApiKeyView[]> {
+  return (await listKeys(a)).filter((k) => k.created_by === a.userId && !k.revoked_at);
+}
+
 /** Mints a key (owners and admins). The plaintext is returned this once; only its hash is stored. */
 export async function mintKey(a: {
   orgId: string;
@@ -72,6 +96,8 @@ export async function mintKey(a: {
   const scopes = validScopes(a.scopes);
   const name = a.name?.trim() || null;
   if (name && name.length > NAME_MAX) throw new ActError(`a key's name has at most ${NAME_MAX} characters`);
+  const hidden = name && hiddenCharacterIn(name);
+  if (hidden) throw new ActError(hiddenCharacterMessage('The name', hidden));
   const key = generateApiKey();
   const rec: ApiKeyRecord = {
     id: newId('key', a.now.getTime()),
@@ -110,14 +136,27 @@ export async function revokeKey(a: {
   const by = await authorizeAct(a.orgId, a.actor, canMintKeys, 'revoking API keys');
   const thisMonth = billingPeriod(a.now.getTime());
   const nextMonth = billingPeriod(Date.parse(thisMonth.endsAt));
-  const audit = auditEntry({ ...by, orgId: a.orgId }, 'key_revoked', a.keyId, {}, a.now);
-  const res = await revokeApiKey(a.orgId, a.keyId, a.now.toISOString(), [thisMonth.id, nextMonth.id], audit);
+  const lastMonth = billingPeriod(Date.parse(thisMonth.startsAt) - 1);
+  // Read before the revocation replaces the gate's entry; a request admitted in between is at
+  // most that same minute.
+  const lastUsed = (await lastAdmittedMinutes(a.orgId, [thisMonth.id, lastMonth.id])).get(a.keyId);
+  const lastUsedAt = minuteIso(lastUsed);
+  const detail = { last_used_at: lastUsedAt };
+  const audit = auditEntry({ ...by, orgId: a.orgId }, 'key_revoked', a.keyId, detail, a.now);
+  const res = await revokeApiKey(
+    a.orgId,
+    a.keyId,
+    a.now.toISOString(),
+    [thisMonth.id, nextMonth.id],
+    audit,
+    lastUsedAt,
+  );
   if (!res) throw new ActError(`no key ${a.keyId} in organization ${a.orgId}`, 'not_found');
   if (res.outcome === 'already_revoked')
     throw new ActError(
       `key ${a.keyId} is already revoked${res.key.revoked_at ? ` (since ${res.key.revoked_at})` : ''}`,
       'conflict',
     );
-  // Its last use and creator are not read back here: a revoked key's gate entry is its revocation.
+  // Its creator is not read back here.
   return view(res.key, undefined, undefined);
 }

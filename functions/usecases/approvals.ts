@@ -14,6 +14,7 @@ import {
   type PostResource,
   toPost,
 } from '#core/posts';
+import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import { type Authorized, auditEntry, authorizeAct, issuerOf, unmetered } from '#usecases/support/acts';
 import { counting, quotaAware, withRetry } from '#usecases/support/post-writes';
 
@@ -66,6 +67,8 @@ export async function rejectPost(a: DecideArgs & { reason: string }): Promise<Po
   if (!reason) throw new ActError('Say why the post is rejected.', 'invalid');
   if (reason.length > MAX_REJECT_REASON)
     throw new ActError(`Keep the reason to ${MAX_REJECT_REASON} characters or fewer.`, 'invalid');
+  const hidden = hiddenCharacterIn(reason);
+  if (hidden) throw new ActError(hiddenCharacterMessage('The reason', hidden), 'invalid');
   let asked: Pick<PostRecord, 'approval' | 'scheduled_at'> = { approval: null, scheduled_at: null };
   // A rejected post goes back to draft: never counted, so no allowance is needed.
   const rejected = await decide(a, 0, (post) => {
@@ -115,9 +118,16 @@ async function decide(
       withRetry(async () => {
         const { org, post } = await getPostWithOrg(a.orgId, a.postId);
         if (!org) throw new ActError(`no organization ${a.orgId}`, 'not_found');
-        if (a.shown && (!post || post.version !== a.shown.version))
+        // Not here (another workspace's id, or deleted since the page): 404, as the API answers.
+        if (!post)
+          throw new ActError(
+            a.shown
+              ? 'This workspace has no such post: it was deleted meanwhile, or never was here. Nothing was done.'
+              : 'This workspace has no such post.',
+            'not_found',
+          );
+        if (a.shown && post.version !== a.shown.version)
           throw new ActError(`${changedSince(a.shown.status, post)} Nothing was done.`, 'conflict');
-        if (!post) throw new ActError('This workspace has no such post.', 'not_found');
         let next: PostRecord;
         try {
           next = step(post);

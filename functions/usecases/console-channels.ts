@@ -309,10 +309,19 @@ function fieldMessage(field: ConnectField, message: string): string {
   return says[field] ?? message;
 }
 
+const CREDENTIALS_REJECTED =
+  'Bluesky did not accept this handle and app password. Check both (an app password from Settings → Privacy and security → App passwords, not your account password) and try again.';
+
 /** The API use cases' errors as the console's: a form's fields, or a status page's kind. */
 function asConsoleError(err: unknown, platform: Platform | null): unknown {
   if (!(err instanceof ApiError)) return err;
-  if (err.code === 'validation_failed' && err.errors?.length) return refusedFields(err.errors);
+  if (err.code === 'validation_failed' && err.errors?.length)
+    return refusedFields(
+      err.errors.map((e) =>
+        // The server's own refusal text ("…createSession 401 AuthenticationRequired…") is for the API.
+        e.code === 'credentials_rejected' ? { ...e, message: CREDENTIALS_REJECTED } : e,
+      ),
+    );
   if (err.code === 'platform_not_configured')
     return new FieldsRefused([
       {

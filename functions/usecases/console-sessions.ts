@@ -1,4 +1,10 @@
-import { deleteSession, endSession, getSessionAndUser, touchSession } from '#adapters/console-sessions';
+import {
+  deleteSession,
+  endSession,
+  endSessionsOf,
+  getSessionAndUser,
+  touchSession,
+} from '#adapters/console-sessions';
 import type { Role, User } from '#core/accounts';
 import { newId } from '#core/ids';
 import {
@@ -9,6 +15,7 @@ import {
   SESSION_ABSOLUTE_MS,
   SESSION_IDLE_MS,
   SESSION_TOUCH_MS,
+  type SessionCutoffs,
   type SignedIn,
 } from '#core/people';
 import { personAct } from '#usecases/support/person-audit';
@@ -41,6 +48,7 @@ export function newSession(
   userId: string,
   role: Role,
   now: Date,
+  passkey: string,
 ): NewSession & { hash: string } {
   const cookie = `${orgId}~${userId}~${newSecretToken()}`;
   const at = now.toISOString();
@@ -55,32 +63,48 @@ export function newSession(
       created_at: at,
       seen_at: at,
       expires_at: new Date(now.getTime() + SESSION_ABSOLUTE_MS).toISOString(),
+      passkey,
     },
   };
 }
 
 /** Why a stored session no longer lets its person in; null while it does. */
-function ended(s: ConsoleSessionRecord, user: User | null, orgId: string, userId: string, now: Date) {
+function ended(
+  s: ConsoleSessionRecord,
+  user: User | null,
+  cut: SessionCutoffs | null,
+  orgId: string,
+  userId: string,
+  now: Date,
+) {
   if (s.org_id !== orgId || s.user_id !== userId) return 'mismatch';
   if (now.getTime() >= Date.parse(s.expires_at)) return 'expired';
   if (now.getTime() - Date.parse(s.seen_at) >= SESSION_IDLE_MS) return 'idle';
-  if (!user) return 'removed';
+  if (!user || !cut) return 'removed';
   if (ROLE_RANK[user.role] < ROLE_RANK[s.role]) return 'demoted';
+  const began = Date.parse(s.created_at);
+  if (cut.validAfter && began <= Date.parse(cut.validAfter)) return 'signed_out_everywhere';
+  if (
+    s.passkey
+      ? cut.endedPasskeys.has(s.passkey)
+      : cut.passkeyRemovedAt && began <= Date.parse(cut.passkeyRemovedAt)
+  )
+    return 'passkey_removed';
   return null;
 }
 
 /**
  * resolveSession. Primary course: parse the cookie → read the session and its user (one BatchGet)
  * → check it (names this org and user, before its absolute expiry, seen within the idle time, the
- * user still there at no lower role) → touch its last-seen time when older than SESSION_TOUCH_MS.
+ * user still there at no lower role, not ended by a sign-out everywhere or by removing its passkey) → touch its last-seen time when older than SESSION_TOUCH_MS.
  * A session that fails a check is deleted, so it can never come back.
  */
 export async function resolveSession(cookie: string | undefined, now: Date): Promise<SignedIn | null> {
   const parsed = parseCookie(cookie);
   if (!parsed) return null;
-  const { session, user } = await getSessionAndUser(parsed.hash, parsed.orgId, parsed.userId);
+  const { session, user, cutoffs } = await getSessionAndUser(parsed.hash, parsed.orgId, parsed.userId);
   if (!session) return null;
-  if (!user || ended(session, user, parsed.orgId, parsed.userId, now)) {
+  if (!user || ended(session, user, cutoffs, parsed.orgId, parsed.userId, now)) {
     await deleteSession(parsed.hash);
     return null;
   }
@@ -115,7 +139,22 @@ export async function signOut(cookie: string | undefined, now: Date): Promise<vo
 export async function peekSession(cookie: string | undefined, now: Date): Promise<SignedIn | null> {
   const parsed = parseCookie(cookie);
   if (!parsed) return null;
-  const { session, user } = await getSessionAndUser(parsed.hash, parsed.orgId, parsed.userId);
-  if (!session || !user || ended(session, user, parsed.orgId, parsed.userId, now)) return null;
+  const { session, user, cutoffs } = await getSessionAndUser(parsed.hash, parsed.orgId, parsed.userId);
+  if (!session || !user || ended(session, user, cutoffs, parsed.orgId, parsed.userId, now)) return null;
   return { session, user };
+}
+
+/**
+ * Ends every session of the signed-in person, on every device and this one, and records
+ * `signed_out_everywhere`. Their passkeys stay: they sign in again with any of them.
+ */
+export async function signOutEverywhere(signedIn: SignedIn, now: Date): Promise<void> {
+  const { user, session } = signedIn;
+  const at = now.toISOString();
+  await endSessionsOf(
+    user.org_id,
+    user.id,
+    at,
+    personAct(user, 'signed_out_everywhere', now, null, { session: session.id }),
+  );
 }

@@ -7,6 +7,7 @@ import { isId } from '#core/ids';
 import { ActError, type Actor, type AuditAction, type AuditEntry } from '#core/people';
 import { hasFeature } from '#core/plans';
 import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody } from '#core/requests';
+import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import {
   EVENT_TYPES,
   type EventType,
@@ -238,6 +239,13 @@ export interface EndpointForm {
   eventTypes: readonly string[];
 }
 
+/** The form's description; one with a hidden format character is refused by its field. */
+function describedAs(text: string): string | null {
+  const hidden = hiddenCharacterIn(text);
+  if (hidden) throw new WebhookFieldError('description', hiddenCharacterMessage('The description', hidden));
+  return text.trim() || null;
+}
+
 /** Creates an endpoint (owners and admins); its signing secret is answered this once. */
 export async function createEndpointForPerson(a: {
   orgId: string;
@@ -249,7 +257,7 @@ export async function createEndpointForPerson(a: {
   const body = checked(CreateWebhookEndpointBody(), {
     url: a.form.url.trim(),
     event_types: eventTypesOf(a.form.eventTypes),
-    description: a.form.description.trim() || null,
+    description: describedAs(a.form.description),
   });
   const { secret, ...endpoint } = await personal(() =>
     createWebhookEndpoint(a.orgId, body, a.now.toISOString(), unmetered),
@@ -282,7 +290,7 @@ export async function editEndpointForPerson(a: {
   const body = checked(UpdateWebhookEndpointBody(), {
     url: a.form.url.trim(),
     event_types: eventTypesOf(a.form.eventTypes),
-    description: a.form.description.trim() || null,
+    description: describedAs(a.form.description),
     ...(a.form.enabled !== a.form.wasEnabled ? { enabled: a.form.enabled } : {}),
   });
   const updated = await updateAtVersion(

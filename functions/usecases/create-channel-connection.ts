@@ -3,7 +3,7 @@ import { putConnection, sessionContext } from '#adapters/channel-connections';
 import { authorizationUrl, newCodeVerifier, newState } from '#adapters/oauth';
 import { getInstanceAppInfo } from '#adapters/platform-apps';
 import { connectFor } from '#adapters/platforms/connect-registry';
-import { ForbiddenOriginError, PlatformError } from '#adapters/platforms/types';
+import { AccountMismatchError, ForbiddenOriginError, PlatformError } from '#adapters/platforms/types';
 import { type ChannelRecord, type Org, settingsOf, toChannel } from '#core/accounts';
 import {
   CONNECTION_TTL_MS,
@@ -246,6 +246,10 @@ async function verify(platform: Platform, credentials: Record<string, unknown>) 
     return await verifyCredentials(platform, credentials);
   } catch (err) {
     if (err instanceof ForbiddenOriginError) throw forbidden('/credentials/service', err.message);
+    if (err instanceof AccountMismatchError)
+      throw new ValidationError([
+        { pointer: '/credentials/identifier', code: 'identity_mismatch', message: err.message },
+      ]);
     if (refused(err))
       throw new ValidationError([
         {

@@ -12,7 +12,9 @@ import { getUser } from '#adapters/users';
 import { anyRole, canManageMembers, type Org, ROLES, type Role, type User } from '#core/accounts';
 import { newId } from '#core/ids';
 import { ActError, type Actor } from '#core/people';
+import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import { logger } from '#shared/logger';
+import { activeKeysOf, revokeKey } from '#usecases/api-keys';
 import { auditEntry, authorizeAct, issuerOf, newEnrollmentLink } from '#usecases/support/acts';
 
 // The people of an organization: every member sees them; owners (and the operator) invite, change
@@ -119,6 +121,8 @@ export async function removeMember(a: {
   orgId: string;
   actor: Actor;
   userId: string;
+  /** Also revoke the API keys the person minted that still work (each audited as key_revoked). */
+  revokeKeys?: boolean;
   now: Date;
 }): Promise<User> {
   const by = await authorizeAct(a.orgId, a.actor, canManageMembers, 'removing members');
@@ -134,6 +138,12 @@ export async function removeMember(a: {
   const refused = await deleteMember(target, audit);
   if (refused === 'last_owner') throw lastOwner(target, 'removed');
   if (refused) throw changedMeanwhile();
+  // After the removal, one revocation each: a key revoked meanwhile by someone else is left be.
+  if (a.revokeKeys)
+    for (const key of await activeKeysOf({ orgId: a.orgId, actor: a.actor, userId: target.id, now: a.now }))
+      await revokeKey({ orgId: a.orgId, actor: a.actor, keyId: key.id, now: a.now }).catch((err: unknown) => {
+        if (!(err instanceof ActError && err.kind === 'conflict')) throw err;
+      });
   return target;
 }
 
@@ -198,10 +208,21 @@ const changedMeanwhile = () =>
   new ActError('the members changed while this was being done; look again and retry', 'conflict');
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** Printable ASCII: a letter of another script can pass for a Latin one (a Cyrillic о for o). */
+const ASCII = /^[\x21-\x7e]+$/;
 
-/** Stored lowercased: one person, one user per organization, however they type it. */
+/**
+ * Stored lowercased: one person, one user per organization, however they type it. Plain ASCII
+ * only: hidden characters and other scripts could make one address display as another.
+ */
 function validEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
+  const hidden = hiddenCharacterIn(email, false);
+  if (hidden) throw new ActError(hiddenCharacterMessage('The e-mail address', hidden));
+  if (!ASCII.test(email))
+    throw new ActError(
+      'Use an e-mail address of plain ASCII letters, digits and punctuation: letters of other scripts can imitate another address.',
+    );
   if (email.length > 254 || !EMAIL.test(email)) throw new ActError(`not an email address: ${raw}`);
   return email;
 }

@@ -27,6 +27,7 @@ import {
   type PasskeyRecord,
   type SignedIn,
 } from '#core/people';
+import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
 import { type NewSession, newSession } from '#usecases/console-sessions';
 import { personAct } from '#usecases/support/person-audit';
 import {
@@ -45,7 +46,7 @@ import {
 // Every ceremony is two requests: begin* stores a challenge (5 minutes, single use) and answers the
 // options for the browser; finish* takes the challenge back (deleting it) and checks the answer.
 
-export type { NewSession } from '#usecases/console-sessions';
+export { type NewSession, signOutEverywhere } from '#usecases/console-sessions';
 export type { RelyingParty } from '#usecases/support/webauthn';
 
 export interface PasskeyView {
@@ -178,7 +179,7 @@ export async function finishEnrollment(a: {
   const user = await getUser(ceremony.org_id, ceremony.user_id);
   if (!user) throw new ActError('The person this link was made for is no longer a member.', 'not_found');
   const passkey = passkeyOf(user, cred, a.now);
-  const start = newSession(user.org_id, user.id, user.role, a.now);
+  const start = newSession(user.org_id, user.id, user.role, a.now, passkey.credential_id);
   const saved = await saveEnrolledPasskey({
     tokenHash: ceremony.enrollment_hash,
     passkey,
@@ -228,7 +229,7 @@ export async function finishSignIn(a: {
   const { passkey, user } = await getPasskeyAndUser(who.orgId, who.userId, credentialId);
   if (!passkey || !user) throw new ActError(NOT_HERE, 'invalid');
   const counter = await verifyAssertion(a.response, ceremony.challenge, a.rp, passkey);
-  const start = newSession(user.org_id, user.id, user.role, a.now);
+  const start = newSession(user.org_id, user.id, user.role, a.now, passkey.credential_id);
   const saved = await recordSignIn({
     passkey,
     counter,
@@ -268,6 +269,9 @@ export async function finishAddPasskey(a: {
   now: Date;
 }): Promise<PasskeyView> {
   const { user } = a.signedIn;
+  // Before the ceremony is taken back: a refused name leaves it to be answered again.
+  const hidden = a.name ? hiddenCharacterIn(a.name) : null;
+  if (hidden) throw new ActError(hiddenCharacterMessage('The name', hidden), 'invalid');
   const ceremony = await takeBack(
     a.ceremonyId,
     'add_passkey',

@@ -397,7 +397,7 @@ export async function benchConsole(iterations: number): Promise<ConsoleResult> {
 
     /** A session for `user` as a sign-in starts one (not through WebAuthn: no browser here). */
     const signIn = async (user: User, at = new Date()) => {
-      const s = newSession(user.org_id, user.id, user.role, at);
+      const s = newSession(user.org_id, user.id, user.role, at, 'bench-passkey');
       if (!(await transactIf([sessionPut(s.hash, s.session)])))
         throw new Error('console bench: the session was not stored');
       return `${site.sessionCookie}=${s.cookie}`;

@@ -145,7 +145,9 @@ describe('the channels page', { timeout: 240_000 }, () => {
     await page.getByLabel('Server (optional)').fill(`${fakes()}/bluesky`);
     await page.getByRole('button', { name: 'Connect Bluesky' }).click();
     await page.locator('.error-summary').waitFor();
-    expect(await textOf(page.locator('#bluesky-app-password-error'))).toContain('refused');
+    expect(await textOf(page.locator('#bluesky-app-password-error'))).toContain(
+      'Bluesky did not accept this handle and app password',
+    );
     // The typed password is never sent back; the handle is kept.
     expect(await page.getByLabel('App password').inputValue()).toBe('');
     expect(await page.getByLabel('Handle').inputValue()).toBe('e2e.bsky.social');

@@ -85,7 +85,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
 
   it('signs out, and signs in again with the passkey alone', async () => {
     const cookiesBefore = await owner.context.cookies();
-    await owner.page.getByRole('button', { name: 'Sign out' }).click();
+    await owner.page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await owner.page.waitForURL((u) => u.pathname === '/console/sign-in');
     await checkPage(owner.page, 'sign-in');
     // The old cookie is worth nothing now: the session ended on the server.
@@ -310,7 +310,7 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     expect(await owner.credentials()).toHaveLength(1);
 
     // The new device alone signs in.
-    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
     await page.waitForURL((u) => u.pathname === '/console/sign-in');
     await signIn(page);
 
@@ -322,6 +322,13 @@ describe('the console in a browser', { timeout: 180_000 }, () => {
     await page.waitForURL((u) => u.pathname === '/console/passkeys');
     expect(await rows.count()).toBe(2);
     await page.getByRole('rowheader', { name: 'Second <device>' }).waitFor();
+
+    // Signing out everywhere ends this browser's session too: the console asks to sign in again.
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await page.waitForURL((u) => u.pathname === '/console/sign-in');
+    await page.getByText('You are signed out on every device, this one too.').waitFor();
+    await page.goto(at('/console/passkeys'));
+    expect(new URL(page.url()).pathname).toBe('/console/sign-in');
   });
 
   it('brings a person who had to sign in back to the page they opened', async () => {

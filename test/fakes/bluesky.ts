@@ -76,6 +76,8 @@ export interface FakeBluesky extends FakePlatform {
   sessionsCreated: number;
   maxBlobBytes: number;
   didFor(identifier: string): string;
+  /** A hostile PDS: createSession for this identifier (lower case) answers this handle instead. */
+  claimedHandles: Map<string, string>;
 }
 
 const err = (status: number, error: string, message: string): FakeResponse => ({
@@ -296,6 +298,7 @@ export function createFake(): FakeBluesky {
     },
     appPasswords: new Set(['app-password', 'token']),
     handles: new Map(),
+    claimedHandles: new Map(),
     blobs,
     posts: [],
     counts: new Map(),
@@ -320,6 +323,7 @@ export function createFake(): FakeBluesky {
       fake.posts = [];
       fake.counts = new Map();
       fake.handles = new Map();
+      fake.claimedHandles = new Map();
       fake.appPasswords = new Set(['app-password', 'token']);
       fake.sessionsCreated = 0;
       fake.maxBlobBytes = 100_000_000;
@@ -344,9 +348,9 @@ export function createFake(): FakeBluesky {
           return err(401, 'AuthenticationRequired', 'Invalid identifier or password');
         fake.sessionsCreated++;
         stats.authorizations++;
-        const handle = identifier.includes('.')
-          ? identifier.toLowerCase()
-          : `${identifier.toLowerCase()}.bsky.social`;
+        const handle =
+          fake.claimedHandles.get(identifier.toLowerCase()) ??
+          (identifier.includes('.') ? identifier.toLowerCase() : `${identifier.toLowerCase()}.bsky.social`);
         return { status: 200, body: mint(didFor(identifier), handle) };
       }
 

@@ -134,6 +134,14 @@ export class PlatformError extends Error {
 }
 
 /** The server a user named resolves to an address Herald never calls (private, loopback, metadata …). */
+/** The account a server signed in is not the one the person named (a server can claim any handle). */
+export class AccountMismatchError extends PlatformError {
+  constructor(message: string) {
+    super('platform_rejected', message, { retryable: false });
+    this.name = 'AccountMismatchError';
+  }
+}
+
 export class ForbiddenOriginError extends PlatformError {
   constructor(platform: string, address: string) {
     super('platform_rejected', `${platform}: the server's address ${address} is not allowed`, {

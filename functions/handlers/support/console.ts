@@ -51,3 +51,20 @@ export const signedInAnswer = (
   redirect: string,
 ): ConsoleAnswer =>
   jsonAnswer({ redirect }, { cookies: [sessionCookie(site, session.cookie), clearedCeremonyCookie(site)] });
+
+/**
+ * Runs a use case whose refusals are worded for the CLI and the API (ids, timestamps) and answers
+ * them in a person's words instead: `words` by the refusal's kind; other kinds pass as they are.
+ */
+export async function inPeoplesWords<T>(
+  words: Partial<Record<ActError['kind'], string>>,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    const said = err instanceof ActError ? words[err.kind] : undefined;
+    if (err instanceof ActError && said) throw new ActError(said, err.kind);
+    throw err;
+  }
+}

@@ -18,6 +18,8 @@ const ACTIONS: Record<AuditAction, string> = {
   passkey_removed: 'Passkey removed',
   signed_in: 'Signed in',
   signed_out: 'Signed out',
+  signed_out_everywhere: 'Signed out everywhere',
+  act_refused: 'Act refused (role)',
   key_minted: 'API key minted',
   key_revoked: 'API key revoked',
   settings_changed: 'Settings changed',

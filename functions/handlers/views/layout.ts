@@ -57,6 +57,7 @@ const SECTIONS: ReadonlyArray<{
  */
 export const MESSAGES = {
   signed_out: 'You are signed out.',
+  signed_out_everywhere: 'You are signed out on every device, this one too.',
   session_ended: 'Your session has ended. Sign in again to carry on.',
   enrolled: 'Your passkey is registered and you are signed in.',
   passkey_added: 'The passkey is added. You can sign in with it from now on.',

@@ -1,6 +1,7 @@
 import { ROLES, type Role } from '#core/accounts';
 import { attrs, html, type SafeHtml } from '#core/html';
 import { CONSOLE_PATH } from '#lib/operations';
+import type { ApiKeyView } from '#usecases/api-keys';
 import type { EnrollmentLink, MemberView } from '#usecases/members';
 import { choices, copyable, errorSummary, type FieldError, textInput } from './forms.ts';
 import { type Frame, layout, when } from './layout.ts';
@@ -133,16 +134,41 @@ ${copyable({ id: 'enrollment-link', label: 'Enrollment link', value: o.enrollmen
   });
 }
 
-export function removePage(o: { frame: Frame; member: MemberView }): SafeHtml {
+export function removePage(o: {
+  frame: Frame;
+  member: MemberView;
+  /** The API keys they minted that still work: removing them does not stop those. */
+  keys: readonly Pick<ApiKeyView, 'id' | 'name' | 'prefix'>[];
+}): SafeHtml {
   return layout({
     title: 'Remove this member?',
     frame: o.frame,
     section: 'members',
     body: html`<h1 class="heading">Remove ${o.member.email}?</h1>
 <p class="lead">They are signed out at once and can no longer sign in.</p>
-<form method="post" action="${MEMBERS_PATH}/${encodeURIComponent(o.member.id)}/remove" class="actions">
+<form method="post" action="${MEMBERS_PATH}/${encodeURIComponent(o.member.id)}/remove">
+${
+  o.keys.length > 0 &&
+  html`<p>The API keys they minted still work after they are removed, unless you revoke them:</p>
+<ul class="plain">${o.keys.map((k) => html`<li>${k.name ?? 'Unnamed key'} (<code>${k.prefix}…</code>)</li>`)}</ul>
+${choices({
+  kind: 'checkbox',
+  idPrefix: 'remove',
+  name: 'revoke_keys',
+  legend: 'Their API keys',
+  items: [
+    {
+      value: 'on',
+      label: o.keys.length === 1 ? 'Revoke this key too' : `Revoke these ${o.keys.length} keys too`,
+      checked: true,
+    },
+  ],
+})}`
+}
+<div class="actions">
 <button type="submit" class="button button--warning">Remove member</button>
 <a href="${MEMBERS_PATH}" class="link">Cancel</a>
+</div>
 </form>`,
   });
 }

@@ -53,7 +53,12 @@ ${ceremony({
     hint: 'To tell it apart, e.g. “Work laptop” or “Phone”.',
     maxlength: 60,
   }),
-})}`,
+})}
+<h2 class="heading heading--m">Sign out everywhere</h2>
+<p>Ends every session of yours, on every device and in this browser. Your passkeys stay: sign in again with any of them.</p>
+<form method="post" action="${PASSKEYS_PATH}/sign-out-everywhere" class="actions">
+<button type="submit" class="button button--secondary">Sign out everywhere</button>
+</form>`,
   });
 }
 
@@ -63,7 +68,7 @@ export function removePasskeyPage(o: { frame: Frame; passkey: PasskeyView }): Sa
     frame: o.frame,
     section: 'passkeys',
     body: html`<h1 class="heading">Remove the passkey “${o.passkey.name}”?</h1>
-<p class="lead">It will no longer sign you in. Remove it from the device or password manager too.</p>
+<p class="lead">It will no longer sign you in, and a browser it signed you in on is signed out. Remove it from the device or password manager too.</p>
 <form method="post" action="${PASSKEYS_PATH}/${encodeURIComponent(o.passkey.id)}/remove" class="actions">
 <button type="submit" class="button button--warning">Remove passkey</button>
 <a href="${PASSKEYS_PATH}" class="link">Cancel</a>

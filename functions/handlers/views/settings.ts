@@ -29,6 +29,8 @@ export interface SettingsForm {
 export function settingsPage(o: {
   frame: Frame;
   settings: Required<OrgSettings>;
+  /** The settings' version the form sends back. */
+  version: number;
   canChange: boolean;
   message?: string | null;
   form?: SettingsForm;
@@ -41,13 +43,14 @@ export function settingsPage(o: {
     body: html`${errorSummary(o.form?.errors ?? [])}
 <h1 class="heading">Settings</h1>
 <p class="lead">The API and the MCP server apply these from their next request.</p>
-${o.canChange ? settingsForm(o.form ?? { settings: o.settings, errors: [] }) : readOnly(o.settings)}`,
+${o.canChange ? settingsForm(o.form ?? { settings: o.settings, errors: [] }, o.version) : readOnly(o.settings)}`,
   });
 }
 
-function settingsForm(form: SettingsForm): SafeHtml {
+function settingsForm(form: SettingsForm, version: number): SafeHtml {
   const s = form.settings;
   return html`<form method="post" action="${CONSOLE_PATH}/settings" novalidate>
+<input type="hidden" name="version" value="${version}">
 ${choices({
   kind: 'checkbox',
   idPrefix: 'setting',

@@ -94,7 +94,7 @@ export function webhooksPage(o: {
 <h1 class="heading">Webhooks</h1>
 <p class="lead">Herald sends signed events to these addresses as they happen. An endpoint that keeps failing is warned after a day and turned off after three; open it to see its deliveries.</p>
 ${!o.included && html`<p class="inset">The ${o.plan} plan does not include webhooks: endpoints can be neither added nor changed, and no events are sent.</p>`}
-${live({ id: 'endpoints', url: WEBHOOKS_PATH, seconds: 10, body: endpointList(o.endpoints) })}
+${live({ id: 'endpoints', url: WEBHOOKS_PATH, seconds: 10, body: endpointList(o.endpoints, o.canManage) })}
 ${
   o.canManage && o.included
     ? createForm(form)
@@ -103,14 +103,30 @@ ${
   });
 }
 
-function endpointList(endpoints: readonly EndpointListItem[]): SafeHtml {
+/**
+ * A receiver's URL as someone who may not manage endpoints sees it: scheme, host and port, the path
+ * and query masked. Receivers' URLs often carry their credential (a token in the query; for
+ * Slack-style hooks the path itself), and members only read.
+ */
+export function maskedUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.length > 1 ? '/…' : '/'}${u.search ? '?…' : ''}`;
+  } catch {
+    return '…';
+  }
+}
+
+const shownUrl = (url: string, canManage: boolean) => (canManage ? url : maskedUrl(url));
+
+function endpointList(endpoints: readonly EndpointListItem[], canManage: boolean): SafeHtml {
   if (!endpoints.length) return html`<p>No endpoints yet.</p>`;
   return dataTable({
     id: 'webhook-endpoints',
     caption: 'Endpoints of this workspace',
     columns: [{ label: 'Endpoint' }, { label: 'Events' }, { label: 'State' }, { label: 'Last delivery' }],
     rows: endpoints.map((e) => [
-      html`<a href="${endpointPath(e.id)}"><code>${e.url}</code></a>${e.description && html`<br><span class="muted">${e.description}</span>`}`,
+      html`<a href="${endpointPath(e.id)}"><code>${shownUrl(e.url, canManage)}</code></a>${e.description && html`<br><span class="muted">${e.description}</span>`}`,
       eventList(e.event_types),
       stateTag(e),
       e.last_delivery
@@ -249,7 +265,7 @@ ${deliveries.next_cursor && html`<a href="${path}?after=${encodeURIComponent(del
     message: o.message ?? null,
     body: html`${errorSummary(form.errors)}
 <p><a href="${WEBHOOKS_PATH}">All endpoints</a></p>
-<h1 class="heading">Webhook endpoint <code>${e.url}</code></h1>
+<h1 class="heading">Webhook endpoint <code>${shownUrl(e.url, o.canManage)}</code></h1>
 ${o.after ? state : live({ id: 'endpoint', url: path, seconds: 5, body: state })}
 ${o.canManage ? manage(path, e, o.detail.version, form) : o.detail.webhooks && html`<p class="inset">Owners and admins change, test and delete endpoints.</p>`}`,
   });

@@ -1,3 +1,5 @@
+import { countAttempt } from '#adapters/attempts';
+import { putAudit } from '#adapters/audit-log';
 import { getOrg, getOrgWithUser } from '#adapters/orgs';
 import { type Admission, type Org, ROLES, type Role, type User } from '#core/accounts';
 import { newId } from '#core/ids';
@@ -12,6 +14,7 @@ import {
   newSecretToken,
 } from '#core/people';
 import { CONSOLE_PATH } from '#lib/operations';
+import { logger } from '#shared/logger';
 
 // What every act of an organization's people starts with (who may do it) and ends with (its entry
 // in the audit log), for the console and the admin CLI alike.
@@ -45,6 +48,7 @@ export async function authorizeAct(
   if (!org) throw new ActError(`no organization ${orgId}`, 'not_found');
   if (!user) throw new ActError(`no user ${userId} in organization ${orgId}`, 'not_found');
   if (!allowed(user.role)) {
+    await recordRefusal(org, actor, user, what);
     const roles = ROLES.filter(allowed).join(' or ');
     throw new ActError(
       `${what} needs the ${roles} role; ${user.email} is ${article(user.role)}`,
@@ -52,6 +56,25 @@ export async function authorizeAct(
     );
   }
   return { org, actor, user };
+}
+
+/**
+ * Leaves `act_refused` (the act, the role) in the organization's audit log, so owners see probing
+ * from inside. At most one entry per person and act a minute: a counter item (conditional, like
+ * the sign-in attempts) admits the first, so a flood of refusals costs one small write each and
+ * never an entry each. Recording is best effort: the refusal stands whatever happens here.
+ */
+async function recordRefusal(org: Org, actor: Actor, user: User, what: string): Promise<void> {
+  const now = new Date();
+  try {
+    const minute = Math.floor(now.getTime() / 60_000);
+    const source = `${org.id}/${user.id}/${hashSecret(what).slice(0, 16)}`;
+    if (!(await countAttempt('act_refused', source, minute, 1))) return;
+    const detail = { act: what, role: user.role };
+    await putAudit(auditEntry({ actor, user, orgId: org.id }, 'act_refused', null, detail, now));
+  } catch (err) {
+    logger.warn('refused act not recorded', { error: err, org_id: org.id });
+  }
 }
 
 const article = (role: Role) => (role === 'owner' || role === 'admin' ? `an ${role}` : `a ${role}`);

@@ -97,7 +97,7 @@ beforeEach(() => {
   vi.mocked(sessions.resolveSession).mockImplementation(
     async (cookie) => [OWNER, ADMIN, MEMBER].find((p) => sessionOf(p)[0]?.endsWith(`=${cookie}`)) ?? null,
   );
-  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS });
+  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS, version: 3 });
   vi.mocked(cases.channelsOverview).mockResolvedValue(overview());
 });
 
@@ -272,10 +272,12 @@ describe("a connection session's page", () => {
     expect(res.statusCode).toBe(404);
   });
 
-  it('signed out: to sign-in', async () => {
+  it('signed out: to sign-in, and back to this connection after it', async () => {
     const res = await get('GET /console/channels/connections/{id}', null, { params: { id: CONN } });
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe('/console/sign-in');
+    expect(res.headers.location).toBe(
+      `/console/sign-in?next=${encodeURIComponent(`/console/channels/connections/${CONN}`)}`,
+    );
   });
 
   it('awaiting consent: a link to the platform', async () => {

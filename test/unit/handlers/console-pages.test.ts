@@ -41,7 +41,12 @@ import {
 // reaches the person (the status page it maps to; a form shown again with its error summary).
 
 vi.mock('#usecases/console-sessions', () => ({ resolveSession: vi.fn(), signOut: vi.fn() }));
-vi.mock('#usecases/api-keys', () => ({ listKeys: vi.fn(), mintKey: vi.fn(), revokeKey: vi.fn() }));
+vi.mock('#usecases/api-keys', () => ({
+  listKeys: vi.fn(),
+  mintKey: vi.fn(),
+  revokeKey: vi.fn(),
+  activeKeysOf: vi.fn(async () => []),
+}));
 vi.mock('#usecases/members', () => ({
   listMembers: vi.fn(),
   inviteMember: vi.fn(),
@@ -61,6 +66,7 @@ vi.mock('#usecases/passkeys', () => ({
   finishAddPasskey: vi.fn(),
   listPasskeys: vi.fn(),
   removePasskey: vi.fn(),
+  signOutEverywhere: vi.fn(),
 }));
 
 const OWNER = person('owner', 1, 'owner@example.com');
@@ -126,7 +132,7 @@ beforeEach(() => {
   vi.mocked(sessions.resolveSession).mockImplementation(
     async (cookie) => [OWNER, ADMIN, MEMBER].find((p) => sessionOf(p)[0]?.endsWith(`=${cookie}`)) ?? null,
   );
-  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS });
+  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS, version: 3 });
   vi.mocked(overviewCases.getOverview).mockResolvedValue(overview());
 });
 
@@ -288,7 +294,7 @@ describe('API keys', () => {
     );
 
     expect(twice.statusCode).toBe(409);
-    expect(mainText(twice)).toContain('This key is already revoked.');
+    expect(mainText(twice)).toContain('This key is already revoked: nothing changed.');
     expect(confirmRevoked.statusCode).toBe(404);
   });
 });
@@ -390,6 +396,7 @@ describe('members', () => {
       orgId: ORG,
       actor: asPerson(OWNER),
       userId: MEMBER.user.id,
+      revokeKeys: false,
       now: expect.any(Date),
     });
   });
@@ -423,6 +430,29 @@ describe('members', () => {
     expect(confirm.body).toContain(`action="/console/members/${MEMBER.user.id}/remove"`);
     expect(other.statusCode).toBe(404);
   });
+
+  it('names the person’s active keys on the removal page, offers to revoke them, and passes the choice', async () => {
+    vi.mocked(people.listMembers).mockResolvedValue(members());
+    vi.mocked(apiKeys.activeKeysOf).mockResolvedValueOnce([
+      { id: 'key_1', name: '<b>CI</b>', prefix: 'svc_live_abcd' } as ApiKeyView,
+    ]);
+
+    const confirm = await call(
+      membersPage,
+      get('GET /console/members', OWNER, { query: `remove=${MEMBER.user.id}` }),
+    );
+    expect(mainText(confirm)).toContain('&lt;b&gt;CI&lt;/b&gt;');
+    expect(mainText(confirm)).toMatch(/still work/);
+    expect(confirm.body).toMatch(/name="revoke_keys" type="checkbox" value="on" checked/);
+
+    await call(
+      membersPage,
+      post(`POST /console/members/{id}/remove`, OWNER, { revoke_keys: 'on' }, { id: MEMBER.user.id }),
+    );
+    expect(people.removeMember).toHaveBeenLastCalledWith(expect.objectContaining({ revokeKeys: true }));
+    await call(membersPage, post(`POST /console/members/{id}/remove`, OWNER, {}, { id: MEMBER.user.id }));
+    expect(people.removeMember).toHaveBeenLastCalledWith(expect.objectContaining({ revokeKeys: false }));
+  });
 });
 
 describe('settings', () => {
@@ -432,6 +462,7 @@ describe('settings', () => {
     expect(res.body).toMatch(/name="settings" type="checkbox" value="dangerous_ops" aria-describedby/);
     expect(res.body).toMatch(/name="settings" type="checkbox" value="approval_required" checked/);
     expect(res.body).toContain('>https://app.example.com</textarea>');
+    expect(res.body).toContain('<input type="hidden" name="version" value="3">');
     expect(settingsCases.getSettings).toHaveBeenCalledWith({ orgId: ORG, actor: asPerson(OWNER) });
     expectNoInlineCode(res);
   });
@@ -449,6 +480,7 @@ describe('settings', () => {
       post('POST /console/settings', OWNER, {
         settings: ['dangerous_ops'],
         landing_origins: 'https://a.example\r\n\r\n  https://b.example  \n',
+        version: '3',
       }),
     );
 
@@ -462,8 +494,31 @@ describe('settings', () => {
         approval_required: false,
         landing_origins: ['https://a.example', 'https://b.example'],
       },
+      version: 3,
       now: expect.any(Date),
     });
+  });
+
+  it('answers a stale form with 409 and the settings as they are now, saying nothing was saved', async () => {
+    vi.mocked(settingsCases.updateSettings).mockRejectedValue(
+      new ActError('The settings were changed meanwhile. Nothing was saved.', 'conflict'),
+    );
+
+    const res = await call(
+      settings,
+      post('POST /console/settings', OWNER, {
+        settings: ['dangerous_ops'],
+        landing_origins: '',
+        version: '2',
+      }),
+    );
+
+    expect(res.statusCode).toBe(409);
+    expect(mainText(res)).toContain('The settings were changed meanwhile. Nothing was saved.');
+    // As they are now (SETTINGS: approval on, one origin), at their version now.
+    expect(res.body).toMatch(/value="approval_required" checked/);
+    expect(res.body).toContain('>https://app.example.com</textarea>');
+    expect(res.body).toContain('<input type="hidden" name="version" value="3">');
   });
 
   it("answers an admin's change with the 403 page", async () => {
@@ -892,6 +947,18 @@ describe('passkeys', () => {
     expect(removed.headers.location).toBe('/console/passkeys?msg=passkey_removed');
     expect(passkeyCases.removePasskey).toHaveBeenLastCalledWith(OWNER, 'cred2', expect.any(Date));
   });
+
+  it('signs out everywhere: every session ended, this cookie cleared, refused from another site', async () => {
+    const evil = post('POST /console/passkeys/sign-out-everywhere', OWNER);
+    evil.headers.origin = 'https://evil.example';
+    expect((await call(passkeys, evil)).statusCode).toBe(403);
+    expect(passkeyCases.signOutEverywhere).not.toHaveBeenCalled();
+
+    const res = await call(passkeys, post('POST /console/passkeys/sign-out-everywhere', OWNER));
+    expect(res.headers.location).toBe('/console/sign-in?msg=signed_out_everywhere');
+    expect(res.cookies).toEqual([`${SESSION_COOKIE}=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict; Secure`]);
+    expect(passkeyCases.signOutEverywhere).toHaveBeenCalledWith(OWNER, expect.any(Date));
+  });
 });
 
 describe('sign-out', () => {
@@ -967,5 +1034,39 @@ describe('every console page', () => {
       const mod = (await import(join(import.meta.dirname, '../../..', page.entry))) as { handler: unknown };
       expect(typeof mod.handler, page.id).toBe('function');
     }
+  });
+});
+
+describe('refusals in people’s words', () => {
+  it('says what is wrong without the CLI’s ids: an unknown key, a key revoked already, an unknown member', async () => {
+    vi.mocked(apiKeys.revokeKey)
+      .mockRejectedValueOnce(new ActError('no key key_9 in organization org_1', 'not_found'))
+      .mockRejectedValueOnce(
+        new ActError('key key_9 is already revoked (since 2030-01-01T00:00:00.000Z)', 'conflict'),
+      );
+    vi.mocked(people.removeMember).mockRejectedValueOnce(
+      new ActError('no user usr_9 in organization org_1', 'not_found'),
+    );
+    vi.mocked(people.changeMemberRole).mockRejectedValueOnce(
+      new ActError('no user usr_9 in organization org_1', 'not_found'),
+    );
+
+    const gone = await call(keys, post('POST /console/keys/{id}/revoke', OWNER, {}, { id: 'key_9' }));
+    const twice = await call(keys, post('POST /console/keys/{id}/revoke', OWNER, {}, { id: 'key_9' }));
+    const removed = await call(
+      membersPage,
+      post('POST /console/members/{id}/remove', OWNER, {}, { id: 'usr_9' }),
+    );
+    const role = await call(
+      membersPage,
+      post('POST /console/members/{id}/role', OWNER, { role: 'admin' }, { id: 'usr_9' }),
+    );
+
+    expect([gone, twice, removed, role].map((r) => r.statusCode)).toEqual([404, 409, 404, 404]);
+    expect(mainText(gone)).toContain('This workspace has no such API key.');
+    expect(mainText(twice)).toContain('This key is already revoked');
+    expect(mainText(removed)).toContain('This workspace has no such member');
+    expect(mainText(role)).toContain('This workspace has no such member');
+    for (const r of [gone, twice, removed, role]) expect(mainText(r)).not.toMatch(/org_1|usr_9|key_9|T00:00/);
   });
 });

@@ -109,7 +109,7 @@ beforeEach(() => {
   vi.mocked(sessions.resolveSession).mockImplementation(
     async (cookie) => [OWNER, ADMIN, MEMBER].find((p) => sessionOf(p)[0]?.endsWith(`=${cookie}`)) ?? null,
   );
-  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS });
+  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS, version: 3 });
   vi.mocked(acts.getPostDetails).mockResolvedValue(details());
 });
 

@@ -128,13 +128,41 @@ beforeEach(() => {
   vi.mocked(sessions.resolveSession).mockImplementation(
     async (cookie) => [OWNER, ADMIN, MEMBER].find((p) => sessionOf(p)[0]?.endsWith(`=${cookie}`)) ?? null,
   );
-  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS });
+  vi.mocked(settingsCases.getSettings).mockResolvedValue({ org: org(), settings: SETTINGS, version: 3 });
   vi.mocked(cases.listEndpointsForPerson).mockResolvedValue({
     endpoints: [endpoint()],
     webhooks: true,
     plan: 'team',
   });
   vi.mocked(cases.getEndpointForPerson).mockResolvedValue(detail());
+});
+
+describe('a receiver URL, which often carries its credential', () => {
+  const secretUrl = 'https://hooks.example.com:8443/services/T0/B0/s3cretpath?token=s3cret#frag';
+
+  it('is shown to members as its host only (list, heading, detail), to owners and admins in full', async () => {
+    vi.mocked(cases.listEndpointsForPerson).mockResolvedValue({
+      endpoints: [endpoint({ url: secretUrl })],
+      webhooks: true,
+      plan: 'team',
+    });
+    vi.mocked(cases.getEndpointForPerson).mockResolvedValue(detail({ url: secretUrl }));
+
+    for (const who of [MEMBER]) {
+      const list = await call(handler, get('GET /console/webhooks', who));
+      const page = await call(handler, get('GET /console/webhooks/{id}', who, { params: { id: ID } }));
+      for (const res of [list, page]) {
+        expect(res.statusCode).toBe(200);
+        expect(res.body).not.toMatch(/s3cret|services|T0\/B0/);
+        expect(mainText(res)).toContain('https://hooks.example.com:8443/…?…');
+      }
+    }
+    for (const who of [OWNER, ADMIN]) {
+      const list = await call(handler, get('GET /console/webhooks', who));
+      const page = await call(handler, get('GET /console/webhooks/{id}', who, { params: { id: ID } }));
+      for (const res of [list, page]) expect(res.body).toContain('/services/T0/B0/s3cretpath?token=s3cret');
+    }
+  });
 });
 
 describe('the list', () => {

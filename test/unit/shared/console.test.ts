@@ -187,6 +187,25 @@ describe('the security headers', () => {
     for (const res of [refused, redirected]) expect(res.headers).toMatchObject(SECURITY_HEADERS);
   });
 
+  it('tell browsers to come back over https only (HSTS) when the console is served over https, not on http', async () => {
+    answer = async () => pageAnswer(html`<main>ok</main>`);
+    vi.spyOn(logger, 'warn').mockImplementation(() => undefined);
+    const refused = formPost('POST /console/keys', {}, { headers: { origin: 'https://evil.example' } });
+    for (const res of [await call(handler, signedInGet()), await call(handler, refused)])
+      expect(res.headers['strict-transport-security']).toBe('max-age=31536000');
+
+    vi.stubEnv('HERALD_CONSOLE_URL', 'http://localhost:3000');
+    try {
+      const local = await call(
+        handler,
+        consoleEvent('GET /console/keys', { headers: { host: 'localhost:3000' } }),
+      );
+      expect(local.headers).not.toHaveProperty('strict-transport-security');
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it('leave a file its own cache policy', async () => {
     answer = async () => ({
       kind: 'file',

@@ -98,7 +98,7 @@ describe('mintKey', () => {
     expect(JSON.stringify([...table.items.values()])).not.toContain(minted.key);
     const [tx] = appliedTransactionsPutting(table, 'AUDIT#');
     expect(tx?.view.items.map((i) => i.entity)).toEqual(['api_key', 'audit']);
-    expect(itemsOf(table, 'AUDIT#')[0]).toMatchObject({
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')[0]).toMatchObject({
       action: 'key_minted',
       target: minted.id,
       actor: { kind: 'person', user_id: ADMIN.id, email: ADMIN.email },
@@ -118,14 +118,18 @@ describe('mintKey', () => {
 
     const minted = await mint(OPERATOR);
     expect(table.get(keys.apiKey(hashApiKey(minted.key)))).toMatchObject({ created_by: 'operator' });
-    expect(itemsOf(table, 'AUDIT#')[0]?.actor).toEqual({ kind: 'operator', user_id: null, email: null });
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')[0]?.actor).toEqual({
+      kind: 'operator',
+      user_id: null,
+      email: null,
+    });
   });
 
   it("checks the CLI's --by: a member is forbidden, an unknown or foreign user not_found, an owner recorded", async () => {
     expect((await actErrorOf(mint(onBehalfOf(MEMBER)))).kind).toBe('forbidden');
     expect((await actErrorOf(mint(onBehalfOf(STRANGER)))).kind).toBe('not_found');
     await mint(onBehalfOf(OWNER));
-    expect(itemsOf(table, 'AUDIT#')[0]?.actor).toEqual({
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')[0]?.actor).toEqual({
       kind: 'operator',
       user_id: OWNER.id,
       email: OWNER.email,
@@ -166,9 +170,44 @@ describe('revokeKey', () => {
       kind: 'conflict',
       message: `key ${minted.id} is already revoked (since ${NOW.toISOString()})`,
     });
-    expect(itemsOf(table, 'AUDIT#').map((e) => e.action)).toEqual(['key_minted', 'key_revoked']);
+    expect(
+      itemsOf(table, 'AUDIT#')
+        .filter((e) => e.action !== 'act_refused')
+        .map((e) => e.action),
+    ).toEqual(['key_minted', 'key_revoked']);
     const [tx] = appliedTransactionsPutting(table, 'AUDIT#').slice(-1);
     expect(tx?.view.keys).toContainEqual(keys.usage(ORG_ID, '2030-06'));
+  });
+
+  it('keeps the last use through the revocation, in the list (months later too) and in the audit entry', async () => {
+    const used = apiKey({ scopes: ['posts:read'], n: 4 });
+    const unused = apiKey({ scopes: ['posts:read'], n: 5 });
+    table.seed(apiKeyItem(used), apiKeyItem(unused), {
+      ...keys.usage(ORG_ID, '2030-06'),
+      api_requests: 1,
+      [used.record.id]: { w: minute('2030-06-10T09:12:00.000Z'), n: 1 },
+    });
+
+    await revoke(used.record.id);
+    await revoke(unused.record.id);
+
+    const lastUse = (now: Date) =>
+      listKeys({ orgId: ORG_ID, actor: person(MEMBER), now }).then((ks) =>
+        Object.fromEntries(ks.map((k) => [k.id, k.last_used_at])),
+      );
+    for (const now of [NOW, new Date('2030-10-01T00:00:00.000Z')])
+      expect(await lastUse(now)).toEqual({
+        [used.record.id]: '2030-06-10T09:12:00.000Z',
+        [unused.record.id]: null,
+      });
+    const details = itemsOf(table, 'AUDIT#')
+      .filter((e) => e.action !== 'act_refused')
+      .filter((e) => e.action === 'key_revoked')
+      .map((e) => [e.target, e.detail]);
+    expect(details).toEqual([
+      [used.record.id, { last_used_at: '2030-06-10T09:12:00.000Z' }],
+      [unused.record.id, { last_used_at: null }],
+    ]);
   });
 
   it('of two revocations at once, one is refused: the gate item is conditioned on the key being live there', async () => {
@@ -177,7 +216,11 @@ describe('revokeKey', () => {
     const results = await Promise.allSettled([revoke(minted.id), revoke(minted.id, person(OWNER))]);
     expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
     expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: { kind: 'conflict' } });
-    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action === 'key_revoked')).toHaveLength(1);
+    expect(
+      itemsOf(table, 'AUDIT#')
+        .filter((e) => e.action !== 'act_refused')
+        .filter((e) => e.action === 'key_revoked'),
+    ).toHaveLength(1);
   });
 
   it("refuses a member, and answers not_found for another organization's key", async () => {
@@ -188,5 +231,17 @@ describe('revokeKey', () => {
     expect((await actErrorOf(revoke(foreign.record.id))).kind).toBe('not_found');
     expect(table.get(keys.apiKey(foreign.hash))).toMatchObject({ revoked_at: null });
     expect(table.get(keys.usage(ORG_ID, '2030-06'))).toBeUndefined();
+  });
+});
+
+describe('hidden characters in names', () => {
+  it('refuses a key name with a bidi override or another invisible format character; an emoji joiner is fine', async () => {
+    for (const name of ['deploy\u202Egnp.exe', 'ci\u2066bot', 'o\uFEFFps'])
+      expect(await actErrorOf(mint(person(ADMIN), ['posts:read'], name))).toMatchObject({
+        kind: 'invalid',
+        message: expect.stringMatching(/invisible/),
+      });
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action === 'key_minted')).toEqual([]);
+    await expect(mint(person(ADMIN), ['posts:read'], 'team \u{1F468}\u200D\u{1F469}')).resolves.toBeDefined();
   });
 });

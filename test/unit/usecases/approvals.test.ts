@@ -42,7 +42,8 @@ const shown = { version: 3, status: 'needs_approval' };
 const stored = (id = WAITING.id) => table.get(keys.post(ORG_ID, id)) as unknown as PostRecord | undefined;
 const postsCounted = (month = '2030-06') =>
   (table.get(keys.usage(ORG_ID, month))?.posts_per_month as number) ?? 0;
-const audit = () => itemsOf(table, 'AUDIT#');
+// Its own entries; a refused act's act_refused is tested with the audit log (settings-and-audit).
+const audit = () => itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused');
 /** The posts_per_month changes applied to the gate item, in order (+1 a count, -1 one given back). */
 const countWrites = () =>
   table
@@ -111,10 +112,12 @@ describe('approvePost', () => {
     expect(audit()).toEqual([]);
   });
 
-  it("answers another organization's post as not found", async () => {
+  it("answers another organization's post as not found, from a page (a version shown) or not", async () => {
     table.seed(postItem({ ...WAITING, org_id: OTHER_ORG_ID }));
-    const err = await actErrorOf(approve(person(ADMIN), null));
-    expect(err.kind).toBe('not_found');
+    for (const s of [null, shown]) {
+      expect((await actErrorOf(approve(person(ADMIN), s))).kind).toBe('not_found');
+      expect((await actErrorOf(reject('No', person(OWNER), s))).kind).toBe('not_found');
+    }
     expect(table.get(keys.post(OTHER_ORG_ID, WAITING.id))).toMatchObject({ status: 'needs_approval' });
   });
 
@@ -261,7 +264,10 @@ describe('races: exactly one decision wins', () => {
     if (deleted.status === 'fulfilled') {
       expect(stored()).toBeUndefined();
       expect(approved).toMatchObject({
-        reason: { kind: 'conflict', message: 'This post was deleted meanwhile. Nothing was done.' },
+        reason: {
+          kind: 'not_found',
+          message: expect.stringMatching(/deleted meanwhile, or never was here. Nothing was done/),
+        },
       });
       expect(postsCounted()).toBe(0);
       expect(countWrites()).toEqual([1, -1]);
@@ -305,5 +311,14 @@ describe('races: exactly one decision wins', () => {
       decision: { outcome: 'rejected', by: 'operator', email: null },
     });
     expect(audit()[0]).toMatchObject({ actor: { kind: 'operator', user_id: null }, action: 'post_rejected' });
+  });
+});
+
+describe('hidden characters in a reason', () => {
+  it('refuses a rejection reason with a bidi override, changing nothing', async () => {
+    table.seed(postItem(WAITING));
+    const e = await actErrorOf(reject('Fine \u202Eevil'));
+    expect(e).toMatchObject({ kind: 'invalid', message: expect.stringMatching(/invisible/) });
+    expect(stored()).toMatchObject({ status: 'needs_approval' });
   });
 });

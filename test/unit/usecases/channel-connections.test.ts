@@ -16,6 +16,7 @@ import { oauthCallback } from '#usecases/oauth-callback';
 import { selectChannelAccount } from '#usecases/select-channel-account';
 import { nextSyncAt } from '#usecases/support/channel-connect';
 import { channelTokens } from '#usecases/support/channel-tokens';
+import type { FakeBluesky } from '../../fakes/bluesky.ts';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
 import { useWorld } from '../faults/support/world.ts';
 import { syncDueChannels } from '../support/channel-sync.ts';
@@ -311,6 +312,47 @@ describe('bad input and failures', () => {
       credentials: { service, identifier: 'acme.bsky.social', app_password: 'app-password' },
     });
     expect(good).toMatchObject({ status: 'connected', channel: { status: 'live' } });
+  });
+
+  it('Bluesky: a server answering another account than the one typed is refused by the identifier, storing nothing', async () => {
+    const service = world.fakes.url('bluesky');
+    world.fakes.fake<FakeBluesky>('bluesky').claimedHandles.set('acme.bsky.social', 'bsky.app');
+    const claimed = await rejectedApiError(
+      create({
+        platform: 'bluesky',
+        credentials: { service, identifier: 'acme.bsky.social', app_password: 'app-password' },
+      }),
+    );
+    expect(claimed.errors?.[0]).toMatchObject({
+      pointer: '/credentials/identifier',
+      code: 'identity_mismatch',
+      message: expect.stringMatching(/bsky\.app.*acme\.bsky\.social|acme\.bsky\.social.*bsky\.app/),
+    });
+    // A DID typed must be the session's DID; an e-mail address names no handle to check.
+    const did = await rejectedApiError(
+      create({
+        platform: 'bluesky',
+        credentials: { service, identifier: 'did:plc:someoneelse', app_password: 'app-password' },
+      }),
+    );
+    expect(did.errors?.[0]).toMatchObject({ pointer: '/credentials/identifier', code: 'identity_mismatch' });
+    const email = await rejectedApiError(
+      create({
+        platform: 'bluesky',
+        credentials: { service, identifier: 'me@acme.example', app_password: 'app-password' },
+      }),
+    );
+    expect(email.errors?.[0]).toMatchObject({
+      pointer: '/credentials/identifier',
+      code: 'identity_mismatch',
+    });
+    expect(world.table.all('CHANNEL#')).toEqual([]);
+    // Typed in capitals, the handle is still the one the server answers.
+    const good = await create({
+      platform: 'bluesky',
+      credentials: { service, identifier: 'Other.BSKY.social', app_password: 'app-password' },
+    });
+    expect(good).toMatchObject({ status: 'connected', channel: { handle: 'other.bsky.social' } });
   });
 
   it('Mastodon: an instance on a private address is refused (forbidden_address) before any call', async () => {

@@ -3,6 +3,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import { ENROLLMENT_TTL_MS, hashSecret, OPERATOR } from '#core/people';
+import { activeKeysOf } from '#usecases/api-keys';
 import {
   changeMemberRole,
   inviteMember,
@@ -10,7 +11,7 @@ import {
   listMembers,
   removeMember,
 } from '#usecases/members';
-import { ORG_ID, OTHER_ORG_ID } from '../support/fixtures.ts';
+import { apiKey, apiKeyItem, ORG_ID, OTHER_ORG_ID } from '../support/fixtures.ts';
 import {
   ADMIN,
   actErrorOf,
@@ -103,7 +104,7 @@ describe('inviteMember', () => {
     expect(tx?.view.items.map((i) => String(i.sk).split('#')[0])).toEqual(
       expect.arrayContaining(['EMAIL', 'USER', 'ENROLL', 'AUDIT']),
     );
-    expect(itemsOf(table, 'AUDIT#')).toEqual([
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')).toEqual([
       expect.objectContaining({
         action: 'member_invited',
         target: res.user.id,
@@ -148,7 +149,7 @@ describe('inviteMember', () => {
     ['new@acme.test', 'superuser'],
   ])('refuses %s as %s: invalid', async (email, role) => {
     expect((await actErrorOf(invite(person(OWNER), email, role))).kind).toBe('invalid');
-    expect(itemsOf(table, 'AUDIT#')).toEqual([]);
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')).toEqual([]);
   });
 
   it('is for owners: an admin and a member are refused (forbidden), and the operator may', async () => {
@@ -158,7 +159,11 @@ describe('inviteMember', () => {
       expect(err.message).toMatch(/inviting members needs the owner role/);
     }
     const res = await invite(OPERATOR);
-    expect(itemsOf(table, 'AUDIT#')[0]?.actor).toEqual({ kind: 'operator', user_id: null, email: null });
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')[0]?.actor).toEqual({
+      kind: 'operator',
+      user_id: null,
+      email: null,
+    });
     expect(res.user.role).toBe('admin');
   });
 
@@ -196,7 +201,7 @@ describe('changeMemberRole', () => {
     expect(roleOf(MEMBER.id)).toBe('admin');
     const [tx] = appliedTransactionsPutting(table, 'AUDIT#');
     expect(tx?.view.keys).toContainEqual(keys.user(ORG_ID, MEMBER.id));
-    expect(itemsOf(table, 'AUDIT#')).toEqual([
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')).toEqual([
       expect.objectContaining({
         action: 'member_role_changed',
         target: MEMBER.id,
@@ -211,7 +216,7 @@ describe('changeMemberRole', () => {
     expect(err.message).toMatch(/last owner/);
     expect(roleOf(OWNER.id)).toBe('owner');
     expect(orgItemNow().owner_count).toBe(1);
-    expect(itemsOf(table, 'AUDIT#')).toEqual([]);
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')).toEqual([]);
   });
 
   it('demotes an owner while another remains, and keeps owner_count with the roles', async () => {
@@ -277,6 +282,22 @@ describe('removeMember', () => {
   const remove = (userId: string, actor = person(OWNER)) =>
     removeMember({ orgId: ORG_ID, actor, userId, now: NOW });
 
+  it('names the person’s active keys, and revokes them with the removal when asked; others’ keys stay', async () => {
+    const theirs = [1, 2, 3].map((n) => apiKey({ scopes: ['posts:read'], n, revoked: n === 3 }));
+    for (const k of theirs) k.record.created_by = ADMIN.id;
+    const owners = apiKey({ scopes: ['posts:read'], n: 4 });
+    table.seed(...theirs.map(apiKeyItem), apiKeyItem(owners));
+
+    const active = await activeKeysOf({ orgId: ORG_ID, actor: person(OWNER), userId: ADMIN.id, now: NOW });
+    expect(active.map((k) => k.id).sort()).toEqual([theirs[0]?.record.id, theirs[1]?.record.id].sort());
+
+    await removeMember({ orgId: ORG_ID, actor: person(OWNER), userId: ADMIN.id, revokeKeys: true, now: NOW });
+    const revokedAt = (k: ReturnType<typeof apiKey>) => table.get(keys.apiKey(k.hash))?.revoked_at;
+    expect(theirs.slice(0, 2).map(revokedAt)).toEqual([NOW.toISOString(), NOW.toISOString()]);
+    expect(revokedAt(owners)).toBeNull();
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action === 'key_revoked')).toHaveLength(2);
+  });
+
   it('removes the user, their email guard and their passkeys, with the audit entry, in one transaction', async () => {
     // Arrange
     table.seed(passkeyItem(MEMBER, 'cred-1'), passkeyItem(MEMBER, 'cred-2'), passkeyItem(OWNER, 'cred-3'));
@@ -298,7 +319,7 @@ describe('removeMember', () => {
         keys.passkey(ORG_ID, MEMBER.id, 'cred-1'),
       ]),
     );
-    expect(itemsOf(table, 'AUDIT#')[0]).toMatchObject({
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')[0]).toMatchObject({
       action: 'member_removed',
       target: MEMBER.id,
       detail: { email: MEMBER.email, role: 'member' },
@@ -368,5 +389,22 @@ describe('issueEnrollment', () => {
     expect((await actErrorOf(enroll(OPERATOR, STRANGER.id))).kind).toBe('not_found');
     expect((await actErrorOf(enroll(OPERATOR, user(77, 'member').id))).kind).toBe('not_found');
     expect(table.all('ENROLL')).toEqual([]);
+  });
+});
+
+describe('look-alike addresses', () => {
+  it('refuses bidi controls, invisible characters and non-ASCII addresses, inviting no one', async () => {
+    const before = itemsOf(table, 'USER#').length;
+    for (const email of [
+      'admin-\u202Etset.emca@evil.test',
+      'ad\u200Bmin@acme.test',
+      '\u043Ewner@acme.test', // a Cyrillic о
+      'pers\u00F6n@acme.test',
+    ]) {
+      const e = await actErrorOf(invite(person(OWNER), email));
+      expect(e.kind, email).toBe('invalid');
+      expect(e.message, email).toMatch(/invisible|plain ASCII/);
+    }
+    expect(itemsOf(table, 'USER#')).toHaveLength(before);
   });
 });

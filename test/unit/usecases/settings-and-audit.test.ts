@@ -61,10 +61,56 @@ describe('settings', () => {
     for (const actor of [person(ADMIN), person(MEMBER), onBehalfOf(ADMIN)])
       expect((await actErrorOf(update({ dangerous_ops: true }, actor))).kind).toBe('forbidden');
     expect(table.get(keys.org(ORG_ID))?.settings).toMatchObject({ dangerous_ops: false });
-    expect(itemsOf(table, 'AUDIT#')).toEqual([]);
+    expect(itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused')).toEqual([]);
 
     await update({ approval_required: true }, OPERATOR);
-    expect(itemsOf(table, 'AUDIT#')[0]?.actor).toEqual({ kind: 'operator', user_id: null, email: null });
+    const changed = itemsOf(table, 'AUDIT#').find((e) => e.action === 'settings_changed');
+    expect(changed?.actor).toEqual({ kind: 'operator', user_id: null, email: null });
+  });
+
+  it('refuse a form read before another change (conflict), changing nothing; the CLI sends no version', async () => {
+    const read = (await getSettings({ orgId: ORG_ID, actor: person(OWNER) })).version;
+    const whole = { dangerous_ops: false, approval_required: true, landing_origins: [] };
+    await updateSettings({ orgId: ORG_ID, actor: person(OWNER), patch: whole, version: read, now: NOW });
+    const now = (await getSettings({ orgId: ORG_ID, actor: person(OWNER) })).version;
+    expect(now).not.toBe(read);
+
+    // The tab opened before it: would turn approval off again.
+    const stale = { dangerous_ops: true, approval_required: false, landing_origins: [] };
+    const e = await actErrorOf(
+      updateSettings({ orgId: ORG_ID, actor: person(OWNER), patch: stale, version: read, now: NOW }),
+    );
+    expect(e).toMatchObject({ kind: 'conflict', message: expect.stringMatching(/changed .*meanwhile/) });
+    expect(table.get(keys.org(ORG_ID))?.settings).toMatchObject({
+      dangerous_ops: false,
+      approval_required: true,
+    });
+    expect(itemsOf(table, 'AUDIT#').filter((a) => a.action === 'settings_changed')).toHaveLength(1);
+
+    await updateSettings({ orgId: ORG_ID, actor: person(OWNER), patch: stale, version: now, now: NOW });
+    await update({ approval_required: true });
+    expect(table.get(keys.org(ORG_ID))?.settings).toMatchObject({
+      dangerous_ops: true,
+      approval_required: true,
+    });
+  });
+
+  it('leave a refused act in the audit log: once per person and act a minute, however many are refused', async () => {
+    for (let i = 0; i < 5; i++) await actErrorOf(update({ dangerous_ops: true }, person(MEMBER)));
+    await actErrorOf(update({ dangerous_ops: true }, person(ADMIN)));
+    await actErrorOf(listAuditLog({ orgId: ORG_ID, actor: person(MEMBER) }));
+
+    const refused = itemsOf(table, 'AUDIT#')
+      .filter((e) => e.action === 'act_refused')
+      .map((e) => [(e.actor as { user_id: string }).user_id, e.detail]);
+    expect(refused).toEqual(
+      expect.arrayContaining([
+        [MEMBER.id, { act: 'changing workspace settings', role: 'member' }],
+        [ADMIN.id, { act: 'changing workspace settings', role: 'admin' }],
+      ]),
+    );
+    expect(refused).toHaveLength(3);
+    expect(table.get(keys.org(ORG_ID))?.settings).toMatchObject({ dangerous_ops: false });
   });
 
   it.each([

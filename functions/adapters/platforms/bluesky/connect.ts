@@ -1,6 +1,6 @@
 import { type PasswordConnect, platformAccount } from '../connect.ts';
-import type { Credentials } from '../types.ts';
-import { Client } from './client.ts';
+import { AccountMismatchError, type Credentials } from '../types.ts';
+import { Client, type SessionData } from './client.ts';
 
 // Bluesky: an app password (identifier, app password, PDS origin), no OAuth. Connecting opens a
 // session (com.atproto.server.createSession) and reads the profile (app.bsky.actor.getProfile);
@@ -29,11 +29,30 @@ async function profileOf(credentials: Credentials) {
   });
 }
 
+/**
+ * The server is the person's choice and may answer any handle or DID: the account it signed in must
+ * be the one typed — that handle (case aside) or that DID. An e-mail address names no account to
+ * hold the answer to, so it is refused: the handle is asked for instead.
+ */
+function checkNamed(typed: string, session: SessionData): void {
+  const named = typed.trim().toLowerCase();
+  if (named.includes('@'))
+    throw new AccountMismatchError(
+      'Sign in with your handle (like you.bsky.social) or DID, not an e-mail address: Herald checks that the server signed in the account you named.',
+    );
+  const answered = named.startsWith('did:') ? session.did : String(session.handle ?? '').toLowerCase();
+  if (answered !== named)
+    throw new AccountMismatchError(
+      `The server signed in ${answered || 'another account'}, not ${named}: Herald connects only the account you named.`,
+    );
+}
+
 export const connect: PasswordConnect = {
   kind: 'app_password',
   async login(credentials) {
     // A fresh session: connecting checks the password itself, not a session cached from before.
-    await new Client(credentials).login();
+    const session = await new Client(credentials).login();
+    checkNamed(String(credentials.identifier ?? ''), session);
     return profileOf(credentials);
   },
   profile: profileOf,

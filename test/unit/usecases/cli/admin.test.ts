@@ -174,7 +174,10 @@ describe('approvePost', () => {
     ddb.resetHistory();
     const err = await actErrorOf(approvePost({ orgId: ORG_ID, by: member.id, postId: WAITING.id }));
     expect(err.kind).toBe('forbidden');
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+    // The post is untouched; the only update is the refusal's once-a-minute counter.
+    expect(
+      ddb.commandCalls(UpdateCommand).filter((c) => !String(c.args[0].input.Key?.pk).startsWith('ATTEMPTS#')),
+    ).toHaveLength(0);
   });
 
   it('answers a conflict when posts_per_month is spent, writing nothing', async () => {

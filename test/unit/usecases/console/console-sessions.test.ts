@@ -146,7 +146,7 @@ describe('signOut', () => {
 
 describe('newSession', () => {
   it('makes a cookie naming the org and user with a 256-bit secret, stored only by its hash', () => {
-    const s = newSession(ORG_ID, BOB.id, 'admin', T0);
+    const s = newSession(ORG_ID, BOB.id, 'admin', T0, 'cred-1');
     const [org, user, secret] = s.cookie.split('~');
     expect([org, user]).toEqual([ORG_ID, BOB.id]);
     expect(Buffer.from(String(secret), 'base64url')).toHaveLength(32);

@@ -11,6 +11,7 @@ import {
   finishSignIn,
   listPasskeys,
   removePasskey,
+  signOutEverywhere,
 } from '#usecases/passkeys';
 import { SoftAuthenticator } from '../../support/authenticator.ts';
 import { ORG_ID } from '../../support/fixtures.ts';
@@ -491,5 +492,69 @@ describe('a person’s own passkeys', () => {
     expect((await listPasskeys(me)).map((p) => p.id)).not.toContain(bobCred);
     expect((await refusal(removePasskey(me, bobCred, T0))).kind).toBe('not_found');
     expect(table.get(keys.passkey(ORG_ID, BOB.id, bobCred))).toBeDefined();
+  });
+});
+
+describe('ending sessions', () => {
+  /** Alice with two devices: the laptop enrolled, the phone added; a session on each. */
+  async function twoDevices() {
+    const laptop = await enroll(ALICE);
+    const me = (await resolveSession(laptop.cookie, T0))!;
+    const begun = await beginAddPasskey({ signedIn: me, rp: RP, now: T0 });
+    const phone = new SoftAuthenticator(RP.origin);
+    await finishAddPasskey({
+      signedIn: me,
+      ceremonyId: begun.ceremonyId,
+      response: phone.create(begun.options),
+      rp: RP,
+      now: T0,
+    });
+    const onPhone = await (await signIn(phone, at(MIN))).finish();
+    return { laptop, me, phone, onPhone };
+  }
+
+  it('removing a lost device’s passkey ends the sessions it opened, and only those', async () => {
+    const { laptop, me, onPhone, phone } = await twoDevices();
+    expect(await resolveSession(onPhone.cookie, at(2 * MIN))).not.toBeNull();
+
+    await removePasskey(me, phone.credentials[0]!.id, at(3 * MIN));
+    expect(await resolveSession(onPhone.cookie, at(4 * MIN))).toBeNull();
+    expect(await resolveSession(laptop.cookie, at(4 * MIN))).not.toBeNull();
+  });
+
+  it('signs a person out everywhere: every session of theirs ends, others’ stay, and it is recorded', async () => {
+    const { laptop, me, onPhone } = await twoDevices();
+    const bob = await enroll(BOB);
+    await signOutEverywhere(me, at(3 * MIN));
+    expect(await resolveSession(onPhone.cookie, at(4 * MIN))).toBeNull();
+    expect(await resolveSession(laptop.cookie, at(4 * MIN))).toBeNull();
+    expect(await resolveSession(bob.cookie, at(4 * MIN))).not.toBeNull();
+    expect(audit().filter((e) => e.action === 'signed_out_everywhere')).toEqual([
+      { action: 'signed_out_everywhere', target: null, user: ALICE.id },
+    ]);
+    // A sign-in after it opens a session that holds.
+    const again = await (await signIn(laptop.auth, at(5 * MIN))).finish();
+    expect(await resolveSession(again.cookie, at(6 * MIN))).not.toBeNull();
+  });
+});
+
+describe('hidden characters in a passkey name', () => {
+  it('refuses a name with a bidi override before the ceremony is spent, adding nothing', async () => {
+    const laptop = await enroll(ALICE);
+    const me = (await resolveSession(laptop.cookie, T0))!;
+    const begun = await beginAddPasskey({ signedIn: me, rp: RP, now: T0 });
+    const phone = new SoftAuthenticator(RP.origin);
+    const e = await refusal(
+      finishAddPasskey({
+        signedIn: me,
+        ceremonyId: begun.ceremonyId,
+        response: phone.create(begun.options),
+        rp: RP,
+        name: 'Phone\u202Eevil',
+        now: T0,
+      }),
+    );
+    expect(e).toMatchObject({ kind: 'invalid', message: expect.stringMatching(/invisible/) });
+    expect(await listPasskeys(me)).toHaveLength(1);
   });
 });

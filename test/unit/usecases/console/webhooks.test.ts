@@ -64,7 +64,8 @@ const putEndpoint = (patch: Partial<WebhookEndpointRecord> = {}) => {
   return rec;
 };
 const stored = () => itemsOf(table, 'WHE#') as unknown as WebhookEndpointRecord[];
-const audit = () => itemsOf(table, 'AUDIT#');
+// Its own entries; a refused act's act_refused is tested with the audit log (settings-and-audit).
+const audit = () => itemsOf(table, 'AUDIT#').filter((e) => e.action !== 'act_refused');
 const form = (patch: Partial<{ url: string; description: string; eventTypes: string[] }> = {}) => ({
   url: URL_OK,
   description: 'CRM',
@@ -358,5 +359,20 @@ describe('testing, rotating and deleting', () => {
     expect(send.sendSigned).not.toHaveBeenCalled();
     expect(kms.calls()).toHaveLength(0);
     expect(stored()[0]).toMatchObject({ version: 3 });
+  });
+});
+
+describe('hidden characters in a description', () => {
+  it('refuses a description with a bidi override by its field, adding nothing', async () => {
+    const e = await actErrorOf(
+      createEndpointForPerson({
+        orgId: orgOf().id,
+        actor: person(OWNER),
+        form: form({ description: 'CRM \u202Eevil' }),
+        ...base,
+      }),
+    );
+    expect(e).toMatchObject({ field: 'description', message: expect.stringMatching(/invisible/) });
+    expect(audit()).toEqual([]);
   });
 });
