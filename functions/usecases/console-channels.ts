@@ -28,8 +28,6 @@ import { auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
 export type ChannelView = ReturnType<typeof toChannel>;
 export type ConnectionView = Awaited<ReturnType<typeof getChannelConnection>>;
 
-/** Admits the API use cases' work without counting it: the console is not an API client. */
-
 /** Where the platforms' consent sends a console person back (the callback appends the session's id). */
 export const CONNECTION_RETURN_PATH = `${CONSOLE_PATH}/channels/connections/return`;
 

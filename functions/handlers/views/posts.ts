@@ -1,4 +1,4 @@
-import { POST_STATUSES, type PostStatus } from '#core/constants';
+import { type ERROR_CATEGORIES, POST_STATUSES, type PostStatus } from '#core/constants';
 import { type HtmlValue, html, type SafeHtml } from '#core/html';
 import { MAX_REJECT_REASON, type PostRecord } from '#core/posts';
 import { CONSOLE_PATH } from '#lib/operations';
@@ -231,11 +231,23 @@ function deliveries(p: PostRecord, channels: readonly Channel[]): SafeHtml {
       d.stage === 'published'
         ? html`${d.url ? safeLink(d.url, html`See it on ${platformName(channelPlatform(channels, v.channel_id))}`) : html`<span class="muted">Published (the platform gave no link)</span>`} <span class="muted">${when(d.updated_at)}</span>`
         : d.error
-          ? html`<p><strong>${d.error_category ?? 'error'}</strong>: ${d.error}</p><p class="muted">${when(d.updated_at)}</p>`
+          ? html`<p><strong>${categoryWords(d.error_category)}</strong>: ${d.error}</p><p class="muted">${when(d.updated_at)}</p>`
           : html`<span class="muted">${when(d.updated_at)}</span>`,
     ]),
   });
 }
+
+/** A failed or retrying delivery's category, as a person reads it (the API keeps the code). */
+const CATEGORY_WORDS: Record<(typeof ERROR_CATEGORIES)[number], string> = {
+  auth_expired: 'The channel needs connecting again',
+  user_content: 'The platform refused the text',
+  media_error: 'The platform refused the media',
+  rate_limited: 'The platform asked to wait',
+  platform_rejected: 'The platform refused the post',
+  system: 'Not delivered',
+};
+const categoryWords = (category: string | null | undefined) =>
+  (CATEGORY_WORDS as Record<string, string | undefined>)[category ?? ''] ?? 'Not delivered';
 
 const channelPlatform = (channels: readonly Channel[], id: string) =>
   channels.find((c) => c.id === id)?.platform ?? 'the platform';

@@ -164,7 +164,7 @@ describe('posts list', () => {
 });
 
 describe('a post', () => {
-  it('shows each channel’s outcome: the error category and message, the published link (http(s) only)', async () => {
+  it('shows each channel’s outcome: the error category in people’s words and the message, the published link (http(s) only)', async () => {
     const p = record({
       status: 'failed',
       variants: [
@@ -201,7 +201,8 @@ describe('a post', () => {
     const res = await call(handler, get('GET /console/posts/{id}', MEMBER, { params: { id: POST_ID } }));
 
     expect(res.body).toContain('<a href="https://social.example/@acme/1" rel="noopener noreferrer">');
-    expect(mainText(res)).toContain('rate_limited : Rate &lt;limited&gt;');
+    expect(mainText(res)).toContain('The platform asked to wait : Rate &lt;limited&gt;');
+    expect(mainText(res)).not.toContain('rate_limited');
     expect(acts.getPostDetails).toHaveBeenCalledWith({
       orgId: ORG,
       actor: asPerson(MEMBER),
