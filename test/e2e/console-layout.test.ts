@@ -95,7 +95,7 @@ beforeAll(async () => {
   expect(created.status).toBe(201);
   postId = created.body.id;
 
-  // The admin mints a key in the console, then the owner removes the admin.
+  // The admin mints a key in the console, then the owner removes the admin and keeps the key.
   const { page } = t.admin;
   await page.goto(at('/console/keys'));
   await page.getByLabel('Name (optional)').fill('minted by a removed admin');
@@ -106,6 +106,8 @@ beforeAll(async () => {
   removedKeyId = keys.find((k) => k.name === 'minted by a removed admin')?.id as string;
   await t.owner.page.goto(at('/console/members'));
   await t.owner.page.getByRole('link', { name: `Remove ${t.emails.admin}` }).click();
+  // The owner keeps the admin's key working (the removal page offers to revoke it, ticked).
+  await t.owner.page.getByRole('checkbox', { name: 'Revoke this key too' }).uncheck();
   await t.owner.page.getByRole('button', { name: 'Remove member' }).click();
   await t.owner.page.waitForURL((u) => u.pathname === '/console/members');
 }, 180_000);
