@@ -162,7 +162,7 @@ describe('approvals and posts', { timeout: 150_000 }, () => {
     await checkPage(page);
   });
 
-  it("shows a failed delivery's error category and the platform's words on the post", async () => {
+  it("shows a failed delivery's error category in people's words and the platform's on the post", async () => {
     await setUp();
     const marker = `console-fail-${Date.now()}`;
     await failPlatform('mastodon', {
@@ -183,7 +183,10 @@ describe('approvals and posts', { timeout: 150_000 }, () => {
     const { page } = t.owner;
     await page.goto(at(`/console/posts/${created.body.id}`));
     const outcome = (await page.locator('#deliveries').textContent()) ?? '';
-    expect(outcome).toContain(category);
+    // The API's code (user_content) reads as what it means; the platform's own words follow.
+    expect(category).toBe('user_content');
+    expect(outcome).toContain('The platform refused the text');
+    expect(outcome).not.toContain(category);
     expect(outcome).toContain('Text character limit of 500 exceeded');
     expect(await page.locator('#outcome .tag').first().textContent()).toBe('Failed');
     await checkPage(page, 'post-failed');
