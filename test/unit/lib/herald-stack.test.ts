@@ -64,7 +64,7 @@ beforeAll(() => {
   const devApp = new App({ context: { stage: 'dev', 'aws:cdk:bundling-stacks': [] } });
   const devStacks = addHeraldStacks(devApp, ENV);
   dev = { stack: devStacks, template: mergedTemplate(devStacks.stacks) };
-}, 180_000);
+}, 300_000);
 
 interface CfnResourceJson {
   Type: string;
