@@ -43,6 +43,8 @@ Commands:
                   reason (at most 500 characters) is kept on the post and in the audit log
   audit list      --org ORG [--limit N] [--cursor C]   newest first; --cursor is the previous
                   page's next_cursor
+  stack protect   --stack Herald-<stage>   sets the data stack's stack policy: no deploy may
+                  replace or delete its table, keys, secret, buckets, queues, API or topic
 
 The CLI acts as the operator, and the audit log records it so. --by USER (on the commands of an
 organization's people, keys, settings, posts and audit log) acts on behalf of that user instead:
@@ -165,13 +167,22 @@ async function run(argv: string[]): Promise<unknown> {
     'post approve',
     'post reject',
     'audit list',
+    'stack protect',
   ];
   if (!known.includes(command) || positionals.length > 2)
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
   // The operator's own acts: there is nobody to act on behalf of.
-  const operatorOnly = ['org create', 'plan set', 'platform-app set', 'platform-app list'];
+  const operatorOnly = ['org create', 'plan set', 'platform-app set', 'platform-app list', 'stack protect'];
   if (values.by !== undefined && (operatorOnly.includes(command) || command.startsWith('channel ')))
     throw new UsageError(`${command} is the operator's act: it takes no --by`);
+
+  // On the CloudFormation stack itself, not on the table.
+  if (command === 'stack protect') {
+    if (!values.stack)
+      throw new UsageError('stack protect needs --stack NAME (the data stack, Herald-<stage>)');
+    const { protectStack } = await import('./cli/stack-protect.ts');
+    return protectStack({ stack: values.stack, region: values.region });
+  }
 
   // Validate everything before touching the target.
   const job = (() => {

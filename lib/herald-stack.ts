@@ -1,5 +1,5 @@
 import { CfnOutput, type Environment, Stack, type StackProps } from 'aws-cdk-lib';
-import type { HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
+import type { DomainName, HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
 import type { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -7,8 +7,8 @@ import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
-import { Alarms } from './constructs/alarms.ts';
-import { Api } from './constructs/api.ts';
+import { AlarmTopic, addApiAlarm, addQueueAlarms, addStateMachineAlarm } from './constructs/alarms.ts';
+import { ApiEndpoint, addConsolePage, addOperation, Gateway, type RoutesProps } from './constructs/api.ts';
 import { Data, Secrets } from './constructs/data.ts';
 import { Functions } from './constructs/functions.ts';
 import { Media } from './constructs/media.ts';
@@ -16,91 +16,107 @@ import { type QueuePair, Queues } from './constructs/queues.ts';
 import { StateMachines } from './constructs/state-machines.ts';
 import { Workers } from './constructs/workers.ts';
 import type { HeraldFunction } from './herald-function.ts';
-import { CONSOLE_PATH, type QueueName, type StateMachineName } from './operations.ts';
+import {
+  CONSOLE_PATH,
+  consolePages,
+  type Operation,
+  operations,
+  type QueueName,
+  type StateMachineName,
+} from './operations.ts';
 import { readStageConfig, removalPolicyFor, type StageConfig } from './stage.ts';
 
-export interface HeraldStackProps extends StackProps {
+// Herald on AWS is one data stack and stateless sibling stacks (docs/architecture/stacks.md):
+//   Herald-<stage>            every stateful resource (table, keys, secret, buckets + CDN, queues,
+//                             the HTTP API resource, the alarm topic, a custom domain) and the outputs
+//   Herald-<stage>-api-<tag>  the operations of one manifest tag: functions, routes, alarms
+//   Herald-<stage>-console    the console pages
+//   Herald-<stage>-workers    the workers, the state machines, the queue alarms
+//   Herald-<stage>-gateway    the $default stage, the MCP server, the fallback route
+// The stateless stacks reference the data stack (CloudFormation exports and imports) and never the
+// other way round, so `cdk deploy` finishes the data stack before it creates theirs.
+
+/** Stateless parts that are not operation tags. */
+export const FIXED_PARTS = ['console', 'workers', 'gateway'] as const;
+
+/**
+ * Where an operation lives: the stack of its manifest tag. The rule reads only the operation
+ * itself, so adding one never moves another; a new tag is a new stack.
+ */
+export function partOf(op: Pick<Operation, 'tag'>): string {
+  return `api-${op.tag.toLowerCase()}`;
+}
+
+/** Every stateless part of the manifest, in deployment order (the gateway last). */
+export function partNames(): string[] {
+  const tags = [...new Set(operations.map(partOf))];
+  return [...tags, 'console', 'workers', 'gateway'];
+}
+
+/** The data stack's name for a stage: `Herald-<stage>` (the name a single-stack deployment has). */
+export function heraldStackName(stage: string): string {
+  return `Herald-${stage}`;
+}
+
+/** A stateless stack's name: `Herald-<stage>-<part>`. */
+export function partStackName(stage: string, part: string): string {
+  return `${heraldStackName(stage)}-${part}`;
+}
+
+export interface HeraldDataStackProps extends StackProps {
   readonly config: StageConfig;
 }
 
 /**
- * Herald on AWS, built from the manifest (lib/operations.ts) by the blocks of lib/constructs: the
- * single table and the secrets' keys (data), the queues, media, one HTTP API route → one Lambda per
- * operation (api), the workers on their triggers, the state machines, and alarms. The blocks create
- * their resources directly in this stack, so logical IDs do not depend on the grouping
- * (lib/constructs/ids.ts).
+ * Every stateful resource, each with the logical id it had when Herald was one stack (the blocks of
+ * lib/constructs create them directly in this stack; test/unit/lib/stateful-ids.json pins them),
+ * and the outputs the admin CLI reads (bin/cli/target.ts).
  */
-export class HeraldStack extends Stack {
+export class HeraldDataStack extends Stack {
   readonly config: StageConfig;
+  readonly data: Data;
   readonly table: Table;
   readonly tableKey: Key;
   readonly api: HttpApi;
-  readonly apiStage: HttpStage;
+  readonly domain: DomainName | undefined;
+  /** The API's origin, no trailing slash: the custom domain's, else the execute-api endpoint. */
+  readonly apiUrl: string;
+  readonly queues: Queues;
   readonly deliveryQueue: Queue;
-  readonly deliveryDlq: Queue;
   readonly streamRelayDlq: Queue;
-  readonly queues: ReadonlyMap<QueueName, QueuePair>;
+  readonly secrets: Secrets;
   readonly cursorSecret: Secret;
-  readonly alarmTopic: Topic;
-  readonly media: Media;
-  /** Every HeraldFunction, keyed by manifest id (operations, the MCP server, the $default fallback, workers). */
-  readonly functions: ReadonlyMap<string, HeraldFunction>;
   readonly webhookSecretsKey: Key;
   readonly connectionSecretsKey: Key;
-  readonly stateMachines: ReadonlyMap<StateMachineName, StateMachine>;
+  readonly alarmTopic: Topic;
+  readonly media: Media;
 
-  functionOf(id: string): HeraldFunction {
-    const fn = this.functions.get(id);
-    if (!fn) throw new Error(`no function ${id}`);
-    return fn;
-  }
-
-  constructor(scope: Construct, id: string, props: HeraldStackProps) {
-    super(scope, id, props);
+  constructor(scope: Construct, id: string, props: HeraldDataStackProps) {
+    super(scope, id, { ...props, terminationProtection: props.config.protectData });
     const { config } = props;
     this.config = config;
     const removalPolicy = removalPolicyFor(config);
 
-    const data = new Data(this, { config, removalPolicy });
-    this.table = data.table;
-    this.tableKey = data.tableKey;
-
-    const queues = new Queues(this);
-    this.queues = queues.pairs;
-    this.deliveryQueue = queues.of('delivery').queue;
-    this.deliveryDlq = queues.of('delivery').dlq;
-    this.streamRelayDlq = queues.streamRelayDlq;
-
-    const secrets = new Secrets(this, { config, removalPolicy });
-    this.cursorSecret = secrets.cursorSecret;
-    this.webhookSecretsKey = secrets.webhookSecretsKey;
-    this.connectionSecretsKey = secrets.connectionSecretsKey;
-
-    // Buckets, CDN and the ffmpeg layer: a Construct of its own since it was written (ids Media/…).
+    this.data = new Data(this, { config, removalPolicy });
+    this.table = this.data.table;
+    this.tableKey = this.data.tableKey;
+    this.queues = new Queues(this, { removalPolicy });
+    this.deliveryQueue = this.queues.of('delivery').queue;
+    this.streamRelayDlq = this.queues.streamRelayDlq;
+    this.secrets = new Secrets(this, { config, removalPolicy });
+    this.cursorSecret = this.secrets.cursorSecret;
+    this.webhookSecretsKey = this.secrets.webhookSecretsKey;
+    this.connectionSecretsKey = this.secrets.connectionSecretsKey;
+    // Buckets and CDN: a Construct of its own since it was written (ids Media/…).
     this.media = new Media(this, 'Media', { removalPolicy });
+    const endpoint = new ApiEndpoint(this, { config });
+    this.api = endpoint.api;
+    this.domain = endpoint.domain;
+    this.apiUrl = endpoint.url;
+    this.alarmTopic = new AlarmTopic(this, { config, removalPolicy }).topic;
 
-    const functions = new Functions(this, { config, removalPolicy, data, secrets, media: this.media });
-    this.functions = functions.all;
-
-    const api = new Api(this, { config, removalPolicy, data, functions });
-    this.api = api.api;
-    this.apiStage = api.stage;
-
-    new Workers(this, { data, queues, functions });
-    this.stateMachines = new StateMachines(this, { removalPolicy, functions }).machines;
-
-    this.alarmTopic = new Alarms(this, {
-      config,
-      removalPolicy,
-      api: this.api,
-      queues,
-      stateMachines: this.stateMachines,
-      functions: functions.all,
-    }).topic;
-
-    // ---- Outputs -------------------------------------------------------------------------------
-    new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'Base URL of the HTTP API' });
-    // The admin CLI finds the table through this output: keep the name `TableName`.
+    // ---- Outputs (the admin CLI reads them: keep the names) -----------------------------------
+    new CfnOutput(this, 'ApiUrl', { value: `${this.apiUrl}/`, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'DeliveryQueueUrl', { value: this.deliveryQueue.queueUrl });
     new CfnOutput(this, 'StackStage', { value: config.stage });
@@ -110,31 +126,101 @@ export class HeraldStack extends Stack {
     });
     // The admin CLI seals platform app secrets with this key and prints redirect URIs under this URL.
     new CfnOutput(this, 'ConnectionSecretsKeyArn', { value: this.connectionSecretsKey.keyArn });
+    const publicUrl = config.publicUrl ?? this.apiUrl;
     new CfnOutput(this, 'PublicUrl', {
-      value: config.publicUrl ?? this.apiStage.url.replace(/\/$/, ''),
+      value: publicUrl,
       description: 'Where platforms send people back: {PublicUrl}/oauth/callback/{platform}',
     });
     // Where owners and admins sign in; the admin CLI builds enrollment links on its origin.
     new CfnOutput(this, 'ConsoleUrl', {
-      value: config.publicUrl
-        ? `${config.publicUrl}${CONSOLE_PATH}`
-        : `${this.apiStage.url}${CONSOLE_PATH.slice(1)}`,
+      value: `${publicUrl}${CONSOLE_PATH}`,
       description: 'The console: {ConsoleUrl}/sign-in; enrollment links are {ConsoleUrl}/enroll#…',
     });
   }
 }
 
-/** Stack name for a stage: `Herald-<stage>`. */
-export function heraldStackName(stage: string): string {
-  return `Herald-${stage}`;
+/** The data stack and the stateless stacks of one stage, built from the manifest (lib/operations.ts). */
+export class HeraldStacks {
+  readonly config: StageConfig;
+  readonly data: HeraldDataStack;
+  /** The stateless stacks by part (partNames()). */
+  readonly parts: ReadonlyMap<string, Stack>;
+  /** Every HeraldFunction, keyed by manifest id (operations, console pages, MCP, fallback, workers). */
+  readonly functions: ReadonlyMap<string, HeraldFunction>;
+  readonly stateMachines: ReadonlyMap<StateMachineName, StateMachine>;
+  readonly apiStage: HttpStage;
+  readonly queues: ReadonlyMap<QueueName, QueuePair>;
+
+  constructor(scope: Construct, config: StageConfig, env?: Environment) {
+    this.config = config;
+    const removalPolicy = removalPolicyFor(config);
+    const data = new HeraldDataStack(scope, heraldStackName(config.stage), {
+      config,
+      env,
+      description: `Herald (${config.stage}): data (table, keys, buckets, queues, the HTTP API)`,
+    });
+    this.data = data;
+    this.queues = data.queues.pairs;
+
+    const parts = new Map<string, Stack>();
+    for (const part of partNames()) {
+      parts.set(
+        part,
+        new Stack(scope, partStackName(config.stage, part), {
+          env,
+          description: `Herald (${config.stage}): ${part} (stateless)`,
+        }),
+      );
+    }
+    this.parts = parts;
+    const stackOf = (part: string): Stack => {
+      const stack = parts.get(part);
+      if (!stack) throw new Error(`no stack for part ${part}`);
+      return stack;
+    };
+
+    const functions = new Functions({
+      config,
+      removalPolicy,
+      data: data.data,
+      secrets: data.secrets,
+      media: data.media,
+      alarmTopic: data.alarmTopic,
+      apiUrl: data.apiUrl,
+    });
+    this.functions = functions.all;
+    const routes: RoutesProps = { config, data: data.data, api: data.api, functions };
+
+    for (const op of operations) addOperation(stackOf(partOf(op)), op, routes);
+    for (const page of consolePages) addConsolePage(stackOf('console'), page, routes);
+
+    const workersStack = stackOf('workers');
+    new Workers(workersStack, { data: data.data, queues: data.queues, functions });
+    this.stateMachines = new StateMachines(workersStack, { removalPolicy, functions }).machines;
+    for (const [name, machine] of this.stateMachines)
+      addStateMachineAlarm(workersStack, data.alarmTopic, name, machine);
+    addQueueAlarms(workersStack, data.alarmTopic, data.queues);
+
+    const gatewayStack = stackOf('gateway');
+    this.apiStage = new Gateway(gatewayStack, { ...routes, removalPolicy, domain: data.domain }).stage;
+    addApiAlarm(gatewayStack, data.alarmTopic, data.api);
+    // The stage's route settings name route keys of the other stacks: they must exist first.
+    for (const [part, stack] of parts) if (part !== 'gateway') gatewayStack.addStackDependency(stack);
+  }
+
+  /** The data stack first, then the stateless stacks. */
+  get stacks(): Stack[] {
+    return [this.data, ...this.parts.values()];
+  }
+
+  functionOf(id: string): HeraldFunction {
+    const fn = this.functions.get(id);
+    if (!fn) throw new Error(`no function ${id}`);
+    return fn;
+  }
 }
 
-/** Adds the Herald stack for the stage in the app's context (`-c stage=…`, default dev). */
-export function addHeraldStack(scope: Construct, env?: Environment): HeraldStack {
-  const config = readStageConfig(scope);
-  return new HeraldStack(scope, heraldStackName(config.stage), {
-    config,
-    env,
-    description: `Herald (${config.stage}): Social Publishing API`,
-  });
+/** Adds Herald's stacks for the stage in the app's context (`-c stage=…`, default dev). */
+export function addHeraldStacks(scope: Construct, env?: Environment): HeraldStacks {
+  return new HeraldStacks(scope, readStageConfig(scope), env);
 }

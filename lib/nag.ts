@@ -1,12 +1,15 @@
-import { type App, type CfnResource, Validations } from 'aws-cdk-lib';
+import { type App, type CfnResource, Stack, Validations } from 'aws-cdk-lib';
+import { HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { QUEUE_BODY_PREFIX } from '../functions/core/messages.ts';
-import type { HeraldStack } from './herald-stack.ts';
+import type { HeraldStacks } from './herald-stack.ts';
 
 // cdk-nag (AwsSolutions pack) runs as a CDK validation plugin: any finding that is not acknowledged
 // here fails synthesis, `cdk synth` and `cdk deploy` included. Each acknowledgement names the exact
 // finding on the exact construct (never the whole stack), so a new resource is checked afresh.
+// cdk-nag names a resource of another stack by its export (the import's name), one of the same
+// stack by <LogicalId.Attr>: refIn() gives the name a finding on `consumer` uses.
 
 /** Registers the AwsSolutions checks on the app. */
 export function addNagChecks(app: App): void {
@@ -61,6 +64,11 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
     'delivery (logs:CreateLogDelivery and friends) permissions, which support no resource-level scoping.',
   'AwsSolutions-IAM5[Resource::<function>:*]':
     'grantInvoke covers the ladder step function and its versions/aliases (<arn>:*); it names one function.',
+  'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
+    "Dev only: CDK's provider that empties the buckets when a dev stack is destroyed (autoDeleteObjects) " +
+    'runs with the AWS managed basic execution role; protected stages retain their buckets and have no such provider.',
+  'AwsSolutions-L1:AutoDelete':
+    "Dev only: the runtime of CDK's own bucket-emptying provider is chosen by CDK, not by Herald.",
   'AwsSolutions-SQS3':
     'StreamRelayDlq is itself a dead-letter queue: the on-failure destination of the table stream ' +
     'event source mapping (cdk-nag only recognises redrive policies of other queues).',
@@ -72,35 +80,57 @@ function acknowledge(scope: IConstruct, key: keyof typeof NAG_ACKNOWLEDGEMENTS, 
   Validations.of(scope).acknowledge({ id, reason });
 }
 
-/** Acknowledges the findings we accept, each on the construct it belongs to. */
-export function acknowledgeNagFindings(stack: HeraldStack): void {
-  acknowledge(stack.api, 'AwsSolutions-APIG4');
-  acknowledge(stack.cursorSecret, 'AwsSolutions-SMG4');
-  acknowledge(stack.streamRelayDlq, 'AwsSolutions-SQS3');
+/** `<LogicalId.Arn>` in the resource's own stack; elsewhere the name of the export the import reads. */
+function refIn(consumer: Stack, resource: IConstruct, attribute = 'Arn'): string {
+  const producer = Stack.of(resource);
+  const cfn = resource.node.defaultChild as CfnResource;
+  if (producer === consumer) return `<${producer.getLogicalId(cfn)}.${attribute}>`;
+  // The same export the reference itself creates (exportValue is idempotent per value).
+  const imported = producer.resolve(producer.exportValue(cfn.getAtt(attribute))) as {
+    'Fn::ImportValue': string;
+  };
+  return imported['Fn::ImportValue'];
+}
 
-  acknowledge(stack.media.uploadBucket, 'AwsSolutions-S1');
-  acknowledge(stack.media.mediaBucket, 'AwsSolutions-S1');
+/** Acknowledges the findings we accept, each on the construct it belongs to. */
+export function acknowledgeNagFindings(stacks: HeraldStacks): void {
+  const { data } = stacks;
+  acknowledge(data.api, 'AwsSolutions-APIG4');
+  for (const stack of stacks.parts.values())
+    for (const route of stack.node.findAll().filter((c) => c instanceof HttpRoute))
+      acknowledge(route, 'AwsSolutions-APIG4');
+  acknowledge(data.cursorSecret, 'AwsSolutions-SMG4');
+  acknowledge(data.streamRelayDlq, 'AwsSolutions-SQS3');
+
+  acknowledge(data.media.uploadBucket, 'AwsSolutions-S1');
+  acknowledge(data.media.mediaBucket, 'AwsSolutions-S1');
   for (const id of [
     'AwsSolutions-CFR1',
     'AwsSolutions-CFR2',
     'AwsSolutions-CFR3',
     'AwsSolutions-CFR4',
   ] as const)
-    acknowledge(stack.media.distribution, id);
-  const bucketId = (b: { node: { defaultChild?: unknown } }) =>
-    stack.getLogicalId(b.node.defaultChild as CfnResource);
-  const prefixes = [
-    `<${bucketId(stack.media.uploadBucket)}.Arn>/uploads/*`,
-    `<${bucketId(stack.media.uploadBucket)}.Arn>/${QUEUE_BODY_PREFIX}*`,
-    `<${bucketId(stack.media.mediaBucket)}.Arn>/orgs/*`,
-  ];
+    acknowledge(data.media.distribution, id);
+  const autoDelete = data.node.tryFindChild('Custom::S3AutoDeleteObjectsCustomResourceProvider');
+  if (autoDelete) {
+    const managed =
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]';
+    acknowledge(autoDelete, managed);
+    acknowledge(autoDelete, 'AwsSolutions-L1:AutoDelete', 'AwsSolutions-L1');
+  }
 
-  const tableLogicalId = stack.getLogicalId(stack.table.node.defaultChild as CfnResource);
-  for (const fn of stack.functions.values()) {
+  for (const fn of stacks.functions.values()) {
+    const stack = Stack.of(fn);
     acknowledge(fn, 'AwsSolutions-L1');
     const role = fn.role;
     if (!role) throw new Error(`${fn.node.id} has no role`);
     acknowledge(role, 'AwsSolutions-IAM5[Resource::*]');
+    const upload = refIn(stack, data.media.uploadBucket);
+    const prefixes = [
+      `${upload}/uploads/*`,
+      `${upload}/${QUEUE_BODY_PREFIX}*`,
+      `${refIn(stack, data.media.mediaBucket)}/orgs/*`,
+    ];
     for (const prefix of prefixes)
       acknowledge(
         role,
@@ -111,7 +141,7 @@ export function acknowledgeNagFindings(stack: HeraldStack): void {
       acknowledge(
         role,
         'AwsSolutions-IAM5[Resource::<table>/index/*]',
-        `AwsSolutions-IAM5[Resource::<${tableLogicalId}.Arn>/index/*]`,
+        `AwsSolutions-IAM5[Resource::${refIn(stack, data.table)}/index/*]`,
       );
     }
     if (fn.tableAccess === 'RW') {
@@ -123,27 +153,29 @@ export function acknowledgeNagFindings(stack: HeraldStack): void {
   }
 }
 
-/** The state machines' roles (their Task states invoke one worker each). */
-function acknowledgeStateMachines(stack: HeraldStack): void {
-  for (const machine of stack.stateMachines.values()) {
+/** The state machines' roles (their Task states invoke one worker each, of the same stack). */
+function acknowledgeStateMachines(stacks: HeraldStacks): void {
+  for (const machine of stacks.stateMachines.values()) {
     acknowledge(
       machine.role,
       'AwsSolutions-IAM5[Resource::*]:StateMachine',
       'AwsSolutions-IAM5[Resource::*]',
     );
-    for (const fn of stack.functions.values()) {
+    const stack = Stack.of(machine);
+    for (const fn of stacks.functions.values()) {
+      if (Stack.of(fn) !== stack) continue;
       acknowledge(
         machine.role,
         'AwsSolutions-IAM5[Resource::<function>:*]',
-        `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(fn.node.defaultChild as CfnResource)}.Arn>:*]`,
+        `AwsSolutions-IAM5[Resource::${refIn(stack, fn)}:*]`,
       );
     }
   }
 }
 
-/** The whole nag wiring, used by bin/app.ts and by the stack test alike. */
-export function applyNag(app: App, stack: HeraldStack): void {
+/** The whole nag wiring, used by bin/app.ts and by the stack test alike: every stack is checked. */
+export function applyNag(app: App, stacks: HeraldStacks): void {
   addNagChecks(app);
-  acknowledgeNagFindings(stack);
-  acknowledgeStateMachines(stack);
+  acknowledgeNagFindings(stacks);
+  acknowledgeStateMachines(stacks);
 }

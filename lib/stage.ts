@@ -32,6 +32,12 @@ export interface StageConfig {
    * own host.
    */
   readonly publicUrl: string | undefined;
+  /**
+   * A custom domain for the API (an API Gateway regional domain with this ACM certificate, in the
+   * stack's region); with a hosted zone id its alias records are created too. Without a publicUrl,
+   * `https://<name>` is the public URL.
+   */
+  readonly domain: { name: string; certificateArn: string; hostedZoneId?: string } | undefined;
 }
 
 export function parseStage(raw: unknown): string {
@@ -95,8 +101,35 @@ function parseOrigins(raw: unknown): string[] {
   });
 }
 
+const DOMAIN_PATTERN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+const CERTIFICATE_ARN_PATTERN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]+$/;
+const HOSTED_ZONE_PATTERN = /^Z[A-Z0-9]{1,31}$/;
+
+function parseDomain(context: Record<string, unknown>): StageConfig['domain'] {
+  const blank = (v: unknown) => v === undefined || v === null || v === '';
+  const { domainName: name, certificateArn, hostedZoneId } = context;
+  if (blank(name)) {
+    if (!blank(certificateArn) || !blank(hostedZoneId))
+      throw new Error('certificateArn and hostedZoneId need a domainName');
+    return undefined;
+  }
+  if (typeof name !== 'string' || !DOMAIN_PATTERN.test(name))
+    throw new Error(`invalid domainName ${JSON.stringify(name)}: a lowercase host name like api.example.com`);
+  if (typeof certificateArn !== 'string' || !CERTIFICATE_ARN_PATTERN.test(certificateArn))
+    throw new Error(
+      `invalid certificateArn ${JSON.stringify(certificateArn)}: the ARN of an ACM certificate for ${name} in the stack's region`,
+    );
+  if (blank(hostedZoneId)) return { name, certificateArn };
+  if (typeof hostedZoneId !== 'string' || !HOSTED_ZONE_PATTERN.test(hostedZoneId))
+    throw new Error(
+      `invalid hostedZoneId ${JSON.stringify(hostedZoneId)}: a Route 53 zone id like Z0123456789ABC`,
+    );
+  return { name, certificateArn, hostedZoneId };
+}
+
 export function stageConfigFrom(context: Record<string, unknown>): StageConfig {
   const stage = parseStage(context.stage);
+  const domain = parseDomain(context);
   return {
     stage,
     protectData: isProtectedStage(stage),
@@ -104,7 +137,8 @@ export function stageConfigFrom(context: Record<string, unknown>): StageConfig {
     alarmEmail: parseEmail('alarmEmail', context.alarmEmail),
     notifySender: parseEmail('notifySender', context.notifySender),
     mcpAllowedOrigins: parseOrigins(context.mcpAllowedOrigins),
-    publicUrl: parsePublicUrl(context.publicUrl),
+    publicUrl: parsePublicUrl(context.publicUrl) ?? (domain ? `https://${domain.name}` : undefined),
+    domain,
   };
 }
 
@@ -117,5 +151,8 @@ export function readStageConfig(scope: IConstruct): StageConfig {
     notifySender: scope.node.tryGetContext('notifySender'),
     mcpAllowedOrigins: scope.node.tryGetContext('mcpAllowedOrigins'),
     publicUrl: scope.node.tryGetContext('publicUrl'),
+    domainName: scope.node.tryGetContext('domainName'),
+    certificateArn: scope.node.tryGetContext('certificateArn'),
+    hostedZoneId: scope.node.tryGetContext('hostedZoneId'),
   });
 }

@@ -1,7 +1,10 @@
-import { type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import {
+  ApiMapping,
   type CfnStage,
+  DomainName,
+  EndpointType,
   HttpApi,
   HttpMethod,
   HttpRoute,
@@ -9,15 +12,27 @@ import {
   HttpStage,
   LogGroupLogDestination,
   PayloadFormatVersion,
+  SecurityPolicy,
 } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { AaaaRecord, ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
+import { ApiGatewayv2DomainProperties } from 'aws-cdk-lib/aws-route53-targets';
 import type { Construct } from 'constructs';
 import { consoleAssetsVersion, copyConsoleAssetsCommands } from '../console-assets.ts';
 import { REPO_ROOT } from '../herald-function.ts';
-import { apiOperations, consolePages, fallback, mcp, operations } from '../operations.ts';
+import {
+  apiOperations,
+  type ConsolePage,
+  consolePages,
+  fallback,
+  mcp,
+  type Operation,
+  operations,
+} from '../operations.ts';
 import type { StageConfig } from '../stage.ts';
 import type { Data } from './data.ts';
 import type { Functions } from './functions.ts';
@@ -41,13 +56,6 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   }),
 );
 
-export interface ApiProps {
-  readonly config: StageConfig;
-  readonly removalPolicy: RemovalPolicy;
-  readonly data: Data;
-  readonly functions: Functions;
-}
-
 const integration = (id: string, fn: IFunction, opts: { perRoutePermission?: boolean } = {}) =>
   new HttpLambdaIntegration(`${id}Integration`, fn, {
     payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
@@ -55,26 +63,115 @@ const integration = (id: string, fn: IFunction, opts: { perRoutePermission?: boo
   });
 
 /**
- * The HTTP API: one route and one function per manifest operation, one function per console page
- * with a route per (method, path) it serves, the MCP server on every method of its path, and the
- * $default fallback (404/405 as problem+json) for everything else.
+ * The HTTP API resource itself and, with a custom domain, the API Gateway domain name and its DNS
+ * records: the data stack's part of the API (the routes, stage and functions live in the stateless
+ * stacks). Its id is what the execute-api URL is made of, so it must never be replaced.
  */
-export class Api {
+export class ApiEndpoint {
   readonly api: HttpApi;
-  readonly stage: HttpStage;
+  readonly domain: DomainName | undefined;
+  /** The API's origin (no trailing slash): the custom domain's, else the execute-api endpoint. */
+  readonly url: string;
 
-  constructor(scope: Construct, { config, removalPolicy, data, functions }: ApiProps) {
-    const accessLogs = new LogGroup(scope, 'ApiAccessLogs', {
-      retention: RetentionDays.ONE_MONTH,
-      removalPolicy,
-    });
+  constructor(scope: Construct, { config }: { config: StageConfig }) {
     this.api = new HttpApi(scope, 'Api', {
       description: `Herald ${config.stage}: Social Publishing API`,
       createDefaultStage: false,
+      // With a domain, the console answers on that host only: passkeys and OAuth callbacks bind it.
+      ...(config.domain ? { disableExecuteApiEndpoint: true } : {}),
+    });
+    const { domain } = config;
+    if (!domain) {
+      this.domain = undefined;
+      this.url = this.api.apiEndpoint;
+      return;
+    }
+    this.domain = new DomainName(scope, 'ApiDomain', {
+      domainName: domain.name,
+      certificate: Certificate.fromCertificateArn(scope, 'ApiCertificate', domain.certificateArn),
+      endpointType: EndpointType.REGIONAL,
+      securityPolicy: SecurityPolicy.TLS_1_2,
+    });
+    this.url = `https://${domain.name}`;
+    if (domain.hostedZoneId) {
+      const zone = HostedZone.fromHostedZoneId(scope, 'ApiZone', domain.hostedZoneId);
+      const target = RecordTarget.fromAlias(
+        new ApiGatewayv2DomainProperties(this.domain.regionalDomainName, this.domain.regionalHostedZoneId),
+      );
+      // A trailing dot: the name is absolute (an imported zone by id has no name to append).
+      new ARecord(scope, 'ApiDomainRecord', { zone, recordName: `${domain.name}.`, target });
+      new AaaaRecord(scope, 'ApiDomainRecordV6', { zone, recordName: `${domain.name}.`, target });
+    }
+  }
+}
+
+export interface RoutesProps {
+  readonly config: StageConfig;
+  readonly data: Data;
+  readonly api: HttpApi;
+  readonly functions: Functions;
+}
+
+/** A manifest operation: its function and its route, in the stack given. */
+export function addOperation(stack: Stack, op: Operation, { data, api, functions }: RoutesProps): void {
+  const fn = functions.make(stack, op);
+  // Every API-key request is admitted through the limiter's counters (burst + api_requests).
+  if (op.scope !== null) fn.grantRequestCounters(data.table, data.tableKey);
+  new HttpRoute(stack, `${op.id}Route`, {
+    httpApi: api,
+    routeKey: HttpRouteKey.with(op.path, HttpMethod[op.method]),
+    integration: integration(op.id, fn),
+  });
+}
+
+/**
+ * A console page: its function, one integration shared by the page's routes. The pages link the
+ * static files by their version; the assets function carries the files in its bundle.
+ */
+export function addConsolePage(
+  stack: Stack,
+  page: ConsolePage,
+  { config, api, functions }: RoutesProps,
+): void {
+  const fn = functions.make(stack, {
+    ...page,
+    ...(page.bundlesAssets ? { afterBundling: copyConsoleAssetsCommands } : {}),
+  });
+  fn.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', consoleAssetsVersion(REPO_ROOT));
+  // The passkeys' relying party and every POST's expected origin; else each request's own host.
+  if (config.publicUrl) fn.addEnvironment('HERALD_CONSOLE_URL', config.publicUrl);
+  // One invoke permission for the API rather than one per route: the page's routes are the only
+  // ones bound to it, and the stack stays further from CloudFormation's 500 resources.
+  const pageIntegration = integration(page.id, fn, { perRoutePermission: false });
+  for (const route of page.routes)
+    new HttpRoute(stack, `${page.id}${route.method}${route.path}Route`, {
+      httpApi: api,
+      routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
+      integration: pageIntegration,
+    });
+}
+
+/**
+ * The gateway: the `$default` stage (access logs, throttles, the custom domain's mapping), the MCP
+ * server on every method of its path and the $default fallback (404/405 as problem+json). It must
+ * deploy after every stack with routes: the stage's route settings name their route keys.
+ */
+export class Gateway {
+  readonly stage: HttpStage;
+
+  constructor(
+    stack: Stack,
+    props: RoutesProps & { removalPolicy: RemovalPolicy; domain: DomainName | undefined },
+  ) {
+    const { config, removalPolicy, api, functions, domain } = props;
+    const accessLogs = new LogGroup(stack, 'ApiAccessLogs', {
+      retention: RetentionDays.ONE_MONTH,
+      removalPolicy,
     });
     // The default stage is declared explicitly: HttpApi's implicit one takes no logging or throttling.
-    this.stage = new HttpStage(scope, 'ApiDefaultStage', {
-      httpApi: this.api,
+    // Its URL depends only on the API's id, so it may live outside the data stack.
+    this.stage = new HttpStage(stack, 'ApiDefaultStage', {
+      httpApi: api,
       stageName: '$default',
       autoDeploy: true,
       throttle: { burstLimit: 200, rateLimit: 100 },
@@ -83,6 +180,7 @@ export class Api {
         format: ACCESS_LOG_FORMAT,
       },
     });
+    if (domain) new ApiMapping(stack, 'ApiMapping', { api, domainName: domain, stage: this.stage });
 
     // Per-route throttles (the manifest's `throttle`, the API's and the console's), under the
     // stage's. RouteSettings is raw JSON in CloudFormation's own casing.
@@ -100,41 +198,8 @@ export class Api {
         ]),
       );
 
-    for (const op of operations) {
-      const fn = functions.make(op);
-      // Every API-key request is admitted through the limiter's counters (burst + api_requests).
-      if (op.scope !== null) fn.grantRequestCounters(data.table, data.tableKey);
-      this.api.addRoutes({
-        path: op.path,
-        methods: [HttpMethod[op.method]],
-        integration: integration(op.id, fn),
-      });
-    }
-
-    // The console: a function per page, one integration shared by the page's routes. The pages link
-    // the static files by their version; the assets function carries the files in its bundle.
-    const assetsVersion = consoleAssetsVersion(REPO_ROOT);
-    for (const page of consolePages) {
-      const fn = functions.make({
-        ...page,
-        ...(page.bundlesAssets ? { afterBundling: copyConsoleAssetsCommands } : {}),
-      });
-      fn.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', assetsVersion);
-      // The passkeys' relying party and every POST's expected origin; else each request's own host.
-      if (config.publicUrl) fn.addEnvironment('HERALD_CONSOLE_URL', config.publicUrl);
-      // One invoke permission for the API rather than one per route: the page's routes are the only
-      // ones bound to it, and the stack stays further from CloudFormation's 500 resources.
-      const pageIntegration = integration(page.id, fn, { perRoutePermission: false });
-      for (const route of page.routes)
-        this.api.addRoutes({
-          path: route.path,
-          methods: [HttpMethod[route.method]],
-          integration: pageIntegration,
-        });
-    }
-
     // The MCP server: every method of /api/mcp; it invokes the operations' functions, one per tool.
-    const mcpFunction = functions.make(mcp);
+    const mcpFunction = functions.make(stack, mcp);
     const operationFunctions = apiOperations.map((op) => [op.id, functions.get(op.id)] as const);
     // Exactly these functions, unqualified (no version/alias wildcard): the tools invoke $LATEST by name.
     mcpFunction.addToRolePolicy(
@@ -147,23 +212,21 @@ export class Api {
       mcpFunction.addEnvironment('HERALD_MCP_ALLOWED_ORIGINS', config.mcpAllowedOrigins.join(','));
     mcpFunction.addEnvironment(
       'HERALD_OPERATION_FUNCTIONS',
-      Stack.of(scope).toJsonString(
-        Object.fromEntries(operationFunctions.map(([id, fn]) => [id, fn.functionName])),
-      ),
+      stack.toJsonString(Object.fromEntries(operationFunctions.map(([id, fn]) => [id, fn.functionName]))),
     );
-    this.api.addRoutes({
-      path: mcp.path,
-      methods: [HttpMethod.ANY],
+    new HttpRoute(stack, 'McpRoute', {
+      httpApi: api,
+      routeKey: HttpRouteKey.with(mcp.path, HttpMethod.ANY),
       integration: integration(mcp.id, mcpFunction),
     });
 
     // Everything no operation matches ($default route): 404, or 405 with Allow, as problem+json.
     // Its console 404 links the same versioned files and reads the same session cookie as the pages.
-    const fallbackFunction = functions.make(fallback);
-    fallbackFunction.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', assetsVersion);
+    const fallbackFunction = functions.make(stack, fallback);
+    fallbackFunction.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', consoleAssetsVersion(REPO_ROOT));
     if (config.publicUrl) fallbackFunction.addEnvironment('HERALD_CONSOLE_URL', config.publicUrl);
-    new HttpRoute(this.api, 'DefaultRoute', {
-      httpApi: this.api,
+    new HttpRoute(stack, 'DefaultRoute', {
+      httpApi: api,
       routeKey: HttpRouteKey.DEFAULT,
       integration: integration(fallback.id, fallbackFunction),
     });

@@ -1,11 +1,13 @@
-import { Duration, type RemovalPolicy, Size, Stack } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy, Size, type Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { Construct } from 'constructs';
+import type { LayerVersion } from 'aws-cdk-lib/aws-lambda';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { HeraldFunction } from '../herald-function.ts';
 import type { Access } from '../operations.ts';
 import type { StageConfig } from '../stage.ts';
+import { addFunctionAlarm } from './alarms.ts';
 import type { Data, Secrets } from './data.ts';
-import { type Media, PROBE_ARCHITECTURE } from './media.ts';
+import { type Media, newFfmpegLayer, PROBE_ARCHITECTURE } from './media.ts';
 
 /**
  * One function of the manifest: an operation, a worker, the MCP server or the fallback all have
@@ -32,17 +34,21 @@ export interface FunctionsProps {
   readonly data: Data;
   readonly secrets: Secrets;
   readonly media: Media;
+  readonly alarmTopic: ITopic;
+  /** The API's own origin (its custom domain when it has one), for every function. */
+  readonly apiUrl: string;
 }
 
-/** Makes every HeraldFunction of the stack, turning its manifest `access` into grants and environment. */
+/**
+ * Makes every HeraldFunction of the app, each in the stack it is given, turning its manifest
+ * `access` into grants and environment; each gets its errors alarm next to it.
+ */
 export class Functions {
   /** Every function made, keyed by manifest id, in the order made. */
   readonly all = new Map<string, HeraldFunction>();
+  readonly #ffmpegLayers = new Map<Stack, LayerVersion>();
 
-  constructor(
-    private readonly scope: Construct,
-    private readonly props: FunctionsProps,
-  ) {}
+  constructor(private readonly props: FunctionsProps) {}
 
   get(id: string): HeraldFunction {
     const fn = this.all.get(id);
@@ -50,30 +56,25 @@ export class Functions {
     return fn;
   }
 
-  make({
-    id,
-    entry,
-    access,
-    timeoutSeconds,
-    memoryMb,
-    bundleAliases,
-    afterBundling,
-  }: FunctionOptions): HeraldFunction {
-    const { config, removalPolicy, data, secrets, media } = this.props;
-    const stack = Stack.of(this.scope);
-    const fn = new HeraldFunction(this.scope, id, {
+  make(
+    stack: Stack,
+    { id, entry, access, timeoutSeconds, memoryMb, bundleAliases, afterBundling }: FunctionOptions,
+  ): HeraldFunction {
+    if (this.all.has(id)) throw new Error(`function ${id} made twice`);
+    const { config, removalPolicy, data, secrets, media, alarmTopic, apiUrl } = this.props;
+    const fn = new HeraldFunction(stack, id, {
       entry,
       ...(bundleAliases ? { bundleAliases } : {}),
       ...(afterBundling ? { afterBundling } : {}),
       ...(timeoutSeconds ? { timeout: Duration.seconds(timeoutSeconds) } : {}),
       ...(memoryMb ? { memorySize: memoryMb } : {}),
       logRemovalPolicy: removalPolicy,
-      environment: { HERALD_DOCS_URL: config.docsUrl },
+      environment: { HERALD_DOCS_URL: config.docsUrl, HERALD_API_URL: apiUrl },
       // Only the probe function gets the ffmpeg/ffprobe layer (and its architecture, and /tmp room
       // for a 1 GiB video plus its poster).
       ...(access.ffmpeg
         ? {
-            layers: [media.ffmpegLayer],
+            layers: [this.#ffmpegLayer(stack)],
             architecture: PROBE_ARCHITECTURE,
             ephemeralStorageSize: Size.gibibytes(2),
           }
@@ -123,7 +124,18 @@ export class Functions {
       // tamper-evident (lib/constructs/data.ts); it saves a Secrets Manager call on every cold start.
       fn.addEnvironment('HERALD_CURSOR_SECRET', secrets.cursorSecret.secretValue.unsafeUnwrap());
     }
+    addFunctionAlarm(stack, alarmTopic, id, fn);
     this.all.set(id, fn);
     return fn;
+  }
+
+  /** One layer per stack that has an ffmpeg function (lib/constructs/media.ts says why). */
+  #ffmpegLayer(stack: Stack): LayerVersion {
+    let layer = this.#ffmpegLayers.get(stack);
+    if (!layer) {
+      layer = newFfmpegLayer(stack, this.props.removalPolicy);
+      this.#ffmpegLayers.set(stack, layer);
+    }
+    return layer;
   }
 }

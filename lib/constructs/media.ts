@@ -2,7 +2,7 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   AllowedMethods,
   CachePolicy,
@@ -43,11 +43,23 @@ function stageFfmpegLayer(): string {
   return dir;
 }
 
+/**
+ * The ffmpeg/ffprobe layer, made in the stack of the function that uses it: a layer's ARN changes
+ * with every new version, and a value another stack imports cannot change.
+ */
+export function newFfmpegLayer(scope: Construct, removalPolicy: RemovalPolicy): LayerVersion {
+  return new LayerVersion(scope, 'FfmpegLayer', {
+    description: 'ffmpeg and ffprobe (linux-x64, from @ffmpeg-installer / @ffprobe-installer) in /opt/bin',
+    code: Code.fromAsset(stageFfmpegLayer()),
+    compatibleArchitectures: [PROBE_ARCHITECTURE],
+    removalPolicy,
+  });
+}
+
 export class Media extends Construct {
   readonly uploadBucket: Bucket;
   readonly mediaBucket: Bucket;
   readonly distribution: Distribution;
-  readonly ffmpegLayer: LayerVersion;
   /** `https://<distribution domain>`: asset urls start with it. */
   readonly baseUrl: string;
 
@@ -59,6 +71,8 @@ export class Media extends Construct {
       blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: props.removalPolicy,
+      // Dev only (DESTROY): emptied on stack deletion so a dev destroy completes.
+      autoDeleteObjects: props.removalPolicy === RemovalPolicy.DESTROY,
     };
     this.uploadBucket = new Bucket(this, 'UploadBucket', {
       ...common,
@@ -91,12 +105,6 @@ export class Media extends Construct {
       },
     });
     this.baseUrl = `https://${this.distribution.distributionDomainName}`;
-    this.ffmpegLayer = new LayerVersion(this, 'FfmpegLayer', {
-      description: 'ffmpeg and ffprobe (linux-x64, from @ffmpeg-installer / @ffprobe-installer) in /opt/bin',
-      code: Code.fromAsset(stageFfmpegLayer()),
-      compatibleArchitectures: [PROBE_ARCHITECTURE],
-      removalPolicy: props.removalPolicy,
-    });
   }
 
   /** Environment every media-using function gets. */

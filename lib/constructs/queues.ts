@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, type RemovalPolicy } from 'aws-cdk-lib';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { MAX_MESSAGE_BYTES } from '../../functions/core/messages.ts';
@@ -22,7 +22,8 @@ export class Queues {
   /** Where the stream relay's event source mapping sends the records it gave up on. */
   readonly streamRelayDlq: Queue;
 
-  constructor(scope: Construct) {
+  /** RETAIN on protected stages: messages waiting in a queue outlive a stack's deletion or a mistake. */
+  constructor(scope: Construct, { removalPolicy }: { removalPolicy: RemovalPolicy }) {
     const pairs = new Map<QueueName, QueuePair>();
     for (const spec of queues) {
       const name = pascal(spec.name);
@@ -32,6 +33,7 @@ export class Queues {
         enforceSSL: true,
         retentionPeriod: DLQ_RETENTION,
         maxMessageSizeBytes: MAX_MESSAGE_BYTES,
+        removalPolicy,
       });
       const queue = new Queue(scope, `${name}Queue`, {
         encryption: QueueEncryption.SQS_MANAGED,
@@ -39,6 +41,7 @@ export class Queues {
         maxMessageSizeBytes: MAX_MESSAGE_BYTES,
         visibilityTimeout: Duration.seconds(spec.visibilityTimeoutSeconds),
         deadLetterQueue: { queue: dlq, maxReceiveCount: spec.maxReceiveCount },
+        removalPolicy,
       });
       pairs.set(spec.name, { spec, queue, dlq });
     }
@@ -48,6 +51,7 @@ export class Queues {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: DLQ_RETENTION,
+      removalPolicy,
     });
   }
 

@@ -1,9 +1,8 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, type Stack } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { FilterCriteria, FilterRule, type IEventSource, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { Construct } from 'constructs';
 import { type Worker, workers } from '../operations.ts';
 import type { Data } from './data.ts';
 import type { Functions } from './functions.ts';
@@ -20,9 +19,9 @@ export interface WorkersProps {
  * EventBridge rate. Task workers are invoked by their state machine (state-machines.ts).
  */
 export class Workers {
-  constructor(scope: Construct, { data, queues, functions }: WorkersProps) {
+  constructor(scope: Stack, { data, queues, functions }: WorkersProps) {
     for (const worker of workers) {
-      const fn = functions.make(worker);
+      const fn = functions.make(scope, worker);
       for (const name of worker.access.sends ?? []) {
         const { spec, queue } = queues.of(name);
         queue.grantSendMessages(fn);

@@ -1,8 +1,8 @@
-import { App, type CfnElement } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { App, type CfnElement, Stack } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { addHeraldStack, type HeraldStack } from '#lib/herald-stack';
+import { addHeraldStacks, type HeraldStacks } from '#lib/herald-stack';
 import {
   type Access,
   apiOperations,
@@ -14,6 +14,7 @@ import {
   type Trigger,
   workers,
 } from '#lib/operations';
+import { mergedTemplate } from './stacks-view.ts';
 
 // Least privilege, swept over every IAM statement of every function and driven by the manifest
 // (security review). test/unit/lib/herald-stack.test.ts spot-checks grants on a bundled prod
@@ -23,7 +24,8 @@ import {
 // table writes only for RW access, resources pinned to the right table/key/queue/bucket prefix.
 //
 // One synthesis without bundling, in the widest configuration (notifySender and MCP origins set, so
-// every optional grant exists).
+// every optional grant exists). The stacks' templates are read as one (stacks-view.ts): a grant on
+// an imported table ARN reads as a grant on the table.
 
 type Json = Record<string, unknown>;
 
@@ -55,7 +57,7 @@ const specs: FunctionSpec[] = [
   ...workers.map((w) => ({ id: w.id, access: w.access, countsRequests: false, trigger: w.trigger })),
 ];
 
-let stack: HeraldStack;
+let stack: HeraldStacks;
 let template: Template;
 /** Logical id → a readable name of the resources grants may point at. */
 const names = new Map<string, string>();
@@ -69,16 +71,16 @@ beforeAll(() => {
       mcpAllowedOrigins: 'https://app.example.com',
     },
   });
-  stack = addHeraldStack(app, { account: '111111111111', region: 'eu-west-1' });
-  template = Template.fromStack(stack);
+  stack = addHeraldStacks(app, { account: '111111111111', region: 'eu-west-1' });
+  template = mergedTemplate(stack.stacks);
   const name = (construct: IConstruct, label: string) => names.set(logicalId(construct), label);
-  name(stack.table, 'table');
-  name(stack.tableKey, 'tableKey');
-  name(stack.webhookSecretsKey, 'webhookKey');
-  name(stack.connectionSecretsKey, 'connectionKey');
-  name(stack.streamRelayDlq, 'streamRelayDlq');
-  name(stack.media.uploadBucket, 'uploadBucket');
-  name(stack.media.mediaBucket, 'mediaBucket');
+  name(stack.data.table, 'table');
+  name(stack.data.tableKey, 'tableKey');
+  name(stack.data.webhookSecretsKey, 'webhookKey');
+  name(stack.data.connectionSecretsKey, 'connectionKey');
+  name(stack.data.streamRelayDlq, 'streamRelayDlq');
+  name(stack.data.media.uploadBucket, 'uploadBucket');
+  name(stack.data.media.mediaBucket, 'mediaBucket');
   for (const [q, pair] of stack.queues) {
     name(pair.queue, `queue:${q}`);
     name(pair.dlq, `dlq:${q}`);
@@ -92,7 +94,7 @@ beforeAll(() => {
 
 function logicalId(construct: IConstruct): string {
   const child = (construct.node.defaultChild ?? construct) as CfnElement;
-  return stack.getLogicalId(child);
+  return Stack.of(child).getLogicalId(child);
 }
 
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
