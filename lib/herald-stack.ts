@@ -131,7 +131,7 @@ export function heraldStackName(stage: string): string {
 
 /** Adds the Herald stack for the stage in the app's context (`-c stage=…`, default dev). */
 export function addHeraldStack(scope: Construct, env?: Environment): HeraldStack {
-  const config = readStageConfig(scope);
+  const config = readStageConfig(scope, { region: env?.region });
   return new HeraldStack(scope, heraldStackName(config.stage), {
     config,
     env,
