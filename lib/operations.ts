@@ -775,7 +775,7 @@ export const fallback: { id: string; entry: string; access: Access } = {
 };
 
 /**
- * The MCP server (docs/mcp.md): every method of `/api/mcp` (it answers non-POST with 405). It
+ * The MCP server (docs/api/mcp.md): every method of `/api/mcp` (it answers non-POST with 405). It
  * reads API keys and invokes the operations' own functions, one per tool.
  */
 export const mcp: {

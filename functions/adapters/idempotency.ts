@@ -16,7 +16,7 @@ import { TABLE_NAME } from '#adapters/table';
 import { ApiError } from '#core/errors';
 import { dynamo } from '#shared/clients';
 
-// Idempotency-Key support (docs/idempotency.md) on Powertools idempotency, stored in the single table
+// Idempotency-Key support (docs/api/idempotency.md) on Powertools idempotency, stored in the single table
 // with the table's TTL attribute, one partition per organization (`ORG#<org>#IDEMPOTENCY`, sort key
 // `<operation>#<hash of org and key>`): one tenant's retries never heat another's, and another
 // organization's identical key is another record.

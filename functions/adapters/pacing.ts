@@ -30,7 +30,7 @@ import { ddb } from '#shared/clients';
 import { logger } from '#shared/logger';
 
 // Where pacing lives, so every delivery worker sees it (many Lambda containers on AWS, one process
-// locally), and what it costs (core/pacing.ts decides; docs/posts.md, "Pacing and rate limits"):
+// locally), and what it costs (core/pacing.ts decides; docs/api/posts.md, "Pacing and rate limits"):
 //
 //   channel pause     `pace_until` / `pace_reason` on the channel item, which the worker reads
 //                     anyway (getChannelWithCredentials): checking it costs nothing; written only

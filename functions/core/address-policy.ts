@@ -1,5 +1,5 @@
 /**
- * Webhook address policy (docs/webhooks.md, "Address checks"): which IP addresses a webhook may
+ * Webhook address policy (docs/api/webhooks.md, "Address checks"): which IP addresses a webhook may
  * never be delivered to, and the syntactic checks of a webhook URL. Pure: no DNS, no I/O. The
  * delivery adapter (`adapters/webhooks/safe-http`) resolves names, checks every answer with
  * `isForbiddenAddress` and connects to the checked address only.

@@ -1,7 +1,7 @@
 import type { ErrorCategory } from './delivery.ts';
 
 // What a failed platform call means for a channel, and who has to act. Stated once here; the
-// connect, sync, delivery and disconnect paths all ask `remedyOf` (docs/channels.md, "When a
+// connect, sync, delivery and disconnect paths all ask `remedyOf` (docs/api/channels.md, "When a
 // channel fails"):
 //   reauthorize  the platform refused the person's grant (invalid_grant on a refresh, a documented
 //                "token revoked / expired" answer), or refused the token and Herald cannot renew it

@@ -1,7 +1,7 @@
 import { PLATFORMS } from './constants.ts';
 import type { Platform } from './platforms.ts';
 
-// Channel connection sessions (docs/channels.md): the path from "connect a LinkedIn account" to a
+// Channel connection sessions (docs/api/channels.md): the path from "connect a LinkedIn account" to a
 // live channel. A session starts awaiting the person's consent at the platform (OAuth) — or is
 // connected at once (Bluesky's app passwords) — may wait for the person to pick one of the accounts
 // the grant covers, and ends connected (with the channel), failed (with a reason) or expired.

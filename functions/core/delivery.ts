@@ -2,7 +2,7 @@ import type { ERROR_CATEGORIES } from './constants.ts';
 import { type DeliveryRecord, type PostRecord, startPublishing, watchEntry } from './posts.ts';
 import { LEASE_SECONDS, WATCHDOG_SECONDS } from './timing.ts';
 
-// Delivery outcomes (docs/posts.md, "Deliveries"): the stages, the error taxonomy, and the retry policy.
+// Delivery outcomes (docs/api/posts.md, "Deliveries"): the stages, the error taxonomy, and the retry policy.
 
 export type ErrorCategory = (typeof ERROR_CATEGORIES)[number];
 

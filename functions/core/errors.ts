@@ -1,4 +1,4 @@
-// Every error the API can answer with. Codes are public API: clients branch on them (docs/errors.md).
+// Every error the API can answer with. Codes are public API: clients branch on them (docs/api/errors.md).
 
 export const PROBLEMS = {
   invalid_request: { status: 400, title: 'Malformed request' },

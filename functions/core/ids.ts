@@ -1,6 +1,6 @@
 import { monotonicFactory } from 'ulid';
 
-// Prefixed ULIDs (docs/concepts.md): sortable, so "newest first" is a descending key scan.
+// Prefixed ULIDs (docs/api/concepts.md): sortable, so "newest first" is a descending key scan.
 export const ID_PREFIXES = {
   org: 'org',
   user: 'usr',

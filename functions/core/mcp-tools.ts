@@ -5,7 +5,7 @@ import { type OperationDoc, operationDocs } from './operation-docs.ts';
 import { type OperationId, requestSchemas } from './requests.ts';
 
 // The MCP tools: one per API operation, generated from the operations manifest and the very zod
-// schemas the REST handlers validate with (docs/mcp.md). A tool's input is the operation's path
+// schemas the REST handlers validate with (docs/api/mcp.md). A tool's input is the operation's path
 // parameters, query parameters and body fields in one object; its result is the REST answer.
 
 type Json = Record<string, unknown>;

@@ -2,7 +2,7 @@ import { imageSize } from 'image-size';
 import { kindOf, normalizeContentType } from './media-types.ts';
 
 // What uploaded bytes really are: bytes that are not what content_type claims are refused
-// (docs/media.md). Pure: callers hand in the first bytes of the object (a ranged GET) and, for
+// (docs/api/media.md). Pure: callers hand in the first bytes of the object (a ranged GET) and, for
 // video and audio, ask ffprobe (adapters/media-tools) for the rest. Nothing here trusts the
 // filename or the claimed type; `sniff` only answers what the magic bytes prove.
 

@@ -1,6 +1,6 @@
 import type { MediaKind } from './constants.ts';
 
-// The media Herald accepts (docs/media.md), without the probing code (media-probe.ts): the upload
+// The media Herald accepts (docs/api/media.md), without the probing code (media-probe.ts): the upload
 // ticket and createPost need only these, not image-size.
 
 const MB = 1024 * 1024;

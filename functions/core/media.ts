@@ -2,7 +2,7 @@ import type { MediaKind } from './constants.ts';
 import type { FieldError } from './errors.ts';
 import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from './media-types.ts';
 
-// Media assets: the record, the upload rules and the public shape (docs/media.md).
+// Media assets: the record, the upload rules and the public shape (docs/api/media.md).
 // Asset urls contain `/media/<med_id>/`; createPost and the connectors find the asset by that id.
 
 export type MediaStatus = 'pending' | 'ready';
@@ -70,7 +70,7 @@ const binary = (n: number) =>
 
 /**
  * A size over the type's limit, claimed (createMediaUpload) or uploaded (completeMediaUpload). The
- * limit is what a delivery sends: videos stream to the platforms a chunk at a time (docs/media.md).
+ * limit is what a delivery sends: videos stream to the platforms a chunk at a time (docs/api/media.md).
  */
 export function tooLarge(contentType: string, maxBytes: number): FieldError {
   return {

@@ -2,7 +2,7 @@ import type { ErrorCategory } from './delivery.ts';
 import type { Platform } from './platforms.ts';
 import type { DeliveryRecord } from './posts.ts';
 
-// Pacing (docs/posts.md, "Pacing and rate limits"): how many deliveries a platform takes per
+// Pacing (docs/api/posts.md, "Pacing and rate limits"): how many deliveries a platform takes per
 // account and per app, and what Herald does when a platform says "too many" (a 429 or its own
 // throttling code). Two mechanisms, both decided here and stored by adapters/pacing.ts:
 //

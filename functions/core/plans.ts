@@ -3,7 +3,7 @@ import { ApiError } from './errors.ts';
 
 export type { Feature };
 
-// Plans, their allowances and features (docs/limits.md), and the calendar arithmetic of
+// Plans, their allowances and features (docs/api/limits.md), and the calendar arithmetic of
 // the meters: per-key burst windows are UTC minutes, monthly meters UTC calendar months.
 
 export const PLAN_NAMES = ['free', 'starter', 'team', 'agency'] as const;
@@ -91,7 +91,7 @@ export function billingPeriod(nowMs: number): {
   };
 }
 
-/** RFC 9651 structured fields of the burst limit, plus the X- variants (docs/limits.md). */
+/** RFC 9651 structured fields of the burst limit, plus the X- variants (docs/api/limits.md). */
 export function rateLimitHeaders(
   limit: number,
   remaining: number,

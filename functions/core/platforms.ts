@@ -4,7 +4,7 @@ import type { FieldError } from './errors.ts';
 import { once } from './once.ts';
 import { issuesToFieldErrors } from './validation.ts';
 
-// Per-platform rules checked at createPost (docs/posts.md): text length as each platform counts it,
+// Per-platform rules checked at createPost (docs/api/posts.md): text length as each platform counts it,
 // media kinds and counts, and the `options` each platform understands.
 
 export { type MediaKind, PLATFORMS, type Platform } from './constants.ts';

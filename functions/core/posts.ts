@@ -5,7 +5,7 @@ import { conflict, dangerousOpsDisabled, type FieldError } from './errors.ts';
 import type { CreatePostInput } from './requests.ts';
 import { WATCHDOG_SECONDS } from './timing.ts';
 
-// The post state machine (docs/posts.md). Pure: it decides, the adapters persist.
+// The post state machine (docs/api/posts.md). Pure: it decides, the adapters persist.
 
 export type DeliveryStage = 'queued' | 'sending' | 'retrying' | 'published' | 'failed';
 
@@ -147,7 +147,7 @@ export type PostResource = ReturnType<typeof toPost>;
 
 export type Mode = 'draft' | 'schedule' | 'publish';
 
-/** Exactly one of draft: true, scheduled_at, publish_now: true; field codes in docs/errors.md. */
+/** Exactly one of draft: true, scheduled_at, publish_now: true; field codes in docs/api/errors.md. */
 export function resolveMode(input: CreatePostInput, now: Date): { mode: Mode } | { errors: FieldError[] } {
   const given: Array<[Mode, string]> = [];
   if (input.draft === true) given.push(['draft', '/draft']);
@@ -332,7 +332,7 @@ export type Decision = { change: PostRecord } | { unchanged: PostRecord };
 
 /**
  * posts_per_month counts a post once, when a write first makes it scheduled or publishing
- * (docs/limits.md). Returns the post marked as counted in `period`, or null when it is not counted now.
+ * (docs/api/limits.md). Returns the post marked as counted in `period`, or null when it is not counted now.
  */
 export function countedNow(next: PostRecord, period: string): PostRecord | null {
   if (next.counted_period || (next.status !== 'scheduled' && next.status !== 'publishing')) return null;

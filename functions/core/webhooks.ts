@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-// Webhook endpoints, deliveries and the failure ladder (docs/webhooks.md). Pure: no I/O.
+// Webhook endpoints, deliveries and the failure ladder (docs/api/webhooks.md). Pure: no I/O.
 
 export const EVENT_TYPES = [
   'post.published',

@@ -100,7 +100,7 @@ export const apiKeyAuth = (op: Operation, gate: RequestGate): Middleware => ({
   },
 });
 
-/** Errors that outrank a 429 (docs/limits.md, order of checks: 401 → 403 scope/feature → 429 → the rest). */
+/** Errors that outrank a 429 (docs/api/limits.md, order of checks: 401 → 403 scope/feature → 429 → the rest). */
 const OUTRANKS_429 = new Set([
   'authentication_required',
   'invalid_api_key',

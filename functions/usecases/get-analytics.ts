@@ -5,7 +5,7 @@ import type { Admission } from '#core/accounts';
 import { PLATFORMS, POST_STATUSES, type PostStatus } from '#core/constants';
 import { ENGAGEMENT_METRICS } from '#usecases/support/stats';
 
-/** The publish timeline covers this many UTC days, oldest first, today last (docs/analytics.md). */
+/** The publish timeline covers this many UTC days, oldest first, today last (docs/api/analytics.md). */
 export const TIMELINE_DAYS = 14;
 
 /** The UTC days (YYYY-MM-DD) of the timeline, oldest first, today last. */

@@ -20,7 +20,7 @@ import { type HttpEvent, type HttpResult, MCP_MARK } from '#shared/envelope';
 import { logger } from '#shared/logger';
 import { authenticateFresh, requirePlanFeature } from '#usecases/support/authenticate';
 
-// The MCP server (docs/mcp.md): Streamable HTTP, stateless, JSON responses. Every request is
+// The MCP server (docs/api/mcp.md): Streamable HTTP, stateless, JSON responses. Every request is
 // authenticated with the API key; tools/list shows what the key may call; tools/call runs the
 // operation's own Lambda with the REST request it stands for, so scopes, limits, api_requests
 // metering, validation and the dangerous-operations toggle are enforced exactly as over REST.

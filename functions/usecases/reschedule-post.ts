@@ -12,7 +12,7 @@ import {
 } from '#usecases/support/post-writes';
 
 /**
- * reschedulePost: draft/scheduled/failed → scheduled at a new future time (docs/posts.md). Its
+ * reschedulePost: draft/scheduled/failed → scheduled at a new future time (docs/api/posts.md). Its
  * admission is deferred, as publishPost's: decided first, so the gate's write carries the count.
  */
 export async function reschedulePost(

@@ -5,7 +5,7 @@ import { DELIVERING_STATES, ladderDeadlines, type WebhookEndpointRecord } from '
 import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';
 
-// The failure ladder (docs/webhooks.md). A streak starts with an endpoint's first failure after a
+// The failure ladder (docs/api/webhooks.md). A streak starts with an endpoint's first failure after a
 // success (failure.failing_since); the table stream starts one Step Functions execution per streak,
 // which waits until 24 h (warning) and 72 h (auto_disabled) after its start. Each step acts only
 // if the same streak is still running, so a success, a re-enable or a deletion in between makes the

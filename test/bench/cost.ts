@@ -506,7 +506,7 @@ function idempotencySection(windows: IdempotencyWindow[]): string {
   return `
 
 **createPost with an Idempotency-Key around the upgrade to per-organization records**
-(docs/idempotency.md): a scheduled post with a new key, then its replay, in each window after the
+(docs/api/idempotency.md): a scheduled post with a new key, then its replay, in each window after the
 switch (RRU / WRU):
 
 ${table(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { api, dangerous, failPlatform, inDays, mint, waitForPost, workspace } from './helpers.ts';
 
-// getAnalytics (docs/analytics.md) over what really happened on the local stack.
+// getAnalytics (docs/api/analytics.md) over what really happened on the local stack.
 
 type Analytics = {
   posts: Record<string, number>;

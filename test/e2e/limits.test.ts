@@ -13,7 +13,7 @@ import {
   workspace,
 } from './helpers.ts';
 
-// Plans, the per-key burst limit, the monthly meters and getUsage (docs/limits.md).
+// Plans, the per-key burst limit, the monthly meters and getUsage (docs/api/limits.md).
 
 type Meter = {
   key: string;

@@ -4,7 +4,7 @@ import type { MediaKind, Platform } from '#core/platforms';
 
 // The contract every platform connector implements. A connector turns one variant into one post on
 // its platform through the platform's documented public API, and reports failures in our error
-// taxonomy (docs/posts.md, "Deliveries") so the delivery worker can decide: retry, fail, or ask for re-auth.
+// taxonomy (docs/api/posts.md, "Deliveries") so the delivery worker can decide: retry, fail, or ask for re-auth.
 
 export type Credentials = Record<string, unknown>;
 

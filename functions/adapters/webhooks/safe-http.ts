@@ -1,5 +1,5 @@
 /**
- * SSRF-safe webhook POST (docs/webhooks.md, "Address checks"). The host is resolved exactly once,
+ * SSRF-safe webhook POST (docs/api/webhooks.md, "Address checks"). The host is resolved exactly once,
  * every answer is checked against the address policy (one forbidden answer refuses the request), and
  * the socket is pinned to the first checked address through a custom `lookup`, so no second
  * resolution (DNS rebinding) can redirect the connection. Host header and TLS SNI keep the original

@@ -92,7 +92,7 @@ export async function unmeter(auth: AuthContext, admission: Admission): Promise<
 
 /**
  * The 429 of a post over posts_per_month, whether the gate refused its count or a count of its own
- * did (docs/limits.md).
+ * did (docs/api/limits.md).
  */
 export function postsQuotaExhausted(nowMs: number): ApiError {
   const period = billingPeriod(nowMs);

@@ -47,7 +47,7 @@ export interface Gate {
 }
 
 /**
- * One request's posts_per_month count (docs/limits.md), from the moment it is taken until the
+ * One request's posts_per_month count (docs/api/limits.md), from the moment it is taken until the
  * write that makes the post count lands:
  * - taken before that write, conditionally at the allowance, so the allowance is never exceeded:
  *   in the request gate's own write when the admission is asked for it before it starts — at once
@@ -223,7 +223,7 @@ export async function withRetry<T>(step: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Order of checks (docs/limits.md): the toggle (403) before the post's existence (404). */
+/** Order of checks (docs/api/limits.md): the toggle (403) before the post's existence (404). */
 export async function loadForDangerousOp(
   orgId: string,
   postId: string,

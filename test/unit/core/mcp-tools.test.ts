@@ -14,7 +14,7 @@ import { EVENT_TYPES } from '#core/webhooks';
 import { apiOperations, type Feature, SCOPES, type Scope } from '#lib/operations';
 import { MCP_TOOL_NAMES } from '../support/fixtures.ts';
 
-// The MCP tools (docs/mcp.md): one per API operation, generated from the manifest and the zod
+// The MCP tools (docs/api/mcp.md): one per API operation, generated from the manifest and the zod
 // contracts, filtered per key, and turned back into the REST request they stand for.
 
 type Json = Record<string, unknown>;

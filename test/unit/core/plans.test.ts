@@ -12,7 +12,7 @@ import {
 } from '#core/plans';
 import { apiErrorOf } from '../support/errors.ts';
 
-// Plans, their allowances (docs/limits.md) and the calendar arithmetic of the meters.
+// Plans, their allowances (docs/api/limits.md) and the calendar arithmetic of the meters.
 
 const MINUTE = 60_000;
 const at = (iso: string) => Date.parse(iso);

@@ -16,7 +16,7 @@ import {
 } from '#core/webhooks';
 import { webhookEndpoint } from '../support/fixtures.ts';
 
-// The pure webhook rules (docs/webhooks.md): the retry schedule and its jitter, how a response is
+// The pure webhook rules (docs/api/webhooks.md): the retry schedule and its jitter, how a response is
 // classified, the ladder's deadlines and execution names, what an endpoint shows of itself, and the
 // Standard Webhooks signatures a receiver verifies with the reference library.
 

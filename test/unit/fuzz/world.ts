@@ -103,7 +103,7 @@ import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fak
 //   to per-organization records, where this world runs, also the shared `IDEMPOTENCY#createPost`),
 //   which an admitted createPost writes as INPROGRESS before the use case runs and deletes when the
 //   use case refuses the request. That is
-//   the documented Idempotency-Key mechanism (docs/idempotency.md: it makes a concurrent retry answer
+//   the documented Idempotency-Key mechanism (docs/api/idempotency.md: it makes a concurrent retry answer
 //   409 idempotency_in_progress), it nets out to nothing, and the oracle requires that it does. A
 //   request the gate refuses writes not even that (it comes after the admission).
 //   A conditional write that DynamoDB would refuse (e.g. deleteWebhookEndpoint's delete guarded by

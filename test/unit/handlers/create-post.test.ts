@@ -41,7 +41,7 @@ import {
   serveItems,
 } from '../support/fixtures.ts';
 
-// createPost's Idempotency-Key (docs/idempotency.md) on Powertools idempotency, which talks to the low-level
+// createPost's Idempotency-Key (docs/api/idempotency.md) on Powertools idempotency, which talks to the low-level
 // DynamoDBClient. The fake below keeps its records like the table would, so replays are real.
 
 const ddb = mockClient(DynamoDBDocumentClient);

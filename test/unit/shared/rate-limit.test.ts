@@ -40,7 +40,7 @@ import {
 } from '../support/fixtures.ts';
 
 // The burst limit and the api_requests meter in the request pipeline (shared/http.ts rateLimit):
-// headers on every API-key response, the order of checks (docs/limits.md), and that a refused
+// headers on every API-key response, the order of checks (docs/api/limits.md), and that a refused
 // request changes nothing.
 
 const ddb = mockClient(DynamoDBDocumentClient);

@@ -17,7 +17,7 @@ import {
 } from '../fuzz/world.ts';
 import type { CounterStart } from '../support/fixtures.ts';
 
-// "A refused request writes nothing" (docs/limits.md, the request gate), counted on every client:
+// "A refused request writes nothing" (docs/api/limits.md, the request gate), counted on every client:
 // a request the gate refuses (a key revoked at the gate, a spent burst, a spent month) makes no
 // AWS call but reads of the table and the gate's own refused UpdateItem. No write on either
 // DynamoDB client (the Powertools idempotency record included), no S3 call (a probe's reads

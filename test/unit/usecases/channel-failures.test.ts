@@ -32,7 +32,7 @@ import { ALLOWS_LANDING, connectFlow, LANDING } from '../support/connect-flow.ts
 import { fixedId, ORG_ID, org, orgItem, post, postItem } from '../support/fixtures.ts';
 import { dataKey, decrypt, serveDataKeys } from '../support/kms.ts';
 
-// Channel connections under failure (docs/channels.md, "When a channel fails"): who has to act when
+// Channel connections under failure (docs/api/channels.md, "When a channel fails"): who has to act when
 // a platform refuses — the person (reauth_required, one event), the operator (the channel stays
 // live, an alarm), or time (backoff) — and the races of reconnects, refreshes and callbacks.
 

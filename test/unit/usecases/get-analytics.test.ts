@@ -37,7 +37,7 @@ import {
   tableReads,
 } from '../support/fixtures.ts';
 
-// getAnalytics (docs/analytics.md): post counts per status (GSI1), delivery outcomes and the 14-day
+// getAnalytics (docs/api/analytics.md): post counts per status (GSI1), delivery outcomes and the 14-day
 // timeline (stream-kept counters), engagement summed across synced platforms.
 
 const ddb = mockClient(DynamoDBDocumentClient);

@@ -24,7 +24,7 @@ import {
   TABLE,
 } from '../support/fixtures.ts';
 
-// getUsage: the effective plan and its meters for the current UTC month (docs/limits.md).
+// getUsage: the effective plan and its meters for the current UTC month (docs/api/limits.md).
 
 const ddb = mockClient(DynamoDBDocumentClient);
 

@@ -23,7 +23,7 @@ import {
   serveItems,
 } from '../support/fixtures.ts';
 
-// The MCP server (docs/mcp.md) through its real handler: POST only, Origin check, API-key auth
+// The MCP server (docs/api/mcp.md) through its real handler: POST only, Origin check, API-key auth
 // with WWW-Authenticate, stateless Streamable HTTP with JSON responses, tools filtered per key and
 // per workspace toggle, and tool calls run as the REST operation's own Lambda (mocked here).
 

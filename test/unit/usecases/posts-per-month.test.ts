@@ -30,7 +30,7 @@ import {
 } from '../support/fixtures.ts';
 import { holdWrites } from '../support/people.ts';
 
-// posts_per_month (docs/limits.md): a post counts once, in the UTC month of the request that first
+// posts_per_month (docs/api/limits.md): a post counts once, in the UTC month of the request that first
 // schedules or publishes it. The count is taken before the post's write, conditionally at the
 // allowance: in the request gate's own write (asked at once by createPost scheduling or publishing
 // and by publishPost, which most likely count; by reschedulePost once it has decided), otherwise by
