@@ -15,6 +15,7 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { copyApiGuideCommands } from '../api-guide.ts';
 import { consoleAssetsVersion, copyConsoleAssetsCommands } from '../console-assets.ts';
 import { REPO_ROOT } from '../herald-function.ts';
 import { apiOperations, consolePages, fallback, mcp, operations } from '../operations.ts';
@@ -101,7 +102,7 @@ export class Api {
       );
 
     for (const op of operations) {
-      const fn = functions.make(op);
+      const fn = functions.make(op.bundlesGuide ? { ...op, afterBundling: copyApiGuideCommands } : op);
       // Every API-key request is admitted through the limiter's counters (burst + api_requests).
       if (op.scope !== null) fn.grantRequestCounters(data.table, data.tableKey);
       this.api.addRoutes({
