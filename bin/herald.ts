@@ -1,4 +1,4 @@
-// The admin CLI (README, "The admin CLI"). It talks to the table directly, with the same use cases the
+// The admin CLI (docs/operator/cli.md). It talks to the table directly, with the same use cases the
 // handlers use: against the running local stack by default, or a deployment with --stack.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,4 @@
-// Every entity's DynamoDB keys are built here and nowhere else (see README, "Data model").
+// Every entity's DynamoDB keys are built here and nowhere else (see docs/architecture/data-model.md).
 // Generic attributes: pk, sk, gsi1pk, gsi1sk.
 
 import type { PostStatus } from '#core/constants';

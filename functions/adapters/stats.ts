@@ -7,7 +7,7 @@ import { batchGet, conditionFailureItem, isConditionFailure, TABLE_NAME } from '
 import { ddb } from '#shared/clients';
 import { logger } from '#shared/logger';
 
-// Analytics storage (README, "Data model"):
+// Analytics storage (docs/architecture/data-model.md):
 // - `ORG#<org>` / `STATS`: lifetime counters kept from the table stream — deliveries_total,
 //   deliveries_published, deliveries_failed, one `eng_<platform>_<metric>` per platform and metric
 //   (flat attributes: ADD cannot create nested map paths), and the string set synced_platforms.

