@@ -1,8 +1,11 @@
 // Writes docs/openapi.json from the same generator the API serves at /v1/openapi.json.
 import { writeFileSync } from 'node:fs';
 import { buildOpenApi } from '#core/openapi';
-import { DOCS_URL } from '#shared/config';
+import { DOCS_PATH } from '#shared/config';
 
+// The committed document belongs to no deployment: its server is `/` and its problem types are
+// relative to the deployment that serves them (`/docs/problems/<code>`); each deployment's own
+// /v1/openapi.json carries its absolute URLs.
 const out = process.argv[2] ?? 'docs/openapi.json';
-writeFileSync(out, `${JSON.stringify(buildOpenApi({ docsUrl: DOCS_URL }), null, 2)}\n`);
+writeFileSync(out, `${JSON.stringify(buildOpenApi({ docsUrl: DOCS_PATH }), null, 2)}\n`);
 console.log(`wrote ${out}`);

@@ -222,5 +222,5 @@ export class HeraldStacks {
 
 /** Adds Herald's stacks for the stage in the app's context (`-c stage=…`, default dev). */
 export function addHeraldStacks(scope: Construct, env?: Environment): HeraldStacks {
-  return new HeraldStacks(scope, readStageConfig(scope), env);
+  return new HeraldStacks(scope, readStageConfig(scope, { region: env?.region }), env);
 }

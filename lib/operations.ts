@@ -74,6 +74,8 @@ export interface Operation {
    * 429 past it, and so does the local front door. For routes anyone can call without a key.
    */
   throttle?: { rateLimit: number; burstLimit: number };
+  /** Its bundle carries the API guide's markdown (API_GUIDE_SOURCE), copied next to it. */
+  bundlesGuide?: boolean;
 }
 
 /** A function's timeout unless its entry says otherwise (CDK and the local stack alike). */
@@ -350,7 +352,48 @@ export const operations: readonly Operation[] = [
     tag: 'Meta',
     access: { table: 'none' },
   },
+  // The API guide, served by the deployment itself: problem `type` URIs point here, so a client
+  // that follows one always gets an answer. One handler for the three routes.
+  {
+    id: 'getDocsIndex',
+    method: 'GET',
+    path: '/docs',
+    scope: null,
+    entry: 'functions/handlers/get-docs.ts',
+    summary: "The API guide's contents (HTML, no API key)",
+    tag: 'Meta',
+    access: { table: 'none' },
+    bundlesGuide: true,
+  },
+  {
+    id: 'getDocsPage',
+    method: 'GET',
+    path: '/docs/{page}',
+    scope: null,
+    entry: 'functions/handlers/get-docs.ts',
+    summary: 'A page of the API guide (HTML, no API key)',
+    tag: 'Meta',
+    access: { table: 'none' },
+    bundlesGuide: true,
+  },
+  {
+    id: 'getProblemPage',
+    method: 'GET',
+    path: '/docs/problems/{code}',
+    scope: null,
+    entry: 'functions/handlers/get-docs.ts',
+    summary: "A problem code's page, where its `type` URI points (HTML, no API key)",
+    tag: 'Meta',
+    access: { table: 'none' },
+    bundlesGuide: true,
+  },
 ];
+
+/** The API guide's markdown pages, one per file, in the repository (the local stack reads them there). */
+export const API_GUIDE_SOURCE = 'docs/api';
+
+/** The folder of the docs function's bundle the guide's pages are copied into. */
+export const API_GUIDE_BUNDLE_DIR = 'api-guide';
 
 /** The console's pages live under this path, on the API's own origin (first-party cookies, no CORS). */
 export const CONSOLE_PATH = '/console';

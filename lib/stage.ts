@@ -1,23 +1,55 @@
-import { RemovalPolicy } from 'aws-cdk-lib';
+import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 
-// Deployment stage and the other knobs read from CDK context (`cdk.json`, or `-c key=value`).
-// Read and validated here, once; the stack and the app only see a typed StageConfig.
+// Per-stage settings, read and validated here once; the stack and the app only see a typed
+// StageConfig. They live in `cdk.json` under `context.stages.<stage>` (reviewed like code), so a
+// deploy cannot drop one by forgetting a `-c` flag: the passkeys' relying-party id and the OAuth
+// callbacks registered with the platforms are bound to the public host, and a missing alarm email
+// silently deletes the alarm subscription. docs/operator/settings.md is the operator's side of this.
 
 export const DEFAULT_STAGE = 'dev';
-export const DEFAULT_DOCS_URL = 'https://docs.herald.dev';
+/** Where the settings live, for error messages. */
+export const SETTINGS_FILE = 'cdk.json';
+
+/** The keys a stage's entry may hold; anything else is a typo and refused. */
+export const SETTING_KEYS = [
+  'publicUrl',
+  'alarmEmail',
+  'notifySender',
+  'docsUrl',
+  'mcpAllowedOrigins',
+  'domainName',
+  'certificateArn',
+  'hostedZoneId',
+] as const;
+export type SettingKey = (typeof SETTING_KEYS)[number];
 
 const STAGE_PATTERN = /^[a-z0-9][a-z0-9-]{0,15}$/;
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:([a-z]{2}(?:-[a-z]+)+-\d):\d{12}:certificate\/[0-9a-f-]{36}$/;
+const HOSTED_ZONE_ID = /^Z[A-Z0-9]{1,31}$/;
+
+export interface StageDomain {
+  /** The hostname people and platforms use, e.g. herald.example.org. */
+  readonly name: string;
+  /** A regional ACM certificate for `name`, in the stack's region (an HTTP API regional domain). */
+  readonly certificateArn: string;
+  /** The Route 53 public hosted zone to put the alias record in; without it, the operator adds the DNS record. */
+  readonly hostedZoneId?: string;
+}
 
 export interface StageConfig {
   /** Lowercase alphanumerics and dashes, 1–16 characters; part of the stack name. */
   readonly stage: string;
   /** Outside `dev`, data is protected: deletion protection on, resources retained on stack delete. */
   readonly protectData: boolean;
-  /** Origin of the documentation site; problem `type` URIs are built from it. */
-  readonly docsUrl: string;
-  /** Where alarm notifications go; no subscription when absent. */
+  /**
+   * Base URL of the API guide when it is not the deployment's own `/docs`; problem `type` URIs are
+   * `{docsUrl}/problems/{code}`. Undefined: the deployment serves the guide itself.
+   */
+  readonly docsUrl: string | undefined;
+  /** Where alarm notifications go; no subscription when absent (dev only: required elsewhere). */
   readonly alarmEmail: string | undefined;
   /**
    * A verified SES identity (email address) the webhook warning emails are sent from; without it
@@ -29,15 +61,11 @@ export interface StageConfig {
   /**
    * The deployment's public https origin when it is not the API's own endpoint (a custom domain):
    * platforms send people back to `{publicUrl}/oauth/callback/{platform}`. Without it, each request's
-   * own host.
+   * own host (dev only: required elsewhere). With a domain, `https://<domain name>`.
    */
   readonly publicUrl: string | undefined;
-  /**
-   * A custom domain for the API (an API Gateway regional domain with this ACM certificate, in the
-   * stack's region); with a hosted zone id its alias records are created too. Without a publicUrl,
-   * `https://<name>` is the public URL.
-   */
-  readonly domain: { name: string; certificateArn: string; hostedZoneId?: string } | undefined;
+  /** A custom domain for the API (and so the console); undefined: the execute-api endpoint only. */
+  readonly domain: StageDomain | undefined;
 }
 
 export function parseStage(raw: unknown): string {
@@ -60,8 +88,10 @@ export function removalPolicyFor(config: Pick<StageConfig, 'protectData'>): Remo
   return config.protectData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
 }
 
-function parseDocsUrl(raw: unknown): string {
-  if (raw === undefined || raw === null || raw === '') return DEFAULT_DOCS_URL;
+const absent = (raw: unknown) => raw === undefined || raw === null || raw === '';
+
+function parseDocsUrl(raw: unknown): string | undefined {
+  if (absent(raw)) return undefined;
   if (typeof raw !== 'string' || !URL.canParse(raw) || new URL(raw).protocol !== 'https:') {
     throw new Error(`invalid docsUrl ${JSON.stringify(raw)}: an https URL is required`);
   }
@@ -69,7 +99,7 @@ function parseDocsUrl(raw: unknown): string {
 }
 
 function parsePublicUrl(raw: unknown): string | undefined {
-  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (absent(raw)) return undefined;
   if (
     typeof raw !== 'string' ||
     !URL.canParse(raw) ||
@@ -81,7 +111,7 @@ function parsePublicUrl(raw: unknown): string | undefined {
 }
 
 function parseEmail(name: string, raw: unknown): string | undefined {
-  if (raw === undefined || raw === null || raw === '') return undefined;
+  if (absent(raw)) return undefined;
   if (typeof raw !== 'string' || !EMAIL_PATTERN.test(raw)) {
     throw new Error(`invalid ${name} ${JSON.stringify(raw)}: an email address is required`);
   }
@@ -89,7 +119,7 @@ function parseEmail(name: string, raw: unknown): string | undefined {
 }
 
 function parseOrigins(raw: unknown): string[] {
-  if (raw === undefined || raw === null || raw === '') return [];
+  if (absent(raw)) return [];
   const list = typeof raw === 'string' ? raw.split(',').map((o) => o.trim()) : raw;
   if (!Array.isArray(list)) throw new Error('invalid mcpAllowedOrigins: a comma-separated list of origins');
   return list.map((o) => {
@@ -101,58 +131,161 @@ function parseOrigins(raw: unknown): string[] {
   });
 }
 
-const DOMAIN_PATTERN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
-const CERTIFICATE_ARN_PATTERN = /^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[0-9a-f-]+$/;
-const HOSTED_ZONE_PATTERN = /^Z[A-Z0-9]{1,31}$/;
-
-function parseDomain(context: Record<string, unknown>): StageConfig['domain'] {
-  const blank = (v: unknown) => v === undefined || v === null || v === '';
-  const { domainName: name, certificateArn, hostedZoneId } = context;
-  if (blank(name)) {
-    if (!blank(certificateArn) || !blank(hostedZoneId))
-      throw new Error('certificateArn and hostedZoneId need a domainName');
-    return undefined;
-  }
-  if (typeof name !== 'string' || !DOMAIN_PATTERN.test(name))
-    throw new Error(`invalid domainName ${JSON.stringify(name)}: a lowercase host name like api.example.com`);
-  if (typeof certificateArn !== 'string' || !CERTIFICATE_ARN_PATTERN.test(certificateArn))
+function parseDomainName(raw: unknown): string | undefined {
+  if (absent(raw)) return undefined;
+  const labels = typeof raw === 'string' ? raw.split('.') : [];
+  if (
+    typeof raw !== 'string' ||
+    raw.length > 253 ||
+    labels.length < 2 ||
+    !labels.every((l) => LABEL.test(l)) ||
+    /^\d+$/.test(labels.at(-1) ?? '')
+  )
     throw new Error(
-      `invalid certificateArn ${JSON.stringify(certificateArn)}: the ARN of an ACM certificate for ${name} in the stack's region`,
+      `invalid domainName ${JSON.stringify(raw)}: a lowercase hostname like herald.example.org (no scheme, port, path or wildcard)`,
     );
-  if (blank(hostedZoneId)) return { name, certificateArn };
-  if (typeof hostedZoneId !== 'string' || !HOSTED_ZONE_PATTERN.test(hostedZoneId))
-    throw new Error(
-      `invalid hostedZoneId ${JSON.stringify(hostedZoneId)}: a Route 53 zone id like Z0123456789ABC`,
-    );
-  return { name, certificateArn, hostedZoneId };
+  return raw;
 }
 
-export function stageConfigFrom(context: Record<string, unknown>): StageConfig {
+function parseDomain(
+  raw: { domainName: unknown; certificateArn: unknown; hostedZoneId: unknown },
+  region: string | undefined,
+): StageDomain | undefined {
+  const name = parseDomainName(raw.domainName);
+  if (!name) {
+    for (const key of ['certificateArn', 'hostedZoneId'] as const)
+      if (!absent(raw[key])) throw new Error(`${key} is set without domainName: set both, or neither`);
+    return undefined;
+  }
+  if (absent(raw.certificateArn))
+    throw new Error(
+      `domainName ${name} needs certificateArn: a regional ACM certificate for it in the stack's region`,
+    );
+  const arn = raw.certificateArn;
+  const match = typeof arn === 'string' ? CERTIFICATE_ARN.exec(arn) : null;
+  if (!match)
+    throw new Error(
+      `invalid certificateArn ${JSON.stringify(arn)}: an ACM certificate ARN like arn:aws:acm:eu-west-1:123456789012:certificate/<id>`,
+    );
+  // An HTTP API's regional domain takes a certificate from its own region (not us-east-1's, as an
+  // edge-optimized one or CloudFront would).
+  if (region && !Token.isUnresolved(region) && match[1] !== region)
+    throw new Error(
+      `certificateArn is in ${match[1]} but the stack deploys to ${region}: request the certificate for ${name} in ${region}`,
+    );
+  let hostedZoneId: string | undefined;
+  if (!absent(raw.hostedZoneId)) {
+    if (typeof raw.hostedZoneId !== 'string' || !HOSTED_ZONE_ID.test(raw.hostedZoneId))
+      throw new Error(
+        `invalid hostedZoneId ${JSON.stringify(raw.hostedZoneId)}: a Route 53 hosted zone id like Z0123456789ABCDEFGHIJ`,
+      );
+    hostedZoneId = raw.hostedZoneId;
+  }
+  return { name, certificateArn: arn as string, ...(hostedZoneId ? { hostedZoneId } : {}) };
+}
+
+/** Each setting's value, normalized, so a flag and the committed entry compare by meaning. */
+const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
+  publicUrl: parsePublicUrl,
+  alarmEmail: (raw) => parseEmail('alarmEmail', raw),
+  notifySender: (raw) => parseEmail('notifySender', raw),
+  docsUrl: parseDocsUrl,
+  mcpAllowedOrigins: parseOrigins,
+  domainName: parseDomainName,
+  certificateArn: (raw) => (absent(raw) ? undefined : raw),
+  hostedZoneId: (raw) => (absent(raw) ? undefined : raw),
+};
+
+/** The committed entry of `stage` in `context.stages`, checked for shape and unknown keys. */
+function committedEntry(stages: unknown, stage: string): Record<string, unknown> | undefined {
+  if (absent(stages)) return undefined;
+  if (typeof stages !== 'object' || Array.isArray(stages))
+    throw new Error(`invalid "stages" in ${SETTINGS_FILE}: an object of stage name → settings`);
+  const entry = (stages as Record<string, unknown>)[stage];
+  if (entry === undefined) return undefined;
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+    throw new Error(`invalid context.stages.${stage} in ${SETTINGS_FILE}: an object of settings`);
+  const unknown = Object.keys(entry).filter((k) => !(SETTING_KEYS as readonly string[]).includes(k));
+  if (unknown.length)
+    throw new Error(
+      `unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} in context.stages.${stage} of ${SETTINGS_FILE}: the settings are ${SETTING_KEYS.join(', ')}`,
+    );
+  return entry as Record<string, unknown>;
+}
+
+/**
+ * The settings in force: the committed entry, and for dev any `-c key=value` flag over it. A
+ * protected stage takes its settings from the committed file only: a flag that differs from it is
+ * refused, so what runs in production is what was reviewed.
+ */
+function settingsOf(context: Record<string, unknown>, stage: string): Record<SettingKey, unknown> {
+  const committed = committedEntry(context.stages, stage) ?? {};
+  const settings = {} as Record<SettingKey, unknown>;
+  for (const key of SETTING_KEYS) {
+    const flag = context[key];
+    const kept = committed[key];
+    if (!isProtectedStage(stage)) {
+      settings[key] = absent(flag) ? kept : flag;
+      continue;
+    }
+    if (!absent(flag) && JSON.stringify(NORMALIZE[key](flag)) !== JSON.stringify(NORMALIZE[key](kept)))
+      throw new Error(
+        `-c ${key}=${String(flag)} differs from context.stages.${stage}.${key} in ${SETTINGS_FILE} (${kept === undefined ? 'unset' : JSON.stringify(kept)}): stage ${stage} is protected, so its settings come from ${SETTINGS_FILE} only; edit the file (and have the change reviewed) instead of passing -c`,
+      );
+    settings[key] = kept;
+  }
+  return settings;
+}
+
+/**
+ * The stage's configuration from a CDK context: `stage`, `stages` (cdk.json's per-stage entries)
+ * and, for dev, flat `-c` settings. `region` is the stack's, when known, to check the certificate.
+ */
+export function stageConfigFrom(
+  context: Record<string, unknown>,
+  opts: { region?: string } = {},
+): StageConfig {
   const stage = parseStage(context.stage);
-  const domain = parseDomain(context);
-  return {
+  const s = settingsOf(context, stage);
+  const domain = parseDomain(s, opts.region);
+  let publicUrl = parsePublicUrl(s.publicUrl);
+  if (domain) {
+    const own = `https://${domain.name}`;
+    if (publicUrl && publicUrl !== own)
+      throw new Error(
+        `publicUrl ${publicUrl} differs from domainName ${domain.name}: with a domain the public URL is ${own} (leave publicUrl out)`,
+      );
+    publicUrl = own;
+  }
+  const config: StageConfig = {
     stage,
     protectData: isProtectedStage(stage),
-    docsUrl: parseDocsUrl(context.docsUrl),
-    alarmEmail: parseEmail('alarmEmail', context.alarmEmail),
-    notifySender: parseEmail('notifySender', context.notifySender),
-    mcpAllowedOrigins: parseOrigins(context.mcpAllowedOrigins),
-    publicUrl: parsePublicUrl(context.publicUrl) ?? (domain ? `https://${domain.name}` : undefined),
+    docsUrl: parseDocsUrl(s.docsUrl),
+    alarmEmail: parseEmail('alarmEmail', s.alarmEmail),
+    notifySender: parseEmail('notifySender', s.notifySender),
+    mcpAllowedOrigins: parseOrigins(s.mcpAllowedOrigins),
+    publicUrl,
     domain,
   };
+  if (config.protectData) {
+    const missing = [
+      ...(publicUrl ? [] : ['publicUrl (or domainName)']),
+      ...(config.alarmEmail ? [] : ['alarmEmail']),
+    ];
+    if (missing.length)
+      throw new Error(
+        `stage ${stage} is protected and needs ${missing.join(' and ')} in context.stages.${stage} of ${SETTINGS_FILE}: the passkeys and the platforms' OAuth callbacks are bound to the public host, and without an alarm email no one hears of a failure (docs/operator/settings.md)`,
+      );
+  }
+  return config;
 }
 
 /** The stage configuration from the CDK context visible at `scope` (usually the App). */
-export function readStageConfig(scope: IConstruct): StageConfig {
-  return stageConfigFrom({
+export function readStageConfig(scope: IConstruct, opts: { region?: string } = {}): StageConfig {
+  const context: Record<string, unknown> = {
     stage: scope.node.tryGetContext('stage'),
-    docsUrl: scope.node.tryGetContext('docsUrl'),
-    alarmEmail: scope.node.tryGetContext('alarmEmail'),
-    notifySender: scope.node.tryGetContext('notifySender'),
-    mcpAllowedOrigins: scope.node.tryGetContext('mcpAllowedOrigins'),
-    publicUrl: scope.node.tryGetContext('publicUrl'),
-    domainName: scope.node.tryGetContext('domainName'),
-    certificateArn: scope.node.tryGetContext('certificateArn'),
-    hostedZoneId: scope.node.tryGetContext('hostedZoneId'),
-  });
+    stages: scope.node.tryGetContext('stages'),
+  };
+  for (const key of SETTING_KEYS) context[key] = scope.node.tryGetContext(key);
+  return stageConfigFrom(context, opts);
 }

@@ -31,7 +31,8 @@ import {
 export interface Contract extends OperationDoc {
   body?: z.ZodMiniType;
   query?: z.ZodMiniType;
-  success: { status: number; schema: z.ZodMiniType | null; description: string };
+  /** `html`: a page for people (text/html), not JSON. */
+  success: { status: number; schema: z.ZodMiniType | null; description: string; html?: boolean };
 }
 
 const responses = {
@@ -67,6 +68,9 @@ const responses = {
   rotateWebhookSecret: { status: 200, schema: WebhookSecretRotated, description: 'The new secret.' },
   listWebhookDeliveries: { status: 200, schema: WebhookDeliveryList, description: 'The latest deliveries.' },
   getOpenApi: { status: 200, schema: null, description: 'The OpenAPI 3.1 document.' },
+  getDocsIndex: { status: 200, schema: null, html: true, description: "The guide's contents." },
+  getDocsPage: { status: 200, schema: null, html: true, description: 'The page.' },
+  getProblemPage: { status: 200, schema: null, html: true, description: "The code's page." },
   createChannelConnection: {
     status: 201,
     schema: ChannelConnection,

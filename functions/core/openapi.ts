@@ -144,6 +144,12 @@ function problemResponse(codes: ProblemCode[], docsUrl: string, rateLimited: boo
   };
 }
 
+const PATH_PARAMETER_DOCS: Record<string, string> = {
+  platform: 'The platform (x, linkedin, …).',
+  page: "The guide page's name (posts, errors, …).",
+  code: 'The problem code, as its `type` URI ends (validation-failed).',
+};
+
 function operationObject(id: OperationId, docsUrl: string): Json {
   const op = operations.find((o) => o.id === id)!;
   const contract: Contract = contracts[id];
@@ -154,7 +160,7 @@ function operationObject(id: OperationId, docsUrl: string): Json {
       name,
       in: 'path',
       required: true,
-      description: name === 'platform' ? 'The platform (x, linkedin, …).' : 'Resource id.',
+      description: PATH_PARAMETER_DOCS[name ?? ''] ?? 'Resource id.',
       schema: { type: 'string' },
     });
   }
@@ -199,11 +205,13 @@ function operationObject(id: OperationId, docsUrl: string): Json {
           [String(contract.success.status)]: {
             description: contract.success.description,
             headers: successHeaders,
-            content: {
-              'application/json': {
-                schema: contract.success.schema ? inline(contract.success.schema) : { type: 'object' },
-              },
-            },
+            content: contract.success.html
+              ? { 'text/html': { schema: { type: 'string' } } }
+              : {
+                  'application/json': {
+                    schema: contract.success.schema ? inline(contract.success.schema) : { type: 'object' },
+                  },
+                },
           },
         };
   const codes: ProblemCode[] =
@@ -283,5 +291,5 @@ const TAG_DOCS: Record<string, string> = {
   Channels: 'Connected social accounts.',
   Posts: 'Drafts, scheduled and published posts and their deliveries.',
   Usage: 'The plan and its usage meters.',
-  Meta: 'Machine-readable description of the API.',
+  Meta: 'This API described: the OpenAPI document, and the guide with a page per problem code.',
 };

@@ -13,7 +13,7 @@ import { EVENT_TYPES } from './webhooks.ts';
 /** Registers the schema for the OpenAPI document (components, descriptions, examples). */
 export const meta = <T extends z.ZodMiniType>(
   schema: T,
-  m: { id?: string; description?: string; example?: unknown },
+  m: { id?: string; description?: string; example?: unknown; format?: string },
 ): T => {
   z.globalRegistry.add(schema, m);
   return schema;
@@ -220,6 +220,9 @@ export const requests = {
   disconnectChannel: { query: NoQuery },
   oauthCallback: {},
   getOpenApi: {},
+  getDocsIndex: {},
+  getDocsPage: {},
+  getProblemPage: {},
 } as const satisfies Record<string, RequestSpec>;
 
 export type OperationId = keyof typeof requests;

@@ -155,7 +155,12 @@ export const FieldErrorSchema = z.object({ pointer: z.string(), code: z.string()
 
 export const ProblemSchema = meta(
   z.object({
-    type: z.url(),
+    // A URI reference (RFC 9457): absolute as a deployment serves it, relative to the deployment
+    // in the repository's copy of this document.
+    type: meta(z.string(), {
+      format: 'uri-reference',
+      description: "The problem code's page: `{docsUrl}/problems/{code with hyphens}`.",
+    }),
     title: z.string(),
     status: z.int(),
     code: z.string(),

@@ -11,8 +11,25 @@ export function optionalEnv(name: string, fallback: string): string {
   return value === undefined || value === '' ? fallback : value;
 }
 
-/** Origin of the documentation site; problem `type` URIs live under it. */
-export const DOCS_URL = optionalEnv('HERALD_DOCS_URL', 'https://docs.herald.dev').replace(/\/+$/, '');
+/** Where the deployment serves its API guide, under its own origin (GET /docs). */
+export const DOCS_PATH = '/docs';
+
+/**
+ * Base URL of the API guide; problem `type` URIs are `{docsUrl}/problems/{code}`. HERALD_DOCS_URL
+ * when the operator points it elsewhere; else the deployment's own /docs, so a `type` a client
+ * follows always answers: on its public URL, else the API's own endpoint (HERALD_API_URL), else
+ * the host the request came in on. Without any of them (the OpenAPI file in the repository) a
+ * reference relative to the deployment. Read per call: the local stack sets its URL once listening.
+ */
+export function docsUrl(requestHost?: string): string {
+  const configured = process.env.HERALD_DOCS_URL;
+  if (configured) return configured.replace(/\/+$/, '');
+  const apiUrl = process.env.HERALD_API_URL;
+  const origin =
+    configuredPublicUrl() ??
+    (apiUrl ? apiUrl.replace(/\/+$/, '') : requestHost ? `https://${requestHost}` : '');
+  return `${origin}${DOCS_PATH}`;
+}
 
 /** Delivery origin of the media assets (CloudFront in AWS, the local front door locally). Read per call. */
 export const mediaBaseUrl = () => requireEnv('HERALD_MEDIA_BASE_URL');

@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError, toProblem } from '#core/errors';
-import { DOCS_URL } from './config.ts';
+import { docsUrl } from './config.ts';
 import { logger } from './logger.ts';
 
 // What every HTTP response shares, authenticated or not: the request id header and RFC 9457
@@ -91,7 +91,7 @@ export const problemJson = <C extends Context>(): Middleware<C> => ({
         'cache-control': 'no-store',
         ...apiError.headers,
       },
-      body: JSON.stringify(toProblem(apiError, requestId, DOCS_URL)),
+      body: JSON.stringify(toProblem(apiError, requestId, docsUrl(request.event.requestContext?.domainName))),
     };
   },
 });

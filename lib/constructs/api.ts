@@ -22,6 +22,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AaaaRecord, ARecord, HostedZone, RecordTarget } from 'aws-cdk-lib/aws-route53';
 import { ApiGatewayv2DomainProperties } from 'aws-cdk-lib/aws-route53-targets';
 import type { Construct } from 'constructs';
+import { copyApiGuideCommands } from '../api-guide.ts';
 import { consoleAssetsVersion, copyConsoleAssetsCommands } from '../console-assets.ts';
 import { REPO_ROOT } from '../herald-function.ts';
 import {
@@ -114,7 +115,7 @@ export interface RoutesProps {
 
 /** A manifest operation: its function and its route, in the stack given. */
 export function addOperation(stack: Stack, op: Operation, { data, api, functions }: RoutesProps): void {
-  const fn = functions.make(stack, op);
+  const fn = functions.make(stack, op.bundlesGuide ? { ...op, afterBundling: copyApiGuideCommands } : op);
   // Every API-key request is admitted through the limiter's counters (burst + api_requests).
   if (op.scope !== null) fn.grantRequestCounters(data.table, data.tableKey);
   new HttpRoute(stack, `${op.id}Route`, {

@@ -12,8 +12,6 @@ const root = resolve(import.meta.dirname, '../../..');
 // Operator and architecture pages written on other branches of this change, linked ahead of their
 // merge. Each entry is accepted only while its file is absent: once merged, delete it here.
 const PENDING = [
-  'docs/operator/settings.md',
-  'docs/operator/domains.md',
   'docs/operator/upgrading.md',
   'docs/operator/media-tools.md',
   'docs/architecture/stacks.md',

@@ -336,7 +336,12 @@ export function validRequest(op: OperationId): FuzzRequest {
         query: { state: CALLBACK.state, error: 'access_denied', error_description: 'The member declined.' },
       };
     case 'getOpenApi':
+    case 'getDocsIndex':
       return { op };
+    case 'getDocsPage':
+      return { op, params: { page: 'errors' } };
+    case 'getProblemPage':
+      return { op, params: { code: 'validation-failed' } };
   }
 }
 

@@ -61,7 +61,7 @@ import { PROBLEMS, type Problem, type ProblemCode, problemType } from '#core/err
 import { buildOpenApi } from '#core/openapi';
 import { PLANS, type PlanName } from '#core/plans';
 import { findOperation, type Operation, operations, SCOPES } from '#lib/operations';
-import { DOCS_URL } from '#shared/config';
+import { docsUrl } from '#shared/config';
 import { logger } from '#shared/logger';
 import {
   apiEvent,
@@ -614,7 +614,7 @@ type ResponsesDoc = Record<
   string,
   { content?: Record<string, { examples?: Record<string, unknown> } | undefined> } | undefined
 >;
-const openApi = buildOpenApi({ docsUrl: DOCS_URL }) as {
+const openApi = buildOpenApi({ docsUrl: docsUrl() }) as {
   paths: Record<string, Record<string, { responses: ResponsesDoc }>>;
 };
 
@@ -953,7 +953,9 @@ export function expectRefused(o: Outcome, expected: Expectation = {}): Problem {
   const codes = asList(expected.code);
   if (codes) expect(codes, `${why}: expected code ${codes.join('/')}`).toContain(problem.code);
   expect(problem.title, `${why}: title`).toBe(PROBLEMS[problem.code].title);
-  expect(problem.type, `${why}: type`).toBe(problemType(DOCS_URL, problem.code));
+  expect(problem.type, `${why}: type`).toBe(
+    problemType(docsUrl(o.event.requestContext.domainName), problem.code),
+  );
   expect(typeof problem.detail === 'string' && problem.detail.length > 0, `${why}: detail`).toBe(true);
   expect(problem.request_id, `${why}: request_id`).toBe(o.event.requestContext.requestId);
   expect(res.headers?.['x-request-id'], `${why}: x-request-id`).toBe(problem.request_id);

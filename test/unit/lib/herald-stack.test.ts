@@ -54,7 +54,12 @@ let dev: { stack: HeraldStacks; template: Template };
 beforeAll(() => {
   const app = new App({
     // Asset metadata (as the CDK CLI sets it) tells the bundle tests where each function's code is.
-    context: { stage: 'prod', alarmEmail: 'ops@example.com', 'aws:cdk:enable-asset-metadata': true },
+    context: {
+      stage: 'prod',
+      // A protected stage's settings, as cdk.json commits them (lib/stage.ts refuses it without).
+      stages: { prod: { alarmEmail: 'ops@example.com', publicUrl: 'https://herald.example.com' } },
+      'aws:cdk:enable-asset-metadata': true,
+    },
   });
   const stacks = addHeraldStacks(app, ENV);
   applyNag(app, stacks);
@@ -151,7 +156,7 @@ describe('stage configuration', () => {
   });
 
   it('validates docsUrl and alarmEmail', () => {
-    expect(stageConfigFrom({}).docsUrl).toBe('https://docs.herald.dev');
+    expect(stageConfigFrom({}).docsUrl).toBeUndefined();
     expect(stageConfigFrom({ docsUrl: 'https://docs.example.com/' }).docsUrl).toBe(
       'https://docs.example.com',
     );
@@ -199,7 +204,6 @@ describe('functions', () => {
         Variables: {
           NODE_OPTIONS: '--enable-source-maps',
           POWERTOOLS_SERVICE_NAME: 'herald',
-          HERALD_DOCS_URL: 'https://docs.herald.dev',
         },
       },
     });
@@ -1024,9 +1028,9 @@ describe('outputs', () => {
   });
 
   it("exports ConsoleUrl: the stage URL's /console, without a public URL", () => {
-    const output = prod.template.findOutputs('ConsoleUrl').ConsoleUrl;
+    const output = dev.template.findOutputs('ConsoleUrl').ConsoleUrl;
     const json = JSON.stringify(output?.Value);
-    expect(json).toContain(logicalId(prod.stack.data.api));
+    expect(json).toContain(logicalId(dev.stack.data.api));
     // The execute-api endpoint (https://<api id>.execute-api.<region>.<suffix>) the HttpApi reports.
     expect(json).toContain('"ApiEndpoint"');
     expect(json).toMatch(/\/console"/);
@@ -1056,7 +1060,12 @@ describe('console', () => {
   });
 
   it('leaves HERALD_CONSOLE_URL unset without a public URL (each request names its host)', () => {
-    for (const page of consolePages) expect(envOf(page.id), page.id).not.toHaveProperty('HERALD_CONSOLE_URL');
+    for (const page of consolePages) {
+      const fn = dev.template.toJSON().Resources[logicalId(dev.stack, dev.stack.functionOf(page.id))];
+      expect((fn as FunctionResource).Properties.Environment.Variables, page.id).not.toHaveProperty(
+        'HERALD_CONSOLE_URL',
+      );
+    }
   });
 
   it('gives every console function the version its pages link the assets with', () => {

@@ -78,14 +78,21 @@ let dev: Synth;
 let withDomain: Synth;
 
 beforeAll(() => {
-  prod = synth({ stage: 'prod', alarmEmail: 'ops@example.com' });
+  prod = synth({
+    stage: 'prod',
+    stages: { prod: { alarmEmail: 'ops@example.com', publicUrl: 'https://herald.example.com' } },
+  });
   dev = synth({ stage: 'dev' });
   withDomain = synth({
     stage: 'prod',
-    alarmEmail: 'ops@example.com',
-    domainName: 'api.example.com',
-    certificateArn: CERT,
-    hostedZoneId: 'Z0123456789ABC',
+    stages: {
+      prod: {
+        alarmEmail: 'ops@example.com',
+        domainName: 'api.example.com',
+        certificateArn: CERT,
+        hostedZoneId: 'Z0123456789ABC',
+      },
+    },
   });
 }, 240_000);
 
@@ -328,7 +335,7 @@ describe('custom domain', () => {
 
   it('refuses an incomplete or malformed domain setting', () => {
     expect(() => stageConfigFrom({ domainName: 'api.example.com' })).toThrow(/certificateArn/);
-    expect(() => stageConfigFrom({ certificateArn: CERT })).toThrow(/need a domainName/);
+    expect(() => stageConfigFrom({ certificateArn: CERT })).toThrow(/without domainName/);
     expect(() => stageConfigFrom({ domainName: 'https://api.example.com', certificateArn: CERT })).toThrow(
       /domainName/,
     );

@@ -6,9 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { contracts } from '#core/contracts';
 import { buildOpenApi } from '#core/openapi';
 import { apiOperations, operations } from '#lib/operations';
+import { DOCS_PATH } from '#shared/config';
 
 const root = resolve(import.meta.dirname, '../../..');
-const doc = buildOpenApi({ docsUrl: 'https://docs.herald.dev' }) as {
+// As bin/openapi.ts writes it: problem types relative to the deployment that serves them.
+const doc = buildOpenApi({ docsUrl: DOCS_PATH }) as {
   paths: Record<
     string,
     Record<
@@ -52,6 +54,12 @@ describe('OpenAPI document', () => {
         String(contracts[op.id as keyof typeof contracts].success.status),
       );
     }
+  });
+
+  it("points every problem example's type at the deployment's own problem pages", () => {
+    const types = [...JSON.stringify(doc).matchAll(/"type":"([^"]*\/problems\/[^"]*)"/g)].map((m) => m[1]);
+    expect(types.length).toBeGreaterThan(50);
+    for (const type of types) expect(type).toMatch(/^\/docs\/problems\/[a-z-]+$/);
   });
 
   it('the committed docs/openapi.json is the generated one (run `npm run openapi`)', () => {

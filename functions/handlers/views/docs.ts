@@ -1,0 +1,80 @@
+import { documentOf, type HtmlValue, html, type SafeHtml } from '#core/html';
+import { DOCS_PATH } from '#shared/config';
+import { assetUrl } from '#shared/console';
+import type { DocsIndex, DocsPage, GuidePageRef, ProblemPage } from '#usecases/docs';
+
+// The API guide's pages (GET /docs, /docs/{page}, /docs/problems/{code}): plain documents in the
+// console's style sheet, no script, every value escaped (the markdown renderer escapes its own).
+
+function frame(title: string, body: HtmlValue, pages: readonly GuidePageRef[] = []): string {
+  return documentOf(html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} – Herald API guide</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${assetUrl('console.css')}">
+</head>
+<body>
+<a class="skip-link" href="#main">Skip to main content</a>
+<header class="header">
+<div class="header__bar"><a class="header__brand" href="${DOCS_PATH}">Herald API guide</a></div>
+${
+  pages.length > 0 &&
+  html`<nav class="nav" aria-label="API guide">
+<ul>${pages.map((p) => html`<li><a href="${p.href}">${p.title}</a></li>`)}</ul>
+</nav>`
+}
+</header>
+<main id="main" class="main" tabindex="-1">
+${body}
+</main>
+<footer class="footer"><p>Served by this Herald deployment. The machine-readable description: <a href="/v1/openapi.json">/v1/openapi.json</a>.</p></footer>
+</body>
+</html>`);
+}
+
+/** `code` spans of the catalog's one-line texts as <code>; the rest as text. */
+function withCode(text: string): SafeHtml {
+  return html`${text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : part))}`;
+}
+
+export function docsIndexPage(index: DocsIndex): string {
+  return frame(
+    'Contents',
+    html`<h1>Herald API guide</h1>
+<p>How to use this deployment's Social Publishing API: read the pages in order, or go straight to one.</p>
+<ol>${index.pages.map((p) => html`<li><a href="${p.href}">${p.title}</a></li>`)}</ol>
+<h2 id="problem-codes">Problem codes</h2>
+<p>Every error is a problem document whose <code>type</code> links to its code's page here.</p>
+<table>
+<thead><tr><th scope="col">Code</th><th scope="col">Status</th><th scope="col">Title</th></tr></thead>
+<tbody>${index.problems.map(
+      (p) =>
+        html`<tr><td><a href="${p.href}"><code>${p.code}</code></a></td><td>${p.status}</td><td>${p.title}</td></tr>`,
+    )}</tbody>
+</table>`,
+  );
+}
+
+export function docsGuidePage(page: DocsPage): string {
+  return frame(page.title, page.body, page.pages);
+}
+
+export function docsProblemPage(problem: ProblemPage): string {
+  return frame(
+    problem.title,
+    html`<p><a href="${DOCS_PATH}">API guide</a> › Problem codes</p>
+<h1>${problem.title}</h1>
+<dl>
+<dt>Code</dt><dd><code>${problem.code}</code></dd>
+<dt>HTTP status</dt><dd>${problem.status}</dd>
+</dl>
+<h2>What it means</h2>
+<p>${withCode(problem.meaning)}</p>
+${
+  problem.guideHref &&
+  html`<p>More in the guide: <a href="${problem.guideHref}">Errors</a>, which also lists the field-level codes of <code>validation_failed</code>.</p>`
+}`,
+  );
+}

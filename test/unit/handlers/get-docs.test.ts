@@ -1,0 +1,122 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROBLEMS, type ProblemCode, problemSlug } from '#core/errors';
+import { handler } from '#handlers/get-docs';
+import { REPO_ROOT } from '#lib/herald-function';
+import { API_GUIDE_SOURCE, operations } from '#lib/operations';
+import { SECURITY_HEADERS } from '#shared/console';
+import type { HttpResult } from '#shared/envelope';
+import { anchors } from '../../support/doc-links.ts';
+import { apiEvent, lambdaContext, problemOf } from '../support/fixtures.ts';
+
+// The API guide the deployment serves: GET /docs, /docs/{page}, /docs/problems/{code}.
+
+const call = async (op: string, pathParameters?: Record<string, string>) =>
+  (await handler(apiEvent(op, pathParameters ? { pathParameters } : {}), lambdaContext())) as HttpResult;
+
+const guideDir = join(REPO_ROOT, API_GUIDE_SOURCE);
+const guidePages = readdirSync(guideDir)
+  .filter((f) => f.endsWith('.md'))
+  .map((f) => f.slice(0, -3));
+const codes = Object.keys(PROBLEMS) as ProblemCode[];
+const hrefs = (html: string) => [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1] as string);
+
+describe('the manifest', () => {
+  it('serves the three routes without an API key, from one handler that bundles the guide', () => {
+    const docs = operations.filter((o) => o.entry === 'functions/handlers/get-docs.ts');
+    expect(docs.map((o) => `${o.method} ${o.path}`)).toEqual([
+      'GET /docs',
+      'GET /docs/{page}',
+      'GET /docs/problems/{code}',
+    ]);
+    for (const op of docs)
+      expect(op).toMatchObject({ scope: null, tag: 'Meta', bundlesGuide: true, access: { table: 'none' } });
+  });
+});
+
+describe('GET /docs', () => {
+  it('lists every guide page and every problem code, as HTML under the strict CSP', async () => {
+    const res = await call('getDocsIndex');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers).toMatchObject(SECURITY_HEADERS);
+    expect(res.headers['strict-transport-security']).toBe('max-age=31536000'); // https host
+    const links = hrefs(res.body as string);
+    for (const page of guidePages) expect(links, page).toContain(`/docs/${page}`);
+    for (const code of codes) expect(links, code).toContain(`/docs/problems/${problemSlug(code)}`);
+    expect(res.body).not.toMatch(/<script/);
+  });
+});
+
+describe('GET /docs/{page}', () => {
+  it.each(guidePages)('renders %s, with no raw HTML, and links that stay inside the guide', async (page) => {
+    const res = await call('getDocsPage', { page });
+    expect(res.statusCode).toBe(200);
+    const body = res.body as string;
+    expect(body).not.toMatch(/<script|<img|<iframe|javascript:/i);
+    expect(body).toMatch(/<h1 id="[a-z-]+">/);
+    // The page's own links (the frame has the favicon's data: URL and the style sheet).
+    const main = body.split('<main')[1]?.split('</main>')[0] ?? '';
+    for (const href of hrefs(main)) {
+      const [path = '', anchor] = href.split('#');
+      if (/^https?:\/\/|^mailto:/.test(href) || path === '/v1/openapi.json' || path.startsWith('/console/'))
+        continue;
+      if (path === '') {
+        expect(body, `${page}: #${anchor}`).toContain(`id="${anchor}"`);
+        continue;
+      }
+      // Another guide page (and, with an anchor, a heading the page has).
+      const target = /^\/docs(?:\/([a-z0-9-]+))?$/.exec(path);
+      expect(target, `${page}: ${href}`).not.toBeNull();
+      const name = target?.[1];
+      if (name) expect(guidePages, `${page}: ${href}`).toContain(name);
+      if (name && anchor)
+        expect(
+          [...anchors(readFileSync(join(guideDir, `${name}.md`), 'utf8'))],
+          `${page}: ${href}`,
+        ).toContain(anchor);
+    }
+  });
+
+  it('answers 404 resource_not_found for a page the guide does not have', async () => {
+    for (const page of ['nope', '..', 'errors.md', 'README']) {
+      const res = await call('getDocsPage', { page });
+      expect(res.statusCode, page).toBe(404);
+      expect(problemOf(res).code).toBe('resource_not_found');
+    }
+  });
+});
+
+describe('GET /docs/problems/{code}', () => {
+  it.each(codes)('%s: its title, status and meaning, and the guide section', async (code) => {
+    const res = await call('getProblemPage', { code: problemSlug(code) });
+    expect(res.statusCode).toBe(200);
+    const body = res.body as string;
+    expect(body).toContain(`<h1>${PROBLEMS[code].title}</h1>`);
+    expect(body).toContain(`<code>${code}</code>`);
+    expect(body).toContain(`<dd>${PROBLEMS[code].status}</dd>`);
+    const errorsLink = hrefs(body).find((h) => h.startsWith('/docs/errors#'));
+    const anchor = errorsLink?.split('#')[1];
+    expect([...anchors(readFileSync(join(guideDir, 'errors.md'), 'utf8'))]).toContain(anchor);
+  });
+
+  it('takes the code with underscores too', async () => {
+    expect((await call('getProblemPage', { code: 'rate_limited' })).statusCode).toBe(200);
+  });
+
+  it('answers 404 for a code that does not exist (and its own type points at its page)', async () => {
+    const res = await call('getProblemPage', { code: 'no-such-code' });
+    expect(res.statusCode).toBe(404);
+    expect(problemOf(res).type).toBe('https://api.unit/docs/problems/resource-not-found');
+    expect((await call('getProblemPage', { code: 'constructor' })).statusCode).toBe(404);
+  });
+
+  it('the errors page lists exactly the codes of the catalog', () => {
+    const table = readFileSync(join(guideDir, 'errors.md'), 'utf8')
+      .split('## Problem codes')[1]
+      ?.split('\n### ')[0];
+    const listed = [...(table ?? '').matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
+    expect(listed.sort()).toEqual([...codes].sort());
+  });
+});
