@@ -2,6 +2,7 @@ import { type App, type CfnResource, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { QUEUE_BODY_PREFIX } from '../functions/core/messages.ts';
+import { PROBE_POSTER_OBJECTS } from './constructs/media.ts';
 import type { HeraldStack } from './herald-stack.ts';
 
 // cdk-nag (AwsSolutions pack) runs as a CDK validation plugin: any finding that is not acknowledged
@@ -54,7 +55,7 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
     'The distribution uses the default *.cloudfront.net certificate (no custom domain is required to ' +
     'deploy Herald); with a custom domain and ACM certificate, TLS 1.2 is the minimum.',
   'AwsSolutions-IAM5[Resource::<bucket>/<prefix>/*]':
-    'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/* or queue-bodies/*): ' +
+    'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/*, queue-bodies/*, or the posters orgs/*/media/*/_poster.jpg): ' +
     'object keys are created per asset or message, so they cannot be listed in advance.',
   'AwsSolutions-IAM5[Resource::*]:StateMachine':
     'The state machine role needs X-Ray (xray:PutTraceSegments, xray:GetSampling*) and CloudWatch Logs ' +
@@ -93,6 +94,7 @@ export function acknowledgeNagFindings(stack: HeraldStack): void {
     `<${bucketId(stack.media.uploadBucket)}.Arn>/uploads/*`,
     `<${bucketId(stack.media.uploadBucket)}.Arn>/${QUEUE_BODY_PREFIX}*`,
     `<${bucketId(stack.media.mediaBucket)}.Arn>/orgs/*`,
+    `<${bucketId(stack.media.mediaBucket)}.Arn>/${PROBE_POSTER_OBJECTS}`,
   ];
 
   const tableLogicalId = stack.getLogicalId(stack.table.node.defaultChild as CfnResource);

@@ -31,6 +31,9 @@ import type { Access } from '../operations.ts';
  */
 export const PROBE_ARCHITECTURE = Architecture.X86_64;
 
+/** The only media-bucket objects the probe function may write: posters (core/media.ts posterKeyOf). */
+export const PROBE_POSTER_OBJECTS = 'orgs/*/media/*/_poster.jpg';
+
 /** The layer's /opt: the two binaries for the probe's architecture and their notices. */
 function ffmpegLayerDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'herald-ffmpeg-layer-'));
@@ -127,6 +130,10 @@ export class Media extends Construct {
       fn.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions, resources }));
     if (access === 'presign') allow(['s3:PutObject'], [uploads]);
     if (access === 'RO') allow(['s3:GetObject'], [media]);
+    if (access === 'probe') {
+      allow(['s3:GetObject'], [uploads]);
+      allow(['s3:PutObject'], [`${this.mediaBucket.bucketArn}/${PROBE_POSTER_OBJECTS}`]);
+    }
     if (access === 'RW') {
       allow(['s3:GetObject', 's3:DeleteObject'], [uploads]);
       // Without ListBucket a missing object answers 403 instead of 404.
