@@ -180,11 +180,12 @@ describe('functions', () => {
 
   it.each(manifestIds)('%s runs Node.js 22 on arm64 with tracing, JSON logs and source maps', (id) => {
     const op = operations.find((o) => o.id === id);
+    const worker = workers.find((w) => w.id === id);
     expect(fnResource(id).Properties).toMatchObject({
       Runtime: 'nodejs22.x',
-      // The probe function runs on x86_64: the registry binaries in its layer are linux-x64.
-      Architectures: [op?.access.ffmpeg ? 'x86_64' : 'arm64'],
-      MemorySize: op?.memoryMb ?? 1024,
+      // The probe function runs on x86_64 (lib/constructs/media.ts PROBE_ARCHITECTURE).
+      Architectures: [(op ?? worker)?.access.ffmpeg ? 'x86_64' : 'arm64'],
+      MemorySize: op?.memoryMb ?? worker?.memoryMb ?? 1024,
       Timeout:
         workers.find((w) => w.id === id)?.timeoutSeconds ??
         op?.timeoutSeconds ??
@@ -924,7 +925,7 @@ describe('media', () => {
     const layerId = logicalId(prod.stack, prod.stack.media.ffmpegLayer);
     for (const id of manifestIds) {
       const props = fnResource(id).Properties;
-      if (id === 'completeMediaUpload') {
+      if (id === 'probeMedia') {
         expect(props.Layers).toEqual([{ Ref: layerId }]);
         expect(props.EphemeralStorage).toEqual({ Size: 2048 });
         expect(envOf(id)).toMatchObject({
@@ -939,7 +940,7 @@ describe('media', () => {
     prod.template.hasResourceProperties('AWS::Lambda::LayerVersion', { CompatibleArchitectures: ['x86_64'] });
   });
 
-  it('grants S3 by manifest access: presign PutObject, probe Get/Delete uploads + Put media, worker Get, queue bodies', () => {
+  it('grants S3 by manifest access: presign PutObject, complete Get/Delete uploads + Put media, probe Get uploads + Put posters, worker Get, queue bodies', () => {
     const s3Actions = (id: string) =>
       actionsOf(id)
         .filter((a) => a.startsWith('s3:'))
@@ -951,6 +952,8 @@ describe('media', () => {
       's3:ListBucket',
       's3:PutObject',
     ]);
+    // The probe reads uploads and writes posters (least-privilege.test.ts checks the prefixes).
+    expect(s3Actions('probeMedia')).toEqual(['s3:GetObject', 's3:PutObject']);
     expect(s3Actions('deliveryWorker')).toEqual(['s3:GetObject']);
     // Queue bodies sent by reference (the least-privilege tests check their prefix).
     expect(s3Actions('streamRelay')).toEqual(['s3:PutObject']);
@@ -959,6 +962,7 @@ describe('media', () => {
     const granted = [
       'createMediaUpload',
       'completeMediaUpload',
+      'probeMedia',
       'deliveryWorker',
       'streamRelay',
       'webhookFanout',
