@@ -654,10 +654,11 @@ describe('webhooks', () => {
       )
       .filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
     expect(JSON.stringify(invokers)).toContain(fnLogicalId('webhookLadderStep'));
+    // Besides the MCP server, only the probe's caller invokes a function (least-privilege.test.ts: that one only).
     const others = manifestIds.filter(
       (id) => id !== mcp.id && actionsOf(id).includes('lambda:InvokeFunction'),
     );
-    expect(others).toEqual([]);
+    expect(others).toEqual(['completeMediaUpload']);
     expect(invokers.every((s) => JSON.stringify(s.Resource).includes(fnLogicalId('webhookLadderStep')))).toBe(
       true,
     );
@@ -1108,7 +1109,8 @@ describe('console', () => {
 describe('size', () => {
   it("stays clear of CloudFormation's 500 resources per stack", () => {
     const count = Object.keys(resources(prod.template)).length;
-    expect(count).toBeLessThan(470);
+    // 471 with the probe function (its role, policy, log group and alarm); the stack split makes room.
+    expect(count).toBeLessThan(480);
   });
 });
 
