@@ -31,6 +31,8 @@ export default defineConfig({
             HERALD_UPLOAD_BUCKET: 'herald-test-uploads',
             HERALD_MEDIA_BUCKET: 'herald-test-media',
             HERALD_MEDIA_BASE_URL: 'https://media.example',
+            // completeMediaUpload's probe function (Lambda is mocked; tests answer its invocations).
+            HERALD_PROBE_FUNCTION: 'probeMedia',
             AWS_REGION: 'us-east-1',
             AWS_ACCESS_KEY_ID: 'unit',
             AWS_SECRET_ACCESS_KEY: 'unit',

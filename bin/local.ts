@@ -11,19 +11,13 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { QUEUE_BODY_BUCKET_ENV } from '#core/messages';
 import { consoleAssetsVersion } from '#lib/console-assets';
-import {
-  apiOperations,
-  CONSOLE_PATH,
-  DEFAULT_TIMEOUT_SECONDS,
-  queues,
-  stateMachines,
-  workers,
-} from '#lib/operations';
+import { apiOperations, CONSOLE_PATH, queues, stateMachines, workers } from '#lib/operations';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
 import { countCapacity } from './local/capacity.ts';
 import { ensureDataDir, prepareDataDir } from './local/data-dir.ts';
 import { createFrontDoor, lambdaContext, loadHandler } from './local/front-door.ts';
 import { IntervalRunner } from './local/interval-runner.ts';
+import { invokableFunctions, invokedFunctionEnv } from './local/invoked-functions.ts';
 import { expireQueueBodies, QUEUE_BODY_SWEEP_MS } from './local/queue-body-expiry.ts';
 import { QueuePoller, type QueuePollerOptions } from './local/queue-poller.ts';
 import {
@@ -128,17 +122,17 @@ async function main() {
 
     // KMS, Step Functions, SES and Lambda Invoke stand-ins; the state machines run their ASL files
     // with Task states invoking the same worker handlers Lambda would.
+    const invokable = invokableFunctions();
     const standins: AwsStandins = await startAwsStandins({
       kmsKeyMaterial: Buffer.from(localSecret(dir, 'kms'), 'base64url'),
       stateMachines: await Promise.all(stateMachines.map((spec) => localStateMachine(spec))),
-      // The MCP server's tool calls: the operation's handler module, as Lambda Invoke would run it
-      // (the API operations only, as in AWS, where the MCP role may invoke nothing else).
+      // The MCP server's tool calls and the probe (completeMediaUpload invokes probeMedia): the
+      // function's handler module, as Lambda Invoke would run it (bin/local/invoked-functions.ts).
       invoke: async (name, payload) => {
-        const op = apiOperations.find((o) => o.id === name);
-        if (!op) throw new Error(`no function ${name}`);
-        const handler = await loadHandler<unknown, unknown>(root, op.entry);
-        const timeoutMs = (op.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
-        return handler(payload, lambdaContext(op.id, randomUUID(), timeoutMs));
+        const fn = invokable.get(name);
+        if (!fn) throw new Error(`no function ${name}`);
+        const handler = await loadHandler<unknown, unknown>(root, fn.entry);
+        return handler(payload, lambdaContext(name, randomUUID(), fn.timeoutMs));
       },
       log: (line) => console.log(`[aws] ${line}`),
       executionsFile: join(dir, 'step-functions.json'),
@@ -150,6 +144,7 @@ async function main() {
       AWS_ENDPOINT_URL_SESV2: standins.endpoint,
       AWS_ENDPOINT_URL_LAMBDA: standins.endpoint,
       HERALD_OPERATION_FUNCTIONS: JSON.stringify(Object.fromEntries(apiOperations.map((o) => [o.id, o.id]))),
+      ...invokedFunctionEnv(),
       WEBHOOK_SECRETS_KEY_ID: 'alias/herald-webhook-secrets',
       CONNECTION_SECRETS_KEY_ID: 'alias/herald-connection-secrets',
       HERALD_NOTIFY_FROM: process.env.HERALD_NOTIFY_FROM ?? 'herald@localhost',

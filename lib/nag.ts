@@ -3,6 +3,7 @@ import { HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { QUEUE_BODY_PREFIX } from '../functions/core/messages.ts';
+import { PROBE_POSTER_OBJECTS } from './constructs/media.ts';
 import type { HeraldStacks } from './herald-stack.ts';
 
 // cdk-nag (AwsSolutions pack) runs as a CDK validation plugin: any finding that is not acknowledged
@@ -57,7 +58,7 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
     'The distribution uses the default *.cloudfront.net certificate (no custom domain is required to ' +
     'deploy Herald); with a custom domain and ACM certificate, TLS 1.2 is the minimum.',
   'AwsSolutions-IAM5[Resource::<bucket>/<prefix>/*]':
-    'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/* or queue-bodies/*): ' +
+    'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/*, queue-bodies/*, or the posters orgs/*/media/*/_poster.jpg): ' +
     'object keys are created per asset or message, so they cannot be listed in advance.',
   'AwsSolutions-IAM5[Resource::*]:StateMachine':
     'The state machine role needs X-Ray (xray:PutTraceSegments, xray:GetSampling*) and CloudWatch Logs ' +
@@ -130,6 +131,7 @@ export function acknowledgeNagFindings(stacks: HeraldStacks): void {
       `${upload}/uploads/*`,
       `${upload}/${QUEUE_BODY_PREFIX}*`,
       `${refIn(stack, data.media.mediaBucket)}/orgs/*`,
+      `${refIn(stack, data.media.mediaBucket)}/${PROBE_POSTER_OBJECTS}`,
     ];
     for (const prefix of prefixes)
       acknowledge(

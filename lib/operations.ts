@@ -27,10 +27,11 @@ export interface Access {
   /** Needs the cursor-signing secret (paginated lists). */
   cursor?: boolean;
   /**
-   * The media bucket: `presign` signs uploads (PutObject, no reads), `RW` probes and writes
-   * posters (GetObject + PutObject), `RO` reads asset bytes (GetObject).
+   * The media bucket: `presign` signs uploads (PutObject, no reads), `RW` completes them (reads
+   * and removes uploads, copies them into the media bucket), `probe` reads uploads and writes
+   * posters only (`…/_poster.jpg`), `RO` reads asset bytes (GetObject).
    */
-  media?: 'presign' | 'RW' | 'RO';
+  media?: 'presign' | 'RW' | 'probe' | 'RO';
   /** Needs the ffmpeg/ffprobe layer (the probe function only; no other bundle carries it). */
   ffmpeg?: boolean;
   /** The webhook signing-secret key: `encrypt` seals new secrets, `decrypt` opens them to sign. */
@@ -120,10 +121,10 @@ export const operations: readonly Operation[] = [
     entry: 'functions/handlers/complete-media-upload.ts',
     summary: 'Probe an uploaded file and make the asset ready',
     tag: 'Media',
-    access: { table: 'RW', media: 'RW', ffmpeg: true },
-    // Downloads and probes up to 1 GiB of video; API Gateway still answers after 30 s at most.
+    // Video and audio are probed by probeMedia (a worker below), which it invokes and waits for.
+    access: { table: 'RW', media: 'RW' },
+    // Waits for the probe of up to 1 GiB of video; API Gateway still answers after 30 s at most.
     timeoutSeconds: 29,
-    memoryMb: 3008,
   },
   {
     id: 'listPosts',
@@ -677,15 +678,22 @@ export type Trigger =
   /** Every `everySeconds` in AWS; the local stack runs the same handler every `localEverySeconds`. */
   | { kind: 'schedule'; everySeconds: number; localEverySeconds: number }
   /** Invoked by Task states of a state machine. */
-  | { kind: 'task'; stateMachine: StateMachineName };
+  | { kind: 'task'; stateMachine: StateMachineName }
+  /**
+   * Invoked by these functions, which wait for the answer (RequestResponse); each may invoke this
+   * function only, and finds its name in the environment variable `env`.
+   */
+  | { kind: 'invoke'; by: readonly string[]; env: string };
 
-/** Handlers that are not HTTP operations (stream, queue and schedule consumers). */
+/** Handlers that are not HTTP operations (stream, queue, schedule, state machine and invoked functions). */
 export interface Worker {
   id: string;
   entry: string;
   access: Access & { sends?: QueueName[] };
   trigger: Trigger;
   timeoutSeconds: number;
+  /** @default 1024 */
+  memoryMb?: number;
 }
 
 export const workers: readonly Worker[] = [
@@ -788,6 +796,18 @@ export const workers: readonly Worker[] = [
     // Ten receivers at 15 s each, in parallel; the queue's visibility (120 s) covers it.
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 10, concurrency: 8 },
     timeoutSeconds: 60,
+  },
+  {
+    // ffprobe and ffmpeg on untrusted uploads, in a function that can read one upload and write its
+    // poster, and nothing else: no table, no keys (the buckets are S3-managed).
+    id: 'probeMedia',
+    entry: 'functions/handlers/probe-media.ts',
+    access: { table: 'none', media: 'probe', ffmpeg: true },
+    trigger: { kind: 'invoke', by: ['completeMediaUpload'], env: 'HERALD_PROBE_FUNCTION' },
+    // Inside its caller's 29 s; each tool run is bounded too (adapters/media-tools.ts).
+    timeoutSeconds: 27,
+    // The download of up to 1 GiB streams to /tmp; memory is for the tools (and CPU with it).
+    memoryMb: 3008,
   },
   {
     id: 'webhookLadderStep',

@@ -7,7 +7,29 @@ import { createRequire } from 'node:module';
 // installer packages are only the local/test fallback and are loaded lazily through a renamed
 // require, which bundlers leave alone, so no function bundle carries them.
 
-const TIMEOUT_MS = 30_000;
+/**
+ * Every run of either tool is bounded, as the bytes it reads come from anyone with an API key:
+ * `timeoutMs` (then SIGKILL and a `timeout` ProbeError), and `memoryMb` of address space
+ * (`ulimit -v` in the shell that execs the tool; past it allocations fail and the tool exits or
+ * crashes: a `failed` ProbeError) with no single allocation over `maxAllocMb` (the tools' own
+ * `-max_alloc`). The probe function's 3008 MB leave room for the Node process beside the tool.
+ */
+export interface ToolLimits {
+  timeoutMs: number;
+  memoryMb: number;
+  maxAllocMb: number;
+}
+
+export const DEFAULT_LIMITS: ToolLimits = { timeoutMs: 20_000, memoryMb: 2048, maxAllocMb: 512 };
+
+/**
+ * The tool's whole environment: no AWS credentials or anything else of the function's; PATH for
+ * the shell, the C locale for stable output.
+ */
+export const TOOL_ENV: Readonly<Record<string, string>> = { PATH: '/usr/bin:/bin', LC_ALL: 'C' };
+
+/** Sets the address-space limit, then becomes the tool (exec: the timeout's SIGKILL reaches it). */
+const LIMITED_EXEC = 'ulimit -v "$1" || exit 125; shift; exec "$@"';
 
 export type ProbeErrorReason = 'timeout' | 'failed' | 'unreadable' | 'no_frame';
 
@@ -39,23 +61,44 @@ function binary(envName: string, pkg: string): string {
 export const ffprobePath = () => binary('HERALD_FFPROBE_PATH', '@ffprobe-installer/ffprobe');
 export const ffmpegPath = () => binary('HERALD_FFMPEG_PATH', '@ffmpeg-installer/ffmpeg');
 
-/** Runs a tool; resolves with stdout, rejects with a ProbeError. */
-function run(file: string, args: readonly string[], tool: string): Promise<string> {
+/** Runs a tool within `limits`; resolves with stdout, rejects with a ProbeError. */
+export function runTool(
+  file: string,
+  args: readonly string[],
+  tool: string,
+  limits: ToolLimits = DEFAULT_LIMITS,
+): Promise<string> {
+  const { timeoutMs, memoryMb, maxAllocMb } = limits;
+  const argv = ['-max_alloc', String(maxAllocMb * 1024 * 1024), ...args];
   return new Promise((resolve, reject) => {
     execFile(
-      file,
-      args,
-      { timeout: TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
+      '/bin/sh',
+      ['-c', LIMITED_EXEC, 'sh', String(memoryMb * 1024), file, ...argv],
+      {
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 16 * 1024 * 1024,
+        encoding: 'utf8',
+        env: TOOL_ENV,
+      },
       (error, stdout, stderr) => {
         if (!error) return resolve(stdout);
-        // A string code (ENOENT, EACCES…) means the binary did not run: a deployment fault (500),
-        // not a ProbeError, which callers turn into "these bytes are not media" (400).
-        if (typeof error.code === 'string') {
-          return reject(new Error(`cannot run ${tool} at ${file}: ${error.message}`, { cause: error }));
+        // A string code (ENOENT, EACCES…) means the shell did not run, 126/127 that the tool did
+        // not (missing or not executable), 125 that the limit could not be set: a deployment fault
+        // (500), not a ProbeError, which callers turn into "these bytes are not media" (400).
+        const notRun =
+          typeof error.code === 'string' || (!error.killed && [125, 126, 127].includes(Number(error.code)));
+        if (notRun) {
+          const why = stderr.trim().slice(-500) || error.message;
+          return reject(new Error(`cannot run ${tool} at ${file}: ${why}`, { cause: error }));
         }
         const detail = stderr.trim().slice(-2000);
         if (error.killed)
-          reject(new ProbeError('timeout', `${tool} timed out after ${TIMEOUT_MS} ms`, detail));
+          reject(new ProbeError('timeout', `${tool} timed out after ${timeoutMs} ms and was killed`, detail));
+        else if (error.signal)
+          reject(
+            new ProbeError('failed', `${tool} died of ${error.signal} (within ${memoryMb} MB?)`, detail),
+          );
         else reject(new ProbeError('failed', `${tool} failed: ${detail || error.message}`, detail));
       },
     );
@@ -104,11 +147,12 @@ function rotation(s: FfprobeStream): number {
   return Math.abs(Number(fromMatrix ?? s.tags?.rotate ?? 0)) % 180;
 }
 
-export async function ffprobe(filePath: string): Promise<ProbeResult> {
-  const out = await run(
+export async function ffprobe(filePath: string, limits?: ToolLimits): Promise<ProbeResult> {
+  const out = await runTool(
     ffprobePath(),
     ['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', filePath],
     'ffprobe',
+    limits,
   );
   let parsed: FfprobeOutput;
   try {
@@ -148,17 +192,22 @@ async function nonEmpty(path: string): Promise<boolean> {
  * frame there (ffmpeg still exits 0), so the first frame is taken instead. ffmpeg applies the
  * display rotation itself, so the poster matches `ffprobe`'s width/height. Returns `outJpegPath`.
  */
-export async function posterFrame(videoPath: string, outJpegPath: string): Promise<string> {
+export async function posterFrame(
+  videoPath: string,
+  outJpegPath: string,
+  limits?: ToolLimits,
+): Promise<string> {
   for (const at of ['0.5', '0']) {
     // The image muxer leaves the file alone when no frame comes: a stale one must not pass.
     await rm(outJpegPath, { force: true });
-    await run(
+    await runTool(
       ffmpegPath(),
       [
         ...['-v', 'error', '-nostdin', '-y', '-ss', at, '-i', videoPath],
         ...['-frames:v', '1', '-an', '-sn', '-vf', "scale='min(1280,iw)':-2", '-q:v', '3', outJpegPath],
       ],
       'ffmpeg',
+      limits,
     );
     if (await nonEmpty(outJpegPath)) return outJpegPath;
   }

@@ -24,15 +24,27 @@ export async function invokeOperation(
   operationId: string,
   event: APIGatewayProxyEventV2,
 ): Promise<APIGatewayProxyStructuredResultV2> {
+  return (await invokeFunction(
+    functionName(operationId),
+    event,
+    `operation ${operationId}`,
+  )) as APIGatewayProxyStructuredResultV2;
+}
+
+/**
+ * Invokes a function and waits for its answer (RequestResponse): its parsed payload, or an Error
+ * naming `what` when the function failed. Shared with the probe's caller (adapters/probe-function.ts).
+ */
+export async function invokeFunction(name: string, payload: unknown, what: string): Promise<unknown> {
   const { lambda, InvokeCommand } = await lambdaClient();
   const res = await lambda.send(
     new InvokeCommand({
-      FunctionName: functionName(operationId),
-      Payload: Buffer.from(JSON.stringify(event)),
+      FunctionName: name,
+      InvocationType: 'RequestResponse',
+      Payload: Buffer.from(JSON.stringify(payload)),
     }),
   );
   const text = res.Payload ? Buffer.from(res.Payload).toString('utf8') : '';
-  if (res.FunctionError)
-    throw new Error(`operation ${operationId} failed: ${res.FunctionError} ${text.slice(0, 300)}`);
-  return JSON.parse(text) as APIGatewayProxyStructuredResultV2;
+  if (res.FunctionError) throw new Error(`${what} failed: ${res.FunctionError} ${text.slice(0, 300)}`);
+  return JSON.parse(text) as unknown;
 }

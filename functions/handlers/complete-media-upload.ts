@@ -2,7 +2,7 @@ import { NoQuery } from '#core/requests';
 import { apiHandler, ok } from '#handlers/support/api';
 import { completeMediaUpload } from '#usecases/complete-media-upload';
 
-// The probe function: the only one with the ffmpeg/ffprobe layer, more memory and a longer timeout.
+// Images are measured here; video and audio go to the probe function (handlers/probe-media.ts).
 export const { handler, impl } = apiHandler(
   'completeMediaUpload',
   { query: NoQuery },

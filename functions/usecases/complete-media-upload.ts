@@ -1,19 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { getAsset, markReady } from '#adapters/media';
-import {
-  deleteUpload,
-  downloadObject,
-  headObject,
-  promoteUpload,
-  putMediaObject,
-  readHead,
-} from '#adapters/media-store';
-import { ffprobe, ProbeError, type ProbeResult, posterFrame } from '#adapters/media-tools';
+import { deleteUpload, headObject, promoteUpload, readHead } from '#adapters/media-store';
+import { invokeProbe } from '#adapters/probe-function';
 import { conflict, notFound, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
-import { mediaUrl, posterKeyOf, toMediaAsset, tooLarge } from '#core/media';
+import { type MediaAssetRecord, mediaUrl, posterKeyOf, toMediaAsset, tooLarge } from '#core/media';
 import {
   ALLOWED_MEDIA,
   HEAD_BYTES,
@@ -22,8 +12,8 @@ import {
   MAX_IMAGE_HEAD_BYTES,
   matchesClaim,
   sniff,
-  streamsMatchClaim,
 } from '#core/media-probe';
+import type { ProbeRequest } from '#core/probe-contract';
 import { mediaBaseUrl } from '#shared/config';
 import { logger } from '#shared/logger';
 
@@ -33,7 +23,6 @@ interface Probed {
   width: number | null;
   height: number | null;
   duration_sec: number | null;
-  poster?: Uint8Array;
 }
 
 async function probeImage(key: string, size: number, head: Uint8Array): Promise<Probed> {
@@ -44,41 +33,20 @@ async function probeImage(key: string, size: number, head: Uint8Array): Promise<
   return { width: dims.width, height: dims.height, duration_sec: null };
 }
 
-async function probeAudioVideo(key: string, contentType: string, kind: 'video' | 'audio'): Promise<Probed> {
-  const dir = await mkdtemp(join(tmpdir(), 'herald-probe-'));
-  try {
-    const file = join(dir, 'input');
-    await downloadObject('uploads', key, file);
-    let info: ProbeResult;
-    try {
-      info = await ffprobe(file);
-    } catch (err) {
-      if (err instanceof ProbeError && err.reason !== 'timeout')
-        throw contentMismatch(`The file could not be read as ${kind}; it may be corrupt.`);
-      throw err;
-    }
-    if (!streamsMatchClaim(contentType, info))
-      throw contentMismatch(
-        kind === 'video' ? 'The file has no video stream.' : 'The file is not audio-only.',
-      );
-    if (kind === 'audio') return { width: null, height: null, duration_sec: info.durationSec };
-    const poster = join(dir, 'poster.jpg');
-    try {
-      await posterFrame(file, poster);
-    } catch (err) {
-      if (err instanceof ProbeError && err.reason !== 'timeout')
-        throw contentMismatch('No frame of the video could be decoded; it may be corrupt.');
-      throw err;
-    }
-    return {
-      width: info.width,
-      height: info.height,
-      duration_sec: info.durationSec,
-      poster: new Uint8Array(await readFile(poster)),
-    };
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
+/** Video and audio: the probe function reads them (ffprobe, ffmpeg) and stores a video's poster. */
+async function probeAudioVideo(asset: MediaAssetRecord): Promise<Probed & { posterKey: string | null }> {
+  const answer = await invokeProbe({
+    upload_key: asset.upload_key,
+    content_type: asset.content_type as ProbeRequest['content_type'],
+    poster_key: asset.kind === 'video' ? posterKeyOf(asset.object_key) : null,
+  });
+  if (!answer.ok) throw contentMismatch(answer.message);
+  return {
+    width: answer.width,
+    height: answer.height,
+    duration_sec: answer.duration_sec,
+    posterKey: answer.poster_key,
+  };
 }
 
 function contentMismatch(message: string): ValidationError {
@@ -88,7 +56,8 @@ function contentMismatch(message: string): ValidationError {
 /**
  * completeMediaUpload: probe the uploaded bytes and make the asset ready. Ready assets are returned
  * as they are; a ticket past its expiry or an object never uploaded is 409; bytes that are not
- * what content_type says are 400 and the asset stays pending. Nothing reaches S3 or ffprobe before
+ * what content_type says are 400 and the asset stays pending. Video and audio are probed by the
+ * probe function (usecases/probe-media.ts), which stores a video's poster. Nothing reaches S3 or the probe before
  * the request is admitted: a refused request (401 at the gate, 429) costs the asset read only.
  */
 export async function completeMediaUpload(
@@ -128,14 +97,10 @@ export async function completeMediaUpload(
   }
   const probed =
     asset.kind === 'image'
-      ? await probeImage(asset.upload_key, object.size, head)
-      : await probeAudioVideo(asset.upload_key, asset.content_type, asset.kind);
+      ? { ...(await probeImage(asset.upload_key, object.size, head)), posterKey: null }
+      : await probeAudioVideo(asset);
   await promoteUpload(asset.upload_key, asset.object_key, asset.content_type);
-  let posterKey: string | null = null;
-  if (probed.poster) {
-    posterKey = posterKeyOf(asset.object_key);
-    await putMediaObject(posterKey, probed.poster, 'image/jpeg');
-  }
+  const { posterKey } = probed;
   const ready = await markReady(asset, {
     size_bytes: object.size,
     width: probed.width,

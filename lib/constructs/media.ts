@@ -1,7 +1,6 @@
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { copyFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import {
   AllowedMethods,
@@ -17,6 +16,8 @@ import { Architecture, Code, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { QUEUE_BODY_BUCKET_ENV, QUEUE_BODY_DAYS, QUEUE_BODY_PREFIX } from '../../functions/core/messages.ts';
+import { stageFfmpegLayer } from '../ffmpeg-layer.ts';
+import { REPO_ROOT } from '../herald-function.ts';
 import type { Access } from '../operations.ts';
 
 // Media: the upload bucket (clients PUT there with presigned URLs; never served; what is never
@@ -24,22 +25,21 @@ import type { Access } from '../operations.ts';
 // own prefix and expiry: no bucket of their own, one resource fewer), the media bucket (probed copies and posters, private, served only
 // through CloudFront with origin access control), and the ffmpeg/ffprobe layer of the probe function.
 
-/** Architecture of the probe function: the registry ships the binaries we package for linux-x64. */
+/**
+ * Architecture of the probe function. x86_64: its binaries are then the very ones the tests run on
+ * a linux-x64 machine (CI); the layer is built for it whatever the host (lib/ffmpeg-layer.ts).
+ */
 export const PROBE_ARCHITECTURE = Architecture.X86_64;
 
-/** Stages the two binaries from their registry packages into `<dir>/bin` (a layer's /opt/bin). */
-function stageFfmpegLayer(): string {
-  const require = createRequire(import.meta.url);
+/** The only media-bucket objects the probe function may write: posters (core/media.ts posterKeyOf). */
+export const PROBE_POSTER_OBJECTS = 'orgs/*/media/*/_poster.jpg';
+
+/** The layer's /opt: the two binaries for the probe's architecture and their notices. */
+function ffmpegLayerDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'herald-ffmpeg-layer-'));
-  mkdirSync(join(dir, 'bin'));
-  for (const [pkg, name] of [
-    ['@ffmpeg-installer/linux-x64', 'ffmpeg'],
-    ['@ffprobe-installer/linux-x64', 'ffprobe'],
-  ] as const) {
-    const source = join(dirname(require.resolve(`${pkg}/package.json`)), name);
-    copyFileSync(source, join(dir, 'bin', name));
-    chmodSync(join(dir, 'bin', name), 0o755);
-  }
+  const arch = PROBE_ARCHITECTURE === Architecture.ARM_64 ? 'arm64' : 'x64';
+  stageFfmpegLayer(arch, dir, { root: REPO_ROOT, cacheDir: join(REPO_ROOT, '.build', 'media-tools') });
+  copyFileSync(join(REPO_ROOT, 'NOTICE'), join(dir, 'licenses', 'NOTICE'));
   return dir;
 }
 
@@ -49,8 +49,9 @@ function stageFfmpegLayer(): string {
  */
 export function newFfmpegLayer(scope: Construct, removalPolicy: RemovalPolicy): LayerVersion {
   return new LayerVersion(scope, 'FfmpegLayer', {
-    description: 'ffmpeg and ffprobe (linux-x64, from @ffmpeg-installer / @ffprobe-installer) in /opt/bin',
-    code: Code.fromAsset(stageFfmpegLayer()),
+    description:
+      'ffmpeg and ffprobe (from @ffmpeg-installer / @ffprobe-installer) in /opt/bin; notices in /opt/licenses',
+    code: Code.fromAsset(ffmpegLayerDir()),
     compatibleArchitectures: [PROBE_ARCHITECTURE],
     removalPolicy,
   });
@@ -137,6 +138,10 @@ export class Media extends Construct {
       fn.grantPrincipal.addToPrincipalPolicy(new PolicyStatement({ actions, resources }));
     if (access === 'presign') allow(['s3:PutObject'], [uploads]);
     if (access === 'RO') allow(['s3:GetObject'], [media]);
+    if (access === 'probe') {
+      allow(['s3:GetObject'], [uploads]);
+      allow(['s3:PutObject'], [`${this.mediaBucket.bucketArn}/${PROBE_POSTER_OBJECTS}`]);
+    }
     if (access === 'RW') {
       allow(['s3:GetObject', 's3:DeleteObject'], [uploads]);
       // Without ListBucket a missing object answers 403 instead of 404.

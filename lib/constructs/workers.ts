@@ -1,6 +1,7 @@
 import { Duration, type Stack } from 'aws-cdk-lib';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, type IEventSource, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type Worker, workers } from '../operations.ts';
@@ -16,7 +17,8 @@ export interface WorkersProps {
 
 /**
  * The manifest's workers, each on its trigger: the table stream, a queue (or its DLQ), an
- * EventBridge rate. Task workers are invoked by their state machine (state-machines.ts).
+ * EventBridge rate, or the functions that invoke it. Task workers are invoked by their state
+ * machine (state-machines.ts).
  */
 export class Workers {
   constructor(scope: Stack, { data, queues, functions }: WorkersProps) {
@@ -35,6 +37,16 @@ export class Workers {
           schedule: Schedule.rate(Duration.seconds(trigger.everySeconds)),
           targets: [new LambdaFunction(fn, { retryAttempts: 0 })],
         });
+      }
+      if (trigger.kind === 'invoke') {
+        // Exactly this function (no versions or aliases: callers invoke $LATEST by name).
+        for (const id of trigger.by) {
+          const caller = functions.get(id);
+          caller.addToRolePolicy(
+            new PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [fn.functionArn] }),
+          );
+          caller.addEnvironment(trigger.env, fn.functionName);
+        }
       }
     }
   }

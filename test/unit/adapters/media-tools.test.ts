@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ffprobe, ProbeError, posterFrame } from '#adapters/media-tools';
+import { DEFAULT_LIMITS, ffprobe, ProbeError, posterFrame } from '#adapters/media-tools';
 import { imageDimensions, sniff } from '#core/media-probe';
 import {
   makeLargeMp4,
@@ -126,7 +126,7 @@ describe('ffprobe', () => {
 
     expect(error).toBeInstanceOf(Error);
     expect(error).not.toBeInstanceOf(ProbeError);
-    expect(String(error)).toMatch(/no-such-ffprobe.*ENOENT/);
+    expect(String(error)).toMatch(/cannot run ffprobe at \S*no-such-ffprobe: .*not found/);
   });
 });
 
@@ -159,6 +159,69 @@ describe('posterFrame', () => {
 
   it('throws a ProbeError for a file without video', async () => {
     await probeError(posterFrame(samples.files.mp3.path, join(dir, 'none.jpg')));
+  });
+});
+
+describe('limits of every run', () => {
+  /** A stand-in for ffprobe: a shell script with `body`, named by HERALD_FFPROBE_PATH. */
+  async function fakeFfprobe(name: string, body: string): Promise<string> {
+    const path = join(dir, name);
+    await writeFile(path, `#!/bin/sh\n${body}\n`);
+    await chmod(path, 0o755);
+    process.env.HERALD_FFPROBE_PATH = path;
+    return path;
+  }
+
+  it('kills a tool that runs past its time limit, with a timeout ProbeError', async () => {
+    const pidFile = join(dir, 'hang.pid');
+    await fakeFfprobe('hang.sh', `echo $$ > ${pidFile}\nexec sleep 30`);
+    const started = Date.now();
+
+    const error = await probeError(ffprobe(samples.files.mp4.path, { ...DEFAULT_LIMITS, timeoutMs: 300 }));
+
+    expect(error.reason).toBe('timeout');
+    expect(error.message).toBe('ffprobe timed out after 300 ms and was killed');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const pid = Number((await readFile(pidFile, 'utf8')).trim());
+    expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
+  });
+
+  it('gives the tool no environment of the function: no AWS credentials', async () => {
+    const envFile = join(dir, 'env.txt');
+    await fakeFfprobe('env.sh', `env > ${envFile}\necho '{}'`);
+    process.env.AWS_SECRET_ACCESS_KEY = 'do-not-leak';
+    try {
+      await probeError(ffprobe(samples.files.mp4.path));
+    } finally {
+      delete process.env.AWS_SECRET_ACCESS_KEY;
+    }
+    const names = (await readFile(envFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => line.split('=')[0]);
+    expect(names).toContain('PATH');
+    expect(names.filter((n) => !['PATH', 'LC_ALL', 'PWD', 'SHLVL', '_', 'OLDPWD'].includes(n ?? ''))).toEqual(
+      [],
+    );
+  });
+
+  it('caps the address space (ulimit -v) and every allocation (-max_alloc)', async () => {
+    const out = join(dir, 'limits.txt');
+    await fakeFfprobe('limits.sh', `{ ulimit -v; echo "$@"; } > ${out}\necho '{}'`);
+
+    await probeError(ffprobe(samples.files.mp4.path, { timeoutMs: 5_000, memoryMb: 300, maxAllocMb: 64 }));
+
+    const [limit, args] = (await readFile(out, 'utf8')).trim().split('\n');
+    expect(limit).toBe(String(300 * 1024));
+    expect(args).toMatch(/^-max_alloc 67108864 -v error /);
+  });
+
+  it('fails the real ffprobe cleanly when its memory limit is too small', async () => {
+    const error = await probeError(
+      ffprobe(samples.files.mp4.path, { timeoutMs: 10_000, memoryMb: 16, maxAllocMb: 8 }),
+    );
+
+    expect(error.reason).toBe('failed');
   });
 });
 

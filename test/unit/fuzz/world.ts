@@ -544,7 +544,15 @@ function installMocks(): void {
   });
   aws.sfn.onAnyCommand().resolves({ executionArn: 'arn:aws:states:us-east-1:000000000000:execution:fuzz' });
   aws.ses.onAnyCommand().resolves({ MessageId: 'fuzz' });
-  aws.lambda.onAnyCommand().resolves({ StatusCode: 200 });
+  // The probe function (completeMediaUpload invokes it) runs its real handler here; the MCP
+  // server's tool calls answer nothing.
+  aws.lambda.onAnyCommand().callsFake(async (input: { FunctionName?: string; Payload?: Uint8Array }) => {
+    if (input.FunctionName !== 'probeMedia') return { StatusCode: 200 };
+    const { handler } = await import('#handlers/probe-media');
+    const payload = JSON.parse(Buffer.from(input.Payload ?? []).toString('utf8')) as unknown;
+    const answer = await handler(payload, lambdaContext('probeMedia', 'fuzz-probe'));
+    return { StatusCode: 200, Payload: new Uint8Array(Buffer.from(JSON.stringify(answer))) };
+  });
 }
 
 // Sealing the seed goes through the KMS stand-in; the mocks are installed again once the table

@@ -188,11 +188,12 @@ describe('functions', () => {
 
   it.each(manifestIds)('%s runs Node.js 22 on arm64 with tracing, JSON logs and source maps', (id) => {
     const op = operations.find((o) => o.id === id);
+    const worker = workers.find((w) => w.id === id);
     expect(fnResource(id).Properties).toMatchObject({
       Runtime: 'nodejs22.x',
-      // The probe function runs on x86_64: the registry binaries in its layer are linux-x64.
-      Architectures: [op?.access.ffmpeg ? 'x86_64' : 'arm64'],
-      MemorySize: op?.memoryMb ?? 1024,
+      // The probe function runs on x86_64 (lib/constructs/media.ts PROBE_ARCHITECTURE).
+      Architectures: [(op ?? worker)?.access.ffmpeg ? 'x86_64' : 'arm64'],
+      MemorySize: op?.memoryMb ?? worker?.memoryMb ?? 1024,
       Timeout:
         workers.find((w) => w.id === id)?.timeoutSeconds ??
         op?.timeoutSeconds ??
@@ -660,10 +661,11 @@ describe('webhooks', () => {
       )
       .filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
     expect(JSON.stringify(invokers)).toContain(fnLogicalId('webhookLadderStep'));
+    // Besides the MCP server, only the probe's caller invokes a function (least-privilege.test.ts: that one only).
     const others = manifestIds.filter(
       (id) => id !== mcp.id && actionsOf(id).includes('lambda:InvokeFunction'),
     );
-    expect(others).toEqual([]);
+    expect(others).toEqual(['completeMediaUpload']);
     expect(invokers.every((s) => JSON.stringify(s.Resource).includes(fnLogicalId('webhookLadderStep')))).toBe(
       true,
     );
@@ -931,7 +933,7 @@ describe('media', () => {
     const layerId = logicalId(probeStack.node.findChild('FfmpegLayer'));
     for (const id of manifestIds) {
       const props = fnResource(id).Properties;
-      if (id === 'completeMediaUpload') {
+      if (id === 'probeMedia') {
         expect(props.Layers).toEqual([{ Ref: layerId }]);
         expect(props.EphemeralStorage).toEqual({ Size: 2048 });
         expect(envOf(id)).toMatchObject({
@@ -946,7 +948,7 @@ describe('media', () => {
     prod.template.hasResourceProperties('AWS::Lambda::LayerVersion', { CompatibleArchitectures: ['x86_64'] });
   });
 
-  it('grants S3 by manifest access: presign PutObject, probe Get/Delete uploads + Put media, worker Get, queue bodies', () => {
+  it('grants S3 by manifest access: presign PutObject, complete Get/Delete uploads + Put media, probe Get uploads + Put posters, worker Get, queue bodies', () => {
     const s3Actions = (id: string) =>
       actionsOf(id)
         .filter((a) => a.startsWith('s3:'))
@@ -958,6 +960,8 @@ describe('media', () => {
       's3:ListBucket',
       's3:PutObject',
     ]);
+    // The probe reads uploads and writes posters (least-privilege.test.ts checks the prefixes).
+    expect(s3Actions('probeMedia')).toEqual(['s3:GetObject', 's3:PutObject']);
     expect(s3Actions('deliveryWorker')).toEqual(['s3:GetObject']);
     // Queue bodies sent by reference (the least-privilege tests check their prefix).
     expect(s3Actions('streamRelay')).toEqual(['s3:PutObject']);
@@ -966,6 +970,7 @@ describe('media', () => {
     const granted = [
       'createMediaUpload',
       'completeMediaUpload',
+      'probeMedia',
       'deliveryWorker',
       'streamRelay',
       'webhookFanout',

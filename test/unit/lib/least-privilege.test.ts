@@ -198,8 +198,13 @@ function allowedServices(f: FunctionSpec): string[] {
   if (f.access.sends?.length || f.trigger?.kind === 'queue' || f.trigger?.kind === 'stream') out.push('sqs');
   if (f.access.starts?.length) out.push('states');
   if (f.access.email) out.push('ses');
-  if (f.id === mcp.id) out.push('lambda');
+  if (f.id === mcp.id || invokedBy(f.id).length) out.push('lambda');
   return [...new Set(out)].sort();
+}
+
+/** The workers a function invokes by the manifest's `invoke` triggers (completeMediaUpload: the probe). */
+function invokedBy(id: string): string[] {
+  return workers.filter((w) => w.trigger.kind === 'invoke' && w.trigger.by.includes(id)).map((w) => w.id);
 }
 
 describe('least privilege: every IAM policy of the stack', () => {
@@ -385,6 +390,10 @@ describe.each(specs)('least privilege of $id', (f) => {
     const expected: Record<NonNullable<Access['media']>, string[]> = {
       presign: ['s3:PutObject @ uploadBucket/uploads/*'],
       RO: ['s3:GetObject @ mediaBucket/orgs/*'],
+      probe: [
+        's3:GetObject @ uploadBucket/uploads/*',
+        's3:PutObject @ mediaBucket/orgs/*/media/*/_poster.jpg',
+      ],
       RW: [
         's3:DeleteObject @ uploadBucket/uploads/*',
         's3:GetObject @ uploadBucket/uploads/*',
@@ -400,10 +409,10 @@ describe.each(specs)('least privilege of $id', (f) => {
     );
   });
 
-  it("invokes no function (the MCP server: exactly the API operations' functions, never itself)", () => {
+  it("invokes only what the manifest says (the MCP server: the API operations' functions; a caller: its invoked worker)", () => {
     const invoked = of(grants(), 'lambda');
     if (f.id !== mcp.id) {
-      expect(invoked).toEqual([]);
+      expect(pairs(invoked)).toEqual(invokedBy(f.id).map((id) => `lambda:InvokeFunction @ fn:${id}`));
       return;
     }
     expect(new Set(invoked.map((g) => g.action))).toEqual(new Set(['lambda:InvokeFunction']));
@@ -420,6 +429,29 @@ describe.each(specs)('least privilege of $id', (f) => {
       expect(new Set(ses.map((g) => g.action))).toEqual(new Set(['ses:SendEmail']));
       for (const g of ses) expect(g.resource).toMatch(/:identity\/(alerts@)?example\.com$/);
     }
+  });
+});
+
+describe('least privilege: the probe function and its caller', () => {
+  const fnProps = (id: string) =>
+    (template.toJSON().Resources as Record<string, { Properties: Json }>)[logicalId(stack.functionOf(id))]
+      ?.Properties ?? {};
+
+  it('probeMedia has no table, key or queue grant: it reads uploads and writes posters only', () => {
+    const used = [...new Set(grantsOf('probeMedia').map((g) => service(g.action)))].sort();
+    expect(used).toEqual(['logs', 's3', 'xray']);
+    expect(fnProps('probeMedia').Layers).toHaveLength(1);
+    expect((fnProps('probeMedia').Environment as { Variables: Json }).Variables.TABLE_NAME).toBeUndefined();
+  });
+
+  it('completeMediaUpload has no ffmpeg layer and invokes exactly the probe function', () => {
+    expect(fnProps('completeMediaUpload').Layers).toBeUndefined();
+    expect(of(grantsOf('completeMediaUpload'), 'lambda')).toEqual([
+      { action: 'lambda:InvokeFunction', resource: 'fn:probeMedia' },
+    ]);
+    const env = (fnProps('completeMediaUpload').Environment as { Variables: Json }).Variables;
+    expect(env.HERALD_PROBE_FUNCTION).toEqual({ Ref: logicalId(stack.functionOf('probeMedia')) });
+    expect(env.HERALD_FFPROBE_PATH).toBeUndefined();
   });
 });
 

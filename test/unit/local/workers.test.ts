@@ -115,12 +115,13 @@ describe('startWorkers (the local stack’s triggers)', () => {
     );
   });
 
-  it('starts a source for every worker but the state machine tasks, and hands each over to be stopped', async () => {
+  it('starts a source for every worker but the state machine tasks and invoked functions, and hands each over to be stopped', async () => {
     // Act
     const { made } = await wire();
 
     // Assert
-    const triggered = workers.filter((w) => w.trigger.kind !== 'task');
+    // Task workers run in the Step Functions stand-in, invoked ones through the Lambda stand-in.
+    const triggered = workers.filter((w) => w.trigger.kind !== 'task' && w.trigger.kind !== 'invoke');
     expect(made.queue.length + made.stream.length + made.timer.length).toBe(triggered.length);
     expect(made.started).toHaveLength(triggered.length);
     expect(made.started.every((s) => (s as Stoppable & { running: boolean }).running)).toBe(true);

@@ -132,7 +132,14 @@ describe('the same requests admitted reach the calls the refusals must not make'
     [
       'completeMediaUpload of an uploaded video',
       REQUESTS.find(([n]) => n.includes('uploaded video'))![1],
-      ['s3:HeadObjectCommand', 's3:GetObjectCommand', 's3:CopyObjectCommand', 's3:PutObjectCommand'],
+      // The probe function's invocation, then its download and poster (it runs in-process here).
+      [
+        's3:HeadObjectCommand',
+        's3:GetObjectCommand',
+        's3:CopyObjectCommand',
+        's3:PutObjectCommand',
+        'lambda:InvokeCommand',
+      ],
     ],
     [
       'selectChannelAccount',

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
@@ -17,9 +18,11 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
+import { handler as probeHandler } from '#handlers/probe-media';
 import { completeMediaUpload } from '#usecases/complete-media-upload';
 import { createMediaUpload } from '#usecases/create-media-upload';
 import { listMedia } from '#usecases/list-media';
+import { lambdaContext } from '../../../bin/local/front-door.ts';
 import { fixedId, mediaAsset, mediaItem, ORG_ID, PNG_2x3 } from '../support/fixtures.ts';
 
 // The media use cases against mocked DynamoDB and S3 (the ffmpeg tools mocked too): tickets, the
@@ -37,6 +40,24 @@ vi.mock('#adapters/media-tools', async (orig) => ({
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const s3 = mockClient(S3Client);
+const lambda = mockClient(LambdaClient);
+/** What completeMediaUpload asked the probe function (the payloads of its invocations). */
+const probeRequests = () =>
+  lambda
+    .commandCalls(InvokeCommand)
+    .map((c) => JSON.parse(Buffer.from(c.args[0].input.Payload as Uint8Array).toString()));
+/** The probe function's real handler answers (with the tools mocked), as Lambda would run it. */
+function runProbeFunction() {
+  lambda
+    .on(InvokeCommand, { FunctionName: 'probeMedia' })
+    .callsFake(async (input: { Payload: Uint8Array }) => {
+      const answer = await probeHandler(
+        JSON.parse(Buffer.from(input.Payload).toString()),
+        lambdaContext('probeMedia', 'unit', 27_000),
+      );
+      return { StatusCode: 200, Payload: new Uint8Array(Buffer.from(JSON.stringify(answer))) };
+    });
+}
 const gate = { admitted: vi.fn(async () => undefined) };
 const NOW = new Date('2030-01-01T00:00:00.000Z');
 const MED = fixedId('media', 1);
@@ -48,6 +69,8 @@ const body = (bytes: Uint8Array) =>
 beforeEach(() => {
   ddb.reset();
   s3.reset();
+  lambda.reset();
+  runProbeFunction();
   gate.admitted.mockClear();
   tools.ffprobe.mockReset();
   tools.posterFrame.mockReset();
@@ -197,6 +220,56 @@ describe('completeMediaUpload', () => {
       Key: `orgs/${ORG_ID}/media/${MED}/_poster.jpg`,
       ContentType: 'image/jpeg',
     });
+  });
+
+  it('asks the probe function for the upload and the poster key only, and trusts no other answer', async () => {
+    const mp4Head = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypisom'), Buffer.alloc(12)]);
+    const video = mediaAsset({ kind: 'video', content_type: 'video/mp4', filename: 'v.mp4' });
+    ddb.on(GetCommand).resolves({ Item: mediaItem(video) });
+    s3.on(HeadObjectCommand).resolves({ ContentLength: mp4Head.length });
+    s3.on(GetObjectCommand).callsFake(() => ({ Body: body(mp4Head) }));
+    const answer = (payload: unknown, extra: Record<string, unknown> = {}) =>
+      lambda
+        .on(InvokeCommand)
+        .resolves({
+          StatusCode: 200,
+          Payload: new Uint8Array(Buffer.from(JSON.stringify(payload))) as never,
+          ...extra,
+        });
+
+    answer({ ok: true, width: 1, height: 1, duration_sec: 1, poster_key: 'orgs/x/media/y/_poster.jpg' });
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toThrow(/poster key it was not given/);
+    expect(probeRequests()[0]).toEqual({
+      upload_key: video.upload_key,
+      content_type: 'video/mp4',
+      poster_key: `orgs/${ORG_ID}/media/${MED}/_poster.jpg`,
+    });
+    answer({ ok: true, width: 'wide' });
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toThrow(/out of contract/);
+    answer({ errorMessage: 'ffprobe timed out' }, { FunctionError: 'Unhandled' });
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toThrow(/probeMedia failed: Unhandled/);
+    answer({ ok: false, message: 'The file has no video stream.' });
+    await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toMatchObject({
+      code: 'validation_failed',
+    });
+    expect(s3.commandCalls(CopyObjectCommand)).toHaveLength(0);
+    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('the probe function refuses a request outside its contract (another bucket prefix, a non-poster key)', async () => {
+    const ctx = lambdaContext('probeMedia', 'unit', 27_000);
+    const ok = { upload_key: `uploads/${ORG_ID}/${MED}/v.mp4`, content_type: 'video/mp4', poster_key: null };
+    await expect(probeHandler({ ...ok, upload_key: 'queue-bodies/x/y/z' }, ctx)).rejects.toThrow(
+      /invalid request: upload_key/,
+    );
+    await expect(
+      probeHandler({ ...ok, poster_key: `orgs/${ORG_ID}/media/${MED}/v.mp4` }, ctx),
+    ).rejects.toThrow(/invalid request: poster_key/);
+    await expect(probeHandler({ ...ok, content_type: 'image/png' }, ctx)).rejects.toThrow(
+      /invalid request: content_type/,
+    );
+    expect(s3.calls()).toHaveLength(0);
+    expect(tools.ffprobe).not.toHaveBeenCalled();
   });
 
   it('an audio claim over a file with video is a mismatch', async () => {

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { PROBE_FUNCTION_ENV } from '#adapters/probe-function';
+import { apiOperations, type Worker, workers } from '#lib/operations';
+import { invokableFunctions, invokedFunctionEnv } from '../../../bin/local/invoked-functions.ts';
+
+// The local Lambda stand-in invokes by name what AWS would let a caller invoke: the API operations
+// (the MCP server's tools) and the workers with an `invoke` trigger (the probe), nothing else.
+
+describe('the local stack’s invocable functions', () => {
+  it('are the API operations and probeMedia, with their manifest timeouts; no other worker', () => {
+    const invokable = invokableFunctions();
+    expect([...invokable.keys()].sort()).toEqual([...apiOperations.map((op) => op.id), 'probeMedia'].sort());
+    expect(invokable.get('probeMedia')).toEqual({
+      entry: 'functions/handlers/probe-media.ts',
+      timeoutMs: 27_000,
+    });
+    for (const w of workers.filter((w) => w.trigger.kind !== 'invoke'))
+      expect(invokable.has(w.id)).toBe(false);
+  });
+
+  it('name the probe to its caller under the variable its adapter reads', () => {
+    expect(invokedFunctionEnv()).toEqual({ [PROBE_FUNCTION_ENV]: 'probeMedia' });
+    const probe = workers.find((w) => w.id === 'probeMedia') as Worker;
+    expect(probe.trigger).toEqual({ kind: 'invoke', by: ['completeMediaUpload'], env: PROBE_FUNCTION_ENV });
+  });
+});
