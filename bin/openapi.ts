@@ -1,7 +1,7 @@
 // Writes docs/openapi.json from the same generator the API serves at /v1/openapi.json.
 import { writeFileSync } from 'node:fs';
-import { buildOpenApi } from '#core/openapi';
 import { DOCS_URL } from '#shared/config';
+import { buildOpenApi } from '#usecases/openapi';
 
 const out = process.argv[2] ?? 'docs/openapi.json';
 writeFileSync(out, `${JSON.stringify(buildOpenApi({ docsUrl: DOCS_URL }), null, 2)}\n`);

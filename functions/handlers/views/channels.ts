@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CONNECTION_FAILURES } from '#core/connections';
 import { html, type SafeHtml } from '#core/html';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import type {
   ChannelsOverview,
   ChannelView,

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { contracts } from '#core/contracts';
-import { buildOpenApi } from '#core/openapi';
 import { apiOperations, operations } from '#lib/operations';
+import { buildOpenApi } from '#usecases/openapi';
 
 const root = resolve(import.meta.dirname, '../../..');
 const doc = buildOpenApi({ docsUrl: 'https://docs.herald.dev' }) as {
