@@ -1,7 +1,7 @@
 // Writes docs/openapi.json from the same generator the API serves at /v1/openapi.json.
 import { writeFileSync } from 'node:fs';
-import { buildOpenApi } from '#core/openapi';
 import { DOCS_PATH } from '#shared/config';
+import { buildOpenApi } from '#usecases/openapi';
 
 // The committed document belongs to no deployment: its server is `/` and its problem types are
 // relative to the deployment that serves them (`/docs/problems/<code>`); each deployment's own

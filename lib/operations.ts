@@ -1,25 +1,20 @@
 // The one list of HTTP operations. The CDK stack, the local stack, the OpenAPI generator and the MCP
 // server all read it; nothing else names a route.
 
-import { QUEUE_URL_ENV, type QueueName } from '../functions/core/messages.ts';
+// Its vocabulary (scopes, features, queue names, the console's path) lives in a leaf the functions
+// read too: this file imports nothing else from functions/, and core never imports this file.
+import {
+  CONSOLE_PATH,
+  type Feature,
+  QUEUE_URL_ENV,
+  type QueueName,
+  SCOPES,
+  type Scope,
+} from '../functions/core/vocabulary.ts';
 
-export const SCOPES = [
-  'posts:read',
-  'posts:write',
-  'channels:read',
-  'channels:write',
-  'inbox:read',
-  'analytics:read',
-  'webhooks:read',
-  'webhooks:write',
-  'ai:generate',
-] as const;
-export type Scope = (typeof SCOPES)[number];
+export { CONSOLE_PATH, type Feature, type QueueName, SCOPES, type Scope };
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-
-/** Plan features an operation may need; core/plans.ts says which plans have them. */
-export type Feature = 'webhooks' | 'analytics' | 'mcp';
 
 /** What a function may touch; the stack turns it into least-privilege grants. */
 export interface Access {
@@ -396,9 +391,6 @@ export const API_GUIDE_SOURCE = 'docs/api';
 /** The folder of the docs function's bundle the guide's pages are copied into. */
 export const API_GUIDE_BUNDLE_DIR = 'api-guide';
 
-/** The console's pages live under this path, on the API's own origin (first-party cookies, no CORS). */
-export const CONSOLE_PATH = '/console';
-
 export interface ConsoleRoute {
   method: 'GET' | 'POST';
   /** API Gateway style path under CONSOLE_PATH. */
@@ -595,11 +587,9 @@ export const CONSOLE_ASSET_FILES: Readonly<Record<string, { source: string; cont
 export const CONSOLE_ASSETS_BUNDLE_DIR = 'assets';
 
 /** The queues (each with a DLQ). Handlers find them through the named environment variable. */
-export type { QueueName };
-
 export interface QueueSpec {
   name: QueueName;
-  /** The variable the functions read the URL from: core/messages.ts names it once. */
+  /** The variable the functions read the URL from: core/vocabulary.ts names it once. */
   env: (typeof QUEUE_URL_ENV)[QueueName];
   /** Longer than the consuming function's timeout, and than a delivery's lease (90 s). */
   visibilityTimeoutSeconds: number;

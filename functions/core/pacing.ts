@@ -54,6 +54,17 @@ const DAY = 86_400_000;
 
 const after = (ms: number) => (_scope: PaceScope, now: Date) => new Date(now.getTime() + ms);
 
+/** X's manage-Posts cap and Mastodon's default statuses limit are the same rule; each keeps its stored id. */
+const threeHundredPostsPer3Hours = (id: string): PaceLimit => ({
+  id,
+  scope: 'channel',
+  limit: 300,
+  window: rolling(3 * 3600, 12),
+  unit: 'post',
+  counted: false,
+  what: '300 posts per 3 hours per account',
+});
+
 export const PACING: Record<Platform, PlatformPacing> = {
   // docs.x.com/x-api/fundamentals/rate-limits: POST /2/tweets 100 per 15 min per user, 10,000 per
   // 24 h per app; the manage-Posts introduction adds 300 per 3 h (shared with reposts). The app's
@@ -70,15 +81,7 @@ export const PACING: Record<Platform, PlatformPacing> = {
         counted: false,
         what: '100 posts per 15 minutes per account',
       },
-      {
-        id: 'u3h',
-        scope: 'channel',
-        limit: 300,
-        window: rolling(3 * 3600, 12),
-        unit: 'post',
-        counted: false,
-        what: '300 posts per 3 hours per account',
-      },
+      threeHundredPostsPer3Hours('u3h'),
       {
         id: 'a24h',
         scope: 'app',
@@ -246,15 +249,7 @@ export const PACING: Record<Platform, PlatformPacing> = {
         counted: true,
         what: '30 media uploads per 30 minutes per account',
       },
-      {
-        id: 's3h',
-        scope: 'channel',
-        limit: 300,
-        window: rolling(3 * 3600, 12),
-        unit: 'post',
-        counted: false,
-        what: '300 posts per 3 hours per account',
-      },
+      threeHundredPostsPer3Hours('s3h'),
     ],
     pauseWithoutHint: after(5 * MINUTE),
   },

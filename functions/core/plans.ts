@@ -1,15 +1,13 @@
-import type { Feature } from '#lib/operations';
 import { ApiError } from './errors.ts';
+import { FEATURES, type Feature } from './vocabulary.ts';
 
-export type { Feature };
+export { FEATURES, type Feature };
 
 // Plans, their allowances and features (docs/api/limits.md), and the calendar arithmetic of
 // the meters: per-key burst windows are UTC minutes, monthly meters UTC calendar months.
 
 export const PLAN_NAMES = ['free', 'starter', 'team', 'agency'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
-
-export const FEATURES = ['webhooks', 'analytics', 'mcp'] as const satisfies readonly Feature[];
 
 export interface Limits {
   /** API requests per calendar month, per organization. */

@@ -1,6 +1,7 @@
 import { canManageChannels } from '#core/accounts';
 import { isId } from '#core/ids';
 import { ActError, type SignedIn } from '#core/people';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import { actorOf, consolePage, frameOf, orgOf } from '#handlers/support/console';
 import {
   CHANNELS_PATH,
@@ -14,7 +15,6 @@ import {
 } from '#handlers/views/channels';
 import { messageOf, withMessage } from '#handlers/views/layout';
 import { statusPage } from '#handlers/views/status';
-import { CONSOLE_PATH } from '#lib/operations';
 import {
   type ConsoleAnswer,
   type PersonRequest,

@@ -1,6 +1,6 @@
-import { buildOpenApi } from '#core/openapi';
 import { docsUrl } from '#shared/config';
 import { publicHandler, rawJsonResponse } from '#shared/envelope';
+import { buildOpenApi } from '#usecases/openapi';
 
 // Built and serialized once per container, on first use: it is static for a deployment (its
 // problem types point at the deployment's own guide, docsUrl).

@@ -1,6 +1,7 @@
 import { ApiError } from '#core/errors';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import { statusPage } from '#handlers/views/status';
-import { CONSOLE_PATH, consolePages, matchPath, operations } from '#lib/operations';
+import { consolePages, matchPath, operations } from '#lib/operations';
 import { consoleNotFound, securityHeadersFor } from '#shared/console';
 import { type HttpEvent, type HttpResult, publicHandler } from '#shared/envelope';
 

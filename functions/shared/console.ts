@@ -3,7 +3,8 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { documentOf, type SafeHtml } from '#core/html';
 import { ActError, CEREMONY_TTL_MS, type SignedIn } from '#core/people';
-import { CONSOLE_PATH, type ConsolePage, consolePages } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
+import { type ConsolePage, consolePages } from '#lib/operations';
 import { type HttpEvent, type HttpResult, requestIdOf } from './envelope.ts';
 import { logger } from './logger.ts';
 

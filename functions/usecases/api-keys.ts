@@ -6,7 +6,7 @@ import { newId } from '#core/ids';
 import { ActError, type Actor } from '#core/people';
 import { billingPeriod } from '#core/plans';
 import { hiddenCharacterIn, hiddenCharacterMessage } from '#core/text';
-import { SCOPES, type Scope } from '#lib/operations';
+import { SCOPES, type Scope } from '#core/vocabulary';
 import { auditEntry, authorizeAct, issuerOf } from '#usecases/support/acts';
 
 // An organization's API keys, for the console and the admin CLI: listed (never a secret) by every

@@ -12,7 +12,7 @@ import { ActError, type Actor } from '#core/people';
 import type { Platform } from '#core/platforms';
 import { CreateChannelConnectionBody } from '#core/requests';
 import { issuesToFieldErrors } from '#core/validation';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import { createChannelConnection } from '#usecases/create-channel-connection';
 import { disconnectChannel } from '#usecases/disconnect-channel';
 import { getChannelConnection } from '#usecases/get-channel-connection';

@@ -3,6 +3,7 @@ import { connectorFor } from '#adapters/platforms/index';
 import { type Engagement, PlatformError } from '#adapters/platforms/types';
 import { loadPosts, mutatePost, postsPublishedOn } from '#adapters/posts';
 import { mapLimit } from '#core/concurrency';
+import { lastUtcDays } from '#core/utc-days';
 import { logger } from '#shared/logger';
 import { channelTokens } from '#usecases/support/channel-tokens';
 import {
@@ -32,12 +33,7 @@ export interface SyncResult {
 }
 
 /** The UTC days (YYYY-MM-DD) from `days - 1` days ago to today. */
-export function syncDays(now: Date, days = SYNC_DAYS): string[] {
-  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return Array.from({ length: days }, (_, i) =>
-    new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10),
-  );
-}
+export const syncDays = (now: Date, days = SYNC_DAYS): string[] => lastUtcDays(now.getTime(), days);
 
 /** Platform numbers as stored: non-negative integers (a missing metric reads 0). */
 function clean(e: Partial<Engagement>): Engagement {

@@ -3,19 +3,14 @@ import { countPostsByStatus } from '#adapters/posts';
 import { readStats } from '#adapters/stats';
 import type { Admission } from '#core/accounts';
 import { PLATFORMS, POST_STATUSES, type PostStatus } from '#core/constants';
+import { lastUtcDays } from '#core/utc-days';
 import { ENGAGEMENT_METRICS } from '#usecases/support/stats';
 
 /** The publish timeline covers this many UTC days, oldest first, today last (docs/api/analytics.md). */
 export const TIMELINE_DAYS = 14;
 
 /** The UTC days (YYYY-MM-DD) of the timeline, oldest first, today last. */
-export function timelineDays(nowMs: number, days = TIMELINE_DAYS): string[] {
-  const now = new Date(nowMs);
-  const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
-  return Array.from({ length: days }, (_, i) =>
-    new Date(today - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10),
-  );
-}
+export const timelineDays = (nowMs: number, days = TIMELINE_DAYS): string[] => lastUtcDays(nowMs, days);
 
 const count = (n: number) => Math.max(0, Math.round(n));
 

@@ -13,12 +13,12 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { invokeOperation } from '#adapters/operation-invoker';
 import type { AuthContext, Org } from '#core/accounts';
 import { ApiError } from '#core/errors';
-import { findTool, type ToolSpec, toRequest, visibleTools } from '#core/mcp-tools';
 import { hasFeature } from '#core/plans';
 import { mcp } from '#lib/operations';
 import { type HttpEvent, type HttpResult, MCP_MARK } from '#shared/envelope';
 import { logger } from '#shared/logger';
 import { authenticateFresh, requirePlanFeature } from '#usecases/support/authenticate';
+import { findTool, type ToolSpec, toRequest, visibleTools } from './mcp-tools.ts';
 
 // The MCP server (docs/api/mcp.md): Streamable HTTP, stateless, JSON responses. Every request is
 // authenticated with the API key; tools/list shows what the key may call; tools/call runs the

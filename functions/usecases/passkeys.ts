@@ -49,6 +49,15 @@ import {
 export { type NewSession, signOutEverywhere } from '#usecases/console-sessions';
 export type { RelyingParty } from '#usecases/support/webauthn';
 
+/** A session for a person who just proved this passkey: the item the transaction writes, and what the caller is given. */
+function sessionFor(user: User, passkey: PasskeyRecord, now: Date) {
+  const s = newSession(user.org_id, user.id, user.role, now, passkey.credential_id);
+  return {
+    item: { cookieHash: s.hash, session: s.session },
+    issued: { cookie: s.cookie, session: s.session },
+  };
+}
+
 export interface PasskeyView {
   id: string;
   name: string;
@@ -179,22 +188,22 @@ export async function finishEnrollment(a: {
   const user = await getUser(ceremony.org_id, ceremony.user_id);
   if (!user) throw new ActError('The person this link was made for is no longer a member.', 'not_found');
   const passkey = passkeyOf(user, cred, a.now);
-  const start = newSession(user.org_id, user.id, user.role, a.now, passkey.credential_id);
+  const start = sessionFor(user, passkey, a.now);
   const saved = await saveEnrolledPasskey({
     tokenHash: ceremony.enrollment_hash,
     passkey,
-    start: { cookieHash: start.hash, session: start.session },
+    start: start.item,
     audit: [
       personAct(user, 'passkey_added', a.now, passkey.credential_id, {
         name: passkey.name,
         via: 'enrollment',
       }),
-      personAct(user, 'signed_in', a.now, null, { session: start.session.id }),
+      personAct(user, 'signed_in', a.now, null, { session: start.issued.session.id }),
     ],
     now: a.now,
   });
   if (!saved) throw new ActError(LINK_GONE, 'not_found');
-  return { cookie: start.cookie, session: start.session };
+  return start.issued;
 }
 
 /** beginSignIn. Primary course: count the attempt → options with no allowed credentials → store the ceremony. */
@@ -229,16 +238,19 @@ export async function finishSignIn(a: {
   const { passkey, user } = await getPasskeyAndUser(who.orgId, who.userId, credentialId);
   if (!passkey || !user) throw new ActError(NOT_HERE, 'invalid');
   const counter = await verifyAssertion(a.response, ceremony.challenge, a.rp, passkey);
-  const start = newSession(user.org_id, user.id, user.role, a.now, passkey.credential_id);
+  const start = sessionFor(user, passkey, a.now);
   const saved = await recordSignIn({
     passkey,
     counter,
-    start: { cookieHash: start.hash, session: start.session },
-    audit: personAct(user, 'signed_in', a.now, null, { session: start.session.id, passkey: passkey.name }),
+    start: start.item,
+    audit: personAct(user, 'signed_in', a.now, null, {
+      session: start.issued.session.id,
+      passkey: passkey.name,
+    }),
   });
   // The passkey was used (or removed) by another request meanwhile.
   if (!saved) throw new ActError('This passkey was just used elsewhere; try again.', 'invalid');
-  return { cookie: start.cookie, session: start.session };
+  return start.issued;
 }
 
 /** beginAddPasskey. Primary course: registration options for the signed-in person → store the ceremony. */

@@ -206,7 +206,7 @@ async function profile(fn: () => Promise<void>, n: number): Promise<CpuProfile> 
   }
 }
 
-/** A package (`@smithy/core`), a file of ours (`functions/core/openapi.ts`), `node:…` or V8's own. */
+/** A package (`@smithy/core`), a file of ours (`functions/usecases/openapi.ts`), `node:…` or V8's own. */
 function moduleOf(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : 'native (V8 builtins, Node C++)';
   if (url.startsWith('node:')) return url;

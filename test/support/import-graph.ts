@@ -1,5 +1,6 @@
-// The import graph of functions/: every static, re-export and dynamic import of every module,
-// resolved to files, so the architecture test can check the direction of each edge.
+// The import graph of functions/ and the manifest (lib/operations.ts): every static, re-export and
+// dynamic import of every module, resolved to files, so the architecture test can check the
+// direction of each edge.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
@@ -51,26 +52,40 @@ export function importsOf(from: string, text: string): Edge[] {
   });
 }
 
+/** The manifest: the stack's list of operations, pages, queues and workers, which the runtime reads too. */
+export const MANIFEST = 'lib/operations.ts';
+
+/** The one module of functions/ the manifest may import: a leaf of shared words. */
+export const VOCABULARY = 'functions/core/vocabulary.ts';
+
 export function importGraph(dir = 'functions'): Edge[] {
-  return sourceFiles(dir).flatMap((from) => importsOf(from, readFileSync(join(ROOT, from), 'utf8')));
+  return [...sourceFiles(dir), MANIFEST].flatMap((from) =>
+    importsOf(from, readFileSync(join(ROOT, from), 'utf8')),
+  );
 }
 
 /** The layer of a repository path, lowest first; undefined for packages and files outside them. */
 export function layerOf(path: string): Layer | undefined {
-  if (path === 'lib/operations.ts') return 'core'; // the manifest: plain data, imports nothing
+  if (path === MANIFEST) return 'manifest';
   const m = /^functions\/(core|shared|adapters|usecases|handlers)\//.exec(path);
   return m?.[1] as Layer | undefined;
 }
 
-export type Layer = 'core' | 'shared' | 'adapters' | 'usecases' | 'handlers';
+export type Layer = 'manifest' | 'core' | 'shared' | 'adapters' | 'usecases' | 'handlers';
 
-/** What each layer may import: dependencies point one way, down. */
+/**
+ * What each layer may import: dependencies point one way, down. The manifest reads only the
+ * vocabulary; core and adapters never read the manifest (what they need of it is in the
+ * vocabulary), so no cycle can pass through lib/. The runtime's route table, console pages and
+ * MCP spec are the manifest's entries: shared, use cases and handlers may read those.
+ */
 export const MAY_IMPORT: Record<Layer, readonly Layer[]> = {
+  manifest: [],
   core: ['core'],
-  shared: ['core', 'shared'],
+  shared: ['core', 'shared', 'manifest'],
   adapters: ['core', 'shared', 'adapters'],
-  usecases: ['core', 'shared', 'adapters', 'usecases'],
-  handlers: ['core', 'shared', 'usecases', 'handlers'],
+  usecases: ['core', 'shared', 'adapters', 'usecases', 'manifest'],
+  handlers: ['core', 'shared', 'usecases', 'handlers', 'manifest'],
 };
 
 /**
@@ -86,19 +101,30 @@ export const SDK_REFUSED: Partial<Record<Layer, string>> = {
 
 const SDK = /^pkg:@(aws-sdk|smithy)\//;
 
-/** Edges that break the direction, import modules outside functions/, or give the SDK to a layer refused it. */
+/**
+ * Edges that break the direction, import modules outside functions/ (lib/ other than the manifest),
+ * give the vocabulary or the manifest an import, or give the SDK to a layer refused it.
+ */
 export function violations(edges: readonly Edge[]): string[] {
   const out: string[] = [];
   for (const e of edges) {
     const from = layerOf(e.from);
     if (from === undefined) continue;
+    if (e.from === VOCABULARY) {
+      out.push(`${e.from} → ${e.spec} (the vocabulary is a leaf: it imports nothing)`);
+      continue;
+    }
+    if (from === 'manifest') {
+      if (e.to !== VOCABULARY) out.push(`${e.from} → ${e.spec} (the manifest imports only ${VOCABULARY})`);
+      continue;
+    }
     if (e.to.startsWith('pkg:')) {
       const refused = SDK.test(e.to) ? SDK_REFUSED[from] : undefined;
       if (refused) out.push(`${e.from} → ${e.spec} (${refused})`);
       continue;
     }
     const to = layerOf(e.to);
-    if (to === undefined) out.push(`${e.from} → ${e.spec} (outside functions/)`);
+    if (to === undefined) out.push(`${e.from} → ${e.spec} (outside functions/ and the manifest)`);
     else if (!MAY_IMPORT[from].includes(to)) out.push(`${e.from} → ${e.spec} (${from} may not import ${to})`);
   }
   return out;

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from '#core/html';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import type { Approvals } from '#usecases/post-acts';
 import { type Frame, layout, live, when } from './layout.ts';
 import { channelName, createdBy, postLabel, postPath } from './posts.ts';

@@ -1,6 +1,6 @@
 import { html, type SafeHtml } from '#core/html';
 import type { AuditAction, AuditEntry } from '#core/people';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import { type Frame, layout, when } from './layout.ts';
 import { dataTable, idCode } from './table.ts';
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CONNECTION_FAILURES } from '#core/connections';
 import { html, type SafeHtml } from '#core/html';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import type {
   ChannelsOverview,
   ChannelView,
@@ -175,36 +175,54 @@ export function fieldId(field: ConnectField, first: string | undefined): string 
   return first ? `${CONNECT_FIELDS[field]}-${first.replace(/[^a-z0-9]+/gi, '-')}` : 'connect';
 }
 
-function mastodonForm(state: ConnectState, channel?: ChannelView): SafeHtml {
-  return html`<h3 class="heading heading--s">${channel ? `Reconnect ${channel.handle}` : 'Mastodon'}</h3>
+/** A connect (or reconnect) form of a platform whose account is named here, not at an OAuth page. */
+function connectForm(
+  platform: 'mastodon' | 'bluesky',
+  channel: ChannelView | undefined,
+  labels: { heading: string; connect: string; reconnect: string },
+  fields: SafeHtml,
+): SafeHtml {
+  return html`<h3 class="heading heading--s">${channel ? `Reconnect ${channel.handle}` : labels.heading}</h3>
 <form method="post" action="${channel ? actPath(channel.id, 'reconnect') : CHANNELS_PATH}" novalidate>
-<input type="hidden" name="platform" value="mastodon">
-${textInput({
-  id: CONNECT_FIELDS.instance,
-  name: 'instance',
-  label: 'Mastodon server',
-  hint: 'The address of the server the account is on, e.g. https://mastodon.social.',
-  value: state.form.instance,
-  maxlength: 2048,
-  errors: state.errors,
-})}
-<button type="submit" class="button">${channel ? 'Reconnect on Mastodon' : 'Continue to Mastodon'}</button>
+<input type="hidden" name="platform" value="${platform}">
+${fields}
+<button type="submit" class="button">${channel ? labels.reconnect : labels.connect}</button>
 </form>`;
 }
 
+function mastodonForm(state: ConnectState, channel?: ChannelView): SafeHtml {
+  const labels = { heading: 'Mastodon', connect: 'Continue to Mastodon', reconnect: 'Reconnect on Mastodon' };
+  return connectForm(
+    'mastodon',
+    channel,
+    labels,
+    textInput({
+      id: CONNECT_FIELDS.instance,
+      name: 'instance',
+      label: 'Mastodon server',
+      hint: 'The address of the server the account is on, e.g. https://mastodon.social.',
+      value: state.form.instance,
+      maxlength: 2048,
+      errors: state.errors,
+    }),
+  );
+}
+
 function blueskyForm(state: ConnectState, channel?: ChannelView): SafeHtml {
-  return html`<h3 class="heading heading--s">${channel ? `Reconnect ${channel.handle}` : 'Bluesky'}</h3>
-<form method="post" action="${channel ? actPath(channel.id, 'reconnect') : CHANNELS_PATH}" novalidate>
-<input type="hidden" name="platform" value="bluesky">
-${textInput({
-  id: CONNECT_FIELDS.identifier,
-  name: 'identifier',
-  label: 'Handle',
-  hint: 'e.g. acme.bsky.social',
-  value: state.form.identifier ?? (channel ? channel.handle.replace(/^@/, '') : undefined),
-  maxlength: 253,
-  errors: state.errors,
-})}
+  const labels = { heading: 'Bluesky', connect: 'Connect Bluesky', reconnect: 'Reconnect Bluesky' };
+  return connectForm(
+    'bluesky',
+    channel,
+    labels,
+    html`${textInput({
+      id: CONNECT_FIELDS.identifier,
+      name: 'identifier',
+      label: 'Handle',
+      hint: 'e.g. acme.bsky.social',
+      value: state.form.identifier ?? (channel ? channel.handle.replace(/^@/, '') : undefined),
+      maxlength: 253,
+      errors: state.errors,
+    })}
 ${textInput({
   id: CONNECT_FIELDS.app_password,
   name: 'app_password',
@@ -222,9 +240,8 @@ ${textInput({
   value: state.form.service,
   maxlength: 2048,
   errors: state.errors,
-})}
-<button type="submit" class="button">${channel ? 'Reconnect Bluesky' : 'Connect Bluesky'}</button>
-</form>`;
+})}`,
+  );
 }
 
 /** The reconnect form of a Bluesky or Mastodon channel (a new app password, or its server again). */

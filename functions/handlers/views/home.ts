@@ -1,7 +1,7 @@
 import { canChangeSettings, canMintKeys, type Role } from '#core/accounts';
 import { html, type SafeHtml } from '#core/html';
 import type { PostResource } from '#core/posts';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import type { Overview } from '#usecases/overview';
 import { type Frame, layout, live, when } from './layout.ts';
 import { dataTable } from './table.ts';

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from '#core/html';
-import { CONSOLE_PATH, SCOPES } from '#lib/operations';
+import { CONSOLE_PATH, SCOPES } from '#core/vocabulary';
 import type { ApiKeyView } from '#usecases/api-keys';
 import { choices, copyable, errorSummary, type FieldError, textInput } from './forms.ts';
 import { type Frame, layout, when } from './layout.ts';

@@ -1,7 +1,7 @@
 import type { Role } from '#core/accounts';
 import { type HtmlValue, html, type SafeHtml } from '#core/html';
 import type { SignedIn } from '#core/people';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import { assetUrl } from '#shared/console';
 
 // The frame of every console page: a skip link, the header (workspace, who is signed in and their

@@ -1,6 +1,6 @@
 import { ROLES, type Role } from '#core/accounts';
 import { attrs, html, type SafeHtml } from '#core/html';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import type { ApiKeyView } from '#usecases/api-keys';
 import type { EnrollmentLink, MemberView } from '#usecases/members';
 import { choices, copyable, errorSummary, type FieldError, textInput } from './forms.ts';

@@ -1,7 +1,7 @@
 import { type ERROR_CATEGORIES, POST_STATUSES, type PostStatus } from '#core/constants';
 import { type HtmlValue, html, type SafeHtml } from '#core/html';
 import { MAX_REJECT_REASON, type PostRecord } from '#core/posts';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import type { ApiKeyView } from '#usecases/api-keys';
 import type { PostDetails, PostList } from '#usecases/post-acts';
 import { errorSummary, type FieldError, textArea } from './forms.ts';

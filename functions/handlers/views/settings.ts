@@ -1,6 +1,6 @@
 import type { OrgSettings } from '#core/accounts';
 import { html, type SafeHtml } from '#core/html';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import { choices, errorSummary, type FieldError, textArea } from './forms.ts';
 import { type Frame, layout } from './layout.ts';
 

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from '#core/html';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import type { StatusPage } from '#shared/console';
 import { layout } from './layout.ts';
 

@@ -1,6 +1,6 @@
 import { html, type SafeHtml } from '#core/html';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import { EVENT_TYPES, type EventType } from '#core/webhooks';
-import { CONSOLE_PATH } from '#lib/operations';
 import type {
   DeliveryView,
   EndpointDetail,

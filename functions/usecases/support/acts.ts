@@ -13,7 +13,7 @@ import {
   hashSecret,
   newSecretToken,
 } from '#core/people';
-import { CONSOLE_PATH } from '#lib/operations';
+import { CONSOLE_PATH } from '#core/vocabulary';
 import { logger } from '#shared/logger';
 
 // What every act of an organization's people starts with (who may do it) and ends with (its entry

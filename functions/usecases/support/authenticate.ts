@@ -3,7 +3,8 @@ import { getOrg } from '#adapters/orgs';
 import { type AuthContext, hashApiKey, looksLikeApiKey, type Org } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { effectiveLimits, type Feature, requireFeature } from '#core/plans';
-import type { Operation, Scope } from '#lib/operations';
+import type { Scope } from '#core/vocabulary';
+import type { Operation } from '#lib/operations';
 
 // API-key authentication with a short per-container cache, so a warm request pays no extra
 // DynamoDB round trip. The cache holds the key and its organization's plan; a plan change takes

@@ -1,10 +1,21 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cycles, type Edge, importGraph, importsOf, ROOT, violations } from '../../support/import-graph.ts';
+import {
+  cycles,
+  type Edge,
+  importGraph,
+  importsOf,
+  MANIFEST,
+  ROOT,
+  VOCABULARY,
+  violations,
+} from '../../support/import-graph.ts';
 
 // handlers → use cases → adapters → core, with shared/ (middlewares, clients, config) importing
-// nothing above it; the AWS SDK only in adapters and shared's clients. A broken direction, the SDK
+// nothing above it; the AWS SDK only in adapters and shared's clients. The manifest
+// (lib/operations.ts) imports only core/vocabulary.ts, a leaf; core and adapters never import the
+// manifest, and nothing in functions/ imports any other module of lib/. A broken direction, the SDK
 // elsewhere (type-only imports included) or a cycle fails the build.
 
 const edges = importGraph();
@@ -22,6 +33,50 @@ describe('import direction in functions/', () => {
 
   it('has no import cycles', () => {
     expect(cycles(edges)).toEqual([]);
+  });
+
+  it('walks the manifest too: its one import is the vocabulary, which imports nothing', () => {
+    expect(edges.filter((e) => e.from === MANIFEST).map((e) => e.to)).toEqual([VOCABULARY]);
+    expect(edges.filter((e) => e.from === VOCABULARY)).toEqual([]);
+  });
+
+  it('refuses core or adapters reading the manifest, functions/ reading the rest of lib/, and an import in the manifest or the vocabulary', () => {
+    const edge = (from: string, spec: string): Edge =>
+      importsOf(from, `import { x } from '${spec}';`)[0] as Edge;
+    const bad = [
+      edge('functions/core/accounts.ts', '#lib/operations'),
+      edge('functions/adapters/queues.ts', '#lib/operations'),
+      edge('functions/handlers/x.ts', '#lib/herald-stack'),
+      edge(MANIFEST, '../functions/core/messages.ts'),
+      edge(MANIFEST, 'aws-cdk-lib'),
+      edge(VOCABULARY, './errors.ts'),
+      edge(VOCABULARY, 'zod'),
+    ];
+    expect(violations(bad)).toEqual([
+      'functions/core/accounts.ts → #lib/operations (core may not import manifest)',
+      'functions/adapters/queues.ts → #lib/operations (adapters may not import manifest)',
+      'functions/handlers/x.ts → #lib/herald-stack (outside functions/ and the manifest)',
+      `${MANIFEST} → ../functions/core/messages.ts (the manifest imports only ${VOCABULARY})`,
+      `${MANIFEST} → aws-cdk-lib (the manifest imports only ${VOCABULARY})`,
+      `${VOCABULARY} → ./errors.ts (the vocabulary is a leaf: it imports nothing)`,
+      `${VOCABULARY} → zod (the vocabulary is a leaf: it imports nothing)`,
+    ]);
+    // The circle this rule broke: core → manifest → core.
+    expect(
+      cycles([
+        edge('functions/core/accounts.ts', '#lib/operations'),
+        edge(MANIFEST, '../functions/core/accounts.ts'),
+      ]),
+    ).toEqual([['functions/core/accounts.ts', MANIFEST]]);
+    // What the runtime reads of the manifest (routes, pages, the MCP spec) stays allowed above adapters.
+    expect(
+      violations([
+        edge('functions/shared/http.ts', '#lib/operations'),
+        edge('functions/usecases/mcp.ts', '#lib/operations'),
+        edge('functions/handlers/route-not-found.ts', '#lib/operations'),
+        edge(MANIFEST, '../functions/core/vocabulary.ts'),
+      ]),
+    ).toEqual([]);
   });
 
   it('catches an upward import, a handler reaching an adapter or the SDK, and a cycle', () => {

@@ -58,11 +58,11 @@ import { clearGateGuesses } from '#adapters/usage';
 import type { ConnectionRecord } from '#core/connections';
 import { contracts, type OperationId } from '#core/contracts';
 import { PROBLEMS, type Problem, type ProblemCode, problemType } from '#core/errors';
-import { buildOpenApi } from '#core/openapi';
 import { PLANS, type PlanName } from '#core/plans';
 import { findOperation, type Operation, operations, SCOPES } from '#lib/operations';
 import { docsUrl } from '#shared/config';
 import { logger } from '#shared/logger';
+import { buildOpenApi } from '#usecases/openapi';
 import {
   apiEvent,
   apiKey,

@@ -27,17 +27,19 @@ describe('startAwsStandins', () => {
       stateMachines: machines().slice(0, 1),
     });
     const client = new SFNClient(sdkConfig(own.endpoint));
+    // Due well after stop() on a loaded machine (100 ms was not always), then waited past.
+    const due = Date.now() + 2000;
     await client.send(
       new StartExecutionCommand({
         stateMachineArn: LADDER_ARN,
-        input: JSON.stringify({ id: 'd9', ok: true, at: new Date(Date.now() + 100).toISOString() }),
+        input: JSON.stringify({ id: 'd9', ok: true, at: new Date(due).toISOString() }),
       }),
     );
     client.destroy();
 
     // Act
     await own.stop();
-    await sleep(150);
+    await sleep(Math.max(0, due - Date.now()) + 150);
 
     // Assert
     expect(own.executions().map((e) => e.status)).toEqual(['ABORTED']);

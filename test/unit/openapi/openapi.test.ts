@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { contracts } from '#core/contracts';
-import { buildOpenApi } from '#core/openapi';
 import { apiOperations, operations } from '#lib/operations';
 import { DOCS_PATH } from '#shared/config';
+import { buildOpenApi } from '#usecases/openapi';
 
 const root = resolve(import.meta.dirname, '../../..');
 // As bin/openapi.ts writes it: problem types relative to the deployment that serves them.

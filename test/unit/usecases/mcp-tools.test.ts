@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { POST_STATUSES } from '#core/constants';
 import { contracts, type OperationId } from '#core/contracts';
+import { EVENT_TYPES } from '#core/webhooks';
+import { apiOperations, type Feature, SCOPES, type Scope } from '#lib/operations';
 import {
   allTools,
   findTool,
@@ -9,9 +11,7 @@ import {
   type ToolSpec,
   toRequest,
   visibleTools,
-} from '#core/mcp-tools';
-import { EVENT_TYPES } from '#core/webhooks';
-import { apiOperations, type Feature, SCOPES, type Scope } from '#lib/operations';
+} from '#usecases/mcp-tools';
 import { MCP_TOOL_NAMES } from '../support/fixtures.ts';
 
 // The MCP tools (docs/api/mcp.md): one per API operation, generated from the manifest and the zod

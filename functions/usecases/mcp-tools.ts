@@ -1,8 +1,9 @@
 import * as z from 'zod/mini';
-import { apiOperations, type Feature, type Operation, type Scope } from '#lib/operations';
-import { once } from './once.ts';
-import { type OperationDoc, operationDocs } from './operation-docs.ts';
-import { type OperationId, requestSchemas } from './requests.ts';
+import { once } from '#core/once';
+import { type OperationDoc, operationDocs } from '#core/operation-docs';
+import { type OperationId, requestSchemas } from '#core/requests';
+import type { Feature, Scope } from '#core/vocabulary';
+import { apiOperations, type Operation } from '#lib/operations';
 
 // The MCP tools: one per API operation, generated from the operations manifest and the very zod
 // schemas the REST handlers validate with (docs/api/mcp.md). A tool's input is the operation's path

@@ -1,8 +1,9 @@
 import * as z from 'zod/mini';
-import { type Operation, operations, SCOPES } from '#lib/operations';
-import { type Contract, contracts, type OperationId } from './contracts.ts';
-import { PROBLEMS, type ProblemCode, problemType } from './errors.ts';
-import './schemas.ts';
+import { type Contract, contracts, type OperationId } from '#core/contracts';
+import { PROBLEMS, type ProblemCode, problemType } from '#core/errors';
+import { SCOPES } from '#core/vocabulary';
+import { type Operation, operations } from '#lib/operations';
+import '#core/schemas';
 
 // OpenAPI 3.1 generated from the operations manifest, the contracts and the zod schemas: the
 // document cannot drift from what the handlers validate and answer.

@@ -1,0 +1,34 @@
+// The words the manifest (lib/operations.ts) and the functions share: scopes, plan features, queue
+// names and their environment variables, the console's path. A leaf that imports nothing, so both
+// sides can read it and the runtime never imports the stack's code (test/unit/architecture/).
+
+/** What an API key may be granted; an operation needs one of them. */
+export const SCOPES = [
+  'posts:read',
+  'posts:write',
+  'channels:read',
+  'channels:write',
+  'inbox:read',
+  'analytics:read',
+  'webhooks:read',
+  'webhooks:write',
+  'ai:generate',
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** Plan features an operation may need; core/plans.ts says which plans have them. */
+export const FEATURES = ['webhooks', 'analytics', 'mcp'] as const;
+export type Feature = (typeof FEATURES)[number];
+
+/** The environment variable that holds each queue's URL; the manifest creates the queues by these names. */
+export const QUEUE_URL_ENV = {
+  delivery: 'DELIVERY_QUEUE_URL',
+  schedule: 'SCHEDULE_QUEUE_URL',
+  events: 'EVENTS_QUEUE_URL',
+  webhooks: 'WEBHOOKS_QUEUE_URL',
+  channelSync: 'CHANNEL_SYNC_QUEUE_URL',
+} as const;
+export type QueueName = keyof typeof QUEUE_URL_ENV;
+
+/** The console's pages live under this path, on the API's own origin (first-party cookies, no CORS). */
+export const CONSOLE_PATH = '/console';
