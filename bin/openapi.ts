@@ -4,7 +4,7 @@ import { DOCS_PATH } from '#shared/config';
 import { buildOpenApi } from '#usecases/openapi';
 
 // The committed document belongs to no deployment: its server is `/` and its problem types are
-// relative to the deployment that serves them (`/docs/problems/<code>`); each deployment's own
+// relative to the deployment that serves them (`/docs/api/problems/<code>`); each deployment's own
 // /v1/openapi.json carries its absolute URLs.
 const out = process.argv[2] ?? 'docs/openapi.json';
 writeFileSync(out, `${JSON.stringify(buildOpenApi({ docsUrl: DOCS_PATH }), null, 2)}\n`);

@@ -364,7 +364,7 @@ export const operations: readonly Operation[] = [
   {
     id: 'getDocsPage',
     method: 'GET',
-    path: '/docs/{page}',
+    path: '/docs/api/{page}',
     scope: null,
     entry: 'functions/handlers/get-docs.ts',
     summary: 'A page of the API guide (HTML, no API key)',
@@ -375,7 +375,7 @@ export const operations: readonly Operation[] = [
   {
     id: 'getProblemPage',
     method: 'GET',
-    path: '/docs/problems/{code}',
+    path: '/docs/api/problems/{code}',
     scope: null,
     entry: 'functions/handlers/get-docs.ts',
     summary: "A problem code's page, where its `type` URI points (HTML, no API key)",

@@ -46,7 +46,7 @@ export interface StageConfig {
   readonly protectData: boolean;
   /**
    * Base URL of the API guide when it is not the deployment's own `/docs`; problem `type` URIs are
-   * `{docsUrl}/problems/{code}`. Undefined: the deployment serves the guide itself.
+   * `{docsUrl}/api/problems/{code}`. Undefined: the deployment serves the guide itself.
    */
   readonly docsUrl: string | undefined;
   /** Where alarm notifications go; no subscription when absent (dev only: required elsewhere). */

@@ -1,6 +1,6 @@
 // Every error the API can answer with. Codes are public API: clients branch on them (docs/api/errors.md).
 
-// `meaning` is what the problem's page (GET /docs/problems/{code}) says; the API guide's errors
+// `meaning` is what the problem's page (GET /docs/api/problems/{code}) says; the API guide's errors
 // page has the details, and a test keeps its table and this catalog the same set.
 export const PROBLEMS = {
   invalid_request: {
@@ -164,9 +164,9 @@ export function problemCodeOf(slug: string): ProblemCode | undefined {
   return Object.hasOwn(PROBLEMS, code) ? (code as ProblemCode) : undefined;
 }
 
-/** `{docsUrl}/problems/validation-failed`, where docsUrl is the API guide's base (`https://…/docs`). */
+/** `{docsUrl}/api/problems/validation-failed`, where docsUrl is the API guide's base (`https://…/docs`). */
 export function problemType(docsUrl: string, code: ProblemCode): string {
-  return `${docsUrl}/problems/${problemSlug(code)}`;
+  return `${docsUrl}/api/problems/${problemSlug(code)}`;
 }
 
 export interface Problem {

@@ -159,7 +159,7 @@ export const ProblemSchema = meta(
     // in the repository's copy of this document.
     type: meta(z.string(), {
       format: 'uri-reference',
-      description: "The problem code's page: `{docsUrl}/problems/{code with hyphens}`.",
+      description: "The problem code's page: `{docsUrl}/api/problems/{code with hyphens}`.",
     }),
     title: z.string(),
     status: z.int(),

@@ -3,7 +3,7 @@ import { securityHeadersFor } from '#shared/console';
 import { type HttpEvent, type HttpResult, publicHandler } from '#shared/envelope';
 import { docsIndex, docsPage, problemPage } from '#usecases/docs';
 
-// GET /docs, /docs/{page} and /docs/problems/{code}: the API guide this deployment serves, no API
+// GET /docs, /docs/api/{page} and /docs/api/problems/{code}: the API guide this deployment serves, no API
 // key (getDocsIndex, getDocsPage, getProblemPage share this handler). An unknown page or code is
 // a 404 problem, like any other.
 

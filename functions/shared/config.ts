@@ -15,7 +15,7 @@ export function optionalEnv(name: string, fallback: string): string {
 export const DOCS_PATH = '/docs';
 
 /**
- * Base URL of the API guide; problem `type` URIs are `{docsUrl}/problems/{code}`. HERALD_DOCS_URL
+ * Base URL of the API guide; problem `type` URIs are `{docsUrl}/api/problems/{code}`. HERALD_DOCS_URL
  * when the operator points it elsewhere; else the deployment's own /docs, so a `type` a client
  * follows always answers: on its public URL, else the API's own endpoint (HERALD_API_URL), else
  * the host the request came in on. Without any of them (the OpenAPI file in the repository) a

@@ -55,8 +55,8 @@ export interface ProblemPage extends ProblemRef {
   readonly guideHref: string | undefined;
 }
 
-const pageHref = (name: string) => `${DOCS_PATH}/${name}`;
-const problemHref = (code: ProblemCode) => `${DOCS_PATH}/problems/${problemSlug(code)}`;
+const pageHref = (name: string) => `${DOCS_PATH}/api/${name}`;
+const problemHref = (code: ProblemCode) => `${DOCS_PATH}/api/problems/${problemSlug(code)}`;
 
 /**
  * A link of a guide page, on the served page: another guide page (with its anchor) or the

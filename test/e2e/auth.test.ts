@@ -13,7 +13,7 @@ describe('authentication', () => {
     const res = await api('GET', '/v1/posts');
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('authentication_required');
-    expect(res.body.type).toBe(`${baseUrl()}/docs/problems/authentication-required`);
+    expect(res.body.type).toBe(`${baseUrl()}/docs/api/problems/authentication-required`);
   });
 
   it('answers 401 invalid_api_key for an unknown or malformed key', async () => {

@@ -19,7 +19,7 @@ describe('problem types', () => {
     const res = await api('GET', '/v1/posts');
     expect(res.status).toBe(401);
     const type = res.body.type as string;
-    expect(type).toBe(`${baseUrl()}/docs/problems/authentication-required`);
+    expect(type).toBe(`${baseUrl()}/docs/api/problems/authentication-required`);
     const followed = await page(type);
     expect(followed.status).toBe(200);
     expect(followed.type).toBe('text/html; charset=utf-8');
@@ -36,7 +36,7 @@ describe('problem types', () => {
     );
     expect(types.size).toBeGreaterThan(10);
     for (const type of types) {
-      expect(type.startsWith(`${baseUrl()}/docs/problems/`), type).toBe(true);
+      expect(type.startsWith(`${baseUrl()}/docs/api/problems/`), type).toBe(true);
       expect((await page(type)).status, type).toBe(200);
     }
   });
@@ -47,13 +47,13 @@ describe('the guide', () => {
     const index = await page(`${baseUrl()}/docs`);
     expect(index.status).toBe(200);
     const links = [...index.text.matchAll(/href="(\/docs\/[a-z-]+)"/g)].map((m) => m[1] as string);
-    expect(links).toContain('/docs/errors');
-    expect(links).toContain('/docs/posts');
+    expect(links).toContain('/docs/api/errors');
+    expect(links).toContain('/docs/api/posts');
     for (const link of new Set(links)) expect((await page(`${baseUrl()}${link}`)).status, link).toBe(200);
   });
 
   it('answers an unknown page with a 404 problem', async () => {
-    const res = await api('GET', '/docs/no-such-page');
+    const res = await api('GET', '/docs/api/no-such-page');
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('resource_not_found');
   });

@@ -3,7 +3,7 @@ import { DOCS_PATH } from '#shared/config';
 import { assetUrl } from '#shared/console';
 import type { DocsIndex, DocsPage, GuidePageRef, ProblemPage } from '#usecases/docs';
 
-// The API guide's pages (GET /docs, /docs/{page}, /docs/problems/{code}): plain documents in the
+// The API guide's pages (GET /docs, /docs/api/{page}, /docs/api/problems/{code}): plain documents in the
 // console's style sheet, no script, every value escaped (the markdown renderer escapes its own).
 
 function frame(title: string, body: HtmlValue, pages: readonly GuidePageRef[] = []): string {

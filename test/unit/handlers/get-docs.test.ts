@@ -10,7 +10,7 @@ import type { HttpResult } from '#shared/envelope';
 import { anchors } from '../../support/doc-links.ts';
 import { apiEvent, lambdaContext, problemOf } from '../support/fixtures.ts';
 
-// The API guide the deployment serves: GET /docs, /docs/{page}, /docs/problems/{code}.
+// The API guide the deployment serves: GET /docs, /docs/api/{page}, /docs/api/problems/{code}.
 
 const call = async (op: string, pathParameters?: Record<string, string>) =>
   (await handler(apiEvent(op, pathParameters ? { pathParameters } : {}), lambdaContext())) as HttpResult;
@@ -27,8 +27,8 @@ describe('the manifest', () => {
     const docs = operations.filter((o) => o.entry === 'functions/handlers/get-docs.ts');
     expect(docs.map((o) => `${o.method} ${o.path}`)).toEqual([
       'GET /docs',
-      'GET /docs/{page}',
-      'GET /docs/problems/{code}',
+      'GET /docs/api/{page}',
+      'GET /docs/api/problems/{code}',
     ]);
     for (const op of docs)
       expect(op).toMatchObject({ scope: null, tag: 'Meta', bundlesGuide: true, access: { table: 'none' } });
@@ -43,13 +43,13 @@ describe('GET /docs', () => {
     expect(res.headers).toMatchObject(SECURITY_HEADERS);
     expect(res.headers['strict-transport-security']).toBe('max-age=31536000'); // https host
     const links = hrefs(res.body as string);
-    for (const page of guidePages) expect(links, page).toContain(`/docs/${page}`);
-    for (const code of codes) expect(links, code).toContain(`/docs/problems/${problemSlug(code)}`);
+    for (const page of guidePages) expect(links, page).toContain(`/docs/api/${page}`);
+    for (const code of codes) expect(links, code).toContain(`/docs/api/problems/${problemSlug(code)}`);
     expect(res.body).not.toMatch(/<script/);
   });
 });
 
-describe('GET /docs/{page}', () => {
+describe('GET /docs/api/{page}', () => {
   it.each(guidePages)('renders %s, with no raw HTML, and links that stay inside the guide', async (page) => {
     const res = await call('getDocsPage', { page });
     expect(res.statusCode).toBe(200);
@@ -67,7 +67,7 @@ describe('GET /docs/{page}', () => {
         continue;
       }
       // Another guide page (and, with an anchor, a heading the page has).
-      const target = /^\/docs(?:\/([a-z0-9-]+))?$/.exec(path);
+      const target = /^\/docs(?:\/api\/([a-z0-9-]+))?$/.exec(path);
       expect(target, `${page}: ${href}`).not.toBeNull();
       const name = target?.[1];
       if (name) expect(guidePages, `${page}: ${href}`).toContain(name);
@@ -88,7 +88,7 @@ describe('GET /docs/{page}', () => {
   });
 });
 
-describe('GET /docs/problems/{code}', () => {
+describe('GET /docs/api/problems/{code}', () => {
   it.each(codes)('%s: its title, status and meaning, and the guide section', async (code) => {
     const res = await call('getProblemPage', { code: problemSlug(code) });
     expect(res.statusCode).toBe(200);
@@ -96,7 +96,7 @@ describe('GET /docs/problems/{code}', () => {
     expect(body).toContain(`<h1>${PROBLEMS[code].title}</h1>`);
     expect(body).toContain(`<code>${code}</code>`);
     expect(body).toContain(`<dd>${PROBLEMS[code].status}</dd>`);
-    const errorsLink = hrefs(body).find((h) => h.startsWith('/docs/errors#'));
+    const errorsLink = hrefs(body).find((h) => h.startsWith('/docs/api/errors#'));
     const anchor = errorsLink?.split('#')[1];
     expect([...anchors(readFileSync(join(guideDir, 'errors.md'), 'utf8'))]).toContain(anchor);
   });
@@ -108,7 +108,7 @@ describe('GET /docs/problems/{code}', () => {
   it('answers 404 for a code that does not exist (and its own type points at its page)', async () => {
     const res = await call('getProblemPage', { code: 'no-such-code' });
     expect(res.statusCode).toBe(404);
-    expect(problemOf(res).type).toBe('https://api.unit/docs/problems/resource-not-found');
+    expect(problemOf(res).type).toBe('https://api.unit/docs/api/problems/resource-not-found');
     expect((await call('getProblemPage', { code: 'constructor' })).statusCode).toBe(404);
   });
 

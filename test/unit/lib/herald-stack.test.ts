@@ -1066,7 +1066,7 @@ describe('console', () => {
 
   it('leaves HERALD_CONSOLE_URL unset without a public URL (each request names its host)', () => {
     for (const page of consolePages) {
-      const fn = dev.template.toJSON().Resources[logicalId(dev.stack, dev.stack.functionOf(page.id))];
+      const fn = dev.template.toJSON().Resources[logicalId(dev.stack.functionOf(page.id))];
       expect((fn as FunctionResource).Properties.Environment.Variables, page.id).not.toHaveProperty(
         'HERALD_CONSOLE_URL',
       );

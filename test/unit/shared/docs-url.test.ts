@@ -45,9 +45,9 @@ describe('docsUrl', () => {
     expect(docsUrl('x.example')).toBe('https://docs.example.org/herald');
   });
 
-  it('makes problem types `{docsUrl}/problems/<code with hyphens>`', () => {
+  it('makes problem types `{docsUrl}/api/problems/<code with hyphens>`', () => {
     expect(problemType('https://herald.example.org/docs', 'validation_failed')).toBe(
-      'https://herald.example.org/docs/problems/validation-failed',
+      'https://herald.example.org/docs/api/problems/validation-failed',
     );
   });
 });

@@ -82,7 +82,7 @@ describe('problem+json errors', () => {
     const problem = problemOf(res);
     expect(problem).toEqual({
       // The deployment's own guide: the request's host, without a public or API URL configured.
-      type: 'https://api.unit/docs/problems/authentication-required',
+      type: 'https://api.unit/docs/api/problems/authentication-required',
       title: 'Authentication required',
       status: 401,
       code: 'authentication_required',
@@ -95,7 +95,7 @@ describe('problem+json errors', () => {
 
   it('names the problem type after the code with hyphens', async () => {
     const res = await get({ headers: { authorization: `Bearer ${UNKNOWN.key}` } });
-    expect(problemOf(res).type).toBe('https://api.unit/docs/problems/invalid-api-key');
+    expect(problemOf(res).type).toBe('https://api.unit/docs/api/problems/invalid-api-key');
   });
 });
 
@@ -240,7 +240,7 @@ describe('request bodies', () => {
     expect(res.statusCode).toBe(400);
     const problem = problemOf(res);
     expect(problem.code).toBe('validation_failed');
-    expect(problem.type).toBe('https://api.unit/docs/problems/validation-failed');
+    expect(problem.type).toBe('https://api.unit/docs/api/problems/validation-failed');
     expect(problem.errors).toEqual([
       { pointer: '/colour', code: 'unknown_field', message: expect.any(String) },
     ]);

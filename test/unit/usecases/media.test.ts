@@ -229,13 +229,11 @@ describe('completeMediaUpload', () => {
     s3.on(HeadObjectCommand).resolves({ ContentLength: mp4Head.length });
     s3.on(GetObjectCommand).callsFake(() => ({ Body: body(mp4Head) }));
     const answer = (payload: unknown, extra: Record<string, unknown> = {}) =>
-      lambda
-        .on(InvokeCommand)
-        .resolves({
-          StatusCode: 200,
-          Payload: new Uint8Array(Buffer.from(JSON.stringify(payload))) as never,
-          ...extra,
-        });
+      lambda.on(InvokeCommand).resolves({
+        StatusCode: 200,
+        Payload: new Uint8Array(Buffer.from(JSON.stringify(payload))) as never,
+        ...extra,
+      });
 
     answer({ ok: true, width: 1, height: 1, duration_sec: 1, poster_key: 'orgs/x/media/y/_poster.jpg' });
     await expect(completeMediaUpload(ORG_ID, MED, NOW, gate)).rejects.toThrow(/poster key it was not given/);
