@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { API_GUIDE_BUNDLE_DIR, API_GUIDE_SOURCE } from './operations.ts';
+import { API_GUIDE_BUNDLE_DIR, API_GUIDE_SOURCE } from '../functions/core/vocabulary.ts';
 
 // The API guide's markdown in the docs function's bundle: the function renders the pages it
 // finds there, so the guide a deployment serves is the one its code was built with.

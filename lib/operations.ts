@@ -385,12 +385,6 @@ export const operations: readonly Operation[] = [
   },
 ];
 
-/** The API guide's markdown pages, one per file, in the repository (the local stack reads them there). */
-export const API_GUIDE_SOURCE = 'docs/api';
-
-/** The folder of the docs function's bundle the guide's pages are copied into. */
-export const API_GUIDE_BUNDLE_DIR = 'api-guide';
-
 export interface ConsoleRoute {
   method: 'GET' | 'POST';
   /** API Gateway style path under CONSOLE_PATH. */

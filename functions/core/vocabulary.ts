@@ -32,3 +32,9 @@ export type QueueName = keyof typeof QUEUE_URL_ENV;
 
 /** The console's pages live under this path, on the API's own origin (first-party cookies, no CORS). */
 export const CONSOLE_PATH = '/console';
+
+/** The API guide's markdown pages, one per file, in the repository (the local stack reads them there). */
+export const API_GUIDE_SOURCE = 'docs/api';
+
+/** The folder of the docs function's bundle the guide's pages are copied into. */
+export const API_GUIDE_BUNDLE_DIR = 'api-guide';

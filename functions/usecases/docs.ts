@@ -1,4 +1,4 @@
-import { apiGuidePages } from '#adapters/api-guide';
+import { apiGuidePages, README_PAGE } from '#adapters/api-guide';
 import { ApiError, PROBLEMS, type ProblemCode, problemCodeOf, problemSlug } from '#core/errors';
 import type { SafeHtml } from '#core/html';
 import { headingSlug, renderMarkdown } from '#core/markdown';
@@ -68,7 +68,9 @@ function linkOn(names: ReadonlySet<string>) {
     if (/^(https?:|mailto:|#)/i.test(href)) return href;
     const [path = '', anchor] = href.split('#', 2);
     if (/(^|\/)openapi\.json$/.test(path)) return '/v1/openapi.json';
-    const name = /^(?:\.\/)?([a-z0-9][a-z0-9-]*)\.md$/.exec(path)?.[1];
+    const name = /^(?:\.\/)?README\.md$/.test(path)
+      ? README_PAGE
+      : /^(?:\.\/)?([a-z0-9][a-z0-9-]*)\.md$/.exec(path)?.[1];
     if (!name || !names.has(name)) return null;
     return `${pageHref(name)}${anchor ? `#${anchor}` : ''}`;
   };

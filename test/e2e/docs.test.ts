@@ -46,7 +46,7 @@ describe('the guide', () => {
   it('lists its pages at /docs, and each one it links answers', async () => {
     const index = await page(`${baseUrl()}/docs`);
     expect(index.status).toBe(200);
-    const links = [...index.text.matchAll(/href="(\/docs\/[a-z-]+)"/g)].map((m) => m[1] as string);
+    const links = [...index.text.matchAll(/href="(\/docs\/api\/[a-z-]+)"/g)].map((m) => m[1] as string);
     expect(links).toContain('/docs/api/errors');
     expect(links).toContain('/docs/api/posts');
     for (const link of new Set(links)) expect((await page(`${baseUrl()}${link}`)).status, link).toBe(200);

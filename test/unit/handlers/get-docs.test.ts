@@ -2,9 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROBLEMS, type ProblemCode, problemSlug } from '#core/errors';
+import { API_GUIDE_SOURCE } from '#core/vocabulary';
 import { handler } from '#handlers/get-docs';
 import { REPO_ROOT } from '#lib/herald-function';
-import { API_GUIDE_SOURCE, operations } from '#lib/operations';
+import { operations } from '#lib/operations';
 import { SECURITY_HEADERS } from '#shared/console';
 import type { HttpResult } from '#shared/envelope';
 import { anchors } from '../../support/doc-links.ts';
@@ -18,7 +19,7 @@ const call = async (op: string, pathParameters?: Record<string, string>) =>
 const guideDir = join(REPO_ROOT, API_GUIDE_SOURCE);
 const guidePages = readdirSync(guideDir)
   .filter((f) => f.endsWith('.md'))
-  .map((f) => f.slice(0, -3));
+  .map((f) => (f === 'README.md' ? 'overview' : f.slice(0, -3)));
 const codes = Object.keys(PROBLEMS) as ProblemCode[];
 const hrefs = (html: string) => [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1] as string);
 

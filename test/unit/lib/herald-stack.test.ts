@@ -929,7 +929,7 @@ describe('media', () => {
 
   it('gives the ffmpeg layer (and its binary paths) to the probe function only', () => {
     // Made in the probe function's own stack (a layer's ARN changes with each version).
-    const probeStack = Stack.of(fnOf('completeMediaUpload'));
+    const probeStack = Stack.of(fnOf('probeMedia'));
     const layerId = logicalId(probeStack.node.findChild('FfmpegLayer'));
     for (const id of manifestIds) {
       const props = fnResource(id).Properties;

@@ -59,7 +59,7 @@ describe('OpenAPI document', () => {
   it("points every problem example's type at the deployment's own problem pages", () => {
     const types = [...JSON.stringify(doc).matchAll(/"type":"([^"]*\/problems\/[^"]*)"/g)].map((m) => m[1]);
     expect(types.length).toBeGreaterThan(50);
-    for (const type of types) expect(type).toMatch(/^\/docs\/problems\/[a-z-]+$/);
+    for (const type of types) expect(type).toMatch(/^\/docs\/api\/problems\/[a-z-]+$/);
   });
 
   it('the committed docs/openapi.json is the generated one (run `npm run openapi`)', () => {
