@@ -50,7 +50,8 @@ export interface DocsPage {
 }
 
 export interface ProblemPage extends ProblemRef {
-  readonly meaning: string;
+  /** The errors page's table row on this code ("When"), rendered; undefined without that page. */
+  readonly meaning: SafeHtml | undefined;
   /** The errors page's section on this code, when the guide has that page. */
   readonly guideHref: string | undefined;
 }
@@ -79,7 +80,11 @@ function linkOn(names: ReadonlySet<string>) {
 interface Rendered {
   readonly index: DocsIndex;
   readonly pages: ReadonlyMap<string, DocsPage>;
+  readonly meanings: ReadonlyMap<string, SafeHtml>;
 }
+
+/** A row of the errors page's problem-code table: `| \`code\` | status | when |`. */
+const PROBLEM_ROW = /^\| `([a-z_]+)` \| \d{3} \| (.+) \|$/gm;
 
 let rendered: Rendered | undefined;
 
@@ -117,7 +122,13 @@ function render(): Rendered {
     status: PROBLEMS[code].status,
     href: problemHref(code),
   }));
-  rendered = { index: { pages: refs, problems }, pages };
+  // What each code means, as the guide's errors page says it (said once, there).
+  const meanings = new Map(
+    [...(sources.get('errors') ?? '').matchAll(PROBLEM_ROW)].map(
+      (m) => [m[1] as string, renderMarkdown(m[2] as string, link).body] as const,
+    ),
+  );
+  rendered = { index: { pages: refs, problems }, pages, meanings };
   return rendered;
 }
 
@@ -137,14 +148,14 @@ export function docsPage(name: string): DocsPage {
 export function problemPage(slug: string): ProblemPage {
   const code = problemCodeOf(slug);
   if (!code) throw new ApiError('resource_not_found', `There is no problem code ${slug}.`);
-  const { pages } = render();
+  const { pages, meanings } = render();
   // The errors page's table lists every code; resource_conflict's cases have their own section.
   const section = code === 'resource_conflict' ? headingSlug('`resource_conflict` cases') : 'problem-codes';
   return {
     code,
     title: PROBLEMS[code].title,
     status: PROBLEMS[code].status,
-    meaning: PROBLEMS[code].meaning,
+    meaning: meanings.get(code),
     href: problemHref(code),
     guideHref: pages.has('errors') ? `${pageHref('errors')}#${section}` : undefined,
   };

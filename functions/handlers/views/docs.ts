@@ -34,11 +34,6 @@ ${body}
 </html>`);
 }
 
-/** `code` spans of the catalog's one-line texts as <code>; the rest as text. */
-function withCode(text: string): SafeHtml {
-  return html`${text.split('`').map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : part))}`;
-}
-
 export function docsIndexPage(index: DocsIndex): string {
   return frame(
     'Contents',
@@ -70,8 +65,11 @@ export function docsProblemPage(problem: ProblemPage): string {
 <dt>Code</dt><dd><code>${problem.code}</code></dd>
 <dt>HTTP status</dt><dd>${problem.status}</dd>
 </dl>
-<h2>What it means</h2>
-<p>${withCode(problem.meaning)}</p>
+${
+  problem.meaning &&
+  html`<h2>What it means</h2>
+${problem.meaning}`
+}
 ${
   problem.guideHref &&
   html`<p>More in the guide: <a href="${problem.guideHref}">Errors</a>, which also lists the field-level codes of <code>validation_failed</code>.</p>`

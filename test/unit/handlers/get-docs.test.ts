@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROBLEMS, type ProblemCode, problemSlug } from '#core/errors';
+import { escapeHtml } from '#core/html';
 import { API_GUIDE_SOURCE } from '#core/vocabulary';
 import { handler } from '#handlers/get-docs';
 import { REPO_ROOT } from '#lib/herald-function';
@@ -97,6 +98,20 @@ describe('GET /docs/api/problems/{code}', () => {
     expect(body).toContain(`<h1>${PROBLEMS[code].title}</h1>`);
     expect(body).toContain(`<code>${code}</code>`);
     expect(body).toContain(`<dd>${PROBLEMS[code].status}</dd>`);
+    // What it means: the errors page's row on the code, its words (markdown and all) on the page.
+    const row = readFileSync(join(guideDir, 'errors.md'), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith(`| \`${code}\` |`));
+    const cell = row?.split(' | ')[2]?.replace(/ \|$/, '') ?? '';
+    // Its words up to the first link or aside, as text (markup and code spans aside).
+    const when = cell.replaceAll('`', '').split(/[[(;]/)[0]?.trim() ?? '';
+    expect(when.length, code).toBeGreaterThan(5);
+    const meaning =
+      body
+        .split('<h2>What it means</h2>')[1]
+        ?.split('</p>')[0]
+        ?.replace(/<[^>]+>/g, '') ?? '';
+    expect(meaning, code).toContain(escapeHtml(when));
     const errorsLink = hrefs(body).find((h) => h.startsWith('/docs/api/errors#'));
     const anchor = errorsLink?.split('#')[1];
     expect([...anchors(readFileSync(join(guideDir, 'errors.md'), 'utf8'))]).toContain(anchor);
