@@ -1,4 +1,4 @@
-import { documentOf, type HtmlValue, html, type SafeHtml } from '#core/html';
+import { documentOf, type HtmlValue, html } from '#core/html';
 import { DOCS_PATH } from '#shared/config';
 import { assetUrl } from '#shared/console';
 import type { DocsIndex, DocsPage, GuidePageRef, ProblemPage } from '#usecases/docs';
