@@ -15,7 +15,7 @@ export interface RenderedMarkdown {
   readonly body: SafeHtml;
 }
 
-/** GitHub's heading id (the repository's link checker computes the same). */
+/** GitHub's heading id; the repository's link checker (test/support/doc-links.ts) uses this one. */
 export function headingSlug(text: string): string {
   return text
     .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')

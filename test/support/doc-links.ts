@@ -3,6 +3,7 @@
 // a heading cannot leave a reader at a dead end.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { headingSlug } from '#core/markdown';
 
 export interface Link {
   /** The link's target as written, e.g. `../api/posts.md#approval`. */
@@ -47,17 +48,8 @@ export function isRelative(target: string): boolean {
 }
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen. */
-export function slug(heading: string): string {
-  const text = heading
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/<[^>]+>/g, '');
-  return text
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
-    .replace(/ /g, '-');
-}
+/** GitHub's anchor for a heading: the one the served guide gives its headings too. */
+export const slug = headingSlug;
 
 /** Every anchor a Markdown file offers: its headings' slugs (repeats get -1, -2, …). */
 export function anchors(markdown: string): Set<string> {
