@@ -47,7 +47,6 @@ export function isRelative(target: string): boolean {
   return !/^[a-z][a-z0-9+.-]*:/i.test(target) && !target.startsWith('//');
 }
 
-/** GitHub's anchor for a heading: lower case, punctuation dropped, each space a hyphen. */
 /** GitHub's anchor for a heading: the one the served guide gives its headings too. */
 export const slug = headingSlug;
 
