@@ -6,6 +6,7 @@
 import {
   CONSOLE_PATH,
   type Feature,
+  PROBE_FUNCTION_ENV,
   QUEUE_URL_ENV,
   type QueueName,
   SCOPES,
@@ -787,7 +788,7 @@ export const workers: readonly Worker[] = [
     id: 'probeMedia',
     entry: 'functions/handlers/probe-media.ts',
     access: { table: 'none', media: 'probe', ffmpeg: true },
-    trigger: { kind: 'invoke', by: ['completeMediaUpload'], env: 'HERALD_PROBE_FUNCTION' },
+    trigger: { kind: 'invoke', by: ['completeMediaUpload'], env: PROBE_FUNCTION_ENV },
     // Inside its caller's 29 s; each tool run is bounded too (adapters/media-tools.ts).
     timeoutSeconds: 27,
     // The download of up to 1 GiB streams to /tmp; memory is for the tools (and CPU with it).

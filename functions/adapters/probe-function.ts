@@ -1,13 +1,11 @@
 import { firstIssue, type ProbeRequest, ProbeResponse } from '#core/probe-contract';
+import { PROBE_FUNCTION_ENV } from '#core/vocabulary';
 import { requireEnv } from '#shared/config';
 import { invokeFunction } from './operation-invoker.ts';
 
 // completeMediaUpload's side of the probe: the probe function (probeMedia) runs ffprobe and ffmpeg
 // with no table access; this invokes it and checks its answer. Locally the Lambda stand-in runs
 // the same handler module.
-
-/** The environment variable naming the probe function (the manifest's invoke trigger). */
-export const PROBE_FUNCTION_ENV = 'HERALD_PROBE_FUNCTION';
 
 export async function invokeProbe(request: ProbeRequest): Promise<ProbeResponse> {
   const answer = await invokeFunction(requireEnv(PROBE_FUNCTION_ENV), request, 'probeMedia');

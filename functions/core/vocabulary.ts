@@ -38,3 +38,6 @@ export const API_GUIDE_SOURCE = 'docs/api';
 
 /** The folder of the docs function's bundle the guide's pages are copied into. */
 export const API_GUIDE_BUNDLE_DIR = 'api-guide';
+
+/** The variable naming the probe function (probeMedia) to its caller, completeMediaUpload. */
+export const PROBE_FUNCTION_ENV = 'HERALD_PROBE_FUNCTION';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PROBE_FUNCTION_ENV } from '#adapters/probe-function';
+import { PROBE_FUNCTION_ENV } from '#core/vocabulary';
 import { apiOperations, type Worker, workers } from '#lib/operations';
 import { invokableFunctions, invokedFunctionEnv } from '../../../bin/local/invoked-functions.ts';
 
