@@ -50,7 +50,7 @@ export function partOf(op: Pick<Operation, 'tag'>): string {
 /** Every stateless part of the manifest, in deployment order (the gateway last). */
 export function partNames(): string[] {
   const tags = [...new Set(operations.map(partOf))];
-  return [...tags, 'console', 'workers', 'gateway'];
+  return [...tags, ...FIXED_PARTS];
 }
 
 /** The data stack's name for a stage: `Herald-<stage>` (the name a single-stack deployment has). */

@@ -57,6 +57,10 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   }),
 );
 
+/** The console files' version (a hash of their bytes): read once per synth, shared by every page. */
+let assetsVersion: string | undefined;
+const consoleAssets = () => (assetsVersion ??= consoleAssetsVersion(REPO_ROOT));
+
 const integration = (id: string, fn: IFunction, opts: { perRoutePermission?: boolean } = {}) =>
   new HttpLambdaIntegration(`${id}Integration`, fn, {
     payloadFormatVersion: PayloadFormatVersion.VERSION_2_0,
@@ -138,7 +142,7 @@ export function addConsolePage(
     ...page,
     ...(page.bundlesAssets ? { afterBundling: copyConsoleAssetsCommands } : {}),
   });
-  fn.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', consoleAssetsVersion(REPO_ROOT));
+  fn.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', consoleAssets());
   // The passkeys' relying party and every POST's expected origin; else each request's own host.
   if (config.publicUrl) fn.addEnvironment('HERALD_CONSOLE_URL', config.publicUrl);
   // One invoke permission for the API rather than one per route: the page's routes are the only
@@ -224,7 +228,7 @@ export class Gateway {
     // Everything no operation matches ($default route): 404, or 405 with Allow, as problem+json.
     // Its console 404 links the same versioned files and reads the same session cookie as the pages.
     const fallbackFunction = functions.make(stack, fallback);
-    fallbackFunction.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', consoleAssetsVersion(REPO_ROOT));
+    fallbackFunction.addEnvironment('HERALD_CONSOLE_ASSETS_VERSION', consoleAssets());
     if (config.publicUrl) fallbackFunction.addEnvironment('HERALD_CONSOLE_URL', config.publicUrl);
     new HttpRoute(stack, 'DefaultRoute', {
       httpApi: api,
