@@ -23,6 +23,8 @@ interface Probed {
   width: number | null;
   height: number | null;
   duration_sec: number | null;
+  /** The stored poster (a video's), or null. */
+  posterKey: string | null;
 }
 
 async function probeImage(key: string, size: number, head: Uint8Array): Promise<Probed> {
@@ -30,11 +32,11 @@ async function probeImage(key: string, size: number, head: Uint8Array): Promise<
   if (!dims && size > head.length)
     dims = imageDimensions(await readHead('uploads', key, Math.min(size, MAX_IMAGE_HEAD_BYTES)));
   if (!dims) throw contentMismatch('The image dimensions could not be read; the file may be corrupt.');
-  return { width: dims.width, height: dims.height, duration_sec: null };
+  return { width: dims.width, height: dims.height, duration_sec: null, posterKey: null };
 }
 
 /** Video and audio: the probe function reads them (ffprobe, ffmpeg) and stores a video's poster. */
-async function probeAudioVideo(asset: MediaAssetRecord): Promise<Probed & { posterKey: string | null }> {
+async function probeAudioVideo(asset: MediaAssetRecord): Promise<Probed> {
   const answer = await invokeProbe({
     upload_key: asset.upload_key,
     content_type: asset.content_type as ProbeRequest['content_type'],
@@ -97,17 +99,16 @@ export async function completeMediaUpload(
   }
   const probed =
     asset.kind === 'image'
-      ? { ...(await probeImage(asset.upload_key, object.size, head)), posterKey: null }
+      ? await probeImage(asset.upload_key, object.size, head)
       : await probeAudioVideo(asset);
   await promoteUpload(asset.upload_key, asset.object_key, asset.content_type);
-  const { posterKey } = probed;
   const ready = await markReady(asset, {
     size_bytes: object.size,
     width: probed.width,
     height: probed.height,
     duration_sec: probed.duration_sec,
-    poster_key: posterKey,
-    poster_url: posterKey ? mediaUrl(mediaBaseUrl(), posterKey) : null,
+    poster_key: probed.posterKey,
+    poster_url: probed.posterKey ? mediaUrl(mediaBaseUrl(), probed.posterKey) : null,
     updated_at: now.toISOString(),
   });
   if (ready) {
