@@ -13,7 +13,7 @@ import { postNotFound } from '#usecases/support/post-writes';
 // Read-only, across organizations, through the indexes the workers read (no Scan).
 
 /** `herald post get`: the post as getPost answers it, plus what the workers keep on it. */
-export async function inspectPost(orgId: string, postId: string) {
+export async function inspectPost(orgId: string, postId: string, now = new Date()) {
   if (!isId('post', postId)) throw postNotFound();
   const rec = await getPost(orgId, postId);
   if (!rec) throw postNotFound();
@@ -25,7 +25,6 @@ export async function inspectPost(orgId: string, postId: string) {
       )
     ).map((c) => [c.id, c]),
   );
-  const now = Date.now();
   return {
     org_id: rec.org_id,
     post: toPost(rec),
@@ -52,7 +51,7 @@ export async function inspectPost(orgId: string, postId: string) {
             ? {
                 id: d.claim_id,
                 lease_until: d.lease_until ?? null,
-                expired: !d.lease_until || Date.parse(d.lease_until) <= now,
+                expired: !d.lease_until || Date.parse(d.lease_until) <= now.getTime(),
                 attempt_started_at: d.attempt_started_at ?? null,
               }
             : null,
