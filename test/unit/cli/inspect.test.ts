@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { aligned, parseDuration, View } from '../../../bin/cli/inspect.ts';
+import { aligned, inspectJob, parseDuration, View } from '../../../bin/cli/inspect.ts';
 
 // The operator's views on the command line: their options are checked before the CLI looks for a
 // target (bad usage: exit 2), and what they print. The reads themselves: usecases/cli/inspect.test.ts
@@ -87,5 +87,41 @@ describe('herald post get, posts stuck, channels failing', () => {
     const view = View.of({ stuck: [1] }, (d) => `${d.stuck.length} stuck`);
     expect(JSON.stringify(view)).toBe('{"stuck":[1]}');
     expect(view.render()).toBe('1 stuck');
+  });
+
+  it("prints a person's lines: one row per stuck channel, one per failing channel, and a count", async () => {
+    const finding = {
+      org_id: 'org_1',
+      post_id: 'post_1',
+      status: 'publishing',
+      channel_id: 'ch_1',
+      stage: 'sending',
+      why: 'lease_expired',
+      since: '2030-06-10T09:00:00.000Z',
+      attempts: 2,
+      error_category: 'platform_error',
+      error: 'HTTP 502\nBad gateway',
+    };
+    const uc = {
+      stuckPosts: async () => ({
+        now: '',
+        older_than_seconds: 1800,
+        lookback_seconds: 86_400,
+        buckets_read: 1441,
+        posts_read: 3,
+        stuck: [finding],
+      }),
+      failingChannels: async () => ({ now: '', channels_read: 5, channels: [] }),
+    } as unknown as Parameters<ReturnType<typeof inspectJob>>[0];
+
+    const stuck = (await inspectJob('posts stuck', {}, usage)(uc)).render().split('\n');
+    const failing = (await inspectJob('channels failing', {}, usage)(uc)).render();
+
+    expect(stuck[0]).toMatch(/^ORG\s+POST\s+STATUS\s+CHANNEL\s+STAGE\s+WHY\s+SINCE\s+ATTEMPTS\s+ERROR$/);
+    expect(stuck[1]).toMatch(
+      /^org_1\s+post_1\s+publishing\s+ch_1\s+sending\s+lease_expired\s+2030-06-10T09:00:00.000Z\s+2\s+platform_error: HTTP 502 Bad gateway$/,
+    );
+    expect(stuck.at(-1)).toBe('1 stuck (older than 1800 s; 3 posts read from 1441 minute buckets)');
+    expect(failing).toBe('0 failing (5 channels read)');
   });
 });
