@@ -9,6 +9,7 @@ import { PLATFORMS } from '#core/constants';
 import { LIMIT_KEYS, type Limits, PLAN_NAMES as PLANS } from '#core/plans';
 import type { Platform } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
+import { INSPECT_COMMANDS, type InspectCommand, inspectJob, View } from './cli/inspect.ts';
 import { resolveTarget, type Target } from './cli/target.ts';
 
 const USAGE = `Usage: herald <command> [options] [--json] [--stack NAME] [--region R]
@@ -45,6 +46,14 @@ Commands:
                   page's next_cursor
   stack protect   --stack Herald-<stage>   sets the data stack's stack policy: no deploy may
                   replace or delete its table, keys, secret, buckets, queues, API or topic
+  post get        --org ORG --id POST_ID   the post as the API returns it, and each delivery's
+                  stage, attempts, last error, next attempt, claim and lease (post ids are found
+                  only within their organization: --org is required)
+  posts stuck     [--older-than 30m] [--lookback 14d]   across organizations: scheduled posts
+                  whose time passed, deliveries whose lease expired, retrying or waiting that
+                  long; reads the due-work index, one small query per minute of --lookback
+  channels failing   across organizations: channels reauth_required or in error, and those
+                  whose last syncs failed (reads the channel-sync index and those channels)
 
 The CLI acts as the operator, and the audit log records it so. --by USER (on the commands of an
 organization's people, keys, settings, posts and audit log) acts on behalf of that user instead:
@@ -88,6 +97,8 @@ const options = {
   limit: { type: 'string' },
   cursor: { type: 'string' },
   reason: { type: 'string' },
+  'older-than': { type: 'string' },
+  lookback: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -168,6 +179,7 @@ async function run(argv: string[]): Promise<unknown> {
     'post reject',
     'audit list',
     'stack protect',
+    ...INSPECT_COMMANDS,
   ];
   if (!known.includes(command) || positionals.length > 2)
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
@@ -182,6 +194,13 @@ async function run(argv: string[]): Promise<unknown> {
       throw new UsageError('stack protect needs --stack NAME (the data stack, Herald-<stage>)');
     const { protectStack } = await import('./cli/stack-protect.ts');
     return protectStack({ stack: values.stack, region: values.region });
+  }
+
+  // The operator's read-only views (bin/cli/inspect.ts).
+  if ((INSPECT_COMMANDS as readonly string[]).includes(command)) {
+    const view = inspectJob(command as InspectCommand, values, (m) => new UsageError(m));
+    await connect(values);
+    return view(await import('#usecases/cli/inspect'));
   }
 
   // Validate everything before touching the target.
@@ -450,6 +469,7 @@ interface Shown {
 
 /** The result as JSON, and an enrollment link again on its own lines, where it is easy to copy. */
 function human(result: unknown): string {
+  if (result instanceof View) return result.render();
   const text = JSON.stringify(result, null, 2);
   const shown = (result ?? {}) as Shown;
   if (!shown.enrollment) return text;
