@@ -387,7 +387,8 @@ async function queueCommand(command: string, values: Values): Promise<unknown> {
   const target = await connect(values);
   const ops = await resolveOps({ stack: values.stack ?? process.env.HERALD_STACK, region: values.region });
   const { SQSClient } = await import('@aws-sdk/client-sqs');
-  const sqs = new SQSClient({});
+  // fauxqs's queue URLs name a host that does not resolve (sqs.<region>.localhost): its endpoint.
+  const sqs = new SQSClient(target.kind === 'local' ? { useQueueUrlAsEndpoint: false } : {});
   const dlq = await import('./cli/dlq.ts');
   if (command === 'dlq list') return dlq.listDlqs(sqs, ops);
   if (command === 'dlq show') return dlq.showDlq(sqs, ops, queue as string, limit);
