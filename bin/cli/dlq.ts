@@ -16,6 +16,12 @@ import type { OpsTarget } from './target.ts';
 // back to the queue its messages came from. `stream` is the stream relay's on-failure queue: its
 // messages point at table stream records (`herald stream replay`, stream-replay.ts).
 
+/**
+ * A receive waits this long (long polling) before answering empty: a short poll samples only some
+ * of SQS's servers and may answer empty while messages wait, and the commands stop at an empty one.
+ */
+export const EMPTY_WAIT_SECONDS = 1;
+
 /** What an operator needs to know about one DLQ: who reads it, and what a redrive does. */
 interface About {
   consumer: string;
@@ -245,7 +251,7 @@ export async function peek(sqs: SQSClient, url: string, limit: number): Promise<
         QueueUrl: url,
         MaxNumberOfMessages: Math.min(10, limit - seen.size),
         VisibilityTimeout: 0,
-        WaitTimeSeconds: 0,
+        WaitTimeSeconds: EMPTY_WAIT_SECONDS,
         MessageSystemAttributeNames: ['SentTimestamp', 'ApproximateReceiveCount'],
         MessageAttributeNames: ['All'],
       }),
@@ -356,18 +362,19 @@ const MOVE_VISIBILITY_SECONDS = 60;
  * Receive → send (the same body and message attributes) → delete, ten at a time: a message is
  * deleted from the DLQ only after SQS took its copy, so a crash midway sends at most one batch
  * twice and loses none (each queue's consumer is idempotent: see ABOUT). Stops at the depth the
- * DLQ had when it began, so messages that fail again and come back are not chased forever.
+ * DLQ had when it began (visible and in flight), so messages that fail again and come back are not chased forever.
  */
 export async function moveMessages(sqs: SQSClient, from: string, to: string): Promise<number> {
-  const { visible } = await depthOf(sqs, from);
+  // In flight counts too: a message just peeked (visibility 0) may still be counted so.
+  const { depth } = await depthOf(sqs, from);
   let moved = 0;
-  while (moved < visible) {
+  while (moved < depth) {
     const res = await sqs.send(
       new ReceiveMessageCommand({
         QueueUrl: from,
-        MaxNumberOfMessages: Math.min(10, visible - moved),
+        MaxNumberOfMessages: Math.min(10, depth - moved),
         VisibilityTimeout: MOVE_VISIBILITY_SECONDS,
-        WaitTimeSeconds: 0,
+        WaitTimeSeconds: EMPTY_WAIT_SECONDS,
         MessageAttributeNames: ['All'],
       }),
     );

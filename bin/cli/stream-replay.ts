@@ -16,7 +16,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { type StreamSource, workers } from '../../lib/operations.ts';
 import { lambdaRecords } from '../local/stream-poller.ts';
-import { batchInfoOf, inStream, peek, type StreamBatchInfo } from './dlq.ts';
+import { batchInfoOf, EMPTY_WAIT_SECONDS, inStream, peek, type StreamBatchInfo } from './dlq.ts';
 import type { OpsTarget } from './target.ts';
 
 // `herald stream replay [--dry-run]`: the stream relay's on-failure queue holds, per failed batch,
@@ -173,7 +173,7 @@ async function receiveAll(sqs: SQSClient, url: string): Promise<Message[]> {
         QueueUrl: url,
         MaxNumberOfMessages: 10,
         VisibilityTimeout: REPLAY_VISIBILITY_SECONDS,
-        WaitTimeSeconds: 0,
+        WaitTimeSeconds: EMPTY_WAIT_SECONDS,
       }),
     );
     if (!res.Messages?.length) return out;
