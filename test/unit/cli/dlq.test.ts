@@ -232,11 +232,9 @@ describe('the local move (receive → send → delete)', () => {
         Body: 'x',
       })),
     });
-    sqsMock
-      .on(GetQueueAttributesCommand)
-      .resolves({
-        Attributes: { ApproximateNumberOfMessages: '10', ApproximateNumberOfMessagesNotVisible: '2' },
-      });
+    sqsMock.on(GetQueueAttributesCommand).resolves({
+      Attributes: { ApproximateNumberOfMessages: '10', ApproximateNumberOfMessagesNotVisible: '2' },
+    });
     sqsMock
       .on(ReceiveMessageCommand)
       .resolvesOnce(batch(10, 0))
