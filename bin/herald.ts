@@ -10,7 +10,8 @@ import { LIMIT_KEYS, type Limits, PLAN_NAMES as PLANS } from '#core/plans';
 import type { Platform } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
 import { INSPECT_COMMANDS, type InspectCommand, inspectJob, View } from './cli/inspect.ts';
-import { resolveTarget, type Target } from './cli/target.ts';
+import { dlqNames, STREAM_DLQ } from './cli/dlq-names.ts';
+import { resolveOps, resolveTarget, type Target } from './cli/target.ts';
 
 const USAGE = `Usage: herald <command> [options] [--json] [--stack NAME] [--region R]
 
@@ -54,6 +55,13 @@ Commands:
                   long; reads the due-work index, one small query per minute of --lookback
   channels failing   across organizations: channels reauth_required or in error, and those
                   whose last syncs failed (reads the channel-sync index and those channels)
+  dlq list        every dead-letter queue, its depth, what consumes it and what a redrive does
+  dlq show        --queue Q [--limit N]   peeks at up to N messages (default 10; nothing is
+                  consumed, but each receive raises the message's receive count)
+  dlq redrive     --queue Q [--wait]   moves the DLQ's messages back to their queue (not delivery,
+                  not stream); Q is one of ${dlqNames().join(', ')}
+  stream replay   [--dry-run] [--drop-lost]   hands each batch in the stream DLQ to the stream
+                  relay again while the table stream has its records (24 hours)
 
 The CLI acts as the operator, and the audit log records it so. --by USER (on the commands of an
 organization's people, keys, settings, posts and audit log) acts on behalf of that user instead:
@@ -99,6 +107,10 @@ const options = {
   reason: { type: 'string' },
   'older-than': { type: 'string' },
   lookback: { type: 'string' },
+  queue: { type: 'string' },
+  wait: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  'drop-lost': { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -180,6 +192,10 @@ async function run(argv: string[]): Promise<unknown> {
     'audit list',
     'stack protect',
     ...INSPECT_COMMANDS,
+    'dlq list',
+    'dlq show',
+    'dlq redrive',
+    'stream replay',
   ];
   if (!known.includes(command) || positionals.length > 2)
     throw new UsageError(`unknown command: ${positionals.join(' ')}`);
@@ -202,6 +218,7 @@ async function run(argv: string[]): Promise<unknown> {
     await connect(values);
     return view(await import('#usecases/cli/inspect'));
   }
+  if (command.startsWith('dlq ') || command === 'stream replay') return queueCommand(command, values);
 
   // Validate everything before touching the target.
   const job = (() => {
@@ -366,6 +383,47 @@ async function run(argv: string[]): Promise<unknown> {
   const target = await connect(values);
   const admin = await import('#usecases/cli/admin');
   return job(admin, { consoleUrl: () => consoleUrlOf(target, values.stack ?? process.env.HERALD_STACK) });
+}
+
+/** `dlq list|show|redrive` and `stream replay`: on the queues and the stream, not the table. */
+async function queueCommand(command: string, values: Values): Promise<unknown> {
+  if (values.by !== undefined) throw new UsageError(`${command} is the operator's act: it takes no --by`);
+  const queue =
+    command === 'dlq show' || command === 'dlq redrive'
+      ? oneOf(need(values, 'queue'), dlqNames(), 'queue')
+      : undefined;
+  const rawLimit = opt(values, 'limit');
+  if (rawLimit !== undefined && !/^[1-9][0-9]*$/.test(rawLimit))
+    throw new UsageError('--limit is a whole number from 1 to 100');
+  const limit = rawLimit === undefined ? 10 : Number(rawLimit);
+  if (limit > 100) throw new UsageError('--limit is a whole number from 1 to 100');
+  if (command === 'dlq redrive' && (queue === STREAM_DLQ || queue === 'delivery')) {
+    // Refused before touching the target (the reason is the command's own).
+    const { redriveRefusal } = await import('./cli/dlq.ts');
+    throw new UsageError(redriveRefusal(queue) ?? '');
+  }
+  const target = await connect(values);
+  const ops = await resolveOps({ stack: values.stack ?? process.env.HERALD_STACK, region: values.region });
+  const { SQSClient } = await import('@aws-sdk/client-sqs');
+  // fauxqs's queue URLs name a host that does not resolve (sqs.<region>.localhost): its endpoint.
+  const sqs = new SQSClient(target.kind === 'local' ? { useQueueUrlAsEndpoint: false } : {});
+  const dlq = await import('./cli/dlq.ts');
+  if (command === 'dlq list') return dlq.listDlqs(sqs, ops);
+  if (command === 'dlq show') return dlq.showDlq(sqs, ops, queue as string, limit);
+  if (command === 'dlq redrive')
+    return dlq.redriveDlq(sqs, ops, queue as string, {
+      native: target.kind === 'stack',
+      wait: Boolean(values.wait),
+    });
+  const [{ DynamoDBStreamsClient }, { LambdaClient }, { replayStream }] = await Promise.all([
+    import('@aws-sdk/client-dynamodb-streams'),
+    import('@aws-sdk/client-lambda'),
+    import('./cli/stream-replay.ts'),
+  ]);
+  return replayStream({ sqs, streams: new DynamoDBStreamsClient({}), lambda: new LambdaClient({}) }, ops, {
+    dryRun: Boolean(values['dry-run']),
+    dropLost: Boolean(values['drop-lost']),
+  });
 }
 
 type Admin = typeof import('#usecases/cli/admin');

@@ -12,6 +12,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { QUEUE_BODY_BUCKET_ENV } from '#core/messages';
 import { consoleAssetsVersion } from '#lib/console-assets';
 import { apiOperations, CONSOLE_PATH, queues, stateMachines, workers } from '#lib/operations';
+import { LOCAL_OPS_ENV } from './cli/target.ts';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
 import { countCapacity } from './local/capacity.ts';
 import { ensureDataDir, prepareDataDir } from './local/data-dir.ts';
@@ -267,6 +268,14 @@ async function main() {
         HERALD_PUBLIC_URL: baseUrl,
         // Enrollment links (`herald org create`, `user add`, `user enroll`) point at the console.
         HERALD_CONSOLE_URL: consoleUrl,
+        // `herald dlq …` and `herald stream replay`: fauxqs, the table stream, the Lambda stand-in.
+        AWS_ENDPOINT_URL_SQS: sqsQueues.endpoint,
+        AWS_ENDPOINT_URL_DYNAMODB_STREAMS: dynamo.endpoint,
+        AWS_ENDPOINT_URL_LAMBDA: standins.endpoint,
+        [LOCAL_OPS_ENV.streamDlqUrl]: sqsQueues.streamFailures.url,
+        [LOCAL_OPS_ENV.tableStreamArn]: streamArn,
+        // Locally a function's name is its manifest id (invoked-functions.ts).
+        [LOCAL_OPS_ENV.streamRelayFunction]: workers.find((w) => w.trigger.kind === 'stream')?.id ?? '',
         ...Object.fromEntries(
           Object.entries(process.env).filter(
             (e): e is [string, string] =>

@@ -11,6 +11,7 @@ import { AlarmTopic, addApiAlarm, addQueueAlarms, addStateMachineAlarm } from '.
 import { ApiEndpoint, addConsolePage, addOperation, Gateway, type RoutesProps } from './constructs/api.ts';
 import { Data, Secrets } from './constructs/data.ts';
 import { Functions } from './constructs/functions.ts';
+import { pascal } from './constructs/ids.ts';
 import { Media } from './constructs/media.ts';
 import { type QueuePair, Queues } from './constructs/queues.ts';
 import { StateMachines } from './constructs/state-machines.ts';
@@ -136,6 +137,11 @@ export class HeraldDataStack extends Stack {
       value: `${publicUrl}${CONSOLE_PATH}`,
       description: 'The console: {ConsoleUrl}/sign-in; enrollment links are {ConsoleUrl}/enroll#…',
     });
+    // `herald dlq …` and `herald stream replay` (bin/cli/target.ts resolveOps).
+    for (const [name, { dlq }] of this.queues.pairs)
+      new CfnOutput(this, `${pascal(name)}DlqUrl`, { value: dlq.queueUrl });
+    new CfnOutput(this, 'StreamRelayDlqUrl', { value: this.streamRelayDlq.queueUrl });
+    new CfnOutput(this, 'TableStreamArn', { value: this.table.tableStreamArn as string });
   }
 }
 
@@ -196,6 +202,10 @@ export class HeraldStacks {
 
     const workersStack = stackOf('workers');
     new Workers(workersStack, { data: data.data, queues: data.queues, functions });
+    // `herald stream replay` invokes it (bin/cli/target.ts resolveOps reads this stack's outputs).
+    new CfnOutput(workersStack, 'StreamRelayFunctionName', {
+      value: functions.get('streamRelay').functionName,
+    });
     this.stateMachines = new StateMachines(workersStack, { removalPolicy, functions }).machines;
     for (const [name, machine] of this.stateMachines)
       addStateMachineAlarm(workersStack, data.alarmTopic, name, machine);

@@ -394,22 +394,7 @@ export class StreamPoller {
         : {};
     const event: WindowedStreamEvent = {
       ...windowed,
-      Records: records.map((r) => ({
-        eventID: r.eventID,
-        eventName: r.eventName,
-        eventVersion: r.eventVersion,
-        eventSource: 'aws:dynamodb',
-        awsRegion: r.awsRegion,
-        eventSourceARN: this.opts.streamArn,
-        dynamodb: {
-          ...(r.dynamodb as object),
-          NewImage: restoreEmptyMaps(r.dynamodb?.NewImage),
-          OldImage: restoreEmptyMaps(r.dynamodb?.OldImage),
-          ApproximateCreationDateTime: r.dynamodb?.ApproximateCreationDateTime
-            ? Math.floor(r.dynamodb.ApproximateCreationDateTime.getTime() / 1000)
-            : undefined,
-        } as never,
-      })),
+      Records: lambdaRecords(records, this.opts.streamArn),
     };
     try {
       const result = await this.opts.handler(event, this.opts.context());
@@ -480,6 +465,32 @@ function readCheckpoints(file: string, log: (line: string) => void): Record<stri
     );
     return {};
   }
+}
+
+/**
+ * Stream records as GetRecords answers them, in the shape Lambda's event source mapping hands them
+ * to a function (also `herald stream replay`, bin/cli/stream-replay.ts).
+ */
+export function lambdaRecords(
+  records: readonly StreamRecord[],
+  streamArn: string,
+): DynamoDBStreamEvent['Records'] {
+  return records.map((r) => ({
+    eventID: r.eventID,
+    eventName: r.eventName,
+    eventVersion: r.eventVersion,
+    eventSource: 'aws:dynamodb',
+    awsRegion: r.awsRegion,
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ...(r.dynamodb as object),
+      NewImage: restoreEmptyMaps(r.dynamodb?.NewImage),
+      OldImage: restoreEmptyMaps(r.dynamodb?.OldImage),
+      ApproximateCreationDateTime: r.dynamodb?.ApproximateCreationDateTime
+        ? Math.floor(r.dynamodb.ApproximateCreationDateTime.getTime() / 1000)
+        : undefined,
+    } as never,
+  }));
 }
 
 /**

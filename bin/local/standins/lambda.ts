@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { send } from './http.ts';
 
-// Lambda Invoke (REST, RequestResponse): the MCP server's tool calls. `invoke` runs the named
-// function's handler with the payload, as Lambda would.
+// Lambda Invoke (REST, RequestResponse): the MCP server's tool calls, the probe and `herald stream
+// replay` (invoked-functions.ts says which). `invoke` runs the named function's handler with the
+// payload, as Lambda would.
 
 export type Invoke = (functionName: string, payload: unknown) => Promise<unknown>;
 

@@ -4,17 +4,24 @@ import { apiOperations, type Worker, workers } from '#lib/operations';
 import { invokableFunctions, invokedFunctionEnv } from '../../../bin/local/invoked-functions.ts';
 
 // The local Lambda stand-in invokes by name what AWS would let a caller invoke: the API operations
-// (the MCP server's tools) and the workers with an `invoke` trigger (the probe), nothing else.
+// (the MCP server's tools), the workers with an `invoke` trigger (the probe) and the stream relay
+// (`herald stream replay`), nothing else.
 
 describe('the local stack’s invocable functions', () => {
-  it('are the API operations and probeMedia, with their manifest timeouts; no other worker', () => {
+  it('are the API operations, probeMedia and streamRelay, with their manifest timeouts; no other worker', () => {
     const invokable = invokableFunctions();
-    expect([...invokable.keys()].sort()).toEqual([...apiOperations.map((op) => op.id), 'probeMedia'].sort());
+    expect([...invokable.keys()].sort()).toEqual(
+      [...apiOperations.map((op) => op.id), 'probeMedia', 'streamRelay'].sort(),
+    );
+    expect(invokable.get('streamRelay')).toEqual({
+      entry: 'functions/handlers/stream-relay.ts',
+      timeoutMs: 30_000,
+    });
     expect(invokable.get('probeMedia')).toEqual({
       entry: 'functions/handlers/probe-media.ts',
       timeoutMs: 27_000,
     });
-    for (const w of workers.filter((w) => w.trigger.kind !== 'invoke'))
+    for (const w of workers.filter((w) => w.trigger.kind !== 'invoke' && w.trigger.kind !== 'stream'))
       expect(invokable.has(w.id)).toBe(false);
   });
 
