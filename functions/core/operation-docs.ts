@@ -123,6 +123,11 @@ export const operationDocs = {
     description: 'This document. Served without an API key.',
     errors: [],
   },
+  getHealth: {
+    description:
+      'Whether this deployment works, for a load balancer or an uptime monitor: the table answers (one read) and the schedule sweeper, which starts every scheduled post, ran within three of its periods. 200 with `pass` or `warn`, 503 with `fail`; `checks` says which check and why. Names the running release (`version`) and git commit (`releaseId`); never organization data. Served without an API key.',
+    errors: [],
+  },
   getDocsIndex: {
     description:
       "The API guide's contents, as an HTML page for people: its pages in reading order and every problem code. Served without an API key.",

@@ -220,6 +220,7 @@ export const requests = {
   disconnectChannel: { query: NoQuery },
   oauthCallback: {},
   getOpenApi: {},
+  getHealth: {},
   getDocsIndex: {},
   getDocsPage: {},
   getProblemPage: {},

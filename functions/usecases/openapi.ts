@@ -209,12 +209,21 @@ function operationObject(id: OperationId, docsUrl: string): Json {
             content: contract.success.html
               ? { 'text/html': { schema: { type: 'string' } } }
               : {
-                  'application/json': {
+                  [contract.success.mediaType ?? 'application/json']: {
                     schema: contract.success.schema ? inline(contract.success.schema) : { type: 'object' },
                   },
                 },
           },
         };
+  const unhealthy = contract.success.unhealthy;
+  if (unhealthy && contract.success.schema)
+    responses[String(unhealthy.status)] = {
+      description: unhealthy.description,
+      headers: successHeaders,
+      content: {
+        [contract.success.mediaType ?? 'application/json']: { schema: inline(contract.success.schema) },
+      },
+    };
   const codes: ProblemCode[] =
     op.scope === null
       ? [...contract.errors, 'internal_error']
@@ -303,5 +312,5 @@ const TAG_DOCS: Record<string, string> = {
   Channels: 'Connected social accounts.',
   Posts: 'Drafts, scheduled and published posts and their deliveries.',
   Usage: 'The plan and its usage meters.',
-  Meta: 'This API described: the OpenAPI document, and the guide with a page per problem code.',
+  Meta: "This API described (the OpenAPI document, the guide with a page per problem code, the operator's guide) and the deployment's health.",
 };

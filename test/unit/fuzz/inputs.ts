@@ -336,6 +336,7 @@ export function validRequest(op: OperationId): FuzzRequest {
         query: { state: CALLBACK.state, error: 'access_denied', error_description: 'The member declined.' },
       };
     case 'getOpenApi':
+    case 'getHealth':
     case 'getDocsIndex':
       return { op };
     case 'getDocsPage':
