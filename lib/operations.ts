@@ -363,7 +363,7 @@ export const operations: readonly Operation[] = [
     throttle: { rateLimit: 10, burstLimit: 20 },
   },
   // The API guide, served by the deployment itself: problem `type` URIs point here, so a client
-  // that follows one always gets an answer. One handler for the three routes.
+  // that follows one always gets an answer. One handler for the four routes.
   {
     id: 'getDocsIndex',
     method: 'GET',
@@ -393,6 +393,18 @@ export const operations: readonly Operation[] = [
     scope: null,
     entry: 'functions/handlers/get-docs.ts',
     summary: "A problem code's page, where its `type` URI points (HTML, no API key)",
+    tag: 'Meta',
+    access: { table: 'none' },
+    bundlesGuide: true,
+  },
+  {
+    // The operator's guide, served the same way: the alarms' descriptions link to its pages.
+    id: 'getOperatorGuidePage',
+    method: 'GET',
+    path: '/docs/operator/{page}',
+    scope: null,
+    entry: 'functions/handlers/get-docs.ts',
+    summary: "A page of the operator's guide (HTML, no API key)",
     tag: 'Meta',
     access: { table: 'none' },
     bundlesGuide: true,

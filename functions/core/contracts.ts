@@ -85,6 +85,7 @@ const responses = {
   getDocsIndex: { ...ok(null, "The guide's contents."), html: true },
   getDocsPage: { ...ok(null, 'The page.'), html: true },
   getProblemPage: { ...ok(null, "The code's page."), html: true },
+  getOperatorGuidePage: { ...ok(null, 'The page.'), html: true },
   createChannelConnection: created(
     ChannelConnection,
     'The session: awaiting_authorization with its authorize_url, or connected (Bluesky).',

@@ -143,6 +143,11 @@ export const operationDocs = {
       "A problem code's page (`validation-failed`): its title, status and what it means, with a link to the guide. Every problem's `type` URI points here unless the operator set docsUrl elsewhere. Served without an API key; an unknown code is 404.",
     errors: ['resource_not_found'],
   },
+  getOperatorGuidePage: {
+    description:
+      "A page of the operator's guide (`deploy`, `alarms`, `runbooks`, …; the contents at /docs list them) as HTML, for whoever runs the deployment: the alarms' descriptions link here. Served without an API key; an unknown page is 404.",
+    errors: ['resource_not_found'],
+  },
   createChannelConnection: {
     description:
       "Starts connecting a social account. OAuth platforms (X, LinkedIn, Threads, Instagram, Facebook, TikTok, YouTube, Pinterest) and Mastodon answer `awaiting_authorization` with an `authorize_url`: send the person there; the platform sends them back to Herald, which sends them on to `redirect_uri` with `connection_id` and `status`. Poll getChannelConnection (or wait for `channel.connected`). When the grant covers several accounts (pages, organizations, boards, channels) the session waits in `selecting_account`: call selectChannelAccount. Bluesky connects with an app password and answers `connected` at once. With `channel_id` the session reconnects that channel in place (same id; its posts keep pointing at it); connecting an account that is already a channel reconnects that channel. The profile (handle, avatar, followers) always comes from the platform. `redirect_uri` must be on this machine (localhost, 127.0.0.0/8, [::1]) or on an origin the organization allows (the operator sets them: `herald settings set --landing-origins`); any other origin is 400 `origin_not_allowed`. 409 `platform_not_configured` when the operator has not registered the platform's app; 400 `credentials_rejected` when Bluesky refuses the app password; sessions expire after 10 minutes.",

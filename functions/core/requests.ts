@@ -224,6 +224,7 @@ export const requests = {
   getDocsIndex: {},
   getDocsPage: {},
   getProblemPage: {},
+  getOperatorGuidePage: {},
 } as const satisfies Record<string, RequestSpec>;
 
 export type OperationId = keyof typeof requests;

@@ -343,6 +343,8 @@ export function validRequest(op: OperationId): FuzzRequest {
       return { op, params: { page: 'errors' } };
     case 'getProblemPage':
       return { op, params: { code: 'validation-failed' } };
+    case 'getOperatorGuidePage':
+      return { op, params: { page: 'deploy' } };
   }
 }
 
