@@ -13,6 +13,9 @@ import { QUEUE_BODY_BUCKET_ENV } from '#core/messages';
 import { consoleAssetsVersion } from '#lib/console-assets';
 import { apiOperations, CONSOLE_PATH, queues, stateMachines, workers } from '#lib/operations';
 import { LOCAL_OPS_ENV } from './cli/target.ts';
+import { versionEnvironment } from '#lib/version';
+import { logger } from '#shared/logger';
+import { runningVersion } from '#shared/version';
 import { type AwsStandins, type LocalStateMachine, startAwsStandins } from './local/aws-standins.ts';
 import { countCapacity } from './local/capacity.ts';
 import { ensureDataDir, prepareDataDir } from './local/data-dir.ts';
@@ -105,7 +108,11 @@ async function main() {
       HERALD_CURSOR_SECRET: localSecret(dir, 'cursor'),
       POWERTOOLS_SERVICE_NAME: 'herald',
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? process.env.LOG_LEVEL ?? 'WARN',
+      // The release and commit, as the stack sets them on every function.
+      ...versionEnvironment(),
     });
+    // The logger was made before (this file's imports load it): it learns them now.
+    logger.appendPersistentKeys({ ...runningVersion() });
     // The handlers' DynamoDB client (the same module instance they import): a transaction's answer
     // waits for DynamoDB Local's COMMIT, so what a client was told is written survives a crash.
     const { dynamo: handlersDynamo } = await import('#shared/clients');

@@ -9,6 +9,7 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { DEFAULT_TIMEOUT_SECONDS } from './operations.ts';
+import { versionEnvironment } from './version.ts';
 
 /** Repository root: manifest entries and the lock file are relative to it. */
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -82,6 +83,8 @@ export class HeraldFunction extends NodejsFunction {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: 'herald',
         LOG_LEVEL: 'INFO',
+        // The release and commit it runs (its log lines, GET /health, the OpenAPI document say them).
+        ...versionEnvironment(),
         ...props.environment,
       },
       bundling: {

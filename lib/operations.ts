@@ -349,8 +349,21 @@ export const operations: readonly Operation[] = [
     tag: 'Meta',
     access: { table: 'none' },
   },
+  {
+    id: 'getHealth',
+    method: 'GET',
+    path: '/health',
+    scope: null,
+    entry: 'functions/handlers/get-health.ts',
+    summary: 'Whether this deployment works: the table answers, the scheduler runs (no API key)',
+    tag: 'Meta',
+    // One GetItem (the sweeper's cursor); RO also lets it read the data model mark.
+    access: { table: 'RO' },
+    // Public, and each call reads the table: monitors poll every few seconds; a flood is cut here.
+    throttle: { rateLimit: 10, burstLimit: 20 },
+  },
   // The API guide, served by the deployment itself: problem `type` URIs point here, so a client
-  // that follows one always gets an answer. One handler for the three routes.
+  // that follows one always gets an answer. One handler for the four routes.
   {
     id: 'getDocsIndex',
     method: 'GET',
@@ -380,6 +393,18 @@ export const operations: readonly Operation[] = [
     scope: null,
     entry: 'functions/handlers/get-docs.ts',
     summary: "A problem code's page, where its `type` URI points (HTML, no API key)",
+    tag: 'Meta',
+    access: { table: 'none' },
+    bundlesGuide: true,
+  },
+  {
+    // The operator's guide, served the same way: the alarms' descriptions link to its pages.
+    id: 'getOperatorGuidePage',
+    method: 'GET',
+    path: '/docs/operator/{page}',
+    scope: null,
+    entry: 'functions/handlers/get-docs.ts',
+    summary: "A page of the operator's guide (HTML, no API key)",
     tag: 'Meta',
     access: { table: 'none' },
     bundlesGuide: true,
@@ -802,6 +827,13 @@ export const workers: readonly Worker[] = [
     timeoutSeconds: 30,
   },
 ];
+
+/** A scheduled worker's period: in AWS (`everySeconds`) or in the local stack (`localEverySeconds`). */
+export function scheduleEverySeconds(workerId: string, where: 'aws' | 'local'): number {
+  const trigger = workers.find((w) => w.id === workerId)?.trigger;
+  if (trigger?.kind !== 'schedule') throw new Error(`${workerId} is not a scheduled worker`);
+  return where === 'aws' ? trigger.everySeconds : trigger.localEverySeconds;
+}
 
 /** Operations that are part of the public API (served with an API key). */
 export const apiOperations = operations.filter((op) => op.scope !== null);

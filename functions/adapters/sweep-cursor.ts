@@ -20,7 +20,17 @@ export async function dispatchedThrough(): Promise<number | null> {
   return typeof minute === 'number' ? minute * 60_000 : null;
 }
 
-/** Moves the cursor forward to `through` (never back: concurrent sweeps may finish out of order). */
-export async function markDispatched(through: number): Promise<void> {
-  await advanceThrough(keys.sweepCursor(), 'sweep_cursor', through);
+/**
+ * Moves the cursor forward to `through` (never back: concurrent sweeps may finish out of order),
+ * noting when the sweep ran (`swept_at`, ms): GET /health tells a stopped sweeper by it.
+ */
+export async function markDispatched(through: number, sweptAt: number): Promise<void> {
+  await advanceThrough(keys.sweepCursor(), 'sweep_cursor', through, { swept_at: sweptAt });
+}
+
+/** When a sweep last moved the cursor (ms since the epoch); null before the first (or an older Herald's). */
+export async function lastSweptAt(): Promise<number | null> {
+  const res = await ddb.send(new GetCommand({ TableName: TABLE_NAME, Key: keys.sweepCursor() }));
+  const at = res?.Item?.swept_at;
+  return typeof at === 'number' ? at : null;
 }

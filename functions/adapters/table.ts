@@ -228,15 +228,28 @@ export async function updateIf(input: Omit<UpdateCommandInput, 'TableName'>): Pr
 
 /**
  * Moves a cursor item's `through` forward to `to` (never back: runs that overlap may finish out of
- * order); a move that would go back writes nothing.
+ * order); a move that would go back writes nothing. `also`: attributes written with the move.
  */
-export function advanceThrough(key: Key, entity: string, to: number | string): Promise<boolean> {
+export function advanceThrough(
+  key: Key,
+  entity: string,
+  to: number | string,
+  also: Readonly<Record<string, number | string>> = {},
+): Promise<boolean> {
+  const extra = Object.keys(also);
   return updateIf({
     Key: key,
-    UpdateExpression: 'SET #through = :t, entity = :e',
+    UpdateExpression: `SET #through = :t, entity = :e${extra.map((_, i) => `, #a${i} = :a${i}`).join('')}`,
     ConditionExpression: 'attribute_not_exists(#through) OR #through < :t',
-    ExpressionAttributeNames: { '#through': 'through' },
-    ExpressionAttributeValues: { ':t': to, ':e': entity },
+    ExpressionAttributeNames: {
+      '#through': 'through',
+      ...Object.fromEntries(extra.map((k, i) => [`#a${i}`, k])),
+    },
+    ExpressionAttributeValues: {
+      ':t': to,
+      ':e': entity,
+      ...Object.fromEntries(extra.map((k, i) => [`:a${i}`, also[k]])),
+    },
   });
 }
 

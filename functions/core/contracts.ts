@@ -7,6 +7,7 @@ import {
   ChannelConnection,
   ChannelList,
   DeletePostResponse,
+  Health,
   MediaAsset,
   MediaList,
   Post,
@@ -31,8 +32,18 @@ import {
 export interface Contract extends OperationDoc {
   body?: z.ZodMiniType;
   query?: z.ZodMiniType;
-  /** `html`: a page for people (text/html), not JSON. */
-  success: { status: number; schema: z.ZodMiniType | null; description: string; html?: boolean };
+  /**
+   * `html`: a page for people (text/html), not JSON. `mediaType`: a JSON type other than
+   * application/json. `unhealthy`: a second status answered with the same body (GET /health's 503).
+   */
+  success: {
+    status: number;
+    schema: z.ZodMiniType | null;
+    description: string;
+    html?: boolean;
+    mediaType?: string;
+    unhealthy?: { status: number; description: string };
+  };
 }
 
 /** The answer of an operation that reads or changes something (200), and of one that creates it (201). */
@@ -66,9 +77,15 @@ const responses = {
   rotateWebhookSecret: ok(WebhookSecretRotated, 'The new secret.'),
   listWebhookDeliveries: ok(WebhookDeliveryList, 'The latest deliveries.'),
   getOpenApi: ok(null, 'The OpenAPI 3.1 document.'),
+  getHealth: {
+    ...ok(Health, '`pass`, or `warn` (up, with a concern: the sweeper has not run yet).'),
+    mediaType: 'application/health+json',
+    unhealthy: { status: 503, description: '`fail`: the table does not answer, or the sweeper stopped.' },
+  },
   getDocsIndex: { ...ok(null, "The guide's contents."), html: true },
   getDocsPage: { ...ok(null, 'The page.'), html: true },
   getProblemPage: { ...ok(null, "The code's page."), html: true },
+  getOperatorGuidePage: { ...ok(null, 'The page.'), html: true },
   createChannelConnection: created(
     ChannelConnection,
     'The session: awaiting_authorization with its authorize_url, or connected (Bluesky).',

@@ -23,6 +23,7 @@ export const PROBLEMS = {
   quota_exhausted: { status: 429, title: 'Quota exhausted' },
   internal_error: { status: 500, title: 'Internal server error' },
   platform_unavailable: { status: 502, title: 'Platform unavailable' },
+  service_unavailable: { status: 503, title: 'Service unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

@@ -123,6 +123,11 @@ export const operationDocs = {
     description: 'This document. Served without an API key.',
     errors: [],
   },
+  getHealth: {
+    description:
+      'Whether this deployment works, for a load balancer or an uptime monitor: the table answers (one read) and the schedule sweeper, which starts every scheduled post, ran within three of its periods. 200 with `pass` or `warn`, 503 with `fail`; `checks` says which check and why. Names the running release (`version`) and git commit (`releaseId`); never organization data. Served without an API key.',
+    errors: [],
+  },
   getDocsIndex: {
     description:
       "The API guide's contents, as an HTML page for people: its pages in reading order and every problem code. Served without an API key.",
@@ -136,6 +141,11 @@ export const operationDocs = {
   getProblemPage: {
     description:
       "A problem code's page (`validation-failed`): its title, status and what it means, with a link to the guide. Every problem's `type` URI points here unless the operator set docsUrl elsewhere. Served without an API key; an unknown code is 404.",
+    errors: ['resource_not_found'],
+  },
+  getOperatorGuidePage: {
+    description:
+      "A page of the operator's guide (`deploy`, `alarms`, `runbooks`, …; the contents at /docs list them) as HTML, for whoever runs the deployment: the alarms' descriptions link here. Served without an API key; an unknown page is 404.",
     errors: ['resource_not_found'],
   },
   createChannelConnection: {

@@ -220,9 +220,11 @@ export const requests = {
   disconnectChannel: { query: NoQuery },
   oauthCallback: {},
   getOpenApi: {},
+  getHealth: {},
   getDocsIndex: {},
   getDocsPage: {},
   getProblemPage: {},
+  getOperatorGuidePage: {},
 } as const satisfies Record<string, RequestSpec>;
 
 export type OperationId = keyof typeof requests;

@@ -188,6 +188,41 @@ export const Usage = meta(z.object({ plan: z.enum(PLAN_NAMES), meters: z.array(U
   description: 'The effective plan and its meters for the current UTC calendar month.',
 });
 
+const HEALTH_STATUSES = ['pass', 'warn', 'fail'] as const;
+
+export const HealthCheckSchema = meta(
+  z.object({
+    componentType: z.enum(['datastore', 'component']),
+    status: z.enum(HEALTH_STATUSES),
+    time: z.optional(dateTime),
+    observedValue: z.optional(z.number()),
+    observedUnit: z.optional(z.enum(['ms', 's'])),
+    output: z.optional(z.string()),
+  }),
+  {
+    id: 'HealthCheck',
+    description: 'One check: its status, when it was observed, and what is wrong (warn, fail).',
+  },
+);
+
+export const Health = meta(
+  z.object({
+    status: z.enum(HEALTH_STATUSES),
+    version: z.string(),
+    releaseId: z.string(),
+    description: z.string(),
+    checks: z.object({
+      'dynamodb:table': z.array(HealthCheckSchema),
+      'sweeper:lastRun': z.array(HealthCheckSchema),
+    }),
+  }),
+  {
+    id: 'Health',
+    description:
+      "The deployment's health (the IETF health check format): `status` is the worst of its checks, `version` the release, `releaseId` the git commit.",
+  },
+);
+
 const count = z.int().check(z.minimum(0));
 
 export const AnalyticsDay = meta(z.object({ date: z.iso.date(), published: count, failed: count }), {

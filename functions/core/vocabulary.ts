@@ -39,5 +39,11 @@ export const API_GUIDE_SOURCE = 'docs/api';
 /** The folder of the docs function's bundle the guide's pages are copied into. */
 export const API_GUIDE_BUNDLE_DIR = 'api-guide';
 
+/** The operator's guide (GET /docs/operator/{page}: the alarms' descriptions link to its pages). */
+export const OPERATOR_GUIDE_SOURCE = 'docs/operator';
+
+/** Where the docs function's bundle carries the operator's guide. */
+export const OPERATOR_GUIDE_BUNDLE_DIR = 'operator-guide';
+
 /** The variable naming the probe function (probeMedia) to its caller, completeMediaUpload. */
 export const PROBE_FUNCTION_ENV = 'HERALD_PROBE_FUNCTION';

@@ -1,14 +1,30 @@
-import { apiGuidePages, README_PAGE } from '#adapters/api-guide';
+import { apiGuidePages, operatorGuidePages, README_PAGE } from '#adapters/api-guide';
 import { ApiError, PROBLEMS, type ProblemCode, problemCodeOf, problemSlug } from '#core/errors';
 import type { SafeHtml } from '#core/html';
 import { headingSlug, renderMarkdown } from '#core/markdown';
 import { DOCS_PATH } from '#shared/config';
 
-// The API guide a deployment serves at /docs: its contents, each page of docs/api rendered to
-// HTML, and one page per problem code (where every problem's `type` URI points, unless the
-// operator set docsUrl elsewhere). Pages are rendered once per container: they are static.
+// The guides a deployment serves at /docs: the API guide's contents, each page of docs/api
+// rendered to HTML, one page per problem code (where every problem's `type` URI points, unless
+// the operator set docsUrl elsewhere), and the operator's guide, docs/operator (where the alarms'
+// descriptions link). Pages are rendered once per container: they are static.
 
-/** The guide's reading order; a page not listed here follows, by name. */
+export type Guide = 'api' | 'operator';
+
+/** The operator's guide's reading order; a page not listed here follows, by name. */
+const OPERATOR_ORDER = [
+  'overview',
+  'deploy',
+  'settings',
+  'platform-apps',
+  'domains',
+  'cli',
+  'alarms',
+  'runbooks',
+  'upgrading',
+];
+
+/** The API guide's reading order; a page not listed here follows, by name. */
 const ORDER = [
   'concepts',
   'authentication',
@@ -40,9 +56,12 @@ export interface ProblemRef {
 export interface DocsIndex {
   readonly pages: readonly GuidePageRef[];
   readonly problems: readonly ProblemRef[];
+  /** The operator's guide's pages, in reading order. */
+  readonly operatorPages: readonly GuidePageRef[];
 }
 
 export interface DocsPage {
+  readonly guide: Guide;
   readonly name: string;
   readonly title: string;
   readonly body: SafeHtml;
@@ -56,30 +75,33 @@ export interface ProblemPage extends ProblemRef {
   readonly guideHref: string | undefined;
 }
 
-const pageHref = (name: string) => `${DOCS_PATH}/api/${name}`;
+const pageHref = (name: string, guide: Guide = 'api') => `${DOCS_PATH}/${guide}/${name}`;
 const problemHref = (code: ProblemCode) => `${DOCS_PATH}/api/problems/${problemSlug(code)}`;
 
 /**
- * A link of a guide page, on the served page: another guide page (with its anchor) or the
- * OpenAPI document by their served paths; anchors and absolute URLs as they are; anything else
- * (the repository's other files) keeps only its text.
+ * A link of a page of guide `on`, on the served page: a page of either guide (`x.md` in the same
+ * folder, `../api/x.md`, `../operator/x.md`, with its anchor) or the OpenAPI document by their
+ * served paths; anchors and absolute URLs as they are; anything else (the repository's other
+ * files) keeps only its text.
  */
-function linkOn(names: ReadonlySet<string>) {
+function linkOn(on: Guide, names: Readonly<Record<Guide, ReadonlySet<string>>>) {
   return (href: string): string | null => {
     if (/^(https?:|mailto:|#)/i.test(href)) return href;
     const [path = '', anchor] = href.split('#', 2);
     if (/(^|\/)openapi\.json$/.test(path)) return '/v1/openapi.json';
-    const name = /^(?:\.\/)?README\.md$/.test(path)
-      ? README_PAGE
-      : /^(?:\.\/)?([a-z0-9][a-z0-9-]*)\.md$/.exec(path)?.[1];
-    if (!name || !names.has(name)) return null;
-    return `${pageHref(name)}${anchor ? `#${anchor}` : ''}`;
+    const m = /^(?:\.\/|\.\.\/(api|operator)\/)?(README|[a-z0-9][a-z0-9-]*)\.md$/.exec(path);
+    if (!m) return null;
+    const guide = (m[1] as Guide | undefined) ?? on;
+    const name = m[2] === 'README' ? README_PAGE : (m[2] as string);
+    if (!names[guide].has(name)) return null;
+    return `${pageHref(name, guide)}${anchor ? `#${anchor}` : ''}`;
   };
 }
 
 interface Rendered {
   readonly index: DocsIndex;
   readonly pages: ReadonlyMap<string, DocsPage>;
+  readonly operatorPages: ReadonlyMap<string, DocsPage>;
   readonly meanings: ReadonlyMap<string, SafeHtml>;
 }
 
@@ -88,27 +110,35 @@ const PROBLEM_ROW = /^\| `([a-z_]+)` \| \d{3} \| (.+) \|$/gm;
 
 let rendered: Rendered | undefined;
 
-function render(): Rendered {
-  if (rendered) return rendered;
-  const sources = apiGuidePages();
+/** A guide's page names in reading order. */
+function ordered(sources: ReadonlyMap<string, string>, order: readonly string[]): string[] {
   const rank = (name: string) => {
-    const i = ORDER.indexOf(name);
-    return i === -1 ? ORDER.length : i;
+    const i = order.indexOf(name);
+    return i === -1 ? order.length : i;
   };
-  const names = [...sources.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-  const link = linkOn(new Set(names));
+  return [...sources.keys()].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+/** Every page of one guide, rendered, with the guide's contents as each page's navigation. */
+function renderGuide(
+  guide: Guide,
+  sources: ReadonlyMap<string, string>,
+  names: readonly string[],
+  link: (href: string) => string | null,
+): ReadonlyMap<string, DocsPage> {
   const bodies = new Map(
     names.map((name) => [name, renderMarkdown(sources.get(name) as string, link)] as const),
   );
   const refs = names.map((name) => ({
     name,
     title: bodies.get(name)?.title || name,
-    href: pageHref(name),
+    href: pageHref(name, guide),
   }));
-  const pages = new Map(
+  return new Map(
     refs.map((ref) => [
       ref.name,
       {
+        guide,
         name: ref.name,
         title: ref.title,
         body: (bodies.get(ref.name) as { body: SafeHtml }).body,
@@ -116,6 +146,18 @@ function render(): Rendered {
       },
     ]),
   );
+}
+
+function render(): Rendered {
+  if (rendered) return rendered;
+  const sources = apiGuidePages();
+  const operatorSources = operatorGuidePages();
+  const names = ordered(sources, ORDER);
+  const operatorNames = ordered(operatorSources, OPERATOR_ORDER);
+  const known = { api: new Set(names), operator: new Set(operatorNames) };
+  const link = linkOn('api', known);
+  const pages = renderGuide('api', sources, names, link);
+  const operatorPages = renderGuide('operator', operatorSources, operatorNames, linkOn('operator', known));
   const problems = (Object.keys(PROBLEMS) as ProblemCode[]).map((code) => ({
     code,
     title: PROBLEMS[code].title,
@@ -128,7 +170,13 @@ function render(): Rendered {
       (m) => [m[1] as string, renderMarkdown(m[2] as string, link).body] as const,
     ),
   );
-  rendered = { index: { pages: refs, problems }, pages, meanings };
+  const refsOf = (all: ReadonlyMap<string, DocsPage>) => [...all.values()][0]?.pages ?? [];
+  rendered = {
+    index: { pages: refsOf(pages), problems, operatorPages: refsOf(operatorPages) },
+    pages,
+    operatorPages,
+    meanings,
+  };
   return rendered;
 }
 
@@ -137,10 +185,17 @@ export function docsIndex(): DocsIndex {
   return render().index;
 }
 
-/** One page of the guide, by its name (`posts` for docs/api/posts.md). */
+/** One page of the API guide, by its name (`posts` for docs/api/posts.md). */
 export function docsPage(name: string): DocsPage {
   const page = render().pages.get(name);
   if (!page) throw new ApiError('resource_not_found', `The API guide has no page ${name}.`);
+  return page;
+}
+
+/** One page of the operator's guide, by its name (`alarms` for docs/operator/alarms.md). */
+export function operatorPage(name: string): DocsPage {
+  const page = render().operatorPages.get(name);
+  if (!page) throw new ApiError('resource_not_found', `The operator's guide has no page ${name}.`);
   return page;
 }
 

@@ -209,12 +209,21 @@ function operationObject(id: OperationId, docsUrl: string): Json {
             content: contract.success.html
               ? { 'text/html': { schema: { type: 'string' } } }
               : {
-                  'application/json': {
+                  [contract.success.mediaType ?? 'application/json']: {
                     schema: contract.success.schema ? inline(contract.success.schema) : { type: 'object' },
                   },
                 },
           },
         };
+  const unhealthy = contract.success.unhealthy;
+  if (unhealthy && contract.success.schema)
+    responses[String(unhealthy.status)] = {
+      description: unhealthy.description,
+      headers: successHeaders,
+      content: {
+        [contract.success.mediaType ?? 'application/json']: { schema: inline(contract.success.schema) },
+      },
+    };
   const codes: ProblemCode[] =
     op.scope === null
       ? [...contract.errors, 'internal_error']
@@ -245,7 +254,17 @@ function operationObject(id: OperationId, docsUrl: string): Json {
   };
 }
 
-export function buildOpenApi(opts: { docsUrl: string; serverUrl?: string }): Json {
+/**
+ * The document. `version` is the release (package.json's, one number for the API and the code);
+ * `commit`, when given (the served document), is the build's git commit as `info.x-herald-commit`:
+ * the committed docs/openapi.json leaves it out so it does not change with every commit.
+ */
+export function buildOpenApi(opts: {
+  docsUrl: string;
+  serverUrl?: string;
+  version: string;
+  commit?: string;
+}): Json {
   const paths: Record<string, Json> = {};
   for (const op of operations) {
     paths[op.path] ??= {};
@@ -259,7 +278,8 @@ export function buildOpenApi(opts: { docsUrl: string; serverUrl?: string }): Jso
     openapi: '3.1.0',
     info: {
       title: 'Herald Social Publishing API',
-      version: '1.0.0',
+      version: opts.version,
+      ...(opts.commit ? { 'x-herald-commit': opts.commit } : {}),
       summary: 'Schedule, publish and measure social posts across connected channels.',
       description:
         "A versioned REST API over HTTPS with JSON bodies. Authenticate with an organization API key (`svc_live_…`) as `Authorization: Bearer <key>` or `x-api-key: <key>`. Errors are RFC 9457 problem+json with a stable `code`. Every API-key response carries the per-key burst limit in `RateLimit-Policy`/`RateLimit` (RFC 9651 structured fields) and `X-RateLimit-*`; a 429 carries `Retry-After` in seconds (`rate_limited`: until the minute window resets, or 1 while more requests arrive at once than the organization's request gate absorbs; `quota_exhausted`: until the UTC calendar month ends).",
@@ -292,5 +312,5 @@ const TAG_DOCS: Record<string, string> = {
   Channels: 'Connected social accounts.',
   Posts: 'Drafts, scheduled and published posts and their deliveries.',
   Usage: 'The plan and its usage meters.',
-  Meta: 'This API described: the OpenAPI document, and the guide with a page per problem code.',
+  Meta: "This API described (the OpenAPI document, the guide with a page per problem code, the operator's guide) and the deployment's health.",
 };

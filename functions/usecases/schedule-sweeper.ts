@@ -1,7 +1,9 @@
+import { raiseDataModelMark } from '#adapters/data-model';
 import { dueInBucket, loadPosts, mutatePost } from '#adapters/posts';
 import { enqueueDeliveries, sendDispatches } from '#adapters/queues';
 import { dispatchedThrough, markDispatched } from '#adapters/sweep-cursor';
 import { mapLimit } from '#core/concurrency';
+import { DATA_MODEL_VERSION } from '#core/data-model';
 import { settledPost } from '#core/delivery';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type PostRecord, watchEntry } from '#core/posts';
@@ -70,8 +72,12 @@ export async function sweep(
     }
     if (dispatches.length) await sendDispatches(dispatches);
     // Only a sweep whose dispatches went out moves the cursor: a failed one is read again next time.
-    await markDispatched(horizon);
+    await markDispatched(horizon, t);
   }
+  // The newest code marks the table's data model (once per container; older releases then refuse
+  // it): the sweeper runs within a minute of any deploy.
+  if (await raiseDataModelMark(now))
+    logger.info('data model mark raised', { data_model: DATA_MODEL_VERSION });
   if (!opts.watch) return { dispatched: dispatches.length, redriven: 0, watchFailed: 0 };
   const watched = await watchdog(now).catch((err: Error) => {
     logger.error('watchdog failed', { error: err });

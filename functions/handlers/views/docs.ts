@@ -3,25 +3,33 @@ import { DOCS_PATH } from '#shared/config';
 import { assetUrl } from '#shared/console';
 import type { DocsIndex, DocsPage, GuidePageRef, ProblemPage } from '#usecases/docs';
 
-// The API guide's pages (GET /docs, /docs/api/{page}, /docs/api/problems/{code}): plain documents in the
+// The guides' pages (GET /docs, /docs/api/{page}, /docs/api/problems/{code}, /docs/operator/{page}): plain documents in the
 // console's style sheet, no script, every value escaped (the markdown renderer escapes its own).
 
-function frame(title: string, body: HtmlValue, pages: readonly GuidePageRef[] = []): string {
+const GUIDE_NAMES = { api: 'API guide', operator: "operator's guide" } as const;
+
+function frame(
+  title: string,
+  body: HtmlValue,
+  pages: readonly GuidePageRef[] = [],
+  guide: keyof typeof GUIDE_NAMES = 'api',
+): string {
+  const name = `Herald ${GUIDE_NAMES[guide]}`;
   return documentOf(html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} – Herald API guide</title>
+<title>${title} – ${name}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="${assetUrl('console.css')}">
 </head>
 <body>
 <a class="skip-link" href="#main">Skip to main content</a>
 <header class="header">
-<div class="header__bar"><a class="header__brand" href="${DOCS_PATH}">Herald API guide</a></div>
+<div class="header__bar"><a class="header__brand" href="${DOCS_PATH}">${name}</a></div>
 ${
   pages.length > 0 &&
-  html`<nav class="nav" aria-label="API guide">
+  html`<nav class="nav" aria-label="${GUIDE_NAMES[guide]}">
 <ul>${pages.map((p) => html`<li><a href="${p.href}">${p.title}</a></li>`)}</ul>
 </nav>`
 }
@@ -48,12 +56,15 @@ export function docsIndexPage(index: DocsIndex): string {
       (p) =>
         html`<tr><td><a href="${p.href}"><code>${p.code}</code></a></td><td>${p.status}</td><td>${p.title}</td></tr>`,
     )}</tbody>
-</table>`,
+</table>
+<h2 id="operators-guide">Operator's guide</h2>
+<p>For whoever runs this deployment: deploying, settings, alarms and what to do about them, upgrades.</p>
+<ul>${index.operatorPages.map((p) => html`<li><a href="${p.href}">${p.title}</a></li>`)}</ul>`,
   );
 }
 
 export function docsGuidePage(page: DocsPage): string {
-  return frame(page.title, page.body, page.pages);
+  return frame(page.title, page.body, page.pages, page.guide);
 }
 
 export function docsProblemPage(problem: ProblemPage): string {

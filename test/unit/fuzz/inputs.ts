@@ -336,12 +336,15 @@ export function validRequest(op: OperationId): FuzzRequest {
         query: { state: CALLBACK.state, error: 'access_denied', error_description: 'The member declined.' },
       };
     case 'getOpenApi':
+    case 'getHealth':
     case 'getDocsIndex':
       return { op };
     case 'getDocsPage':
       return { op, params: { page: 'errors' } };
     case 'getProblemPage':
       return { op, params: { code: 'validation-failed' } };
+    case 'getOperatorGuidePage':
+      return { op, params: { page: 'deploy' } };
   }
 }
 

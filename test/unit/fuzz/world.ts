@@ -622,7 +622,7 @@ type ResponsesDoc = Record<
   string,
   { content?: Record<string, { examples?: Record<string, unknown> } | undefined> } | undefined
 >;
-const openApi = buildOpenApi({ docsUrl: docsUrl() }) as {
+const openApi = buildOpenApi({ docsUrl: docsUrl(), version: 'test' }) as {
   paths: Record<string, Record<string, { responses: ResponsesDoc }>>;
 };
 

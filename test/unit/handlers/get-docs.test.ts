@@ -25,12 +25,13 @@ const codes = Object.keys(PROBLEMS) as ProblemCode[];
 const hrefs = (html: string) => [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1] as string);
 
 describe('the manifest', () => {
-  it('serves the three routes without an API key, from one handler that bundles the guide', () => {
+  it('serves the four routes without an API key, from one handler that bundles the guides', () => {
     const docs = operations.filter((o) => o.entry === 'functions/handlers/get-docs.ts');
     expect(docs.map((o) => `${o.method} ${o.path}`)).toEqual([
       'GET /docs',
       'GET /docs/api/{page}',
       'GET /docs/api/problems/{code}',
+      'GET /docs/operator/{page}',
     ]);
     for (const op of docs)
       expect(op).toMatchObject({ scope: null, tag: 'Meta', bundlesGuide: true, access: { table: 'none' } });
@@ -66,6 +67,12 @@ describe('GET /docs/api/{page}', () => {
         continue;
       if (path === '') {
         expect(body, `${page}: #${anchor}`).toContain(`id="${anchor}"`);
+        continue;
+      }
+      // A page of the operator's guide (served too: its links to docs/operator resolve).
+      const operator = /^\/docs\/operator\/([a-z0-9-]+)$/.exec(path)?.[1];
+      if (operator) {
+        expect(readdirSync(join(REPO_ROOT, 'docs/operator')), `${page}: ${href}`).toContain(`${operator}.md`);
         continue;
       }
       // Another guide page (and, with an anchor, a heading the page has).
@@ -134,5 +141,45 @@ describe('GET /docs/api/problems/{code}', () => {
       ?.split('\n### ')[0];
     const listed = [...(table ?? '').matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]);
     expect(listed.sort()).toEqual([...codes].sort());
+  });
+});
+
+describe('GET /docs/operator/{page}', () => {
+  const operatorDir = join(REPO_ROOT, 'docs/operator');
+  const operatorPages = readdirSync(operatorDir)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => (f === 'README.md' ? 'overview' : f.slice(0, -3)));
+
+  it.each(operatorPages)("serves docs/operator/%s as a page of the operator's guide", async (name) => {
+    const res = await call('getOperatorGuidePage', { page: name });
+    expect(res.statusCode).toBe(200);
+    const body = res.body as string;
+    expect(body).toContain('Herald operator&#39;s guide');
+    // Its navigation is the operator's guide, not the API guide.
+    expect(body).toContain('href="/docs/operator/deploy"');
+    expect(body).not.toContain('href="/docs/api/posts"><');
+  });
+
+  it('links its pages to each other and to the API guide by their served paths', async () => {
+    const body = (await call('getOperatorGuidePage', { page: 'cli' })).body as string;
+    const links = hrefs(body).filter((h) => h.startsWith('/docs/'));
+    expect(links.length).toBeGreaterThan(0);
+    for (const href of links) expect(href).toMatch(/^\/docs\/(api|operator)\/[a-z0-9-]+(#.*)?$/);
+    expect(body).not.toMatch(/href="[^"]*\.md/);
+  });
+
+  it('is the same route name a page of the API guide is not: an API page is not an operator page', async () => {
+    const res = await call('getOperatorGuidePage', { page: 'posts' });
+    expect(res.statusCode).toBe(404);
+    expect(problemOf(res)).toMatchObject({
+      code: 'resource_not_found',
+      detail: "The operator's guide has no page posts.",
+    });
+    expect((await call('getDocsPage', { page: 'cli' })).statusCode).toBe(404);
+  });
+
+  it("lists the operator's guide on the contents page", async () => {
+    const body = (await call('getDocsIndex')).body as string;
+    for (const name of operatorPages) expect(body).toContain(`href="/docs/operator/${name}"`);
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -26,6 +26,7 @@ import {
   workers,
 } from '#lib/operations';
 import { isProtectedStage, parseStage, stageConfigFrom } from '#lib/stage';
+import { heraldCommit, heraldRelease } from '#lib/version';
 import { mergedTemplate } from './stacks-view.ts';
 
 // One bundled synthesis of the prod stage, with the exact nag wiring of bin/app.ts, carries most
@@ -484,6 +485,37 @@ describe('least privilege', () => {
     expect(actionsOf('createPost')).toEqual(
       expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']),
     );
+  });
+
+  it('every function carries the release and commit it runs (HERALD_VERSION, HERALD_COMMIT)', () => {
+    for (const id of manifestIds)
+      expect(envOf(id), id).toMatchObject({ HERALD_VERSION: heraldRelease(), HERALD_COMMIT: heraldCommit() });
+    expect(heraldRelease()).toBe(
+      JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version,
+    );
+    // A build from git names its commit (this test runs in the repository).
+    expect(heraldCommit()).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('getHealth only reads the table (the sweep cursor, the data model mark)', () => {
+    const dynamo = actionsOf('getHealth').filter((a) => a.startsWith('dynamodb:'));
+    expect(dynamo).toContain('dynamodb:GetItem');
+    for (const write of ['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems'])
+      expect(dynamo).not.toContain(`dynamodb:${write}`);
+    expect(envOf('getHealth')).toHaveProperty('TABLE_NAME');
+  });
+
+  it("the docs function's bundle carries both guides (docs/api and docs/operator)", () => {
+    const dir = path.join(
+      prod.assembly.directory,
+      String(fnResource('getOperatorGuidePage').Metadata?.['aws:asset:path']),
+    );
+    for (const [bundled, source] of [
+      ['api-guide', 'docs/api'],
+      ['operator-guide', 'docs/operator'],
+    ] as const)
+      for (const file of readdirSync(path.join(REPO_ROOT, source)).filter((f) => f.endsWith('.md')))
+        expect(existsSync(path.join(dir, bundled, file)), `${bundled}/${file}`).toBe(true);
   });
 
   it('getOpenApi has no DynamoDB permission and no TABLE_NAME', () => {

@@ -5,12 +5,13 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { contracts } from '#core/contracts';
 import { apiOperations, operations } from '#lib/operations';
+import { heraldRelease } from '#lib/version';
 import { DOCS_PATH } from '#shared/config';
 import { buildOpenApi } from '#usecases/openapi';
 
 const root = resolve(import.meta.dirname, '../../..');
 // As bin/openapi.ts writes it: problem types relative to the deployment that serves them.
-const doc = buildOpenApi({ docsUrl: DOCS_PATH }) as {
+const doc = buildOpenApi({ docsUrl: DOCS_PATH, version: heraldRelease() }) as {
   paths: Record<
     string,
     Record<
@@ -60,6 +61,12 @@ describe('OpenAPI document', () => {
     const types = [...JSON.stringify(doc).matchAll(/"type":"([^"]*\/problems\/[^"]*)"/g)].map((m) => m[1]);
     expect(types.length).toBeGreaterThan(50);
     for (const type of types) expect(type).toMatch(/^\/docs\/api\/problems\/[a-z-]+$/);
+  });
+
+  it("says package.json's release as info.version, and no commit (the file stays the same across commits)", () => {
+    const info = (doc as unknown as { info: Record<string, unknown> }).info;
+    expect(info.version).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+    expect(info).not.toHaveProperty('x-herald-commit');
   });
 
   it('the committed docs/openapi.json is the generated one (run `npm run openapi`)', () => {
