@@ -195,8 +195,12 @@ export class HeraldStacks {
     for (const page of consolePages) addConsolePage(stackOf('console'), page, routes);
 
     const workersStack = stackOf('workers');
-    new Workers(workersStack, { data: data.data, queues: data.queues, functions });
-    this.stateMachines = new StateMachines(workersStack, { removalPolicy, functions }).machines;
+    new Workers(workersStack, { config, data: data.data, queues: data.queues, functions });
+    this.stateMachines = new StateMachines(workersStack, {
+      removalPolicy,
+      functions,
+      tracing: config.tracing,
+    }).machines;
     for (const [name, machine] of this.stateMachines)
       addStateMachineAlarm(workersStack, data.alarmTopic, name, machine);
     addQueueAlarms(workersStack, data.alarmTopic, data.queues);

@@ -310,7 +310,15 @@ export async function startQueues(journalFile?: string, journalOptions?: Journal
     // fauxqs's default is SQS's maximum (1 MiB); the stack states 256 KiB.
     const MaximumMessageSize = String(MAX_MESSAGE_BYTES);
     const dlq = await sqs.send(
-      new CreateQueueCommand({ QueueName: `herald-${q.name}-dlq`, Attributes: { MaximumMessageSize } }),
+      new CreateQueueCommand({
+        QueueName: `herald-${q.name}-dlq`,
+        Attributes: {
+          MaximumMessageSize,
+          ...(q.dlqVisibilityTimeoutSeconds
+            ? { VisibilityTimeout: String(q.dlqVisibilityTimeoutSeconds) }
+            : {}),
+        },
+      }),
     );
     const dlqArn = await arnOf(dlq.QueueUrl);
     const main = await sqs.send(
