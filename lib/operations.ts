@@ -706,8 +706,8 @@ export const workers: readonly Worker[] = [
   {
     id: 'engagementSync',
     entry: 'functions/handlers/engagement-sync.ts',
-    // The finder: reads the posts published in the last 7 days and sends each channel's (in
-    // batches of posts) to the workers; it asks no platform and writes nothing.
+    // The finder: reads the keys of the posts published in the last 7 days (the due-work index) and
+    // sends them in batches to the workers; it reads no post, asks no platform, writes nothing.
     access: { table: 'RO', sends: ['engagementSync'] },
     trigger: { kind: 'schedule', everySeconds: 3600, localEverySeconds: 60 },
     timeoutSeconds: 300,
@@ -715,12 +715,13 @@ export const workers: readonly Worker[] = [
   {
     id: 'engagementSyncWorker',
     entry: 'functions/handlers/engagement-sync-worker.ts',
-    // Asks the channel's platform for the metrics (renewing its token if due) and stores them on the posts.
+    // Reads a batch of posts, asks their channels' platforms for the metrics (renewing tokens if
+    // due) and stores them on the posts.
     access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
-    // 2 batches of 10 at once: at most 20 metrics requests in flight (the finder's run used 4).
-    trigger: { kind: 'queue', queue: 'engagementSync', batchSize: 10, concurrency: 2 },
-    // One platform request for up to 100 posts (15 s OAuth client timeout, a renewal's lease), then their writes.
-    timeoutSeconds: 60,
+    // 2 batches of 5 messages, each asking 4 channels at once: at most 40 metrics requests in flight.
+    trigger: { kind: 'queue', queue: 'engagementSync', batchSize: 5, concurrency: 2 },
+    // 100 posts: some platforms answer one post per request (Mastodon, Facebook), then the writes.
+    timeoutSeconds: 180,
   },
   {
     id: 'channelSync',
@@ -817,8 +818,8 @@ const QUEUE_LIST: ReadonlyArray<Pick<QueueSpec, 'name' | 'maxReceiveCount'>> = [
   // One message per due entry of the channel-sync index. A dead-lettered one needs no consumer: its
   // entry stays in the index and the finder sends it again (usecases/channel-sync.ts).
   { name: 'channelSync', maxReceiveCount: 5 },
-  // One message per channel and batch of its posts, sent by the hourly finder. A dead-lettered one
-  // needs no consumer either: the next hour's run sends those posts again.
+  // One message per batch of recently published posts, sent by the hourly finder. A dead-lettered
+  // one needs no consumer either: the next hour's run sends those posts again.
   { name: 'engagementSync', maxReceiveCount: 5 },
 ];
 
