@@ -1,6 +1,6 @@
 import { CfnOutput, type Environment, Stack, type StackProps } from 'aws-cdk-lib';
 import type { DomainName, HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
@@ -75,7 +75,7 @@ export interface HeraldDataStackProps extends StackProps {
 export class HeraldDataStack extends Stack {
   readonly config: StageConfig;
   readonly data: Data;
-  readonly table: Table;
+  readonly table: ITable;
   readonly tableKey: Key;
   readonly api: HttpApi;
   readonly domain: DomainName | undefined;

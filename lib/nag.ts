@@ -64,6 +64,10 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
   'AwsSolutions-IAM5[Resource::*]:StateMachine':
     'The state machine role needs CloudWatch Logs delivery and, when the stage turns tracing on, X-Ray (xray:PutTraceSegments, xray:GetSampling*) ' +
     'permissions (logs:CreateLogDelivery and friends), which support no resource-level scoping.',
+  'AwsSolutions-SF2':
+    'X-Ray tracing is the stage setting `tracing`, off by default: without SDK instrumentation it shows ' +
+    'only service-level segments and costs per trace recorded; an operator turns it on to investigate ' +
+    '(docs/operator/settings.md).',
   'AwsSolutions-IAM5[Resource::<function>:*]':
     'grantInvoke covers the ladder step function and its versions/aliases (<arn>:*); it names one function.',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
@@ -92,6 +96,15 @@ function refIn(consumer: Stack, resource: IConstruct, attribute = 'Arn'): string
     'Fn::ImportValue': string;
   };
   return imported['Fn::ImportValue'];
+}
+
+/** An imported resource's ARN as cdk-nag writes it: joins flattened, `{ Ref: X }` as `<X>`. */
+function flatArn(node: unknown): string {
+  if (typeof node === 'string') return node;
+  const n = node as { 'Fn::Join'?: [string, unknown[]]; Ref?: string };
+  if (n['Fn::Join']) return n['Fn::Join'][1].map(flatArn).join(n['Fn::Join'][0]);
+  if (n.Ref) return `<${n.Ref}>`;
+  throw new Error(`cannot flatten ${JSON.stringify(node)}`);
 }
 
 /** Acknowledges the findings we accept, each on the construct it belongs to. */
@@ -144,10 +157,13 @@ export function acknowledgeNagFindings(stacks: HeraldStacks): void {
         `AwsSolutions-IAM5[Resource::${prefix}]`,
       );
     if (fn.tableAccess !== undefined) {
+      const table = data.data.imported
+        ? flatArn(stack.resolve(data.table.tableArn))
+        : refIn(stack, data.table);
       acknowledge(
         role,
         'AwsSolutions-IAM5[Resource::<table>/index/*]',
-        `AwsSolutions-IAM5[Resource::${refIn(stack, data.table)}/index/*]`,
+        `AwsSolutions-IAM5[Resource::${table}/index/*]`,
       );
     }
     if (fn.tableAccess === 'RW') {
@@ -162,6 +178,7 @@ export function acknowledgeNagFindings(stacks: HeraldStacks): void {
 /** The state machines' roles (their Task states invoke one worker each, of the same stack). */
 function acknowledgeStateMachines(stacks: HeraldStacks): void {
   for (const machine of stacks.stateMachines.values()) {
+    if (!stacks.config.tracing) acknowledge(machine, 'AwsSolutions-SF2');
     acknowledge(
       machine.role,
       'AwsSolutions-IAM5[Resource::*]:StateMachine',

@@ -649,7 +649,7 @@ describe('webhooks', () => {
       readFileSync(path.join(import.meta.dirname, '../../..', stateMachines[0]?.definition ?? ''), 'utf8'),
     );
     expect(res?.Properties).toHaveProperty('DefinitionS3Location');
-    expect(res?.Properties.TracingConfiguration).toBeUndefined();
+    expect(res?.Properties.TracingConfiguration).toEqual({ Enabled: false });
     expect(Object.keys(asl.States)).toEqual(
       expect.arrayContaining(['WaitForWarning', 'Warn', 'WaitForDisable', 'Disable']),
     );
