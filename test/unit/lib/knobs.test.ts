@@ -1,11 +1,18 @@
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { App, type CfnElement, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { LEASE_SECONDS } from '#core/timing';
 import { addHeraldStacks, type HeraldStacks } from '#lib/herald-stack';
 import { applyNag } from '#lib/nag';
-import { type queues, VISIBILITY_FACTOR, workers } from '#lib/operations';
+import { queues, VISIBILITY_FACTOR, workers } from '#lib/operations';
 import { CONCURRENCY_SETTINGS, stageConfigFrom } from '#lib/stage';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  localVisibility,
+  startQueues,
+} from '../../../bin/local/services.ts';
 import { mergedTemplate } from './stacks-view.ts';
 
 // The stage's scale knobs, tracing and importTable, as they reach the templates (syntheses without
@@ -137,6 +144,37 @@ describe('visibility timeouts', () => {
       expect(q?.Properties.VisibilityTimeout).toBeGreaterThan(LEASE_SECONDS);
     },
   );
+});
+
+describe('visibility timeouts in the local stack', () => {
+  it("are 2 × the consumer's timeout (its receive loops are never throttled), a delivery's still past its lease", async () => {
+    const q = await startQueues();
+    const sqs = new SQSClient({
+      endpoint: q.endpoint,
+      region: LOCAL_REGION,
+      credentials: LOCAL_CREDENTIALS,
+      useQueueUrlAsEndpoint: false,
+    });
+    try {
+      for (const w of queueWorkers) {
+        const trigger = w.trigger as { queue: (typeof queues)[number]['name']; dlq?: boolean };
+        const local = q.queues[trigger.queue];
+        const res = await sqs.send(
+          new GetQueueAttributesCommand({
+            QueueUrl: trigger.dlq ? local.dlqUrl : local.url,
+            AttributeNames: ['VisibilityTimeout'],
+          }),
+        );
+        expect(Number(res.Attributes?.VisibilityTimeout), w.id).toBe(2 * w.timeoutSeconds);
+      }
+      expect(
+        localVisibility(queues.find((x) => x.name === 'delivery')?.visibilityTimeoutSeconds ?? 0),
+      ).toBeGreaterThan(LEASE_SECONDS);
+    } finally {
+      sqs.destroy();
+      await q.stop();
+    }
+  });
 });
 
 describe('tracing', () => {
