@@ -38,11 +38,13 @@ export interface HeraldFunctionProps {
   readonly bundleAliases?: Record<string, string>;
   /** Shell commands run once the bundle is built, e.g. copying files next to it (the console's assets). */
   readonly afterBundling?: (inputDir: string, outputDir: string) => string[];
+  /** X-Ray active tracing (the stage's `tracing`); off: no trace segments and no X-Ray permissions. */
+  readonly tracing?: boolean;
 }
 
 /**
- * A Lambda function with every Herald default in one place: Node.js 22 on arm64, X-Ray tracing,
- * JSON logs into its own log group, and an ESM bundle with source maps that includes the AWS SDK
+ * A Lambda function with every Herald default in one place: Node.js 22 on arm64, X-Ray tracing
+ * when the stage turns it on, JSON logs into its own log group, and an ESM bundle with source maps that includes the AWS SDK
  * (we pin SDK versions rather than take whatever the runtime ships).
  */
 export class HeraldFunction extends NodejsFunction {
@@ -75,7 +77,7 @@ export class HeraldFunction extends NodejsFunction {
       ...(props.layers ? { layers: props.layers } : {}),
       ...(props.ephemeralStorageSize ? { ephemeralStorageSize: props.ephemeralStorageSize } : {}),
       timeout: props.timeout ?? Duration.seconds(DEFAULT_TIMEOUT_SECONDS),
-      tracing: Tracing.ACTIVE,
+      tracing: props.tracing ? Tracing.ACTIVE : Tracing.DISABLED,
       role,
       logGroup,
       loggingFormat: LoggingFormat.JSON,

@@ -1,6 +1,6 @@
 import { CfnOutput, type Environment, Stack, type StackProps } from 'aws-cdk-lib';
 import type { DomainName, HttpApi, HttpStage } from 'aws-cdk-lib/aws-apigatewayv2';
-import type { Table } from 'aws-cdk-lib/aws-dynamodb';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { Key } from 'aws-cdk-lib/aws-kms';
 import type { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Topic } from 'aws-cdk-lib/aws-sns';
@@ -76,7 +76,7 @@ export interface HeraldDataStackProps extends StackProps {
 export class HeraldDataStack extends Stack {
   readonly config: StageConfig;
   readonly data: Data;
-  readonly table: Table;
+  readonly table: ITable;
   readonly tableKey: Key;
   readonly api: HttpApi;
   readonly domain: DomainName | undefined;
@@ -201,12 +201,16 @@ export class HeraldStacks {
     for (const page of consolePages) addConsolePage(stackOf('console'), page, routes);
 
     const workersStack = stackOf('workers');
-    new Workers(workersStack, { data: data.data, queues: data.queues, functions });
+    new Workers(workersStack, { config, data: data.data, queues: data.queues, functions });
     // `herald stream replay` invokes it (bin/cli/target.ts resolveOps reads this stack's outputs).
     new CfnOutput(workersStack, 'StreamRelayFunctionName', {
       value: functions.get('streamRelay').functionName,
     });
-    this.stateMachines = new StateMachines(workersStack, { removalPolicy, functions }).machines;
+    this.stateMachines = new StateMachines(workersStack, {
+      removalPolicy,
+      functions,
+      tracing: config.tracing,
+    }).machines;
     for (const [name, machine] of this.stateMachines)
       addStateMachineAlarm(workersStack, data.alarmTopic, name, machine);
     addQueueAlarms(workersStack, data.alarmTopic, data.queues);

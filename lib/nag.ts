@@ -5,6 +5,7 @@ import type { IConstruct } from 'constructs';
 import { QUEUE_BODY_PREFIX } from '../functions/core/messages.ts';
 import { PROBE_POSTER_OBJECTS } from './constructs/media.ts';
 import type { HeraldStacks } from './herald-stack.ts';
+import { workers } from './operations.ts';
 
 // cdk-nag (AwsSolutions pack) runs as a CDK validation plugin: any finding that is not acknowledged
 // here fails synthesis, `cdk synth` and `cdk deploy` included. Each acknowledgement names the exact
@@ -27,8 +28,8 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
     'The cursor secret only makes list cursors tamper-evident (HMAC); rotating it would invalidate every ' +
     'outstanding cursor mid-pagination. It encrypts no data and is not a credential.',
   'AwsSolutions-IAM5[Resource::*]':
-    'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords) supports no resource-level ' +
-    'permissions; for the stream relay also dynamodb:ListStreams, which only accepts "*".',
+    'X-Ray tracing (xray:PutTraceSegments, xray:PutTelemetryRecords; only when the stage turns tracing on) ' +
+    'supports no resource-level permissions; for the stream relay also dynamodb:ListStreams, which only accepts "*".',
   'AwsSolutions-IAM5[Resource::<table>/index/*]':
     'grantReadData/grantReadWriteData cover the indexes of this one table (table ARN + /index/*); the ' +
     'table has two indexes (lib/table-schema.ts), gsi1 and gsi2, both queried by the access patterns.',
@@ -61,8 +62,12 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
     'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/*, queue-bodies/*, or the posters orgs/*/media/*/_poster.jpg): ' +
     'object keys are created per asset or message, so they cannot be listed in advance.',
   'AwsSolutions-IAM5[Resource::*]:StateMachine':
-    'The state machine role needs X-Ray (xray:PutTraceSegments, xray:GetSampling*) and CloudWatch Logs ' +
-    'delivery (logs:CreateLogDelivery and friends) permissions, which support no resource-level scoping.',
+    'The state machine role needs CloudWatch Logs delivery and, when the stage turns tracing on, X-Ray (xray:PutTraceSegments, xray:GetSampling*) ' +
+    'permissions (logs:CreateLogDelivery and friends), which support no resource-level scoping.',
+  'AwsSolutions-SF2':
+    'X-Ray tracing is the stage setting `tracing`, off by default: without SDK instrumentation it shows ' +
+    'only service-level segments and costs per trace recorded; an operator turns it on to investigate ' +
+    '(docs/operator/settings.md).',
   'AwsSolutions-IAM5[Resource::<function>:*]':
     'grantInvoke covers the ladder step function and its versions/aliases (<arn>:*); it names one function.',
   'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
@@ -93,6 +98,15 @@ function refIn(consumer: Stack, resource: IConstruct, attribute = 'Arn'): string
   return imported['Fn::ImportValue'];
 }
 
+/** An imported resource's ARN as cdk-nag writes it: joins flattened, `{ Ref: X }` as `<X>`. */
+function flatArn(node: unknown): string {
+  if (typeof node === 'string') return node;
+  const n = node as { 'Fn::Join'?: [string, unknown[]]; Ref?: string };
+  if (n['Fn::Join']) return n['Fn::Join'][1].map(flatArn).join(n['Fn::Join'][0]);
+  if (n.Ref) return `<${n.Ref}>`;
+  throw new Error(`cannot flatten ${JSON.stringify(node)}`);
+}
+
 /** Acknowledges the findings we accept, each on the construct it belongs to. */
 export function acknowledgeNagFindings(stacks: HeraldStacks): void {
   const { data } = stacks;
@@ -120,12 +134,15 @@ export function acknowledgeNagFindings(stacks: HeraldStacks): void {
     acknowledge(autoDelete, 'AwsSolutions-L1:AutoDelete', 'AwsSolutions-L1');
   }
 
+  // `*` is X-Ray's (every function, when tracing is on) and the stream mapping's ListStreams.
+  const streamWorkers = new Set(workers.filter((w) => w.trigger.kind === 'stream').map((w) => w.id));
   for (const fn of stacks.functions.values()) {
     const stack = Stack.of(fn);
     acknowledge(fn, 'AwsSolutions-L1');
     const role = fn.role;
     if (!role) throw new Error(`${fn.node.id} has no role`);
-    acknowledge(role, 'AwsSolutions-IAM5[Resource::*]');
+    if (stacks.config.tracing || streamWorkers.has(fn.node.id))
+      acknowledge(role, 'AwsSolutions-IAM5[Resource::*]');
     const upload = refIn(stack, data.media.uploadBucket);
     const prefixes = [
       `${upload}/uploads/*`,
@@ -140,10 +157,13 @@ export function acknowledgeNagFindings(stacks: HeraldStacks): void {
         `AwsSolutions-IAM5[Resource::${prefix}]`,
       );
     if (fn.tableAccess !== undefined) {
+      const table = data.data.imported
+        ? flatArn(stack.resolve(data.table.tableArn))
+        : refIn(stack, data.table);
       acknowledge(
         role,
         'AwsSolutions-IAM5[Resource::<table>/index/*]',
-        `AwsSolutions-IAM5[Resource::${refIn(stack, data.table)}/index/*]`,
+        `AwsSolutions-IAM5[Resource::${table}/index/*]`,
       );
     }
     if (fn.tableAccess === 'RW') {
@@ -158,6 +178,7 @@ export function acknowledgeNagFindings(stacks: HeraldStacks): void {
 /** The state machines' roles (their Task states invoke one worker each, of the same stack). */
 function acknowledgeStateMachines(stacks: HeraldStacks): void {
   for (const machine of stacks.stateMachines.values()) {
+    if (!stacks.config.tracing) acknowledge(machine, 'AwsSolutions-SF2');
     acknowledge(
       machine.role,
       'AwsSolutions-IAM5[Resource::*]:StateMachine',

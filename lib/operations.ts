@@ -606,32 +606,6 @@ export const CONSOLE_ASSET_FILES: Readonly<Record<string, { source: string; cont
 /** The folder of the assets function's bundle the console's static files are copied into. */
 export const CONSOLE_ASSETS_BUNDLE_DIR = 'assets';
 
-/** The queues (each with a DLQ). Handlers find them through the named environment variable. */
-export interface QueueSpec {
-  name: QueueName;
-  /** The variable the functions read the URL from: core/vocabulary.ts names it once. */
-  env: (typeof QUEUE_URL_ENV)[QueueName];
-  /** Longer than the consuming function's timeout, and than a delivery's lease (90 s). */
-  visibilityTimeoutSeconds: number;
-  maxReceiveCount: number;
-}
-
-export const queues: readonly QueueSpec[] = [
-  { name: 'delivery', env: QUEUE_URL_ENV.delivery, visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
-  { name: 'schedule', env: QUEUE_URL_ENV.schedule, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
-  { name: 'events', env: QUEUE_URL_ENV.events, visibilityTimeoutSeconds: 60, maxReceiveCount: 5 },
-  // One message per (event, endpoint, attempt); waits longer than SQS's 15-minute delay are chained.
-  { name: 'webhooks', env: QUEUE_URL_ENV.webhooks, visibilityTimeoutSeconds: 120, maxReceiveCount: 5 },
-  // One message per due entry of the channel-sync index. A dead-lettered one needs no consumer: its
-  // entry stays in the index and the finder sends it again (usecases/channel-sync.ts).
-  {
-    name: 'channelSync',
-    env: QUEUE_URL_ENV.channelSync,
-    visibilityTimeoutSeconds: 120,
-    maxReceiveCount: 5,
-  },
-];
-
 /** Step Functions state machines, defined in ASL files; their Task states invoke workers. */
 export type StateMachineName = 'webhookLadder';
 
@@ -757,9 +731,22 @@ export const workers: readonly Worker[] = [
   {
     id: 'engagementSync',
     entry: 'functions/handlers/engagement-sync.ts',
-    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    // The finder: reads the keys of the posts published in the last 7 days (the due-work index) and
+    // sends them in batches to the workers; it reads no post, asks no platform, writes nothing.
+    access: { table: 'RO', sends: ['engagementSync'] },
     trigger: { kind: 'schedule', everySeconds: 3600, localEverySeconds: 60 },
     timeoutSeconds: 300,
+  },
+  {
+    id: 'engagementSyncWorker',
+    entry: 'functions/handlers/engagement-sync-worker.ts',
+    // Reads a batch of posts, asks their channels' platforms for the metrics (renewing tokens if
+    // due) and stores them on the posts.
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    // 2 batches of 5 messages, each asking 4 channels at once: at most 40 metrics requests in flight.
+    trigger: { kind: 'queue', queue: 'engagementSync', batchSize: 5, concurrency: 2 },
+    // 100 posts: some platforms answer one post per request (Mastodon, Facebook), then the writes.
+    timeoutSeconds: 180,
   },
   {
     id: 'channelSync',
@@ -803,7 +790,7 @@ export const workers: readonly Worker[] = [
     entry: 'functions/handlers/webhook-delivery.ts',
     // Reads a job sent by reference, and sends it on (deferred, or its next attempt) the same way.
     access: { table: 'RW', sends: ['webhooks'], secrets: ['decrypt'], queueBodies: ['get', 'put'] },
-    // Ten receivers at 15 s each, in parallel; the queue's visibility (120 s) covers it.
+    // Ten receivers at 15 s each, in parallel, within the timeout (the queue's visibility is 6 × it).
     trigger: { kind: 'queue', queue: 'webhooks', batchSize: 10, concurrency: 8 },
     timeoutSeconds: 60,
   },
@@ -834,6 +821,62 @@ export function scheduleEverySeconds(workerId: string, where: 'aws' | 'local'): 
   if (trigger?.kind !== 'schedule') throw new Error(`${workerId} is not a scheduled worker`);
   return where === 'aws' ? trigger.everySeconds : trigger.localEverySeconds;
 }
+
+/** The queues (each with a DLQ). Handlers find them through the named environment variable. */
+export interface QueueSpec {
+  name: QueueName;
+  /** The variable the functions read the URL from: core/vocabulary.ts names it once. */
+  env: (typeof QUEUE_URL_ENV)[QueueName];
+  /**
+   * VISIBILITY_FACTOR × its consumer's timeout (computed below, not typed), which also outlasts a
+   * delivery's lease (90 s): a batch still running, or throttled and retried by Lambda, is not
+   * handed to a second consumer meanwhile.
+   */
+  visibilityTimeoutSeconds: number;
+  /** The DLQ's, the same way, when a worker consumes the DLQ; else SQS's default (30 s). */
+  dlqVisibilityTimeoutSeconds?: number;
+  maxReceiveCount: number;
+}
+
+/** AWS advises a queue's visibility timeout of at least 6 × its Lambda consumer's timeout. */
+export const VISIBILITY_FACTOR = 6;
+
+const QUEUE_LIST: ReadonlyArray<Pick<QueueSpec, 'name' | 'maxReceiveCount'>> = [
+  { name: 'delivery', maxReceiveCount: 5 },
+  { name: 'schedule', maxReceiveCount: 5 },
+  { name: 'events', maxReceiveCount: 5 },
+  // One message per (event, endpoint, attempt); waits longer than SQS's 15-minute delay are chained.
+  { name: 'webhooks', maxReceiveCount: 5 },
+  // One message per due entry of the channel-sync index. A dead-lettered one needs no consumer: its
+  // entry stays in the index and the finder sends it again (usecases/channel-sync.ts).
+  { name: 'channelSync', maxReceiveCount: 5 },
+  // One message per batch of recently published posts, sent by the hourly finder. A dead-lettered
+  // one needs no consumer either: the next hour's run sends those posts again.
+  { name: 'engagementSync', maxReceiveCount: 5 },
+];
+
+/** VISIBILITY_FACTOR × the longest timeout of the workers consuming the queue (or its DLQ). */
+function visibilityFor(name: QueueName, dlq: boolean): number | undefined {
+  const timeouts = workers.flatMap((w) =>
+    w.trigger.kind === 'queue' && w.trigger.queue === name && (w.trigger.dlq ?? false) === dlq
+      ? [w.timeoutSeconds]
+      : [],
+  );
+  return timeouts.length ? VISIBILITY_FACTOR * Math.max(...timeouts) : undefined;
+}
+
+export const queues: readonly QueueSpec[] = QUEUE_LIST.map(({ name, maxReceiveCount }) => {
+  const visibility = visibilityFor(name, false);
+  if (visibility === undefined) throw new Error(`queue ${name} has no consumer in the manifest`);
+  const dlqVisibility = visibilityFor(name, true);
+  return {
+    name,
+    env: QUEUE_URL_ENV[name],
+    visibilityTimeoutSeconds: visibility,
+    ...(dlqVisibility !== undefined ? { dlqVisibilityTimeoutSeconds: dlqVisibility } : {}),
+    maxReceiveCount,
+  };
+});
 
 /** Operations that are part of the public API (served with an API key). */
 export const apiOperations = operations.filter((op) => op.scope !== null);

@@ -21,6 +21,16 @@ export const SETTING_KEYS = [
   'domainName',
   'certificateArn',
   'hostedZoneId',
+  'deliveryConcurrency',
+  'webhookConcurrency',
+  'dispatcherConcurrency',
+  'fanoutConcurrency',
+  'channelSyncConcurrency',
+  'engagementSyncConcurrency',
+  'throttleRateLimit',
+  'throttleBurstLimit',
+  'tracing',
+  'importTable',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -29,6 +39,32 @@ const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 const CERTIFICATE_ARN = /^arn:aws[a-z-]*:acm:([a-z]{2}(?:-[a-z]+)+-\d):\d{12}:certificate\/[0-9a-f-]{36}$/;
 const HOSTED_ZONE_ID = /^Z[A-Z0-9]{1,31}$/;
+
+/**
+ * The scale knobs: each setting raises or lowers one queue worker's maximum concurrency (its event
+ * source mapping's, in batches at once); unset, the manifest's value (lib/operations.ts) stands.
+ */
+export const CONCURRENCY_SETTINGS = {
+  deliveryConcurrency: 'deliveryWorker',
+  webhookConcurrency: 'webhookDelivery',
+  dispatcherConcurrency: 'scheduleDispatcher',
+  fanoutConcurrency: 'webhookFanout',
+  channelSyncConcurrency: 'channelSyncWorker',
+  engagementSyncConcurrency: 'engagementSyncWorker',
+} as const satisfies Partial<Record<SettingKey, string>>;
+type ConcurrencySetting = keyof typeof CONCURRENCY_SETTINGS;
+
+/** SQS event sources accept a maximum concurrency of 2 to 1000. */
+export const MAX_CONCURRENCY_RANGE = { min: 2, max: 1000 } as const;
+/** The `$default` stage's throttle when the stage sets none (requests per second, burst). */
+export const DEFAULT_THROTTLE = { rateLimit: 100, burstLimit: 200 } as const;
+
+/** A table restored from a backup or point in time, which the data stack uses instead of creating one. */
+export interface ImportedTable {
+  readonly tableName: string;
+  /** The restored table's stream (enabled on it by hand: a restore does not carry the stream over). */
+  readonly tableStreamArn: string;
+}
 
 export interface StageDomain {
   /** The hostname people and platforms use, e.g. herald.example.org. */
@@ -66,6 +102,14 @@ export interface StageConfig {
   readonly publicUrl: string | undefined;
   /** A custom domain for the API (and so the console); undefined: the execute-api endpoint only. */
   readonly domain: StageDomain | undefined;
+  /** Queue workers' maximum concurrency by worker id, where the stage sets one (else the manifest's). */
+  readonly concurrency: Readonly<Record<string, number>>;
+  /** The API's `$default` stage throttle. */
+  readonly throttle: { readonly rateLimit: number; readonly burstLimit: number };
+  /** X-Ray active tracing on the functions and the state machine (off unless set). */
+  readonly tracing: boolean;
+  /** Use this existing table (a restore) instead of creating one; protected stages only. */
+  readonly importTable: ImportedTable | undefined;
 }
 
 export function parseStage(raw: unknown): string {
@@ -184,6 +228,83 @@ function parseDomain(
   return { name, certificateArn: arn as string, ...(hostedZoneId ? { hostedZoneId } : {}) };
 }
 
+/** Context flags arrive as strings (`-c deliveryConcurrency=32`); cdk.json holds numbers. */
+function parseNumber(
+  name: string,
+  raw: unknown,
+  rule: string,
+  ok: (n: number) => boolean,
+): number | undefined {
+  if (absent(raw)) return undefined;
+  const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  if (typeof n !== 'number' || !Number.isFinite(n) || !ok(n))
+    throw new Error(`invalid ${name} ${JSON.stringify(raw)}: ${rule}`);
+  return n;
+}
+
+function parseConcurrency(name: string, raw: unknown): number | undefined {
+  const { min, max } = MAX_CONCURRENCY_RANGE;
+  return parseNumber(
+    name,
+    raw,
+    `an integer from ${min} to ${max} (the range of an SQS event source's maximum concurrency)`,
+    (n) => Number.isInteger(n) && n >= min && n <= max,
+  );
+}
+
+const parseRateLimit = (raw: unknown) =>
+  parseNumber('throttleRateLimit', raw, 'a number of requests per second above 0', (n) => n > 0);
+const parseBurstLimit = (raw: unknown) =>
+  parseNumber(
+    'throttleBurstLimit',
+    raw,
+    'a whole number of requests above 0',
+    (n) => Number.isInteger(n) && n > 0,
+  );
+
+function parseTracing(raw: unknown): boolean {
+  if (absent(raw)) return false;
+  if (raw === true || raw === 'true') return true;
+  if (raw === false || raw === 'false') return false;
+  throw new Error(`invalid tracing ${JSON.stringify(raw)}: true or false`);
+}
+
+const TABLE_NAME = /^[A-Za-z0-9_.-]{3,255}$/;
+const STREAM_ARN =
+  /^arn:aws[a-z-]*:dynamodb:([a-z]{2}(?:-[a-z]+)+-\d):\d{12}:table\/([A-Za-z0-9_.-]{3,255})\/stream\/[^/\s]+$/;
+
+function parseImportTable(raw: unknown, region?: string): ImportedTable | undefined {
+  if (absent(raw)) return undefined;
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+  }
+  const shape = 'an object { "tableName": "<restored table>", "tableStreamArn": "<its stream ARN>" }';
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`invalid importTable ${JSON.stringify(raw)}: ${shape}`);
+  const { tableName, tableStreamArn, ...rest } = value as Record<string, unknown>;
+  if (Object.keys(rest).length)
+    throw new Error(`invalid importTable: unknown key ${Object.keys(rest).join(', ')}; ${shape}`);
+  if (typeof tableName !== 'string' || !TABLE_NAME.test(tableName))
+    throw new Error(`invalid importTable.tableName ${JSON.stringify(tableName)}: a DynamoDB table name`);
+  const match = typeof tableStreamArn === 'string' ? STREAM_ARN.exec(tableStreamArn) : null;
+  if (!match)
+    throw new Error(
+      `invalid importTable.tableStreamArn ${JSON.stringify(tableStreamArn)}: a stream ARN like arn:aws:dynamodb:eu-west-1:123456789012:table/${tableName}/stream/2026-12-01T00:00:00.000 (aws dynamodb describe-table --table-name ${tableName} --query Table.LatestStreamArn)`,
+    );
+  if (match[2] !== tableName)
+    throw new Error(
+      `importTable.tableStreamArn is the stream of table ${match[2]}, not of ${tableName}: give the restored table's own stream`,
+    );
+  if (region && !Token.isUnresolved(region) && match[1] !== region)
+    throw new Error(`importTable.tableStreamArn is in ${match[1]} but the stack deploys to ${region}`);
+  return { tableName, tableStreamArn: tableStreamArn as string };
+}
+
 /** Each setting's value, normalized, so a flag and the committed entry compare by meaning. */
 const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
   publicUrl: parsePublicUrl,
@@ -194,6 +315,13 @@ const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
   domainName: parseDomainName,
   certificateArn: (raw) => (absent(raw) ? undefined : raw),
   hostedZoneId: (raw) => (absent(raw) ? undefined : raw),
+  ...(Object.fromEntries(
+    Object.keys(CONCURRENCY_SETTINGS).map((key) => [key, (raw: unknown) => parseConcurrency(key, raw)]),
+  ) as Record<ConcurrencySetting, (raw: unknown) => unknown>),
+  throttleRateLimit: parseRateLimit,
+  throttleBurstLimit: parseBurstLimit,
+  tracing: parseTracing,
+  importTable: (raw) => parseImportTable(raw),
 };
 
 /** The committed entry of `stage` in `context.stages`, checked for shape and unknown keys. */
@@ -266,7 +394,25 @@ export function stageConfigFrom(
     mcpAllowedOrigins: parseOrigins(s.mcpAllowedOrigins),
     publicUrl,
     domain,
+    concurrency: Object.fromEntries(
+      Object.entries(CONCURRENCY_SETTINGS).flatMap(([key, worker]) => {
+        const n = parseConcurrency(key, s[key as ConcurrencySetting]);
+        return n === undefined ? [] : [[worker, n]];
+      }),
+    ),
+    throttle: {
+      rateLimit: parseRateLimit(s.throttleRateLimit) ?? DEFAULT_THROTTLE.rateLimit,
+      burstLimit: parseBurstLimit(s.throttleBurstLimit) ?? DEFAULT_THROTTLE.burstLimit,
+    },
+    tracing: parseTracing(s.tracing),
+    importTable: parseImportTable(s.importTable, opts.region),
   };
+  // The switch drops the created table from the template: CloudFormation deletes it unless it is
+  // retained, and only protected stages retain their data.
+  if (config.importTable && !config.protectData)
+    throw new Error(
+      `importTable is refused on stage ${stage}: its resources are not retained, so switching to an imported table would delete the table the stack created; restore into a protected stage (docs/operator/restore.md)`,
+    );
   if (config.protectData) {
     const missing = [
       ...(publicUrl ? [] : ['publicUrl (or domainName)']),

@@ -14,7 +14,7 @@ import {
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { buildApp } from 'fauxqs';
 import { MAX_MESSAGE_BYTES } from '#core/messages';
-import { type QueueName, queues } from '#lib/operations';
+import { type QueueName, queues, VISIBILITY_FACTOR } from '#lib/operations';
 import { TABLE } from '#lib/table-schema';
 import { syncDirectory } from './durable-file.ts';
 import { type JournalOptions, journaledStore, QueueJournal } from './durable-queues.ts';
@@ -281,6 +281,15 @@ export interface Queues extends Service {
 }
 
 /**
+ * The visibility timeout a local queue gets: 2 × its consumer's timeout, where AWS's is
+ * VISIBILITY_FACTOR (6) ×. AWS's margin is for Lambda retrying a batch it throttled; the local
+ * receive loops hand every batch straight to the handler and are never throttled. A failed or
+ * crashed-in-flight message so comes back as soon as it did before the 6 × rule (a delivery after
+ * 120 s, still past its 90 s lease), and the e2e suite keeps its time.
+ */
+export const localVisibility = (awsSeconds: number): number => (awsSeconds / VISIBILITY_FACTOR) * 2;
+
+/**
  * fauxqs on loopback: every queue of the manifest with its DLQ, the same redrive policy and size
  * limit as in AWS (fauxqs, like SQS, refuses a larger message and a batch request over 1 MiB). With
  * `journalFile`, messages survive a crash or a restart (durable-queues.ts).
@@ -310,14 +319,22 @@ export async function startQueues(journalFile?: string, journalOptions?: Journal
     // fauxqs's default is SQS's maximum (1 MiB); the stack states 256 KiB.
     const MaximumMessageSize = String(MAX_MESSAGE_BYTES);
     const dlq = await sqs.send(
-      new CreateQueueCommand({ QueueName: `herald-${q.name}-dlq`, Attributes: { MaximumMessageSize } }),
+      new CreateQueueCommand({
+        QueueName: `herald-${q.name}-dlq`,
+        Attributes: {
+          MaximumMessageSize,
+          ...(q.dlqVisibilityTimeoutSeconds
+            ? { VisibilityTimeout: String(localVisibility(q.dlqVisibilityTimeoutSeconds)) }
+            : {}),
+        },
+      }),
     );
     const dlqArn = await arnOf(dlq.QueueUrl);
     const main = await sqs.send(
       new CreateQueueCommand({
         QueueName: `herald-${q.name}`,
         Attributes: {
-          VisibilityTimeout: String(q.visibilityTimeoutSeconds),
+          VisibilityTimeout: String(localVisibility(q.visibilityTimeoutSeconds)),
           MaximumMessageSize,
           RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlqArn, maxReceiveCount: q.maxReceiveCount }),
         },

@@ -4,6 +4,7 @@ import {
   type ChannelSyncMessage,
   type DeliveryMessage,
   type DispatchMessage,
+  type EngagementSyncMessage,
   type HeraldEvent,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
@@ -14,7 +15,7 @@ import { requireEnv } from '#shared/config';
 import { storeQueueBody } from '#shared/queue-bodies';
 import { sqs } from '#shared/sqs';
 
-// The work queues: deliveries, the scheduler's dispatches, events, webhook attempts, channel syncs.
+// The work queues: deliveries, the scheduler's dispatches, events, webhook attempts, channel and engagement syncs.
 // A queue's URL is read on use: a bundle that never sends to a queue needs no variable for it. SQS
 // refuses a message over the queue's MaximumMessageSize and a batch request over 1 MiB: batches
 // are cut by bytes as well as by count, and a message too large for the queue goes by reference.
@@ -164,6 +165,14 @@ export function sendJobs(jobs: WebhookJob[], now = Date.now()): Promise<void> {
       body: job,
       delaySeconds: Math.max(0, Math.floor((Date.parse(job.due_at) - now) / 1000)),
     })),
+  );
+}
+
+/** The engagement sync's work: one message per batch of recently published posts. */
+export function sendEngagementSyncs(messages: EngagementSyncMessage[]): Promise<void> {
+  return sendBatch(
+    'engagementSync',
+    messages.map((body) => ({ body })),
   );
 }
 

@@ -72,6 +72,14 @@ export interface ChannelSyncMessage {
   at: string;
 }
 
+/**
+ * The engagement sync's work: up to POSTS_PER_MESSAGE (usecases/engagement-sync.ts) posts
+ * published in the last 7 days, by reference (the worker reads them).
+ */
+export interface EngagementSyncMessage {
+  posts: Array<{ org_id: string; post_id: string }>;
+}
+
 /** An event on the durable event stream the webhooks consume. */
 export interface HeraldEvent {
   /** `msg_…`, stable for the change that caused it (the webhook-id). */

@@ -27,6 +27,7 @@ export const QUEUE_URL_ENV = {
   events: 'EVENTS_QUEUE_URL',
   webhooks: 'WEBHOOKS_QUEUE_URL',
   channelSync: 'CHANNEL_SYNC_QUEUE_URL',
+  engagementSync: 'ENGAGEMENT_SYNC_QUEUE_URL',
 } as const;
 export type QueueName = keyof typeof QUEUE_URL_ENV;
 

@@ -1,9 +1,12 @@
 import { logger } from '#shared/logger';
-import { type SyncResult, syncEngagement } from '#usecases/engagement-sync';
+import { type FindResult, findEngagementWork } from '#usecases/engagement-sync';
 
-/** Runs every hour (EventBridge schedule; every minute in the local stack: the manifest says). */
-export const handler = async (): Promise<SyncResult> => {
-  const result = await syncEngagement(new Date());
-  if (result.updated || result.failed) logger.info('engagement sync', { ...result });
+/**
+ * The engagement sync's finder: every hour (EventBridge schedule; every minute in the local stack:
+ * the manifest says). Sends each channel's recent posts to the engagement-sync queue.
+ */
+export const handler = async (): Promise<FindResult> => {
+  const result = await findEngagementWork(new Date());
+  if (result.sent) logger.info('engagement sync: channels sent', { ...result });
   return result;
 };

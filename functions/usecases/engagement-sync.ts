@@ -1,194 +1,56 @@
-import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
-import { connectorFor } from '#adapters/platforms/index';
-import { type Engagement, PlatformError } from '#adapters/platforms/types';
-import { loadPosts, mutatePost, postsPublishedOn } from '#adapters/posts';
-import { mapLimit } from '#core/concurrency';
+import { postsPublishedOn } from '#adapters/posts';
+import { sendEngagementSyncs } from '#adapters/queues';
+import type { EngagementSyncMessage } from '#core/messages';
 import { lastUtcDays } from '#core/utc-days';
-import { logger } from '#shared/logger';
-import { channelTokens } from '#usecases/support/channel-tokens';
-import {
-  ENGAGEMENT_METRICS,
-  type EngagedPost,
-  engagementDelta,
-  type PostEngagement,
-} from '#usecases/support/stats';
+
+// The engagement sync's finder: the part that scales the sync with the number of posts (reading
+// them, asking the platforms and storing the answers is the worker's,
+// usecases/engagement-sync-worker.ts). Every hour in AWS (every minute in the local stack) it reads
+// the keys of the posts published in the last 7 UTC days from the due-work index — no post itself
+// — and sends them, POSTS_PER_MESSAGE to a message, to the engagement-sync queue, which a bounded
+// number of worker batches consume. A batch of posts (not a channel) is the unit so that a post is
+// written once per run with all its channels' numbers; the platforms' metrics calls take 25 posts
+// or one at a time anyway. Nothing is kept between runs: a message lost or dead-lettered is sent
+// again by the next hour's run.
 
 /** Posts published this many UTC days back (today included) have their engagement synced. */
 export const SYNC_DAYS = 7;
-/** Channels asked for metrics at once, and posts written at once. */
-const CHANNEL_CONCURRENCY = 4;
-const WRITE_CONCURRENCY = 8;
-/** Posts read per BatchGetItem round (chunks of 100 run in parallel inside it). */
-const READ_BATCH = 500;
+/** Posts one message carries: one worker's reads, metrics requests and writes, within its timeout. */
+export const POSTS_PER_MESSAGE = 100;
 
-export interface SyncResult {
+export interface FindResult {
+  /** Posts published in the window. */
   posts: number;
-  channels: number;
-  /** Posts whose stored engagement changed. */
-  updated: number;
-  /** Channels skipped: gone, not connected, or their platform has no metrics. */
-  skipped: number;
-  /** Channels whose platform refused or failed the metrics request. */
-  failed: number;
+  /** Messages sent to the workers. */
+  sent: number;
 }
 
 /** The UTC days (YYYY-MM-DD) from `days - 1` days ago to today. */
 export const syncDays = (now: Date, days = SYNC_DAYS): string[] => lastUtcDays(now.getTime(), days);
 
-/** Platform numbers as stored: non-negative integers (a missing metric reads 0). */
-function clean(e: Partial<Engagement>): Engagement {
-  const out = {} as Engagement;
-  for (const m of ENGAGEMENT_METRICS) {
-    const v = Number(e[m] ?? 0);
-    out[m] = Number.isFinite(v) ? Math.max(0, Math.round(v)) : 0;
-  }
-  return out;
-}
-
-interface ChannelGroup {
-  orgId: string;
-  channelId: string;
-  /** externalId → postId */
-  posts: Map<string, string>;
-}
-
-/** Published deliveries with a platform id, grouped by (org, channel). */
-function groupByChannel(posts: EngagedPost[]): ChannelGroup[] {
-  const groups = new Map<string, ChannelGroup>();
-  for (const post of posts) {
-    if (post.status !== 'published') continue;
-    for (const d of Object.values(post.deliveries)) {
-      if (d.stage !== 'published' || !d.external_id) continue;
-      const id = `${post.org_id}|${d.channel_id}`;
-      let group = groups.get(id);
-      if (!group) {
-        group = { orgId: post.org_id, channelId: d.channel_id, posts: new Map() };
-        groups.set(id, group);
-      }
-      group.posts.set(d.external_id, post.id);
-    }
-  }
-  return [...groups.values()];
-}
-
-type Fetched =
-  | { kind: 'ok'; platform: PostEngagement['platform']; metrics: Record<string, Engagement> }
-  | { kind: 'skipped' }
-  | { kind: 'failed' };
-
-async function fetchMetrics(group: ChannelGroup): Promise<Fetched> {
-  const { channel, credentials, version } = await getChannelWithCredentials(group.orgId, group.channelId);
-  if (!channel || channel.status === 'disconnected' || channel.status === 'reauth_required')
-    return { kind: 'skipped' };
-  const connector = await connectorFor(channel.platform);
-  if (!connector.metrics) return { kind: 'skipped' };
-  const creds = credentialRedactor();
-  creds.remember(credentials);
-  try {
-    const metrics = await connector.metrics({
-      channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
-      credentials,
-      externalIds: [...group.posts.keys()],
-      tokens: channelTokens({
-        orgId: group.orgId,
-        channelId: group.channelId,
-        platform: channel.platform,
-        credentials,
-        version,
-        remember: creds.remember,
-      }),
+/**
+ * The posts cut into messages, an organization's posts together (its channels are then asked in
+ * as few messages as can be).
+ */
+export function engagementMessages(refs: Array<{ orgId: string; postId: string }>): EngagementSyncMessage[] {
+  const sorted = [...refs].sort((a, b) =>
+    a.orgId === b.orgId ? a.postId.localeCompare(b.postId) : a.orgId.localeCompare(b.orgId),
+  );
+  const messages: EngagementSyncMessage[] = [];
+  for (let i = 0; i < sorted.length; i += POSTS_PER_MESSAGE)
+    messages.push({
+      posts: sorted.slice(i, i + POSTS_PER_MESSAGE).map((r) => ({ org_id: r.orgId, post_id: r.postId })),
     });
-    return { kind: 'ok', platform: channel.platform, metrics };
-  } catch (err) {
-    // One platform's outage, rate limit or revoked token must not hold up every other channel;
-    // the next run tries again. Anything else (a bug, DynamoDB) fails the run.
-    if (!(err instanceof PlatformError)) throw err;
-    logger.warn('engagement sync: metrics failed', {
-      org_id: group.orgId,
-      channel_id: group.channelId,
-      platform: channel.platform,
-      category: err.category,
-      error: creds.redact(err.message),
-    });
-    return { kind: 'failed' };
-  }
-}
-
-/** The post with the new engagement of its channels; null when nothing changed (no write, no stream record). */
-export function withEngagement(
-  post: EngagedPost,
-  fresh: Map<string, Omit<PostEngagement, 'synced_at'>>,
-  syncedAt: string,
-): EngagedPost | null {
-  const engagement = { ...(post.engagement ?? {}) };
-  let changed = false;
-  for (const [channelId, e] of fresh) {
-    if (post.deliveries[channelId]?.stage !== 'published') continue;
-    const prev = engagement[channelId];
-    if (prev && prev.platform === e.platform && !engagementDelta(prev, e)) continue;
-    engagement[channelId] = { ...e, synced_at: syncedAt };
-    changed = true;
-  }
-  if (!changed) return null;
-  const next: EngagedPost = { ...post, engagement };
-  return next;
+  return messages;
 }
 
 /**
- * Primary course (hourly; every minute locally — the manifest's schedule): find the posts published in the last 7 UTC days (the
- * SYNC#<day> buckets of the due-work index), group their published deliveries by channel, ask each
- * channel's platform for the metrics of those posts, and store each post's engagement on the post
- * with a versioned write. The org totals are not written here: the stream relay adds each post's
- * difference (recordBatchStats), so a retried or crashed sync can neither count twice nor lose a delta.
- * A platform that fails is logged and skipped until the next run.
+ * The finder. Primary course: read the SYNC#<day> buckets of the due-work index for the last 7
+ * UTC days and send their posts, POSTS_PER_MESSAGE to a message, to the engagement-sync queue.
  */
-export async function syncEngagement(now: Date): Promise<SyncResult> {
+export async function findEngagementWork(now: Date): Promise<FindResult> {
   const refs = (await Promise.all(syncDays(now).map((day) => postsPublishedOn(day)))).flat();
-  const posts: EngagedPost[] = [];
-  for (let i = 0; i < refs.length; i += READ_BATCH)
-    posts.push(...(await loadPosts(refs.slice(i, i + READ_BATCH))));
-  const groups = groupByChannel(posts);
-  const fetched = await mapLimit(groups, CHANNEL_CONCURRENCY, fetchMetrics);
-
-  // postKey → channelId → engagement
-  const byPost = new Map<
-    string,
-    { orgId: string; postId: string; fresh: Map<string, Omit<PostEngagement, 'synced_at'>> }
-  >();
-  groups.forEach((group, i) => {
-    const f = fetched[i];
-    if (f?.kind !== 'ok') return;
-    for (const [externalId, postId] of group.posts) {
-      const m = f.metrics[externalId];
-      if (!m) continue;
-      const key = `${group.orgId}|${postId}`;
-      let entry = byPost.get(key);
-      if (!entry) {
-        entry = { orgId: group.orgId, postId, fresh: new Map() };
-        byPost.set(key, entry);
-      }
-      entry.fresh.set(group.channelId, { platform: f.platform, ...clean(m) });
-    }
-  });
-
-  // Only posts whose values moved are written (compared with the copy just read, then again
-  // under the version check against the latest one).
-  const loaded = new Map(posts.map((p) => [`${p.org_id}|${p.id}`, p]));
-  const syncedAt = now.toISOString();
-  const toWrite = [...byPost.entries()].filter(([key, e]) => {
-    const post = loaded.get(key);
-    return post !== undefined && withEngagement(post, e.fresh, syncedAt) !== null;
-  });
-  const written = await mapLimit(toWrite, WRITE_CONCURRENCY, async ([, e]) => {
-    const res = await mutatePost(e.orgId, e.postId, (post) => withEngagement(post, e.fresh, syncedAt));
-    return res !== null && res.after !== res.before;
-  });
-
-  return {
-    posts: posts.length,
-    channels: groups.length,
-    updated: written.filter(Boolean).length,
-    skipped: fetched.filter((f) => f.kind === 'skipped').length,
-    failed: fetched.filter((f) => f.kind === 'failed').length,
-  };
+  const messages = engagementMessages(refs);
+  await sendEngagementSyncs(messages);
+  return { posts: refs.length, sent: messages.length };
 }

@@ -179,7 +179,8 @@ export class Gateway {
       httpApi: api,
       stageName: '$default',
       autoDeploy: true,
-      throttle: { burstLimit: 200, rateLimit: 100 },
+      // The stage's throttle (lib/stage.ts: 100 requests per second, bursts of 200 unless set).
+      throttle: { rateLimit: config.throttle.rateLimit, burstLimit: config.throttle.burstLimit },
       accessLogSettings: {
         destination: new LogGroupLogDestination(accessLogs),
         format: ACCESS_LOG_FORMAT,

@@ -2,6 +2,7 @@ import type { RemovalPolicy } from 'aws-cdk-lib';
 import {
   AttributeType,
   BillingMode,
+  type ITable,
   ProjectionType,
   StreamViewType,
   Table,
@@ -18,10 +19,16 @@ export interface DataProps {
   readonly removalPolicy: RemovalPolicy;
 }
 
-/** The single table (lib/table-schema.ts) and its stream, under a rotating customer managed key. */
+/**
+ * The single table (lib/table-schema.ts) and its stream, under a rotating customer managed key; or,
+ * with the stage's `importTable`, a table restored under that key (docs/operator/restore.md), which
+ * the stack uses as it is and does not manage.
+ */
 export class Data {
   readonly tableKey: Key;
-  readonly table: Table;
+  readonly table: ITable;
+  /** Whether the table is the stage's importTable rather than one this stack creates. */
+  readonly imported: boolean;
 
   constructor(scope: Construct, { config, removalPolicy }: DataProps) {
     this.tableKey = new Key(scope, 'TableKey', {
@@ -30,7 +37,19 @@ export class Data {
       removalPolicy,
     });
 
-    this.table = new Table(scope, 'Table', {
+    this.imported = config.importTable !== undefined;
+    if (config.importTable) {
+      // Grants cover the table, its indexes (named: the restore keeps them) and its key; the
+      // stream mapping reads the given stream.
+      this.table = Table.fromTableAttributes(scope, 'Table', {
+        tableName: config.importTable.tableName,
+        tableStreamArn: config.importTable.tableStreamArn,
+        encryptionKey: this.tableKey,
+        globalIndexes: TABLE.indexes.map((index) => index.name),
+      });
+      return;
+    }
+    const table = new Table(scope, 'Table', {
       partitionKey: { name: TABLE.partitionKey, type: AttributeType.STRING },
       sortKey: { name: TABLE.sortKey, type: AttributeType.STRING },
       billingMode: BillingMode.PAY_PER_REQUEST,
@@ -43,13 +62,14 @@ export class Data {
       removalPolicy,
     });
     for (const index of TABLE.indexes) {
-      this.table.addGlobalSecondaryIndex({
+      table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: AttributeType.STRING },
         sortKey: { name: index.sortKey, type: AttributeType.STRING },
         projectionType: index.projection === 'ALL' ? ProjectionType.ALL : ProjectionType.KEYS_ONLY,
       });
     }
+    this.table = table;
   }
 }
 

@@ -69,6 +69,7 @@ export class Functions {
       ...(timeoutSeconds ? { timeout: Duration.seconds(timeoutSeconds) } : {}),
       ...(memoryMb ? { memorySize: memoryMb } : {}),
       logRemovalPolicy: removalPolicy,
+      tracing: config.tracing,
       // Without a docsUrl the problem types point at the deployment's own /docs (HERALD_API_URL's).
       environment: { HERALD_API_URL: apiUrl, ...(config.docsUrl ? { HERALD_DOCS_URL: config.docsUrl } : {}) },
       // Only the probe function gets the ffmpeg/ffprobe layer (and its architecture, and /tmp room

@@ -14,7 +14,7 @@ export interface QueuePair {
 const DLQ_RETENTION = Duration.days(14);
 
 /**
- * Every queue of the manifest with its DLQ (visibility timeout and maxReceiveCount from the
+ * Every queue of the manifest with its DLQ (visibility timeouts and maxReceiveCount from the
  * manifest), and the table stream's on-failure destination.
  */
 export class Queues {
@@ -33,6 +33,9 @@ export class Queues {
         enforceSSL: true,
         retentionPeriod: DLQ_RETENTION,
         maxMessageSizeBytes: MAX_MESSAGE_BYTES,
+        ...(spec.dlqVisibilityTimeoutSeconds
+          ? { visibilityTimeout: Duration.seconds(spec.dlqVisibilityTimeoutSeconds) }
+          : {}),
         removalPolicy,
       });
       const queue = new Queue(scope, `${name}Queue`, {

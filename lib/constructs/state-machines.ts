@@ -12,6 +12,8 @@ export interface StateMachinesProps {
   readonly removalPolicy: RemovalPolicy;
   /** Must already hold every worker (the tasks and the starters). */
   readonly functions: Functions;
+  /** X-Ray active tracing (the stage's `tracing`). */
+  readonly tracing: boolean;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface StateMachinesProps {
 export class StateMachines {
   readonly machines = new Map<StateMachineName, StateMachine>();
 
-  constructor(scope: Construct, { removalPolicy, functions }: StateMachinesProps) {
+  constructor(scope: Construct, { removalPolicy, functions, tracing }: StateMachinesProps) {
     for (const spec of stateMachines) {
       const name = pascal(spec.name);
       const tasks = workers.filter((w) => w.trigger.kind === 'task' && w.trigger.stateMachine === spec.name);
@@ -32,7 +34,7 @@ export class StateMachines {
         definitionBody: DefinitionBody.fromFile(path.join(REPO_ROOT, spec.definition)),
         definitionSubstitutions: substitutions,
         stateMachineType: StateMachineType.STANDARD,
-        tracingEnabled: true,
+        tracingEnabled: tracing,
         logs: {
           destination: new LogGroup(scope, `${name}Logs`, {
             retention: RetentionDays.ONE_MONTH,

@@ -5,11 +5,13 @@ import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FilterCriteria, FilterRule, type IEventSource, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { type Worker, workers } from '../operations.ts';
+import type { StageConfig } from '../stage.ts';
 import type { Data } from './data.ts';
 import type { Functions } from './functions.ts';
 import type { Queues } from './queues.ts';
 
 export interface WorkersProps {
+  readonly config: StageConfig;
   readonly data: Data;
   readonly queues: Queues;
   readonly functions: Functions;
@@ -21,7 +23,7 @@ export interface WorkersProps {
  * machine (state-machines.ts).
  */
 export class Workers {
-  constructor(scope: Stack, { data, queues, functions }: WorkersProps) {
+  constructor(scope: Stack, { config, data, queues, functions }: WorkersProps) {
     for (const worker of workers) {
       const fn = functions.make(scope, worker);
       for (const name of worker.access.sends ?? []) {
@@ -29,7 +31,7 @@ export class Workers {
         queue.grantSendMessages(fn);
         fn.addEnvironment(spec.env, queue.queueUrl);
       }
-      const source = eventSource(worker, data, queues);
+      const source = eventSource(worker, data, queues, config);
       if (source) fn.addEventSource(source);
       const trigger = worker.trigger;
       if (trigger.kind === 'schedule') {
@@ -52,8 +54,16 @@ export class Workers {
   }
 }
 
-/** The event source mapping of a stream or queue worker, with the manifest's settings as they are. */
-function eventSource({ trigger }: Worker, data: Data, queues: Queues): IEventSource | undefined {
+/**
+ * The event source mapping of a stream or queue worker: the manifest's settings, and a queue
+ * worker's concurrency as the stage sets it (lib/stage.ts CONCURRENCY_SETTINGS) or the manifest's.
+ */
+function eventSource(
+  { id, trigger }: Worker,
+  data: Data,
+  queues: Queues,
+  config: StageConfig,
+): IEventSource | undefined {
   if (trigger.kind === 'stream') {
     return new DynamoEventSource(data.table, {
       startingPosition: StartingPosition.TRIM_HORIZON,
@@ -74,8 +84,8 @@ function eventSource({ trigger }: Worker, data: Data, queues: Queues): IEventSou
     return new SqsEventSource(trigger.dlq ? dlq : queue, {
       batchSize: trigger.batchSize,
       reportBatchItemFailures: true,
-      // The manifest's value as it is (SQS accepts 2–1000; CDK refuses anything else at synthesis).
-      maxConcurrency: trigger.concurrency,
+      // SQS accepts 2–1000: the stage's value is checked for it (lib/stage.ts), the manifest's by CDK.
+      maxConcurrency: config.concurrency[id] ?? trigger.concurrency,
     });
   }
   return undefined;

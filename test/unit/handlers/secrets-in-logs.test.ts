@@ -31,13 +31,13 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import { seal } from '#adapters/sealed';
-import type { DeliveryMessage, WebhookJob } from '#core/messages';
+import type { DeliveryMessage, EngagementSyncMessage, WebhookJob } from '#core/messages';
 import { PLATFORMS, type Platform } from '#core/platforms';
 import { type DeliveryRecord, startPublishing, type VariantRecord } from '#core/posts';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as createWebhookEndpoint } from '#handlers/create-webhook-endpoint';
 import { handler as deliveryWorker } from '#handlers/delivery-worker';
-import { handler as engagementSync } from '#handlers/engagement-sync';
+import { handler as engagementSyncWorker } from '#handlers/engagement-sync-worker';
 import { handler as getPost } from '#handlers/get-post';
 import { handler as rotateWebhookSecret } from '#handlers/rotate-webhook-secret';
 import { handler as testWebhookEndpoint } from '#handlers/test-webhook-endpoint';
@@ -725,8 +725,12 @@ describe('channel credentials', () => {
         credsItem(platform),
       ]);
       status = answer;
-      const result = await engagementSync();
-      expect(result.channels).toBe(1);
+      const msg: EngagementSyncMessage = { posts: [{ org_id: ORG_ID, post_id: published.id }] };
+      const res = await engagementSyncWorker(
+        sqsEvent([{ body: JSON.stringify(msg) }]),
+        lambdaContext('engagementSyncWorker'),
+      );
+      expect(res.batchItemFailures).toEqual([]);
       expect(seen.length, 'the connector called the platform').toBeGreaterThan(0);
       const out = output();
       expect({ logged: leaksIn(out), stored: storedLeaks() }, out).toEqual({ logged: [], stored: [] });

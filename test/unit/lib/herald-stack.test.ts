@@ -9,6 +9,7 @@ import { Schedule } from 'aws-cdk-lib/aws-events';
 import type { CloudAssembly } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_MESSAGE_BYTES } from '#core/messages';
+import { LEASE_SECONDS } from '#core/timing';
 import { consoleAssetsVersion } from '#lib/console-assets';
 import { REPO_ROOT } from '#lib/herald-function';
 import { addHeraldStacks, type HeraldStacks } from '#lib/herald-stack';
@@ -187,29 +188,32 @@ describe('functions', () => {
     prod.template.resourceCountIs('AWS::Lambda::Function', manifestIds.length);
   });
 
-  it.each(manifestIds)('%s runs Node.js 22 on arm64 with tracing, JSON logs and source maps', (id) => {
-    const op = operations.find((o) => o.id === id);
-    const worker = workers.find((w) => w.id === id);
-    expect(fnResource(id).Properties).toMatchObject({
-      Runtime: 'nodejs22.x',
-      // The probe function runs on x86_64 (lib/constructs/media.ts PROBE_ARCHITECTURE).
-      Architectures: [(op ?? worker)?.access.ffmpeg ? 'x86_64' : 'arm64'],
-      MemorySize: op?.memoryMb ?? worker?.memoryMb ?? 1024,
-      Timeout:
-        workers.find((w) => w.id === id)?.timeoutSeconds ??
-        op?.timeoutSeconds ??
-        consolePages.find((p) => p.id === id)?.timeoutSeconds ??
-        (id === mcp.id ? mcp.timeoutSeconds : 10),
-      TracingConfig: { Mode: 'Active' },
-      LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: logicalId(fnOf(id).logGroup) } },
-      Environment: {
-        Variables: {
-          NODE_OPTIONS: '--enable-source-maps',
-          POWERTOOLS_SERVICE_NAME: 'herald',
+  it.each(manifestIds)(
+    '%s runs Node.js 22 on arm64 untraced (the default), JSON logs and source maps',
+    (id) => {
+      const op = operations.find((o) => o.id === id);
+      const worker = workers.find((w) => w.id === id);
+      expect(fnResource(id).Properties).toMatchObject({
+        Runtime: 'nodejs22.x',
+        // The probe function runs on x86_64 (lib/constructs/media.ts PROBE_ARCHITECTURE).
+        Architectures: [(op ?? worker)?.access.ffmpeg ? 'x86_64' : 'arm64'],
+        MemorySize: op?.memoryMb ?? worker?.memoryMb ?? 1024,
+        Timeout:
+          workers.find((w) => w.id === id)?.timeoutSeconds ??
+          op?.timeoutSeconds ??
+          consolePages.find((p) => p.id === id)?.timeoutSeconds ??
+          (id === mcp.id ? mcp.timeoutSeconds : 10),
+        LoggingConfig: { LogFormat: 'JSON', LogGroup: { Ref: logicalId(fnOf(id).logGroup) } },
+        Environment: {
+          Variables: {
+            NODE_OPTIONS: '--enable-source-maps',
+            POWERTOOLS_SERVICE_NAME: 'herald',
+          },
         },
-      },
-    });
-  });
+      });
+      expect(fnResource(id).Properties.TracingConfig).toBeUndefined();
+    },
+  );
 
   it('gives every function its own log group, retained for a month', () => {
     prod.template.resourcePropertiesCountIs(
@@ -394,12 +398,20 @@ describe('queues', () => {
     ).toEqual(['streamRelay', 'webhookDelivery', 'webhookFanout']);
   });
 
-  it('gives every queue consumer a visibility timeout longer than its function timeout', () => {
+  it('gives every queue and consumed DLQ a visibility of at least 6 × its consumer timeout, and over a lease', () => {
+    let checked = 0;
     for (const w of workers) {
-      if (w.trigger.kind !== 'queue') continue;
-      const spec = queueSpecs.find((q) => q.name === (w.trigger as { queue: string }).queue);
-      expect(spec?.visibilityTimeoutSeconds ?? 0).toBeGreaterThan(w.timeoutSeconds);
+      const trigger = w.trigger;
+      if (trigger.kind !== 'queue') continue;
+      const pair = prod.stack.queues.get(trigger.queue);
+      if (!pair) throw new Error(`no ${trigger.queue} queue`);
+      const visibility = resources(prod.template)[logicalId(trigger.dlq ? pair.dlq : pair.queue)]?.Properties
+        .VisibilityTimeout as number;
+      expect(visibility, w.id).toBeGreaterThanOrEqual(6 * w.timeoutSeconds);
+      expect(visibility, w.id).toBeGreaterThan(LEASE_SECONDS);
+      checked++;
     }
+    expect(checked).toBe(workers.filter((w) => w.trigger.kind === 'queue').length);
   });
 
   const queueConsumers = workers.flatMap((w) =>
@@ -654,13 +666,12 @@ describe('webhooks', () => {
     }
   });
 
-  it('runs the failure ladder as a traced, logged Standard state machine from the ASL file', () => {
+  it('runs the failure ladder as a logged Standard state machine from the ASL file (untraced by default)', () => {
     const machine = prod.stack.stateMachines.get('webhookLadder');
     if (!machine) throw new Error('no ladder state machine');
     const res = resources(prod.template)[logicalId(machine)];
     expect(res?.Properties).toMatchObject({
       StateMachineType: 'STANDARD',
-      TracingConfiguration: { Enabled: true },
       LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
       DefinitionSubstitutions: {
         webhookLadderStepFunctionArn: { 'Fn::GetAtt': [fnLogicalId('webhookLadderStep'), 'Arn'] },
@@ -670,6 +681,7 @@ describe('webhooks', () => {
       readFileSync(path.join(import.meta.dirname, '../../..', stateMachines[0]?.definition ?? ''), 'utf8'),
     );
     expect(res?.Properties).toHaveProperty('DefinitionS3Location');
+    expect(res?.Properties.TracingConfiguration).toEqual({ Enabled: false });
     expect(Object.keys(asl.States)).toEqual(
       expect.arrayContaining(['WaitForWarning', 'Warn', 'WaitForDisable', 'Disable']),
     );

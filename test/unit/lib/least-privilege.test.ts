@@ -23,7 +23,7 @@ import { mergedTemplate } from './stacks-view.ts';
 // role: no wildcard or NotAction grants, no IAM/STS, only the services the manifest access needs,
 // table writes only for RW access, resources pinned to the right table/key/queue/bucket prefix.
 //
-// One synthesis without bundling, in the widest configuration (notifySender and MCP origins set, so
+// One synthesis without bundling, in the widest configuration (notifySender, MCP origins and tracing set, so
 // every optional grant exists). The stacks' templates are read as one (stacks-view.ts): a grant on
 // an imported table ARN reads as a grant on the table.
 
@@ -69,6 +69,8 @@ beforeAll(() => {
       'aws:cdk:bundling-stacks': [],
       notifySender: 'alerts@example.com',
       mcpAllowedOrigins: 'https://app.example.com',
+      // Tracing on adds the X-Ray grants (off, there are none: test/unit/lib/knobs.test.ts).
+      tracing: 'true',
     },
   });
   stack = addHeraldStacks(app, { account: '111111111111', region: 'eu-west-1' });

@@ -13,9 +13,17 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { keys } from '#adapters/keys';
 import type { Connector, Engagement, MetricsContext } from '#adapters/platforms/types';
 import { PlatformError } from '#adapters/platforms/types';
+import type { EngagementSyncMessage } from '#core/messages';
 import type { Platform } from '#core/platforms';
 import type { DeliveryRecord } from '#core/posts';
-import { SYNC_DAYS, syncDays, syncEngagement } from '#usecases/engagement-sync';
+import {
+  engagementMessages,
+  findEngagementWork,
+  POSTS_PER_MESSAGE,
+  SYNC_DAYS,
+  syncDays,
+} from '#usecases/engagement-sync';
+import { type SyncResult, syncEngagementBatch } from '#usecases/engagement-sync-worker';
 import { type EngagedPost, type PostEngagement, statsDelta } from '#usecases/support/stats';
 import {
   channel,
@@ -30,8 +38,16 @@ import {
   variant,
 } from '../support/fixtures.ts';
 
-// The engagement sync: the metrics of posts published in the last 7 days, fetched per channel and
-// stored on each post; the org totals then follow from the post's change (recordBatchStats).
+// The engagement sync: the finder sends the posts published in the last 7 days in batches to the
+// engagement-sync queue; the worker fetches each batch's metrics per channel and stores them on each
+// post; the org totals then follow from the post's change (recordBatchStats).
+
+const sent = vi.hoisted(() => [] as EngagementSyncMessage[]);
+vi.mock('#adapters/queues', () => ({
+  sendEngagementSyncs: async (messages: EngagementSyncMessage[]) => {
+    sent.push(...messages);
+  },
+}));
 
 const connectors = vi.hoisted(() => new Map<string, Connector>());
 vi.mock('#adapters/platforms/index', () => ({
@@ -139,10 +155,23 @@ function metricsConnector(values: Record<string, Engagement>, asked: MetricsCont
   };
 }
 
+/** One whole run: the finder, then the worker on every message it sent (results summed). */
+async function syncEngagement(now: Date): Promise<SyncResult> {
+  sent.length = 0;
+  await findEngagementWork(now);
+  const total: SyncResult = { posts: 0, channels: 0, updated: 0, skipped: 0, failed: 0 };
+  for (const msg of [...sent]) {
+    const r = await syncEngagementBatch(msg, now);
+    for (const k of Object.keys(total) as Array<keyof SyncResult>) total[k] += r[k];
+  }
+  return total;
+}
+
 const writtenPost = (postId: string) =>
   written.find((w) => w.Item?.id === postId)?.Item as (EngagedPost & Item) | undefined;
 
 beforeEach(() => {
+  sent.length = 0;
   ddb.reset();
   connectors.clear();
   written = [];
@@ -336,5 +365,54 @@ describe('syncEngagement', () => {
     const result = await syncEngagement(NOW);
     expect(asked).toHaveLength(0);
     expect(result).toMatchObject({ posts: 2, channels: 0 });
+  });
+});
+
+describe('the finder and the worker', () => {
+  it('sends the keys of the recent posts, POSTS_PER_MESSAGE to a message, an organization together, reading no post', async () => {
+    const refs = [
+      ...Array.from({ length: POSTS_PER_MESSAGE + 1 }, (_, i) => ({
+        orgId: ORG_ID,
+        postId: fixedId('post', i + 1),
+      })),
+      { orgId: OTHER_ORG_ID, postId: fixedId('post', 500) },
+    ].reverse();
+    const messages = engagementMessages(refs);
+    expect(messages.map((m) => m.posts.length)).toEqual([POSTS_PER_MESSAGE, 2]);
+    expect(messages.flatMap((m) => m.posts)).toHaveLength(refs.length);
+    expect(new Set(messages[0]?.posts.map((p) => p.org_id))).toEqual(new Set([ORG_ID]));
+
+    given([publishedPost(1, [CH1]), publishedPost(2, [CH3])]);
+    const result = await findEngagementWork(NOW);
+    expect(result).toEqual({ posts: 2, sent: 1 });
+    expect(sent).toEqual([
+      {
+        posts: [
+          { org_id: ORG_ID, post_id: fixedId('post', 1) },
+          { org_id: OTHER_ORG_ID, post_id: fixedId('post', 2) },
+        ].sort((a, b) => a.org_id.localeCompare(b.org_id)),
+      },
+    ]);
+    expect(ddb.commandCalls(BatchGetCommand)).toHaveLength(0);
+  });
+
+  it('is harmless on redelivery: the same numbers read again write nothing, so nothing is counted twice', async () => {
+    // Arrange: the first delivery stores the numbers.
+    const p1 = publishedPost(1, [CH1]);
+    given([p1]);
+    connectors.set('bluesky', metricsConnector({ 'p1-01': ENG(4, 9) }));
+    const msg: EngagementSyncMessage = { posts: [{ org_id: ORG_ID, post_id: p1.id }] };
+    expect(await syncEngagementBatch(msg, NOW)).toMatchObject({ updated: 1 });
+    const stored = writtenPost(p1.id);
+    if (!stored) throw new Error('not written');
+
+    // Act: the message comes back (a lost delete, a timeout) and the platform answers the same.
+    written = [];
+    given([stored as EngagedPost]);
+    const again = await syncEngagementBatch(msg, new Date(NOW.getTime() + 60_000));
+
+    // Assert: no write, so no stream record and no delta for the relay to add.
+    expect(again).toMatchObject({ updated: 0 });
+    expect(written).toHaveLength(0);
   });
 });
