@@ -11,11 +11,14 @@ export type Line = Record<string, unknown>;
 export function captureLines(): { all: Line[]; metrics: (name?: string) => Line[] } {
   const all: Line[] = [];
   const streams = [process.stdout, process.stderr];
+  const spies: Array<{ mockRestore(): void }> = [];
   beforeEach(() => {
     all.length = 0;
     for (const stream of streams) {
       const write = stream.write.bind(stream);
-      vi.spyOn(stream, 'write').mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
+      const spy = vi.spyOn(stream, 'write');
+      spies.push(spy);
+      spy.mockImplementation(((chunk: unknown, ...rest: unknown[]) => {
         const lines = String(chunk)
           .split('\n')
           .filter((l) => l.trim());
@@ -36,7 +39,7 @@ export function captureLines(): { all: Line[]; metrics: (name?: string) => Line[
     }
   });
   afterEach(() => {
-    for (const stream of streams) vi.mocked(stream.write).mockRestore();
+    for (const spy of spies.splice(0)) spy.mockRestore();
   });
   return {
     all,
