@@ -25,6 +25,8 @@ vi.hoisted(() => {
 });
 
 const ddb = mockClient(DynamoDBDocumentClient);
+/** The JSON lines the code under test writes (read by the outcome-line tests; kept out of the output). */
+const lines = captureLines();
 
 const NOW = new Date('2030-06-10T09:30:00.000Z');
 const CH1 = fixedId('channel', 1);
@@ -165,7 +167,6 @@ describe('deadLetter', () => {
   });
 
   describe('its outcome line', () => {
-    const lines = captureLines();
     const stuck = () =>
       postItem(
         publishing(

@@ -49,6 +49,8 @@ vi.mock('#adapters/platforms/index', () => ({ connectorFor: async () => connecto
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
+/** The JSON lines the code under test writes (read by the outcome-line tests; kept out of the output). */
+const lines = captureLines();
 
 const NOW = new Date('2030-06-10T09:30:00.000Z');
 const clock = () => NOW;
@@ -888,7 +890,6 @@ describe('deliver: concurrent writers', () => {
 });
 
 describe('deliver: outcome lines (the log line that is the metric)', () => {
-  const lines = captureLines();
   const ids = { org_id: ORG_ID, post_id: POST_ID, channel_id: CH1.id, platform: 'bluesky' };
   const single = () => {
     const m = lines.metrics();

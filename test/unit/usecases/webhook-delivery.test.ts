@@ -49,6 +49,8 @@ vi.hoisted(() => {
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kms = mockClient(KMSClient);
+/** The JSON lines the code under test writes (read by the outcome-line tests; kept out of the output). */
+const lines = captureLines();
 
 const ENDPOINT_ID = fixedId('webhook', 1);
 const EVENT_ID = fixedId('message', 1);
@@ -443,7 +445,6 @@ describe('deliverJob: the attempt is due', () => {
 });
 
 describe('deliverJob: its outcome line (WebhookDelivery by outcome)', () => {
-  const lines = captureLines();
   const outcomes = () => lines.metrics('WebhookDelivery');
 
   it.each([
