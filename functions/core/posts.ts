@@ -74,6 +74,11 @@ export interface PostRecord {
   /** While publishing: when the sweeper re-examines the post for lost messages or dead workers. */
   watch_at?: string | null;
   /**
+   * When the current round started publishing (asked for now, approved, or a dispatch's first
+   * claim): a round without a dispatch was due then (the delivery worker's PublishLateness).
+   */
+  started_at?: string | null;
+  /**
    * The dispatch that started the current round: for which scheduled_at, when, and the round. Its
    * delivery messages were sent by the dispatcher before the post changed, so the stream relay does
    * not send them again. (Posts the sweeper re-dispatched after a lost dispatch carry it too: it
@@ -303,6 +308,7 @@ export function startPublishing(post: PostRecord, now: Date): PostRecord {
     deliveries,
     approval: null,
     updated_at: at,
+    started_at: at,
     watch_at: new Date(now.getTime() + WATCHDOG_SECONDS * 1000).toISOString(),
     watch_entry: entry,
   };

@@ -11,7 +11,7 @@ import {
 import { sendChannelSyncs } from '#adapters/queues';
 import { mapLimit } from '#core/concurrency';
 import type { ChannelSyncMessage } from '#core/messages';
-import { platformAppRefused } from '#shared/alarms';
+import { platformAppRefused } from '#shared/metrics';
 
 // The channel sync's finder: the part that scales the sync with the number of channels (the look at
 // each channel is the worker's, usecases/channel-sync-worker.ts). Every 5 minutes in AWS (every 2 s

@@ -26,7 +26,12 @@ import { mediaIdFromUrl } from '#core/media';
 import type { DeliveryMessage } from '#core/messages';
 import { deferredDelivery, type PaceDecision } from '#core/pacing';
 import type { DeliveryRecord, PostRecord, VariantRecord } from '#core/posts';
-import { logger } from '#shared/logger';
+import {
+  type DeliveryFacts,
+  deliveryFailed as deliveryFailedLine,
+  deliveryPublished,
+  deliveryRetrying,
+} from '#shared/metrics';
 import { recordChannelFailure } from '#usecases/support/channel-health';
 import { channelTokens } from '#usecases/support/channel-tokens';
 
@@ -44,7 +49,8 @@ export type DeliveryOutcome = 'published' | 'retrying' | 'failed' | 'skipped';
  * messages find nothing to claim; a failed attempt is retried with backoff (the platform's hint
  * first) or fails for good. A refusal is recorded on the channel by who must act
  * (core/channel-health.ts): the person (reauth_required), the operator (counted for the channel
- * sync's alarm line), or time.
+ * sync's alarm line), or time. Each outcome this attempt records is one INFO-or-above line that is
+ * also its metric (shared/metrics.ts): published (with its lateness), retrying, failed.
  */
 export async function deliver(
   msg: DeliveryMessage,
@@ -76,6 +82,8 @@ export async function deliver(
   /** This attempt's reconcile found that no earlier attempt posted it. */
   let resolved = false;
   let maybeSent = false;
+  /** The channel's platform once read: the outcome metrics' one dimension besides their totals. */
+  let platform = 'unknown';
   try {
     if (!variant)
       throw new PlatformError('system', `The post has no variant for channel ${msg.channel_id}.`, {
@@ -83,6 +91,7 @@ export async function deliver(
       });
     const { channel, credentials, version } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
     creds.remember(credentials);
+    if (channel) platform = channel.platform;
     if (!channel || channel.status === 'disconnected') {
       // Disconnected by its owner: the post's scheduled deliveries to it fail until it is reconnected.
       throw new PlatformError(
@@ -151,13 +160,14 @@ export async function deliver(
     const raw =
       err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
     failure = new PlatformError(raw.category, creds.redact(tokens?.explain(raw) ?? raw.message), raw.opts);
-    logger.warn('delivery attempt failed', {
-      post_id: msg.post_id,
-      channel_id: msg.channel_id,
-      category: failure.category,
-      error: failure.message,
-    });
   }
+  const facts = (after: PostRecord): DeliveryFacts => ({
+    orgId: msg.org_id,
+    postId: msg.post_id,
+    channelId: msg.channel_id,
+    platform,
+    attempt: after.deliveries[msg.channel_id]?.attempts,
+  });
 
   // The earlier attempts as this one leaves them: settled when its reconcile found nothing posted.
   const settled = (d: DeliveryRecord) => (resolved ? nothingPosted(d) : d);
@@ -168,11 +178,14 @@ export async function deliver(
     );
     const d = after?.deliveries[msg.channel_id];
     if (d?.next_attempt_at) await sendAgain(msg, d.next_attempt_at, clock);
+    if (after) deliveryRetrying(facts(after), { paced: w.reason }, d?.next_attempt_at);
     return 'retrying';
   }
   if (result) {
     const done = result;
-    await updateClaimed(attempt, (d) => deliverySucceeded(d, done, clock()));
+    const after = await updateClaimed(attempt, (d) => deliverySucceeded(d, done, clock()));
+    // Counted by the attempt whose write recorded it (a worker that lost its claim counts nothing).
+    if (after) deliveryPublished(facts(after), latenessSeconds(post, clock()));
     return 'published';
   }
   const err = failure as PlatformError;
@@ -207,11 +220,26 @@ export async function deliver(
     ),
   );
   const d = after?.deliveries[msg.channel_id];
+  const why = { category: err.category, error: err.message };
   if (d?.stage === 'retrying' && d.next_attempt_at) {
     await sendAgain(msg, d.next_attempt_at, clock);
+    if (after) deliveryRetrying(facts(after), why, d.next_attempt_at);
     return 'retrying';
   }
+  if (after && d?.stage === 'failed')
+    deliveryFailedLine(facts(after), d.error_category ?? err.category, d.error ?? err.message);
   return 'failed';
+}
+
+/**
+ * Seconds from when this round's delivery was due to `publishedAt`: a dispatched round was due at
+ * its scheduled time; any other (published now, approved, republished) when it started. Null for
+ * a round started before posts recorded their start.
+ */
+export function latenessSeconds(post: PostRecord, publishedAt: Date): number | null {
+  const due =
+    post.dispatched?.round === post.round && post.dispatched.for ? post.dispatched.for : post.started_at;
+  return due ? (publishedAt.getTime() - Date.parse(due)) / 1000 : null;
 }
 
 /**

@@ -13,8 +13,8 @@ import {
 } from '#core/connections';
 import { PLATFORMS } from '#core/constants';
 import type { Platform } from '#core/platforms';
-import { platformAppRefused } from '#shared/alarms';
 import { logger } from '#shared/logger';
+import { platformAppRefused } from '#shared/metrics';
 import {
   ConnectFailure,
   connectAccount,

@@ -4,6 +4,7 @@ import type { ChannelRecord } from '#core/accounts';
 import type { PostRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
+import { channelStatusChanged } from '#shared/metrics';
 import { Outbox, relayChannelChange, relayPostChange } from '#usecases/support/relay-post-changes';
 import { type EngagedPost, recordBatchStats } from '#usecases/support/stats';
 import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
@@ -91,5 +92,30 @@ export async function relayStreamBatch(
     failed.push(u.sequence);
   }
   const first = failed.sort((a, b) => (BigInt(a || '0') < BigInt(b || '0') ? -1 : 1))[0];
+  countStatusChanges(changes, first);
   return { batchItemFailures: first ? [{ itemIdentifier: first }] : [] };
 }
+
+/**
+ * Every channel change whose status differs from the one before is one ChannelStatusChanged line;
+ * whoever wrote it (a delivery, the channel sync, a reconnect, a disconnect), the stream sees each
+ * change once. Only the records before the first failed one: the stream resumes from that one, and
+ * the records from it on are counted when they are relayed again.
+ */
+function countStatusChanges(changes: readonly TableChange[], firstFailed: string | undefined): void {
+  for (const c of changes) {
+    if (c.entity !== 'channel' || (firstFailed !== undefined && !before(c.sequence, firstFailed))) continue;
+    const was = c.old as ChannelRecord | undefined;
+    const now = c.new as ChannelRecord | undefined;
+    if (!was || !now || was.status === now.status) continue;
+    channelStatusChanged({
+      orgId: now.org_id,
+      channelId: now.id,
+      platform: now.platform,
+      from: was.status,
+      status: now.status,
+    });
+  }
+}
+
+const before = (a: string, b: string) => BigInt(a || '0') < BigInt(b || '0');

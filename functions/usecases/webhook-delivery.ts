@@ -18,6 +18,7 @@ import {
 } from '#core/webhooks';
 import { timeScale } from '#shared/config';
 import { logger } from '#shared/logger';
+import { webhookDelivered } from '#shared/metrics';
 import { activeSecrets, sendSigned } from '#usecases/support/webhook-send';
 
 // One attempt of one event to one endpoint (the test delivery is in test-webhook-endpoint.ts, so its
@@ -33,7 +34,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Due: claim the attempt, POST, record the outcome, update the endpoint's failure state, and send
  * the next attempt. A duplicate or late message finds the attempt claimed or recorded and stops; a
  * worker that died after recording but before sending the next attempt is caught up by the
- * redelivered message.
+ * redelivered message. Each recorded attempt is one outcome line and its WebhookDelivery metric
+ * (delivered, retried, failed for good).
  */
 export async function deliverJob(job: WebhookJob, resolver?: Resolver): Promise<string> {
   const wait = Date.parse(job.due_at) - Date.now();
@@ -93,6 +95,15 @@ export async function deliverJob(job: WebhookJob, resolver?: Resolver): Promise<
     : null;
   const status = outcome === 'delivered' ? 'delivered' : retry ? 'pending' : 'failed';
   if (!(await recordAttempt(ref, job.attempt, token, attempt, status, nextAt))) return 'lost-claim';
+  webhookDelivered(status === 'pending' ? 'retried' : status, {
+    orgId: job.org_id,
+    endpointId: job.endpoint_id,
+    eventId: job.event.id,
+    eventType: job.event.type,
+    attempt: job.attempt,
+    statusCode: result.statusCode,
+    error: result.error,
+  });
 
   if (outcome === 'delivered') {
     if (endpoint.failure.consecutive_failures > 0 || endpoint.state === 'warning')

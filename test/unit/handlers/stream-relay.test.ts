@@ -3,13 +3,21 @@ import { DynamoDBDocumentClient, TransactWriteCommand, UpdateCommand } from '@aw
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeliveryMessage } from '#core/messages';
 import { type PostRecord, startPublishing } from '#core/posts';
 import { handler } from '#handlers/stream-relay';
+import { captureLines, emfOf, emfProblems } from '../support/emf.ts';
 import { channel, channelItem, fixedId, type Item, post, postItem, variant } from '../support/fixtures.ts';
 
+// Above SILENT, as the outcome lines are read.
+vi.hoisted(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
+});
+
 const sqs = mockClient(SQSClient);
+/** The JSON lines the relay writes (its error lines stay out of the test output). */
+const lines = captureLines();
 // The relay also keeps the analytics counters (one UpdateItem per organization and counter item of
 // a batch; one transaction per change in a batch that does not name its shard).
 const ddb = mockClient(DynamoDBDocumentClient);
@@ -227,5 +235,57 @@ describe('stream relay', () => {
     // Assert: the messages went out; the counters come again with the retry.
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: sequenceOf(records[0] as DynamoDBRecord) }]);
     expect(sentMessages()).toHaveLength(4);
+  });
+});
+
+describe('stream relay: channel status transitions (ChannelStatusChanged)', () => {
+  const transitions = () => lines.metrics('ChannelStatusChanged');
+  const ch = (status: 'live' | 'error' | 'reauth_required', n = 1) =>
+    channelItem({ ...channel(n, 'mastodon'), status });
+
+  it('counts a change of status by platform and new status, with the organization and channel in the line', async () => {
+    await relay(change(ch('live'), ch('reauth_required')));
+
+    const [line, ...more] = transitions();
+    expect(more).toEqual([]);
+    expect(emfProblems(line as Record<string, unknown>)).toEqual([]);
+    expect(line).toMatchObject({
+      level: 'INFO',
+      message: 'channel status changed',
+      org_id: channel(1).org_id,
+      channel_id: fixedId('channel', 1),
+      platform: 'mastodon',
+      from: 'live',
+      status: 'reauth_required',
+      ChannelStatusChanged: 1,
+    });
+    expect(emfOf(line as Record<string, unknown>).dimensions).toEqual([['platform', 'status'], []]);
+  });
+
+  it('counts nothing for a channel change that keeps its status, or a new channel', async () => {
+    await relay(change(ch('live'), { ...ch('live'), followers: 12 }), change(undefined, ch('live', 2)));
+    expect(transitions()).toEqual([]);
+  });
+
+  it('counts only the records before the first failed one (the stream relays the rest again)', async () => {
+    // Arrange: the post's counters cannot be written; the stream resumes from its record.
+    ddb.on(UpdateCommand).rejects(new Error('DynamoDB unavailable'));
+    const records = [
+      change(ch('live'), ch('error')),
+      startsPublishing(1),
+      change(ch('error', 2), ch('live', 2)),
+    ];
+
+    // Act
+    const res = await relay(...records);
+
+    // Assert
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: sequenceOf(records[1] as DynamoDBRecord) }]);
+    expect(transitions()).toHaveLength(1);
+    expect(transitions()[0]).toMatchObject({
+      channel_id: fixedId('channel', 1),
+      from: 'live',
+      status: 'error',
+    });
   });
 });

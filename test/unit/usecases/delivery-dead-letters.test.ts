@@ -1,15 +1,32 @@
 import { DynamoDBDocumentClient, GetCommand, PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeliveryMessage } from '#core/messages';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import { deadLetter } from '#usecases/delivery-dead-letters';
-import { fixedId, ORG_ID, post, postItem, serveItems, variant } from '../support/fixtures.ts';
+import { captureLines, emfOf, emfProblems } from '../support/emf.ts';
+import {
+  channel,
+  channelItem,
+  fixedId,
+  ORG_ID,
+  post,
+  postItem,
+  serveItems,
+  variant,
+} from '../support/fixtures.ts';
 
 // The DLQ consumer: a delivery message that crashed the worker again and again fails its delivery
 // (system), so the failure shows on getPost and the post's status follows.
 
+// Above SILENT, as the outcome lines are read.
+vi.hoisted(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
+});
+
 const ddb = mockClient(DynamoDBDocumentClient);
+/** The JSON lines the code under test writes (read by the outcome-line tests; kept out of the output). */
+const lines = captureLines();
 
 const NOW = new Date('2030-06-10T09:30:00.000Z');
 const CH1 = fixedId('channel', 1);
@@ -147,5 +164,56 @@ describe('deadLetter', () => {
     expect(await deadLetter(MSG, NOW)).toBe(false);
     expect(ddb.commandCalls(GetCommand)).toHaveLength(1);
     expect(written()).toHaveLength(0);
+  });
+
+  describe('its outcome line', () => {
+    const stuck = () =>
+      postItem(
+        publishing(
+          { stage: 'sending', attempts: 3, claim_id: 'crashed', lease_until: '2030-06-10T09:31:00.000Z' },
+          { stage: 'published', attempts: 1, external_id: 'x-1' },
+        ),
+      );
+
+    it("counts the delivery it fails as DeliveryFailed (system) under the channel's platform, once", async () => {
+      serveItems(ddb, [stuck(), channelItem({ ...channel(1, 'linkedin'), id: CH1 })]);
+
+      expect(await deadLetter(MSG, NOW)).toBe(true);
+
+      const [line, ...more] = lines.metrics();
+      expect(more).toEqual([]);
+      expect(emfProblems(line as Record<string, unknown>)).toEqual([]);
+      expect(line).toMatchObject({
+        level: 'WARN',
+        message: 'delivery failed',
+        outcome: 'failed',
+        org_id: ORG_ID,
+        post_id: MSG.post_id,
+        channel_id: CH1,
+        platform: 'linkedin',
+        category: 'system',
+        attempt: 3,
+        DeliveryFailed: 1,
+      });
+      expect(emfOf(line as Record<string, unknown>).dimensions).toEqual([
+        ['platform', 'category'],
+        ['platform'],
+        [],
+      ]);
+    });
+
+    it('a channel that is gone (or unreadable) counts under platform unknown; a delivery left alone counts nothing', async () => {
+      serveItems(ddb, [stuck()]);
+      expect(await deadLetter(MSG, NOW)).toBe(true);
+      expect(lines.metrics()).toHaveLength(1);
+      expect(lines.metrics()[0]).toMatchObject({ platform: 'unknown', DeliveryFailed: 1 });
+
+      ddb.reset();
+      serveItems(ddb, [
+        postItem(publishing({ stage: 'failed', error_category: 'user_content', attempts: 1 })),
+      ]);
+      expect(await deadLetter(MSG, NOW)).toBe(false);
+      expect(lines.metrics()).toHaveLength(1);
+    });
   });
 });

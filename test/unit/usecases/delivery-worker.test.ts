@@ -19,7 +19,8 @@ import { MAX_ATTEMPTS } from '#core/delivery';
 import type { DeliveryMessage } from '#core/messages';
 import { type DeliveryRecord, type PostRecord, startPublishing } from '#core/posts';
 import { LEASE_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
-import { deliver, RetryLaterError } from '#usecases/delivery-worker';
+import { deliver, latenessSeconds, RetryLaterError } from '#usecases/delivery-worker';
+import { captureLines, emfOf, emfProblems } from '../support/emf.ts';
 import { update as applyUpdate, condition } from '../support/expressions.ts';
 import {
   channel,
@@ -35,6 +36,11 @@ import {
 // The delivery worker's use case against a tiny in-memory table (conditional writes as DynamoDB
 // does them), a mocked SQS and a connector the test controls.
 
+// Above SILENT, as the outcome lines are read (WARN: they are written at INFO all the same).
+vi.hoisted(() => {
+  process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
+});
+
 const connector = vi.hoisted(() => ({
   publish: vi.fn<Connector['publish']>(),
   reconcile: vi.fn<Connector['reconcile']>(),
@@ -43,6 +49,8 @@ vi.mock('#adapters/platforms/index', () => ({ connectorFor: async () => connecto
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
+/** The JSON lines the code under test writes (read by the outcome-line tests; kept out of the output). */
+const lines = captureLines();
 
 const NOW = new Date('2030-06-10T09:30:00.000Z');
 const clock = () => NOW;
@@ -878,5 +886,144 @@ describe('deliver: concurrent writers', () => {
 
     expect(table.stored()).toMatchObject({ status: 'publishing', watch_at: at(3600 + WATCHDOG_SECONDS) });
     expect(postWrites()).toBe(2); // the claim, the outcome (with the watch time)
+  });
+});
+
+describe('deliver: outcome lines (the log line that is the metric)', () => {
+  const ids = { org_id: ORG_ID, post_id: POST_ID, channel_id: CH1.id, platform: 'bluesky' };
+  const single = () => {
+    const m = lines.metrics();
+    expect(m).toHaveLength(1);
+    expect(emfProblems(m[0] as Record<string, unknown>)).toEqual([]);
+    return m[0] as Record<string, unknown>;
+  };
+
+  it('a publication: DeliveryPublished and its lateness from when publishing was asked for, per platform', async () => {
+    given(publishing()); // asked for 5 s before NOW
+    connector.publish.mockResolvedValue(RESULT);
+
+    expect(await deliver(MSG, clock)).toBe('published');
+
+    const line = single();
+    expect(line).toMatchObject({
+      ...ids,
+      level: 'INFO',
+      message: 'delivery published',
+      outcome: 'published',
+      attempt: 1,
+      lateness_seconds: 5,
+      DeliveryPublished: 1,
+      PublishLateness: 5,
+    });
+    expect(emfOf(line).dimensions).toEqual([['platform'], []]);
+  });
+
+  it("a scheduled post's lateness runs from its scheduled time, not from when the dispatch reached the worker", async () => {
+    const due = at(-2);
+    const scheduled = post({
+      id: POST_ID,
+      status: 'scheduled',
+      scheduled_at: due,
+      variants: [variant(CH1.id, 1)],
+    });
+    given(scheduled);
+    connector.publish.mockResolvedValue(RESULT);
+
+    expect(await deliver({ ...MSG, start: due }, clock)).toBe('published');
+
+    expect(single()).toMatchObject({ ...ids, PublishLateness: 2, lateness_seconds: 2 });
+  });
+
+  it('a failed attempt that runs again: DeliveryRetried with its category, the error and when', async () => {
+    given(publishing());
+    connector.publish.mockRejectedValue(
+      new PlatformError('rate_limited', 'slow down', { retryAfterSeconds: 30, status: 429 }),
+    );
+
+    expect(await deliver(MSG, clock)).toBe('retrying');
+
+    const line = single();
+    expect(line).toMatchObject({
+      ...ids,
+      level: 'INFO',
+      message: 'delivery retrying',
+      outcome: 'retrying',
+      category: 'rate_limited',
+      error: 'slow down',
+      attempt: 1,
+      next_attempt_at: at(30),
+      DeliveryRetried: 1,
+    });
+    expect(emfOf(line)).toEqual({
+      dimensions: [['platform'], []],
+      metrics: { DeliveryRetried: { unit: 'Count', value: 1 } },
+    });
+  });
+
+  it('the last attempt failing: DeliveryFailed per platform and category, at WARN, and no retry counted', async () => {
+    given(
+      publishing({
+        [CH1.id]: { stage: 'retrying', attempts: MAX_ATTEMPTS - 1, next_attempt_at: NOW.toISOString() },
+      }),
+    );
+    connector.publish.mockRejectedValue(
+      new PlatformError('rate_limited', 'slow down', { retryAfterSeconds: 30 }),
+    );
+
+    expect(await deliver(MSG, clock)).toBe('failed');
+
+    const line = single();
+    expect(line).toMatchObject({
+      ...ids,
+      level: 'WARN',
+      message: 'delivery failed',
+      outcome: 'failed',
+      category: 'rate_limited',
+      attempt: MAX_ATTEMPTS,
+      DeliveryFailed: 1,
+    });
+    expect(emfOf(line).dimensions).toEqual([['platform', 'category'], ['platform'], []]);
+  });
+
+  it("a disconnected channel's delivery fails under its platform, without a platform call", async () => {
+    const table = given(publishing());
+    const ch = idOf(keys.channel(ORG_ID, CH1.id));
+    table.items.set(ch, { ...(table.items.get(ch) as Item), status: 'disconnected' });
+
+    expect(await deliver(MSG, clock)).toBe('failed');
+
+    expect(single()).toMatchObject({ ...ids, category: 'auth_expired', DeliveryFailed: 1 });
+  });
+
+  it('a duplicate that finds nothing to do, or an attempt that lost its claim, counts nothing', async () => {
+    given(publishing({ [CH1.id]: PUBLISHED }));
+    expect(await deliver(MSG, clock)).toBe('skipped');
+
+    // Our attempt fails after a new owner took the delivery over and scheduled its own retry.
+    const taken = given(publishing());
+    connector.publish.mockImplementation(async () => {
+      taken.change((p) => ({
+        ...p,
+        deliveries: {
+          ...p.deliveries,
+          [CH1.id]: { ...(p.deliveries[CH1.id] as DeliveryRecord), stage: 'retrying', claim_id: undefined },
+        },
+      }));
+      throw new PlatformError('rate_limited', 'ours', { retryAfterSeconds: 5 });
+    });
+    expect(await deliver(MSG, clock)).not.toBe('retrying');
+
+    expect(lines.metrics()).toEqual([]);
+  });
+});
+
+describe('latenessSeconds', () => {
+  const started = publishing(); // started 5 s before NOW
+  it('a round its dispatch started runs from the scheduled time; any other from its start', () => {
+    const dispatched = { ...started, dispatched: { for: at(-60), at: at(-5), round: 1 } };
+    expect(latenessSeconds(dispatched, NOW)).toBe(60);
+    // A republished post: the dispatch was an earlier round's.
+    expect(latenessSeconds({ ...dispatched, round: 2 }, NOW)).toBe(5);
+    expect(latenessSeconds({ ...started, started_at: undefined }, NOW)).toBeNull();
   });
 });

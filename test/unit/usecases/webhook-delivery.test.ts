@@ -29,6 +29,7 @@ import {
 } from '#core/webhooks';
 import { testWebhookEndpoint } from '#usecases/test-webhook-endpoint';
 import { deliverJob } from '#usecases/webhook-delivery';
+import { captureLines, emfOf, emfProblems } from '../support/emf.ts';
 import { rejectedApiError } from '../support/errors.ts';
 import { fixedId, type Item, ORG_ID, webhookEndpoint, webhookEndpointItem } from '../support/fixtures.ts';
 
@@ -41,11 +42,15 @@ vi.hoisted(() => {
   vi.stubEnv('HERALD_WEBHOOK_ALLOW_CIDRS', '127.0.0.0/8');
   vi.stubEnv('HERALD_TIME_SCALE', undefined);
   vi.stubEnv('AWS_LAMBDA_FUNCTION_NAME', undefined);
+  // Above SILENT, as the outcome lines are read.
+  process.env.POWERTOOLS_LOG_LEVEL = 'WARN';
 });
 
 const ddb = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kms = mockClient(KMSClient);
+/** The JSON lines the code under test writes (read by the outcome-line tests; kept out of the output). */
+const lines = captureLines();
 
 const ENDPOINT_ID = fixedId('webhook', 1);
 const EVENT_ID = fixedId('message', 1);
@@ -436,6 +441,52 @@ describe('deliverJob: the attempt is due', () => {
     expect(outcome).toBe('lost-claim');
     expect(endpointUpdates()).toEqual([]);
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
+  });
+});
+
+describe('deliverJob: its outcome line (WebhookDelivery by outcome)', () => {
+  const outcomes = () => lines.metrics('WebhookDelivery');
+
+  it.each([
+    ['delivered', 200, 1, 'INFO'],
+    ['retried', 500, 1, 'INFO'],
+    ['failed', 503, 8, 'WARN'],
+    ['failed', 410, 2, 'WARN'],
+  ] as const)('%s (HTTP %i, attempt %i): one %s line counting it', async (outcome, code, n, level) => {
+    endpoint();
+    answer = code;
+
+    await deliverJob(job(n));
+
+    const [line, ...more] = outcomes();
+    expect(more).toEqual([]);
+    expect(emfProblems(line as Record<string, unknown>)).toEqual([]);
+    expect(line).toMatchObject({
+      level,
+      message: `webhook ${outcome}`,
+      outcome,
+      org_id: ORG_ID,
+      endpoint_id: ENDPOINT_ID,
+      event_id: EVENT_ID,
+      event_type: EVENT.type,
+      attempt: n,
+      status_code: code,
+      WebhookDelivery: 1,
+    });
+    expect(emfOf(line as Record<string, unknown>).dimensions).toEqual([['outcome'], []]);
+  });
+
+  it('an attempt whose record lost its claim, a duplicate or a skipped endpoint counts nothing', async () => {
+    endpoint();
+    answer = 500;
+    recordFails = true;
+    expect(await deliverJob(job(1))).toBe('lost-claim');
+
+    stored = undefined;
+    recordFails = false;
+    expect(await deliverJob(job(1))).toBe('skipped');
+
+    expect(outcomes()).toEqual([]);
   });
 });
 
