@@ -21,6 +21,7 @@ export const SETTING_KEYS = [
   'domainName',
   'certificateArn',
   'hostedZoneId',
+  'ticketEmail',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -51,6 +52,8 @@ export interface StageConfig {
   readonly docsUrl: string | undefined;
   /** Where alarm notifications go; no subscription when absent (dev only: required elsewhere). */
   readonly alarmEmail: string | undefined;
+  /** Where the ticket alarms go (look today, not now); `alarmEmail` when absent. */
+  readonly ticketEmail: string | undefined;
   /**
    * A verified SES identity (email address) the webhook warning emails are sent from; without it
    * the warning shows only as the endpoint's `warning` state and `warned_at`, and in the logs.
@@ -194,6 +197,7 @@ const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
   domainName: parseDomainName,
   certificateArn: (raw) => (absent(raw) ? undefined : raw),
   hostedZoneId: (raw) => (absent(raw) ? undefined : raw),
+  ticketEmail: (raw) => parseEmail('ticketEmail', raw),
 };
 
 /** The committed entry of `stage` in `context.stages`, checked for shape and unknown keys. */
@@ -262,6 +266,7 @@ export function stageConfigFrom(
     protectData: isProtectedStage(stage),
     docsUrl: parseDocsUrl(s.docsUrl),
     alarmEmail: parseEmail('alarmEmail', s.alarmEmail),
+    ticketEmail: parseEmail('ticketEmail', s.ticketEmail),
     notifySender: parseEmail('notifySender', s.notifySender),
     mcpAllowedOrigins: parseOrigins(s.mcpAllowedOrigins),
     publicUrl,
