@@ -21,6 +21,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import { headingSlug } from '../../functions/core/markdown.ts';
 import {
   DELIVERY_FAILED,
   DELIVERY_PUBLISHED,
@@ -112,14 +113,8 @@ export function alarmName(stage: string, name: string): string {
   return `Herald-${stage}-${name}`;
 }
 
-/** The anchor of `## <name>` on a GitHub-style page: lowercase, spaces to dashes, other punctuation dropped. */
-export function alarmAnchor(name: string): string {
-  return name
-    .trim()
-    .toLowerCase()
-    .replace(/[^a-z0-9 _-]/g, '')
-    .replace(/ /g, '-');
-}
+/** The anchor of `## <name>` in alarms.md (GitHub's slug, as the served guide makes it). */
+export const alarmAnchor = (name: string): string => headingSlug(name);
 
 /**
  * Where the operator's guide is served: the stage's docsUrl, else `<publicUrl or API URL>/docs`
