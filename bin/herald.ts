@@ -9,8 +9,8 @@ import { PLATFORMS } from '#core/constants';
 import { LIMIT_KEYS, type Limits, PLAN_NAMES as PLANS } from '#core/plans';
 import type { Platform } from '#core/platforms';
 import { SCOPES, type Scope } from '#lib/operations';
-import { INSPECT_COMMANDS, type InspectCommand, inspectJob, View } from './cli/inspect.ts';
 import { dlqNames, STREAM_DLQ } from './cli/dlq-names.ts';
+import { INSPECT_COMMANDS, type InspectCommand, inspectJob, View } from './cli/inspect.ts';
 import { resolveOps, resolveTarget, type Target } from './cli/target.ts';
 
 const USAGE = `Usage: herald <command> [options] [--json] [--stack NAME] [--region R]

@@ -7,8 +7,9 @@ import type { Topic } from 'aws-cdk-lib/aws-sns';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import type { StateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
-import { AlarmTopic, addApiAlarm, addQueueAlarms, addStateMachineAlarm } from './constructs/alarms.ts';
+import { Alarms, AlarmTopics, addApiAlarms, addWorkerAlarms, docsBaseOf } from './constructs/alarms.ts';
 import { ApiEndpoint, addConsolePage, addOperation, Gateway, type RoutesProps } from './constructs/api.ts';
+import { Dashboard } from './constructs/dashboard.ts';
 import { Data, Secrets } from './constructs/data.ts';
 import { Functions } from './constructs/functions.ts';
 import { pascal } from './constructs/ids.ts';
@@ -29,11 +30,12 @@ import { readStageConfig, removalPolicyFor, type StageConfig } from './stage.ts'
 
 // Herald on AWS is one data stack and stateless sibling stacks (docs/architecture/stacks.md):
 //   Herald-<stage>            every stateful resource (table, keys, secret, buckets + CDN, queues,
-//                             the HTTP API resource, the alarm topic, a custom domain) and the outputs
+//                             the HTTP API resource, the alarm topics, a custom domain) and the outputs
 //   Herald-<stage>-api-<tag>  the operations of one manifest tag: functions, routes, alarms
 //   Herald-<stage>-console    the console pages
-//   Herald-<stage>-workers    the workers, the state machines, the queue alarms
-//   Herald-<stage>-gateway    the $default stage, the MCP server, the fallback route
+//   Herald-<stage>-workers    the workers, the state machines, the queue, stream and table alarms
+//   Herald-<stage>-gateway    the $default stage, the MCP server, the fallback route, the API
+//                             alarms and the dashboard
 // The stateless stacks reference the data stack (CloudFormation exports and imports) and never the
 // other way round, so `cdk deploy` finishes the data stack before it creates theirs.
 
@@ -89,7 +91,10 @@ export class HeraldDataStack extends Stack {
   readonly cursorSecret: Secret;
   readonly webhookSecretsKey: Key;
   readonly connectionSecretsKey: Key;
+  /** The page topic (alarmEmail). */
   readonly alarmTopic: Topic;
+  /** The ticket topic (ticketEmail, else alarmEmail). */
+  readonly ticketTopic: Topic;
   readonly media: Media;
 
   constructor(scope: Construct, id: string, props: HeraldDataStackProps) {
@@ -114,7 +119,9 @@ export class HeraldDataStack extends Stack {
     this.api = endpoint.api;
     this.domain = endpoint.domain;
     this.apiUrl = endpoint.url;
-    this.alarmTopic = new AlarmTopic(this, { config, removalPolicy }).topic;
+    const topics = new AlarmTopics(this, { config, removalPolicy });
+    this.alarmTopic = topics.page;
+    this.ticketTopic = topics.ticket;
 
     // ---- Outputs (the admin CLI reads them: keep the names) -----------------------------------
     new CfnOutput(this, 'ApiUrl', { value: `${this.apiUrl}/`, description: 'Base URL of the HTTP API' });
@@ -156,6 +163,8 @@ export class HeraldStacks {
   readonly stateMachines: ReadonlyMap<StateMachineName, StateMachine>;
   readonly apiStage: HttpStage;
   readonly queues: ReadonlyMap<QueueName, QueuePair>;
+  /** Every alarm's name, as made (docs/operator/alarms.md has a section for each). */
+  readonly alarms: Alarms;
 
   constructor(scope: Construct, config: StageConfig, env?: Environment) {
     this.config = config;
@@ -185,13 +194,19 @@ export class HeraldStacks {
       return stack;
     };
 
+    const alarms = new Alarms(
+      config,
+      { page: data.alarmTopic, ticket: data.ticketTopic },
+      docsBaseOf(config, data.apiUrl),
+    );
+    this.alarms = alarms;
     const functions = new Functions({
       config,
       removalPolicy,
       data: data.data,
       secrets: data.secrets,
       media: data.media,
-      alarmTopic: data.alarmTopic,
+      alarms,
       apiUrl: data.apiUrl,
     });
     this.functions = functions.all;
@@ -211,13 +226,24 @@ export class HeraldStacks {
       functions,
       tracing: config.tracing,
     }).machines;
-    for (const [name, machine] of this.stateMachines)
-      addStateMachineAlarm(workersStack, data.alarmTopic, name, machine);
-    addQueueAlarms(workersStack, data.alarmTopic, data.queues);
+    addWorkerAlarms(workersStack, alarms, {
+      queues: data.queues,
+      functions: functions.all,
+      table: data.table,
+      stateMachines: this.stateMachines,
+    });
 
     const gatewayStack = stackOf('gateway');
     this.apiStage = new Gateway(gatewayStack, { ...routes, removalPolicy, domain: data.domain }).stage;
-    addApiAlarm(gatewayStack, data.alarmTopic, data.api);
+    addApiAlarms(gatewayStack, alarms, data.api);
+    // Last: its alarm widgets list every alarm made above.
+    new Dashboard(gatewayStack, {
+      config,
+      api: data.api,
+      queues: data.queues,
+      streamRelay: functions.get('streamRelay'),
+      alarms,
+    });
     // The stage's route settings name route keys of the other stacks: they must exist first.
     for (const [part, stack] of parts) if (part !== 'gateway') gatewayStack.addStackDependency(stack);
   }

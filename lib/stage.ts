@@ -31,6 +31,7 @@ export const SETTING_KEYS = [
   'throttleBurstLimit',
   'tracing',
   'importTable',
+  'ticketEmail',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -87,6 +88,8 @@ export interface StageConfig {
   readonly docsUrl: string | undefined;
   /** Where alarm notifications go; no subscription when absent (dev only: required elsewhere). */
   readonly alarmEmail: string | undefined;
+  /** Where the ticket alarms go (look today, not now); `alarmEmail` when absent. */
+  readonly ticketEmail: string | undefined;
   /**
    * A verified SES identity (email address) the webhook warning emails are sent from; without it
    * the warning shows only as the endpoint's `warning` state and `warned_at`, and in the logs.
@@ -322,6 +325,7 @@ const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
   throttleBurstLimit: parseBurstLimit,
   tracing: parseTracing,
   importTable: (raw) => parseImportTable(raw),
+  ticketEmail: (raw) => parseEmail('ticketEmail', raw),
 };
 
 /** The committed entry of `stage` in `context.stages`, checked for shape and unknown keys. */
@@ -390,6 +394,7 @@ export function stageConfigFrom(
     protectData: isProtectedStage(stage),
     docsUrl: parseDocsUrl(s.docsUrl),
     alarmEmail: parseEmail('alarmEmail', s.alarmEmail),
+    ticketEmail: parseEmail('ticketEmail', s.ticketEmail),
     notifySender: parseEmail('notifySender', s.notifySender),
     mcpAllowedOrigins: parseOrigins(s.mcpAllowedOrigins),
     publicUrl,

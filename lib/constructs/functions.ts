@@ -1,11 +1,10 @@
 import { Duration, type RemovalPolicy, Size, type Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { LayerVersion } from 'aws-cdk-lib/aws-lambda';
-import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { HeraldFunction } from '../herald-function.ts';
 import type { Access } from '../operations.ts';
 import type { StageConfig } from '../stage.ts';
-import { addFunctionAlarm } from './alarms.ts';
+import { type Alarms, addFunctionAlarm } from './alarms.ts';
 import type { Data, Secrets } from './data.ts';
 import { type Media, newFfmpegLayer, PROBE_ARCHITECTURE } from './media.ts';
 
@@ -34,14 +33,15 @@ export interface FunctionsProps {
   readonly data: Data;
   readonly secrets: Secrets;
   readonly media: Media;
-  readonly alarmTopic: ITopic;
+  /** Each function gets its error-rate alarm from here. */
+  readonly alarms: Alarms;
   /** The API's own origin (its custom domain when it has one), for every function. */
   readonly apiUrl: string;
 }
 
 /**
  * Makes every HeraldFunction of the app, each in the stack it is given, turning its manifest
- * `access` into grants and environment; each gets its errors alarm next to it.
+ * `access` into grants and environment; each gets its error-rate alarm next to it.
  */
 export class Functions {
   /** Every function made, keyed by manifest id, in the order made. */
@@ -61,7 +61,7 @@ export class Functions {
     { id, entry, access, timeoutSeconds, memoryMb, bundleAliases, afterBundling }: FunctionOptions,
   ): HeraldFunction {
     if (this.all.has(id)) throw new Error(`function ${id} made twice`);
-    const { config, removalPolicy, data, secrets, media, alarmTopic, apiUrl } = this.props;
+    const { config, removalPolicy, data, secrets, media, alarms, apiUrl } = this.props;
     const fn = new HeraldFunction(stack, id, {
       entry,
       ...(bundleAliases ? { bundleAliases } : {}),
@@ -126,7 +126,7 @@ export class Functions {
       // tamper-evident (lib/constructs/data.ts); it saves a Secrets Manager call on every cold start.
       fn.addEnvironment('HERALD_CURSOR_SECRET', secrets.cursorSecret.secretValue.unsafeUnwrap());
     }
-    addFunctionAlarm(stack, alarmTopic, id, fn);
+    addFunctionAlarm(stack, alarms, id, fn);
     this.all.set(id, fn);
     return fn;
   }

@@ -787,36 +787,29 @@ describe('MCP server', () => {
 });
 
 describe('alarms', () => {
-  const topicRef = () => ({ Ref: logicalId(prod.stack.data.alarmTopic) });
-  const atLeastOnce = {
-    Threshold: 1,
-    ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-    EvaluationPeriods: 1,
-  };
+  // The alarm families in detail: test/unit/lib/alarms.test.ts. Here: the ones other parts name.
+  const ticketRef = () => ({ Ref: logicalId(prod.stack.data.ticketTopic) });
+  const pageRef = () => ({ Ref: logicalId(prod.stack.data.alarmTopic) });
 
-  it('alarm on any API 5xx in 5 minutes', () => {
-    prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      ...atLeastOnce,
-      Namespace: 'AWS/ApiGateway',
-      MetricName: '5xx',
-      Statistic: 'Sum',
-      Period: 300,
-      AlarmActions: [topicRef()],
-    });
-  });
-
-  it('alarm when a message reaches any DLQ', () => {
-    const dlqs = [...prod.stack.queues.values()].map((q) => q.dlq);
-    for (const queue of dlqs) {
+  it('alarm on what SQS reports for every DLQ (not NumberOfMessagesSent, which redrive never counts)', () => {
+    const alarms = Object.values(resources(prod.template)).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+    expect(alarms.some((a) => a.Properties.MetricName === 'NumberOfMessagesSent')).toBe(false);
+    for (const [name, { dlq }] of prod.stack.queues) {
       prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        ...atLeastOnce,
-        MetricName: 'NumberOfMessagesSent',
-        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(queue), 'QueueName'] } }],
-        AlarmActions: [topicRef()],
+        MetricName: 'ApproximateAgeOfOldestMessage',
+        Statistic: 'Maximum',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(dlq), 'QueueName'] } }],
+        AlarmActions: [ticketRef()],
+        OKActions: [ticketRef()],
+      });
+      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        MetricName: name === 'delivery' ? 'NumberOfMessagesReceived' : 'ApproximateNumberOfMessagesVisible',
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(dlq), 'QueueName'] } }],
       });
     }
     prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      ...atLeastOnce,
       MetricName: 'ApproximateNumberOfMessagesVisible',
       Dimensions: [
         {
@@ -827,14 +820,16 @@ describe('alarms', () => {
     });
   });
 
-  it("alarm when a platform refuses Herald's app (the metric the sync, the worker and the callback write)", () => {
+  it("pages when a platform refuses Herald's app (the metric the sync, the worker and the callback write)", () => {
     prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-      ...atLeastOnce,
+      AlarmName: 'Herald-prod-PlatformAppRefused',
       Namespace: 'Herald',
       MetricName: 'PlatformAppRefused',
       Statistic: 'Sum',
       Period: 300,
-      AlarmActions: [topicRef()],
+      Threshold: 1,
+      AlarmActions: [pageRef()],
+      OKActions: [pageRef()],
     });
   });
 
@@ -874,18 +869,19 @@ describe('alarms', () => {
     }
   });
 
-  it('alarm on errors of every function', () => {
+  it('alarm on the error rate of every function', () => {
+    const alarms = Object.values(resources(prod.template)).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
     for (const id of manifestIds) {
-      prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        ...atLeastOnce,
-        MetricName: 'Errors',
-        Dimensions: [{ Name: 'FunctionName', Value: { Ref: fnLogicalId(id) } }],
-      });
+      const watching = alarms.filter((a) =>
+        JSON.stringify(a.Properties.Metrics ?? []).includes(JSON.stringify({ Ref: fnLogicalId(id) })),
+      );
+      const names = watching.map((a) => a.Properties.AlarmName);
+      expect(names, id).toContain(`Herald-prod-${id.charAt(0).toUpperCase()}${id.slice(1)}ErrorRate`);
     }
   });
 
-  it('notifies through an encrypted, TLS-only topic with the configured email', () => {
-    prod.template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+  it('notifies through encrypted, TLS-only topics with the configured email', () => {
+    prod.template.resourcePropertiesCountIs('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() }, 2);
     prod.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
@@ -894,10 +890,12 @@ describe('alarms', () => {
         ]),
       },
     });
-    prod.template.hasResourceProperties('AWS::SNS::Subscription', {
-      Protocol: 'email',
-      Endpoint: 'ops@example.com',
-    });
+    // Without ticketEmail both topics go to alarmEmail.
+    prod.template.resourcePropertiesCountIs(
+      'AWS::SNS::Subscription',
+      { Protocol: 'email', Endpoint: 'ops@example.com' },
+      2,
+    );
     dev.template.resourceCountIs('AWS::SNS::Subscription', 0);
   });
 });
