@@ -14,8 +14,8 @@ export const DELIVERY_FAILED = 'DeliveryFailed';
 /** A delivery attempt failed (or was paced) and the delivery will be tried again. Dimensions: [platform], []. */
 export const DELIVERY_RETRIED = 'DeliveryRetried';
 /**
- * Seconds from when a delivery was due (the post's scheduled_at, or its creation for one published
- * now) to its publication, unit Seconds; p50/p99 are CloudWatch percentiles of it. Dimensions: [platform], [].
+ * Seconds from when a delivery was due (the post's scheduled_at, or when its publishing round started
+ * for one published now, approved or published again) to its publication, unit Seconds; p50/p99 are CloudWatch percentiles of it. Dimensions: [platform], [].
  */
 export const PUBLISH_LATENESS = 'PublishLateness';
 /** A webhook delivery attempt's outcome (delivered, retried, failed). Dimensions: [outcome], []. */
