@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
@@ -34,12 +34,21 @@ export const PROBE_ARCHITECTURE = Architecture.X86_64;
 /** The only media-bucket objects the probe function may write: posters (core/media.ts posterKeyOf). */
 export const PROBE_POSTER_OBJECTS = 'orgs/*/media/*/_poster.jpg';
 
-/** The layer's /opt: the two binaries for the probe's architecture and their notices. */
+let stagedLayerDir: string | undefined;
+
+/**
+ * The layer's /opt: the two binaries for the probe's architecture and their notices. Staged once
+ * per process (every synth of it reads the same files) and removed when the process ends: the
+ * synth has copied it into its assets by then, and 141 MB per synth would otherwise pile up.
+ */
 function ffmpegLayerDir(): string {
+  if (stagedLayerDir) return stagedLayerDir;
   const dir = mkdtempSync(join(tmpdir(), 'herald-ffmpeg-layer-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const arch = PROBE_ARCHITECTURE === Architecture.ARM_64 ? 'arm64' : 'x64';
   stageFfmpegLayer(arch, dir, { root: REPO_ROOT, cacheDir: join(REPO_ROOT, '.build', 'media-tools') });
   copyFileSync(join(REPO_ROOT, 'NOTICE'), join(dir, 'licenses', 'NOTICE'));
+  stagedLayerDir = dir;
   return dir;
 }
 

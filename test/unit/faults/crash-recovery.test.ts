@@ -6,7 +6,7 @@ import type { FakeMastodon } from '../../fakes/mastodon.ts';
 import type { FakeRequest, FakeResponse } from '../../fakes/server.ts';
 import { lambdaContext } from '../support/fixtures.ts';
 import { deliveriesWritten, POST_WRITES } from './support/dynamo.ts';
-import { invoke } from './support/sqs.ts';
+import { invoke, visibilityMs } from './support/sqs.ts';
 import {
   advance,
   CREATE_PATH,
@@ -91,7 +91,7 @@ describe.each(cases)('a worker killed after $platform accepted the post', (c) =>
 
     // Assert 2
     expect(duringLease.map((r) => r.failed.length)).toEqual([1]); // busy: returned, not sent
-    expect(after[0]?.at).toBe(T0.getTime() + 120_000);
+    expect(after[0]?.at).toBe(T0.getTime() + visibilityMs('delivery'));
     expect(after.every((r) => r.failed.length === 0)).toBe(true);
     expect(posts(c.platform)).toHaveLength(1);
     expect(k.delivery()).toMatchObject({

@@ -5,7 +5,7 @@ import { handler as worker } from '#handlers/delivery-worker';
 import { sweep } from '#usecases/schedule-sweeper';
 import { lambdaContext } from '../support/fixtures.ts';
 import { deliveriesWritten, POST_WRITES, type RequestView } from './support/dynamo.ts';
-import { invoke } from './support/sqs.ts';
+import { invoke, visibilityMs } from './support/sqs.ts';
 import {
   advance,
   CREATE_PATH,
@@ -150,7 +150,7 @@ describe('failures that outlast the SDK retries: the message goes back, the rede
     expect(rounds).toHaveLength(2);
     expect(rounds[0]?.failed).toEqual(rounds[0]?.ids);
     expect(rounds[1]?.failed).toEqual([]);
-    expect(rounds[1]?.at).toBe(T0.getTime() + 120_000); // the queue's visibility timeout
+    expect(rounds[1]?.at).toBe(T0.getTime() + visibilityMs('delivery')); // the queue's visibility timeout
     expect(attempts('UpdateItem', claimWrite)).toEqual([
       '1:ThrottlingException',
       '2:ThrottlingException',

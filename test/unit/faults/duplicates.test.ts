@@ -3,7 +3,7 @@ import { handler as worker } from '#handlers/delivery-worker';
 import { deliver } from '#usecases/delivery-worker';
 import { lambdaContext } from '../support/fixtures.ts';
 import { POST_WRITES } from './support/dynamo.ts';
-import { invoke } from './support/sqs.ts';
+import { invoke, visibilityMs } from './support/sqs.ts';
 import {
   advance,
   CREATE_PATH,
@@ -85,7 +85,7 @@ describe('the same delivery message more than once', () => {
     // Assert: the copy found the delivery leased (busy); its redelivery found it published.
     expect(duplicate).toHaveLength(1);
     expect(rounds.map((r) => r.failed.length)).toEqual([0, 0]);
-    expect(rounds[1]?.at).toBe(T0.getTime() + 120_000);
+    expect(rounds[1]?.at).toBe(T0.getTime() + visibilityMs('delivery'));
     expect(creates('bluesky')).toHaveLength(1);
     expect(g.delivery()).toMatchObject({ stage: 'published', attempts: 1 });
   });

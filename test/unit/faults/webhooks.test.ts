@@ -10,7 +10,7 @@ import { handler as webhookWorker } from '#handlers/webhook-delivery';
 import { deliverJob } from '#usecases/webhook-delivery';
 import { fixedId, lambdaContext, ORG_ID, webhookEndpoint, webhookEndpointItem } from '../support/fixtures.ts';
 import type { Item, RequestView } from './support/dynamo.ts';
-import { invoke } from './support/sqs.ts';
+import { invoke, visibilityMs } from './support/sqs.ts';
 import { advance, drain, otherContainer, T0, useWorld, WEBHOOKS_QUEUE } from './support/world.ts';
 
 // Fault injection on webhook deliveries: duplicated and redelivered jobs, DynamoDB throttling and
@@ -194,7 +194,11 @@ describe('duplicated and redelivered webhook jobs: one POST per attempt', () => 
 
     // Assert: returned once, then "resent-next" (attempt 2 was due at +5 s: sent with no delay), one POST.
     expect(rounds.map((r) => r.failed.length)).toEqual([1, 0, 0]);
-    expect(rounds.map((r) => r.at - T0.getTime())).toEqual([0, 120_000, 120_000]);
+    expect(rounds.map((r) => r.at - T0.getTime())).toEqual([
+      0,
+      visibilityMs('webhooks'),
+      visibilityMs('webhooks'),
+    ]);
     expect(received).toHaveLength(2);
     expect(jobsSent().filter((j) => j.attempt === 2)).toHaveLength(1);
     expect(attemptsOf(record())).toEqual([
@@ -233,9 +237,9 @@ describe('DynamoDB faults on the attempt claim and record', () => {
 
     expect(rounds.map((r) => [r.at - T0.getTime(), r.failed.length])).toEqual([
       [0, 1],
-      [120_000, 0],
+      [visibilityMs('webhooks'), 0],
     ]);
-    expect(received.map((r) => r.at - T0.getTime())).toEqual([120_000]);
+    expect(received.map((r) => r.at - T0.getTime())).toEqual([visibilityMs('webhooks')]);
     expect(attemptsOf(record())).toEqual([[1, 200]]);
   });
 

@@ -2,7 +2,12 @@ import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { type QueueName, queues, workers } from '#lib/operations';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, startQueues } from '../../../bin/local/services.ts';
+import {
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  localVisibility,
+  startQueues,
+} from '../../../bin/local/services.ts';
 import {
   type QueueSourceOptions,
   type ScheduleOptions,
@@ -153,7 +158,7 @@ describe('startQueues (the local queues)', () => {
           ).Attributes ?? {};
 
         // Assert
-        expect(attributes.VisibilityTimeout).toBe(String(spec.visibilityTimeoutSeconds));
+        expect(attributes.VisibilityTimeout).toBe(String(localVisibility(spec.visibilityTimeoutSeconds)));
         expect(JSON.parse(attributes.RedrivePolicy ?? '{}')).toEqual({
           deadLetterTargetArn: q.dlqArn,
           maxReceiveCount: spec.maxReceiveCount,

@@ -256,3 +256,10 @@ export async function invoke(
   sqs.delete(messages.map((m) => m.id).filter((id) => !failed.includes(id)));
   return failed;
 }
+
+/** A queue's visibility timeout in ms, as the stack sets it (6 × its consumer's timeout). */
+export function visibilityMs(name: (typeof queues)[number]['name']): number {
+  const spec = queues.find((q) => q.name === name);
+  if (!spec) throw new Error(`no queue ${name}`);
+  return spec.visibilityTimeoutSeconds * 1000;
+}
