@@ -52,7 +52,16 @@ describe('getAnalytics', () => {
     let a: Analytics = empty.body;
     while (Date.now() < deadline) {
       a = (await api<Analytics>('GET', '/v1/analytics', { key: ws.key })).body;
-      if (a.deliveries.failed === 1 && a.deliveries.published === 1) break;
+      // The org's totals and each day's counts are separate counter items, written one after the
+      // other by the stream relay: wait for both.
+      const today = a.timeline.at(-1);
+      if (
+        a.deliveries.failed === 1 &&
+        a.deliveries.published === 1 &&
+        today?.failed === 1 &&
+        today.published === 1
+      )
+        break;
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(a.posts).toMatchObject({
