@@ -23,6 +23,31 @@ interface MediaRule {
   mixed: boolean;
 }
 
+/** What Herald does on each platform beyond one post (docs/api/channels.md, "Capabilities"). */
+export interface Capabilities {
+  /** Follow-up items published as replies under the post. */
+  thread: boolean;
+  /** A comment by the same account right after the post (a channel may lack the grant: see channels). */
+  first_comment: boolean;
+  /** unpublishPost removes the post from the platform. */
+  unpublish: boolean;
+  /** Published posts are edited in place: not in this version (updatePost edits before publishing). */
+  edit_after_publish: boolean;
+}
+
+export const CAPABILITIES: Record<Platform, Capabilities> = {
+  x: { thread: true, first_comment: true, unpublish: true, edit_after_publish: false },
+  bluesky: { thread: true, first_comment: true, unpublish: true, edit_after_publish: false },
+  threads: { thread: true, first_comment: true, unpublish: true, edit_after_publish: false },
+  mastodon: { thread: true, first_comment: true, unpublish: true, edit_after_publish: false },
+  linkedin: { thread: false, first_comment: true, unpublish: true, edit_after_publish: false },
+  facebook: { thread: false, first_comment: true, unpublish: true, edit_after_publish: false },
+  instagram: { thread: false, first_comment: true, unpublish: false, edit_after_publish: false },
+  youtube: { thread: false, first_comment: true, unpublish: true, edit_after_publish: false },
+  pinterest: { thread: false, first_comment: false, unpublish: true, edit_after_publish: false },
+  tiktok: { thread: false, first_comment: false, unpublish: false, edit_after_publish: false },
+};
+
 export interface PlatformRule {
   maxText: number;
   counter: Counter;

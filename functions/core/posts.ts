@@ -7,7 +7,34 @@ import { WATCHDOG_SECONDS } from './timing.ts';
 
 // The post state machine (docs/api/posts.md). Pure: it decides, the adapters persist.
 
-export type DeliveryStage = 'queued' | 'sending' | 'retrying' | 'published' | 'failed';
+export type DeliveryStage =
+  | 'queued'
+  | 'sending'
+  | 'retrying'
+  | 'published'
+  | 'failed'
+  // unpublishPost: the platform is asked to remove what this delivery published, then it is gone.
+  | 'removing'
+  | 'removed';
+
+/** Follow-up items a variant's thread may carry (under its root). */
+export const MAX_THREAD_ITEMS = 24;
+
+/**
+ * One part of a delivery beyond its root: a thread item or the first comment. Parts publish in
+ * order, each written before the next starts, so the first part not `published` is the only one
+ * whose outcome an interrupted attempt can leave unknown (the delivery's `unresolved_since`).
+ */
+export type PartStage = 'queued' | 'published' | 'failed' | 'removed';
+
+export interface PartRecord {
+  stage: PartStage;
+  external_id: string | null;
+  url: string | null;
+  error: string | null;
+  /** What the platform needs besides the id to refer to it (Bluesky's record cid). */
+  ref?: Record<string, unknown> | null;
+}
 
 export interface DeliveryRecord {
   channel_id: string;
@@ -35,6 +62,12 @@ export interface DeliveryRecord {
   next_attempt_at?: string | undefined;
   /** What the connector saved before an irreversible step (container ids, upload sessions). */
   checkpoint?: Record<string, unknown> | null;
+  /** The root's platform reference besides its id (Bluesky's cid), for the replies under it. */
+  ref?: Record<string, unknown> | null;
+  /** One entry per thread item of the variant, in order (absent: the variant has no thread). */
+  thread?: PartRecord[];
+  /** The variant's first comment (absent or null: none asked for). */
+  first_comment?: PartRecord | null;
   /**
    * Internal: a fresh token on every write that changes this delivery (adapters/posts.ts). A
    * delivery write is conditioned on it, not on the post's version, so channels do not contend.
@@ -48,13 +81,18 @@ export interface VariantRecord {
   body: string;
   media: { url: string; type: MediaKind; alt: string }[];
   options: Record<string, unknown>;
+  /** Follow-up items published as replies under this variant's own body and media, in order. */
+  thread?: { body: string; media: { url: string; type: MediaKind; alt: string }[] }[];
+  /** Text posted by the same account right after the post (under a thread's last item). */
+  first_comment?: { body: string } | null;
 }
 
 export interface PostRecord {
   id: string;
   org_id: string;
   status: PostStatus;
-  type: 'single';
+  /** `thread` when any variant carries a thread. */
+  type: 'single' | 'thread';
   title: string | null;
   body: string | null;
   scheduled_at: string | null;

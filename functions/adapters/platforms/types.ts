@@ -37,7 +37,26 @@ export interface TokenSource {
   refreshAfter401(): Promise<boolean>;
 }
 
+/** Which part of a delivery a publish call makes: the root post, a thread item, or the first comment. */
+export type Part = { kind: 'root' } | { kind: 'thread'; index: number } | { kind: 'comment' };
+
+/** A part already on the platform, as a reply or a comment refers to it. */
+export interface PublishedRef {
+  externalId: string;
+  url: string | null;
+  /** What the platform needs besides the id (Bluesky's record cid); as the part's publish returned it. */
+  ref?: Record<string, unknown> | null;
+}
+
 export interface PublishContext {
+  /**
+   * The part this call makes (absent: the root). A thread item is a reply to `replyTo.parent`
+   * under `replyTo.root`; the first comment is made on `replyTo.parent` (the root, or a thread's
+   * last item) — as a reply where the platform's comments are replies (X, Bluesky, Threads,
+   * Mastodon), through its comment API elsewhere. `text`/`media` are the part's own.
+   */
+  part?: Part;
+  replyTo?: { root: PublishedRef; parent: PublishedRef } | null;
   channel: { id: string; handle: string; platform: Platform };
   credentials: Credentials;
   text: string;
@@ -62,6 +81,29 @@ export interface PublishContext {
 export interface PublishResult {
   externalId: string;
   url: string | null;
+  /** Kept with the part for the replies and comments made under it (Bluesky: `{ cid }`). */
+  ref?: Record<string, unknown> | null;
+}
+
+/** What unpublishPost asks of a connector: remove one delivery's parts, replies first. */
+export interface UnpublishContext {
+  channel: { id: string; handle: string; platform: Platform };
+  credentials: Credentials;
+  tokens: TokenSource;
+  /** Every published part of the delivery, last first (first comment, thread items, root). */
+  parts: Array<PublishedRef & { kind: Part['kind'] }>;
+}
+
+/** One value a channel option may take, read live from the platform (a board, a playlist …). */
+export interface Choice {
+  value: string;
+  label: string;
+}
+
+export interface ChoicesContext {
+  channel: { id: string; handle: string; platform: Platform };
+  credentials: Credentials;
+  tokens: TokenSource;
 }
 
 export interface Engagement {
@@ -91,6 +133,13 @@ export interface Connector {
   reconcile(ctx: PublishContext): Promise<PublishResult | null>;
   /** Engagement per external id, for platforms that expose metrics. */
   metrics?(ctx: MetricsContext): Promise<Record<string, Engagement>>;
+  /**
+   * Removes the parts from the platform (core/platforms.ts CAPABILITIES.unpublish). A part the
+   * platform no longer has counts as removed: `alreadyGone` lists those external ids.
+   */
+  unpublish?(ctx: UnpublishContext): Promise<{ alreadyGone: string[] }>;
+  /** The live values of the channel's options (getChannelOptions' `choices`), by option name. */
+  choices?(ctx: ChoicesContext): Promise<Record<string, Choice[]>>;
 }
 
 export class PlatformError extends Error {
