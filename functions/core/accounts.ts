@@ -79,6 +79,11 @@ export interface ChannelRecord {
   created_at: string;
   /** The platform's id of the account the channel posts as (from the platform at connect). */
   account_id?: string | null;
+  /**
+   * The scopes the platform granted at the last connect (core/platforms.ts channelCapabilities):
+   * absent on channels connected before Herald recorded them.
+   */
+  granted_scopes?: string[] | null;
   /** The connection that last (re)connected it: a new one emits channel.connected. */
   connection_id?: string | null;
   connected_at?: string | null;

@@ -11,7 +11,15 @@ export const POST_STATUSES = [
 ] as const;
 export type PostStatus = (typeof POST_STATUSES)[number];
 export const CHANNEL_STATUSES = ['live', 'reauth_required', 'error', 'disconnected'] as const;
-export const DELIVERY_STAGES = ['queued', 'sending', 'retrying', 'published', 'failed'] as const;
+export const DELIVERY_STAGES = [
+  'queued',
+  'sending',
+  'retrying',
+  'published',
+  'failed',
+  'removing',
+  'removed',
+] as const;
 export const ERROR_CATEGORIES = [
   'auth_expired',
   'user_content',

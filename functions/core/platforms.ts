@@ -48,6 +48,41 @@ export const CAPABILITIES: Record<Platform, Capabilities> = {
   tiktok: { thread: false, first_comment: false, unpublish: false, edit_after_publish: false },
 };
 
+/**
+ * The grant a part needs beyond posting, where Herald did not always ask for it: a channel
+ * connected without it (or before Herald recorded grants) lacks the capability until reconnected.
+ * Connectors' `connect.ts` request these on every new connection.
+ */
+export const PART_GRANTS: Partial<Record<Platform, { thread?: string; first_comment?: string }>> = {
+  instagram: { first_comment: 'instagram_manage_comments' },
+  facebook: { first_comment: 'pages_manage_engagement' },
+  youtube: { first_comment: 'https://www.googleapis.com/auth/youtube.force-ssl' },
+  threads: { thread: 'threads_manage_replies', first_comment: 'threads_manage_replies' },
+};
+
+export interface ChannelCapabilities extends Capabilities {
+  /** For each capability the platform has but this channel lacks: the grant to reconnect with. */
+  missing: { thread?: string; first_comment?: string };
+}
+
+/** What one channel can do: its platform's capabilities, less those its grant lacks. */
+export function channelCapabilities(
+  platform: Platform,
+  grantedScopes: readonly string[] | null | undefined,
+): ChannelCapabilities {
+  const caps = { ...CAPABILITIES[platform] };
+  const missing: ChannelCapabilities['missing'] = {};
+  const needs = PART_GRANTS[platform] ?? {};
+  for (const part of ['thread', 'first_comment'] as const) {
+    const scope = needs[part];
+    if (caps[part] && scope && !grantedScopes?.includes(scope)) {
+      caps[part] = false;
+      missing[part] = scope;
+    }
+  }
+  return { ...caps, missing };
+}
+
 export interface PlatformRule {
   maxText: number;
   counter: Counter;
