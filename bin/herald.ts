@@ -63,7 +63,8 @@ Commands:
   stream replay   [--dry-run] [--drop-lost]   hands each batch in the stream DLQ to the stream
                   relay again while the table stream has its records (24 hours)
 
-The CLI acts as the operator, and the audit log records it so. --by USER (on the commands of an
+The CLI acts as the operator, and the audit log records each change it makes so (the read-only
+views — post get, posts stuck, channels failing, dlq list/show — write no entry). --by USER (on the commands of an
 organization's people, keys, settings, posts and audit log) acts on behalf of that user instead:
 they must be a user of the organization with the act's role.
 
