@@ -51,6 +51,8 @@ import {
 //   GET  /v1.0/me?fields=id,username,name,threads_profile_picture_url,threads_biography
 //   GET  /v1.0/me/threads_insights?metric=followers_count → {data: [{name, period: "day", title,
 //                                  description, total_value: {value}, id}]} (needs threads_manage_insights)
+//   GET  /v1.0/debug_token         input_token, access_token → {data: {type: "USER", application,
+//                                  is_valid, issued_at, expires_at, scopes, user_id}} ("Debug Access Token")
 // There is no revoke endpoint (users remove the app in Threads' settings: the control API's revoke).
 // Error answers (documented-errors.ts builds them; Threads documents none of its own): the code exchange
 // answers Instagram-style, 400 {"error_type": "OAuthException", "code": 400, "error_message": "Matching
@@ -315,6 +317,25 @@ async function handle(fake: ThreadsFake, req: FakeRequest, ctx: FakeContext): Pr
       ? param(10, '(#10) Application does not have permission for this action')
       : null;
   if (!node || extra) return param(100, `Unknown path components: ${req.path}`);
+  if (node === 'debug_token' && !edge && req.method === 'GET') {
+    const inspected = fake.oauth.find(params.get('input_token'));
+    if (!inspected) return param(190, 'Invalid OAuth access token - Cannot parse access token');
+    const at = (ms: number | null | undefined) => (ms ? Math.floor(ms / 1000) : 0);
+    return {
+      status: 200,
+      body: {
+        data: {
+          type: 'USER',
+          application: 'Herald',
+          is_valid: fake.oauth.check(inspected.token).state === 'valid',
+          issued_at: at(inspected.grant.createdAt),
+          expires_at: at(inspected.expiresAt),
+          scopes: inspected.grant.scopes,
+          user_id: inspected.grant.user.id,
+        },
+      },
+    };
+  }
   const isUser = node === fake.userId || node === 'me' || node === me.id;
   if (isUser && !edge && req.method === 'GET') return lacks('threads_basic') ?? profile(ctx, me, params);
   if (isUser && edge === 'threads_insights' && req.method === 'GET')

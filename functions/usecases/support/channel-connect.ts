@@ -177,6 +177,11 @@ export async function connectAccount(args: {
   connectionId: string;
   reconnect: string | null;
   session?: { rec: ConnectionRecord; from: ConnectionRecord['status'] };
+  /**
+   * The scopes the platform reports this grant holds (null: it did not say, or credentials were
+   * pasted): recorded on the channel, whose parts that need a grant follow it (core/platforms.ts).
+   */
+  grantedScopes?: readonly string[] | null;
   now: Date;
 }): Promise<ChannelRecord> {
   const org = await getOrg(args.orgId);
@@ -214,6 +219,8 @@ export async function connectAccount(args: {
       last_error: null,
       created_at: previous?.created_at ?? at,
       account_id: args.account.id,
+      // Every (re)connect replaces it: a reconnect that declined a scope loses what needed it.
+      granted_scopes: args.grantedScopes ? [...new Set(args.grantedScopes)].sort() : null,
       connection_id: args.connectionId,
       connected_at: at,
       next_sync_at: nextSyncAt(args.account.credentials, args.now),

@@ -61,6 +61,20 @@ async function getToken(path: string, params: Record<string, string>, what: stri
 
 const get = connectApi('threads', `${API}/v1.0`, (res) => graphError('threads', res));
 
+/**
+ * What the person granted: the token answers name no scopes, so GET /debug_token's `scopes`
+ * (Threads "Debug Access Token", the token inspecting itself). null when it cannot be read: the
+ * channel then lacks what needs a recorded grant until reconnected, never the connection itself.
+ */
+async function debugScopes(token: string): Promise<string[] | null> {
+  const url = `${api('/v1.0/debug_token')}?${new URLSearchParams({ input_token: token, access_token: token })}`;
+  const res = await request<{ data?: { scopes?: unknown; is_valid?: boolean } }>('threads', url, {
+    method: 'GET',
+  }).catch(() => null);
+  const scopes = res?.status === 200 ? res.body.data?.scopes : undefined;
+  return Array.isArray(scopes) ? scopes.filter((s): s is string => typeof s === 'string') : null;
+}
+
 async function me(token: string, credentials: Credentials) {
   const [user, insights] = await Promise.all([
     get<Me>('/me?fields=id,username,name,threads_profile_picture_url', token),
@@ -89,8 +103,10 @@ export const connect: OAuthConnect = {
       pkce: false,
       scopeSeparator: ',',
     }),
-  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights'],
+  // threads_manage_replies: replies (a thread's items, the first comment); a person may decline it.
+  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights', 'threads_manage_replies'],
   required: ['threads_basic', 'threads_content_publish'],
+  grantedScopes: (tokens) => debugScopes(tokens.access_token),
   async afterExchange(tokens, app) {
     const long = await getToken(
       '/access_token',

@@ -13,10 +13,12 @@ interface Channel {
 }
 
 const get = connectApi('youtube', 'https://www.googleapis.com/youtube/v3');
-const SCOPES = [
+const REQUIRED = [
   'https://www.googleapis.com/auth/youtube.upload',
   'https://www.googleapis.com/auth/youtube.readonly',
 ];
+/** commentThreads.insert (the first comment) needs youtube.force-ssl; a person may decline it. */
+const SCOPES = [...REQUIRED, 'https://www.googleapis.com/auth/youtube.force-ssl'];
 
 const account = (c: Channel, credentials: Credentials) =>
   platformAccount(credentials, {
@@ -41,7 +43,7 @@ export const connect: OAuthConnect = {
       authorizeParams: { access_type: 'offline', prompt: 'consent', include_granted_scopes: 'true' },
     }),
   scopes: SCOPES,
-  required: SCOPES,
+  required: REQUIRED,
   async accounts(tokens) {
     const body = await get<{ items?: Channel[] }>(
       '/channels?part=snippet,statistics&mine=true',
