@@ -33,6 +33,8 @@ import {
 //                                                 authorization_code (code, redirect_uri, code_verifier) or
 //                                                 refresh_token → {access_token, expires_in: 3599,
 //                                                 refresh_token?, scope, token_type: "Bearer", id_token?}
+//   GET  /tokeninfo?access_token=…                (oauth2.googleapis.com) {azp, aud, scope, exp, expires_in,
+//                                                 access_type}; an unknown or dead token → 400 invalid_token
 //   POST /revoke                                  token in the form or query → 200 {}; unknown → 400
 //                                                 {"error": "invalid_token", "error_description": …}
 //   GET  /youtube/v3/channels?part=…&mine=true    (or id=…) youtube#channelListResponse
@@ -293,6 +295,7 @@ export function createFake(): YouTubeFake {
         return fake.oauth.authorize(req, AUTHORIZE);
       if (req.method === 'POST' && req.path === '/token') return token(req);
       if (req.method === 'POST' && req.path === '/revoke') return revoke(req);
+      if (req.method === 'GET' && req.path === '/tokeninfo') return tokeninfo(req);
       if (req.method === 'PUT' && req.path === '/upload/youtube/v3/videos' && req.query.has('upload_id'))
         return put(req);
       const avatar = serveAvatar(req);
@@ -350,6 +353,25 @@ export function createFake(): YouTubeFake {
       'invalid_client',
       check === 'unknown' ? 'The OAuth client was not found.' : 'Unauthorized',
     );
+  }
+
+  /** Google's tokeninfo for an access token: its client, scopes and expiry; invalid_token otherwise. */
+  function tokeninfo(req: FakeRequest): FakeResponse {
+    const c = fake.oauth.check(req.query.get('access_token'));
+    if (c.state !== 'valid' || c.token.kind !== 'access')
+      return oauthError(400, 'invalid_token', 'Invalid Value');
+    const expires = fake.oauth.expiresIn(c.token) ?? 3599;
+    return {
+      status: 200,
+      body: {
+        azp: c.token.grant.clientId,
+        aud: c.token.grant.clientId,
+        scope: c.token.grant.scopes.join(' '),
+        exp: String(Math.floor(Date.now() / 1000) + expires),
+        expires_in: String(expires),
+        access_type: c.token.grant.extra.accessType === 'offline' ? 'offline' : 'online',
+      },
+    };
   }
 
   function idToken(grant: FakeGrant): string {

@@ -252,6 +252,21 @@ export async function connectAccount(args: {
 export const refused = (err: unknown): boolean =>
   err instanceof PlatformError && !err.retryable && err.category !== 'system';
 
+/**
+ * The scopes pasted credentials hold, where the platform inspects tokens (Meta's and Threads'
+ * debug_token, Google's tokeninfo); null when it cannot say or the look fails: the channel then
+ * lacks only the parts that need a recorded grant.
+ */
+export async function pastedScopes(platform: Platform, credentials: Record<string, unknown>) {
+  const connect = await connectFor(platform);
+  if (connect.kind !== 'oauth' || !connect.scopesOf || platform === 'mastodon') return null;
+  try {
+    return await connect.scopesOf(credentials, await sessionApp(platform, null, ''));
+  } catch {
+    return null;
+  }
+}
+
 /** Verifies pasted credentials with the platform: the account they post as, from the platform. */
 export async function verifyCredentials(platform: Platform, credentials: Record<string, unknown>) {
   const connect = await connectFor(platform);

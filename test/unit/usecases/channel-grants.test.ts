@@ -1,11 +1,13 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { getChannelWithCredentials } from '#adapters/channel-credentials';
+import { keys } from '#adapters/keys';
 import { connectFor, type OAuthConnect } from '#adapters/platforms/connect-registry';
 import { clearOpened } from '#adapters/sealed';
 import { OAUTH_PLATFORMS } from '#core/connections';
 import { channelCapabilities, PART_GRANTS, type Platform } from '#core/platforms';
-import { setPlatformApp } from '#usecases/cli/admin';
+import { connectChannel, setPlatformApp } from '#usecases/cli/admin';
 import { getChannelConnection } from '#usecases/get-channel-connection';
 import { selectChannelAccount } from '#usecases/select-channel-account';
 import { FAKE_APPS } from '../../fakes/oauth.ts';
@@ -123,5 +125,36 @@ describe('recording the grant', () => {
     const granted = channelOf(String(done.channel_id))?.granted_scopes;
     expect(granted).toContain('https://www.googleapis.com/auth/youtube.force-ssl');
     expect(JSON.stringify(waiting)).not.toContain('force-ssl');
+  });
+
+  it.each(['instagram', 'facebook', 'youtube', 'threads'] as const)(
+    "%s: pasting a channel's token (the CLI) records its grant from the platform's token inspection",
+    async (platform) => {
+      // A channel from before grants were recorded, whose operator pastes its token again.
+      const { now } = await connect(platform);
+      const id = String(now.channel_id);
+      const item = channelOf(id) as Record<string, unknown>;
+      delete item.granted_scopes;
+      world.table.seed({ ...item, ...keys.channel(ORG_ID, id) });
+      expect(channelCapabilities(platform, channelOf(id)?.granted_scopes).first_comment).toBe(false);
+      const { credentials } = await getChannelWithCredentials(ORG_ID, id);
+
+      const pasted = await connectChannel({ orgId: ORG_ID, platform, credentials, channelId: id });
+
+      expect(pasted.id).toBe(id);
+      expect(channelCapabilities(platform, channelOf(id)?.granted_scopes)).toMatchObject({
+        first_comment: true,
+        missing: {},
+      });
+    },
+  );
+
+  it('a pasted token the platform cannot inspect records no grant (null), and still connects', async () => {
+    const channel = await connectChannel({
+      orgId: ORG_ID,
+      platform: 'youtube',
+      credentials: { access_token: 'token', refresh_token: 'refresh', account_id: 'UCherald' },
+    });
+    expect(channelOf(channel.id)?.granted_scopes).toBeNull();
   });
 });

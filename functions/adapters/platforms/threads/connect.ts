@@ -107,6 +107,7 @@ export const connect: OAuthConnect = {
   scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights', 'threads_manage_replies'],
   required: ['threads_basic', 'threads_content_publish'],
   grantedScopes: (tokens) => debugScopes(tokens.access_token),
+  scopesOf: (credentials) => debugScopes(accessToken('threads', credentials)),
   async afterExchange(tokens, app) {
     const long = await getToken(
       '/access_token',

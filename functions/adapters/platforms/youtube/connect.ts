@@ -1,4 +1,13 @@
-import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
+import {
+  accessToken,
+  connectApi,
+  getJson,
+  type OAuthConnect,
+  oauthCredentials,
+  oauthServer,
+  platformAccount,
+} from '../connect.ts';
+import { platformUrl } from '../http.ts';
 import type { Credentials } from '../types.ts';
 
 // YouTube: Google's OAuth 2.0 for web server apps with PKCE, offline access (a refresh token; Google
@@ -57,6 +66,15 @@ export const connect: OAuthConnect = {
     const channel = body.items?.[0];
     if (!channel) throw new Error(`youtube: no channel ${credentials.account_id}`);
     return account(channel, credentials);
+  },
+  // Google's tokeninfo endpoint names an access token's scopes (space-separated), for pasted tokens.
+  async scopesOf(credentials) {
+    const q = new URLSearchParams({ access_token: accessToken('youtube', credentials) });
+    const info = await getJson<{ scope?: unknown }>(
+      'youtube',
+      `${platformUrl('youtube', 'https://oauth2.googleapis.com/tokeninfo')}?${q}`,
+    );
+    return typeof info.scope === 'string' ? info.scope.split(' ').filter(Boolean) : null;
   },
   refresh: 'oauth',
   revokesAuthorization: true,
