@@ -129,7 +129,7 @@ async function complete(
 
   let granted: string[] | null;
   try {
-    granted = tokens.scope ?? (connect.grantedScopes ? await connect.grantedScopes(tokens) : null);
+    granted = tokens.scope ?? (connect.grantedScopes ? await connect.grantedScopes(tokens, app) : null);
     const missing = missingScopes(connect, granted);
     if (missing.length)
       return failWith(

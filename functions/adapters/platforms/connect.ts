@@ -32,7 +32,7 @@ export interface OAuthConnect {
   /** Turns the code exchange's answer into the tokens to keep (Meta: a long-lived token). */
   afterExchange?(tokens: TokenSet, app: OAuthApp, server: OAuthServer): Promise<TokenSet>;
   /** Granted scopes when the token answer does not list them (Meta: /me/permissions). */
-  grantedScopes?(tokens: TokenSet): Promise<string[] | null>;
+  grantedScopes?(tokens: TokenSet, app?: OAuthApp): Promise<string[] | null>;
   /**
    * The scopes pasted credentials hold, asked of the platform (its token inspection), for what a
    * channel connected without an authorization records; null when the platform cannot say.

@@ -157,4 +157,23 @@ describe('recording the grant', () => {
     });
     expect(channelOf(channel.id)?.granted_scopes).toBeNull();
   });
+
+  it("threads: when the token may not inspect itself, the app's token reads the grant", async () => {
+    world.fakes.failNext('threads', {
+      path: /debug_token$/,
+      status: 400,
+      body: {
+        error: {
+          message: '(#100) Only Threads testers may inspect tokens',
+          type: 'THApiException',
+          code: 100,
+        },
+      },
+    });
+    const { now } = await connect('threads');
+
+    const inspections = world.fakes.requests('threads').filter((r) => r.path.endsWith('/debug_token'));
+    expect(inspections.map((r) => r.query.get('access_token')?.startsWith('TH|'))).toEqual([false, true]);
+    expect(channelOf(String(now.channel_id))?.granted_scopes).toContain('threads_manage_replies');
+  });
 });
