@@ -16,6 +16,10 @@ export interface CommentEdge {
   client: GraphClient;
   /** The account the comment is made as (the Instagram user, the Page). */
   accountId: string;
+  /**
+   * The account's username where a listed comment may name its author by it (Instagram's `from.id`
+   * is Instagram-scoped, not always the account id); '' to match by id only.
+   */
   handle: string;
   /** The comment's text field (`text` on Instagram, `message` on Facebook) and its time field. */
   textField: 'text' | 'message';
