@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LINKEDIN_VERSION } from '#adapters/platforms/linkedin/client';
 import { connector } from '#adapters/platforms/linkedin/index';
 import type { PublishContext, PublishResult } from '#adapters/platforms/types';
+import { FIRST_COMMENT_MAX_TEXT } from '#core/platforms';
 import { createFake, type FakeLinkedIn } from '../../../fakes/linkedin.ts';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
@@ -164,5 +165,14 @@ describe('linkedin first comment', () => {
       body: { status: 429, message: 'Resource level throttle limit for calls to this resource is reached.' },
     });
     expect((await failure(connector.publish(commentContext(root).ctx))).category).toBe('rate_limited');
+  });
+
+  it('takes a comment of FIRST_COMMENT_MAX_TEXT characters and refuses one more (user_content)', async () => {
+    const max = FIRST_COMMENT_MAX_TEXT.linkedin ?? 0;
+    const root = await publishRoot();
+    await connector.publish(commentContext(root, { text: 'é'.repeat(max) }).ctx);
+    const over = await failure(connector.publish(commentContext(root, { text: 'é'.repeat(max + 1) }).ctx));
+    expect(over.category).toBe('user_content');
+    expect(fake.comments).toHaveLength(1);
   });
 });

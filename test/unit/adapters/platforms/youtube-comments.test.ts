@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PublishContext, PublishResult } from '#adapters/platforms/types';
 import { connector } from '#adapters/platforms/youtube/index';
+import { FIRST_COMMENT_MAX_TEXT } from '#core/platforms';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type YouTubeFake } from '../../../fakes/youtube.ts';
@@ -189,5 +190,14 @@ describe('youtube first comment', () => {
       body: { error: { code: 403, message: 'quota', errors: [{ reason: 'quotaExceeded' }] } },
     });
     expect((await failure(connector.publish(commentContext(root).ctx))).category).toBe('rate_limited');
+  });
+
+  it('takes a comment of FIRST_COMMENT_MAX_TEXT characters and refuses one more (user_content)', async () => {
+    const max = FIRST_COMMENT_MAX_TEXT.youtube ?? 0;
+    const root = await publishRoot();
+    await connector.publish(commentContext(root, { text: 'é'.repeat(max) }).ctx);
+    const over = await failure(connector.publish(commentContext(root, { text: 'é'.repeat(max + 1) }).ctx));
+    expect(over.category).toBe('user_content');
+    expect(fake.comments).toHaveLength(1);
   });
 });
