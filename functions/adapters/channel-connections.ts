@@ -25,6 +25,8 @@ export interface Pending {
   codeVerifier?: string | null;
   /** Per account id: the credentials a channel of that account would keep. */
   grants?: Record<string, Record<string, unknown>>;
+  /** The scopes the grant holds, as the platform reported them (null: it did not say). */
+  scopes?: string[] | null;
 }
 
 interface Stored extends ConnectionRecord {

@@ -339,3 +339,16 @@ export function checkVariant(platform: Platform, variant: VariantInput, base: st
   }
   return errors;
 }
+
+/**
+ * The longest first comment a platform's comment API takes, counted like the post's text, where
+ * the comment is not a reply (a reply's limit is the platform's `maxText`): Facebook comments 8,000
+ * characters, LinkedIn's 1,250, YouTube's 10,000 (commentTextTooLong beyond); Instagram documents
+ * none for its Graph API comments, so the caption's 2,200.
+ */
+export const FIRST_COMMENT_MAX_TEXT: Partial<Record<Platform, number>> = {
+  instagram: 2200,
+  facebook: 8000,
+  linkedin: 1250,
+  youtube: 10_000,
+};

@@ -127,8 +127,9 @@ async function complete(
   }
   const tokens = run.tokens;
 
+  let granted: string[] | null;
   try {
-    const granted = tokens.scope ?? (connect.grantedScopes ? await connect.grantedScopes(tokens) : null);
+    granted = tokens.scope ?? (connect.grantedScopes ? await connect.grantedScopes(tokens, app) : null);
     const missing = missingScopes(connect, granted);
     if (missing.length)
       return failWith(
@@ -150,7 +151,10 @@ async function complete(
       ? accounts[0]
       : accounts.find((a) => current?.account_id && a.id === current.account_id);
   if (!chosen) {
-    const pending: Pending = { grants: Object.fromEntries(accounts.map((a) => [a.id, a.credentials])) };
+    const pending: Pending = {
+      grants: Object.fromEntries(accounts.map((a) => [a.id, a.credentials])),
+      scopes: granted,
+    };
     const selecting: Partial<ConnectionRecord> = {
       status: 'selecting_account',
       accounts: accounts.map(publicAccount),
@@ -176,6 +180,7 @@ async function complete(
       connectionId: rec.id,
       reconnect: rec.channel_id,
       session: { rec, from: 'awaiting_authorization' },
+      grantedScopes: granted,
       now,
     });
     run.kept = true;

@@ -47,6 +47,7 @@ export async function selectChannelAccount(
       connectionId: rec.id,
       reconnect: rec.channel_id,
       session: { rec, from: 'selecting_account' },
+      grantedScopes: pending?.scopes ?? null,
       now,
     });
     const done: ConnectionRecord = {

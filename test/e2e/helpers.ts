@@ -233,6 +233,8 @@ export function stackInfo(): { sqsEndpoint: string; deliveryQueueUrl: string } {
 
 export interface FakeState {
   posts: Array<Record<string, unknown>> | null;
+  /** Comments made under posts (Instagram, Facebook, LinkedIn, YouTube fakes). */
+  comments: Array<Record<string, unknown>> | null;
   requests: Array<{ method: string; path: string; json: unknown }>;
 }
 

@@ -25,6 +25,9 @@ import { bearer, type FakeContext, type FakeRequest, type FakeResponse } from '.
 //   GET      /{v}/me/permissions           {data: [{permission, status: granted|declined}]}
 //   DELETE   /{v}/me/permissions           {success: true}; the grant's user and Page tokens stop working
 //   GET      /{v}/me/accounts?fields=…     the user's Pages with Page tokens the Page endpoints accept
+//   GET      /{v}/debug_token              input_token, access_token={app-id}|{app-secret} → {data: {app_id,
+//                                          type: USER|PAGE, application, expires_at, is_valid, scopes,
+//                                          user_id, profile_id?}}; an unknown input_token: is_valid false
 //                                          (instagram_business_account{…} on the Instagram fake)
 // Consent redirects carry Facebook's `#_=_` fragment; a refusal redirects
 // error_reason=user_denied&error=access_denied&error_description=Permissions+error. A Page token from a
@@ -154,7 +157,42 @@ export class FacebookLogin {
     if (req.method === 'GET' && path === 'dialog/oauth') return this.oauth.authorize(req, this.spec);
     if ((req.method === 'GET' || req.method === 'POST') && path === 'oauth/access_token')
       return this.token(params);
+    if (req.method === 'GET' && path === 'debug_token') return this.debugToken(params);
     return null;
+  }
+
+  private debugToken(params: URLSearchParams): FakeResponse {
+    const [appId, secret] = (params.get('access_token') ?? '').split('|');
+    const client = this.oauth.checkClient(appId, secret);
+    if (client !== 'ok') return graphError(190, 'Invalid OAuth access token - Cannot parse access token');
+    const c = this.oauth.check(params.get('input_token'));
+    if (c.state === 'unknown')
+      return {
+        status: 200,
+        body: {
+          data: {
+            error: { code: 190, message: 'Invalid OAuth access token - Cannot parse access token' },
+            is_valid: false,
+            scopes: [],
+          },
+        },
+      };
+    const page = c.token.meta.page as string | undefined;
+    return {
+      status: 200,
+      body: {
+        data: {
+          app_id: c.token.grant.clientId,
+          type: page ? 'PAGE' : 'USER',
+          application: 'Herald',
+          expires_at: c.token.expiresAt ? Math.floor(c.token.expiresAt / 1000) : 0,
+          is_valid: c.state === 'valid',
+          scopes: ['public_profile', ...c.token.grant.scopes],
+          user_id: c.token.grant.user.id,
+          ...(page ? { profile_id: page } : {}),
+        },
+      },
+    };
   }
 
   private token(params: URLSearchParams): FakeResponse {

@@ -21,6 +21,12 @@ import {
 // (#200), as Graph answers), and a user token cannot publish to a Page. The token errors and the throttling
 // answers (codes 4/17/32/613/80001, HTTP 400/403 with X-App-Usage / X-Business-Use-Case-Usage) are
 // described in facebook-login.ts and built by documented-errors.ts.
+// Comments (Graph API /{object-id}/comments; Pages API "Comments and @mentions"): POST
+// /{page-post-id|video-id}/comments with `message` answers {"id": "<post>_<comment>"}, made as the
+// Page; a Page token issued through the login needs pages_manage_engagement (else (#200), HTTP 403;
+// the legacy test tokens in `tokensWithoutComments` lack it too); an object the Page does not have
+// answers code 100 / subcode 33. GET /{object-id}/comments lists them (id, message, created_time,
+// from{id,name}, permalink_url) and GET /{comment-id} reads one. Comments made are kept in `comments`.
 
 // ---- Graph conventions (shared by the Meta fakes) ------------------------------------------
 
@@ -183,6 +189,16 @@ export interface FakeFacebookPost {
   videoId?: string;
 }
 
+export interface FakeFacebookComment {
+  id: string;
+  /** The post (or video) commented on. */
+  objectId: string;
+  message: string;
+  createdAt: number;
+  from: { id: string; name: string };
+  permalink: string;
+}
+
 interface Photo {
   id: string;
   media: FakeFacebookMedia;
@@ -202,6 +218,9 @@ export interface FacebookFake extends FakePlatform {
   engagement: Map<string, { reactions: number; comments: number; shares: number; views: number }>;
   /** Perform the next publishing call but answer 500, as if the connection died after Meta acted. */
   loseNextResponse: boolean;
+  comments: FakeFacebookComment[];
+  /** Legacy test tokens whose grant lacks pages_manage_engagement. */
+  tokensWithoutComments: Set<string>;
 }
 
 const INSIGHT_METRICS = new Set(['post_media_view', 'post_clicks', 'post_reactions_by_type_total']);
@@ -245,6 +264,8 @@ export function createFake(): FacebookFake {
     photos: new Map(),
     engagement: new Map(),
     loseNextResponse: false,
+    comments: [],
+    tokensWithoutComments: new Set(),
     reset() {
       login.reset();
       fake.validTokens = new Set(['token']);
@@ -253,6 +274,8 @@ export function createFake(): FacebookFake {
       fake.photos = new Map();
       fake.engagement = new Map();
       fake.loseNextResponse = false;
+      fake.comments = [];
+      fake.tokensWithoutComments = new Set();
     },
     handle: (req, ctx) => handle(fake, req, ctx),
   };
@@ -317,9 +340,19 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
     }
     return unknownPath(req);
   }
+  if (edge === 'comments') {
+    const granted = who
+      ? !!who.page && who.token.grant.scopes.includes('pages_manage_engagement')
+      : !fake.tokensWithoutComments.has(params.get('access_token') ?? bearer(req) ?? '');
+    return comments(fake, req.method, node, params, granted, who?.page ?? null);
+  }
   if (!edge && req.method === 'GET') {
     const account = fake.login.node(ctx, node, params);
     if (account) return account;
+  }
+  if (!edge && req.method === 'GET') {
+    const comment = fake.comments.find((c) => c.id === node);
+    if (comment) return { status: 200, body: commentFields(comment, params) };
   }
   if (!edge && req.method === 'GET') return getNode(fake, node, params);
   if (edge === 'insights' && req.method === 'GET') return insights(fake, node, params);
@@ -540,4 +573,58 @@ function insights(fake: FacebookFake, id: string, params: URLSearchParams): Fake
       paging: {},
     },
   };
+}
+
+function comments(
+  fake: FacebookFake,
+  method: string,
+  objectId: string,
+  params: URLSearchParams,
+  granted: boolean,
+  page: { id: string; name: string } | null,
+): FakeResponse {
+  if (method === 'POST' && !granted)
+    return graphErrorResponse(200, '(#200) Permissions error', { status: 403 });
+  const post = fake.posts.find((p) => p.id === objectId || p.videoId === objectId);
+  if (!post || (method !== 'GET' && method !== 'POST'))
+    return graphErrorResponse(
+      100,
+      `Unsupported ${method.toLowerCase()} request. Object with ID '${objectId}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+      { subcode: 33, type: 'GraphMethodException' },
+    );
+  if (method === 'GET') {
+    const rows = fake.comments
+      .filter((c) => c.objectId === objectId)
+      .map((c) => ({ _t: c.createdAt, ...commentFields(c, params) }));
+    const listed = pageOf(rows, (r) => r._t, params);
+    return { status: 200, body: { ...listed, data: listed.data.map(({ _t, ...r }) => r) } };
+  }
+  const message = params.get('message') ?? '';
+  if (!message.trim() && !params.get('attachment_url'))
+    return graphErrorResponse(100, '(#100) The parameter message or attachment_url is required');
+  if ([...message].length > 8000)
+    return graphErrorResponse(100, '(#100) Param message must be at most 8000 characters long.');
+  const pageId = page?.id ?? fake.pageId;
+  const n = graphId('');
+  const c: FakeFacebookComment = {
+    id: `${post.id.split('_').at(-1)}_${n}`,
+    objectId,
+    message,
+    createdAt: Date.now(),
+    from: { id: pageId, name: page?.name ?? 'Acme' },
+    permalink: `${post.permalink}?comment_id=${n}`,
+  };
+  fake.comments.push(c);
+  return lost(fake, { status: 200, body: { id: c.id } });
+}
+
+function commentFields(c: FakeFacebookComment, params: URLSearchParams): Record<string, unknown> {
+  const row: Record<string, unknown> = { id: c.id };
+  for (const f of (params.get('fields') ?? 'id,message,created_time').split(',')) {
+    if (f === 'message') row.message = c.message;
+    if (f === 'created_time') row.created_time = graphTime(c.createdAt);
+    if (f === 'from') row.from = c.from;
+    if (f === 'permalink_url') row.permalink_url = c.permalink;
+  }
+  return row;
 }

@@ -29,6 +29,11 @@ import type { FakeContext, FakePlatform, FakeRequest, FakeResponse } from './ser
 // errors are Facebook Login's (facebook-login.ts); throttling (Graph codes 4/17/613, Business Use Case
 // 80002 with X-Business-Use-Case-Usage, HTTP 400/403) is never produced on its own: inject
 // documentedErrors.instagram.throttled or its variants (documented-errors.ts).
+// Comments (IG Media comments reference): POST /{ig-media-id}/comments?message=… answers {"id"} and
+// needs instagram_manage_comments on a login token (else (#10), HTTP 403; the legacy test tokens in
+// `tokensWithoutComments` lack it too); a media id the account does not have answers code 100 /
+// subcode 33; GET /{ig-media-id}/comments lists them (id, text, timestamp, from{id,username},
+// username), newest first. Comments made are kept in `comments` for tests to assert.
 
 export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
 
@@ -64,6 +69,14 @@ export interface FakeIgMedia {
   }>;
 }
 
+export interface FakeIgComment {
+  id: string;
+  mediaId: string;
+  text: string;
+  timestamp: number;
+  from: { id: string; username: string };
+}
+
 export interface InstagramFake extends FakePlatform {
   readonly oauth: FakeOAuth;
   readonly login: FacebookLogin;
@@ -77,6 +90,11 @@ export interface InstagramFake extends FakePlatform {
   publishLimit: number;
   insights: Map<string, Partial<Record<string, number>>>;
   loseNextPublishResponse: boolean;
+  comments: FakeIgComment[];
+  /** Legacy test tokens whose grant lacks instagram_manage_comments. */
+  tokensWithoutComments: Set<string>;
+  /** The next comment is made but its answer is lost (HTTP 500). */
+  loseNextCommentResponse: boolean;
 }
 
 const METRICS = new Set(['views', 'reach', 'likes', 'comments', 'shares', 'saved', 'total_interactions']);
@@ -129,6 +147,9 @@ export function createFake(): InstagramFake {
     publishLimit: 50,
     insights: new Map(),
     loseNextPublishResponse: false,
+    comments: [],
+    tokensWithoutComments: new Set(),
+    loseNextCommentResponse: false,
     reset() {
       login.reset();
       fake.validTokens = new Set(['token']);
@@ -139,6 +160,9 @@ export function createFake(): InstagramFake {
       fake.publishLimit = 50;
       fake.insights = new Map();
       fake.loseNextPublishResponse = false;
+      fake.comments = [];
+      fake.tokensWithoutComments = new Set();
+      fake.loseNextCommentResponse = false;
     },
     handle: (req, ctx) => handle(fake, req, ctx),
   };
@@ -186,6 +210,14 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
       const page = pageOf(rows, (r) => r._t, params);
       return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
     }
+  }
+  if (edge === 'comments') {
+    const raw = params.get('access_token') ?? '';
+    const granted = who
+      ? who.token.grant.scopes.includes('instagram_manage_comments')
+      : !fake.tokensWithoutComments.has(raw);
+    const author = who?.page?.ig ?? { id: fake.igUserId, username: 'acme' };
+    return comments(fake, req.method, node, params, granted, author);
   }
   if (!edge && req.method === 'GET') {
     const account = fake.login.node(ctx, node, params);
@@ -410,4 +442,49 @@ function insights(fake: InstagramFake, id: string, params: URLSearchParams): Fak
       })),
     },
   };
+}
+
+function comments(
+  fake: InstagramFake,
+  method: string,
+  mediaId: string,
+  params: URLSearchParams,
+  granted: boolean,
+  author: { id: string; username: string },
+): FakeResponse {
+  if (method === 'POST' && !granted)
+    return graphErrorResponse(10, '(#10) Application does not have permission for this action', {
+      status: 403,
+    });
+  if (!fake.media.some((m) => m.id === mediaId)) return notFound(method, mediaId);
+  if (method === 'GET') {
+    const rows = fake.comments
+      .filter((c) => c.mediaId === mediaId)
+      .map((c) => ({ _t: c.timestamp, ...commentFields(c, params) }));
+    const page = pageOf(rows, (r) => r._t, params);
+    return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
+  }
+  if (method !== 'POST') return notFound(method, mediaId);
+  const text = params.get('message') ?? '';
+  if (!text.trim()) return graphErrorResponse(100, '(#100) The parameter message is required');
+  if ([...text].length > 2200)
+    return graphErrorResponse(100, '(#100) Param message must be at most 2200 characters long.');
+  const c: FakeIgComment = { id: graphId('1787'), mediaId, text, timestamp: Date.now(), from: author };
+  fake.comments.push(c);
+  if (fake.loseNextCommentResponse) {
+    fake.loseNextCommentResponse = false;
+    return graphErrorResponse(2, 'Service temporarily unavailable', { status: 500 });
+  }
+  return { status: 200, body: { id: c.id } };
+}
+
+function commentFields(c: FakeIgComment, params: URLSearchParams): Record<string, unknown> {
+  const row: Record<string, unknown> = { id: c.id };
+  for (const f of (params.get('fields') ?? 'id,text,timestamp').split(',')) {
+    if (f === 'text') row.text = c.text;
+    if (f === 'timestamp') row.timestamp = graphTime(c.timestamp);
+    if (f === 'from') row.from = c.from;
+    if (f === 'username') row.username = c.from.username;
+  }
+  return row;
 }

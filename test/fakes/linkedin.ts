@@ -64,6 +64,13 @@ import {
 // organization routes r_organization_admin or rw_organization_admin (networkSizes also
 // r_organization_social), POST /rest/posts w_member_social for a person author and w_organization_social
 // for an organization the member administers; otherwise 403 ACCESS_DENIED.
+// Comments (Comments API, "Create a Comment" / "Get Comments on Shares"): POST
+// /rest/socialActions/{post urn}/comments with {actor, object, message: {text}} answers 201 with the
+// comment (id, commentUrn, $URN, actor, object, message, created) and its id in x-restli-id; the actor
+// passes the same gates as a post's author (w_member_social / w_organization_social); a post that does
+// not exist answers 404; a text over 1,250 characters 422 (the limit LinkedIn's comment box shows;
+// unsure: the API's own wording). GET of the same path lists them, behind `canReadPosts` like the
+// author's posts (r_member_social / r_organization_social). Comments made are kept in `comments`.
 
 export interface FakeLinkedInAsset {
   urn: string;
@@ -90,6 +97,15 @@ export interface FakeLinkedInPost {
   media: Array<{ urn: string; altText: string | null; bytes: Buffer }>;
 }
 
+export interface FakeLinkedInComment {
+  urn: string;
+  id: string;
+  post: string;
+  actor: string;
+  text: string;
+  createdAt: number;
+}
+
 export interface FakeLinkedIn extends FakePlatform {
   readonly oauth: FakeOAuth;
   validTokens: Set<string>;
@@ -104,6 +120,9 @@ export interface FakeLinkedIn extends FakePlatform {
   failVideoProcessing: boolean;
   minted: Array<{ access_token: string; refresh_token: string }>;
   reactions: Map<string, { likes: number; comments: number }>;
+  comments: FakeLinkedInComment[];
+  /** The next comment is created but its answer is lost (HTTP 504). */
+  loseNextCommentResponse: boolean;
 }
 
 const li = (status: number, message: string, extra: Record<string, unknown> = {}): FakeResponse => ({
@@ -673,6 +692,55 @@ export function createFake(): FakeLinkedIn {
       };
     }
 
+    const commented = /^\/rest\/socialActions\/([^/]+)\/comments$/.exec(req.path);
+    if (commented && (req.method === 'POST' || req.method === 'GET')) {
+      const post = decodeURIComponent(commented[1] ?? '');
+      if (req.method === 'GET') {
+        if (!fake.canReadPosts) return denied('socialActions.comments.FINDER.20240501');
+        if (!fake.posts.some((p) => p.urn === post)) return li(404, `Entity ${post} not found`);
+        const elements = fake.comments
+          .filter((c) => c.post === post)
+          .sort((a, b) => b.createdAt - a.createdAt)
+          .map(commentJson);
+        return { status: 200, body: { paging: { start: 0, count: 50, total: elements.length }, elements } };
+      }
+      const b = (req.json ?? {}) as { actor?: unknown; object?: unknown; message?: { text?: unknown } };
+      const actor = String(b.actor ?? '');
+      if (!/^urn:li:(person|organization):[A-Za-z0-9_-]+$/.test(actor))
+        return li(422, 'ERROR :: /actor :: field is required but not found and has no default value');
+      const mine = fake.oauth.find(token);
+      if (
+        (actor.startsWith('urn:li:person:') &&
+          (!fake.oauth.allows(token, 'w_member_social') || (mine && actor !== `urn:li:person:${me.id}`))) ||
+        (actor.startsWith('urn:li:organization:') &&
+          mine &&
+          (!fake.oauth.allows(token, 'w_organization_social') ||
+            !orgsOf(me).some((o) => `urn:li:organization:${o.id}` === actor)))
+      )
+        return denied('socialActions.comments.CREATE.20240501');
+      const text = typeof b.message?.text === 'string' ? b.message.text : '';
+      if (!text.trim()) return li(422, 'ERROR :: /message/text :: field is required but not found');
+      if ([...text].length > 1250) return li(422, 'ERROR :: /message/text :: length exceeds 1250 characters');
+      if (b.object !== undefined && b.object !== post)
+        return li(400, `ERROR :: /object :: ${String(b.object)} does not match ${post}`);
+      if (!fake.posts.some((p) => p.urn === post)) return li(404, `Entity ${post} not found`);
+      const id = next();
+      const c: FakeLinkedInComment = {
+        urn: `urn:li:comment:(${post},${id})`,
+        id,
+        post,
+        actor,
+        text,
+        createdAt: Date.now(),
+      };
+      fake.comments.push(c);
+      if (fake.loseNextCommentResponse) {
+        fake.loseNextCommentResponse = false;
+        return { status: 504, body: 'upstream request timeout' };
+      }
+      return { status: 201, headers: { 'x-restli-id': id }, body: commentJson(c) };
+    }
+
     const social = /^\/rest\/socialMetadata\/(.+)$/.exec(req.path);
     if (req.method === 'GET' && social) {
       const urn = decodeURIComponent(social[1] ?? '');
@@ -695,6 +763,19 @@ export function createFake(): FakeLinkedIn {
     }
 
     return null;
+  }
+
+  function commentJson(c: FakeLinkedInComment) {
+    return {
+      id: c.id,
+      commentUrn: c.urn,
+      $URN: c.urn,
+      actor: c.actor,
+      object: c.post,
+      message: { text: c.text, attributes: [] },
+      created: { actor: c.actor, time: c.createdAt },
+      lastModified: { actor: c.actor, time: c.createdAt },
+    };
   }
 
   const fake: FakeLinkedIn = {
@@ -723,6 +804,8 @@ export function createFake(): FakeLinkedIn {
     failVideoProcessing: false,
     minted: [],
     reactions: new Map(),
+    comments: [],
+    loseNextCommentResponse: false,
     reset() {
       seq = 0;
       fake.oauth.reset();
@@ -736,6 +819,8 @@ export function createFake(): FakeLinkedIn {
       fake.failVideoProcessing = false;
       fake.minted = [];
       fake.reactions = new Map();
+      fake.comments = [];
+      fake.loseNextCommentResponse = false;
     },
     handle,
   };

@@ -12,6 +12,7 @@ import type { FakeRequest, FakeResponse } from './server.ts';
 // parallel tests never share state:
 //   fake_consent=deny              the user refuses (the platform's documented error redirect)
 //   fake_consent=partial           the user grants every requested scope but the publishing ones
+//   fake_decline=<a,b>             the user unticks these requested scopes (comma- or space-separated)
 //   fake_user=<name>               the user who consents (created on first use; default: the fake's
 //                                  existing default account, so existing tests keep their ids)
 //   fake_token_lifetime=<seconds>  access tokens of this grant, and of its refreshes, expire that soon
@@ -454,7 +455,10 @@ export class FakeOAuth implements OAuthControl {
     }
     const lifetimeRaw = q.get('fake_token_lifetime');
     const lifetime = lifetimeRaw !== null && Number(lifetimeRaw) > 0 ? Number(lifetimeRaw) : null;
-    const scopes = consent === 'partial' ? requested.filter((s) => !spec.publishes(s)) : requested;
+    const unticked = new Set((q.get('fake_decline') ?? '').split(/[ ,]+/).filter(Boolean));
+    const scopes = (consent === 'partial' ? requested.filter((s) => !spec.publishes(s)) : requested).filter(
+      (s) => !unticked.has(s),
+    );
     const grant: FakeGrant = {
       id: `grant-${++this.seq}`,
       clientId,

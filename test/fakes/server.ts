@@ -152,12 +152,15 @@ export class FakePlatforms {
   }
 
   /**
-   * What a fake holds, for tests in other processes: its `posts` (and `uploads`) when it keeps them, and
+   * What a fake holds, for tests in other processes: its `posts` (and `uploads`, and the `comments`
+   * made under posts) when it keeps them, and
    * its authorization server's counters (`oauth`: authorizations, denied, codesExchanged, refreshes,
    * revocations, revoked grants) when it has one.
    */
   snapshot(platform: string): unknown {
-    const f = this.fakes.get(platform) as (FakePlatform & { posts?: unknown; uploads?: unknown }) | undefined;
+    const f = this.fakes.get(platform) as
+      | (FakePlatform & { posts?: unknown; uploads?: unknown; comments?: unknown })
+      | undefined;
     const plain = (v: unknown) =>
       JSON.parse(
         JSON.stringify(v ?? null, (_k, x) =>
@@ -167,6 +170,7 @@ export class FakePlatforms {
     return {
       posts: plain(f?.posts),
       uploads: plain(f?.uploads),
+      comments: plain(f?.comments),
       oauth: f?.oauth ? plain(f.oauth.stats()) : null,
       requests: this.requests(platform).map((r) => ({
         method: r.method,

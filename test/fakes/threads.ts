@@ -51,6 +51,9 @@ import {
 //   GET  /v1.0/me?fields=id,username,name,threads_profile_picture_url,threads_biography
 //   GET  /v1.0/me/threads_insights?metric=followers_count → {data: [{name, period: "day", title,
 //                                  description, total_value: {value}, id}]} (needs threads_manage_insights)
+//   GET  /v1.0/debug_token         input_token, access_token (a valid token, or the app's
+//                                  TH|{app-id}|{app-secret}) → {data: {type: "USER", application,
+//                                  is_valid, issued_at, expires_at, scopes, user_id}} ("Debug Access Token")
 // There is no revoke endpoint (users remove the app in Threads' settings: the control API's revoke).
 // Error answers (documented-errors.ts builds them; Threads documents none of its own): the code exchange
 // answers Instagram-style, 400 {"error_type": "OAuthException", "code": 400, "error_message": "Matching
@@ -303,6 +306,30 @@ async function handle(fake: ThreadsFake, req: FakeRequest, ctx: FakeContext): Pr
     return refresh(fake, params);
   }
 
+  if (node === 'debug_token' && !edge && req.method === 'GET') {
+    // Inspected by a valid token of the fake, or by the app's token TH|{app-id}|{app-secret}.
+    const [th, appId, secret] = (params.get('access_token') ?? '').split('|');
+    const byApp = th === 'TH' && fake.oauth.checkClient(appId, secret) === 'ok';
+    if (!byApp && fake.oauth.check(params.get('access_token')).state !== 'valid')
+      return param(190, 'Invalid OAuth access token - Cannot parse access token');
+    const inspected = fake.oauth.find(params.get('input_token'));
+    if (!inspected) return param(190, 'Invalid OAuth access token - Cannot parse access token');
+    const at = (ms: number | null | undefined) => (ms ? Math.floor(ms / 1000) : 0);
+    return {
+      status: 200,
+      body: {
+        data: {
+          type: 'USER',
+          application: 'Herald',
+          is_valid: fake.oauth.check(inspected.token).state === 'valid',
+          issued_at: at(inspected.grant.createdAt),
+          expires_at: at(inspected.expiresAt),
+          scopes: inspected.grant.scopes,
+          user_id: inspected.grant.user.id,
+        },
+      },
+    };
+  }
   const issued = fake.oauth.check(params.get('access_token') ?? bearer(req));
   if (issued.state === 'revoked' || issued.state === 'expired') return deadToken(issued.token, issued.state);
   if (issued.state === 'unknown') {

@@ -33,6 +33,8 @@ import {
 //                                                 authorization_code (code, redirect_uri, code_verifier) or
 //                                                 refresh_token → {access_token, expires_in: 3599,
 //                                                 refresh_token?, scope, token_type: "Bearer", id_token?}
+//   GET  /tokeninfo?access_token=…                (oauth2.googleapis.com) {azp, aud, scope, exp, expires_in,
+//                                                 access_type}; an unknown or dead token → 400 invalid_token
 //   POST /revoke                                  token in the form or query → 200 {}; unknown → 400
 //                                                 {"error": "invalid_token", "error_description": …}
 //   GET  /youtube/v3/channels?part=…&mine=true    (or id=…) youtube#channelListResponse
@@ -64,6 +66,13 @@ import {
 // tokens 401 authError "Invalid Credentials" with WWW-Authenticate (YouTube Data API "Errors", core
 // errors). Throttling (429 rateLimitExceeded, 403 userRateLimitExceeded / quotaExceeded) is never produced
 // on its own: inject documentedErrors.youtube.throttled or its variants.
+// Comments (commentThreads.insert / commentThreads.list): POST /youtube/v3/commentThreads?part=snippet
+// with snippet.channelId, snippet.videoId, snippet.topLevelComment.snippet.textOriginal answers the
+// youtube#commentThread (its id is the top-level comment's); it needs youtube.force-ssl (403
+// insufficientPermissions otherwise); a video the fake does not have answers 404 videoNotFound, an
+// empty text 400 commentTextRequired, one over 10,000 characters 400 commentTextTooLong, no channelId
+// or videoId 400 channelOrVideoIdMissing. GET /youtube/v3/commentThreads?videoId=… lists a video's
+// threads, newest first. Comments made are kept in `comments`.
 
 export interface YouTubeVideo {
   id: string;
@@ -100,6 +109,17 @@ export interface YouTubeChannel {
   views: number;
 }
 
+export interface YouTubeComment {
+  id: string;
+  videoId: string;
+  /** The channel that wrote it (the authorizing user's channel). */
+  authorChannelId: string;
+  /** snippet.channelId as sent. */
+  channelId: string;
+  text: string;
+  publishedAt: number;
+}
+
 export interface YouTubeFake extends FakePlatform {
   readonly oauth: FakeOAuth;
   validTokens: Set<string>;
@@ -118,6 +138,9 @@ export interface YouTubeFake extends FakePlatform {
   /** Forget every upload session (they expired). */
   expireSessions(): void;
   minted: string[];
+  comments: YouTubeComment[];
+  /** The next comment is made but its answer is lost (HTTP 503). */
+  loseNextCommentResponse: boolean;
 }
 
 const CATEGORIES = new Set([
@@ -183,6 +206,7 @@ const AUTHORIZE: AuthorizeSpec = {
 const READ_SCOPES = ['youtube.readonly', 'youtube', 'youtube.force-ssl', 'youtubepartner'].map(
   (s) => `https://www.googleapis.com/auth/${s}`,
 );
+const COMMENT_SCOPE = 'https://www.googleapis.com/auth/youtube.force-ssl';
 const UPLOAD_SCOPES = ['youtube.upload', 'youtube', 'youtube.force-ssl'].map(
   (s) => `https://www.googleapis.com/auth/${s}`,
 );
@@ -244,6 +268,8 @@ export function createFake(): YouTubeFake {
     loseNextCompletion: false,
     uploadsLeft: 100,
     minted: [],
+    comments: [],
+    loseNextCommentResponse: false,
 
     expireSessions() {
       sessions.clear();
@@ -260,6 +286,8 @@ export function createFake(): YouTubeFake {
       fake.loseNextCompletion = false;
       fake.uploadsLeft = 100;
       fake.minted = [];
+      fake.comments = [];
+      fake.loseNextCommentResponse = false;
     },
 
     handle(req: FakeRequest, ctx: FakeContext): FakeResponse {
@@ -267,6 +295,7 @@ export function createFake(): YouTubeFake {
         return fake.oauth.authorize(req, AUTHORIZE);
       if (req.method === 'POST' && req.path === '/token') return token(req);
       if (req.method === 'POST' && req.path === '/revoke') return revoke(req);
+      if (req.method === 'GET' && req.path === '/tokeninfo') return tokeninfo(req);
       if (req.method === 'PUT' && req.path === '/upload/youtube/v3/videos' && req.query.has('upload_id'))
         return put(req);
       const avatar = serveAvatar(req);
@@ -291,6 +320,12 @@ export function createFake(): YouTubeFake {
         return start(req, ctx);
       }
       if (req.method === 'GET' && req.path === '/youtube/v3/videos') return list(req);
+      if (req.path === '/youtube/v3/commentThreads') {
+        if (req.method === 'POST' && !fake.oauth.allows(t, COMMENT_SCOPE)) return insufficient();
+        if (req.method === 'GET' && !fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
+        if (req.method === 'POST') return insertThread(req, me);
+        if (req.method === 'GET') return listThreads(req);
+      }
       if (req.method === 'GET' && req.path === '/youtube/v3/channels') {
         if (!fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
         return channels(req, ctx, me);
@@ -318,6 +353,25 @@ export function createFake(): YouTubeFake {
       'invalid_client',
       check === 'unknown' ? 'The OAuth client was not found.' : 'Unauthorized',
     );
+  }
+
+  /** Google's tokeninfo for an access token: its client, scopes and expiry; invalid_token otherwise. */
+  function tokeninfo(req: FakeRequest): FakeResponse {
+    const c = fake.oauth.check(req.query.get('access_token'));
+    if (c.state !== 'valid' || c.token.kind !== 'access')
+      return oauthError(400, 'invalid_token', 'Invalid Value');
+    const expires = fake.oauth.expiresIn(c.token) ?? 3599;
+    return {
+      status: 200,
+      body: {
+        azp: c.token.grant.clientId,
+        aud: c.token.grant.clientId,
+        scope: c.token.grant.scopes.join(' '),
+        exp: String(Math.floor(Date.now() / 1000) + expires),
+        expires_in: String(expires),
+        access_type: c.token.grant.extra.accessType === 'offline' ? 'offline' : 'online',
+      },
+    };
   }
 
   function idToken(grant: FakeGrant): string {
@@ -620,6 +674,111 @@ export function createFake(): YouTubeFake {
       return googleError(503, 'backendError', 'Backend Error', 'UNAVAILABLE');
     }
     return { status: 201, body: resource(video) };
+  }
+
+  function threadResource(c: YouTubeComment) {
+    const snippet = {
+      authorDisplayName: 'Herald',
+      authorChannelUrl: `http://www.youtube.com/channel/${c.authorChannelId}`,
+      authorChannelId: { value: c.authorChannelId },
+      channelId: c.channelId,
+      videoId: c.videoId,
+      textDisplay: c.text,
+      textOriginal: c.text,
+      canRate: true,
+      viewerRating: 'none',
+      likeCount: 0,
+      publishedAt: new Date(c.publishedAt).toISOString(),
+      updatedAt: new Date(c.publishedAt).toISOString(),
+    };
+    return {
+      kind: 'youtube#commentThread',
+      etag: `etag-${c.id}`,
+      id: c.id,
+      snippet: {
+        channelId: c.channelId,
+        videoId: c.videoId,
+        topLevelComment: { kind: 'youtube#comment', etag: `etag-c-${c.id}`, id: c.id, snippet },
+        canReply: true,
+        totalReplyCount: 0,
+        isPublic: true,
+      },
+    };
+  }
+
+  function insertThread(req: FakeRequest, me: FakeUser): FakeResponse {
+    if (!(req.query.get('part') ?? '').split(',').includes('snippet'))
+      return googleError(400, 'required', 'Required parameter: part', 'INVALID_ARGUMENT', {
+        location: 'part',
+        locationType: 'parameter',
+      });
+    const snippet = obj(obj(req.json)?.snippet);
+    const channelId = typeof snippet?.channelId === 'string' ? snippet.channelId : '';
+    const videoId = typeof snippet?.videoId === 'string' ? snippet.videoId : '';
+    if (!channelId || !videoId)
+      return badRequest(
+        'channelOrVideoIdMissing',
+        'The comment thread must be linked to a video. Check the snippet.channelId and snippet.videoId properties.',
+      );
+    const text = obj(obj(snippet?.topLevelComment)?.snippet)?.textOriginal;
+    if (typeof text !== 'string' || !text.trim())
+      return badRequest(
+        'commentTextRequired',
+        'The comment resource must contain a value for snippet.textOriginal.',
+      );
+    if ([...text].length > 10_000)
+      return badRequest(
+        'commentTextTooLong',
+        'The comment resource contains too many characters in snippet.textOriginal.',
+      );
+    if (!fake.videos.some((v) => v.id === videoId))
+      return googleError(
+        404,
+        'videoNotFound',
+        'The video identified by the videoId parameter could not be found.',
+        'NOT_FOUND',
+      );
+    const author = channelsOf(me)[0]?.id ?? 'UCherald';
+    const c: YouTubeComment = {
+      id: `Ugz${String(fake.comments.length + 1).padStart(6, '0')}${videoId}`,
+      videoId,
+      authorChannelId: author,
+      channelId,
+      text,
+      publishedAt: Date.now(),
+    };
+    fake.comments.push(c);
+    if (fake.loseNextCommentResponse) {
+      fake.loseNextCommentResponse = false;
+      return googleError(503, 'backendError', 'Backend Error', 'UNAVAILABLE');
+    }
+    return { status: 200, body: threadResource(c) };
+  }
+
+  function listThreads(req: FakeRequest): FakeResponse {
+    const videoId = req.query.get('videoId') ?? '';
+    if (!fake.videos.some((v) => v.id === videoId))
+      return googleError(
+        404,
+        'videoNotFound',
+        'The video identified by the videoId parameter could not be found.',
+        'NOT_FOUND',
+      );
+    const max = Math.min(100, Number(req.query.get('maxResults') ?? 20) || 20);
+    const items = fake.comments
+      .filter((c) => c.videoId === videoId)
+      .sort((a, b) => b.publishedAt - a.publishedAt)
+      .slice(0, max)
+      .map(threadResource);
+    return {
+      status: 200,
+      body: {
+        kind: 'youtube#commentThreadListResponse',
+        etag: 'threads',
+        pageInfo: { totalResults: items.length, resultsPerPage: max },
+        items,
+      },
+    };
   }
 
   function list(req: FakeRequest): FakeResponse {

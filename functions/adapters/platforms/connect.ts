@@ -32,7 +32,12 @@ export interface OAuthConnect {
   /** Turns the code exchange's answer into the tokens to keep (Meta: a long-lived token). */
   afterExchange?(tokens: TokenSet, app: OAuthApp, server: OAuthServer): Promise<TokenSet>;
   /** Granted scopes when the token answer does not list them (Meta: /me/permissions). */
-  grantedScopes?(tokens: TokenSet): Promise<string[] | null>;
+  grantedScopes?(tokens: TokenSet, app?: OAuthApp): Promise<string[] | null>;
+  /**
+   * The scopes pasted credentials hold, asked of the platform (its token inspection), for what a
+   * channel connected without an authorization records; null when the platform cannot say.
+   */
+  scopesOf?(credentials: Credentials, app: OAuthApp | null): Promise<string[] | null>;
   /** Every account the grant covers (pages, organizations, boards, channels …), from the platform. */
   accounts(tokens: TokenSet, origin?: string): Promise<PlatformAccount[]>;
   /** The account these credentials post as, as the platform reports it now. */

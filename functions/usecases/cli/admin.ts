@@ -34,6 +34,7 @@ import { auditEntry, newEnrollmentLink, unmetered } from '#usecases/support/acts
 import {
   ConnectFailure,
   connectAccount,
+  pastedScopes,
   refused,
   verifyCredentials,
 } from '#usecases/support/channel-connect';
@@ -245,6 +246,7 @@ export async function connectChannel(args: {
       account,
       connectionId: newId('connection'),
       reconnect: args.channelId ?? null,
+      grantedScopes: await pastedScopes(args.platform, credentials),
       now: new Date(),
     });
     return toChannel(channel);

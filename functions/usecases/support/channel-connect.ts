@@ -177,6 +177,11 @@ export async function connectAccount(args: {
   connectionId: string;
   reconnect: string | null;
   session?: { rec: ConnectionRecord; from: ConnectionRecord['status'] };
+  /**
+   * The scopes the platform reports this grant holds (null: it did not say, or credentials were
+   * pasted): recorded on the channel, whose parts that need a grant follow it (core/platforms.ts).
+   */
+  grantedScopes?: readonly string[] | null;
   now: Date;
 }): Promise<ChannelRecord> {
   const org = await getOrg(args.orgId);
@@ -214,6 +219,8 @@ export async function connectAccount(args: {
       last_error: null,
       created_at: previous?.created_at ?? at,
       account_id: args.account.id,
+      // Every (re)connect replaces it: a reconnect that declined a scope loses what needed it.
+      granted_scopes: args.grantedScopes ? [...new Set(args.grantedScopes)].sort() : null,
       connection_id: args.connectionId,
       connected_at: at,
       next_sync_at: nextSyncAt(args.account.credentials, args.now),
@@ -244,6 +251,21 @@ export async function connectAccount(args: {
 /** Whether a PlatformError means "these credentials are refused" (versus "try again later"). */
 export const refused = (err: unknown): boolean =>
   err instanceof PlatformError && !err.retryable && err.category !== 'system';
+
+/**
+ * The scopes pasted credentials hold, where the platform inspects tokens (Meta's and Threads'
+ * debug_token, Google's tokeninfo); null when it cannot say or the look fails: the channel then
+ * lacks only the parts that need a recorded grant.
+ */
+export async function pastedScopes(platform: Platform, credentials: Record<string, unknown>) {
+  const connect = await connectFor(platform);
+  if (connect.kind !== 'oauth' || !connect.scopesOf || platform === 'mastodon') return null;
+  try {
+    return await connect.scopesOf(credentials, await sessionApp(platform, null, ''));
+  } catch {
+    return null;
+  }
+}
 
 /** Verifies pasted credentials with the platform: the account they post as, from the platform. */
 export async function verifyCredentials(platform: Platform, credentials: Record<string, unknown>) {

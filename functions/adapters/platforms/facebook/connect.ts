@@ -17,7 +17,15 @@ interface Page {
 }
 
 export const connect: OAuthConnect = pageConnect<Page, Page>('facebook', {
-  scopes: ['pages_show_list', 'pages_manage_posts', 'pages_read_engagement'],
+  // The first comment as the Page: pages_manage_engagement (with pages_read_user_engagement to read
+  // the post's comments back), as the Pages API comments guide lists them; a person may decline them.
+  scopes: [
+    'pages_show_list',
+    'pages_manage_posts',
+    'pages_read_engagement',
+    'pages_manage_engagement',
+    'pages_read_user_engagement',
+  ],
   required: ['pages_show_list', 'pages_manage_posts'],
   pageFields: 'id,name,access_token,picture{url},followers_count,fan_count',
   profileFields: 'id,name,picture{url},followers_count,fan_count',

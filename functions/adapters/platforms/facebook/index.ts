@@ -2,7 +2,8 @@ import type { Connector } from '../types.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
 
-// Facebook Pages API (graph.facebook.com) with a Page access token: feed, photo and video posts
-// (publish.ts), engagement per post (metrics.ts). Errors are the Graph API's (meta/errors.ts).
+// Facebook Pages API (graph.facebook.com) with a Page access token: feed, photo and video posts and
+// the first comment under one (publish.ts), engagement per post (metrics.ts). Errors are the Graph
+// API's (meta/errors.ts).
 
 export const connector: Connector = { publish, reconcile, metrics };

@@ -1,4 +1,5 @@
 import { type GraphClient, type Params, pageGraph } from '../meta/client.ts';
+import { type CommentEdge, publishComment, reconcileComment } from '../meta/comments.ts';
 import { bestEffort, findPost, found, searchSince } from '../meta/publish.ts';
 import {
   type Credentials,
@@ -14,7 +15,8 @@ import {
 // attached_media[i]={"media_fbid": …}. A video: POST /{page-id}/videos (file_url, description).
 // Meta fetches media by URL. The Pages API has no idempotency key, so the checkpoint (saved before
 // the publishing call) records what was about to be posted, and reconcile looks the Page's feed (or
-// videos) up since the attempt for that message.
+// videos) up since the attempt for that message. The first comment: POST /{page-post-id}/comments
+// with the Page token, so the Page is its author (pages_manage_engagement; meta/comments.ts).
 
 const PLATFORM = 'facebook';
 const WEB = 'https://www.facebook.com';
@@ -114,7 +116,32 @@ async function publishVideo(
   return found(created.id, absolute(node?.permalink_url));
 }
 
+function comments(ctx: PublishContext): CommentEdge {
+  const s = session(ctx.credentials);
+  return {
+    platform: PLATFORM,
+    client: s.client,
+    accountId: s.pageId,
+    handle: '',
+    textField: 'message',
+    timeField: 'created_time',
+    extraFields: 'from,permalink_url',
+    url: (c) => absolute(c.permalink_url),
+    readUrl: async (id) =>
+      absolute(
+        (await s.client.get<{ permalink_url?: string }>(`/${id}`, { fields: 'permalink_url' })).permalink_url,
+      ),
+  };
+}
+
+function isComment(ctx: PublishContext): boolean {
+  if (ctx.part?.kind === 'thread')
+    throw new PlatformError('user_content', `${PLATFORM}: Page posts have no threads`, { retryable: false });
+  return ctx.part?.kind === 'comment';
+}
+
 export async function publish(ctx: PublishContext): Promise<PublishResult> {
+  if (isComment(ctx)) return publishComment(comments(ctx), ctx);
   const s = session(ctx.credentials);
   const prior = readCheckpoint(ctx.checkpoint);
   for (const m of ctx.media) {
@@ -164,6 +191,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
 }
 
 export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
+  if (isComment(ctx)) return reconcileComment(comments(ctx), ctx);
   const cp = readCheckpoint(ctx.checkpoint);
   // The checkpoint is saved right before the publishing call: without one, nothing was posted.
   if (!cp) return null;

@@ -22,7 +22,14 @@ interface Page {
 const IG_FIELDS = 'id,username,name,profile_picture_url,followers_count';
 
 export const connect: OAuthConnect = pageConnect<Page, IgAccount>('instagram', {
-  scopes: ['instagram_basic', 'instagram_content_publish', 'pages_show_list', 'pages_read_engagement'],
+  // instagram_manage_comments: the first comment (POST /{ig-media-id}/comments); a person may decline it.
+  scopes: [
+    'instagram_basic',
+    'instagram_content_publish',
+    'pages_show_list',
+    'pages_read_engagement',
+    'instagram_manage_comments',
+  ],
   required: ['instagram_basic', 'instagram_content_publish', 'pages_show_list'],
   pageFields: `id,access_token,instagram_business_account{${IG_FIELDS}}`,
   profileFields: IG_FIELDS,

@@ -1,16 +1,46 @@
 import { pageGraph } from '../meta/client.ts';
+import { type CommentEdge, publishComment, reconcileComment } from '../meta/comments.ts';
 import { postInsights } from '../meta/metrics.ts';
 import { containerPublishing } from '../meta/publish.ts';
-import type { Connector } from '../types.ts';
+import { type Connector, PlatformError, type PublishContext } from '../types.ts';
 import { instagramContainers } from './publish.ts';
 
 // Instagram professional accounts (graph.facebook.com): publishing through media containers
-// (publish.ts), engagement from each media's insights. Errors are the Graph API's (meta/errors.ts).
+// (publish.ts), the first comment through the media's comments edge (meta/comments.ts), engagement
+// from each media's insights. Errors are the Graph API's (meta/errors.ts).
 // The channel's token is a Facebook User (or Page) token; renewing it needs the app secret and a
 // person, so an expired token is reported as auth_expired for re-authorization.
 
+const posts = containerPublishing(instagramContainers);
+
+/** POST /{ig-media-id}/comments (instagram_manage_comments); Instagram comments have no permalink. */
+function comments(ctx: PublishContext): CommentEdge {
+  const { client, accountId } = pageGraph('instagram', ctx.credentials);
+  return {
+    platform: 'instagram',
+    client,
+    accountId,
+    handle: ctx.channel.handle,
+    textField: 'text',
+    timeField: 'timestamp',
+    extraFields: 'from,username',
+    url: () => null,
+  };
+}
+
+function part(ctx: PublishContext): 'post' | 'comment' {
+  if (ctx.part?.kind === 'thread')
+    throw new PlatformError('user_content', 'instagram: posts have no threads', { retryable: false });
+  return ctx.part?.kind === 'comment' ? 'comment' : 'post';
+}
+
 export const connector: Connector = {
-  ...containerPublishing(instagramContainers),
+  async publish(ctx) {
+    return part(ctx) === 'comment' ? publishComment(comments(ctx), ctx) : posts.publish(ctx);
+  },
+  async reconcile(ctx) {
+    return part(ctx) === 'comment' ? reconcileComment(comments(ctx), ctx) : posts.reconcile(ctx);
+  },
 
   async metrics(ctx) {
     // `impressions` is deprecated for media since v22.0; `views` replaces it.

@@ -1,9 +1,24 @@
-import type { Connector } from '../types.ts';
+import { type Connector, PlatformError, type PublishContext } from '../types.ts';
+import { publishComment, reconcileComment } from './comments.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
 
-// LinkedIn's versioned REST API: posts with images or videos (publish.ts), reactions and comments
-// (metrics.ts). Tokens: the channel's token source renews them (usecases/support/channel-tokens.ts, through the
-// one OAuth client).
+// LinkedIn's versioned REST API: posts with images or videos (publish.ts), the first comment under
+// one (comments.ts), reactions and comments (metrics.ts). Tokens: the channel's token source renews
+// them (usecases/support/channel-tokens.ts, through the one OAuth client).
 
-export const connector: Connector = { publish, reconcile, metrics };
+function isComment(ctx: PublishContext): boolean {
+  if (ctx.part?.kind === 'thread')
+    throw new PlatformError('user_content', 'linkedin: posts have no threads', { retryable: false });
+  return ctx.part?.kind === 'comment';
+}
+
+export const connector: Connector = {
+  async publish(ctx) {
+    return isComment(ctx) ? publishComment(ctx) : publish(ctx);
+  },
+  async reconcile(ctx) {
+    return isComment(ctx) ? reconcileComment(ctx) : reconcile(ctx);
+  },
+  metrics,
+};

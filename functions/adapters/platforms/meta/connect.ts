@@ -52,6 +52,27 @@ export async function permissions(platform: string, token: string): Promise<stri
 }
 
 /**
+ * The permissions behind a token (a Page token too) from GET /debug_token with the app's token
+ * `{app-id}|{app-secret}` (Graph API reference, debug_token): `data.scopes`; null without the app.
+ */
+export async function debugTokenScopes(
+  platform: string,
+  token: string,
+  app: { clientId: string; clientSecret: string } | null,
+): Promise<string[] | null> {
+  if (!app) return null;
+  const q = new URLSearchParams({ input_token: token, access_token: `${app.clientId}|${app.clientSecret}` });
+  const body = await getJson<{ data?: { scopes?: unknown; is_valid?: boolean } }>(
+    platform,
+    `${graph(platform, '/debug_token')}?${q}`,
+    {},
+    (res) => graphError(platform, res),
+  );
+  const scopes = body.data?.is_valid === false ? undefined : body.data?.scopes;
+  return Array.isArray(scopes) ? scopes.filter((s): s is string => typeof s === 'string') : null;
+}
+
+/**
  * The connect flow of Facebook Pages and Instagram: Facebook Login for a long-lived user token, whose
  * grant covers the person's Pages (GET /me/accounts); each Page's token (which does not expire) is
  * what a channel keeps, for the account `accountsOf` finds on the Page. Only the person can renew it.
@@ -78,6 +99,7 @@ export function pageConnect<Page, Account>(
     required: o.required,
     afterExchange: longLived,
     grantedScopes: (tokens) => permissions(platform, tokens.access_token),
+    scopesOf: (credentials, app) => debugTokenScopes(platform, accessToken(platform, credentials), app),
     async accounts(tokens) {
       const body = await get<{ data?: Page[] }>(
         `/me/accounts?fields=${encodeURIComponent(o.pageFields)}&limit=100`,

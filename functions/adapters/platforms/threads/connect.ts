@@ -61,6 +61,29 @@ async function getToken(path: string, params: Record<string, string>, what: stri
 
 const get = connectApi('threads', `${API}/v1.0`, (res) => graphError('threads', res));
 
+/**
+ * What the person granted: the token answers name no scopes, so GET /debug_token's `scopes`
+ * (Threads "Debug Access Token"): the token inspecting itself, else inspected with the app's token
+ * `TH|{app-id}|{app-secret}` ("App Access Tokens"). null when neither can be read: the channel then
+ * lacks what needs a recorded grant until reconnected, never the connection itself.
+ */
+async function debugScopes(token: string, app?: { clientId: string; clientSecret: string } | null) {
+  const inspectors = [token, ...(app ? [`TH|${app.clientId}|${app.clientSecret}`] : [])];
+  for (const inspector of inspectors) {
+    const q = new URLSearchParams({ input_token: token, access_token: inspector });
+    const res = await request<{ data?: { scopes?: unknown } }>(
+      'threads',
+      `${api('/v1.0/debug_token')}?${q}`,
+      {
+        method: 'GET',
+      },
+    ).catch(() => null);
+    const scopes = res?.status === 200 ? res.body.data?.scopes : undefined;
+    if (Array.isArray(scopes)) return scopes.filter((s): s is string => typeof s === 'string');
+  }
+  return null;
+}
+
 async function me(token: string, credentials: Credentials) {
   const [user, insights] = await Promise.all([
     get<Me>('/me?fields=id,username,name,threads_profile_picture_url', token),
@@ -89,8 +112,11 @@ export const connect: OAuthConnect = {
       pkce: false,
       scopeSeparator: ',',
     }),
-  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights'],
+  // threads_manage_replies: replies (a thread's items, the first comment); a person may decline it.
+  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights', 'threads_manage_replies'],
   required: ['threads_basic', 'threads_content_publish'],
+  grantedScopes: (tokens, app) => debugScopes(tokens.access_token, app),
+  scopesOf: (credentials, app) => debugScopes(accessToken('threads', credentials), app),
   async afterExchange(tokens, app) {
     const long = await getToken(
       '/access_token',

@@ -1,4 +1,13 @@
-import { connectApi, type OAuthConnect, oauthCredentials, oauthServer, platformAccount } from '../connect.ts';
+import {
+  accessToken,
+  connectApi,
+  getJson,
+  type OAuthConnect,
+  oauthCredentials,
+  oauthServer,
+  platformAccount,
+} from '../connect.ts';
+import { platformUrl } from '../http.ts';
 import type { Credentials } from '../types.ts';
 
 // YouTube: Google's OAuth 2.0 for web server apps with PKCE, offline access (a refresh token; Google
@@ -13,10 +22,12 @@ interface Channel {
 }
 
 const get = connectApi('youtube', 'https://www.googleapis.com/youtube/v3');
-const SCOPES = [
+const REQUIRED = [
   'https://www.googleapis.com/auth/youtube.upload',
   'https://www.googleapis.com/auth/youtube.readonly',
 ];
+/** commentThreads.insert (the first comment) needs youtube.force-ssl; a person may decline it. */
+const SCOPES = [...REQUIRED, 'https://www.googleapis.com/auth/youtube.force-ssl'];
 
 const account = (c: Channel, credentials: Credentials) =>
   platformAccount(credentials, {
@@ -41,7 +52,7 @@ export const connect: OAuthConnect = {
       authorizeParams: { access_type: 'offline', prompt: 'consent', include_granted_scopes: 'true' },
     }),
   scopes: SCOPES,
-  required: SCOPES,
+  required: REQUIRED,
   async accounts(tokens) {
     const body = await get<{ items?: Channel[] }>(
       '/channels?part=snippet,statistics&mine=true',
@@ -55,6 +66,15 @@ export const connect: OAuthConnect = {
     const channel = body.items?.[0];
     if (!channel) throw new Error(`youtube: no channel ${credentials.account_id}`);
     return account(channel, credentials);
+  },
+  // Google's tokeninfo endpoint names an access token's scopes (space-separated), for pasted tokens.
+  async scopesOf(credentials) {
+    const q = new URLSearchParams({ access_token: accessToken('youtube', credentials) });
+    const info = await getJson<{ scope?: unknown }>(
+      'youtube',
+      `${platformUrl('youtube', 'https://oauth2.googleapis.com/tokeninfo')}?${q}`,
+    );
+    return typeof info.scope === 'string' ? info.scope.split(' ').filter(Boolean) : null;
   },
   refresh: 'oauth',
   revokesAuthorization: true,
