@@ -67,6 +67,7 @@ function jsonSchema(
 }
 
 const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost']);
+const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['validatePost']);
 /** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads). */
 const OPEN_WORLD: ReadonlySet<string> = new Set([
   'publishPost',
@@ -112,7 +113,8 @@ function toolOf(op: Operation): ToolSpec {
         'Optional Idempotency-Key: retrying with the same key and arguments within 24 h returns the first result instead of creating a second post.',
     };
   }
-  const readOnly = op.method === 'GET';
+  // validatePost checks a body and writes nothing: read-only for an agent, though it is a POST.
+  const readOnly = op.method === 'GET' || READ_ONLY_POSTS.has(op.id);
   const name = snake(op.id);
   const title = op.summary;
   const body$ = body as (Json & { description?: string; $defs?: Json }) | undefined;
@@ -147,7 +149,11 @@ function toolOf(op: Operation): ToolSpec {
         readOnlyHint: readOnly,
         destructiveHint: DESTRUCTIVE.has(op.id),
         idempotentHint:
-          readOnly || op.method === 'DELETE' || op.method === 'PATCH' || contract.idempotent === true,
+          readOnly ||
+          op.method === 'DELETE' ||
+          op.method === 'PUT' ||
+          op.method === 'PATCH' ||
+          contract.idempotent === true,
         openWorldHint: OPEN_WORLD.has(op.id),
       },
     },

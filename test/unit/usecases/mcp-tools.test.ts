@@ -30,6 +30,7 @@ const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; o
   ['reschedule_post', { destructive: false, idempotent: true, openWorld: false }],
   ['delete_post', { destructive: true, idempotent: true, openWorld: false }],
   ['publish_post', { destructive: true, idempotent: false, openWorld: true }],
+  ['update_post', { destructive: false, idempotent: true, openWorld: false }],
   ['create_webhook_endpoint', { destructive: false, idempotent: false, openWorld: false }],
   ['update_webhook_endpoint', { destructive: false, idempotent: true, openWorld: false }],
   ['delete_webhook_endpoint', { destructive: true, idempotent: true, openWorld: false }],
@@ -116,6 +117,7 @@ describe('input schemas', () => {
       'reschedule_post',
       'delete_post',
       'publish_post',
+      'update_post',
       'update_webhook_endpoint',
       'delete_webhook_endpoint',
       'test_webhook_endpoint',
@@ -231,9 +233,11 @@ describe('input schemas', () => {
   });
 });
 
+const readsOnly = (t: ToolSpec) => t.op.method === 'GET' || t.name === 'validate_post';
+
 describe('annotations', () => {
-  it.each(allTools().filter((t) => t.op.method === 'GET'))(
-    '$name (GET) is read-only, not destructive, idempotent',
+  it.each(allTools().filter(readsOnly))(
+    '$name (GET, or validate_post) is read-only, not destructive, idempotent',
     (t) => {
       expect(t.tool.annotations).toEqual({
         title: t.op.summary,
@@ -257,7 +261,7 @@ describe('annotations', () => {
 
   it('covers every tool with the GET rule or the table above', () => {
     const gets = allTools()
-      .filter((t) => t.op.method === 'GET')
+      .filter(readsOnly)
       .map((t) => t.name);
     expect([...gets, ...WRITE_HINTS.map(([n]) => n)].sort()).toEqual([...MCP_TOOL_NAMES].sort());
   });
@@ -316,6 +320,8 @@ describe('visibleTools', () => {
       'complete_media_upload',
       'create_post',
       'reschedule_post',
+      'update_post',
+      'validate_post',
     ]);
     expect(names(visible(['webhooks:read', 'channels:read'], true))).toEqual([
       'list_channels',
