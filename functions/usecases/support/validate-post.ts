@@ -2,6 +2,7 @@ import type { ChannelRecord } from '#core/accounts';
 import type { FieldError } from '#core/errors';
 import { isId } from '#core/ids';
 import { type MediaAssetRecord, mediaIdFromUrl } from '#core/media';
+import { checkMediaFacts } from '#core/media-limits';
 import { checkVariant } from '#core/platforms';
 import { duplicateChannelErrors } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
@@ -69,6 +70,10 @@ export function validatePostInput(input: Pick<CreatePostInput, 'variants'>, ctx:
           code: 'media_type_mismatch',
           message: `The asset is ${asset.kind}.`,
         });
+      } else {
+        // What the platform takes, from the probed facts (core/media-limits.ts).
+        const carousel = (v.media ?? []).length > 1;
+        errors.push(...checkMediaFacts(channel.platform, asset, `/variants/${i}/media/${j}`, { carousel }));
       }
     });
     errors.push(...checkVariant(channel.platform, v, `/variants/${i}`));
