@@ -345,7 +345,7 @@ describe('validatePost', () => {
     expect(after.posts_per_month).toBe(before.posts_per_month);
   });
 
-  it('warns about a channel that needs reconnecting and about approval', async () => {
+  it('warns that the workspace requires approval', async () => {
     const w = await workspace(['mastodon']);
     await cliOk('settings', 'set', '--org', w.orgId, '--by', w.ownerId, '--approval-required', 'on');
     const res = await api<Validation>('POST', '/v1/posts/validate', {
