@@ -15,6 +15,10 @@ export interface OperationDoc {
   errors: ProblemCode[];
   /** Honours an Idempotency-Key header. */
   idempotent?: boolean;
+  /** Answers the post's `ETag` (its version). */
+  etag?: boolean;
+  /** Honours `If-Match` (412 precondition_failed on a mismatch). */
+  ifMatch?: boolean;
 }
 
 export const operationDocs = {
@@ -59,6 +63,7 @@ export const operationDocs = {
     description:
       'A post with its variants and latest per-channel delivery outcomes; poll it to track delivery. The `ETag` header names this version of the post: send it as `If-Match` to updatePost, reschedulePost, publishPost or deletePost to act only on the post as you read it.',
     errors: ['resource_not_found'],
+    etag: true,
   },
   reschedulePost: {
     description:
@@ -70,6 +75,8 @@ export const operationDocs = {
       'precondition_failed',
       'payload_too_large',
     ],
+    etag: true,
+    ifMatch: true,
   },
   deletePost: {
     description:
@@ -81,6 +88,7 @@ export const operationDocs = {
       'resource_conflict',
       'precondition_failed',
     ],
+    ifMatch: true,
   },
   publishPost: {
     description:
@@ -92,6 +100,8 @@ export const operationDocs = {
       'resource_conflict',
       'precondition_failed',
     ],
+    etag: true,
+    ifMatch: true,
   },
   updatePost: {
     description:
@@ -103,6 +113,8 @@ export const operationDocs = {
       'precondition_failed',
       'payload_too_large',
     ],
+    etag: true,
+    ifMatch: true,
   },
   validatePost: {
     description:
