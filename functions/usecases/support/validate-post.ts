@@ -27,7 +27,9 @@ export function contentIds(input: Pick<CreatePostInput, 'variants'>): {
   const mediaIds = [
     ...new Set(
       input.variants.flatMap((v) =>
-        (v.media ?? []).map((m) => mediaIdFromUrl(m.url)).filter((id) => id !== null),
+        [...(v.media ?? []), ...threadOf(v).flatMap((t) => t.media ?? [])]
+          .map((m) => mediaIdFromUrl(m.url))
+          .filter((id) => id !== null),
       ),
     ),
   ];
@@ -55,28 +57,52 @@ export function validatePostInput(input: Pick<CreatePostInput, 'variants'>, ctx:
       });
       return;
     }
-    (v.media ?? []).forEach((m, j) => {
-      const id = mediaIdFromUrl(m.url);
-      const asset = id ? ctx.media.get(id) : undefined;
-      if (asset?.status !== 'ready' || asset.url !== m.url) {
-        errors.push({
-          pointer: `/variants/${i}/media/${j}/url`,
-          code: 'unknown_media',
-          message: 'Use the url of a ready media asset of this organization.',
-        });
-      } else if (asset.kind !== m.type) {
-        errors.push({
-          pointer: `/variants/${i}/media/${j}/type`,
-          code: 'media_type_mismatch',
-          message: `The asset is ${asset.kind}.`,
-        });
-      } else {
-        // What the platform takes, from the probed facts (core/media-limits.ts).
-        const carousel = (v.media ?? []).length > 1;
-        errors.push(...checkMediaFacts(channel.platform, asset, `/variants/${i}/media/${j}`, { carousel }));
-      }
-    });
+    checkMedia(v.media ?? [], `/variants/${i}`, channel, ctx, errors);
+    threadOf(v).forEach((item, j) =>
+      checkMedia(item.media ?? [], `/variants/${i}/thread/${j}`, channel, ctx, errors),
+    );
     errors.push(...checkVariant(channel.platform, v, `/variants/${i}`));
   });
   return errors;
+}
+
+interface MediaItem {
+  url: string;
+  type: string;
+}
+
+/** A variant's thread items (absent until variants take threads); their media are checked as the root's. */
+const threadOf = (v: object): ReadonlyArray<{ media?: readonly MediaItem[] | undefined }> =>
+  (v as { thread?: ReadonlyArray<{ media?: readonly MediaItem[] }> }).thread ?? [];
+
+/** The media items under `base`: ready assets of this org, of the kind given, that the platform takes. */
+function checkMedia(
+  items: readonly MediaItem[],
+  base: string,
+  channel: ChannelRecord,
+  ctx: PostContent,
+  errors: FieldError[],
+): void {
+  items.forEach((m, j) => {
+    const id = mediaIdFromUrl(m.url);
+    const asset = id ? ctx.media.get(id) : undefined;
+    if (asset?.status !== 'ready' || asset.url !== m.url) {
+      errors.push({
+        pointer: `${base}/media/${j}/url`,
+        code: 'unknown_media',
+        message: 'Use the url of a ready media asset of this organization.',
+      });
+    } else if (asset.kind !== m.type) {
+      errors.push({
+        pointer: `${base}/media/${j}/type`,
+        code: 'media_type_mismatch',
+        message: `The asset is ${asset.kind}.`,
+      });
+    } else {
+      // What the platform takes, from the probed facts (core/media-limits.ts).
+      errors.push(
+        ...checkMediaFacts(channel.platform, asset, `${base}/media/${j}`, { carousel: items.length > 1 }),
+      );
+    }
+  });
 }
