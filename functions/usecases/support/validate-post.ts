@@ -58,9 +58,8 @@ export function validatePostInput(input: Pick<CreatePostInput, 'variants'>, ctx:
       return;
     }
     checkMedia(v.media ?? [], `/variants/${i}`, channel, ctx, errors);
-    threadOf(v).forEach((item, j) =>
-      checkMedia(item.media ?? [], `/variants/${i}/thread/${j}`, channel, ctx, errors),
-    );
+    for (const [j, item] of threadOf(v).entries())
+      checkMedia(item.media ?? [], `/variants/${i}/thread/${j}`, channel, ctx, errors);
     errors.push(...checkVariant(channel.platform, v, `/variants/${i}`));
   });
   return errors;
