@@ -20,9 +20,9 @@ import { auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
 import { updatePost } from '#usecases/update-post';
 
 // The console's posts: the list (by status and channel), a post with its deliveries, the posts
-// waiting for approval, and a person's acts on a post — reschedule, publish now, delete — through
-// the API's own use cases and rules (the dangerous-operations toggle included), on the post as
-// its page showed it, unmetered (a person is not an API client), audited.
+// waiting for approval, and a person's acts on a post — reschedule, publish now, delete, edit its
+// texts — through the API's own use cases and rules (the dangerous-operations toggle included), on
+// the post as its page showed it, unmetered (a person is not an API client), audited.
 
 /** Posts per page, the API's default. */
 export const POSTS_PAGE = 25;

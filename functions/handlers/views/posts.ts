@@ -11,8 +11,9 @@ import { dataTable } from './table.ts';
 
 // Posts: the list (filters by status and channel in a GET form, paged by the API's cursor), a post
 // with its variants, schedule and per-channel outcome, and the acts of owners and admins: approve,
-// reject (its own page, with the reason), reschedule, publish now and delete (its own confirmation
-// page). Every act's form carries the version and status the page showed.
+// reject (its own page, with the reason), reschedule, publish now, delete (its own confirmation
+// page) and edit the texts (its own form page). Every act's form carries the version and status
+// the page showed.
 
 export const POSTS_PATH = `${CONSOLE_PATH}/posts`;
 export const postPath = (id: string) => `${POSTS_PATH}/${encodeURIComponent(id)}`;
