@@ -39,6 +39,8 @@ export interface ToolSpec {
 
 /** createPost's Idempotency-Key header, as an argument. */
 export const IDEMPOTENCY_ARG = 'idempotency_key';
+/** The If-Match header of the post writes, as an argument (the ETag get_post's result carries in `_meta`). */
+export const IF_MATCH_ARG = 'if_match';
 /** createPost's field that needs the toggle; hidden from the schema while it is off. */
 export const PUBLISH_NOW = 'publish_now';
 
@@ -114,6 +116,15 @@ function toolOf(op: Operation): ToolSpec {
     };
   }
   // validatePost checks a body and writes nothing: read-only for an agent, though it is a POST.
+  if (contract.ifMatch) {
+    properties[IF_MATCH_ARG] = {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      description:
+        'Optional: the post\'s ETag as get_post gave it (its result\'s _meta.etag, like "7"). The call then acts only on the post as you read it; a post changed since answers precondition_failed and is left as it is.',
+    };
+  }
   const readOnly = op.method === 'GET' || READ_ONLY_POSTS.has(op.id);
   const name = snake(op.id);
   const title = op.summary;
@@ -201,6 +212,9 @@ export function toRequest(
   const key = rest[IDEMPOTENCY_ARG];
   if (key !== undefined && key !== null) headers['idempotency-key'] = String(key);
   delete rest[IDEMPOTENCY_ARG];
+  const ifMatch = rest[IF_MATCH_ARG];
+  if (ifMatch !== undefined && ifMatch !== null) headers['if-match'] = String(ifMatch);
+  delete rest[IF_MATCH_ARG];
   const query: Record<string, string> = {};
   if (!spec.hasBody) {
     for (const [k, v] of Object.entries(rest)) if (v !== undefined && v !== null) query[k] = String(v);

@@ -202,6 +202,7 @@ describe('input schemas', () => {
       properties: {
         id: { type: 'string', description: 'The post id.' },
         scheduled_at: { type: 'string', format: 'date-time' },
+        if_match: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 1024 }),
       },
       required: ['id', 'scheduled_at'],
       additionalProperties: false,
@@ -470,6 +471,27 @@ describe('toRequest', () => {
     const req = toRequest(spec('create_post'), { variants: [], draft: true, idempotency_key: 'retry-42' });
     expect(req.headers).toEqual({ 'idempotency-key': 'retry-42' });
     expect(req.body).toEqual({ variants: [], draft: true });
+  });
+
+  it('sends if_match as the If-Match header of the post writes that honour it, and offers it on those only', () => {
+    const put = toRequest(spec('update_post'), { id: 'post_3', variants: [], if_match: '"7"' });
+    expect(put).toEqual({
+      path: '/v1/posts/post_3',
+      query: {},
+      body: { variants: [] },
+      headers: { 'if-match': '"7"' },
+    });
+    const del = toRequest(spec('delete_post'), { id: 'post_3', if_match: '*' });
+    expect(del).toEqual({
+      path: '/v1/posts/post_3',
+      query: {},
+      body: undefined,
+      headers: { 'if-match': '*' },
+    });
+    const offered = allTools()
+      .filter((t) => 'if_match' in (t.tool.inputSchema.properties as Record<string, unknown>))
+      .map((t) => t.name);
+    expect(offered).toEqual(['reschedule_post', 'delete_post', 'publish_post', 'update_post']);
   });
 
   it('leaves the arguments it was given untouched', () => {
