@@ -12,6 +12,7 @@ import {
   dangerous,
   failPlatform,
   inDays,
+  mcpClient,
   type Workspace,
   waitForPost,
   workspace,
@@ -287,6 +288,30 @@ describe('updatePost', () => {
       body: { variants: variants('d2') },
     });
     expect(draftEdited.body.status).toBe('draft');
+  });
+});
+
+describe('through MCP', () => {
+  it('update_post with the ETag get_post gave (its _meta), then refused with that stale one', async () => {
+    const { post } = await create({ variants: both('mcp first'), draft: true });
+    const client = await mcpClient(ws.key, 'edit-e2e');
+    const read = await client.callTool({ name: 'get_post', arguments: { id: post.id } });
+    const etag = (read._meta as { etag?: string } | undefined)?.etag;
+    expect(etag).toMatch(/^"\d+"$/);
+    const ok = await client.callTool({
+      name: 'update_post',
+      arguments: { id: post.id, variants: both('mcp second'), if_match: etag },
+    });
+    expect(ok.isError, JSON.stringify(ok.content)).toBeFalsy();
+    expect((ok._meta as { etag?: string }).etag).not.toBe(etag);
+    const stale = await client.callTool({
+      name: 'update_post',
+      arguments: { id: post.id, variants: both('mcp third'), if_match: etag },
+    });
+    expect(stale.isError).toBe(true);
+    expect((stale.structuredContent as { code: string }).code).toBe('precondition_failed');
+    const now = await api<Post>('GET', `/v1/posts/${post.id}`, { key: ws.key });
+    expect(now.body.variants.map((v) => v.body)).toEqual(['mcp second', 'mcp second']);
   });
 });
 
