@@ -15,7 +15,7 @@ import {
 
 export { CONSOLE_PATH, type Feature, type QueueName, SCOPES, type Scope };
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /** What a function may touch; the stack turns it into least-privilege grants. */
 export interface Access {
@@ -181,6 +181,28 @@ export const operations: readonly Operation[] = [
     summary: 'Publish a post now',
     tag: 'Posts',
     access: { table: 'RW' },
+  },
+  {
+    id: 'updatePost',
+    method: 'PUT',
+    path: '/v1/posts/{id}',
+    scope: 'posts:write',
+    entry: 'functions/handlers/update-post.ts',
+    summary: "Replace a post's content (title, body, variants)",
+    tag: 'Posts',
+    access: { table: 'RW' },
+  },
+  {
+    // A literal path: API Gateway prefers it to /v1/posts/{id}, and no POST route has that shape.
+    id: 'validatePost',
+    method: 'POST',
+    path: '/v1/posts/validate',
+    scope: 'posts:write',
+    entry: 'functions/handlers/validate-post.ts',
+    summary: 'Check a createPost body without creating anything',
+    tag: 'Posts',
+    // Reads the org, the channels and the media; writes only the request's admission.
+    access: { table: 'RO' },
   },
   {
     id: 'getAnalytics',

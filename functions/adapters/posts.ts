@@ -105,6 +105,38 @@ export async function loadPostContext(
   return { org: org ? fromItem<Org>(org) : null, channels, media };
 }
 
+/** updatePost's read: the org, the post, and the channels and media its new content names, in one round trip. */
+export async function loadPostForEdit(
+  orgId: string,
+  postId: string,
+  channelIds: string[],
+  mediaIds: string[],
+): Promise<{
+  org: Org | null;
+  post: PostRecord | null;
+  channels: Map<string, ChannelRecord>;
+  media: Map<string, MediaAssetRecord>;
+}> {
+  const [org, post, ...found] = await batchGet([
+    keys.org(orgId),
+    keys.post(orgId, postId),
+    ...channelIds.map((id) => keys.channel(orgId, id)),
+    ...mediaIds.map((id) => keys.media(orgId, id)),
+  ]);
+  const channels = new Map<string, ChannelRecord>();
+  const media = new Map<string, MediaAssetRecord>();
+  for (const item of found) {
+    if (item?.entity === 'channel') channels.set(item.id as string, fromItem<ChannelRecord>(item));
+    if (item?.entity === 'media') media.set(item.id as string, fromItem<MediaAssetRecord>(item));
+  }
+  return {
+    org: org ? fromItem<Org>(org) : null,
+    post: post ? fromItem<PostRecord>(post) : null,
+    channels,
+    media,
+  };
+}
+
 /**
  * Whether a failed insertPost/updatePost/removePost may have landed all the same: an earlier SDK
  * attempt may have applied it and its answer been lost. False only when that is excluded.

@@ -15,6 +15,10 @@ export interface OperationDoc {
   errors: ProblemCode[];
   /** Honours an Idempotency-Key header. */
   idempotent?: boolean;
+  /** Answers the post's `ETag` (its version). */
+  etag?: boolean;
+  /** Honours `If-Match` (412 precondition_failed on a mismatch). */
+  ifMatch?: boolean;
 }
 
 export const operationDocs = {
@@ -57,23 +61,65 @@ export const operationDocs = {
   },
   getPost: {
     description:
-      'A post with its variants and latest per-channel delivery outcomes; poll it to track delivery.',
+      'A post with its variants and latest per-channel delivery outcomes; poll it to track delivery. The `ETag` header names this version of the post: send it as `If-Match` to updatePost, reschedulePost, publishPost or deletePost to act only on the post as you read it.',
     errors: ['resource_not_found'],
+    etag: true,
   },
   reschedulePost: {
     description:
-      'Moves a draft (with variants), scheduled or failed post to a new future `scheduled_at`. Published, publishing and needs_approval posts answer 409.',
-    errors: ['invalid_request', 'resource_not_found', 'resource_conflict', 'payload_too_large'],
+      'Moves a draft (with variants), scheduled or failed post to a new future `scheduled_at`. Published, publishing and needs_approval posts answer 409. Honours `If-Match` (412 when the post changed since).',
+    errors: [
+      'invalid_request',
+      'resource_not_found',
+      'resource_conflict',
+      'precondition_failed',
+      'payload_too_large',
+    ],
+    etag: true,
+    ifMatch: true,
   },
   deletePost: {
     description:
-      'Removes a post (needs the Dangerous AI operations toggle). A publishing post answers 409. Content already published on a platform is not retracted.',
-    errors: ['dangerous_ops_disabled', 'resource_not_found', 'resource_conflict'],
+      'Removes a post (needs the Dangerous AI operations toggle). A publishing post answers 409. Content already published on a platform is not retracted. Honours `If-Match` (412 when the post changed since).',
+    errors: [
+      'invalid_request',
+      'dangerous_ops_disabled',
+      'resource_not_found',
+      'resource_conflict',
+      'precondition_failed',
+    ],
+    ifMatch: true,
   },
   publishPost: {
     description:
-      'Publishes a draft, scheduled or failed post now (needs the Dangerous AI operations toggle); delivery continues in the background, read it with getPost. A publishing post is accepted as-is; a published one answers 409. Republishing a failed post re-sends only the channels that did not publish.',
-    errors: ['dangerous_ops_disabled', 'resource_not_found', 'resource_conflict'],
+      'Publishes a draft, scheduled or failed post now (needs the Dangerous AI operations toggle); delivery continues in the background, read it with getPost. A publishing post is accepted as-is; a published one answers 409. Republishing a failed post re-sends only the channels that did not publish. Honours `If-Match` (412 when the post changed since).',
+    errors: [
+      'invalid_request',
+      'dangerous_ops_disabled',
+      'resource_not_found',
+      'resource_conflict',
+      'precondition_failed',
+    ],
+    etag: true,
+    ifMatch: true,
+  },
+  updatePost: {
+    description:
+      "Replaces the title, body and variants of a draft, scheduled, failed or needs_approval post (absent title/body become null; `variants` is required and checked as createPost checks it); the schedule is untouched. Publishing and published posts answer 409; so does a failed post's variant for a channel that already published (it must be given unchanged). With approval required, changing a scheduled or needs_approval post sends it (back) to needs_approval. The same content again changes nothing. Send `If-Match` with getPost's ETag to refuse (412) a post changed since you read it.",
+    errors: [
+      'invalid_request',
+      'resource_not_found',
+      'resource_conflict',
+      'precondition_failed',
+      'payload_too_large',
+    ],
+    etag: true,
+    ifMatch: true,
+  },
+  validatePost: {
+    description:
+      'Checks a createPost body as createPost would (modes, schedule, channels, media assets and their probed size, duration and aspect ratio against each platform, text and options) and answers `valid`, the `errors` createPost would refuse it for, and `warnings` (e.g. a time less than a minute away, a channel that needs reconnecting, approval required). Creates nothing and counts no post; a body that breaks the schema is refused with 400 as createPost refuses it.',
+    errors: ['invalid_request', 'payload_too_large'],
   },
   getAnalytics: {
     description:

@@ -68,6 +68,25 @@ export const ReschedulePostBody = /* @__PURE__ */ once(() =>
   }),
 );
 
+const buildUpdatePostBody = () =>
+  meta(
+    z.strictObject({
+      variants: z.array(VariantInput()).check(z.maxLength(LIMITS.variants)),
+      title: z.optional(z.nullable(z.string().check(z.maxLength(LIMITS.title)))),
+      body: z.optional(z.nullable(z.string().check(z.maxLength(LIMITS.postBody)))),
+    }),
+    {
+      id: 'UpdatePostRequest',
+      description:
+        "The post's whole content: `variants` (required; each checked as createPost checks it), `title` and `body` (absent: null). The schedule is not part of it (reschedulePost changes it).",
+      example: {
+        variants: [{ channel_id: 'ch_01JD0000000000000000000000', body: 'Hello from Herald (fixed)' }],
+      },
+    },
+  );
+export const UpdatePostBody = /* @__PURE__ */ once(buildUpdatePostBody);
+export type UpdatePostInput = z.infer<ReturnType<typeof buildUpdatePostBody>>;
+
 const limitParam = () => z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(PAGE_SIZE.max)));
 const afterParam = () => z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
 
@@ -205,6 +224,9 @@ export const requests = {
   reschedulePost: { body: ReschedulePostBody },
   deletePost: { query: NoQuery },
   publishPost: { query: NoQuery },
+  updatePost: { body: UpdatePostBody },
+  // A createPost body, checked as createPost checks it; a body that breaks its schema is a 400.
+  validatePost: { body: CreatePostBody },
   getAnalytics: { query: NoQuery },
   getUsage: { query: NoQuery },
   listWebhookEndpoints: { query: PageQuery },

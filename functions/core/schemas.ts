@@ -404,3 +404,17 @@ export const WebhookDeliveryList = page(WebhookDelivery, {
   id: 'WebhookDeliveryList',
   description: `A page of the endpoint's delivery log, the most recently attempted first (kept ${DELIVERY_LOG_DAYS} days; an event attempted again while you page moves to the top).`,
 });
+
+/** One finding of validatePost: where, what (a stable code), and why. */
+export const PostCheck = meta(z.object({ pointer: z.string(), code: z.string(), detail: z.string() }), {
+  id: 'PostCheck',
+});
+
+export const PostValidation = meta(
+  z.object({ valid: z.boolean(), errors: z.array(PostCheck), warnings: z.array(PostCheck) }),
+  {
+    id: 'PostValidation',
+    description:
+      '`valid`: createPost would accept this body now (no errors). `errors` are what it would refuse (the codes of validation_failed); `warnings` do not stop it but are worth knowing before scheduling.',
+  },
+);

@@ -6,17 +6,21 @@ import { approvalsPage } from '#handlers/views/approvals';
 import { type MessageCode, messageOf, withMessage } from '#handlers/views/layout';
 import {
   deletePage,
+  editPage,
   POST_FIELDS,
   POSTS_PATH,
   postPage,
   postPath,
   postsPage,
   rejectPage,
+  variantField,
 } from '#handlers/views/posts';
 import { requireEnv } from '#shared/config';
 import { type ConsoleAnswer, pageAnswer, redirectAnswer } from '#shared/console';
 import { approvePost, rejectPost, type Shown } from '#usecases/approvals';
 import {
+  EditRefused,
+  editTexts,
   getPostDetails,
   listApprovals,
   listPostsOf,
@@ -32,7 +36,7 @@ import {
 
 const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
 
-const ACTS = ['reschedule', 'publish', 'delete', 'approve', 'reject'] as const;
+const ACTS = ['reschedule', 'publish', 'delete', 'approve', 'reject', 'edit'] as const;
 type Act = (typeof ACTS)[number];
 
 const statusOf = (v: string | null): PostStatus | undefined =>
@@ -52,6 +56,30 @@ export function scheduledAtOf(value: string): string | null {
   if (!m) return null;
   const at = Date.parse(`${m[1]}T${m[2]}${m[3] ?? ':00'}Z`);
   return Number.isNaN(at) ? null : new Date(at).toISOString();
+}
+
+/** The edit form's texts: title and body (blank: none), and each variant's text by channel. */
+function editedOf(form: URLSearchParams) {
+  const variants = new Map<string, string>();
+  for (const [name, value] of form) if (name.startsWith('variant:')) variants.set(name.slice(8), value);
+  const text = (name: string) => (form.get(name) ?? '').trim();
+  return {
+    values: { title: form.get('title') ?? '', body: form.get('body') ?? '', variants },
+    texts: { title: text('title') || null, body: text('body') || null, variants },
+  };
+}
+
+/** The API's field errors (pointers) as the edit form's (field ids). */
+function editErrors(fields: readonly { pointer: string; message: string }[]) {
+  return fields.map((e) => {
+    const variant = /^\/variants\/(\d+)/.exec(e.pointer);
+    const field = variant
+      ? variantField(Number(variant[1]))
+      : e.pointer === '/title'
+        ? POST_FIELDS.title
+        : POST_FIELDS.body;
+    return { field, message: e.message };
+  });
 }
 
 const details = (signedIn: SignedIn, postId: string, now: Date) =>
@@ -109,10 +137,14 @@ export const { handler } = consolePage('consolePosts', {
       const [frame, found] = await Promise.all([frameOf(signedIn), details(signedIn, params.id ?? '', now)]);
       const act = query.get('act');
       const canAct = canActOnPosts(signedIn.user.role);
-      if (act === 'reject' || act === 'delete') {
+      if (act === 'reject' || act === 'delete' || act === 'edit') {
         if (!canAct) throw new ActError('Only owners and admins act on posts.', 'forbidden');
         return pageAnswer(
-          act === 'reject' ? rejectPage({ frame, details: found }) : deletePage({ frame, details: found }),
+          act === 'reject'
+            ? rejectPage({ frame, details: found })
+            : act === 'edit'
+              ? editPage({ frame, details: found })
+              : deletePage({ frame, details: found }),
         );
       }
       return pageAnswer(postPage({ frame, details: found, canAct, message: messageOf(query) }));
@@ -191,6 +223,21 @@ export const { handler } = consolePage('consolePosts', {
               );
             }
             return done('post_rescheduled');
+          }
+          case 'edit': {
+            const { values, texts } = editedOf(form);
+            try {
+              await editTexts({ ...base, texts });
+            } catch (err) {
+              if (!(err instanceof ActError && err.kind === 'invalid')) throw err;
+              const [frame, found] = await Promise.all([frameOf(signedIn), details(signedIn, postId, now)]);
+              const errors =
+                err instanceof EditRefused
+                  ? editErrors(err.fields)
+                  : [{ field: POST_FIELDS.body, message: err.message }];
+              return pageAnswer(editPage({ frame, details: found, values, errors }), { status: 400 });
+            }
+            return done('post_edited');
           }
           case 'publish':
             await publishNow(base);

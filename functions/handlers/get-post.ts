@@ -1,7 +1,9 @@
+import { etagOf } from '#core/etag';
 import { NoQuery } from '#core/requests';
-import { apiHandler, ok } from '#handlers/support/api';
-import { getPostById } from '#usecases/get-post';
+import { apiHandler } from '#handlers/support/api';
+import { readPost } from '#usecases/get-post';
 
-export const { handler, impl } = apiHandler('getPost', { query: NoQuery }, ({ auth, params }) =>
-  ok(getPostById(auth.orgId, params.id ?? '')),
-);
+export const { handler, impl } = apiHandler('getPost', { query: NoQuery }, async ({ auth, params }) => {
+  const { post, version } = await readPost(auth.orgId, params.id ?? '');
+  return { status: 200, body: post, headers: { etag: etagOf(version) } };
+});

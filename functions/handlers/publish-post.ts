@@ -1,18 +1,31 @@
+import { checkIfMatch, etagOf, parseIfMatch } from '#core/etag';
 import { NoQuery } from '#core/requests';
-import { apiHandler, ok } from '#handlers/support/api';
+import { apiHandler } from '#handlers/support/api';
 import { publishPost } from '#usecases/publish-post';
 
 export const { handler, impl } = apiHandler(
   'publishPost',
   { query: NoQuery },
-  ({ auth, params, now, admitted }) =>
-    ok(
-      publishPost(auth.orgId, params.id ?? '', now, {
-        admitted,
-        postsPerMonth: auth.limits.posts_per_month,
-      }),
-      202,
-    ),
+  async ({ auth, params, headers, now, admitted }) => {
+    const ifMatch = parseIfMatch(headers['if-match']);
+    let version: number | undefined;
+    const res = await publishPost(
+      auth.orgId,
+      params.id ?? '',
+      now,
+      { admitted, postsPerMonth: auth.limits.posts_per_month },
+      // On the post as read; the write is conditioned on that read's version (usecases/support/post-writes.ts).
+      (read) => checkIfMatch(ifMatch, read.version),
+      (v) => {
+        version = v;
+      },
+    );
+    return {
+      status: 202,
+      body: res,
+      headers: version ? { etag: etagOf(version) } : ({} as Record<string, string>),
+    };
+  },
   // Admitted after the read: the gate's write carries the post's count (usecases/publish-post.ts).
   { deferAdmission: true },
 );

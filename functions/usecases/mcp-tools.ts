@@ -39,6 +39,8 @@ export interface ToolSpec {
 
 /** createPost's Idempotency-Key header, as an argument. */
 export const IDEMPOTENCY_ARG = 'idempotency_key';
+/** The If-Match header of the post writes, as an argument (the ETag get_post's result carries in `_meta`). */
+export const IF_MATCH_ARG = 'if_match';
 /** createPost's field that needs the toggle; hidden from the schema while it is off. */
 export const PUBLISH_NOW = 'publish_now';
 
@@ -67,6 +69,7 @@ function jsonSchema(
 }
 
 const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost']);
+const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['validatePost']);
 /** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads). */
 const OPEN_WORLD: ReadonlySet<string> = new Set([
   'publishPost',
@@ -112,7 +115,17 @@ function toolOf(op: Operation): ToolSpec {
         'Optional Idempotency-Key: retrying with the same key and arguments within 24 h returns the first result instead of creating a second post.',
     };
   }
-  const readOnly = op.method === 'GET';
+  // validatePost checks a body and writes nothing: read-only for an agent, though it is a POST.
+  if (contract.ifMatch) {
+    properties[IF_MATCH_ARG] = {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      description:
+        'Optional: the post\'s ETag as get_post gave it (its result\'s _meta.etag, like "7"). The call then acts only on the post as you read it; a post changed since answers precondition_failed and is left as it is.',
+    };
+  }
+  const readOnly = op.method === 'GET' || READ_ONLY_POSTS.has(op.id);
   const name = snake(op.id);
   const title = op.summary;
   const body$ = body as (Json & { description?: string; $defs?: Json }) | undefined;
@@ -147,7 +160,11 @@ function toolOf(op: Operation): ToolSpec {
         readOnlyHint: readOnly,
         destructiveHint: DESTRUCTIVE.has(op.id),
         idempotentHint:
-          readOnly || op.method === 'DELETE' || op.method === 'PATCH' || contract.idempotent === true,
+          readOnly ||
+          op.method === 'DELETE' ||
+          op.method === 'PUT' ||
+          op.method === 'PATCH' ||
+          contract.idempotent === true,
         openWorldHint: OPEN_WORLD.has(op.id),
       },
     },
@@ -195,6 +212,9 @@ export function toRequest(
   const key = rest[IDEMPOTENCY_ARG];
   if (key !== undefined && key !== null) headers['idempotency-key'] = String(key);
   delete rest[IDEMPOTENCY_ARG];
+  const ifMatch = rest[IF_MATCH_ARG];
+  if (ifMatch !== undefined && ifMatch !== null) headers['if-match'] = String(ifMatch);
+  delete rest[IF_MATCH_ARG];
   const query: Record<string, string> = {};
   if (!spec.hasBody) {
     for (const [k, v] of Object.entries(rest)) if (v !== undefined && v !== null) query[k] = String(v);

@@ -125,7 +125,15 @@ export async function callTool(
   }
   const text = res.body ?? '';
   const status = res.statusCode ?? 500;
-  if (status >= 200 && status < 300) return { content: [{ type: 'text', text }], structuredContent: json };
+  if (status >= 200 && status < 300) {
+    // A post's version (its ETag), for the if_match argument of the writes that follow.
+    const etag = res.headers?.etag;
+    return {
+      content: [{ type: 'text', text }],
+      structuredContent: json,
+      ...(typeof etag === 'string' ? { _meta: { etag } } : {}),
+    };
+  }
   return {
     isError: true,
     content: [

@@ -177,7 +177,25 @@ function operationObject(id: OperationId, docsUrl: string): Json {
     });
   }
 
+  if (contract.ifMatch) {
+    parameters.push({
+      name: 'If-Match',
+      in: 'header',
+      required: false,
+      description:
+        "Acts only on the post as you read it: getPost's `ETag` (or a list of them; `*` matches any existing post). A post changed since answers 412 precondition_failed and is left as it is.",
+      schema: { type: 'string', maxLength: 1024 },
+    });
+  }
+
   const successHeaders: Json = { ...requestIdHeader, ...(op.scope ? RATE_LIMIT_HEADERS : {}) };
+  if (contract.etag) {
+    successHeaders.ETag = {
+      description:
+        'This version of the post (a strong tag, e.g. `"7"`); send it as `If-Match` to act only on it.',
+      schema: { type: 'string' },
+    };
+  }
   if (contract.idempotent) {
     successHeaders['Idempotency-Replayed'] = {
       description:

@@ -2,11 +2,13 @@ import { putAudit } from '#adapters/audit-log';
 import { getPostWithOrg } from '#adapters/posts';
 import { anyRole, canActOnPosts, type OrgSettings } from '#core/accounts';
 import type { PostStatus } from '#core/constants';
-import { ApiError } from '#core/errors';
+import { ApiError, type FieldError, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
 import { ActError, type Actor, type AuditAction } from '#core/people';
 import { effectiveLimits } from '#core/plans';
 import { changedSince, type PostRecord } from '#core/posts';
+import { UpdatePostBody } from '#core/requests';
+import { parseOrThrow } from '#core/validation';
 import { type ApiKeyView, listKeys } from '#usecases/api-keys';
 import type { Shown } from '#usecases/approvals';
 import { deletePost } from '#usecases/delete-post';
@@ -15,11 +17,12 @@ import { listPosts } from '#usecases/list-posts';
 import { publishPost } from '#usecases/publish-post';
 import { reschedulePost } from '#usecases/reschedule-post';
 import { auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
+import { updatePost } from '#usecases/update-post';
 
 // The console's posts: the list (by status and channel), a post with its deliveries, the posts
-// waiting for approval, and a person's acts on a post — reschedule, publish now, delete — through
-// the API's own use cases and rules (the dangerous-operations toggle included), on the post as
-// its page showed it, unmetered (a person is not an API client), audited.
+// waiting for approval, and a person's acts on a post — reschedule, publish now, delete, edit its
+// texts — through the API's own use cases and rules (the dangerous-operations toggle included), on
+// the post as its page showed it, unmetered (a person is not an API client), audited.
 
 /** Posts per page, the API's default. */
 export const POSTS_PAGE = 25;
@@ -155,6 +158,59 @@ export async function remove(a: ActArgs) {
   return act(a, 'post_deleted', 'deleting posts', (gate, check) =>
     deletePost(a.orgId, a.postId, gate, check),
   );
+}
+
+/** The texts a person edits on a post's page: its title and body, and each variant's body by channel. */
+export interface EditedTexts {
+  title: string | null;
+  body: string | null;
+  variants: ReadonlyMap<string, string>;
+}
+
+/** The texts were refused by the API's rules: the field errors, by pointer, for the form. */
+export class EditRefused extends ActError {
+  constructor(readonly fields: FieldError[]) {
+    super(fields[0]?.message ?? 'The text is not valid.', 'invalid');
+    this.name = 'EditRefused';
+  }
+}
+
+/**
+ * Edits the texts of a draft, scheduled, failed or needs_approval post (owners and admins), through
+ * updatePost and its rules (the approval reset, a published channel's variant kept), on the post as
+ * its page showed it. Everything else of the post — media, options, threads, first comments — is
+ * given back as it is.
+ */
+export async function editTexts(a: ActArgs & { texts: EditedTexts }) {
+  return act(a, 'post_edited', 'editing posts', async (gate, check) => {
+    const { post } = await getPostWithOrg(a.orgId, a.postId);
+    if (!post)
+      throw new ActError(
+        'This workspace has no such post (it may have been deleted meanwhile).',
+        'not_found',
+      );
+    check(post);
+    const input = {
+      title: a.texts.title,
+      body: a.texts.body,
+      variants: post.variants.map((v) => ({
+        channel_id: v.channel_id,
+        body: a.texts.variants.get(v.channel_id) ?? v.body,
+        media: v.media,
+        options: v.options,
+        ...(v.thread ? { thread: v.thread } : {}),
+        ...(v.first_comment ? { first_comment: v.first_comment } : {}),
+      })),
+    };
+    try {
+      // The API's schema first (lengths), as the API's pipeline would check the body.
+      const parsed = parseOrThrow(UpdatePostBody(), input);
+      return (await updatePost(a.orgId, a.postId, parsed, a.now, gate, { check })).post;
+    } catch (err) {
+      if (err instanceof ValidationError) throw new EditRefused(err.errors ?? []);
+      throw err;
+    }
+  });
 }
 
 type Gate = Parameters<typeof reschedulePost>[4];

@@ -21,6 +21,8 @@ export async function publishPost(
   gate: Gate,
   /** Runs on the post as read, before deciding (the console refuses a post changed since its page). */
   check?: (post: PostRecord) => void,
+  /** Told the post's version once decided (the answer's ETag). */
+  written?: (version: number) => void,
 ) {
   return counting(
     orgId,
@@ -33,9 +35,11 @@ export async function publishPost(
         const decision = decidePublish(post, org.settings, now);
         if ('unchanged' in decision) {
           await gate.admitted();
+          written?.(post.version);
           return { id: post.id, status: post.status };
         }
         const result = await quotaAware(() => counter.update(post, decision.change), now);
+        written?.(result.version);
         return { id: result.id, status: result.status };
       }),
     { expect: true },

@@ -23,6 +23,8 @@ export async function reschedulePost(
   gate: Gate,
   /** Runs on the post as read, before deciding (the console refuses a post changed since its page). */
   check?: (post: PostRecord) => void,
+  /** Told the post's version once written (the answer's ETag). */
+  written?: (version: number) => void,
 ) {
   const timeError = checkScheduleTime(scheduledAt, now);
   if (timeError) throw new ValidationError([timeError]);
@@ -34,7 +36,9 @@ export async function reschedulePost(
       if (!post) throw postNotFound();
       check?.(post);
       const next = decideReschedule(post, scheduledAt, settings, now);
-      return toPost(await quotaAware(() => counter.update(post, next), now));
+      const result = await quotaAware(() => counter.update(post, next), now);
+      written?.(result.version);
+      return toPost(result);
     }),
   );
 }

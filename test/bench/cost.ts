@@ -230,6 +230,17 @@ export async function benchCost(): Promise<CostResult> {
     await add('getUsage', () => call('getUsage'));
     await add('getAnalytics', () => call('getAnalytics'));
     await add('reschedulePost', () => call('reschedulePost', { id: warm.id }, { scheduled_at: future(2) }));
+    await add(
+      'updatePost',
+      () =>
+        call(
+          'updatePost',
+          { id: warm.id },
+          { variants: [{ ...variants[0], body: 'Cost model post, edited' }] },
+        ),
+      'scheduled: new text',
+    );
+    await add('validatePost', () => call('validatePost', undefined, { variants, scheduled_at: future(1) }));
     const toPublish = await draft();
     await add('publishPost', () => call('publishPost', { id: toPublish.id }));
     const toDelete = await draft();

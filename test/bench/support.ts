@@ -549,6 +549,22 @@ async function buildWorld(): Promise<ApiWorld> {
     ),
     s('deletePost', 200, { headers: auth, pathParameters: { id: DRAFT.id } }, 'a draft'),
     s(
+      'updatePost',
+      200,
+      {
+        headers: json,
+        pathParameters: { id: DRAFT.id },
+        body: JSON.stringify({ variants: [{ channel_id: CH1.id, body: 'Edited by the bench' }] }),
+      },
+      'a draft: new text',
+    ),
+    s(
+      'validatePost',
+      200,
+      { headers: json, body: postBody({ scheduled_at: fx.daysFromNow(1) }) },
+      'scheduled',
+    ),
+    s(
       'createMediaUpload',
       201,
       {

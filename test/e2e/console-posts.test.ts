@@ -225,11 +225,12 @@ describe('approvals and posts', { timeout: 150_000 }, () => {
     await setUp();
     const id = await agentPost(`console-member-${Date.now()}`, inSeconds(3600));
     const shown = await shownOn(t.admin.page, id);
-    for (const act of ['approve', 'reject', 'reschedule', 'publish', 'delete']) {
+    for (const act of ['approve', 'reject', 'reschedule', 'publish', 'delete', 'edit']) {
       const res = await post(t.member.page, `/console/posts/${id}/${act}`, {
         ...shown,
         reason: 'member says no',
         scheduled_at: '2031-01-01T09:00',
+        [`variant:${channel}`]: 'member edit',
       });
       expect(res.status(), act).toBe(403);
     }
@@ -258,5 +259,73 @@ describe('approvals and posts', { timeout: 150_000 }, () => {
     expect((await getPost(id)).status).toBe('scheduled');
     await checkPage(second);
     await second.close();
+  });
+
+  it("edits a waiting post's text through updatePost: too long is refused by its field, a stale tab is refused", async () => {
+    await setUp();
+    const marker = `console-edit-${Date.now()}`;
+    const id = await agentPost(marker, inSeconds(3600));
+    const first = t.admin.page;
+    await first.goto(at(`/console/posts/${id}`));
+    await first.getByRole('link', { name: 'Edit text…' }).click();
+    await first.waitForURL((u) => u.pathname === `/console/posts/${id}` && u.search === '?act=edit');
+    await checkPage(first, 'post-edit');
+    const second = await t.admin.context.newPage();
+    await second.goto(at(`/console/posts/${id}?act=edit`));
+
+    // Over Mastodon's 500 characters: refused at its field, as typed, nothing changed.
+    const field = first.getByLabel(/^Text for Mastodon/);
+    await field.fill(`${marker} ${'x'.repeat(500)}`);
+    await first.getByRole('button', { name: 'Save' }).click();
+    expect(await first.locator('.error-summary').textContent()).toContain('mastodon allows 500 characters');
+    expect(await first.locator('#edit-variant-0').getAttribute('aria-invalid')).toBe('true');
+    expect(await first.locator('#edit-variant-0').inputValue()).toContain('x'.repeat(500));
+    expect(await api<{ variants: Array<{ body: string }> }>('GET', `/v1/posts/${id}`, { key })).toMatchObject(
+      {
+        body: { variants: [{ body: marker }] },
+      },
+    );
+    await checkPage(first);
+
+    await first.getByLabel(/^Text for Mastodon/).fill(`${marker} (fixed)`);
+    await first.getByLabel('Title (optional)').fill('Launch');
+    await first.getByRole('button', { name: 'Save' }).click();
+    await first.waitForURL((u) => u.searchParams.get('msg') === 'post_edited');
+    expect(await first.locator('.messages').textContent()).toContain('The post is saved with its new text.');
+    const edited = (
+      await api<{ title: string; status: string; variants: Array<{ body: string }> }>(
+        'GET',
+        `/v1/posts/${id}`,
+        { key },
+      )
+    ).body;
+    expect(edited).toMatchObject({
+      title: 'Launch',
+      status: 'needs_approval',
+      variants: [{ body: `${marker} (fixed)` }],
+    });
+    const audit = await cliOk('audit', 'list', '--org', t.orgId);
+    expect(JSON.stringify(audit)).toContain('post_edited');
+
+    // The second tab still shows the version before: refused, saying so, nothing changed.
+    await second.getByLabel(/^Text for Mastodon/).fill(`${marker} (stale)`);
+    await second.getByRole('button', { name: 'Save' }).click();
+    expect(await second.locator('.error-summary').textContent()).toContain(
+      'This post was changed meanwhile. Nothing was done.',
+    );
+    expect((await getPost(id)).status).toBe('needs_approval');
+    expect(
+      (await api<{ variants: Array<{ body: string }> }>('GET', `/v1/posts/${id}`, { key })).body.variants[0]
+        ?.body,
+    ).toBe(`${marker} (fixed)`);
+    await checkPage(second);
+    await second.close();
+
+    // At phone width the form fits.
+    const size = first.viewportSize();
+    await first.setViewportSize({ width: 360, height: 740 });
+    await first.goto(at(`/console/posts/${id}?act=edit`));
+    await checkPage(first);
+    if (size) await first.setViewportSize(size);
   });
 });

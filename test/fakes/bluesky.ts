@@ -225,6 +225,7 @@ export function createFake(): FakeBluesky {
         for (const img of images) {
           if (typeof img.alt !== 'string')
             return 'Invalid app.bsky.feed.post record: Record/embed/images/0 must have the property "alt"';
+          // app.bsky.embed.images lexicon: image blobs maxSize 1000000 (functions/core/media-limits.ts).
           refs.push({ blob: img.image, max: 1_000_000, kind: 'image' });
         }
       } else if (embed.$type === 'app.bsky.embed.video') {

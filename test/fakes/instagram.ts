@@ -1,3 +1,4 @@
+import { imageSize } from 'image-size';
 import {
   checkToken,
   type Downloaded,
@@ -19,7 +20,8 @@ import type { FakeContext, FakePlatform, FakeRequest, FakeResponse } from './ser
 // CAROUSEL parents), GET /{container-id}?fields=status_code,status reports processing
 // (IN_PROGRESS → FINISHED | ERROR; PUBLISHED after POST /{ig-user-id}/media_publish), plus the
 // account's media list (since/until), single media reads, insights, and the documented error codes
-// (9004/2207052 fetch failure, 36001/2207005 format, 9007/2207027 not ready, 9/2207042 publish limit).
+// (9004/2207052 fetch failure, 36001/2207005 format, 36000/2207004 image over 8 MiB, 36003/2207009
+// aspect ratio outside 4:5–1.91:1, 9007/2207027 not ready, 9/2207042 publish limit).
 // Facebook Login (dialog, code and long-lived token exchange, /me, /me/permissions, /me/accounts with
 // instagram_business_account{id,username,profile_picture_url,followers_count}) is served under this fake's
 // prefix as test/fakes/facebook-login.ts describes. The default user manages two Pages; the first is linked
@@ -321,6 +323,27 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
       return graphErrorResponse(36001, 'The image format is not supported.', {
         subcode: 2207005,
         userMsg: 'The image format is not supported. Only JPEG images are supported.',
+      });
+    }
+    // IG User media reference, image specifications: at most 8 MiB, aspect ratio 4:5 to 1.91:1
+    // (Herald checks the same numbers before scheduling: functions/core/media-limits.ts).
+    if (got.bytes.length > 8 * 1024 * 1024) {
+      return graphErrorResponse(36000, 'The image is too large to download. It should be less than 8 MiB.', {
+        subcode: 2207004,
+        userMsg: 'The image is too large to download. It should be less than 8 MiB.',
+      });
+    }
+    const { width, height } = (() => {
+      try {
+        return imageSize(got.bytes);
+      } catch {
+        return { width: 0, height: 0 };
+      }
+    })();
+    if (width && height && (width / height < 0.8 - 0.005 || width / height > 1.91 + 0.005)) {
+      return graphErrorResponse(36003, `The aspect ratio is not supported.`, {
+        subcode: 2207009,
+        userMsg: `The submitted image with aspect ratio ('${(width / height).toFixed(2)}') cannot be published. Please submit an image with a valid aspect ratio.`,
       });
     }
     container.media = got;

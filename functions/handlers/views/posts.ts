@@ -1,6 +1,6 @@
-import { type ERROR_CATEGORIES, POST_STATUSES, type PostStatus } from '#core/constants';
+import { type ERROR_CATEGORIES, LIMITS, POST_STATUSES, type PostStatus } from '#core/constants';
 import { type HtmlValue, html, type SafeHtml } from '#core/html';
-import { MAX_REJECT_REASON, type PostRecord } from '#core/posts';
+import { MAX_REJECT_REASON, type PartRecord, type PostRecord } from '#core/posts';
 import { CONSOLE_PATH } from '#core/vocabulary';
 import type { ApiKeyView } from '#usecases/api-keys';
 import type { PostDetails, PostList } from '#usecases/post-acts';
@@ -11,14 +11,22 @@ import { dataTable } from './table.ts';
 
 // Posts: the list (filters by status and channel in a GET form, paged by the API's cursor), a post
 // with its variants, schedule and per-channel outcome, and the acts of owners and admins: approve,
-// reject (its own page, with the reason), reschedule, publish now and delete (its own confirmation
-// page). Every act's form carries the version and status the page showed.
+// reject (its own page, with the reason), reschedule, publish now, delete (its own confirmation
+// page) and edit the texts (its own form page). Every act's form carries the version and status
+// the page showed.
 
 export const POSTS_PATH = `${CONSOLE_PATH}/posts`;
 export const postPath = (id: string) => `${POSTS_PATH}/${encodeURIComponent(id)}`;
 
 /** The form fields' ids (the error summary links to them). */
-export const POST_FIELDS = { scheduledAt: 'post-scheduled-at', reason: 'reject-reason' } as const;
+export const POST_FIELDS = {
+  scheduledAt: 'post-scheduled-at',
+  reason: 'reject-reason',
+  title: 'edit-title',
+  body: 'edit-body',
+} as const;
+/** The id of the edit form's field for variant `i` (error pointers `/variants/<i>/…` land there). */
+export const variantField = (i: number) => `edit-variant-${i}`;
 
 const STATUS: Record<PostStatus, { label: string; tag: string }> = {
   draft: { label: 'Draft', tag: 'tag--grey' },
@@ -35,6 +43,8 @@ const STAGES: Record<string, { label: string; tag: string }> = {
   retrying: { label: 'Retrying', tag: 'tag--yellow' },
   published: { label: 'Published', tag: 'tag--green' },
   failed: { label: 'Failed', tag: 'tag--red' },
+  removing: { label: 'Removing', tag: 'tag--yellow' },
+  removed: { label: 'Removed', tag: 'tag--grey' },
 };
 
 export const statusTag = (s: PostStatus) =>
@@ -254,18 +264,52 @@ const channelPlatform = (channels: readonly Channel[], id: string) =>
 
 function variants(p: PostRecord, channels: readonly Channel[]): SafeHtml {
   if (!p.variants.length) return html`<p>No variants yet.</p>`;
-  return html`${p.variants.map(
-    (v) => html`<div class="panel">
+  return html`${p.variants.map((v) => {
+    const d = p.deliveries[v.channel_id];
+    const platform = platformName(channelPlatform(channels, v.channel_id));
+    return html`<div class="panel">
 <h3 class="heading heading--s">${channelName(channels, v.channel_id)}</h3>
 <p>${v.body}</p>
+${mediaList(v.media)}
 ${
-  v.media.length
-    ? html`<ul class="plain">${v.media.map((m) => html`<li>${m.type}: ${safeLink(m.url, m.alt || 'media without a description')}</li>`)}</ul>`
+  v.thread?.length
+    ? html`<h4 class="heading heading--s">Thread: ${v.thread.length} ${v.thread.length === 1 ? 'reply' : 'replies'} under it</h4>
+<ol class="parts">${v.thread.map(
+        (item, j) =>
+          html`<li><p>${item.body}</p>${mediaList(item.media)}${partOutcome(d?.thread?.[j], platform)}</li>`,
+      )}</ol>`
     : ''
 }
-</div>`,
-  )}`;
+${
+  v.first_comment
+    ? html`<h4 class="heading heading--s">First comment</h4>
+<div class="parts"><p>${v.first_comment.body}</p>${partOutcome(d?.first_comment ?? undefined, platform)}</div>`
+    : ''
 }
+</div>`;
+  })}`;
+}
+
+function mediaList(media: PostRecord['variants'][number]['media']): SafeHtml {
+  if (!media.length) return html``;
+  return html`<ul class="plain">${media.map((m) => html`<li>${m.type}: ${safeLink(m.url, m.alt || 'media without a description')}</li>`)}</ul>`;
+}
+
+/** A thread item's or first comment's own outcome, once its delivery has one. */
+function partOutcome(part: PartRecord | undefined, platform: string): SafeHtml {
+  if (!part) return html``;
+  const stage = STAGES[part.stage];
+  return html`<p><span class="tag ${stage?.tag ?? ''}">${stage?.label ?? part.stage}</span> ${
+    part.stage === 'published' && part.url
+      ? safeLink(part.url, html`See it on ${platform}`)
+      : part.error
+        ? html`${part.error}`
+        : ''
+  }</p>`;
+}
+
+/** The statuses whose text may be edited (updatePost's rule). */
+const EDITABLE_STATUSES: ReadonlySet<string> = new Set(['draft', 'scheduled', 'failed', 'needs_approval']);
 
 const DANGEROUS_OFF = `Publishing now and deleting need Dangerous AI operations, which is off for this workspace. An owner turns it on in Settings.`;
 
@@ -274,9 +318,11 @@ function acts(p: PostRecord, dangerous: boolean, form: RescheduleForm): SafeHtml
   const canReschedule = p.status === 'draft' || p.status === 'scheduled' || p.status === 'failed';
   const canPublish = canReschedule;
   const canDelete = p.status !== 'publishing';
+  const canEdit = EDITABLE_STATUSES.has(p.status) && p.variants.length > 0;
   const error = form.errors.find((e) => e.field === POST_FIELDS.scheduledAt);
   const id = POST_FIELDS.scheduledAt;
   return html`<h2 class="heading heading--m">Act on this post</h2>
+${canEdit && html`<p><a href="${path}?act=edit" class="button button--secondary">Edit text…</a></p>`}
 ${
   p.status === 'needs_approval' &&
   html`<form method="post" action="${path}/approve" class="actions">
@@ -367,6 +413,80 @@ export function deletePage(o: { frame: Frame; details: PostDetails }): SafeHtml 
 ${shownFields(p)}
 <button type="submit" class="button button--warning">Delete post</button>
 <a href="${postPath(p.id)}" class="link">Cancel</a>
+</form>`,
+  });
+}
+
+/** The edit form's values: as the person typed them (a refused save), or the post's own. */
+export interface EditValues {
+  title: string;
+  body: string;
+  variants: ReadonlyMap<string, string>;
+}
+
+export function editPage(o: {
+  frame: Frame;
+  details: PostDetails;
+  values?: EditValues | undefined;
+  errors?: readonly FieldError[];
+}): SafeHtml {
+  const { post: p, channels } = o.details;
+  const errors = o.errors ?? [];
+  const value = (channelId: string, fallback: string) => o.values?.variants.get(channelId) ?? fallback;
+  const published = (channelId: string) => {
+    const d = p.deliveries[channelId];
+    return d?.stage === 'published' || (d?.external_id ?? null) !== null;
+  };
+  return layout({
+    title: errors.length ? 'Error: Edit this post' : 'Edit this post',
+    frame: o.frame,
+    section: p.status === 'needs_approval' ? 'approvals' : 'posts',
+    body: html`${errorSummary(errors)}
+<h1 class="heading">Edit “${postLabel(p)}”</h1>
+<p class="lead">Change what it says; its schedule, media and options stay as they are.${
+      o.details.settings.approval_required && (p.status === 'scheduled' || p.status === 'needs_approval')
+        ? ' Approval is required in this workspace: a changed post waits for approval again.'
+        : ''
+    }</p>
+<form method="post" action="${postPath(p.id)}/edit" novalidate>
+${shownFields(p)}
+${textArea({
+  id: POST_FIELDS.title,
+  name: 'title',
+  label: 'Title (optional)',
+  hint: 'For you and your team; not published.',
+  value: o.values?.title ?? p.title ?? '',
+  maxlength: LIMITS.title,
+  rows: 1,
+  errors,
+})}
+${textArea({
+  id: POST_FIELDS.body,
+  name: 'body',
+  label: 'Shared text (optional)',
+  hint: 'The post’s own text; each channel publishes its variant below.',
+  value: o.values?.body ?? p.body ?? '',
+  maxlength: LIMITS.postBody,
+  errors,
+})}
+${p.variants.map((v, i) =>
+  published(v.channel_id)
+    ? html`<div class="field"><p class="label">${channelName(channels, v.channel_id)}</p><p class="hint">Already published there: it stays as it is.</p><p>${v.body}</p><input type="hidden" name="variant:${v.channel_id}" value="${v.body}"></div>`
+    : textArea({
+        id: variantField(i),
+        name: `variant:${v.channel_id}`,
+        label: `Text for ${channelName(channels, v.channel_id)}`,
+        hint: 'Checked against the platform’s limits when you save.',
+        value: value(v.channel_id, v.body),
+        maxlength: LIMITS.variantBody,
+        rows: 6,
+        errors,
+      }),
+)}
+<div class="actions">
+<button type="submit" class="button">Save</button>
+<a href="${postPath(p.id)}" class="link">Cancel</a>
+</div>
 </form>`,
   });
 }

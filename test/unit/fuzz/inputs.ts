@@ -246,6 +246,12 @@ export function richBody(op: OperationId): Record<string, unknown> {
       };
     case 'reschedulePost':
       return { scheduled_at: daysFromNow(7) };
+    case 'updatePost': {
+      const { variants, title, body } = richBody('createPost');
+      return { variants, title, body };
+    }
+    case 'validatePost':
+      return richBody('createPost');
     case 'createWebhookEndpoint':
       return {
         url: 'https://93.184.216.34/herald',
@@ -309,6 +315,17 @@ export function validRequest(op: OperationId): FuzzRequest {
       return { op, headers: auth(), params: { id: OWN.post } };
     case 'reschedulePost':
       return { op, params: { id: OWN.post }, ...json(richBody(op)) };
+    case 'updatePost':
+      return {
+        op,
+        params: { id: OWN.post },
+        ...json({ variants: [{ channel_id: OWN.channel, body: 'Hello again from Herald' }] }),
+      };
+    case 'validatePost':
+      return {
+        op,
+        ...json({ variants: [{ channel_id: OWN.channel, body: 'Hello from Herald' }], draft: true }),
+      };
     case 'createWebhookEndpoint':
       return { op, ...json(richBody(op)) };
     case 'updateWebhookEndpoint':

@@ -274,6 +274,22 @@ const STRING_FIELDS: Record<string, ReadonlyArray<readonly [Path, number]>> = {
     [['variants', 0, 'media', 0, 'alt'], 1500],
   ],
   reschedulePost: [[['scheduled_at'], 40]],
+  updatePost: [
+    [['title'], 200],
+    [['body'], 63_206],
+    [['variants', 0, 'body'], 63_206],
+    [['variants', 0, 'channel_id'], 64],
+    [['variants', 0, 'media', 0, 'url'], 2048],
+    [['variants', 0, 'media', 0, 'alt'], 1500],
+  ],
+  validatePost: [
+    [['title'], 200],
+    [['body'], 63_206],
+    [['variants', 0, 'body'], 63_206],
+    [['variants', 0, 'channel_id'], 64],
+    [['variants', 0, 'media', 0, 'url'], 2048],
+    [['variants', 0, 'media', 0, 'alt'], 1500],
+  ],
   createWebhookEndpoint: [
     [['url'], 2048],
     [['description'], 500],

@@ -18,14 +18,23 @@ import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '
 vi.mock('#usecases/console-sessions', () => ({ resolveSession: vi.fn(), signOut: vi.fn() }));
 vi.mock('#usecases/settings', () => ({ getSettings: vi.fn(), updateSettings: vi.fn() }));
 vi.mock('#usecases/approvals', () => ({ approvePost: vi.fn(), rejectPost: vi.fn() }));
-vi.mock('#usecases/post-acts', () => ({
-  listPostsOf: vi.fn(),
-  getPostDetails: vi.fn(),
-  listApprovals: vi.fn(),
-  reschedule: vi.fn(),
-  publishNow: vi.fn(),
-  remove: vi.fn(),
-}));
+vi.mock('#usecases/post-acts', async () => {
+  const { ActError: Refusal } = await import('#core/people');
+  return {
+    listPostsOf: vi.fn(),
+    getPostDetails: vi.fn(),
+    listApprovals: vi.fn(),
+    reschedule: vi.fn(),
+    publishNow: vi.fn(),
+    remove: vi.fn(),
+    editTexts: vi.fn(),
+    EditRefused: class EditRefused extends Refusal {
+      constructor(readonly fields: Array<{ pointer: string; code: string; message: string }>) {
+        super(fields[0]?.message ?? 'invalid', 'invalid');
+      }
+    },
+  };
+});
 
 const sessions = await import('#usecases/console-sessions');
 
@@ -431,5 +440,112 @@ describe('approvals', () => {
     expect(admin.body).toContain(`action="/console/posts/${POST_ID}/approve"`);
     expect(member.body).not.toContain(`action="/console/posts/${POST_ID}/approve"`);
     expect(mainText(member)).toContain('Owners and admins approve and reject posts.');
+  });
+});
+
+describe('threads, first comments and editing', () => {
+  it("shows a variant's thread items and first comment with each part's outcome, escaped", async () => {
+    const p = record({
+      status: 'failed',
+      type: 'thread',
+      variants: [
+        {
+          id: 'v1',
+          channel_id: CH,
+          body: 'root',
+          media: [],
+          options: {},
+          thread: [
+            { body: 'second <b>', media: [] },
+            { body: 'third', media: [] },
+          ],
+          first_comment: { body: 'link below' },
+        },
+      ],
+      deliveries: {
+        [CH]: {
+          channel_id: CH,
+          stage: 'failed',
+          external_id: '1',
+          url: 'https://social.example/@acme/1',
+          error: 'Thread item 2 failed',
+          error_category: 'platform_rejected',
+          attempts: 1,
+          updated_at: '2030-01-05T10:01:00.000Z',
+          round: 1,
+          thread: [
+            { stage: 'published', external_id: '2', url: 'https://social.example/@acme/2', error: null },
+            { stage: 'failed', external_id: null, url: null, error: 'Too <many> replies' },
+          ],
+          first_comment: { stage: 'queued', external_id: null, url: null, error: null },
+        },
+      },
+    });
+    vi.mocked(acts.getPostDetails).mockResolvedValue(details(p));
+
+    const res = await call(handler, get('GET /console/posts/{id}', MEMBER, { params: { id: POST_ID } }));
+
+    expect(res.statusCode).toBe(200);
+    const text = mainText(res);
+    expect(text).toContain('Thread: 2 replies under it');
+    expect(res.body).toContain('second &lt;b&gt;');
+    expect(res.body).toContain('href="https://social.example/@acme/2"');
+    expect(res.body).toContain('Too &lt;many&gt; replies');
+    expect(text).toContain('First comment');
+    expect(text).toContain('link below');
+    expect(text).toContain('Queued');
+  });
+
+  it('offers the edit form to owners and admins, not members', async () => {
+    const page = await call(handler, get('GET /console/posts/{id}', ADMIN, { params: { id: POST_ID } }));
+    expect(page.body).toContain(`/console/posts/${POST_ID}?act=edit`);
+    const form = await call(
+      handler,
+      get('GET /console/posts/{id}', ADMIN, { params: { id: POST_ID }, query: 'act=edit' }),
+    );
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toContain(`name="variant:${CH}"`);
+    expect(form.body).toContain('name="version" value="4"');
+    const member = await call(
+      handler,
+      get('GET /console/posts/{id}', MEMBER, { params: { id: POST_ID }, query: 'act=edit' }),
+    );
+    expect(member.statusCode).toBe(403);
+  });
+
+  it('passes the texts and the version shown to editTexts, and answers a field error at its field (400)', async () => {
+    const saved = await call(
+      handler,
+      act(ADMIN, 'edit', { ...shown, title: ' Launch ', body: '', [`variant:${CH}`]: 'fixed' }),
+    );
+    expect(saved.statusCode).toBe(303);
+    expect(saved.headers.location).toContain('msg=post_edited');
+    expect(acts.editTexts).toHaveBeenCalledWith(
+      expect.objectContaining({
+        orgId: ORG,
+        postId: POST_ID,
+        shown: { version: 4, status: 'needs_approval' },
+        texts: { title: 'Launch', body: null, variants: new Map([[CH, 'fixed']]) },
+      }),
+    );
+
+    vi.mocked(acts.editTexts).mockRejectedValue(
+      new acts.EditRefused([
+        { pointer: '/variants/0/body', code: 'text_too_long', message: 'mastodon allows 500' },
+      ]),
+    );
+    const refused = await call(handler, act(ADMIN, 'edit', { ...shown, [`variant:${CH}`]: 'x'.repeat(600) }));
+    expect(refused.statusCode).toBe(400);
+    expect(errorLinks(refused)).toEqual({ 'edit-variant-0': 'mastodon allows 500' });
+    expect(refused.body).toContain('x'.repeat(600));
+  });
+
+  it('answers a stale page with the post again and what changed (409)', async () => {
+    vi.mocked(acts.editTexts).mockRejectedValue(
+      new ActError('This post was changed meanwhile. Nothing was done.', 'conflict'),
+    );
+    const res = await call(handler, act(ADMIN, 'edit', { ...shown, [`variant:${CH}`]: 'late' }));
+    expect(res.statusCode).toBe(409);
+    expect(mainText(res)).toContain('This post was changed meanwhile. Nothing was done.');
   });
 });

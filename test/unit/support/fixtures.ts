@@ -416,6 +416,8 @@ export const MCP_TOOL_NAMES = [
   'reschedule_post',
   'delete_post',
   'publish_post',
+  'update_post',
+  'validate_post',
   'get_analytics',
   'get_usage',
   'list_webhook_endpoints',

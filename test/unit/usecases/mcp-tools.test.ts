@@ -30,6 +30,7 @@ const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; o
   ['reschedule_post', { destructive: false, idempotent: true, openWorld: false }],
   ['delete_post', { destructive: true, idempotent: true, openWorld: false }],
   ['publish_post', { destructive: true, idempotent: false, openWorld: true }],
+  ['update_post', { destructive: false, idempotent: true, openWorld: false }],
   ['create_webhook_endpoint', { destructive: false, idempotent: false, openWorld: false }],
   ['update_webhook_endpoint', { destructive: false, idempotent: true, openWorld: false }],
   ['delete_webhook_endpoint', { destructive: true, idempotent: true, openWorld: false }],
@@ -116,6 +117,7 @@ describe('input schemas', () => {
       'reschedule_post',
       'delete_post',
       'publish_post',
+      'update_post',
       'update_webhook_endpoint',
       'delete_webhook_endpoint',
       'test_webhook_endpoint',
@@ -200,6 +202,7 @@ describe('input schemas', () => {
       properties: {
         id: { type: 'string', description: 'The post id.' },
         scheduled_at: { type: 'string', format: 'date-time' },
+        if_match: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 1024 }),
       },
       required: ['id', 'scheduled_at'],
       additionalProperties: false,
@@ -231,9 +234,11 @@ describe('input schemas', () => {
   });
 });
 
+const readsOnly = (t: ToolSpec) => t.op.method === 'GET' || t.name === 'validate_post';
+
 describe('annotations', () => {
-  it.each(allTools().filter((t) => t.op.method === 'GET'))(
-    '$name (GET) is read-only, not destructive, idempotent',
+  it.each(allTools().filter(readsOnly))(
+    '$name (GET, or validate_post) is read-only, not destructive, idempotent',
     (t) => {
       expect(t.tool.annotations).toEqual({
         title: t.op.summary,
@@ -257,7 +262,7 @@ describe('annotations', () => {
 
   it('covers every tool with the GET rule or the table above', () => {
     const gets = allTools()
-      .filter((t) => t.op.method === 'GET')
+      .filter(readsOnly)
       .map((t) => t.name);
     expect([...gets, ...WRITE_HINTS.map(([n]) => n)].sort()).toEqual([...MCP_TOOL_NAMES].sort());
   });
@@ -316,6 +321,8 @@ describe('visibleTools', () => {
       'complete_media_upload',
       'create_post',
       'reschedule_post',
+      'update_post',
+      'validate_post',
     ]);
     expect(names(visible(['webhooks:read', 'channels:read'], true))).toEqual([
       'list_channels',
@@ -464,6 +471,27 @@ describe('toRequest', () => {
     const req = toRequest(spec('create_post'), { variants: [], draft: true, idempotency_key: 'retry-42' });
     expect(req.headers).toEqual({ 'idempotency-key': 'retry-42' });
     expect(req.body).toEqual({ variants: [], draft: true });
+  });
+
+  it('sends if_match as the If-Match header of the post writes that honour it, and offers it on those only', () => {
+    const put = toRequest(spec('update_post'), { id: 'post_3', variants: [], if_match: '"7"' });
+    expect(put).toEqual({
+      path: '/v1/posts/post_3',
+      query: {},
+      body: { variants: [] },
+      headers: { 'if-match': '"7"' },
+    });
+    const del = toRequest(spec('delete_post'), { id: 'post_3', if_match: '*' });
+    expect(del).toEqual({
+      path: '/v1/posts/post_3',
+      query: {},
+      body: undefined,
+      headers: { 'if-match': '*' },
+    });
+    const offered = allTools()
+      .filter((t) => 'if_match' in (t.tool.inputSchema.properties as Record<string, unknown>))
+      .map((t) => t.name);
+    expect(offered).toEqual(['reschedule_post', 'delete_post', 'publish_post', 'update_post']);
   });
 
   it('leaves the arguments it was given untouched', () => {

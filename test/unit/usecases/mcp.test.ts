@@ -481,6 +481,25 @@ describe('tools/call', () => {
     });
   });
 
+  it("carries the post's ETag in _meta, and sends if_match as the If-Match header", async () => {
+    lambda.on(InvokeCommand).resolves({
+      StatusCode: 200,
+      Payload: blob({
+        statusCode: 200,
+        headers: { 'content-type': 'application/json; charset=utf-8', etag: '"7"' },
+        body: JSON.stringify(POST_JSON),
+      }),
+    });
+    const read = rpcOf<ToolResult & { _meta?: unknown }>(await callTool('get_post', { id: POST_ID }));
+    expect(read.result?._meta).toEqual({ etag: '"7"' });
+
+    await callTool('reschedule_post', { id: POST_ID, scheduled_at: '2030-01-02T09:00:00Z', if_match: '"7"' });
+    const last = invocations().at(-1);
+    expect(last?.fn).toBe('herald-unit-reschedulePost');
+    expect(last?.event.headers).toMatchObject({ 'if-match': '"7"' });
+    expect(JSON.parse(last?.event.body ?? '')).toEqual({ scheduled_at: '2030-01-02T09:00:00Z' });
+  });
+
   it('sends list_posts arguments as the query string', async () => {
     restAnswers(200, { data: [], has_more: false, next_cursor: null });
     await callTool('list_posts', { limit: 10, status: 'scheduled' });

@@ -3,6 +3,7 @@ import { connector } from '#adapters/platforms/instagram/index';
 import { GRAPH_VERSION } from '#adapters/platforms/meta/client';
 import { containerPolling } from '#adapters/platforms/meta/publish';
 import type { PublishContext } from '#adapters/platforms/types';
+import { checkMediaFacts } from '#core/media-limits';
 import { createFake, type InstagramFake } from '../../../fakes/instagram.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { cdn, failure, mediaInput, metricsContext, publishContext } from './context.ts';
@@ -186,6 +187,35 @@ describe('instagram errors', () => {
 
     expect(err.category).toBe('media_error');
     expect(err.message).toContain('2207005');
+  });
+
+  it('an image outside 4:5–1.91:1 (36003/2207009) is media_error, as core/media-limits.ts predicts', async () => {
+    // A JPEG header (SOI, APP0, SOF0) that says 600×200: 3:1.
+    const app0 = [0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 1, 1, 0, 0, 1, 0, 1, 0, 0];
+    const sof = [
+      0xff, 0xc0, 0x00, 0x11, 0x08, 0x00, 0xc8, 0x02, 0x58, 0x03, 1, 0x22, 0, 2, 0x11, 1, 3, 0x11, 1,
+    ];
+    const wide = Buffer.from([0xff, 0xd8, ...app0, ...sof, 0xff, 0xd9]);
+    const { ctx } = context({ media: [media('wide.jpg', 'image', wide)] });
+
+    const err = await failure(connector.publish(ctx));
+
+    expect(err.category).toBe('media_error');
+    expect(err.message).toContain('2207009');
+    expect(
+      checkMediaFacts(
+        'instagram',
+        {
+          kind: 'image',
+          content_type: 'image/jpeg',
+          size_bytes: wide.length,
+          width: 600,
+          height: 200,
+          duration_sec: null,
+        },
+        '/p',
+      ).map((e) => e.code),
+    ).toEqual(['unsupported_aspect_ratio']);
   });
 
   it('media Meta cannot fetch (9004/2207052) is media_error', async () => {
