@@ -1,6 +1,6 @@
 import { credentialRedactor, getChannelWithSealedCredentials } from '#adapters/channel-credentials';
 import { type CachedChoices, cacheChoices, readCachedChoices } from '#adapters/channel-options-cache';
-import { connectorFor } from '#adapters/platforms/index';
+import { choicesFor } from '#adapters/platforms/choices';
 import { type Choice, PlatformError } from '#adapters/platforms/types';
 import type { ChannelRecord } from '#core/accounts';
 import {
@@ -67,8 +67,8 @@ async function liveChoices(
   const names = CHOICE_NAMES[channel.platform] ?? [];
   const none: Live = { choices: {}, limits: {}, notes: [], read_at: null };
   if (names.length === 0) return none;
-  const connector = await connectorFor(channel.platform);
-  if (!connector.choices) return none;
+  const choices = await choicesFor(channel.platform);
+  if (!choices) return none;
   if (channel.status === 'disconnected' || channel.status === 'reauth_required') {
     return {
       ...none,
@@ -105,9 +105,9 @@ async function liveChoices(
     version: stored.version,
     remember: creds.remember,
   });
-  let choices: Record<string, Choice[]>;
+  let lists: Record<string, Choice[]>;
   try {
-    choices = await connector.choices({
+    lists = await choices({
       channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
       credentials,
       tokens,
@@ -148,7 +148,7 @@ async function liveChoices(
   const entry: CachedChoices = {
     connection_id: channel.connection_id ?? null,
     read_at: now.toISOString(),
-    choices,
+    choices: lists,
     limits,
     notes,
   };

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { choicesFor } from '#adapters/platforms/choices';
 import { connectorFor } from '#adapters/platforms/index';
 import { type ChoicesContext, type Credentials, PlatformError } from '#adapters/platforms/types';
-import type { OptionsNote } from '#core/channel-options';
-import type { Platform } from '#core/platforms';
+import { CHOICE_NAMES, type OptionsNote } from '#core/channel-options';
+import { PLATFORMS, type Platform } from '#core/platforms';
 import { createFake as linkedinFake } from '../../../fakes/linkedin.ts';
 import { DEFAULT_BOARD, type PinterestFake, createFake as pinterestFake } from '../../../fakes/pinterest.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
@@ -236,11 +237,13 @@ describe('linkedin: organizations the member administers', () => {
   });
 });
 
-describe('platforms without live choices', () => {
-  it.each(['x', 'bluesky', 'mastodon', 'threads', 'instagram', 'facebook'] as const)(
-    '%s has no choices hook',
+describe('the choices registry', () => {
+  it.each(PLATFORMS)(
+    "%s: getChannelOptions' hook is the connector's, for the lists CHOICE_NAMES names",
     async (p) => {
-      expect((await connectorFor(p)).choices).toBeUndefined();
+      const hook = await choicesFor(p);
+      expect(hook).toBe((await connectorFor(p)).choices);
+      expect(hook !== undefined).toBe((CHOICE_NAMES[p] ?? []).length > 0);
     },
   );
 });
