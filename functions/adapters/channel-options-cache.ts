@@ -1,6 +1,6 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { TABLE_NAME } from '#adapters/table';
+import { type Item, type Key, TABLE_NAME } from '#adapters/table';
 import type { OptionsNote } from '#core/channel-options';
 import { ddb } from '#shared/clients';
 
@@ -16,11 +16,11 @@ export interface CachedChoices {
   notes: OptionsNote[];
 }
 
-export async function readCachedChoices(orgId: string, channelId: string): Promise<CachedChoices | null> {
-  const res = await ddb.send(
-    new GetCommand({ TableName: TABLE_NAME, Key: keys.channelOptions(orgId, channelId) }),
-  );
-  const item = res.Item;
+/** Where a channel's cached choices are: read with the channel itself (one BatchGetItem). */
+export const cacheKey = (orgId: string, channelId: string): Key => keys.channelOptions(orgId, channelId);
+
+/** The cached entry in an item read at cacheKey (null: none, or not one). */
+export function cachedChoicesOf(item: Item | null): CachedChoices | null {
   if (!item || typeof item.read_at !== 'string') return null;
   return {
     connection_id: typeof item.connection_id === 'string' ? item.connection_id : null,

@@ -1,5 +1,5 @@
 import { credentialRedactor, getChannelWithSealedCredentials } from '#adapters/channel-credentials';
-import { type CachedChoices, cacheChoices, readCachedChoices } from '#adapters/channel-options-cache';
+import { type CachedChoices, cacheChoices, cachedChoicesOf, cacheKey } from '#adapters/channel-options-cache';
 import { choicesFor } from '#adapters/platforms/choices';
 import { type Choice, PlatformError } from '#adapters/platforms/types';
 import type { ChannelRecord } from '#core/accounts';
@@ -37,7 +37,8 @@ export async function getChannelOptions(
   admitted: () => Promise<unknown>,
 ) {
   if (!isId('channel', id)) throw notFound('channel');
-  const stored = await getChannelWithSealedCredentials(orgId, id);
+  // The channel, its sealed tokens and its cached choices: one round trip.
+  const stored = await getChannelWithSealedCredentials(orgId, id, cacheKey(orgId, id));
   const channel = stored.channel;
   if (!channel) throw notFound('channel');
   const capabilities = capabilitiesOf(channel);
@@ -80,7 +81,7 @@ async function liveChoices(
     };
   }
 
-  const cached = await readCachedChoices(channel.org_id, channel.id);
+  const cached = cachedChoicesOf(stored.also);
   if (
     cached &&
     cached.connection_id === (channel.connection_id ?? null) &&

@@ -46,12 +46,17 @@ describe('getChannelOptions: the cache', () => {
     const first = await getChannelOptions(ORG_ID, id, t0, admitted);
     expect(first.choices.board_id).toHaveLength(2);
     expect(boardReads()).toBe(1);
+    world.table.calls.length = 0;
+    const kmsCalls = kms.calls().length;
     const second = await getChannelOptions(
       ORG_ID,
       id,
       new Date(t0.getTime() + CHOICES_TTL_MS - 1000),
       admitted,
     );
+    // From the cache: the channel, its sealed tokens and the cached choices in one BatchGetItem, no KMS.
+    expect(world.table.calls.map((c) => c.op)).toEqual(['BatchGetItem']);
+    expect(kms.calls()).toHaveLength(kmsCalls);
     expect(second.choices).toEqual(first.choices);
     expect(second.choices_read_at).toBe(first.choices_read_at);
     expect(boardReads()).toBe(1);
