@@ -1,6 +1,7 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { type Item, type Key, TABLE_NAME } from '#adapters/table';
+import { batchGet, fromItem, type Item, TABLE_NAME } from '#adapters/table';
+import type { ChannelRecord } from '#core/accounts';
 import type { OptionsNote } from '#core/channel-options';
 import { ddb } from '#shared/clients';
 
@@ -16,11 +17,25 @@ export interface CachedChoices {
   notes: OptionsNote[];
 }
 
-/** Where a channel's cached choices are: read with the channel itself (one BatchGetItem). */
-export const cacheKey = (orgId: string, channelId: string): Key => keys.channelOptions(orgId, channelId);
+/** The choices part of getChannelOptions' answer: cached, read now, or none (`read_at` null). */
+export type ChoicesAnswer = Omit<CachedChoices, 'connection_id' | 'read_at'> & { read_at: string | null };
 
-/** The cached entry in an item read at cacheKey (null: none, or not one). */
-export function cachedChoicesOf(item: Item | null): CachedChoices | null {
+/** The channel and its cached choices, in one BatchGetItem (no tokens: a cached answer needs none). */
+export async function readChannelAndChoices(
+  orgId: string,
+  channelId: string,
+): Promise<{ channel: ChannelRecord | null; cached: CachedChoices | null }> {
+  const [channel, item] = await batchGet([
+    keys.channel(orgId, channelId),
+    keys.channelOptions(orgId, channelId),
+  ]);
+  return {
+    channel: channel ? fromItem<ChannelRecord>(channel) : null,
+    cached: cachedChoicesOf(item ?? null),
+  };
+}
+
+function cachedChoicesOf(item: Item | null): CachedChoices | null {
   if (!item || typeof item.read_at !== 'string') return null;
   return {
     connection_id: typeof item.connection_id === 'string' ? item.connection_id : null,
