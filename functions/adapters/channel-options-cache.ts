@@ -1,7 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { batchGet, fromItem, type Item, TABLE_NAME } from '#adapters/table';
-import type { ChannelRecord } from '#core/accounts';
+import { type Item, type Key, TABLE_NAME } from '#adapters/table';
 import type { OptionsNote } from '#core/channel-options';
 import { ddb } from '#shared/clients';
 
@@ -17,25 +16,11 @@ export interface CachedChoices {
   notes: OptionsNote[];
 }
 
-/** The choices part of getChannelOptions' answer: cached, read now, or none (`read_at` null). */
-export type ChoicesAnswer = Omit<CachedChoices, 'connection_id' | 'read_at'> & { read_at: string | null };
+/** Where a channel's cached choices are: read with the channel itself (one BatchGetItem). */
+export const cacheKey = (orgId: string, channelId: string): Key => keys.channelOptions(orgId, channelId);
 
-/** The channel and its cached choices, in one BatchGetItem (no tokens: a cached answer needs none). */
-export async function readChannelAndChoices(
-  orgId: string,
-  channelId: string,
-): Promise<{ channel: ChannelRecord | null; cached: CachedChoices | null }> {
-  const [channel, item] = await batchGet([
-    keys.channel(orgId, channelId),
-    keys.channelOptions(orgId, channelId),
-  ]);
-  return {
-    channel: channel ? fromItem<ChannelRecord>(channel) : null,
-    cached: cachedChoicesOf(item ?? null),
-  };
-}
-
-function cachedChoicesOf(item: Item | null): CachedChoices | null {
+/** The cached entry in an item read at cacheKey (null: none, or not one). */
+export function cachedChoicesOf(item: Item | null): CachedChoices | null {
   if (!item || typeof item.read_at !== 'string') return null;
   return {
     connection_id: typeof item.connection_id === 'string' ? item.connection_id : null,

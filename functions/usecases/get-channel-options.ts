@@ -1,8 +1,7 @@
-import {
-  type CachedChoices,
-  type ChoicesAnswer as Live,
-  readChannelAndChoices,
-} from '#adapters/channel-options-cache';
+import { credentialRedactor, getChannelWithSealedCredentials } from '#adapters/channel-credentials';
+import { type CachedChoices, cacheChoices, cachedChoicesOf, cacheKey } from '#adapters/channel-options-cache';
+import { choicesFor } from '#adapters/platforms/choices';
+import { type Choice, PlatformError } from '#adapters/platforms/types';
 import type { ChannelRecord } from '#core/accounts';
 import {
   CHOICE_NAMES,
@@ -13,7 +12,8 @@ import {
 } from '#core/channel-options';
 import { notFound } from '#core/errors';
 import { isId } from '#core/ids';
-import { once } from '#core/once';
+import { logger } from '#shared/logger';
+import { channelTokens } from '#usecases/support/channel-tokens';
 
 /**
  * How long the choices a platform answered are reused: an agent listing a channel's options
@@ -21,10 +21,6 @@ import { once } from '#core/once';
  * minute per token, YouTube counts quota units), and a board created a few minutes ago shows soon.
  */
 export const CHOICES_TTL_MS = 5 * 60_000;
-
-// Asking the platform (the tokens, KMS, the OAuth client, the connectors' list calls) loads on the
-// first call whose choices are not cached: a container answering from the cache never pays for it.
-const live = once(() => import('#usecases/support/channel-choices'));
 
 /**
  * getChannelOptions. Primary course: the channel's capabilities (its platform's, less what its
@@ -41,52 +37,129 @@ export async function getChannelOptions(
   admitted: () => Promise<unknown>,
 ) {
   if (!isId('channel', id)) throw notFound('channel');
-  const { channel, cached } = await readChannelAndChoices(orgId, id);
+  // The channel, its sealed tokens and its cached choices: one round trip.
+  const stored = await getChannelWithSealedCredentials(orgId, id, cacheKey(orgId, id));
+  const channel = stored.channel;
   if (!channel) throw notFound('channel');
   const capabilities = capabilitiesOf(channel);
-  const found = await choicesOf(channel, cached, now, admitted);
+  const live = await liveChoices(channel, stored, now, admitted);
   return {
     platform: channel.platform,
     capabilities,
     options: describeOptions(channel.platform),
-    choices: found.choices,
-    limits: found.limits,
-    notes: [...missingGrantNotes(channel.platform, capabilities), ...found.notes],
-    choices_read_at: found.read_at,
+    choices: live.choices,
+    limits: live.limits,
+    notes: [...missingGrantNotes(channel.platform, capabilities), ...live.notes],
+    choices_read_at: live.read_at,
   };
 }
 
-const NONE: Live = { choices: {}, limits: {}, notes: [], read_at: null };
+type Live = Omit<CachedChoices, 'connection_id' | 'read_at'> & { read_at: string | null };
 
-/** The cached choices while fresh and of the same connection; else the platform's, read now. */
-async function choicesOf(
+const perList = (names: readonly string[], note: (option: string) => OptionsNote): OptionsNote[] =>
+  names.map(note);
+
+async function liveChoices(
   channel: ChannelRecord,
-  cached: CachedChoices | null,
+  stored: Awaited<ReturnType<typeof getChannelWithSealedCredentials>>,
   now: Date,
   admitted: () => Promise<unknown>,
 ): Promise<Live> {
   const names = CHOICE_NAMES[channel.platform] ?? [];
-  if (names.length === 0) return NONE;
+  const none: Live = { choices: {}, limits: {}, notes: [], read_at: null };
+  if (names.length === 0) return none;
+  const choices = await choicesFor(channel.platform);
+  if (!choices) return none;
   if (channel.status === 'disconnected' || channel.status === 'reauth_required') {
     return {
-      ...NONE,
-      notes: names.map(
-        (option): OptionsNote => ({
-          code: 'channel_not_live',
-          option,
-          message: `The channel is ${channel.status === 'disconnected' ? 'disconnected' : 'waiting to be connected again'}: connect it again (createChannelConnection with platform ${channel.platform}) to list these choices.`,
-        }),
+      ...none,
+      notes: perList(names, (option) => ({
+        code: 'channel_not_live',
+        option,
+        message: `The channel is ${channel.status === 'disconnected' ? 'disconnected' : 'waiting to be connected again'}: connect it again (createChannelConnection with platform ${channel.platform}) to list these choices.`,
+      })),
+    };
+  }
+
+  const cached = cachedChoicesOf(stored.also);
+  if (
+    cached &&
+    cached.connection_id === (channel.connection_id ?? null) &&
+    now.getTime() - Date.parse(cached.read_at) < CHOICES_TTL_MS &&
+    Date.parse(cached.read_at) <= now.getTime()
+  ) {
+    return cached;
+  }
+
+  // The tokens are opened (KMS) and the platform asked only for an admitted request.
+  await admitted();
+  const credentials = await stored.open();
+  const creds = credentialRedactor();
+  creds.remember(credentials);
+  const limits: Live['limits'] = {};
+  const notes: OptionsNote[] = [];
+  const tokens = channelTokens({
+    orgId: channel.org_id,
+    channelId: channel.id,
+    platform: channel.platform,
+    credentials,
+    version: stored.version,
+    remember: creds.remember,
+  });
+  let lists: Record<string, Choice[]>;
+  try {
+    lists = await choices({
+      channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
+      credentials,
+      tokens,
+      limit: (name, value) => {
+        limits[name] = value;
+      },
+      note: (n) => notes.push(n),
+    });
+  } catch (err) {
+    if (!(err instanceof PlatformError)) throw err;
+    const message = creds.redact(tokens.explain(err));
+    logger.warn('channel options: the platform did not answer the choices', {
+      org_id: channel.org_id,
+      channel_id: channel.id,
+      platform: channel.platform,
+      category: err.category,
+      error: message,
+    });
+    const refused = err.category === 'auth_expired';
+    return {
+      ...none,
+      notes: perList(names, (option) =>
+        refused
+          ? {
+              code: 'reauth_required',
+              option,
+              message: `${message} — connect the channel again (createChannelConnection with platform ${channel.platform}) to list these choices.`,
+            }
+          : {
+              code: 'choices_unavailable',
+              option,
+              message: `${message} — the list could not be read now; ask again later (options and capabilities above do not depend on it).`,
+            },
       ),
     };
   }
-  const age = cached ? now.getTime() - Date.parse(cached.read_at) : Number.NaN;
-  if (cached && cached.connection_id === (channel.connection_id ?? null) && age >= 0 && age < CHOICES_TTL_MS)
-    return cached;
-  return (await live()).readLiveChoices(
-    channel,
-    names,
-    now,
-    new Date(now.getTime() + CHOICES_TTL_MS),
-    admitted,
+
+  const entry: CachedChoices = {
+    connection_id: channel.connection_id ?? null,
+    read_at: now.toISOString(),
+    choices: lists,
+    limits,
+    notes,
+  };
+  // The answer stands without the cache: a failed write only means the next call asks again.
+  await cacheChoices(channel.org_id, channel.id, entry, new Date(now.getTime() + CHOICES_TTL_MS)).catch(
+    (err: Error) =>
+      logger.warn('channel options: could not cache the choices', {
+        channel_id: channel.id,
+        error: err.message,
+      }),
   );
+  return entry;
 }

@@ -219,10 +219,6 @@ export const DEFERRED: Record<string, { module: string; when: string }> = {
   consoleEnroll: { module: '@simplewebauthn/server', when: 'the first enrollment ceremony' },
   consolePasskeys: { module: '@simplewebauthn/server', when: 'the first passkey added' },
   consoleMembers: { module: '@aws-sdk/client-sesv2', when: 'the first invitation e-mailed' },
-  getChannelOptions: {
-    module: 'functions/usecases/support/channel-choices.ts',
-    when: 'the first call whose choices are not cached',
-  },
 };
 
 /** A DEFERRED module as an import specifier: our files by path, packages by name. */

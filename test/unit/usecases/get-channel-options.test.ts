@@ -54,7 +54,7 @@ describe('getChannelOptions: the cache', () => {
       new Date(t0.getTime() + CHOICES_TTL_MS - 1000),
       admitted,
     );
-    // From the cache: the channel and its cached choices in one BatchGetItem; no tokens read, no KMS.
+    // From the cache: the channel, its sealed tokens and the cached choices in one BatchGetItem, no KMS.
     expect(world.table.calls.map((c) => c.op)).toEqual(['BatchGetItem']);
     expect(kms.calls()).toHaveLength(kmsCalls);
     expect(second.choices).toEqual(first.choices);
