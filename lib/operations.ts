@@ -348,6 +348,29 @@ export const operations: readonly Operation[] = [
     timeoutSeconds: 20,
   },
   {
+    id: 'getChannel',
+    method: 'GET',
+    path: '/v1/channels/{id}',
+    scope: 'channels:read',
+    entry: 'functions/handlers/get-channel.ts',
+    summary: 'Read one channel',
+    tag: 'Channels',
+    access: { table: 'RO' },
+  },
+  {
+    id: 'getChannelOptions',
+    method: 'GET',
+    path: '/v1/channels/{id}/options',
+    scope: 'channels:read',
+    entry: 'functions/handlers/get-channel-options.ts',
+    summary: "A channel's capabilities, options and live choices",
+    tag: 'Channels',
+    // RW: the choices' cache, and renewed tokens (sealed: `seal`) when the platform asks for them.
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    // The platform's lists: a few pages (Pinterest boards, LinkedIn organizations and their names).
+    timeoutSeconds: 20,
+  },
+  {
     id: 'oauthCallback',
     method: 'GET',
     path: '/oauth/callback/{platform}',

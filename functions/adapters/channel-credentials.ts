@@ -6,8 +6,10 @@ import { isSealed, open, type Sealed, seal } from '#adapters/sealed';
 import {
   batchGet,
   fromItem,
+  type Item,
   ifConditionHolds,
   isConditionFailure,
+  type Key,
   TABLE_NAME,
   updateIf,
 } from '#adapters/table';
@@ -76,21 +78,26 @@ export interface SealedChannelCredentials {
   channel: ChannelRecord | null;
   version: number;
   open(): Promise<Credentials>;
+  /** The item at `alsoRead`, read in the same round trip (null: none). */
+  also: Item | null;
 }
 
 /** For an API request: read before the request gate admits it, open only after (no KMS call for a refused one). */
 export async function getChannelWithSealedCredentials(
   orgId: string,
   channelId: string,
+  alsoRead?: Key,
 ): Promise<SealedChannelCredentials> {
-  const [channel, creds] = await batchGet([
+  const [channel, creds, also] = await batchGet([
     keys.channel(orgId, channelId),
     keys.channelCredentials(orgId, channelId),
+    ...(alsoRead ? [alsoRead] : []),
   ]);
   return {
     channel: channel ? fromItem<ChannelRecord>(channel) : null,
     version: Number(creds?.version ?? 0),
     open: async () => (await opened(orgId, channelId, creds)).credentials,
+    also: also ?? null,
   };
 }
 

@@ -85,6 +85,14 @@ export const keys = {
    * own partition, so a burst to one account never heats its organization's; expires by TTL.
    */
   paceChannel: (orgId: string, channelId: string) => ({ pk: `PACE#${orgId}#${channelId}`, sk: 'PACE' }),
+  /**
+   * What getChannelOptions last read from a channel's platform (its choices), for a few minutes:
+   * its own partition, never in an organization's listings; expires by TTL.
+   */
+  channelOptions: (orgId: string, channelId: string) => ({
+    pk: `CHOPTS#${orgId}#${channelId}`,
+    sk: 'CHOPTS',
+  }),
   /** A platform app's pacing: its pause after the platform refused the app, and its counters; expires by TTL. */
   paceApp: (platform: string) => ({ pk: `PACEAPP#${platform}`, sk: 'PACE' }),
   /** Herald's app on one Mastodon instance (registered there on first use). */

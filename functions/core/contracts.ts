@@ -6,6 +6,7 @@ import {
   Channel,
   ChannelConnection,
   ChannelList,
+  ChannelOptions,
   DeletePostResponse,
   Health,
   MediaAsset,
@@ -96,6 +97,8 @@ const responses = {
   getChannelConnection: ok(ChannelConnection, 'The session.'),
   selectChannelAccount: ok(ChannelConnection, 'The connected session.'),
   disconnectChannel: ok(Channel, 'The channel, disconnected.'),
+  getChannel: ok(Channel, 'The channel.'),
+  getChannelOptions: ok(ChannelOptions, "The channel's capabilities, options and live choices."),
   oauthCallback: {
     status: 303,
     schema: null,

@@ -220,6 +220,16 @@ export const operationDocs = {
       "Disconnects a channel: the grant is revoked at the platform where it offers that (X, LinkedIn, TikTok, YouTube, Mastodon; Bluesky's session ends), the tokens are erased, and the channel stays listed as `disconnected` (it no longer counts against the plan). Scheduled posts keep their schedule; deliveries to a disconnected channel fail (`auth_expired`), and createPost refuses it (`channel_disconnected`). Connecting the same account again revives the channel with the same id. Repeating the call is a no-op.",
     errors: ['resource_not_found'],
   },
+  getChannel: {
+    description:
+      'One channel as listChannels shows it, with its `capabilities`: what Herald does on it (threads, first comments, unpublishing, formats) given its platform and the grant it was connected with; `capabilities.missing` names the grant a capability lacks (connect the channel again to get it).',
+    errors: ['resource_not_found'],
+  },
+  getChannelOptions: {
+    description:
+      "What a variant for this channel may carry: its `capabilities`, each `options` entry (type, values, required, description, from the same rules createPost checks) and `choices`, the live values of the options whose values are the account's own (Pinterest boards, YouTube categories, TikTok's privacy levels with its `limits`, the LinkedIn organizations the member administers), read from the platform and reused for 5 minutes (`choices_read_at`). When the platform fails or refuses the token, the choices are empty and `notes` say why and what to do; the answer is still 200.",
+    errors: ['resource_not_found'],
+  },
   oauthCallback: {
     description:
       "Where platforms send the person back after the consent page (register `{public URL}/oauth/callback/{platform}` as the redirect URI of the platform app). Served without an API key: the one-time `state` identifies the session. Exchanges the code, reads the accounts the grant covers and connects the channel (or waits for the account choice), then redirects to the session's `redirect_uri`. A session whose state arrived always ends: any failure (including Herald's own) fails it with an `error` code and gives back tokens no channel keeps. The answers are for a person's browser: a missing, unknown, expired or already used `state` is a 400 HTML page (not problem+json) that says to start again; the route is throttled (10 requests/s, bursts of 20).",

@@ -83,6 +83,29 @@ export function channelCapabilities(
   return { ...caps, missing };
 }
 
+/**
+ * The values of `options.format` each platform takes in this version: one each where the platform
+ * has several kinds of post (a later version adds stories, reels, shorts, documents); none where
+ * it has one kind only. getChannelOptions lists them as `capabilities.formats`.
+ */
+export const FORMATS: Record<Platform, readonly string[]> = {
+  x: [],
+  bluesky: [],
+  threads: [],
+  mastodon: [],
+  linkedin: ['post'],
+  facebook: ['feed'],
+  instagram: ['feed'],
+  youtube: ['video'],
+  pinterest: [],
+  tiktok: [],
+};
+
+/** The format option of a platform with formats (absent: its one format). */
+const format = (platform: Platform) => ({
+  format: z.optional(z.enum(FORMATS[platform] as [string, ...string[]])),
+});
+
 export interface PlatformRule {
   maxText: number;
   counter: Counter;
@@ -176,7 +199,10 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
     counter: 'code_points',
     media: media({ maxItems: 20 }),
     options: once(() =>
-      z.strictObject({ visibility: z.optional(z.enum(['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'])) }),
+      z.strictObject({
+        visibility: z.optional(z.enum(['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'])),
+        ...format('linkedin'),
+      }),
     ),
   },
   bluesky: {
@@ -218,13 +244,13 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
     maxText: 2200,
     counter: 'code_points',
     media: media({ required: true, maxItems: 10, maxVideos: 10, mixed: true }),
-    options: once(() => z.strictObject({})),
+    options: once(() => z.strictObject({ ...format('instagram') })),
   },
   facebook: {
     maxText: 63206,
     counter: 'code_points',
     media: media({ maxItems: 10 }),
-    options: once(() => z.strictObject({ link: z.optional(httpsUrl()) })),
+    options: once(() => z.strictObject({ link: z.optional(httpsUrl()), ...format('facebook') })),
   },
   tiktok: {
     maxText: 2200,
@@ -252,6 +278,7 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
         tags: z.optional(z.array(str(100)).check(z.maxLength(30))),
         made_for_kids: z.optional(z.boolean()),
         category_id: z.optional(z.string().check(z.regex(/^[0-9]{1,3}$/))),
+        ...format('youtube'),
       }),
     ),
   },
@@ -266,6 +293,61 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
         title: z.optional(str(100)),
       }),
     ),
+  },
+};
+
+/**
+ * What each option of PLATFORM_RULES[p].options means, for getChannelOptions (which derives type,
+ * values and required from the schema itself). A unit test keeps the two the same set of names.
+ */
+export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
+  x: {
+    reply_settings: 'Who may reply to the post (and to every item of its thread). Default: everyone.',
+  },
+  linkedin: {
+    visibility: 'Who sees the post. Default: PUBLIC.',
+    format: 'The kind of post: `post` (the only one in this version).',
+  },
+  bluesky: {
+    langs: 'Up to 3 BCP 47 language tags of the text (e.g. `en`, `pt-BR`), for feeds and filters.',
+  },
+  mastodon: {
+    visibility: "Who sees the status. Default: the account's default.",
+    spoiler_text: 'A content warning shown before the text; counts toward the 500 characters.',
+    sensitive: 'Hide the media behind a warning.',
+    language: 'ISO 639 language code of the text (e.g. `en`).',
+  },
+  threads: {
+    reply_control: 'Who may reply. Default: everyone.',
+  },
+  instagram: {
+    format: 'The kind of post: `feed` (the only one in this version).',
+  },
+  facebook: {
+    link: 'A link shared with the post (its preview shows under the text).',
+    format: 'The kind of post: `feed` (the only one in this version).',
+  },
+  tiktok: {
+    privacy_level:
+      "Who may watch the video: one of the creator's own privacy levels (choices.privacy_level, read from TikTok). Default: the most public of them.",
+    disable_comment:
+      'Turn comments off for this video (always off when the creator turned them off: limits).',
+    disable_duet: 'Turn duets off for this video (always off when the creator turned them off).',
+    disable_stitch: 'Turn stitches off for this video (always off when the creator turned them off).',
+  },
+  youtube: {
+    title: 'The video title (at most 100 characters, no `<` or `>`). Default: the post title, else the text.',
+    privacy_status: 'Who may watch the video. Default: public.',
+    tags: 'Keywords (at most 30, 100 characters each).',
+    made_for_kids: 'Declare the video made for children (COPPA). Default: false.',
+    category_id: 'The video category (choices.category_id, read from YouTube). Default: 22 (People & Blogs).',
+    format: 'The kind of post: `video` (the only one in this version).',
+  },
+  pinterest: {
+    board_id:
+      'The board to pin to (choices.board_id, read from Pinterest). Default: the board the channel was connected with.',
+    link: 'Where the Pin leads when clicked.',
+    title: 'The Pin title (at most 100 characters).',
   },
 };
 

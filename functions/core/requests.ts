@@ -247,6 +247,8 @@ export const requests = {
   getDocsPage: {},
   getProblemPage: {},
   getOperatorGuidePage: {},
+  getChannel: { query: NoQuery },
+  getChannelOptions: { query: NoQuery },
 } as const satisfies Record<string, RequestSpec>;
 
 export type OperationId = keyof typeof requests;

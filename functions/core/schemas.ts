@@ -79,6 +79,22 @@ export const Post = meta(
   { id: 'Post', description: 'A post with one variant per target channel and its latest deliveries.' },
 );
 
+export const ChannelCapabilities = meta(
+  z.object({
+    thread: z.boolean(),
+    first_comment: z.boolean(),
+    unpublish: z.boolean(),
+    edit_after_publish: z.boolean(),
+    formats: z.array(z.string()),
+    missing: z.object({ thread: z.optional(z.string()), first_comment: z.optional(z.string()) }),
+  }),
+  {
+    id: 'ChannelCapabilities',
+    description:
+      "What Herald does on the channel beyond one post: its platform's capabilities, less those the channel's grant lacks; `missing` names the grant each lacking one needs (connect the channel again to get it). `formats`: the values `options.format` takes.",
+  },
+);
+
 export const Channel = meta(
   z.object({
     id: z.string(),
@@ -90,6 +106,8 @@ export const Channel = meta(
     last_sync_at: nullableDateTime,
     last_error: z.nullable(z.string()),
     created_at: dateTime,
+    // listChannels and getChannel; absent where a channel is embedded (a session, an event).
+    capabilities: z.optional(ChannelCapabilities),
   }),
   { id: 'Channel', description: 'A connected social account.' },
 );
@@ -416,5 +434,67 @@ export const PostValidation = meta(
     id: 'PostValidation',
     description:
       '`valid`: createPost would accept this body now (no errors). `errors` are what it would refuse (the codes of validation_failed); `warnings` do not stop it but are worth knowing before scheduling.',
+  },
+);
+
+const OptionValueShape = {
+  type: z.enum(['string', 'boolean', 'integer', 'number', 'array']),
+  values: z.optional(z.array(z.string())),
+  max_length: z.optional(z.int()),
+  pattern: z.optional(z.string()),
+  format: z.optional(z.string()),
+  max_items: z.optional(z.int()),
+};
+
+export const ChannelOption = meta(
+  z.object({
+    ...OptionValueShape,
+    required: z.boolean(),
+    description: z.string(),
+    items: z.optional(z.object(OptionValueShape)),
+  }),
+  {
+    id: 'ChannelOption',
+    description:
+      "One option a variant for the channel may carry in `options`, described from the rule createPost checks it with: `values` when only those are accepted; `items` for an array's items.",
+  },
+);
+
+export const ChannelOptionsNote = meta(
+  z.object({
+    code: z.enum([
+      'missing_grant',
+      'channel_not_live',
+      'choices_unavailable',
+      'reauth_required',
+      'scope_not_granted',
+      'list_truncated',
+    ]),
+    message: z.string(),
+    option: z.optional(z.string()),
+    capability: z.optional(z.enum(['thread', 'first_comment'])),
+    scope: z.optional(z.string()),
+  }),
+  {
+    id: 'ChannelOptionsNote',
+    description:
+      'Why a capability is off or a choice list is empty or short, and what to do (docs/api/channels.md, "Options").',
+  },
+);
+
+export const ChannelOptions = meta(
+  z.object({
+    platform: z.enum(PLATFORMS),
+    capabilities: ChannelCapabilities,
+    options: z.record(z.string(), ChannelOption),
+    choices: z.record(z.string(), z.array(z.object({ value: z.string(), label: z.string() }))),
+    limits: z.record(z.string(), z.union([z.number(), z.boolean(), z.string()])),
+    notes: z.array(ChannelOptionsNote),
+    choices_read_at: nullableDateTime,
+  }),
+  {
+    id: 'ChannelOptions',
+    description:
+      "What a variant for the channel may carry: capabilities, options, and the live choices of options whose values are the account's own (read from the platform, reused for 5 minutes).",
   },
 );

@@ -4,6 +4,7 @@ import { getChannel } from '#adapters/channels';
 import { listPlatformApps } from '#adapters/platform-apps';
 import { queryPosts } from '#adapters/posts';
 import { anyRole, canManageChannels, toChannel } from '#core/accounts';
+import type { toChannelView } from '#core/channel-options';
 import { OAUTH_PLATFORMS, type OAuthPlatform } from '#core/connections';
 import { PLATFORMS } from '#core/constants';
 import { ApiError } from '#core/errors';
@@ -26,6 +27,8 @@ import { auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
 // nothing is metered. The API's refusals come back as the console's (ActError, or a form's fields).
 
 export type ChannelView = ReturnType<typeof toChannel>;
+/** A channel as the list shows it: with what Herald does on it (listChannels' capabilities). */
+export type ListedChannel = ReturnType<typeof toChannelView>;
 export type ConnectionView = Awaited<ReturnType<typeof getChannelConnection>>;
 
 /** Where the platforms' consent sends a console person back (the callback appends the session's id). */
@@ -46,7 +49,7 @@ export class FieldsRefused extends Error {
 }
 
 export interface ChannelsOverview {
-  channels: ChannelView[];
+  channels: ListedChannel[];
   /** OAuth platforms, and whether the operator registered their app (the ones not set up say so). */
   oauth: Array<{ platform: OAuthPlatform; ready: boolean }>;
 }

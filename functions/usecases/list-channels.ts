@@ -1,7 +1,7 @@
 import { listChannels } from '#adapters/channels';
-import { toChannel } from '#core/accounts';
+import { toChannelView } from '#core/channel-options';
 
 /** listChannels: every channel of the organization, not paginated (the count is plan-bounded). */
 export async function listChannelsOf(orgId: string) {
-  return { data: (await listChannels(orgId)).map(toChannel) };
+  return { data: (await listChannels(orgId)).map(toChannelView) };
 }

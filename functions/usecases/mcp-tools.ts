@@ -77,6 +77,8 @@ const OPEN_WORLD: ReadonlySet<string> = new Set([
   'testWebhookEndpoint',
   'createChannelConnection',
   'disconnectChannel',
+  // Its choices are read live from the channel's platform.
+  'getChannelOptions',
 ]);
 const DESTRUCTIVE: ReadonlySet<string> = new Set([
   'deletePost',

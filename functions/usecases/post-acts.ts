@@ -1,6 +1,6 @@
 import { putAudit } from '#adapters/audit-log';
 import { getPostWithOrg } from '#adapters/posts';
-import { anyRole, canActOnPosts, type OrgSettings } from '#core/accounts';
+import { anyRole, canActOnPosts, type OrgSettings, type toChannel } from '#core/accounts';
 import type { PostStatus } from '#core/constants';
 import { ApiError, type FieldError, ValidationError } from '#core/errors';
 import { isId } from '#core/ids';
@@ -32,7 +32,7 @@ export const POSTS_PAGE = 25;
  */
 export const CHANNEL_FILTER_PAGES = 4;
 
-type Channels = Awaited<ReturnType<typeof listChannelsOf>>['data'];
+type Channels = Array<ReturnType<typeof toChannel>>;
 
 export interface PostList {
   posts: PostRecord[];

@@ -397,7 +397,14 @@ async function profileInit(
 }
 
 export async function benchColdStart(
-  opts: { runs?: number; floorEvery?: number; nodeFlags?: string[]; profileRuns?: number } = {},
+  opts: {
+    runs?: number;
+    floorEvery?: number;
+    nodeFlags?: string[];
+    profileRuns?: number;
+    /** Only these functions (by id) against the floor: a quick look at a few. Default: every one. */
+    only?: readonly string[];
+  } = {},
 ): Promise<ColdStartResult> {
   const runs = opts.runs ?? 21;
   const profileRuns = opts.profileRuns ?? 3;
@@ -407,7 +414,7 @@ export async function benchColdStart(
   const dir = await mkdtemp(join(tmpdir(), 'herald-cold-start-'));
   try {
     const floorTarget: BundleTarget = { id: 'floor', kind: 'floor', entry: '(DynamoDBClient only)' };
-    const targets = manifestFunctions();
+    const targets = manifestFunctions().filter((t) => !opts.only || opts.only.includes(t.id));
     const built = await Promise.all([floorTarget, ...targets].map((t) => bundle(dir, t)));
     const buildMs = performance.now() - started;
     const probe = join(dir, 'probe.mjs');

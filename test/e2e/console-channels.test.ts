@@ -136,6 +136,39 @@ describe('the channels page', { timeout: 240_000 }, () => {
     expect(JSON.stringify(log)).toContain('channel_connected');
   });
 
+  it('shows what each channel can publish, at desktop and phone widths, accessibly', async () => {
+    await setUp();
+    const { page } = t.owner;
+    // LinkedIn and Mastodon, connected by the test above (run alone: connect Mastodon here).
+    if (!(await apiChannels()).some((c) => c.platform === 'mastodon')) {
+      await page.goto(at('/console/channels'));
+      await page.getByLabel('Mastodon server').fill(`${fakes()}/mastodon`);
+      await page.getByRole('button', { name: 'Continue to Mastodon' }).click();
+      await page.waitForURL((u) => u.pathname.startsWith('/console/channels/connections/conn_'));
+      await consentAtPlatform(page, 'Mastodon', { fake_user: `md-${tag}` });
+    }
+    const listed = await apiChannels();
+    const mastodon = listed.find((c) => c.platform === 'mastodon');
+    expect(mastodon?.capabilities).toMatchObject({ thread: true, first_comment: true, unpublish: true });
+    for (const size of [
+      { width: 1280, height: 900 },
+      { width: 375, height: 812 },
+    ]) {
+      await page.setViewportSize(size);
+      await page.goto(at('/console/channels'));
+      const cell = page.locator(`tr:has(#channel-${String(mastodon?.id)}) td[data-label="Can publish"]`);
+      await cell.waitFor();
+      expect(await cell.locator('li').allTextContents()).toEqual([
+        'Posts',
+        'Threads',
+        'First comments',
+        'Unpublishing',
+      ]);
+      await checkPage(page);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
   it('Bluesky by app password (an admin): a wrong one is refused by its field, a good one connects at once', async () => {
     await setUp();
     const { page } = t.admin;

@@ -42,6 +42,8 @@ import {
 //   PUT  <session URI>                            Content-Range bytes a-b/N → 308 (Range: bytes=0-M) | 200 video
 //   PUT  <session URI>  Content-Range bytes */N   → upload status (308 or the finished video)
 //   GET  /youtube/v3/videos?part=statistics&id=…  → items[].statistics (counts as strings)
+//   GET  /youtube/v3/videoCategories?part=snippet&regionCode=…  youtube#videoCategoryListResponse: every
+//                                                 category with snippet {title, assignable, channelId}
 // Errors use Google's JSON shape {"error": {"code", "message", "errors": [{"reason", …}], "status"}}; metadata is
 // validated as videos.insert documents it (title ≤ 100 chars, no < or >, description ≤ 5000 bytes, tags ≤ 500
 // chars in all, assignable categoryId, privacyStatus).
@@ -161,6 +163,31 @@ const CATEGORIES = new Set([
   '29',
 ]);
 const PRIVACY = new Set(['public', 'unlisted', 'private']);
+
+/**
+ * videoCategories.list regionCode=US as YouTube answers it: the assignable categories (the ones
+ * videos.insert takes, CATEGORIES above) and some that are not (YouTube lists them, uploads refuse them).
+ */
+const CATEGORY_TITLES: Array<[string, string, boolean]> = [
+  ['1', 'Film & Animation', true],
+  ['2', 'Autos & Vehicles', true],
+  ['10', 'Music', true],
+  ['15', 'Pets & Animals', true],
+  ['17', 'Sports', true],
+  ['18', 'Short Movies', false],
+  ['19', 'Travel & Events', true],
+  ['20', 'Gaming', true],
+  ['21', 'Videoblogging', false],
+  ['22', 'People & Blogs', true],
+  ['23', 'Comedy', true],
+  ['24', 'Entertainment', true],
+  ['25', 'News & Politics', true],
+  ['26', 'Howto & Style', true],
+  ['27', 'Education', true],
+  ['28', 'Science & Technology', true],
+  ['29', 'Nonprofits & Activism', true],
+  ['30', 'Movies', false],
+];
 
 function googleError(
   code: number,
@@ -330,9 +357,55 @@ export function createFake(): YouTubeFake {
         if (!fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
         return channels(req, ctx, me);
       }
+      if (req.method === 'GET' && req.path === '/youtube/v3/videoCategories') {
+        if (!fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
+        return videoCategories(req);
+      }
       return googleError(404, 'notFound', 'Not Found', 'NOT_FOUND');
     },
   };
+
+  /** videoCategories.list: part=snippet and exactly one of id or regionCode (an ISO 3166-1 alpha-2 code). */
+  function videoCategories(req: FakeRequest): FakeResponse {
+    if (req.query.get('part') !== 'snippet')
+      return googleError(400, 'invalidPart', "The 'part' parameter must be snippet.", 'INVALID_ARGUMENT');
+    const region = req.query.get('regionCode');
+    const ids = req.query.get('id');
+    if (!region === !ids)
+      return googleError(
+        400,
+        'missingRequiredParameter',
+        'No filter selected. Expected one of: regionCode, id',
+        'INVALID_ARGUMENT',
+      );
+    if (region && !/^[A-Za-z]{2}$/.test(region))
+      return googleError(
+        400,
+        'invalidRegionCode',
+        'The regionCode parameter specifies an invalid region code.',
+        'INVALID_ARGUMENT',
+      );
+    const wanted = ids ? new Set(ids.split(',')) : null;
+    const items = CATEGORY_TITLES.filter(([id]) => !wanted || wanted.has(id)).map(
+      ([id, title, assignable]) => ({
+        kind: 'youtube#videoCategory',
+        etag: createHash('sha256').update(`cat/${id}`).digest('base64url').slice(0, 27),
+        id,
+        snippet: { title, assignable, channelId: 'UCBR8-60-B28hp2BmDPdntcQ' },
+      }),
+    );
+    return {
+      status: 200,
+      body: {
+        kind: 'youtube#videoCategoryListResponse',
+        etag: createHash('sha256')
+          .update(`cats/${region ?? ids}`)
+          .digest('base64url')
+          .slice(0, 27),
+        items,
+      },
+    };
+  }
 
   const oauthError = (status: number, error: string, description: string): FakeResponse => ({
     status,
@@ -508,6 +581,7 @@ export function createFake(): YouTubeFake {
                 publishedAt: '2020-01-01T00:00:00Z',
                 thumbnails: { default: thumb(88), medium: thumb(240), high: thumb(800) },
                 localized: { title: ch.title, description: '' },
+                country: 'US',
               },
             }
           : {}),

@@ -1,3 +1,4 @@
+import type { OptionsNote } from '#core/channel-options';
 import type { ErrorCategory } from '#core/delivery';
 import type { PaceScope } from '#core/pacing';
 import type { MediaKind, Platform } from '#core/platforms';
@@ -104,6 +105,10 @@ export interface ChoicesContext {
   channel: { id: string; handle: string; platform: Platform };
   credentials: Credentials;
   tokens: TokenSource;
+  /** A fact the platform answered beside the choices (TikTok's longest video, its disabled interactions). */
+  limit?(name: string, value: number | boolean | string): void;
+  /** Why a list is empty or short (a grant the platform wants, a list cut at its page bound). */
+  note?(note: OptionsNote): void;
 }
 
 export interface Engagement {

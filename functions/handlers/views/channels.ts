@@ -9,6 +9,7 @@ import type {
   ConnectForm,
   ConnectionView,
   DisconnectPreview,
+  ListedChannel,
 } from '#usecases/console-channels';
 import { choices, errorSummary, type FieldError, textInput } from './forms.ts';
 import { platformName } from './home.ts';
@@ -86,7 +87,7 @@ ${o.canManage ? connectForms(o.overview, state) : html`<p class="inset">Owners a
   });
 }
 
-function channelList(channels: readonly ChannelView[], canManage: boolean, origin: string): SafeHtml {
+function channelList(channels: readonly ListedChannel[], canManage: boolean, origin: string): SafeHtml {
   if (!channels.length) return html`<p>No channels yet.</p>`;
   return dataTable({
     id: 'channels',
@@ -95,6 +96,7 @@ function channelList(channels: readonly ChannelView[], canManage: boolean, origi
       { label: 'Channel' },
       { label: 'Platform' },
       { label: 'Status' },
+      { label: 'Can publish' },
       { label: 'Followers' },
       { label: 'Last sync' },
       { label: 'Last error' },
@@ -104,12 +106,38 @@ function channelList(channels: readonly ChannelView[], canManage: boolean, origi
       html`<span class="channel" id="channel-${c.id}">${avatar(c, origin)} <span>${c.handle}</span></span>`,
       platformName(c.platform),
       STATUS_TAGS[c.status],
+      capabilityList(c),
       number(c.followers),
       when(c.last_sync_at),
       c.last_error ?? html`<span class="muted">None</span>`,
       ...(canManage ? [actions(c)] : []),
     ]),
   });
+}
+
+const PARTS = [
+  ['thread', 'Threads'],
+  ['first_comment', 'First comments'],
+  ['unpublish', 'Unpublishing'],
+] as const;
+
+/**
+ * What Herald does on the channel beyond one post, and for a part its grant lacks what to do:
+ * reconnect (the person consents to the missing grant).
+ */
+function capabilityList(c: ListedChannel): SafeHtml {
+  const caps = c.capabilities;
+  const items: SafeHtml[] = [html`<li>Posts</li>`];
+  for (const [part, label] of PARTS) if (caps[part]) items.push(html`<li>${label}</li>`);
+  for (const part of ['thread', 'first_comment'] as const) {
+    const scope = caps.missing[part];
+    if (!scope) continue;
+    const label = part === 'thread' ? 'Threads' : 'First comments';
+    items.push(
+      html`<li><span class="tag tag--yellow">Reconnect</span> ${label}: needs the grant <code>${scope}</code>, which this channel was connected without.</li>`,
+    );
+  }
+  return html`<ul class="plain">${items}</ul>`;
 }
 
 function actions(c: ChannelView): SafeHtml {

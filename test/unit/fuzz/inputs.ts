@@ -344,6 +344,10 @@ export function validRequest(op: OperationId): FuzzRequest {
       return { op, params: { id: OWN.connection }, ...json(richBody(op)) };
     case 'disconnectChannel':
       return { op, headers: auth(), params: { id: OWN.channel } };
+    case 'getChannel':
+    case 'getChannelOptions':
+      // The world's channel is Bluesky's: no choices to read, so no call to a platform.
+      return { op, headers: auth(), params: { id: OWN.channel } };
     case 'oauthCallback':
       // The person declined at LinkedIn: the session fails and the browser lands at its
       // redirect_uri (303), without any call to the platform.

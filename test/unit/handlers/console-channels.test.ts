@@ -1,5 +1,6 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Org } from '#core/accounts';
+import { capabilitiesOf } from '#core/channel-options';
 import { ActError, type SignedIn } from '#core/people';
 import { handler } from '#handlers/console-channels';
 import type { HttpResult } from '#shared/envelope';
@@ -82,8 +83,14 @@ const session = (o: Partial<ConnectionView> = {}): ConnectionView => ({
   ...o,
 });
 
-const overview = (channels: ChannelView[] = [channel()]): cases.ChannelsOverview => ({
-  channels,
+const overview = (
+  channels: ChannelView[] = [channel()],
+  grants: Record<string, string[]> = {},
+): cases.ChannelsOverview => ({
+  channels: channels.map((c) => ({
+    ...c,
+    capabilities: capabilitiesOf({ ...c, granted_scopes: grants[c.id] ?? null }),
+  })),
   oauth: [
     { platform: 'x', ready: true },
     { platform: 'linkedin', ready: true },
@@ -137,6 +144,29 @@ describe('the list', () => {
     expect(mainText(res)).toContain('Owners and admins connect');
     // The list refreshes itself (htmx), the page works without it.
     expect(body(res)).toContain('hx-get="/console/channels"');
+  });
+
+  it('shows what each channel can publish, and what to do when its grant lacks a part', async () => {
+    vi.mocked(cases.channelsOverview).mockResolvedValue(
+      overview(
+        [
+          channel({ id: 'ch_x', platform: 'x', handle: 'herald-x' }),
+          channel({ id: 'ch_ig', platform: 'instagram', handle: 'herald-ig' }),
+          channel({ id: 'ch_ig2', platform: 'instagram', handle: 'herald-ig2' }),
+        ],
+        { ch_ig2: ['instagram_business_basic', 'instagram_manage_comments'] },
+      ),
+    );
+    const res = await get('GET /console/channels', MEMBER);
+    const rows = mainText(res).split('herald-');
+    const row = (handle: string) => rows.find((r) => r.startsWith(`${handle} `)) ?? '';
+    expect(row('x')).toMatch(/Posts\s*Threads\s*First comments\s*Unpublishing/);
+    // Instagram: no threads, no unpublishing; first comments need a grant this one lacks.
+    expect(row('ig')).not.toContain('Threads');
+    expect(row('ig')).not.toContain('Unpublishing');
+    expect(row('ig')).toContain('Reconnect First comments: needs the grant instagram_manage_comments');
+    expect(row('ig2')).toMatch(/Posts\s*First comments/);
+    expect(row('ig2')).not.toContain('Reconnect');
   });
 
   it('an avatar served from the console’s own origin is shown as it is', async () => {

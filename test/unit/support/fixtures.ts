@@ -431,4 +431,6 @@ export const MCP_TOOL_NAMES = [
   'get_channel_connection',
   'select_channel_account',
   'disconnect_channel',
+  'get_channel',
+  'get_channel_options',
 ];

@@ -126,6 +126,8 @@ describe('input schemas', () => {
       'get_channel_connection',
       'select_channel_account',
       'disconnect_channel',
+      'get_channel',
+      'get_channel_options',
     ]);
     for (const t of withParams) {
       expect(t.pathParams).toEqual(['id']);
@@ -245,7 +247,8 @@ describe('annotations', () => {
         readOnlyHint: true,
         destructiveHint: false,
         idempotentHint: true,
-        openWorldHint: false,
+        // get_channel_options reads its choices from the channel's platform.
+        openWorldHint: t.name === 'get_channel_options',
       });
     },
   );
@@ -328,6 +331,8 @@ describe('visibleTools', () => {
       'list_channels',
       'list_webhook_endpoints',
       'list_webhook_deliveries',
+      'get_channel',
+      'get_channel_options',
     ]);
     expect(visible([], true)).toEqual([]);
   });

@@ -1,4 +1,5 @@
 import type { Connector } from '../types.ts';
+import { choices } from './choices.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
 
@@ -6,4 +7,4 @@ import { publish, reconcile } from './publish.ts';
 // refresh rotates the refresh token): the channel's token source renews them (usecases/support/channel-tokens.ts,
 // through the one OAuth client).
 
-export const connector: Connector = { publish, reconcile, metrics };
+export const connector: Connector = { publish, reconcile, metrics, choices };

@@ -1,5 +1,6 @@
 import { type Connector, PlatformError, type PublishContext } from '../types.ts';
 import { publishComment, reconcileComment } from './comments.ts';
+import { choices } from './choices.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
 
@@ -22,4 +23,5 @@ export const connector: Connector = {
     return isComment(ctx) ? reconcileComment(ctx) : reconcile(ctx);
   },
   metrics,
+  choices,
 };

@@ -1,0 +1,138 @@
+import * as z from 'zod/mini';
+import { type ChannelRecord, toChannel } from './accounts.ts';
+import type { Platform } from './constants.ts';
+import {
+  type ChannelCapabilities,
+  channelCapabilities,
+  FORMATS,
+  OPTION_DESCRIPTIONS,
+  PLATFORM_RULES,
+} from './platforms.ts';
+
+// What a channel accepts (getChannel's `capabilities`, getChannelOptions): its platform's
+// capabilities less what its grant lacks, and each variant option described from the very schema
+// createPost checks it with, so the description cannot drift from the rule.
+
+/** One variant option, as getChannelOptions describes it. */
+export interface OptionDescription {
+  type: 'string' | 'boolean' | 'integer' | 'number' | 'array';
+  /** The only values it takes (an enumeration). */
+  values?: string[];
+  required: boolean;
+  description: string;
+  max_length?: number;
+  pattern?: string;
+  /** `uri`: an http(s) URL. */
+  format?: string;
+  /** An array's items, and how many at most. */
+  items?: Omit<OptionDescription, 'required' | 'description' | 'items'>;
+  max_items?: number;
+}
+
+interface JsonSchema {
+  type?: string;
+  enum?: unknown[];
+  maxLength?: number;
+  maxItems?: number;
+  pattern?: string;
+  format?: string;
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+}
+
+function shape(json: JsonSchema): Omit<OptionDescription, 'required' | 'description'> {
+  const out: Omit<OptionDescription, 'required' | 'description'> = {
+    type: (json.type ?? 'string') as OptionDescription['type'],
+  };
+  if (json.enum) out.values = json.enum.map(String);
+  if (json.maxLength !== undefined) out.max_length = json.maxLength;
+  if (json.pattern !== undefined) out.pattern = json.pattern;
+  if (json.format !== undefined) out.format = json.format;
+  if (json.items) {
+    const { items: _nested, ...items } = shape(json.items);
+    out.items = items;
+  }
+  if (json.maxItems !== undefined) out.max_items = json.maxItems;
+  return out;
+}
+
+/** Every option of the platform's variant schema: type, values and required from the schema itself. */
+export function describeOptions(platform: Platform): Record<string, OptionDescription> {
+  const json = z.toJSONSchema(PLATFORM_RULES[platform].options(), { unrepresentable: 'any' }) as JsonSchema;
+  const required = new Set(json.required ?? []);
+  const descriptions = OPTION_DESCRIPTIONS[platform];
+  const out: Record<string, OptionDescription> = {};
+  for (const [name, prop] of Object.entries(json.properties ?? {})) {
+    out[name] = { ...shape(prop), required: required.has(name), description: descriptions[name] ?? '' };
+  }
+  return out;
+}
+
+/**
+ * The option names a platform's connector lists live values for (getChannelOptions' `choices`).
+ * `organization` (LinkedIn) is not a variant option: an organization is connected as a channel of
+ * its own; the list says which ones this member could connect.
+ */
+export const CHOICE_NAMES: Partial<Record<Platform, readonly string[]>> = {
+  pinterest: ['board_id'],
+  youtube: ['category_id'],
+  tiktok: ['privacy_level'],
+  linkedin: ['organization'],
+};
+
+/** A channel's capabilities as getChannel and getChannelOptions answer them. */
+export interface ChannelCapabilityView extends ChannelCapabilities {
+  formats: string[];
+}
+
+export function capabilitiesOf(channel: {
+  platform: Platform;
+  granted_scopes?: readonly string[] | null;
+}): ChannelCapabilityView {
+  const caps = channelCapabilities(channel.platform, channel.granted_scopes);
+  return { ...caps, formats: [...FORMATS[channel.platform]] };
+}
+
+/**
+ * The channel as listChannels and getChannel answer it: with its capabilities (other answers that
+ * embed a channel, a connection session's or an event's, carry it without them).
+ */
+export function toChannelView(rec: ChannelRecord) {
+  return { ...toChannel(rec), capabilities: capabilitiesOf(rec) };
+}
+
+/** Something the caller should know about a channel's options: why a list is empty, what to do. */
+export interface OptionsNote {
+  code:
+    | 'missing_grant'
+    | 'channel_not_live'
+    | 'choices_unavailable'
+    | 'reauth_required'
+    | 'scope_not_granted'
+    | 'list_truncated';
+  message: string;
+  /** The choice list the note is about. */
+  option?: string;
+  /** The capability the note is about (missing_grant). */
+  capability?: 'thread' | 'first_comment';
+  /** The grant to connect again with (missing_grant, scope_not_granted). */
+  scope?: string;
+}
+
+/** One note per capability the channel's grant lacks, saying to reconnect and with which grant. */
+export function missingGrantNotes(platform: Platform, caps: ChannelCapabilities): OptionsNote[] {
+  return (['thread', 'first_comment'] as const).flatMap((capability) => {
+    const scope = caps.missing[capability];
+    if (!scope) return [];
+    const what = capability === 'thread' ? 'threads' : 'first comments';
+    return [
+      {
+        code: 'missing_grant' as const,
+        capability,
+        scope,
+        message: `This ${platform} channel was connected without ${scope}, so ${what} are refused: connect it again (createChannelConnection with platform ${platform}; the same account keeps the same channel) to grant it.`,
+      },
+    ];
+  });
+}
