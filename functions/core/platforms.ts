@@ -339,3 +339,28 @@ export function checkVariant(platform: Platform, variant: VariantInput, base: st
   }
   return errors;
 }
+
+/**
+ * The longest first comment each platform takes, where it is not the post's own limit: a reply
+ * (x, bluesky, threads, mastodon) is a post; LinkedIn, Facebook and YouTube comments have their own.
+ */
+export const COMMENT_MAX_TEXT: Partial<Record<Platform, number>> = {
+  linkedin: 1250,
+  facebook: 8000,
+  youtube: 10000,
+};
+
+/** Field errors of a first comment's text on `platform` (pointer: the comment's body). */
+export function checkComment(platform: Platform, body: string, pointer: string): FieldError[] {
+  const rule = PLATFORM_RULES[platform];
+  const max = COMMENT_MAX_TEXT[platform] ?? rule.maxText;
+  const length = textLength(rule.counter, body);
+  if (length <= max) return [];
+  return [
+    {
+      pointer,
+      code: 'text_too_long',
+      message: `${platform} allows ${max} characters in a comment as it counts them; this text is ${length}.`,
+    },
+  ];
+}

@@ -154,6 +154,11 @@ export interface PostDecision {
 /** A rejection's reason is required and at most this long. */
 export const MAX_REJECT_REASON = 500;
 
+/** A part as the API shows it (its platform ref stays internal). */
+function partOf(p: PartRecord) {
+  return { stage: p.stage, external_id: p.external_id, url: p.url, error: p.error };
+}
+
 export function toPost(rec: PostRecord) {
   return {
     id: rec.id,
@@ -165,7 +170,11 @@ export function toPost(rec: PostRecord) {
     published_at: rec.published_at,
     created_at: rec.created_at,
     updated_at: rec.updated_at,
-    variants: rec.variants.map((v) => ({ ...v })),
+    variants: rec.variants.map((v) => ({
+      ...v,
+      thread: v.thread ?? [],
+      first_comment: v.first_comment ?? null,
+    })),
     deliveries: rec.variants.flatMap((v) => {
       const d = rec.deliveries[v.channel_id];
       if (!d) return [];
@@ -179,6 +188,8 @@ export function toPost(rec: PostRecord) {
           error_category: d.error_category,
           attempts: d.attempts,
           updated_at: d.updated_at,
+          thread: (d.thread ?? []).map((p, index) => ({ index, ...partOf(p) })),
+          first_comment: d.first_comment ? partOf(d.first_comment) : null,
         },
       ];
     }),
@@ -280,7 +291,7 @@ export function newPost(args: {
     id: args.id,
     org_id: args.orgId,
     status: 'draft',
-    type: 'single',
+    type: input.variants.some((v) => v.thread?.length) ? 'thread' : 'single',
     title: input.title ?? null,
     body: input.body ?? null,
     scheduled_at: mode === 'schedule' ? new Date(input.scheduled_at as string).toISOString() : null,
@@ -293,6 +304,15 @@ export function newPost(args: {
       body: v.body,
       media: (v.media ?? []).map((m) => ({ url: m.url, type: m.type, alt: m.alt ?? '' })),
       options: v.options ?? {},
+      ...(v.thread?.length
+        ? {
+            thread: v.thread.map((item) => ({
+              body: item.body,
+              media: (item.media ?? []).map((m) => ({ url: m.url, type: m.type, alt: m.alt ?? '' })),
+            })),
+          }
+        : {}),
+      ...(v.first_comment ? { first_comment: { body: v.first_comment.body } } : {}),
     })),
     deliveries: {},
     round: 0,

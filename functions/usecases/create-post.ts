@@ -3,10 +3,9 @@ import { checkIdempotencyKey, idempotent } from '#adapters/idempotency';
 import { loadPostContext } from '#adapters/posts';
 import type { FieldError } from '#core/errors';
 import { ValidationError } from '#core/errors';
-import { isId, newId } from '#core/ids';
-import { mediaIdFromUrl } from '#core/media';
-import { checkVariant } from '#core/platforms';
-import { duplicateChannelErrors, newPost, type PostOrigin, resolveMode, toPost } from '#core/posts';
+import { newId } from '#core/ids';
+import { postInputIds, validatePostInput } from '#core/post-input';
+import { newPost, type PostOrigin, resolveMode, toPost } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
 import { type Gate, PostCounter, quotaAware, requireOrg } from '#usecases/support/post-writes';
 
@@ -16,16 +15,7 @@ type PostContext = Awaited<ReturnType<typeof loadPostContext>>;
 
 /** The org, the channels and the media assets the input names, in one round trip. */
 function readPostContext(orgId: string, input: CreatePostInput): Promise<PostContext> {
-  const channelIds = [
-    ...new Set(input.variants.map((v) => v.channel_id).filter((id) => isId('channel', id))),
-  ];
-  const mediaIds = [
-    ...new Set(
-      input.variants.flatMap((v) =>
-        (v.media ?? []).map((m) => mediaIdFromUrl(m.url)).filter((id) => id !== null),
-      ),
-    ),
-  ];
+  const { channelIds, mediaIds } = postInputIds(input);
   return loadPostContext(orgId, channelIds, mediaIds);
 }
 
@@ -76,48 +66,11 @@ async function create(
 ) {
   const mode = resolveMode(input, now);
   const errors: FieldError[] = 'errors' in mode ? [...mode.errors] : [];
-  errors.push(...duplicateChannelErrors(input));
 
   const ctx = await read;
   const org = requireOrg(ctx.org);
 
-  input.variants.forEach((v, i) => {
-    const channel = ctx.channels.get(v.channel_id);
-    if (!channel) {
-      errors.push({
-        pointer: `/variants/${i}/channel_id`,
-        code: 'unknown_channel',
-        message: 'No connected channel with this id.',
-      });
-      return;
-    }
-    if (channel.status === 'disconnected') {
-      errors.push({
-        pointer: `/variants/${i}/channel_id`,
-        code: 'channel_disconnected',
-        message: 'This channel was disconnected; connect its account again to post to it.',
-      });
-      return;
-    }
-    (v.media ?? []).forEach((m, j) => {
-      const id = mediaIdFromUrl(m.url);
-      const asset = id ? ctx.media.get(id) : undefined;
-      if (asset?.status !== 'ready' || asset.url !== m.url) {
-        errors.push({
-          pointer: `/variants/${i}/media/${j}/url`,
-          code: 'unknown_media',
-          message: 'Use the url of a ready media asset of this organization.',
-        });
-      } else if (asset.kind !== m.type) {
-        errors.push({
-          pointer: `/variants/${i}/media/${j}/type`,
-          code: 'media_type_mismatch',
-          message: `The asset is ${asset.kind}.`,
-        });
-      }
-    });
-    errors.push(...checkVariant(channel.platform, v, `/variants/${i}`));
-  });
+  errors.push(...validatePostInput(input, ctx));
   if (errors.length || 'errors' in mode) throw new ValidationError(errors);
 
   const created = newPost({
