@@ -328,6 +328,27 @@ export function newPost(args: {
 
 // ---- transitions -------------------------------------------------------------------------------
 
+/** A part not yet published. */
+export function queuedPart(): PartRecord {
+  return { stage: 'queued', external_id: null, url: null, error: null };
+}
+
+/**
+ * The parts a delivery of `variant` starts with: a queued entry per thread item and for the first
+ * comment. `prev` (a failed delivery published again) keeps the parts it published, so the new
+ * round resumes at the first part that was not.
+ */
+export function initialParts(
+  variant: Pick<VariantRecord, 'thread' | 'first_comment'> | undefined,
+  prev?: DeliveryRecord,
+): Pick<DeliveryRecord, 'thread' | 'first_comment'> {
+  const kept = (p: PartRecord | null | undefined) => (p?.stage === 'published' ? p : queuedPart());
+  return {
+    ...(variant?.thread?.length ? { thread: variant.thread.map((_, i) => kept(prev?.thread?.[i])) } : {}),
+    ...(variant?.first_comment ? { first_comment: kept(prev?.first_comment) } : {}),
+  };
+}
+
 /**
  * Moves a post to publishing: a new round, and every channel that has not published yet queued.
  * A channel already published for this post is never queued again.
@@ -338,20 +359,30 @@ export function startPublishing(post: PostRecord, now: Date): PostRecord {
   const deliveries: Record<string, DeliveryRecord> = {};
   for (const v of post.variants) {
     const prev = post.deliveries[v.channel_id];
+    if (prev?.stage === 'published') {
+      deliveries[v.channel_id] = prev;
+      continue;
+    }
+    const fresh: DeliveryRecord = {
+      channel_id: v.channel_id,
+      stage: 'queued',
+      external_id: null,
+      url: null,
+      error: null,
+      error_category: null,
+      attempts: 0,
+      updated_at: at,
+      round,
+      ...initialParts(v, prev),
+      // An outcome the failed round left unknown is looked up before anything is sent again.
+      ...(prev?.unresolved_since ? { unresolved_since: prev.unresolved_since } : {}),
+    };
+    // A delivery that failed after its root was published resumes after it: the root (and every
+    // part it published) is kept, never posted again.
     deliveries[v.channel_id] =
-      prev?.stage === 'published'
-        ? prev
-        : {
-            channel_id: v.channel_id,
-            stage: 'queued',
-            external_id: null,
-            url: null,
-            error: null,
-            error_category: null,
-            attempts: 0,
-            updated_at: at,
-            round,
-          };
+      prev && prev.external_id !== null
+        ? { ...fresh, external_id: prev.external_id, url: prev.url, ...(prev.ref ? { ref: prev.ref } : {}) }
+        : fresh;
   }
   // A scheduled post keeps its place in the due-work index (no index write); one published now
   // enters it now.
