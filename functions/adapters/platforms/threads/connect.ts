@@ -89,7 +89,9 @@ export const connect: OAuthConnect = {
       pkce: false,
       scopeSeparator: ',',
     }),
-  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights'],
+  // threads_manage_replies: thread items and first comments are replies (not required: a channel
+  // without it publishes single posts, core/platforms.ts PART_GRANTS).
+  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights', 'threads_manage_replies'],
   required: ['threads_basic', 'threads_content_publish'],
   async afterExchange(tokens, app) {
     const long = await getToken(
