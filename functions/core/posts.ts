@@ -18,7 +18,7 @@ export type DeliveryStage =
   | 'removed';
 
 /** Follow-up items a variant's thread may carry (under its root). */
-export const MAX_THREAD_ITEMS = 24;
+export const MAX_THREAD_ITEMS: number = LIMITS.threadItems;
 
 /**
  * One part of a delivery beyond its root: a thread item or the first comment. Parts publish in

@@ -3,7 +3,6 @@ import { hiddenCharacterIn } from '#core/text';
 import { LIMITS, MEDIA_KINDS, PLATFORMS, POST_STATUSES } from './constants.ts';
 import { PAGE_SIZE } from './cursor.ts';
 import { once } from './once.ts';
-import { MAX_THREAD_ITEMS } from './posts.ts';
 import { EVENT_TYPES } from './webhooks.ts';
 
 // What each operation accepts (body or query). Every schema is built on first use, once: an
@@ -49,7 +48,7 @@ export const VariantInput = /* @__PURE__ */ once(() =>
     body: z.string().check(z.maxLength(LIMITS.variantBody)),
     media: z.optional(z.array(PostMediaInput()).check(z.maxLength(LIMITS.mediaPerVariant))),
     options: z.optional(z.record(z.string().check(z.maxLength(64)), z.unknown())),
-    thread: z.optional(z.array(ThreadItemInput()).check(z.minLength(1), z.maxLength(MAX_THREAD_ITEMS))),
+    thread: z.optional(z.array(ThreadItemInput()).check(z.minLength(1), z.maxLength(LIMITS.threadItems))),
     first_comment: z.optional(z.nullable(FirstCommentInput())),
   }),
 );
