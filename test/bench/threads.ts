@@ -94,7 +94,10 @@ export async function benchThreads(): Promise<ThreadsRow[]> {
       writer.send(new PutCommand({ TableName: TABLE, Item: item }));
     await put(fx.orgItem(fx.org()));
 
+    // The first delivery of a container also reads what it then caches (the platform app's pause):
+    // a warm-up, not counted, so every row is a warm worker's.
     const shapes = [
+      { shape: 'warm-up', items: 0, comment: false },
       { shape: 'a single post', items: 0, comment: false },
       { shape: 'a 5-post thread', items: 4, comment: false },
       { shape: 'a 5-post thread and a first comment', items: 4, comment: true },
@@ -143,6 +146,7 @@ export async function benchThreads(): Promise<ThreadsRow[]> {
       ).Item as Record<string, unknown>;
       if (stored.status !== 'published')
         throw new Error(`threads bench: the post is ${String(stored.status)}`);
+      if (s.shape === 'warm-up') continue;
       rows.push({
         shape: s.shape,
         parts: 1 + s.items + (s.comment ? 1 : 0),
