@@ -20,7 +20,8 @@ import {
 // ≤ 1,000,000 bytes, a reply's root and parent strong refs), getRecord, resolveHandle and
 // app.bsky.feed.getPosts for counts. Errors use the XRPC body `{"error": Name, "message"}` with the
 // PDS's statuses: 401 AuthenticationRequired, 400 ExpiredToken/InvalidToken/InvalidRequest/
-// RecordNotFound, 429 RateLimitExceeded. A createRecord on a record key that is taken answers 500 InternalServerError, as the reference PDS does today.
+// RecordNotFound, 429 RateLimitExceeded. A createRecord on a record key that is taken answers 500
+// InternalServerError, as the reference PDS does today.
 //
 // Accounts (lexicons com.atproto.server.*, app.bsky.actor.getProfile):
 //   POST /xrpc/com.atproto.server.createSession   {identifier, password}; a wrong app password answers 401
