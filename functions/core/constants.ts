@@ -52,6 +52,8 @@ export const LIMITS = {
   postBody: 63206,
   title: 200,
   alt: 1500,
+  /** Follow-up items of a variant's thread (core/posts.ts MAX_THREAD_ITEMS). */
+  threadItems: 24,
   /** How far ahead a post may be scheduled. */
   scheduleHorizonDays: 730,
 } as const;

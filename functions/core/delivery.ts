@@ -1,5 +1,12 @@
 import type { ERROR_CATEGORIES } from './constants.ts';
-import { type DeliveryRecord, type PostRecord, startPublishing, watchEntry } from './posts.ts';
+import {
+  type DeliveryRecord,
+  type PartRecord,
+  type PostRecord,
+  queuedPart,
+  startPublishing,
+  watchEntry,
+} from './posts.ts';
 import { LEASE_SECONDS, WATCHDOG_SECONDS } from './timing.ts';
 
 // Delivery outcomes (docs/api/posts.md, "Deliveries"): the stages, the error taxonomy, and the retry policy.
@@ -242,5 +249,131 @@ export function deliveryFailed(
     ...base,
     stage: 'retrying',
     next_attempt_at: new Date(now.getTime() + delay * 1000).toISOString(),
+  };
+}
+
+// ---- the parts of a delivery (threads, first comments) -------------------------------------------
+//
+// A delivery publishes its parts in order under one claim: the root (the delivery's own
+// external_id/url/ref), each thread item, then the first comment. Each part's outcome is written
+// before the next part starts, with attempt_started_at moved to that moment: so at any time at
+// most one part — the first not yet published — can have an unknown outcome, and a recovering
+// claim reconciles that one part, searching from its own start.
+
+/** A part of a delivery: the root, a thread item (by index), or the first comment. */
+export type DeliveryPart = { kind: 'root' } | { kind: 'thread'; index: number } | { kind: 'comment' };
+
+/** The first part of the delivery not yet published, in publishing order; null when none is left. */
+export function nextPart(d: DeliveryRecord): DeliveryPart | null {
+  if (d.external_id === null) return { kind: 'root' };
+  const index = (d.thread ?? []).findIndex((p) => p.stage !== 'published');
+  if (index >= 0) return { kind: 'thread', index };
+  if (d.first_comment && d.first_comment.stage === 'queued') return { kind: 'comment' };
+  return null;
+}
+
+/** The part's place in the delivery's idempotency keys: `<post>.<channel>`, `.t<index>`, `.c`. */
+export function partKey(base: string, part: DeliveryPart): string {
+  if (part.kind === 'thread') return `${base}.t${part.index}`;
+  if (part.kind === 'comment') return `${base}.c`;
+  return base;
+}
+
+/** What a published part is referred to by: its id, url and platform ref. */
+export interface PartRef {
+  externalId: string;
+  url: string | null;
+  ref?: Record<string, unknown> | null;
+}
+
+/**
+ * What a thread item or comment replies to: the thread's root, and the part before it (a thread
+ * item: the previous item or the root; the comment: the thread's last item or the root).
+ */
+export function replyRefs(d: DeliveryRecord, part: DeliveryPart): { root: PartRef; parent: PartRef } | null {
+  if (part.kind === 'root' || d.external_id === null) return null;
+  const root: PartRef = { externalId: d.external_id, url: d.url, ref: d.ref ?? null };
+  const thread = d.thread ?? [];
+  const before = part.kind === 'thread' ? part.index - 1 : thread.length - 1;
+  const prev = before >= 0 ? thread[before] : undefined;
+  const parent: PartRef =
+    prev?.external_id != null ? { externalId: prev.external_id, url: prev.url, ref: prev.ref ?? null } : root;
+  return { root, parent };
+}
+
+function withPart(d: DeliveryRecord, part: DeliveryPart, value: PartRecord): DeliveryRecord {
+  if (part.kind === 'thread') {
+    const thread = [...(d.thread ?? [])];
+    thread[part.index] = value;
+    return { ...d, thread };
+  }
+  if (part.kind === 'comment') return { ...d, first_comment: value };
+  return d;
+}
+
+/**
+ * A part was published (or found by a reconcile): recorded on the delivery. The delivery is
+ * `published` once no part is left; until then it stays `sending` under this claim, its lease
+ * renewed and its attempt's start moved to now — the next part's start, from which a lookup for it
+ * would search — and nothing unresolved (the one part that could be is now known).
+ */
+export function partSucceeded(
+  d: DeliveryRecord,
+  part: DeliveryPart,
+  result: { externalId: string; url: string | null; ref?: Record<string, unknown> | null },
+  now: Date,
+): DeliveryRecord {
+  const recorded =
+    part.kind === 'root'
+      ? { ...d, external_id: result.externalId, url: result.url, ...(result.ref ? { ref: result.ref } : {}) }
+      : withPart(d, part, {
+          stage: 'published',
+          external_id: result.externalId,
+          url: result.url,
+          error: null,
+          ...(result.ref ? { ref: result.ref } : {}),
+        });
+  if (nextPart(recorded) === null)
+    return deliverySucceeded(
+      recorded,
+      { externalId: recorded.external_id as string, url: recorded.url },
+      now,
+    );
+  const at = now.toISOString();
+  return {
+    ...recorded,
+    checkpoint: null,
+    unresolved_since: undefined,
+    attempt_started_at: at,
+    lease_until: new Date(now.getTime() + LEASE_SECONDS * 1000).toISOString(),
+    error: null,
+    error_category: null,
+    updated_at: at,
+  };
+}
+
+/**
+ * A part's attempt failed: the delivery retries later (resuming at this part) or fails for good
+ * (deliveryFailed), the part marked failed with the error. A first comment that fails for good
+ * does not fail what was published: the delivery is `published`, its comment `failed`.
+ */
+export function partFailed(
+  d: DeliveryRecord,
+  part: DeliveryPart,
+  err: Parameters<typeof deliveryFailed>[1],
+  now: Date,
+  random = Math.random,
+): DeliveryRecord {
+  const next = deliveryFailed(d, err, now, random);
+  if (next.stage !== 'failed' || part.kind === 'root') return next;
+  const failedPart: PartRecord = { ...queuedPart(), stage: 'failed', error: next.error };
+  if (part.kind === 'thread') return withPart(next, part, failedPart);
+  return {
+    ...withPart(next, part, failedPart),
+    stage: 'published',
+    error: null,
+    error_category: null,
+    checkpoint: null,
+    unresolved_since: undefined,
   };
 }

@@ -423,14 +423,35 @@ export function checkVariant(platform: Platform, variant: VariantInput, base: st
 }
 
 /**
- * The longest first comment a platform's comment API takes, counted like the post's text, where
- * the comment is not a reply (a reply's limit is the platform's `maxText`): Facebook comments 8,000
- * characters, LinkedIn's 1,250, YouTube's 10,000 (commentTextTooLong beyond); Instagram documents
- * none for its Graph API comments, so the caption's 2,200.
+ * The longest first comment each platform takes, where it is not the post's own limit: a reply
+ * (x, bluesky, threads, mastodon) is a post; LinkedIn, Facebook and YouTube comments have their own.
+ */
+export const COMMENT_MAX_TEXT: Partial<Record<Platform, number>> = {
+  linkedin: 1250,
+  facebook: 8000,
+  youtube: 10000,
+};
+
+/**
+ * The comment APIs' own text limits (the connectors refuse past them): those above, and
+ * Instagram's, which documents none for Graph API comments, so the caption's 2,200.
  */
 export const FIRST_COMMENT_MAX_TEXT: Partial<Record<Platform, number>> = {
+  ...COMMENT_MAX_TEXT,
   instagram: 2200,
-  facebook: 8000,
-  linkedin: 1250,
-  youtube: 10_000,
 };
+
+/** Field errors of a first comment's text on `platform` (pointer: the comment's body). */
+export function checkComment(platform: Platform, body: string, pointer: string): FieldError[] {
+  const rule = PLATFORM_RULES[platform];
+  const max = COMMENT_MAX_TEXT[platform] ?? rule.maxText;
+  const length = textLength(rule.counter, body);
+  if (length <= max) return [];
+  return [
+    {
+      pointer,
+      code: 'text_too_long',
+      message: `${platform} allows ${max} characters in a comment as it counts them; this text is ${length}.`,
+    },
+  ];
+}

@@ -16,9 +16,19 @@ export interface PostContentInput {
       | ReadonlyArray<{ url: string; type: VariantRecord['media'][number]['type']; alt?: string | undefined }>
       | undefined;
     options?: Record<string, unknown> | undefined;
-    // Present once variants take threads and first comments; copied as given.
-    thread?: VariantRecord['thread'] | undefined;
-    first_comment?: VariantRecord['first_comment'] | undefined;
+    thread?:
+      | ReadonlyArray<{
+          body: string;
+          media?:
+            | ReadonlyArray<{
+                url: string;
+                type: VariantRecord['media'][number]['type'];
+                alt?: string | undefined;
+              }>
+            | undefined;
+        }>
+      | undefined;
+    first_comment?: { body: string } | null | undefined;
   }>;
 }
 
@@ -64,7 +74,11 @@ function variantOf(v: PostContentInput['variants'][number], id: string): Variant
     media: (v.media ?? []).map((m) => ({ url: m.url, type: m.type, alt: m.alt ?? '' })),
     options: v.options ?? {},
   };
-  if (v.thread?.length) record.thread = v.thread.map((t) => ({ body: t.body, media: t.media ?? [] }));
+  if (v.thread?.length)
+    record.thread = v.thread.map((t) => ({
+      body: t.body,
+      media: (t.media ?? []).map((m) => ({ url: m.url, type: m.type, alt: m.alt ?? '' })),
+    }));
   if (v.first_comment) record.first_comment = { body: v.first_comment.body };
   return record;
 }

@@ -18,7 +18,7 @@ export type DeliveryStage =
   | 'removed';
 
 /** Follow-up items a variant's thread may carry (under its root). */
-export const MAX_THREAD_ITEMS = 24;
+export const MAX_THREAD_ITEMS: number = LIMITS.threadItems;
 
 /**
  * One part of a delivery beyond its root: a thread item or the first comment. Parts publish in
@@ -154,6 +154,11 @@ export interface PostDecision {
 /** A rejection's reason is required and at most this long. */
 export const MAX_REJECT_REASON = 500;
 
+/** A part as the API shows it (its platform ref stays internal). */
+function partOf(p: PartRecord) {
+  return { stage: p.stage, external_id: p.external_id, url: p.url, error: p.error };
+}
+
 export function toPost(rec: PostRecord) {
   return {
     id: rec.id,
@@ -165,7 +170,11 @@ export function toPost(rec: PostRecord) {
     published_at: rec.published_at,
     created_at: rec.created_at,
     updated_at: rec.updated_at,
-    variants: rec.variants.map((v) => ({ ...v })),
+    variants: rec.variants.map((v) => ({
+      ...v,
+      thread: v.thread ?? [],
+      first_comment: v.first_comment ?? null,
+    })),
     deliveries: rec.variants.flatMap((v) => {
       const d = rec.deliveries[v.channel_id];
       if (!d) return [];
@@ -179,6 +188,8 @@ export function toPost(rec: PostRecord) {
           error_category: d.error_category,
           attempts: d.attempts,
           updated_at: d.updated_at,
+          thread: (d.thread ?? []).map((p, index) => ({ index, ...partOf(p) })),
+          first_comment: d.first_comment ? partOf(d.first_comment) : null,
         },
       ];
     }),
@@ -280,7 +291,7 @@ export function newPost(args: {
     id: args.id,
     org_id: args.orgId,
     status: 'draft',
-    type: 'single',
+    type: input.variants.some((v) => v.thread?.length) ? 'thread' : 'single',
     title: input.title ?? null,
     body: input.body ?? null,
     scheduled_at: mode === 'schedule' ? new Date(input.scheduled_at as string).toISOString() : null,
@@ -293,6 +304,15 @@ export function newPost(args: {
       body: v.body,
       media: (v.media ?? []).map((m) => ({ url: m.url, type: m.type, alt: m.alt ?? '' })),
       options: v.options ?? {},
+      ...(v.thread?.length
+        ? {
+            thread: v.thread.map((item) => ({
+              body: item.body,
+              media: (item.media ?? []).map((m) => ({ url: m.url, type: m.type, alt: m.alt ?? '' })),
+            })),
+          }
+        : {}),
+      ...(v.first_comment ? { first_comment: { body: v.first_comment.body } } : {}),
     })),
     deliveries: {},
     round: 0,
@@ -308,6 +328,27 @@ export function newPost(args: {
 
 // ---- transitions -------------------------------------------------------------------------------
 
+/** A part not yet published. */
+export function queuedPart(): PartRecord {
+  return { stage: 'queued', external_id: null, url: null, error: null };
+}
+
+/**
+ * The parts a delivery of `variant` starts with: a queued entry per thread item and for the first
+ * comment. `prev` (a failed delivery published again) keeps the parts it published, so the new
+ * round resumes at the first part that was not.
+ */
+export function initialParts(
+  variant: Pick<VariantRecord, 'thread' | 'first_comment'> | undefined,
+  prev?: DeliveryRecord,
+): Pick<DeliveryRecord, 'thread' | 'first_comment'> {
+  const kept = (p: PartRecord | null | undefined) => (p?.stage === 'published' ? p : queuedPart());
+  return {
+    ...(variant?.thread?.length ? { thread: variant.thread.map((_, i) => kept(prev?.thread?.[i])) } : {}),
+    ...(variant?.first_comment ? { first_comment: kept(prev?.first_comment) } : {}),
+  };
+}
+
 /**
  * Moves a post to publishing: a new round, and every channel that has not published yet queued.
  * A channel already published for this post is never queued again.
@@ -318,20 +359,30 @@ export function startPublishing(post: PostRecord, now: Date): PostRecord {
   const deliveries: Record<string, DeliveryRecord> = {};
   for (const v of post.variants) {
     const prev = post.deliveries[v.channel_id];
+    if (prev?.stage === 'published') {
+      deliveries[v.channel_id] = prev;
+      continue;
+    }
+    const fresh: DeliveryRecord = {
+      channel_id: v.channel_id,
+      stage: 'queued',
+      external_id: null,
+      url: null,
+      error: null,
+      error_category: null,
+      attempts: 0,
+      updated_at: at,
+      round,
+      ...initialParts(v, prev),
+      // An outcome the failed round left unknown is looked up before anything is sent again.
+      ...(prev?.unresolved_since ? { unresolved_since: prev.unresolved_since } : {}),
+    };
+    // A delivery that failed after its root was published resumes after it: the root (and every
+    // part it published) is kept, never posted again.
     deliveries[v.channel_id] =
-      prev?.stage === 'published'
-        ? prev
-        : {
-            channel_id: v.channel_id,
-            stage: 'queued',
-            external_id: null,
-            url: null,
-            error: null,
-            error_category: null,
-            attempts: 0,
-            updated_at: at,
-            round,
-          };
+      prev && prev.external_id !== null
+        ? { ...fresh, external_id: prev.external_id, url: prev.url, ...(prev.ref ? { ref: prev.ref } : {}) }
+        : fresh;
   }
   // A scheduled post keeps its place in the due-work index (no index write); one published now
   // enters it now.

@@ -29,12 +29,27 @@ const PostMediaInput = /* @__PURE__ */ once(() =>
   }),
 );
 
+/** A follow-up item of a thread: published as a reply under the previous part. */
+const ThreadItemInput = /* @__PURE__ */ once(() =>
+  z.strictObject({
+    body: z.string().check(z.maxLength(LIMITS.variantBody)),
+    media: z.optional(z.array(PostMediaInput()).check(z.maxLength(LIMITS.mediaPerVariant))),
+  }),
+);
+
+/** Text posted by the same account right after the post (text only). */
+const FirstCommentInput = /* @__PURE__ */ once(() =>
+  z.strictObject({ body: z.string().check(z.minLength(1), z.maxLength(LIMITS.variantBody)) }),
+);
+
 export const VariantInput = /* @__PURE__ */ once(() =>
   z.strictObject({
     channel_id: z.string().check(z.minLength(1), z.maxLength(64)),
     body: z.string().check(z.maxLength(LIMITS.variantBody)),
     media: z.optional(z.array(PostMediaInput()).check(z.maxLength(LIMITS.mediaPerVariant))),
     options: z.optional(z.record(z.string().check(z.maxLength(64)), z.unknown())),
+    thread: z.optional(z.array(ThreadItemInput()).check(z.minLength(1), z.maxLength(LIMITS.threadItems))),
+    first_comment: z.optional(z.nullable(FirstCommentInput())),
   }),
 );
 

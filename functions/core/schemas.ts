@@ -37,6 +37,34 @@ export const PostMediaItem = meta(
   { id: 'PostMediaItem', description: 'An attachment: the url of a ready media asset.' },
 );
 
+export const ThreadItem = meta(z.object({ body: z.string(), media: z.array(PostMediaItem) }), {
+  id: 'ThreadItem',
+  description: 'A follow-up item of a thread, published as a reply under the previous part.',
+});
+
+export const FirstComment = meta(z.object({ body: z.string() }), {
+  id: 'FirstComment',
+  description: "Text posted by the same account right after the post (under a thread's last item).",
+});
+
+const PART_STAGES = ['queued', 'published', 'failed', 'removed'] as const;
+const partFields = {
+  stage: z.enum(PART_STAGES),
+  external_id: z.nullable(z.string()),
+  url: z.nullable(z.string()),
+  error: z.nullable(z.string()),
+};
+
+export const DeliveryPart = meta(z.object({ index: z.int(), ...partFields }), {
+  id: 'DeliveryPart',
+  description: "The outcome of one thread item (index: its place in the variant's thread).",
+});
+
+export const DeliveryComment = meta(z.object(partFields), {
+  id: 'DeliveryComment',
+  description: 'The outcome of the first comment.',
+});
+
 export const Variant = meta(
   z.object({
     id: z.string(),
@@ -44,6 +72,8 @@ export const Variant = meta(
     body: z.string(),
     media: z.array(PostMediaItem),
     options: z.record(z.string(), z.unknown()),
+    thread: z.array(ThreadItem),
+    first_comment: z.nullable(FirstComment),
   }),
   { id: 'Variant', description: 'What is published to one channel.' },
 );
@@ -58,15 +88,21 @@ export const Delivery = meta(
     error_category: z.nullable(z.enum(ERROR_CATEGORIES)),
     attempts: z.int(),
     updated_at: dateTime,
+    thread: z.array(DeliveryPart),
+    first_comment: z.nullable(DeliveryComment),
   }),
-  { id: 'Delivery', description: 'The latest outcome of delivering a post to one channel.' },
+  {
+    id: 'Delivery',
+    description:
+      "The latest outcome of delivering a post to one channel: external_id and url are the root's; thread and first_comment are the outcomes of the other parts.",
+  },
 );
 
 export const Post = meta(
   z.object({
     id: z.string(),
     status: z.enum(POST_STATUSES),
-    type: z.literal('single'),
+    type: z.enum(['single', 'thread']),
     title: z.nullable(z.string()),
     body: z.nullable(z.string()),
     scheduled_at: nullableDateTime,

@@ -4,10 +4,10 @@ import { loadPostContext } from '#adapters/posts';
 import type { FieldError } from '#core/errors';
 import { ValidationError } from '#core/errors';
 import { newId } from '#core/ids';
+import { postInputIds, validatePostInput } from '#core/post-input';
 import { newPost, type PostOrigin, resolveMode, toPost } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
 import { type Gate, PostCounter, quotaAware, requireOrg } from '#usecases/support/post-writes';
-import { contentIds, validatePostInput } from '#usecases/support/validate-post';
 
 // Its own module so only createPost's bundle carries (and initializes) the idempotency layer.
 
@@ -15,7 +15,7 @@ type PostContext = Awaited<ReturnType<typeof loadPostContext>>;
 
 /** The org, the channels and the media assets the input names, in one round trip. */
 function readPostContext(orgId: string, input: CreatePostInput): Promise<PostContext> {
-  const { channelIds, mediaIds } = contentIds(input);
+  const { channelIds, mediaIds } = postInputIds(input);
   return loadPostContext(orgId, channelIds, mediaIds);
 }
 

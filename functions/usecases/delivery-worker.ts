@@ -6,6 +6,7 @@ import { readObject, readRange, streamObject } from '#adapters/media-store';
 import { paceDelivery, recordRateLimit } from '#adapters/pacing';
 import { connectorFor } from '#adapters/platforms/index';
 import {
+  type Connector,
   type MediaInput,
   PlatformError,
   type PublishContext,
@@ -17,9 +18,13 @@ import type { ChannelRecord } from '#core/accounts';
 import {
   type ClaimOutcome,
   claimDelivery,
-  deliveryFailed,
-  deliverySucceeded,
+  type DeliveryPart,
+  nextPart,
   nothingPosted,
+  partFailed,
+  partKey,
+  partSucceeded,
+  replyRefs,
   settledPost,
 } from '#core/delivery';
 import { mediaIdFromUrl } from '#core/media';
@@ -66,101 +71,21 @@ export async function deliver(
   const { recovering, resumed } = outcome;
   const post = outcome.post;
   const attempt: Attempt = { msg, claimId, clock, latest: post };
-  const delivery = post.deliveries[msg.channel_id] as DeliveryRecord;
+  let delivery = post.deliveries[msg.channel_id] as DeliveryRecord;
   const variant = post.variants.find((v) => v.channel_id === msg.channel_id);
 
-  let result: PublishResult | null = null;
-  let failure: PlatformError | null = null;
   /** The channel's credentials, and any the connector refreshed: never logged, never stored in errors. */
   const creds = credentialRedactor();
   /** The channel as read, while it is connected (its health is recorded against this read). */
   let connected: ChannelRecord | null = null;
   let tokens: ReturnType<typeof channelTokens> | undefined;
-  let wait: Extract<PaceDecision, { go: false }> | null = null;
-  /** A connector call is under way: a failure now may have reached the platform. */
-  let calling = false;
-  /** This attempt's reconcile found that no earlier attempt posted it. */
-  let resolved = false;
-  let maybeSent = false;
+  let connector: Connector | undefined;
+  let connectedCredentials: PublishContext['credentials'] | undefined;
   /** The channel's platform once read: the outcome metrics' one dimension besides their totals. */
   let platform = 'unknown';
-  try {
-    if (!variant)
-      throw new PlatformError('system', `The post has no variant for channel ${msg.channel_id}.`, {
-        retryable: false,
-      });
-    const { channel, credentials, version } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
-    creds.remember(credentials);
-    if (channel) platform = channel.platform;
-    if (!channel || channel.status === 'disconnected') {
-      // Disconnected by its owner: the post's scheduled deliveries to it fail until it is reconnected.
-      throw new PlatformError(
-        'auth_expired',
-        'The channel is disconnected: connect it again to publish to it.',
-        {
-          retryable: false,
-        },
-      );
-    }
-    connected = channel;
-    tokens = channelTokens({
-      orgId: msg.org_id,
-      channelId: msg.channel_id,
-      platform: channel.platform,
-      credentials,
-      version,
-      remember: creds.remember,
-    });
-    const connector = await connectorFor(channel.platform);
-    const ctx: PublishContext = {
-      channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
-      credentials,
-      text: variant.body,
-      title: post.title,
-      options: variant.options,
-      media: await mediaOf(msg.org_id, variant),
-      idempotencyKey: `${post.id}.${channel.id}`,
-      checkpoint: delivery.checkpoint ?? null,
-      // While an earlier attempt is unresolved, lookups search from its start.
-      attemptStartedAt: new Date(
-        delivery.unresolved_since ?? delivery.attempt_started_at ?? clock().toISOString(),
-      ),
-      saveCheckpoint: async (checkpoint) => {
-        // Saved before the irreversible step: a failure here sent nothing.
-        const held = await updateClaimed(attempt, (d) => ({ ...d, checkpoint })).catch((err: Error) => {
-          throw new PlatformError('system', `The delivery's checkpoint could not be saved: ${err.message}`);
-        });
-        // Lost the claim (our lease ran out and another worker took over): stop before the
-        // irreversible step rather than risk a second post.
-        if (!held)
-          throw new PlatformError('system', 'The delivery was taken over by another attempt.', {
-            retryable: false,
-          });
-      },
-      tokens,
-    };
-    if (recovering) {
-      calling = true;
-      result = await connector.reconcile(ctx);
-      calling = false;
-      resolved = !result;
-    }
-    if (!result) {
-      const pace = await paceDelivery({ orgId: msg.org_id, channel, media: variant.media.length }, clock());
-      if (pace.go) {
-        calling = true;
-        result = await connector.publish(ctx);
-        calling = false;
-      } else wait = pace;
-    }
-  } catch (err) {
-    // An error the connector did not map (an answer it could not read, say) may have come after the
-    // platform acted; a mapped one says whether it may have.
-    maybeSent = calling && (!(err instanceof PlatformError) || err.maybeCarriedOut);
-    const raw =
-      err instanceof PlatformError ? err : new PlatformError('system', (err as Error).message ?? String(err));
-    failure = new PlatformError(raw.category, creds.redact(tokens?.explain(raw) ?? raw.message), raw.opts);
-  }
+  /** Only the first part this attempt makes can have an unknown outcome (see core/delivery.ts). */
+  let reconcileFirst = recovering;
+  let part: DeliveryPart = nextPart(delivery) ?? { kind: 'root' };
   const facts = (after: PostRecord): DeliveryFacts => ({
     orgId: msg.org_id,
     postId: msg.post_id,
@@ -169,66 +94,213 @@ export async function deliver(
     attempt: after.deliveries[msg.channel_id]?.attempts,
   });
 
-  // The earlier attempts as this one leaves them: settled when its reconcile found nothing posted.
-  const settled = (d: DeliveryRecord) => (resolved ? nothingPosted(d) : d);
-  if (wait) {
-    const w = wait;
-    const after = await updateClaimed(attempt, (d) =>
-      deferredDelivery(settled(d), w, clock(), { undoClaim: !resumed }),
-    );
-    const d = after?.deliveries[msg.channel_id];
-    if (d?.next_attempt_at) await sendAgain(msg, d.next_attempt_at, clock);
-    if (after) deliveryRetrying(facts(after), { paced: w.reason }, d?.next_attempt_at);
-    return 'retrying';
+  // The parts in order, each recorded before the next starts: the root, each thread item, the
+  // first comment.
+  for (;;) {
+    let result: PublishResult | null = null;
+    let failure: PlatformError | null = null;
+    let wait: Extract<PaceDecision, { go: false }> | null = null;
+    /** A connector call is under way: a failure now may have reached the platform. */
+    let calling = false;
+    /** This attempt's reconcile found that no earlier attempt posted this part. */
+    let resolved = false;
+    let maybeSent = false;
+    try {
+      if (!variant)
+        throw new PlatformError('system', `The post has no variant for channel ${msg.channel_id}.`, {
+          retryable: false,
+        });
+      if (!connector || !connected) {
+        const { channel, credentials, version } = await getChannelWithCredentials(msg.org_id, msg.channel_id);
+        creds.remember(credentials);
+        if (channel) platform = channel.platform;
+        if (!channel || channel.status === 'disconnected') {
+          // Disconnected by its owner: the post's scheduled deliveries to it fail until it is reconnected.
+          throw new PlatformError(
+            'auth_expired',
+            'The channel is disconnected: connect it again to publish to it.',
+            {
+              retryable: false,
+            },
+          );
+        }
+        connected = channel;
+        tokens = channelTokens({
+          orgId: msg.org_id,
+          channelId: msg.channel_id,
+          platform: channel.platform,
+          credentials,
+          version,
+          remember: creds.remember,
+        });
+        connector = await connectorFor(channel.platform);
+        connectedCredentials = credentials;
+      }
+      const channel = connected;
+      const content = partContent(variant, part);
+      const ctx: PublishContext = {
+        ...(part.kind === 'root' ? {} : { part, replyTo: replyRefs(delivery, part) }),
+        channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
+        credentials: connectedCredentials as PublishContext['credentials'],
+        text: content.body,
+        title: post.title,
+        options: variant.options,
+        media: await mediaOf(msg.org_id, content.media),
+        idempotencyKey: partKey(`${post.id}.${channel.id}`, part),
+        checkpoint: delivery.checkpoint ?? null,
+        // While an earlier attempt is unresolved, lookups search from its start (a part's own:
+        // attempt_started_at moves as each part is recorded).
+        attemptStartedAt: new Date(
+          delivery.unresolved_since ?? delivery.attempt_started_at ?? clock().toISOString(),
+        ),
+        saveCheckpoint: async (checkpoint) => {
+          // Saved before the irreversible step: a failure here sent nothing.
+          const held = await updateClaimed(attempt, (d) => ({ ...d, checkpoint })).catch((err: Error) => {
+            throw new PlatformError('system', `The delivery's checkpoint could not be saved: ${err.message}`);
+          });
+          // Lost the claim (our lease ran out and another worker took over): stop before the
+          // irreversible step rather than risk a second post.
+          if (!held)
+            throw new PlatformError('system', 'The delivery was taken over by another attempt.', {
+              retryable: false,
+            });
+        },
+        tokens: tokens as PublishContext['tokens'],
+      };
+      if (reconcileFirst) {
+        reconcileFirst = false;
+        calling = true;
+        result = await connector.reconcile(ctx);
+        calling = false;
+        resolved = !result;
+      }
+      if (!result) {
+        // Every post-like part takes its pacing slot (a thread item, a reply-comment); a comment
+        // through a comment API is not a post.
+        const paced = part.kind !== 'comment' || REPLY_COMMENTS.has(channel.platform);
+        const pace = paced
+          ? await paceDelivery({ orgId: msg.org_id, channel, media: content.media.length }, clock())
+          : ({ go: true } as const);
+        if (pace.go) {
+          calling = true;
+          result = await connector.publish(ctx);
+          calling = false;
+        } else wait = pace;
+      }
+    } catch (err) {
+      // An error the connector did not map (an answer it could not read, say) may have come after the
+      // platform acted; a mapped one says whether it may have.
+      maybeSent = calling && (!(err instanceof PlatformError) || err.maybeCarriedOut);
+      const raw =
+        err instanceof PlatformError
+          ? err
+          : new PlatformError('system', (err as Error).message ?? String(err));
+      failure = new PlatformError(raw.category, creds.redact(tokens?.explain(raw) ?? raw.message), raw.opts);
+    }
+
+    // The earlier attempts as this one leaves them: settled when its reconcile found nothing posted.
+    const settled = (d: DeliveryRecord) => (resolved ? nothingPosted(d) : d);
+    if (wait) {
+      const w = wait;
+      const after = await updateClaimed(attempt, (d) =>
+        deferredDelivery(settled(d), w, clock(), { undoClaim: !resumed }),
+      );
+      const d = after?.deliveries[msg.channel_id];
+      if (d?.next_attempt_at) await sendAgain(msg, d.next_attempt_at, clock);
+      if (after) deliveryRetrying(facts(after), { paced: w.reason }, d?.next_attempt_at);
+      return 'retrying';
+    }
+    if (result) {
+      const done = result;
+      const at = part;
+      const after = await updateClaimed(attempt, (d) => partSucceeded(settled(d), at, done, clock()));
+      // Lost the claim: whoever holds it now finds this part by its reconcile.
+      if (!after) return 'skipped';
+      delivery = after.deliveries[msg.channel_id] as DeliveryRecord;
+      if (delivery.stage === 'published') {
+        // Counted by the attempt whose write recorded it (a worker that lost its claim counts nothing).
+        deliveryPublished(facts(after), latenessSeconds(post, clock()));
+        return 'published';
+      }
+      part = nextPart(delivery) ?? { kind: 'root' };
+      continue;
+    }
+    return await recordFailure(failure as PlatformError);
+
+    async function recordFailure(err: PlatformError): Promise<DeliveryOutcome> {
+      let hint = err.opts.retryAfterSeconds;
+      if (connected && err.category === 'rate_limited') {
+        const paused = await recordRateLimit(
+          {
+            orgId: msg.org_id,
+            channel: connected,
+            refusal: { category: err.category, retryAfterSeconds: hint, scope: err.opts.scope },
+          },
+          clock(),
+        );
+        if (paused) hint = paused.retryAfterSeconds;
+      }
+      if (connected && (err.category === 'auth_expired' || err.opts.operator)) {
+        const remedy = await recordChannelFailure(connected, err, clock(), { backoff: false });
+        // Counted, not alarmed here: the channel sync's finder reports one line per platform.
+        if (remedy === 'operator') await countAppRefusal(connected.platform, err.message);
+      }
+      const at = part;
+      const after = await updateClaimed(attempt, (d) =>
+        partFailed(
+          settled(d),
+          at,
+          {
+            category: err.category,
+            message: err.message,
+            retryable: err.retryable,
+            retryAfterSeconds: hint,
+            maybeSent,
+          },
+          clock(),
+        ),
+      );
+      const d = after?.deliveries[msg.channel_id];
+      const why = { category: err.category, error: err.message };
+      if (d?.stage === 'retrying' && d.next_attempt_at) {
+        await sendAgain(msg, d.next_attempt_at, clock);
+        if (after) deliveryRetrying(facts(after), why, d.next_attempt_at);
+        return 'retrying';
+      }
+      // A first comment that failed for good leaves the delivery published.
+      if (after && d?.stage === 'published') {
+        deliveryPublished(facts(after), latenessSeconds(post, clock()));
+        return 'published';
+      }
+      if (after && d?.stage === 'failed')
+        deliveryFailedLine(facts(after), d.error_category ?? err.category, d.error ?? err.message);
+      return 'failed';
+    }
   }
-  if (result) {
-    const done = result;
-    const after = await updateClaimed(attempt, (d) => deliverySucceeded(d, done, clock()));
-    // Counted by the attempt whose write recorded it (a worker that lost its claim counts nothing).
-    if (after) deliveryPublished(facts(after), latenessSeconds(post, clock()));
-    return 'published';
+}
+
+/**
+ * Where a first comment is a reply, itself a post (core/platforms.ts CAPABILITIES.thread; not
+ * imported, so the worker's bundle does not carry the request rules).
+ */
+const REPLY_COMMENTS: ReadonlySet<string> = new Set(['x', 'bluesky', 'threads', 'mastodon']);
+
+/** The text and media a part publishes: the variant's own (the root), a thread item's, or the comment's. */
+function partContent(variant: VariantRecord, part: DeliveryPart): Pick<VariantRecord, 'body' | 'media'> {
+  if (part.kind === 'thread') {
+    const item = variant.thread?.[part.index];
+    if (!item)
+      throw new PlatformError('system', `The variant has no thread item ${part.index}.`, {
+        retryable: false,
+      });
+    return item;
   }
-  const err = failure as PlatformError;
-  let hint = err.opts.retryAfterSeconds;
-  if (connected && err.category === 'rate_limited') {
-    const paused = await recordRateLimit(
-      {
-        orgId: msg.org_id,
-        channel: connected,
-        refusal: { category: err.category, retryAfterSeconds: hint, scope: err.opts.scope },
-      },
-      clock(),
-    );
-    if (paused) hint = paused.retryAfterSeconds;
+  if (part.kind === 'comment') {
+    if (!variant.first_comment)
+      throw new PlatformError('system', 'The variant has no first comment.', { retryable: false });
+    return { body: variant.first_comment.body, media: [] };
   }
-  if (connected && (err.category === 'auth_expired' || err.opts.operator)) {
-    const remedy = await recordChannelFailure(connected, err, clock(), { backoff: false });
-    // Counted, not alarmed here: the channel sync's finder reports one line per platform.
-    if (remedy === 'operator') await countAppRefusal(connected.platform, err.message);
-  }
-  const after = await updateClaimed(attempt, (d) =>
-    deliveryFailed(
-      settled(d),
-      {
-        category: err.category,
-        message: err.message,
-        retryable: err.retryable,
-        retryAfterSeconds: hint,
-        maybeSent,
-      },
-      clock(),
-    ),
-  );
-  const d = after?.deliveries[msg.channel_id];
-  const why = { category: err.category, error: err.message };
-  if (d?.stage === 'retrying' && d.next_attempt_at) {
-    await sendAgain(msg, d.next_attempt_at, clock);
-    if (after) deliveryRetrying(facts(after), why, d.next_attempt_at);
-    return 'retrying';
-  }
-  if (after && d?.stage === 'failed')
-    deliveryFailedLine(facts(after), d.error_category ?? err.category, d.error ?? err.message);
-  return 'failed';
+  return variant;
 }
 
 /**
@@ -377,13 +449,13 @@ async function requeueWhenDue(
 // read from the media bucket by the asset's object key (not fetched through the public url). Videos
 // and audio only ever go by ranged reads or a stream: one of them in memory whole (up to 1 GiB) would
 // take the batch's other deliveries down with it.
-async function mediaOf(orgId: string, variant: VariantRecord): Promise<MediaInput[]> {
-  if (!variant.media.length) return [];
+async function mediaOf(orgId: string, media: VariantRecord['media']): Promise<MediaInput[]> {
+  if (!media.length) return [];
   const assets = await getAssets(
     orgId,
-    variant.media.map((m) => mediaIdFromUrl(m.url) ?? ''),
+    media.map((m) => mediaIdFromUrl(m.url) ?? ''),
   );
-  return variant.media.map((m, i) => {
+  return media.map((m, i) => {
     const asset = assets[i];
     const key = () => {
       if (asset?.status !== 'ready') throw new Error(`media ${m.url} is not a ready asset`);

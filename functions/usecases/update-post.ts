@@ -3,10 +3,10 @@ import { ValidationError } from '#core/errors';
 import { checkIfMatch, type IfMatch } from '#core/etag';
 import { isId, newId } from '#core/ids';
 import { assertEditable, decideUpdate, editFieldErrors } from '#core/post-edits';
+import { postInputIds, validatePostInput } from '#core/post-input';
 import { type PostRecord, toPost } from '#core/posts';
 import type { UpdatePostInput } from '#core/requests';
 import { counting, type Gate, postNotFound, requireOrg, withRetry } from '#usecases/support/post-writes';
-import { contentIds, validatePostInput } from '#usecases/support/validate-post';
 
 /**
  * updatePost: replaces a draft, scheduled, failed or needs_approval post's title, body and
@@ -29,7 +29,7 @@ export async function updatePost(
   } = {},
 ) {
   if (!isId('post', postId)) throw postNotFound();
-  const { channelIds, mediaIds } = contentIds(input);
+  const { channelIds, mediaIds } = postInputIds(input);
   return counting(orgId, gate, now, (counter) =>
     withRetry(async () => {
       const { org, post, channels, media } = await loadPostForEdit(orgId, postId, channelIds, mediaIds);

@@ -1,9 +1,9 @@
 import { loadPostContext } from '#adapters/posts';
 import type { FieldError } from '#core/errors';
+import { postInputIds, validatePostInput } from '#core/post-input';
 import { resolveMode } from '#core/posts';
 import type { CreatePostInput } from '#core/requests';
 import { requireOrg } from '#usecases/support/post-writes';
-import { contentIds, validatePostInput } from '#usecases/support/validate-post';
 
 // validatePost (docs/api/posts.md, "Checking a post before scheduling it"): createPost's checks,
 // on the same read, without the write. Nothing here writes; the request counts as one api_requests
@@ -26,7 +26,7 @@ export async function validatePost(
   now: Date,
   admitted: () => Promise<unknown>,
 ): Promise<{ valid: boolean; errors: PostCheck[]; warnings: PostCheck[] }> {
-  const { channelIds, mediaIds } = contentIds(input);
+  const { channelIds, mediaIds } = postInputIds(input);
   const [ctx] = await Promise.all([loadPostContext(orgId, channelIds, mediaIds), admitted()]);
   const org = requireOrg(ctx.org);
   const mode = resolveMode(input, now);

@@ -17,12 +17,13 @@ import { benchScheduler, type SchedulerResult, schedulerSection } from './schedu
 import { type StatsResult, statsSection } from './stats.ts';
 import { apiWorld, machine, ROOT, timed } from './support.ts';
 import { type SyncRun, syncSection } from './sync.ts';
+import { type ThreadsRow, threadsSection } from './threads.ts';
 import { benchThroughput, throughputSection } from './throughput.ts';
 
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
 // (coldstart, overhead, roundtrips, throughput, cost, stats, awsmodel, connect, console, scheduler,
-// manychannels, recovery, journal, sync, media); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
+// manychannels, threads, recovery, journal, sync, media); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
 // BENCH_POSTS and BENCH_SECONDS shorten the parts (sync: BENCH_SYNC_* in sync.ts); BENCH_LEAD
 // (seconds) gives the scheduler's posts more time to be created on a busy machine.
 
@@ -169,6 +170,21 @@ if (wants('manychannels')) {
     title: 'Many channels per post (issue 31)',
     body: manyChannelsSection(after, before),
   };
+}
+if (wants('threads')) {
+  const rows = await part('threads', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'threads-main.ts')],
+      {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      },
+    );
+    return JSON.parse(stdout) as ThreadsRow[];
+  });
+  sections.threads = { title: 'Threads: delivering the parts (issue 34)', body: threadsSection(rows) };
 }
 if (wants('awsmodel')) {
   // Computed, not measured: from the cost and scheduler parts' results when they ran in this invocation.

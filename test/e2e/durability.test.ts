@@ -358,6 +358,63 @@ function failFirstRequest(rx: WebhookReceiver) {
   };
 }
 
+describe('kill -9 between the parts of a thread', () => {
+  it('killed after item 2 of 5 was accepted by the platform, before it was recorded: each part on the platform once, in order', async () => {
+    // Arrange: Mastodon takes item 2 (the first follow-up) and its answer never comes back; the
+    // stack is killed while the worker waits for it.
+    const t = await tenant(['mastodon']);
+    const stamp = Date.now();
+    const texts = [1, 2, 3, 4, 5].map((i) => `thread ${stamp} ${i}/5`);
+    const comment = `thread ${stamp} comment`;
+    await failPlatform('mastodon', {
+      status: 200,
+      pathPattern: '^/api/v1/statuses$',
+      bodyIncludes: texts[1],
+      holdAnswerMs: 600_000,
+    });
+    const created = await call<{ id: string }>('POST', '/v1/posts', t.key, {
+      variants: [
+        {
+          channel_id: t.channels.mastodon,
+          body: texts[0],
+          thread: texts.slice(1).map((body) => ({ body })),
+          first_comment: { body: comment },
+        },
+      ],
+      publish_now: true,
+    });
+    expect(created.status, created.text).toBe(201);
+    await until(
+      'item 2 to reach the platform',
+      async () => ((await countOn('mastodon', texts[1] as string)) === 1 ? true : undefined),
+      30_000,
+    );
+
+    // Act
+    await stack.kill();
+    await boot();
+
+    // Assert: published, every part once, each a reply to the one before.
+    await until('the thread', published(t, created.body.id), 200_000);
+    const statuses = ((await fakeState('mastodon')).posts ?? []).filter((p) =>
+      String(p.text).startsWith(`thread ${stamp} `),
+    );
+    expect(statuses.map((p) => p.text)).toEqual([...texts, comment]);
+    expect(statuses[0]?.in_reply_to_id).toBeNull();
+    statuses.slice(1).forEach((p, k) => {
+      expect(p.in_reply_to_id, String(p.text)).toBe(statuses[k]?.id);
+    });
+    const post = (
+      await call<{
+        deliveries: Array<{ external_id: string; thread: Array<{ stage: string; external_id: string }> }>;
+      }>('GET', `/v1/posts/${created.body.id}`, t.key)
+    ).body;
+    expect(post.deliveries[0]?.thread.map((p) => [p.stage, p.external_id])).toEqual(
+      statuses.slice(1, 5).map((p) => ['published', p.id]),
+    );
+  }, 300_000);
+});
+
 describe('kill -9 during the failure ladder’s wait', () => {
   it('resumes the ladder: the endpoint is warned once and disabled on time', async () => {
     // Arrange: 72 h of ladder in ≈ 26 s (time scale 0.0001); an endpoint that always answers 500.

@@ -17,10 +17,11 @@ import {
 
 // Contract fake of a Bluesky PDS (AT Protocol XRPC): sessions from app passwords, blob uploads,
 // app.bsky.feed.post records with lexicon checks (300 graphemes, facets' byte ranges, ≤ 4 images of
-// ≤ 1,000,000 bytes), getRecord, resolveHandle and app.bsky.feed.getPosts for counts. Errors use the
-// XRPC body `{"error": Name, "message"}` with the PDS's statuses: 401 AuthenticationRequired, 400
-// ExpiredToken/InvalidToken/InvalidRequest/RecordNotFound, 429 RateLimitExceeded. A createRecord on a
-// record key that is taken answers 500 InternalServerError, as the reference PDS does today.
+// ≤ 1,000,000 bytes, a reply's root and parent strong refs), getRecord, resolveHandle and
+// app.bsky.feed.getPosts for counts. Errors use the XRPC body `{"error": Name, "message"}` with the
+// PDS's statuses: 401 AuthenticationRequired, 400 ExpiredToken/InvalidToken/InvalidRequest/
+// RecordNotFound, 429 RateLimitExceeded. A createRecord on a record key that is taken answers 500
+// InternalServerError, as the reference PDS does today.
 //
 // Accounts (lexicons com.atproto.server.*, app.bsky.actor.getProfile):
 //   POST /xrpc/com.atproto.server.createSession   {identifier, password}; a wrong app password answers 401
@@ -207,6 +208,26 @@ export function createFake(): FakeBluesky {
     }
     if (value.langs !== undefined && (!Array.isArray(value.langs) || value.langs.length > 3)) {
       return 'Invalid app.bsky.feed.post record: Record/langs must not have more than 3 elements';
+    }
+    if (value.reply !== undefined) {
+      // app.bsky.feed.post#replyRef: root and parent, each a com.atproto.repo.strongRef {uri
+      // (at-uri), cid (cid)}. The PDS checks the shape only: a reply to a record that does not exist
+      // is stored all the same (the AppView shows its parent as not found).
+      const reply = value.reply as Record<string, unknown> | null;
+      for (const side of ['root', 'parent'] as const) {
+        const ref = (typeof reply === 'object' && reply ? reply[side] : undefined) as
+          | Record<string, unknown>
+          | undefined;
+        if (!ref || typeof ref !== 'object')
+          return `Invalid app.bsky.feed.post record: Record/reply must have the property "${side}"`;
+        if (
+          typeof ref.uri !== 'string' ||
+          !/^at:\/\/did:[a-z]+:[a-zA-Z0-9._:%-]+\/[a-zA-Z0-9.-]+\/[a-zA-Z0-9._~:-]+$/.test(ref.uri)
+        )
+          return `Invalid app.bsky.feed.post record: Record/reply/${side}/uri must be a valid at-uri`;
+        if (typeof ref.cid !== 'string' || !/^b[a-z2-7]{8,}$/.test(ref.cid))
+          return `Invalid app.bsky.feed.post record: Record/reply/${side}/cid must be a cid string`;
+      }
     }
     const embed = value.embed as Record<string, unknown> | undefined;
     if (embed) {

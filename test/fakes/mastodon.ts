@@ -23,7 +23,8 @@ import {
 
 // Contract fake of a Mastodon instance: POST /api/v2/media (multipart `file`, `description`; 200 for
 // images, 202 with url null for video/audio until processed), GET /api/v1/media/:id (206 while
-// processing), POST /api/v1/statuses with Idempotency-Key (a repeat returns the original status),
+// processing), POST /api/v1/statuses with Idempotency-Key (a repeat returns the original status;
+// in_reply_to_id makes a reply, 404 when that status does not exist),
 // GET /api/v1/statuses/:id, GET /api/v1/accounts/verify_credentials and
 // /api/v1/accounts/:id/statuses (newest first, limit/max_id). Statuses carry HTML `content` the way
 // Mastodon renders it. Errors are `{"error": "…"}`: 401 "The access token is invalid", 422
@@ -80,6 +81,8 @@ export interface FakeMastodonStatus {
   created_at: string;
   idempotencyKey: string | null;
   media: FakeMastodonMedia[];
+  /** in_reply_to_id: the status this one answers, or null. */
+  in_reply_to_id: string | null;
   favourites_count: number;
   reblogs_count: number;
   replies_count: number;
@@ -398,8 +401,8 @@ export function createFake(): FakeMastodon {
       const statusJson = (s: FakeMastodonStatus) => ({
         id: s.id,
         created_at: s.created_at,
-        in_reply_to_id: null,
-        in_reply_to_account_id: null,
+        in_reply_to_id: s.in_reply_to_id,
+        in_reply_to_account_id: s.in_reply_to_id ? fake.account.id : null,
         sensitive: s.sensitive,
         spoiler_text: s.spoiler_text,
         visibility: s.visibility,
@@ -480,6 +483,13 @@ export function createFake(): FakeMastodon {
         const visibility = p.visibility === undefined ? 'public' : String(p.visibility);
         if (!['public', 'unlisted', 'private', 'direct'].includes(visibility))
           return err(422, 'Validation failed: Visibility is not included in the list');
+        // StatusesController#set_thread: a reply to a status that does not exist (or is not visible)
+        // answers 404 with the instance's statuses.errors.in_reply_not_found text.
+        const inReplyTo =
+          p.in_reply_to_id === undefined || p.in_reply_to_id === null ? null : String(p.in_reply_to_id);
+        const parent = inReplyTo ? fake.posts.find((x) => x.id === inReplyTo) : undefined;
+        if (inReplyTo && !parent)
+          return err(404, 'The post you are trying to reply to does not appear to exist.');
         const attached: FakeMastodonMedia[] = [];
         for (const id of mediaIds) {
           const m = fake.media.get(id);
@@ -498,11 +508,13 @@ export function createFake(): FakeMastodon {
           created_at: new Date().toISOString(),
           idempotencyKey: key,
           media: attached,
+          in_reply_to_id: inReplyTo,
           favourites_count: 0,
           reblogs_count: 0,
           replies_count: 0,
         };
         fake.posts.push(s);
+        if (parent) parent.replies_count++;
         if (key) keys.set(key, s.id);
         return { status: 200, body: statusJson(s) };
       }

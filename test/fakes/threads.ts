@@ -34,6 +34,8 @@ import {
 // (POST /{user-id}/threads), their processing status (GET /{container-id}?fields=status,error_message:
 // IN_PROGRESS while Meta downloads the media, then FINISHED or ERROR; PUBLISHED after
 // POST /{user-id}/threads_publish), the user's threads (GET /{user-id}/threads with since/until),
+// replies (a container's reply_to_id, needing threads_manage_replies; a missing parent is Graph's
+// code 100; GET /{user-id}/replies lists them with replied_to / root_post / is_reply),
 // single media (GET /{media-id}?fields=…), insights, and GET /refresh_access_token.
 //
 // OAuth and profile (developers.facebook.com/docs/threads "Get Access Tokens", "Long-Lived Tokens"):
@@ -75,6 +77,8 @@ export interface FakeThreadsContainer {
   url?: string;
   altText?: string;
   replyControl?: string;
+  /** reply_to_id: the post this container's post will answer. */
+  replyTo?: string;
   isCarouselItem: boolean;
   children: string[];
   status: ContainerStatus;
@@ -91,6 +95,9 @@ export interface FakeThreadsPost {
   mediaType: 'TEXT_POST' | 'IMAGE' | 'VIDEO' | 'CAROUSEL_ALBUM';
   text?: string;
   replyControl: string;
+  /** A reply: the post it answers, and the thread's root post. */
+  repliedTo?: string;
+  rootPost?: string;
   timestamp: number;
   permalink: string;
   containerId: string;
@@ -351,10 +358,17 @@ async function handle(fake: ThreadsFake, req: FakeRequest, ctx: FakeContext): Pr
     if (denied) return denied;
   }
 
+  if (isUser && edge === 'threads' && req.method === 'POST' && params.get('reply_to_id')) {
+    // Replying needs threads_manage_replies (Threads API "Reply Management").
+    const denied = lacks('threads_manage_replies');
+    if (denied) return denied;
+  }
   if (isUser && edge === 'threads' && req.method === 'POST') return createContainer(fake, params);
   if (isUser && edge === 'threads_publish' && req.method === 'POST') return publish(fake, params);
-  if (isUser && edge === 'threads' && req.method === 'GET') {
-    const rows = fake.posts.map((p) => ({ _t: p.timestamp, ...fields(fake, p, params) }));
+  if (isUser && (edge === 'threads' || edge === 'replies') && req.method === 'GET') {
+    // The account's threads are its top-level posts; its replies are listed apart.
+    const listed = fake.posts.filter((p) => (edge === 'replies') === (p.repliedTo !== undefined));
+    const rows = listed.map((p) => ({ _t: p.timestamp, ...fields(fake, p, params) }));
     const page = pageOf(rows, (r) => r._t, params);
     return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
   }
@@ -403,6 +417,9 @@ async function createContainer(fake: ThreadsFake, params: URLSearchParams): Prom
   const altText = params.get('alt_text') ?? undefined;
   if (altText && altText.length > 1000)
     return param(100, 'Param alt_text must be at most 1000 characters long.');
+  const replyTo = params.get('reply_to_id') ?? undefined;
+  if (replyTo && !fake.posts.some((p) => p.id === replyTo))
+    return param(100, `Param reply_to_id must be the id of a Threads media object you can reply to`);
   const isCarouselItem = params.get('is_carousel_item') === 'true';
   const url =
     mediaType === 'IMAGE' ? params.get('image_url') : mediaType === 'VIDEO' ? params.get('video_url') : null;
@@ -428,6 +445,7 @@ async function createContainer(fake: ThreadsFake, params: URLSearchParams): Prom
     url: url ?? undefined,
     altText,
     replyControl,
+    replyTo,
     isCarouselItem,
     children,
     status: 'IN_PROGRESS',
@@ -496,6 +514,12 @@ function publish(fake: ThreadsFake, params: URLSearchParams): FakeResponse {
           : container.mediaType,
     text: container.text,
     replyControl: container.replyControl ?? 'everyone',
+    ...(container.replyTo
+      ? {
+          repliedTo: container.replyTo,
+          rootPost: fake.posts.find((p) => p.id === container.replyTo)?.rootPost ?? container.replyTo,
+        }
+      : {}),
     timestamp: Date.now(),
     permalink: '',
     containerId: container.id,
@@ -527,6 +551,9 @@ function fields(fake: ThreadsFake, p: FakeThreadsPost, params: URLSearchParams):
     if (f === 'media_type') row.media_type = p.mediaType;
     if (f === 'media_product_type') row.media_product_type = 'THREADS';
     if (f === 'username') row.username = fake.username;
+    if (f === 'is_reply') row.is_reply = p.repliedTo !== undefined;
+    if (f === 'replied_to' && p.repliedTo) row.replied_to = { id: p.repliedTo };
+    if (f === 'root_post' && p.rootPost) row.root_post = { id: p.rootPost };
   }
   return row;
 }

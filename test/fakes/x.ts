@@ -25,8 +25,10 @@ import {
 // x.com; POST /2/oauth2/token for authorization_code and refresh_token grants, single-use refresh tokens;
 // POST /2/oauth2/revoke), GET /2/users/me, media upload (simple POST /2/media/upload for images;
 // initialize / {id}/append / {id}/finalize and GET ?command=STATUS with processing_info for video and GIFs;
-// POST /2/media/metadata for alt text), POST /2/tweets, GET /2/users/:id/tweets (text as X returns it:
-// links as t.co, a media link appended, & < > escaped) and GET /2/tweets?ids=&post.fields=public_metrics
+// POST /2/media/metadata for alt text), POST /2/tweets (replies: `reply.in_reply_to_tweet_id`; to a
+// missing tweet, X's 403 "You attempted to reply to a Tweet that is deleted or not visible to you."),
+// GET /2/users/:id/tweets (text as X returns it: links as t.co, a media link appended, & < > escaped;
+// `exclude=replies`, `post.fields=referenced_tweets` naming a reply's `replied_to`) and GET /2/tweets?ids=&post.fields=public_metrics
 // (field and parameter names as X's OpenAPI document v2.167 declares them).
 // Errors are RFC 7807 problems as X sends them; every API answer carries x-rate-limit-limit/-remaining/-reset.
 //
@@ -78,6 +80,8 @@ export interface FakeTweet {
   created_at: string;
   media: FakeXMedia[];
   reply_settings: string | null;
+  /** The tweet this one replies to (`reply.in_reply_to_tweet_id`), or null. */
+  in_reply_to: string | null;
   public_metrics: {
     retweet_count: number;
     reply_count: number;
@@ -559,6 +563,7 @@ export function createFake(): FakeX {
         text?: unknown;
         media?: { media_ids?: unknown };
         reply_settings?: unknown;
+        reply?: unknown;
       };
       const text = typeof b.text === 'string' ? b.text : '';
       const ids = Array.isArray(b.media?.media_ids) ? b.media.media_ids.map(String) : [];
@@ -579,6 +584,34 @@ export function createFake(): FakeX {
           `$.reply_settings: does not have a value in the enumeration [following, mentionedUsers, subscribers, verified]`,
         );
       }
+      // TweetCreateRequest.reply: {in_reply_to_tweet_id (required), exclude_reply_user_ids?}, no
+      // other field. A reply to a tweet that is gone (or never was) is refused with X's 403.
+      let inReplyTo: string | null = null;
+      if (b.reply !== undefined) {
+        const reply = (typeof b.reply === 'object' && b.reply !== null ? b.reply : {}) as Record<
+          string,
+          unknown
+        >;
+        for (const k of Object.keys(reply))
+          if (k !== 'in_reply_to_tweet_id' && k !== 'exclude_reply_user_ids')
+            return invalid(
+              `$.reply.${k}: is not defined in the schema and the schema does not allow additional properties`,
+            );
+        const id = reply.in_reply_to_tweet_id;
+        if (id === undefined)
+          return invalid('$.reply.in_reply_to_tweet_id: is missing but it is required', {
+            '$.reply': ['{}'],
+          });
+        if (typeof id !== 'string' || !/^[0-9]{1,19}$/.test(id))
+          return invalid(`$.reply.in_reply_to_tweet_id: does not match the regex pattern ^[0-9]{1,19}$`);
+        if (!fake.posts.some((t) => t.id === id))
+          return problem(
+            403,
+            'Forbidden',
+            'You attempted to reply to a Tweet that is deleted or not visible to you.',
+          );
+        inReplyTo = id;
+      }
       const media: FakeXMedia[] = [];
       for (const id of ids) {
         const m = fake.media.get(id);
@@ -596,6 +629,7 @@ export function createFake(): FakeX {
         created_at: new Date().toISOString(),
         media,
         reply_settings: typeof b.reply_settings === 'string' ? b.reply_settings : null,
+        in_reply_to: inReplyTo,
         public_metrics: {
           retweet_count: 0,
           reply_count: 0,
@@ -606,6 +640,8 @@ export function createFake(): FakeX {
         },
       };
       fake.posts.push(tweet);
+      const parent = inReplyTo ? fake.posts.find((t) => t.id === inReplyTo) : undefined;
+      if (parent) parent.public_metrics.reply_count++;
       return {
         status: 201,
         body: { data: { id: tweet.id, text: shown(tweet), edit_history_tweet_ids: [tweet.id] } },
@@ -624,8 +660,15 @@ export function createFake(): FakeX {
         return invalid(`Invalid 'start_time':'${start}'. 'start_time' must be a valid RFC 3339 date-time.`);
       const from = start ? Date.parse(start) : 0;
       const offset = Number(req.query.get('pagination_token') ?? 0);
+      // exclude: retweets and/or replies (the fake makes no retweets).
+      const excluded = (req.query.get('exclude') ?? '').split(',').filter(Boolean);
+      if (excluded.some((e) => e !== 'retweets' && e !== 'replies'))
+        return invalid(
+          `The \`exclude\` query parameter value [${excluded.join(',')}] is not one of [replies,retweets]`,
+        );
       const all = fake.posts
         .filter((t) => t.author_id === timeline[1] && Date.parse(t.created_at) >= from)
+        .filter((t) => !(excluded.includes('replies') && t.in_reply_to))
         .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
       const page = all.slice(offset, offset + max);
       const fields = (req.query.get('post.fields') ?? '').split(',');
@@ -634,6 +677,9 @@ export function createFake(): FakeX {
         text: shown(t),
         edit_history_tweet_ids: [t.id],
         ...(fields.includes('created_at') ? { created_at: t.created_at } : {}),
+        ...(fields.includes('referenced_tweets') && t.in_reply_to
+          ? { referenced_tweets: [{ type: 'replied_to', id: t.in_reply_to }] }
+          : {}),
       }));
       const meta: Record<string, unknown> = { result_count: data.length };
       if (data.length) Object.assign(meta, { newest_id: data[0]?.id, oldest_id: data.at(-1)?.id });

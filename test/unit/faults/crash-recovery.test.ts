@@ -2,8 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import { handler as worker } from '#handlers/delivery-worker';
 import { sweep } from '#usecases/schedule-sweeper';
+import type { FakeBluesky } from '../../fakes/bluesky.ts';
 import type { FakeMastodon } from '../../fakes/mastodon.ts';
 import type { FakeRequest, FakeResponse } from '../../fakes/server.ts';
+import type { ThreadsFake } from '../../fakes/threads.ts';
+import type { FakeX } from '../../fakes/x.ts';
 import { lambdaContext } from '../support/fixtures.ts';
 import { deliveriesWritten, POST_WRITES } from './support/dynamo.ts';
 import { invoke, visibilityMs } from './support/sqs.ts';
@@ -15,6 +18,7 @@ import {
   platformPosts,
   platformRequests,
   seedDelivery,
+  seedThreadDelivery,
   T0,
   type TestedPlatform,
   useWorld,
@@ -259,5 +263,78 @@ describe('recovery paths beyond the SQS redelivery', () => {
       stage: 'published',
       external_id: externalId('bluesky'),
     });
+  });
+});
+
+/** What each platform's fake post says and answers (the parent's external id), in creation order. */
+function replies(platform: TestedPlatform): Array<{ id: string; text: string; parent: string | null }> {
+  const fakes = world.fakes;
+  switch (platform) {
+    case 'bluesky':
+      return fakes.fake<FakeBluesky>('bluesky').posts.map((p) => ({
+        id: p.uri,
+        text: p.text,
+        parent: ((p.record.reply as { parent?: { uri: string } } | undefined)?.parent?.uri ?? null) as
+          | string
+          | null,
+      }));
+    case 'mastodon':
+      return fakes
+        .fake<FakeMastodon>('mastodon')
+        .posts.map((p) => ({ id: p.id, text: p.text, parent: p.in_reply_to_id }));
+    case 'threads':
+      return fakes
+        .fake<ThreadsFake>('threads')
+        .posts.map((p) => ({ id: p.id, text: p.text ?? '', parent: p.repliedTo ?? null }));
+    case 'x':
+      return fakes.fake<FakeX>('x').posts.map((p) => ({ id: p.id, text: p.text, parent: p.in_reply_to }));
+  }
+}
+
+describe.each(cases)('a $platform thread whose worker was killed between parts', (c) => {
+  it('killed after item 2 of 5 was accepted by the platform, before it was recorded: no part lost, none repeated', async () => {
+    // Arrange: a root, four follow-ups and a first comment; every write fails once the platform
+    // accepted its second create call (item 2), as if the Lambda died there.
+    const texts = [1, 2, 3, 4, 5].map((i) => `Crash-tested ${c.platform} thread ${i}/5`);
+    const g = seedThreadDelivery(world, c.platform, texts, `Crash-tested ${c.platform} comment`);
+    let accepts = 0;
+    let dead = false;
+    whenPlatformAnswers(world.fakes, c.platform, (req, res) => {
+      if (accepted(c.platform)(req, res) && ++accepts === 2) dead = true;
+    });
+    table.fail({ op: POST_WRITES, kind: 'ECONNRESET', times: Number.POSITIVE_INFINITY, match: () => dead });
+
+    // Act 1: the first receive publishes the root (recorded) and item 2, then dies.
+    const first = await drain(sqs, DELIVERY_QUEUE, worker, { horizonMs: 0 });
+    expect(first.map((r) => r.failed.length)).toEqual([1]);
+    expect(posts(c.platform)).toHaveLength(2);
+    const between = g.delivery();
+    expect(between.stage).toBe('sending');
+    expect(between.external_id).toBe(posts(c.platform)[0]?.id);
+    expect(between.thread?.map((p) => p.stage)).toEqual(['queued', 'queued', 'queued', 'queued']);
+    const createsBefore = creates(c.platform).length;
+
+    // Act 2: alive again; SQS redelivers after the visibility timeout (the lease has run out).
+    dead = false;
+    table.heal();
+    const after = await drain(sqs, DELIVERY_QUEUE, worker);
+
+    // Assert: six posts, each once, each answering the one before; item 2 found, not re-sent.
+    expect(after.every((r) => r.failed.length === 0)).toBe(true);
+    const made = replies(c.platform);
+    expect(made.map((p) => p.text)).toEqual([...texts, `Crash-tested ${c.platform} comment`]);
+    expect(made[0]?.parent).toBeNull();
+    made.slice(1).forEach((p, k) => {
+      expect(p.parent, p.text).toBe(made[k]?.id);
+    });
+    const d = g.delivery();
+    expect(d).toMatchObject({ stage: 'published', attempts: 1, external_id: made[0]?.id, error: null });
+    expect(d.thread?.map((p) => [p.stage, p.external_id])).toEqual(
+      made.slice(1, 5).map((p) => ['published', p.id]),
+    );
+    expect(d.first_comment).toMatchObject({ stage: 'published', external_id: made[5]?.id });
+    expect(d.unresolved_since).toBeUndefined();
+    // Three more parts and the comment were created; item 2 only by Mastodon's repeat under its key.
+    expect(creates(c.platform).length - createsBefore).toBe(4 + (c.platform === 'mastodon' ? 1 : 0));
   });
 });

@@ -8,7 +8,9 @@ import { errorName, xrpcError } from './errors.ts';
 // Posts are `app.bsky.feed.post` records written with com.atproto.repo.createRecord under a record
 // key WE choose (a TID, saved in the checkpoint before the write). A retry or a reconcile therefore
 // asks about one exact record (com.atproto.repo.getRecord) instead of guessing from timelines, and a
-// second createRecord for the same delivery cannot make a second post: the key is taken.
+// second createRecord for the same delivery cannot make a second post: the key is taken. Each part
+// of a thread has its own key (the idempotency key names the part). A reply carries strong refs to
+// the root and the parent, so publish hands back each record's cid (`ref`) for the parts after it.
 
 const COLLECTION = 'app.bsky.feed.post';
 const MAX_IMAGE_BYTES = 1_000_000; // app.bsky.embed.images#image maxSize
@@ -193,10 +195,18 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
 
   const rkey = typeof ctx.checkpoint?.rkey === 'string' ? ctx.checkpoint.rkey : rkeyFor(ctx.idempotencyKey);
   const handle = session.handle || ctx.channel.handle.replace(/^@/, '');
-  const done = (): PublishResult => ({ externalId: atUri(session.did, rkey), url: permalink(handle, rkey) });
+  const done = (rec: StoredRecord): PublishResult => ({
+    externalId: atUri(session.did, rkey),
+    url: permalink(handle, rkey),
+    ...(rec.cid ? { ref: { cid: rec.cid } } : {}),
+  });
 
   // A previous attempt may already have written the record (it timed out, or the worker retried).
-  if (ctx.checkpoint?.rkey && (await findRecord(client, session.did, rkey))) return done();
+  if (ctx.checkpoint?.rkey) {
+    const existing = await findRecord(client, session.did, rkey);
+    if (existing) return done(existing);
+  }
+  const reply = replyRef(ctx);
 
   const blobs = await uploadBlobs(client, ctx.media);
   const facets = await facetsFor(ctx.text, resolve);
@@ -209,6 +219,7 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
     ...(langs?.length ? { langs } : {}),
     ...(facets.length ? { facets } : {}),
     ...(embed ? { embed } : {}),
+    ...(reply ? { reply } : {}),
   };
 
   await ctx.saveCheckpoint({ stage: 'posting', rkey, did: session.did, sentAt: new Date().toISOString() });
@@ -223,11 +234,28 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
     // or an answer lost to a server error: the record may be there. Look before failing.
     if (err.category === 'system' || res.status === 409 || /exist/i.test(errorName(res))) {
       const existing = await findRecord(client, session.did, rkey).catch(() => null);
-      if (existing) return done();
+      if (existing) return done(existing);
     }
     throw err;
   }
-  return { externalId: res.body.uri, url: permalink(handle, rkey) };
+  return { externalId: res.body.uri, url: permalink(handle, rkey), ref: { cid: res.body.cid } };
+}
+
+/**
+ * A thread item's or comment's `reply` (app.bsky.feed.post#replyRef): strong refs `{uri, cid}` to
+ * the thread's root and to the part it answers; the cids are those their createRecord returned.
+ */
+function replyRef(ctx: PublishContext): Record<string, unknown> | undefined {
+  if (!ctx.replyTo) return undefined;
+  const strong = (p: { externalId: string; ref?: Record<string, unknown> | null }) => {
+    const cid = p.ref?.cid;
+    if (typeof cid !== 'string' || !cid)
+      throw new PlatformError('system', `bluesky: no cid recorded for ${p.externalId} to reply to`, {
+        retryable: false,
+      });
+    return { uri: p.externalId, cid };
+  };
+  return { root: strong(ctx.replyTo.root), parent: strong(ctx.replyTo.parent) };
 }
 
 export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
@@ -244,6 +272,10 @@ export async function reconcile(ctx: PublishContext): Promise<PublishResult | nu
     const did = typeof cp.did === 'string' ? cp.did : session.did;
     const found = await findRecord(client, did, rkey);
     if (!found) return null;
-    return { externalId: found.uri, url: permalink(session.handle || channelHandle, rkey) };
+    return {
+      externalId: found.uri,
+      url: permalink(session.handle || channelHandle, rkey),
+      ...(found.cid ? { ref: { cid: found.cid } } : {}),
+    };
   });
 }

@@ -1,6 +1,6 @@
 import { type Connector, PlatformError, type PublishContext } from '../types.ts';
-import { publishComment, reconcileComment } from './comments.ts';
 import { choices } from './choices.ts';
+import { publishComment, reconcileComment } from './comments.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
 

@@ -13,6 +13,7 @@ export interface Status {
   created_at: string;
   content: string;
   spoiler_text?: string;
+  in_reply_to_id?: string | null;
   favourites_count?: number;
   reblogs_count?: number;
   replies_count?: number;

@@ -58,6 +58,8 @@ function statusParams(ctx: PublishContext, mediaIds: string[]): Record<string, u
     ...(typeof o.spoiler_text === 'string' && o.spoiler_text ? { spoiler_text: o.spoiler_text } : {}),
     ...(typeof o.sensitive === 'boolean' ? { sensitive: o.sensitive } : {}),
     ...(typeof o.language === 'string' ? { language: o.language } : {}),
+    // A thread item or the first comment: a reply to the part before it.
+    ...(ctx.replyTo ? { in_reply_to_id: ctx.replyTo.parent.externalId } : {}),
   };
 }
 
@@ -108,6 +110,8 @@ async function lookup(api: Api, ctx: PublishContext): Promise<PublishResult | nu
   const since = searchFrom(ctx, ctx.checkpoint?.sentAt, 2 * 60_000);
   const want = comparable(ctx.text);
   const spoiler = typeof ctx.options.spoiler_text === 'string' ? ctx.options.spoiler_text : '';
+  // A part after the root answers the part before it; the root answers nothing.
+  const parent = ctx.replyTo?.parent.externalId ?? null;
   let maxId: string | undefined;
   for (let page = 0; page < 5; page++) {
     const qs = new URLSearchParams({ limit: '40', exclude_reblogs: 'true' });
@@ -118,7 +122,11 @@ async function lookup(api: Api, ctx: PublishContext): Promise<PublishResult | nu
     );
     for (const s of statuses) {
       if (Date.parse(s.created_at) < since) continue;
-      if (comparable(htmlToText(s.content)) === want && (s.spoiler_text ?? '') === spoiler)
+      if (
+        comparable(htmlToText(s.content)) === want &&
+        (s.spoiler_text ?? '') === spoiler &&
+        (s.in_reply_to_id ?? null) === parent
+      )
         return resultOf(s);
     }
     const oldest = statuses.at(-1);

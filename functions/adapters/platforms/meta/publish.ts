@@ -58,14 +58,20 @@ export async function findPost<T extends { id: string }>(
   fields: PostFields,
   text: string,
   since: number,
+  /** A reply's: the field naming the post it answers (`{id}`), and that post's id. */
+  parent?: { field: string; id: string },
 ): Promise<T | undefined> {
   const items = await listEdge<T & Record<string, unknown>>(client, edge, {
-    fields: `id,${fields.text},${fields.time},${fields.link}`,
+    fields: `id,${fields.text},${fields.time},${fields.link}${parent ? `,${parent.field}` : ''}`,
     since,
     limit: 50,
   });
+  const answers = (m: Record<string, unknown>) =>
+    !parent || (m[parent.field] as { id?: unknown } | undefined)?.id === parent.id;
   return items
-    .filter((m) => sameText(m[fields.text], text) && !(parseGraphTime(m[fields.time]) < since * 1000))
+    .filter(
+      (m) => sameText(m[fields.text], text) && answers(m) && !(parseGraphTime(m[fields.time]) < since * 1000),
+    )
     .sort((a, b) => parseGraphTime(a[fields.time]) - parseGraphTime(b[fields.time]))[0];
 }
 
@@ -161,6 +167,8 @@ export interface ContainerPlatform {
   publishEdge: string;
   /** The edge listing the account's posts, and the field that holds their text. */
   postsEdge: string;
+  /** On a reply's listing: the field naming the post it answers (matched against ctx.replyTo.parent). */
+  parentField?: string;
   textField: 'caption' | 'text';
   /** The container fields holding its status and, on ERROR, why. */
   statusFields: [status: string, detail: string];
@@ -223,6 +231,7 @@ async function resolvePublished(
     fields,
     ctx.text,
     since,
+    p.parentField && ctx.replyTo ? { field: p.parentField, id: ctx.replyTo.parent.externalId } : undefined,
   );
   if (!hit)
     throw outcomeUnknown(

@@ -22,6 +22,8 @@ function mediaParams(m: MediaInput): Params {
 const common = (ctx: PublishContext): Params => ({
   text: ctx.text || undefined,
   reply_control: typeof ctx.options.reply_control === 'string' ? ctx.options.reply_control : undefined,
+  // A thread item or the first comment: a reply to the part before it (needs threads_manage_replies).
+  reply_to_id: ctx.replyTo?.parent.externalId,
 });
 
 export async function threadsContainers(ctx: PublishContext): Promise<ContainerPlatform> {
@@ -32,7 +34,10 @@ export async function threadsContainers(ctx: PublishContext): Promise<ContainerP
     accountId,
     createEdge: 'threads',
     publishEdge: 'threads_publish',
-    postsEdge: 'threads',
+    // Replies are not among the account's threads: they are listed under its replies, each naming
+    // the post it answers (replied_to).
+    postsEdge: ctx.replyTo ? 'replies' : 'threads',
+    ...(ctx.replyTo ? { parentField: 'replied_to' } : {}),
     textField: 'text',
     statusFields: ['status', 'error_message'],
     noun: 'post',

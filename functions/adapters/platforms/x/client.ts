@@ -11,6 +11,8 @@ export interface Tweet {
   id: string;
   text: string;
   created_at?: string;
+  /** With post.fields=referenced_tweets: a reply names the tweet it answers (`replied_to`). */
+  referenced_tweets?: Array<{ type: string; id: string }>;
   public_metrics?: {
     retweet_count?: number;
     reply_count?: number;

@@ -4,6 +4,9 @@ import { Auth, ok, type Tweet } from './client.ts';
 import { isDuplicate } from './errors.ts';
 import { uploadMedia } from './upload.ts';
 
+// A thread item or first comment is a reply (`reply.in_reply_to_tweet_id`: the part before it);
+// its lookup searches the replies too, for one answering that part.
+//
 // X has no idempotency key for POST /2/tweets. Before posting we save a checkpoint; a reconcile
 // after it (the worker's, while an earlier attempt may have made the tweet) looks for the tweet
 // among the user's own tweets since the earliest such attempt (GET /2/users/:id/tweets) and
@@ -39,13 +42,18 @@ async function lookup(auth: Auth, ctx: PublishContext): Promise<PublishResult | 
     .toISOString()
     .replace(/\.\d{3}Z$/, 'Z');
   const want = comparableText(ctx.text);
+  // A thread item or a comment is a reply: found among the replies, to the part it answers.
+  const parent = ctx.replyTo?.parent.externalId;
+  const answers = (t: Tweet) =>
+    parent === undefined ||
+    (t.referenced_tweets ?? []).some((r) => r.type === 'replied_to' && r.id === parent);
   let token: string | undefined;
   for (let page = 0; page < 5; page++) {
     const qs = new URLSearchParams({
       start_time: start,
       max_results: '100',
-      exclude: 'retweets,replies',
-      'post.fields': 'created_at',
+      exclude: parent === undefined ? 'retweets,replies' : 'retweets',
+      'post.fields': parent === undefined ? 'created_at' : 'created_at,referenced_tweets',
     });
     if (token) qs.set('pagination_token', token);
     const res = await ok<{ data?: Tweet[]; meta?: { next_token?: string } }>(
@@ -53,7 +61,7 @@ async function lookup(auth: Auth, ctx: PublishContext): Promise<PublishResult | 
       'GET',
       `/2/users/${encodeURIComponent(auth.userId)}/tweets?${qs}`,
     );
-    const hit = (res.data ?? []).find((t) => comparableText(t.text) === want);
+    const hit = (res.data ?? []).find((t) => comparableText(t.text) === want && answers(t));
     if (hit) return { externalId: hit.id, url: permalink(ctx, hit.id) };
     token = res.meta?.next_token;
     if (!token) return null;
@@ -70,6 +78,8 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
     text: ctx.text,
     ...(mediaIds.length ? { media: { media_ids: mediaIds } } : {}),
     ...(typeof ctx.options.reply_settings === 'string' ? { reply_settings: ctx.options.reply_settings } : {}),
+    // A thread item or the first comment: a reply to the part before it.
+    ...(ctx.replyTo ? { reply: { in_reply_to_tweet_id: ctx.replyTo.parent.externalId } } : {}),
   };
   await ctx.saveCheckpoint({ stage: 'posting', mediaIds, sentAt: new Date().toISOString() });
   let tweet: { data: { id: string } };

@@ -70,6 +70,8 @@ describe('publish', () => {
     expect(result).toEqual({
       externalId: `at://${did}/app.bsky.feed.post/${body.rkey}`,
       url: `https://bsky.app/profile/${identifier}/post/${body.rkey}`,
+      // The record's cid, for the replies a thread makes under it.
+      ref: { cid: expect.stringMatching(/^bafkrei[a-z2-7]+$/) },
     });
     expect(fake.posts).toHaveLength(1);
     // The key was saved before the write, while nothing had been posted yet.
@@ -296,6 +298,72 @@ describe('checkpoint and reconcile', () => {
     const err = await failure(connector.reconcile(ctx));
     expect(err.category).toBe('system');
     expect(err.message).toMatch(/outcome unknown/);
+  });
+});
+
+describe('a thread: replies with strong refs to the root and the parent', () => {
+  it('each part is a record whose reply names the root and the part before it by {uri, cid}', async () => {
+    const { ctx } = context();
+    const root = await connector.publish(ctx);
+    const item = (text: string, index: number, parent: typeof root) =>
+      context({
+        text,
+        idempotencyKey: `${ctx.idempotencyKey}.t${index}`,
+        part: { kind: 'thread', index },
+        replyTo: { root, parent },
+        channel: ctx.channel,
+        credentials: ctx.credentials,
+      }).ctx;
+    const two = await connector.publish(item('two', 0, root));
+    const three = await connector.publish(item('three', 1, two));
+
+    const records = calls('com.atproto.repo.createRecord').map(
+      (c) => (c.json as { rkey: string; record: Record<string, unknown> }).record,
+    );
+    expect(records[0]?.reply).toBeUndefined();
+    expect(records[1]?.reply).toEqual({
+      root: { uri: root.externalId, cid: root.ref?.cid },
+      parent: { uri: root.externalId, cid: root.ref?.cid },
+    });
+    expect(records[2]?.reply).toEqual({
+      root: { uri: root.externalId, cid: root.ref?.cid },
+      parent: { uri: two.externalId, cid: two.ref?.cid },
+    });
+    // Each part under its own record key (the idempotency key names the part).
+    expect(new Set([root, two, three].map((r) => r.externalId)).size).toBe(3);
+    expect(three.ref?.cid).toMatch(/^bafkrei/);
+  });
+
+  it('a reconcile of a part finds its record by the saved key and hands back its cid', async () => {
+    const { ctx } = context();
+    const root = await connector.publish(ctx);
+    const part = publishContext(
+      {
+        text: 'two',
+        idempotencyKey: `${ctx.idempotencyKey}.t0`,
+        part: { kind: 'thread', index: 0 },
+        replyTo: { root, parent: root },
+        channel: ctx.channel,
+        credentials: ctx.credentials,
+      },
+      { keepCheckpoint: true },
+    );
+    const made = await connector.publish(part.ctx);
+    expect(await connector.reconcile(part.ctx)).toEqual(made);
+  });
+
+  it('the fake holds a reply to the lexicon: a strong ref without a cid is InvalidRequest', async () => {
+    const { ctx } = context();
+    const root = await connector.publish(ctx);
+    const bad = context({
+      text: 'two',
+      part: { kind: 'thread', index: 0 },
+      replyTo: { root: { ...root, ref: { cid: 'not a cid' } }, parent: root },
+      channel: ctx.channel,
+      credentials: ctx.credentials,
+    }).ctx;
+    await expect(connector.publish(bad)).rejects.toMatchObject({ category: 'user_content' });
+    expect(fake.posts).toHaveLength(1);
   });
 });
 

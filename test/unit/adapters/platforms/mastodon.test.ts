@@ -251,3 +251,57 @@ describe('metrics', () => {
     expect(m).toEqual({ [externalId]: { impressions: 0, likes: 5, comments: 2, shares: 4, clicks: 0 } });
   });
 });
+
+describe('mastodon: a thread of replies', () => {
+  it('a thread item is POST /api/v1/statuses with in_reply_to_id (the part before it)', async () => {
+    const root = await connector.publish(context({ text: 'one', idempotencyKey: 'k' }).ctx);
+    const two = await connector.publish(
+      context({
+        text: 'two',
+        idempotencyKey: 'k.t0',
+        part: { kind: 'thread', index: 0 },
+        replyTo: { root, parent: root },
+      }).ctx,
+    );
+    const bodies = calls('POST', /^\/api\/v1\/statuses$/).map((c) => c.json as Record<string, unknown>);
+    expect(bodies[0]?.in_reply_to_id).toBeUndefined();
+    expect(bodies[1]).toMatchObject({ status: 'two', in_reply_to_id: root.externalId });
+    expect(fake.posts.find((s) => s.id === two.externalId)?.in_reply_to_id).toBe(root.externalId);
+  });
+
+  it('a reply to a status that does not exist is refused (404), nothing posted', async () => {
+    const gone = { externalId: '999999', url: null };
+    const err = await failure(
+      connector.publish(context({ text: 'two', replyTo: { root: gone, parent: gone } }).ctx),
+    );
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/does not appear to exist/);
+    expect(fake.posts).toHaveLength(0);
+  });
+
+  it("a part's lookup (past the key's hour) matches the status answering its parent", async () => {
+    const root = await connector.publish(context({ text: 'one', idempotencyKey: 'k' }).ctx);
+    const other = await connector.publish(context({ text: 'other', idempotencyKey: 'k-other' }).ctx);
+    const started = new Date(Date.now() - 1000);
+    const made = await connector.publish(
+      context({ text: 'two', idempotencyKey: 'k.t0', replyTo: { root, parent: root } }).ctx,
+    );
+    // Newer, the same text, answering another status: not this part.
+    await connector.publish(
+      context({ text: 'two', idempotencyKey: 'k2', replyTo: { root: other, parent: other } }).ctx,
+    );
+    const again = context({
+      text: 'two',
+      idempotencyKey: 'k.t0',
+      part: { kind: 'thread', index: 0 },
+      replyTo: { root, parent: root },
+      checkpoint: {
+        stage: 'posting',
+        params: null,
+        sentAt: new Date(Date.now() - 2 * 3600_000).toISOString(),
+      },
+      attemptStartedAt: new Date(started.getTime() - 2 * 3600_000),
+    });
+    expect(await connector.reconcile(again.ctx)).toEqual(made);
+  });
+});

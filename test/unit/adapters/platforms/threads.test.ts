@@ -412,3 +412,62 @@ describe('threads metrics', () => {
     expect(call.query.get('metric')).toBe('views,likes,replies,reposts,quotes');
   });
 });
+
+describe('threads: a thread of replies', () => {
+  it('a thread item is a container with reply_to_id (the part before it), published as a reply', async () => {
+    const root = await connector.publish(context({ text: 'one' }).ctx);
+    const two = await connector.publish(
+      context({ text: 'two', part: { kind: 'thread', index: 0 }, replyTo: { root, parent: root } }).ctx,
+    );
+    await connector.publish(
+      context({ text: 'three', part: { kind: 'thread', index: 1 }, replyTo: { root, parent: two } }).ctx,
+    );
+
+    const containers = requests('POST', /\/threads$/).map((r) => form(r));
+    expect(containers.map((f) => [f.get('text'), f.get('reply_to_id')])).toEqual([
+      ['one', null],
+      ['two', root.externalId],
+      ['three', two.externalId],
+    ]);
+    expect(fake.posts.map((p) => [p.text, p.repliedTo, p.rootPost])).toEqual([
+      ['one', undefined, undefined],
+      ['two', root.externalId, root.externalId],
+      ['three', two.externalId, root.externalId],
+    ]);
+  });
+
+  it('a reply to a post that does not exist is refused (Graph code 100), nothing published', async () => {
+    const gone = { externalId: '17900000000000000', url: null };
+    const err = await failure(
+      connector.publish(context({ text: 'two', replyTo: { root: gone, parent: gone } }).ctx),
+    );
+    expect(err.retryable).toBe(false);
+    expect(fake.posts).toHaveLength(0);
+  });
+
+  it("an answer lost after threads_publish: reconcile finds the reply under the account's replies, answering its parent", async () => {
+    const root = await connector.publish(context({ text: 'one' }).ctx);
+    const other = await connector.publish(context({ text: 'other' }).ctx);
+    // The same text answering another post: not this part.
+    await connector.publish(context({ text: 'two', replyTo: { root: other, parent: other } }).ctx);
+    fake.loseNextPublishResponse = true;
+    const { ctx, checkpoints } = context({
+      text: 'two',
+      part: { kind: 'thread', index: 0 },
+      replyTo: { root, parent: root },
+    });
+    await failure(connector.publish(ctx));
+    const made = fake.posts.at(-1);
+
+    const again = context({
+      text: 'two',
+      part: { kind: 'thread', index: 0 },
+      replyTo: { root, parent: root },
+      checkpoint: checkpoints.at(-1) as Record<string, unknown>,
+      attemptStartedAt: ctx.attemptStartedAt,
+    });
+    expect(await connector.reconcile(again.ctx)).toEqual({ externalId: made?.id, url: made?.permalink });
+    const [listed] = requests('GET', /\/replies$/);
+    expect(listed?.query.get('fields')).toContain('replied_to');
+  });
+});

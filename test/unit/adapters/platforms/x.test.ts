@@ -401,6 +401,62 @@ describe('metrics', () => {
   });
 });
 
+describe('a thread: replies', () => {
+  const replyTo = (root: { externalId: string; url: string | null }, parent = root) => ({ root, parent });
+
+  it('a thread item is POST /2/tweets {text, reply: {in_reply_to_tweet_id: <the part before>}}', async () => {
+    const root = await connector.publish(context({ text: 'one' }).ctx);
+    const two = await connector.publish(
+      context({ text: 'two', part: { kind: 'thread', index: 0 }, replyTo: replyTo(root) }).ctx,
+    );
+    await connector.publish(
+      context({ text: 'three', part: { kind: 'thread', index: 1 }, replyTo: replyTo(root, two) }).ctx,
+    );
+
+    const bodies = calls('POST', /^\/2\/tweets$/).map((c) => c.json);
+    expect(bodies).toEqual([
+      { text: 'one' },
+      { text: 'two', reply: { in_reply_to_tweet_id: root.externalId } },
+      { text: 'three', reply: { in_reply_to_tweet_id: two.externalId } },
+    ]);
+    expect(fake.posts.map((t) => t.in_reply_to)).toEqual([null, root.externalId, two.externalId]);
+  });
+
+  it('a reply to a tweet that is gone is refused (X 403), nothing posted', async () => {
+    const gone = { externalId: '1999999999999999999', url: null };
+    const err = await failure(connector.publish(context({ text: 'two', replyTo: replyTo(gone) }).ctx));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/deleted or not visible/);
+    expect(fake.posts).toHaveLength(0);
+  });
+
+  it("a part's reconcile searches the replies, for the one answering its parent", async () => {
+    const root = await connector.publish(context({ text: 'one' }).ctx);
+    const other = await connector.publish(context({ text: 'elsewhere' }).ctx);
+    const { ctx, checkpoints } = context({
+      text: 'two',
+      part: { kind: 'thread', index: 0 },
+      replyTo: replyTo(root),
+    });
+    const made = await connector.publish(ctx);
+    // A newer tweet with the same text, replying to another tweet: not this part.
+    const ours = fake.posts.find((t) => t.id === made.externalId);
+    if (ours) fake.posts.push({ ...ours, id: `${BigInt(ours.id) + 1n}`, in_reply_to: other.externalId });
+    const again = context({
+      text: 'two',
+      part: { kind: 'thread', index: 0 },
+      replyTo: replyTo(root),
+      checkpoint: checkpoints[0] as Record<string, unknown>,
+      attemptStartedAt: ctx.attemptStartedAt,
+    });
+
+    expect(await connector.reconcile(again.ctx)).toEqual(made);
+    const lookup = calls('GET', /^\/2\/users\/1500000000000000001\/tweets$/).at(-1);
+    expect(lookup?.query.get('exclude')).toBe('retweets');
+    expect(lookup?.query.get('post.fields')).toBe('created_at,referenced_tweets');
+  });
+});
+
 describe("the fake holds requests to X's OpenAPI document", () => {
   const get = async (path: string) => {
     const res = await fetch(`${fakes.url('x')}${path}`, { headers: { authorization: 'Bearer token' } });

@@ -378,3 +378,45 @@ export async function pumpStream(
   }
   return { invocations, stuck: [] };
 }
+
+/**
+ * One thread delivery for the worker: a post whose variant on `platform` has the root `texts[0]`,
+ * a follow-up item for each further text and, given, a first comment; its message on the queue.
+ */
+export function seedThreadDelivery(
+  world: { table: FakeDynamo; sqs: FakeSqs; fakes: FakePlatforms },
+  platform: Platform,
+  texts: string[],
+  comment?: string,
+) {
+  const { table, sqs, fakes } = world;
+  const ch = connected(10, platform, credentialsFor(fakes, platform));
+  const [root, ...items] = texts;
+  const p = startPublishing(
+    post({
+      id: fixedId('post', 1),
+      type: 'thread',
+      variants: [
+        {
+          id: fixedId('variant', 10),
+          channel_id: ch.channel.id,
+          body: root ?? '',
+          media: [],
+          options: {},
+          thread: items.map((body) => ({ body, media: [] })),
+          first_comment: comment ? { body: comment } : null,
+        },
+      ],
+    }),
+    new Date(Date.now() - 1000),
+  );
+  table.seed(orgItem(org()), ...ch.items, postItem(p));
+  const msg = messageOf(p, ch.channel.id);
+  sqs.put(DELIVERY_QUEUE, msg);
+  return {
+    post: p,
+    channel: ch.channel,
+    msg,
+    delivery: () => deliveryOf(table, p.id, ch.channel.id),
+  };
+}
