@@ -6,6 +6,7 @@ import {
   type DispatchMessage,
   type EngagementSyncMessage,
   type HeraldEvent,
+  type UnpublishMessage,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
   type WebhookJob,
@@ -180,6 +181,14 @@ export function sendEngagementSyncs(messages: EngagementSyncMessage[]): Promise<
 export function sendChannelSyncs(messages: ChannelSyncMessage[]): Promise<void> {
   return sendBatch(
     'channelSync',
+    messages.map((body) => ({ body })),
+  );
+}
+
+/** Removals of published deliveries (unpublishPost), sent by the stream relay's outbox. */
+export function sendRemovals(messages: UnpublishMessage[]): Promise<void> {
+  return sendBatch(
+    'unpublish',
     messages.map((body) => ({ body })),
   );
 }

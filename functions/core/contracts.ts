@@ -32,6 +32,8 @@ import {
 export interface Contract extends OperationDoc {
   body?: z.ZodMiniType;
   query?: z.ZodMiniType;
+  /** The body may be left out (requests.ts). */
+  optionalBody?: boolean;
   /**
    * `html`: a page for people (text/html), not JSON. `mediaType`: a JSON type other than
    * application/json. `unhealthy`: a second status answered with the same body (GET /health's 503).
@@ -66,6 +68,12 @@ const responses = {
     status: 202,
     schema: PublishPostResponse,
     description: 'Accepted; delivery runs in the background.',
+  },
+  unpublishPost: {
+    status: 202,
+    schema: Post,
+    description:
+      'Accepted; the removals run in the background (deliveries `removing`, then `removed`). A channel whose platform cannot remove posts keeps `published` with `error: unpublish_unsupported`.',
   },
   getAnalytics: ok(Analytics, 'The analytics summary.'),
   getUsage: ok(Usage, 'The plan and its meters.'),

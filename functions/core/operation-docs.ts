@@ -75,6 +75,11 @@ export const operationDocs = {
       'Publishes a draft, scheduled or failed post now (needs the Dangerous AI operations toggle); delivery continues in the background, read it with getPost. A publishing post is accepted as-is; a published one answers 409. Republishing a failed post re-sends only the channels that did not publish.',
     errors: ['dangerous_ops_disabled', 'resource_not_found', 'resource_conflict'],
   },
+  unpublishPost: {
+    description:
+      'Takes a published post down from its platforms (needs the Dangerous AI operations toggle): `channel_ids` names the channels (default: every channel it is published on; the body may be left out). Each such delivery goes `removing`, then `removed` once the platform removed it and its thread items and first comment (a post the platform no longer has counts as removed); a removal that fails goes back to `published` with its `error`. Channels whose platform cannot remove posts (Instagram, TikTok) stay `published` with `error: "unpublish_unsupported"`. The post keeps its status. A channel not in the post or not published answers 400 (pointer `/channel_ids/<i>`); a publishing post, or nothing published to remove, 409. Repeating the request while removals run changes nothing. The `post.unpublished` event follows once the removals are over.',
+    errors: ['validation_failed', 'dangerous_ops_disabled', 'resource_not_found', 'resource_conflict'],
+  },
   getAnalytics: {
     description:
       'A summary of the workspace: posts per status, delivery outcomes per (post, channel) and their success rate, posts published and failed per UTC day over the last 14 days (today last), and engagement summed across the platforms synced so far (refreshed hourly for posts published in the last 7 days).',

@@ -68,6 +68,25 @@ export const ReschedulePostBody = /* @__PURE__ */ once(() =>
   }),
 );
 
+export const UnpublishPostBody = /* @__PURE__ */ once(() =>
+  meta(
+    z.strictObject({
+      channel_ids: z.optional(
+        z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(
+          z.minLength(1),
+          z.maxLength(LIMITS.variants),
+        ),
+      ),
+    }),
+    {
+      id: 'UnpublishPostRequest',
+      description:
+        'Optional: the channels to take the post down from (default: every channel it is published on). The body may be left out.',
+      example: { channel_ids: ['ch_01JD0000000000000000000000'] },
+    },
+  ),
+);
+
 const limitParam = () => z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(PAGE_SIZE.max)));
 const afterParam = () => z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
 
@@ -191,6 +210,8 @@ export const SelectChannelAccountBody = /* @__PURE__ */ once(() =>
 interface RequestSpec {
   body?: () => z.ZodMiniType;
   query?: () => z.ZodMiniType;
+  /** The body may be left out (no bytes, no content type): it is read as `{}`. */
+  optionalBody?: boolean;
 }
 
 /** Every operation's request schemas: the keys are the API's operation ids. */
@@ -205,6 +226,7 @@ export const requests = {
   reschedulePost: { body: ReschedulePostBody },
   deletePost: { query: NoQuery },
   publishPost: { query: NoQuery },
+  unpublishPost: { body: UnpublishPostBody, optionalBody: true },
   getAnalytics: { query: NoQuery },
   getUsage: { query: NoQuery },
   listWebhookEndpoints: { query: PageQuery },
@@ -240,8 +262,12 @@ export interface RequestOf<K extends OperationId> {
 }
 
 /** Builds (once) and answers the schemas of a request spec (an entry of `requests`). */
-export function buildRequest(spec: RequestSpec): { body?: z.ZodMiniType; query?: z.ZodMiniType } {
-  return { body: spec.body?.(), query: spec.query?.() };
+export function buildRequest(spec: RequestSpec): {
+  body?: z.ZodMiniType;
+  query?: z.ZodMiniType;
+  optionalBody?: boolean;
+} {
+  return { body: spec.body?.(), query: spec.query?.(), ...(spec.optionalBody ? { optionalBody: true } : {}) };
 }
 
 /** Builds (once) and answers an operation's request schemas. */

@@ -66,10 +66,11 @@ function jsonSchema(
   return { ...root, ...(Object.keys(rest).length ? { $defs: rest } : {}) };
 }
 
-const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost']);
+const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost', 'unpublishPost']);
 /** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads). */
 const OPEN_WORLD: ReadonlySet<string> = new Set([
   'publishPost',
+  'unpublishPost',
   'createPost',
   'testWebhookEndpoint',
   'createChannelConnection',
@@ -77,6 +78,7 @@ const OPEN_WORLD: ReadonlySet<string> = new Set([
 ]);
 const DESTRUCTIVE: ReadonlySet<string> = new Set([
   'deletePost',
+  'unpublishPost',
   'publishPost',
   'deleteWebhookEndpoint',
   'rotateWebhookSecret',

@@ -237,7 +237,7 @@ function operationObject(id: OperationId, docsUrl: string): Json {
   const body = contract.body
     ? {
         requestBody: {
-          required: true,
+          required: !contract.optionalBody,
           content: { 'application/json': { schema: inline(contract.body) } },
         },
       }

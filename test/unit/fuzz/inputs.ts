@@ -246,6 +246,8 @@ export function richBody(op: OperationId): Record<string, unknown> {
       };
     case 'reschedulePost':
       return { scheduled_at: daysFromNow(7) };
+    case 'unpublishPost':
+      return { channel_ids: [OWN.channel] };
     case 'createWebhookEndpoint':
       return {
         url: 'https://93.184.216.34/herald',
@@ -308,6 +310,8 @@ export function validRequest(op: OperationId): FuzzRequest {
     case 'publishPost':
       return { op, headers: auth(), params: { id: OWN.post } };
     case 'reschedulePost':
+      return { op, params: { id: OWN.post }, ...json(richBody(op)) };
+    case 'unpublishPost':
       return { op, params: { id: OWN.post }, ...json(richBody(op)) };
     case 'createWebhookEndpoint':
       return { op, ...json(richBody(op)) };
