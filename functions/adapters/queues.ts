@@ -6,9 +6,9 @@ import {
   type DispatchMessage,
   type EngagementSyncMessage,
   type HeraldEvent,
-  type UnpublishMessage,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
+  type UnpublishMessage,
   type WebhookJob,
 } from '#core/messages';
 import { QUEUE_URL_ENV, type QueueName } from '#core/vocabulary';

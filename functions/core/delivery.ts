@@ -148,7 +148,8 @@ function finalStatus(post: PostRecord, current: DeliveryRecord[]): 'published' |
 }
 
 /** Published, or published and taken down since (unpublishPost): never sent again. */
-const isDone = (d: DeliveryRecord) => d.stage === 'published' || d.stage === 'removing' || d.stage === 'removed';
+const isDone = (d: DeliveryRecord) =>
+  d.stage === 'published' || d.stage === 'removing' || d.stage === 'removed';
 
 /**
  * The post's aggregate after a delivery was written on its own (one channel's state, not the post):

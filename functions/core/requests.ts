@@ -72,10 +72,9 @@ export const UnpublishPostBody = /* @__PURE__ */ once(() =>
   meta(
     z.strictObject({
       channel_ids: z.optional(
-        z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(
-          z.minLength(1),
-          z.maxLength(LIMITS.variants),
-        ),
+        z
+          .array(z.string().check(z.minLength(1), z.maxLength(64)))
+          .check(z.minLength(1), z.maxLength(LIMITS.variants)),
       ),
     }),
     {

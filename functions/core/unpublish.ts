@@ -1,5 +1,5 @@
-import { conflict, type FieldError, ValidationError } from './errors.ts';
 import type { ErrorCategory } from './delivery.ts';
+import { conflict, type FieldError, ValidationError } from './errors.ts';
 import { CAPABILITIES, type Platform } from './platforms.ts';
 import type { Decision, DeliveryRecord, PartRecord, PostRecord } from './posts.ts';
 
@@ -83,14 +83,26 @@ const TAKEN_DOWN_OR_UP = new Set(['published', 'removing', 'removed']);
 /** The published parts of a delivery as the connector removes them: last first, the root last. */
 export function partsToRemove(
   d: DeliveryRecord,
-): Array<{ kind: 'root' | 'thread' | 'comment'; externalId: string; url: string | null; ref?: PartRecord['ref'] }> {
+): Array<{
+  kind: 'root' | 'thread' | 'comment';
+  externalId: string;
+  url: string | null;
+  ref?: PartRecord['ref'];
+}> {
   const live = (p: PartRecord | null | undefined): p is PartRecord & { external_id: string } =>
     !!p && p.stage === 'published' && !!p.external_id;
   const parts: ReturnType<typeof partsToRemove> = [];
   const comment = d.first_comment;
-  if (live(comment)) parts.push({ kind: 'comment', externalId: comment.external_id, url: comment.url, ref: comment.ref ?? null });
+  if (live(comment))
+    parts.push({
+      kind: 'comment',
+      externalId: comment.external_id,
+      url: comment.url,
+      ref: comment.ref ?? null,
+    });
   for (const item of [...(d.thread ?? [])].reverse())
-    if (live(item)) parts.push({ kind: 'thread', externalId: item.external_id, url: item.url, ref: item.ref ?? null });
+    if (live(item))
+      parts.push({ kind: 'thread', externalId: item.external_id, url: item.url, ref: item.ref ?? null });
   if (d.external_id) parts.push({ kind: 'root', externalId: d.external_id, url: d.url, ref: d.ref ?? null });
   return parts;
 }

@@ -83,7 +83,12 @@ export async function removeDelivery(
     { category: failed.category, message: failed.message, retryable: failed.retryable },
     clock(),
   );
-  const facts = { org_id: msg.org_id, post_id: msg.post_id, channel_id: msg.channel_id, error: failed.message };
+  const facts = {
+    org_id: msg.org_id,
+    post_id: msg.post_id,
+    channel_id: msg.channel_id,
+    error: failed.message,
+  };
   if (next.stage === 'removing') {
     // The retry's message goes first, then the attempt is counted: a failure between them fails
     // this record, SQS brings this message back (still at its attempt), and the early retry,
@@ -121,7 +126,11 @@ async function record(
     const d = post.deliveries[msg.channel_id];
     if (!d || !isFor(d, msg)) return null;
     written = change(d);
-    return { ...post, deliveries: { ...post.deliveries, [msg.channel_id]: written }, updated_at: written.updated_at };
+    return {
+      ...post,
+      deliveries: { ...post.deliveries, [msg.channel_id]: written },
+      updated_at: written.updated_at,
+    };
   });
   return written;
 }
