@@ -81,9 +81,7 @@ export function decideUnpublish(
 const TAKEN_DOWN_OR_UP = new Set(['published', 'removing', 'removed']);
 
 /** The published parts of a delivery as the connector removes them: last first, the root last. */
-export function partsToRemove(
-  d: DeliveryRecord,
-): Array<{
+export function partsToRemove(d: DeliveryRecord): Array<{
   kind: 'root' | 'thread' | 'comment';
   externalId: string;
   url: string | null;
