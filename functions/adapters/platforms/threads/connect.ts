@@ -89,7 +89,7 @@ export const connect: OAuthConnect = {
       pkce: false,
       scopeSeparator: ',',
     }),
-  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights'],
+  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights', 'threads_delete'],
   required: ['threads_basic', 'threads_content_publish'],
   async afterExchange(tokens, app) {
     const long = await getToken(
