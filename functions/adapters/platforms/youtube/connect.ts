@@ -40,7 +40,9 @@ export const connect: OAuthConnect = {
       scopeSeparator: ' ',
       authorizeParams: { access_type: 'offline', prompt: 'consent', include_granted_scopes: 'true' },
     }),
-  scopes: SCOPES,
+  // youtube.force-ssl also lets Herald delete what it published (unpublishPost); not required, so a
+  // person who declines it can still post.
+  scopes: [...SCOPES, 'https://www.googleapis.com/auth/youtube.force-ssl'],
   required: SCOPES,
   async accounts(tokens) {
     const body = await get<{ items?: Channel[] }>(

@@ -173,3 +173,91 @@ describe('mastodon: DELETE /api/v1/statuses/:id', () => {
     expect(await mastodon.unpublish?.(removal(ctx, made))).toEqual({ alreadyGone: [made[0]?.externalId] });
   });
 });
+
+// The platforms below publish through media containers, uploads or boards; their fakes are seeded
+// with a post as their publish leaves it (only the id matters to a delete).
+
+describe.each([
+  {
+    platform: 'threads',
+    env: 'HERALD_PLATFORM_THREADS_URL',
+    credentials: (f: Record<string, unknown>) => ({ access_token: 'token', account_id: f.userId }),
+    seed: (f: Record<string, unknown[]>, id: string) =>
+      f.posts?.push({ id, text: 'Hello', timestamp: Date.now() }),
+    left: (f: Record<string, Array<{ id: string }>>) => f.posts?.length,
+    call: /^\/v1\.0\/(\d+)$/,
+  },
+  {
+    platform: 'facebook',
+    env: 'HERALD_PLATFORM_FACEBOOK_URL',
+    credentials: (f: Record<string, unknown>) => ({ access_token: 'token', account_id: f.pageId }),
+    seed: (f: Record<string, unknown[]>, id: string) =>
+      f.posts?.push({ id: `104857600000001_${id}`, message: 'Hello', media: [], createdTime: Date.now() }),
+    left: (f: Record<string, Array<{ id: string }>>) => f.posts?.length,
+    call: /\/104857600000001_\d+$/,
+  },
+  {
+    platform: 'linkedin',
+    env: 'HERALD_PLATFORM_LINKEDIN_URL',
+    credentials: () => ({ access_token: 'token', account_id: 'urn:li:person:8675309' }),
+    seed: (f: Record<string, unknown[]>, id: string) =>
+      f.posts?.push({
+        urn: `urn:li:share:${id}`,
+        author: 'urn:li:person:8675309',
+        commentary: 'Hello',
+        createdAt: Date.now(),
+      }),
+    left: (f: Record<string, Array<{ id: string }>>) => f.posts?.length,
+    call: /^\/rest\/posts\/urn%3Ali%3Ashare%3A\d+$/,
+  },
+  {
+    platform: 'youtube',
+    env: 'HERALD_PLATFORM_YOUTUBE_URL',
+    credentials: () => ({ access_token: 'token', refresh_token: 'refresh', account_id: 'UCherald' }),
+    seed: (f: Record<string, unknown[]>, id: string) => f.videos?.push({ id, title: 'Hello' }),
+    left: (f: Record<string, Array<{ id: string }>>) => f.videos?.length,
+    call: /^\/youtube\/v3\/videos$/,
+  },
+  {
+    platform: 'pinterest',
+    env: 'HERALD_PLATFORM_PINTEREST_URL',
+    credentials: () => ({ access_token: 'token', refresh_token: 'refresh', account_id: '549755885175' }),
+    seed: (f: Record<string, unknown[]>, id: string) => f.pins?.push({ id, title: 'Hello' }),
+    left: (f: Record<string, Array<{ id: string }>>) => f.pins?.length,
+    call: /^\/v5\/pins\/\d+$/,
+  },
+] as const)('$platform', ({ platform, env: variable, credentials, seed, left, call }) => {
+  let own: FakePlatforms;
+  let connector: Connector;
+  beforeAll(async () => {
+    const fakes = await import(`../../../fakes/${platform}.ts`);
+    own = await new FakePlatforms([fakes.createFake()]).start();
+    connector = (await import(`#adapters/platforms/${platform}/index`)).connector as Connector;
+  });
+  afterAll(() => own.stop());
+  beforeEach(() => {
+    own.reset();
+    process.env[variable] = own.url(platform);
+  });
+
+  it('deletes the post the documented way; it is gone from the platform, and a second removal ends the same', async () => {
+    const fake = own.fake(platform) as unknown as Record<string, Array<{ id: string }>>;
+    const id = String(1_790_000_000 + n);
+    const externalId =
+      platform === 'linkedin' ? `urn:li:share:${id}` : platform === 'facebook' ? `104857600000001_${id}` : id;
+    seed(fake as never, id);
+    const ctx = publishContext({
+      channel: { id: 'ch_1', handle: 'acme', platform },
+      credentials: credentials(fake as never),
+    }).ctx;
+    const made = [{ externalId, url: null }];
+    expect(await connector.unpublish?.(removal(ctx, made))).toEqual({ alreadyGone: [] });
+    expect(left(fake as never)).toBe(0);
+    const sent = own.requests(platform).filter((r) => r.method === 'DELETE');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.path).toMatch(call);
+    const again = await connector.unpublish?.(removal(ctx, made));
+    // LinkedIn documents its deletes as idempotent (204 again): nothing tells a second one apart.
+    expect(again).toEqual({ alreadyGone: platform === 'linkedin' ? [] : [externalId] });
+  });
+});
