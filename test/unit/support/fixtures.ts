@@ -416,6 +416,7 @@ export const MCP_TOOL_NAMES = [
   'reschedule_post',
   'delete_post',
   'publish_post',
+  'unpublish_post',
   'get_analytics',
   'get_usage',
   'list_webhook_endpoints',
