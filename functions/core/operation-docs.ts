@@ -67,7 +67,7 @@ export const operationDocs = {
   },
   deletePost: {
     description:
-      'Removes a post (needs the Dangerous AI operations toggle). A publishing post answers 409. Content already published on a platform is not retracted.',
+      'Removes a post (needs the Dangerous AI operations toggle). A publishing post, or one whose removals from the platforms are under way (unpublishPost), answers 409. Content already published on a platform is not retracted: unpublishPost takes it down.',
     errors: ['dangerous_ops_disabled', 'resource_not_found', 'resource_conflict'],
   },
   publishPost: {
