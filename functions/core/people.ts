@@ -135,6 +135,7 @@ export const AUDIT_ACTIONS = [
   'post_rescheduled',
   'post_published',
   'post_deleted',
+  'post_unpublished',
   'channel_connected',
   'channel_reconnected',
   'channel_disconnected',

@@ -15,6 +15,7 @@ import { listPosts } from '#usecases/list-posts';
 import { publishPost } from '#usecases/publish-post';
 import { reschedulePost } from '#usecases/reschedule-post';
 import { auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
+import { unpublishPost } from '#usecases/unpublish-post';
 
 // The console's posts: the list (by status and channel), a post with its deliveries, the posts
 // waiting for approval, and a person's acts on a post — reschedule, publish now, delete — through
@@ -154,6 +155,16 @@ export async function publishNow(a: ActArgs) {
 export async function remove(a: ActArgs) {
   return act(a, 'post_deleted', 'deleting posts', (gate, check) =>
     deletePost(a.orgId, a.postId, gate, check),
+  );
+}
+
+/**
+ * Takes the post down from every platform it is published on (owners and admins, with Dangerous
+ * AI operations on), as the API's unpublishPost does.
+ */
+export async function unpublish(a: ActArgs) {
+  return act(a, 'post_unpublished', 'unpublishing posts', (gate, check) =>
+    unpublishPost(a.orgId, a.postId, undefined, a.now, gate, check),
   );
 }
 

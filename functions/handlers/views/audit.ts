@@ -29,6 +29,7 @@ const ACTIONS: Record<AuditAction, string> = {
   post_rescheduled: 'Post rescheduled',
   post_published: 'Post published now',
   post_deleted: 'Post deleted',
+  post_unpublished: 'Post unpublished from its platforms',
   channel_connected: 'Channel connected',
   channel_reconnected: 'Channel reconnected',
   channel_disconnected: 'Channel disconnected',
