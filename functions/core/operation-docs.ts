@@ -78,7 +78,13 @@ export const operationDocs = {
   unpublishPost: {
     description:
       'Takes a published post down from its platforms (needs the Dangerous AI operations toggle): `channel_ids` names the channels (default: every channel it is published on; the body may be left out). Each such delivery goes `removing`, then `removed` once the platform removed it and its thread items and first comment (a post the platform no longer has counts as removed); a removal that fails goes back to `published` with its `error`. Channels whose platform cannot remove posts (Instagram, TikTok) stay `published` with `error: "unpublish_unsupported"`. The post keeps its status. A channel not in the post or not published answers 400 (pointer `/channel_ids/<i>`); a publishing post, or nothing published to remove, 409. Repeating the request while removals run changes nothing. The `post.unpublished` event follows once the removals are over.',
-    errors: ['validation_failed', 'dangerous_ops_disabled', 'resource_not_found', 'resource_conflict'],
+    errors: [
+      'invalid_request',
+      'dangerous_ops_disabled',
+      'resource_not_found',
+      'resource_conflict',
+      'payload_too_large',
+    ],
   },
   getAnalytics: {
     description:
