@@ -229,7 +229,8 @@ export const parseRequest = (spec: {
     const query = spec.query
       ? parseOrThrow(spec.query, request.event.queryStringParameters ?? {}, '/query')
       : undefined;
-    const omitted = spec.optionalBody && !request.event.body;
+    // Left out: no bytes and no content type. Empty bytes labelled JSON are malformed JSON.
+    const omitted = spec.optionalBody && !request.event.body && !request.event.headers?.['content-type'];
     const body = spec.body ? parseOrThrow(spec.body, omitted ? {} : readBody(request.event)) : undefined;
     request.context.herald = { ...request.context.herald, query, body };
   },

@@ -245,7 +245,7 @@ describe('stateful logical ids (pinned from the single-stack template)', () => {
   it('retains (on delete and on replace) every one that holds data or keys on protected stages', () => {
     const data = resourcesOf(templateOf(prod, prod.stacks.data));
     const retained = Object.entries(fixture.resources).filter(([, r]) => RETAINED.has(r.Type));
-    expect(retained.length).toBe(21); // table, 4 keys, secret, 2 buckets, 13 queues
+    expect(retained.length).toBe(23); // table, 4 keys, secret, 2 buckets, 15 queues
     for (const [id] of retained) {
       expect(data[id]?.DeletionPolicy, id).toBe('Retain');
       expect(data[id]?.UpdateReplacePolicy, id).toBe('Retain');
@@ -264,7 +264,7 @@ describe('protection', () => {
   it('deletes queues and empties buckets on a dev destroy, so it completes', () => {
     const data = resourcesOf(templateOf(dev, dev.stacks.data));
     const queues = Object.values(data).filter((r) => r.Type === 'AWS::SQS::Queue');
-    expect(queues).toHaveLength(13);
+    expect(queues).toHaveLength(15);
     for (const q of queues) expect(q.DeletionPolicy).toBe('Delete');
     for (const b of Object.values(data).filter((r) => r.Type === 'AWS::S3::Bucket'))
       expect(b.DeletionPolicy).toBe('Delete');
