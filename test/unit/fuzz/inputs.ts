@@ -312,7 +312,7 @@ export function validRequest(op: OperationId): FuzzRequest {
     case 'reschedulePost':
       return { op, params: { id: OWN.post }, ...json(richBody(op)) };
     case 'unpublishPost':
-      return { op, params: { id: OWN.post }, ...json(richBody(op)) };
+      return { op, params: { id: OWN.publishedPost }, ...json(richBody(op)) };
     case 'createWebhookEndpoint':
       return { op, ...json(richBody(op)) };
     case 'updateWebhookEndpoint':
