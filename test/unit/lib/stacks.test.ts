@@ -245,7 +245,7 @@ describe('stateful logical ids (pinned from the single-stack template)', () => {
   it('retains (on delete and on replace) every one that holds data or keys on protected stages', () => {
     const data = resourcesOf(templateOf(prod, prod.stacks.data));
     const retained = Object.entries(fixture.resources).filter(([, r]) => RETAINED.has(r.Type));
-    expect(retained.length).toBe(23); // table, 4 keys, secret, 2 buckets, 15 queues
+    expect(retained.length).toBe(21); // table, 4 keys, secret, 2 buckets, 13 queues
     for (const [id] of retained) {
       expect(data[id]?.DeletionPolicy, id).toBe('Retain');
       expect(data[id]?.UpdateReplacePolicy, id).toBe('Retain');
