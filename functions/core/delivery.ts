@@ -148,7 +148,7 @@ function finalStatus(post: PostRecord, current: DeliveryRecord[]): 'published' |
 }
 
 /** Published, or published and taken down since (unpublishPost): never sent again. */
-const isDone = (d: DeliveryRecord) =>
+export const isDone = (d: DeliveryRecord) =>
   d.stage === 'published' || d.stage === 'removing' || d.stage === 'removed';
 
 /**
