@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { loadPostContext, updatePost } from '#adapters/posts';
+import { listChannels } from '#adapters/channels';
+import { updatePost } from '#adapters/posts';
 import { type PostRecord, toPost } from '#core/posts';
 import { decideUnpublish } from '#core/unpublish';
 import { type Gate, loadForDangerousOp, withRetry } from '#usecases/support/post-writes';
 
 /**
  * unpublishPost: needs the toggle (403 before 404, as every dangerous operation). Decides on the
- * post and its channels' platforms as read (core/unpublish.ts), then one conditional write of the
+ * post and its channels' platforms as read together (core/unpublish.ts), then one conditional write of the
  * post (its version): the deliveries to remove turn `removing`, and the stream relay sends each its
  * removal from that change (the durable outbox: a crash after the write loses nothing). A request
  * that changes nothing (all already removing) writes nothing and sends nothing.
@@ -22,11 +23,11 @@ export async function unpublishPost(
 ) {
   const writeId = randomBytes(8).toString('base64url');
   return withRetry(async () => {
-    const { post } = await loadForDangerousOp(orgId, postId);
+    // The workspace's channels (their platforms) beside the post: one round trip, not two.
+    const [{ post }, channels] = await Promise.all([loadForDangerousOp(orgId, postId), listChannels(orgId)]);
     check?.(post);
-    const ids = post.variants.map((v) => v.channel_id);
-    const { channels } = await loadPostContext(orgId, ids, []);
-    const decision = decideUnpublish(post, channelIds, (id) => channels.get(id)?.platform, now);
+    const platformOf = (id: string) => channels.find((c) => c.id === id)?.platform;
+    const decision = decideUnpublish(post, channelIds, platformOf, now);
     await gate.admitted();
     if ('unchanged' in decision) return toPost(decision.unchanged);
     return toPost(await updatePost(post, decision.change, writeId));

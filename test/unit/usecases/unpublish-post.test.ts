@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
@@ -57,12 +57,10 @@ function published(stages: Array<[{ id: string }, DeliveryRecord['stage']]>, ove
 
 let gate: { admitted: ReturnType<typeof vi.fn<() => Promise<unknown>>> };
 function given(p: PostRecord, dangerous = true, channels = [X, IG, SKY]) {
-  const items: Item[] = [
-    orgItem(org({ dangerous_ops: dangerous })),
-    postItem(p),
-    ...channels.map(channelItem),
-  ];
+  const items: Item[] = [orgItem(org({ dangerous_ops: dangerous })), postItem(p)];
   serveItems(ddb, items);
+  // The workspace's channels are one Query, beside the post's read.
+  ddb.on(QueryCommand).resolves({ Items: channels.map(channelItem) });
 }
 const postWrites = () => ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
 /** The deliveries the one post write set (its whole `deliveries` attribute). */
