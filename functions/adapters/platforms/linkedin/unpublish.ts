@@ -19,8 +19,11 @@ export async function unpublish(ctx: UnpublishContext): Promise<{ alreadyGone: s
         : `/rest/posts/${encodeURIComponent(part.externalId)}`;
     const res = await call(auth, 'DELETE', path, { headers: { 'x-restli-method': 'DELETE' } });
     if (res.status === 404) return 'gone';
-    expectOk(res, 'DELETE', part.kind === 'comment' ? '/rest/socialActions/comments' : '/rest/posts', (r, what) =>
-      linkedinError(r, what),
+    expectOk(
+      res,
+      'DELETE',
+      part.kind === 'comment' ? '/rest/socialActions/comments' : '/rest/posts',
+      (r, what) => linkedinError(r, what),
     );
     return 'removed';
   });

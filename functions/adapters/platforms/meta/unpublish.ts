@@ -10,12 +10,18 @@ import type { GraphClient } from './client.ts';
 
 const gone = (err: unknown) => err instanceof PlatformError && /\(#100\/33\)/.test(err.message);
 
-export function removeObjects(client: GraphClient, ctx: UnpublishContext): Promise<{ alreadyGone: string[] }> {
+export function removeObjects(
+  client: GraphClient,
+  ctx: UnpublishContext,
+): Promise<{ alreadyGone: string[] }> {
   return removeParts(ctx, async (part) => {
     try {
       const res = await client.delete<{ success?: boolean }>(`/${encodeURIComponent(part.externalId)}`);
       if (res.success !== true)
-        throw new PlatformError('system', `${client.platform}: DELETE /{id} answered success: ${String(res.success)}`);
+        throw new PlatformError(
+          'system',
+          `${client.platform}: DELETE /{id} answered success: ${String(res.success)}`,
+        );
       return 'removed';
     } catch (err) {
       if (gone(err)) return 'gone';

@@ -14,9 +14,13 @@ export async function unpublish(ctx: UnpublishContext): Promise<{ alreadyGone: s
   const tokens = new OAuthTokens(ctx.tokens);
   return removeParts(ctx, async (part) => {
     const resource = part.kind === 'comment' ? 'comments' : 'videos';
-    const res = await authed(tokens, api(`/youtube/v3/${resource}?id=${encodeURIComponent(part.externalId)}`), {
-      method: 'DELETE',
-    });
+    const res = await authed(
+      tokens,
+      api(`/youtube/v3/${resource}?id=${encodeURIComponent(part.externalId)}`),
+      {
+        method: 'DELETE',
+      },
+    );
     if (res.status === 404) return 'gone';
     if (res.status < 200 || res.status >= 300) throw youtubeError(res, `${resource}.delete`);
     return 'removed';
