@@ -8,6 +8,7 @@ import {
   api,
   dangerous,
   fakeState,
+  mcpClient,
   type Workspace,
   waitForPost,
   webhookReceiver,
@@ -180,6 +181,19 @@ describe('unpublishPost', () => {
       p.deliveries.every((d) => d.stage === 'removed'),
     );
     expect(done.deliveries.map((d) => d.error)).toEqual([null, null]);
+  });
+
+  it('unpublish_post over MCP takes the post down the same way', async () => {
+    const ws = await workspace(['mastodon']);
+    await dangerous(ws, true);
+    const marker = `mcp-unpub-${Date.now()}`;
+    const post = await publish(ws, marker);
+    const client = await mcpClient(ws.key, 'unpublish-agent');
+    const res = await client.callTool({ name: 'unpublish_post', arguments: { id: post.id } });
+    expect(res.isError, JSON.stringify(res.structuredContent)).toBeFalsy();
+    expect((res.structuredContent as Post).deliveries[0]?.stage).toMatch(/^remov/);
+    await waitForPost<Post>(ws.key, post.id, (p) => p.deliveries[0]?.stage === 'removed');
+    expect(await postsWith('mastodon', marker)).toBe(0);
   });
 
   it('refuses while Dangerous AI operations are off, and bad channel_ids, changing nothing', async () => {
