@@ -110,4 +110,6 @@ export interface UnpublishMessage {
   channel_id: string;
   /** A retry's own message: the removal attempts made before it (a stale copy is dropped). */
   attempt?: number;
+  /** When the retry is due, if later than SQS's 15-minute delay: the message is sent on until then. */
+  due?: string;
 }

@@ -4,7 +4,7 @@ import { PlatformError } from '#adapters/platforms/types';
 import { getPost, mutatePost } from '#adapters/posts';
 import { sendDelayed } from '#adapters/queues';
 import { retryDelaySeconds } from '#core/delivery';
-import type { UnpublishMessage } from '#core/messages';
+import { MAX_DELAY_SECONDS, type UnpublishMessage } from '#core/messages';
 import type { DeliveryRecord } from '#core/posts';
 import { partsToRemove, removalFailed, removalSucceeded, UNPUBLISH_UNSUPPORTED } from '#core/unpublish';
 import { logger } from '#shared/logger';
@@ -30,6 +30,12 @@ export async function removeDelivery(
 ): Promise<RemovalOutcome> {
   const { post, delivery } = await current(msg);
   if (!post || !delivery) return 'skipped';
+  // A platform's hint longer than SQS's delay cap: this retry waits on in a message of its own.
+  const wait = msg.due ? (Date.parse(msg.due) - clock().getTime()) / 1000 : 0;
+  if (wait > 0) {
+    await sendDelayed('unpublish', msg, wait);
+    return 'skipped';
+  }
   const creds = credentialRedactor();
   let tokens: ReturnType<typeof channelTokens> | undefined;
   let failure: PlatformError;
@@ -95,7 +101,14 @@ export async function removeDelivery(
     // finding the count unmoved, is dropped. No attempt is lost, none runs twice at once.
     const attempt = next.removal_attempts ?? 1;
     const delay = retryDelaySeconds(attempt, failed.opts.retryAfterSeconds);
-    await sendDelayed('unpublish', { ...msg, attempt } satisfies UnpublishMessage, delay);
+    const due =
+      delay > MAX_DELAY_SECONDS ? new Date(clock().getTime() + delay * 1000).toISOString() : undefined;
+    const { due: _old, ...rest } = msg;
+    await sendDelayed(
+      'unpublish',
+      { ...rest, attempt, ...(due ? { due } : {}) } satisfies UnpublishMessage,
+      delay,
+    );
     if (!(await record(msg, () => next))) return 'skipped';
     logger.warn('removal retrying', { ...facts, attempt, delay_seconds: delay });
     return 'retrying';

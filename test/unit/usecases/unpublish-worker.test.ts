@@ -143,6 +143,24 @@ describe('removeDelivery', () => {
     expect(connector.unpublish).toHaveBeenCalledTimes(2);
   });
 
+  it("waits out a platform hint past SQS's 15-minute delay in messages of its own, then retries", async () => {
+    connector.unpublish.mockRejectedValueOnce(
+      new PlatformError('rate_limited', 'threads: 100 deletes a day', { retryAfterSeconds: 3600 }),
+    );
+    expect(await removeDelivery(MSG, () => NOW)).toBe('retrying');
+    const due = new Date(NOW.getTime() + 3600_000).toISOString();
+    expect(state.sent).toEqual([{ body: { ...MSG, attempt: 1, due }, delay: 3600 }]);
+    // Arrives after 15 minutes (SQS's cap): sent on for the rest, nothing asked.
+    const later = new Date(NOW.getTime() + 900_000);
+    expect(await removeDelivery({ ...MSG, attempt: 1, due }, () => later)).toBe('skipped');
+    expect(state.sent[1]).toEqual({ body: { ...MSG, attempt: 1, due }, delay: 2700 });
+    expect(connector.unpublish).toHaveBeenCalledTimes(1);
+    connector.unpublish.mockResolvedValue({ alreadyGone: [] });
+    expect(await removeDelivery({ ...MSG, attempt: 1, due }, () => new Date(Date.parse(due)))).toBe(
+      'removed',
+    );
+  });
+
   it(`gives up after ${MAX_REMOVAL_ATTEMPTS} attempts: the delivery is back to published with the error`, async () => {
     state.post = removingPost({ removal_attempts: MAX_REMOVAL_ATTEMPTS - 1 });
     connector.unpublish.mockRejectedValue(new PlatformError('system', 'x: 503 Service Unavailable'));
