@@ -205,6 +205,17 @@ export const operations: readonly Operation[] = [
     access: { table: 'RO' },
   },
   {
+    id: 'unpublishPost',
+    method: 'POST',
+    path: '/v1/posts/{id}/unpublish',
+    scope: 'posts:write',
+    entry: 'functions/handlers/unpublish-post.ts',
+    summary: 'Take a published post down from its platforms',
+    tag: 'Posts',
+    // Reads the post's channels for their platforms; the removals are the unpublish worker's.
+    access: { table: 'RW' },
+  },
+  {
     id: 'getAnalytics',
     method: 'GET',
     path: '/v1/analytics',
@@ -734,7 +745,7 @@ export const workers: readonly Worker[] = [
     // here. `post.*` events carry the whole post: one can be over the queue's size limit.
     access: {
       table: 'RW',
-      sends: ['delivery', 'events', 'schedule'],
+      sends: ['delivery', 'events', 'schedule', 'unpublish'],
       starts: ['webhookLadder'],
       queueBodies: ['put'],
     },
@@ -840,6 +851,16 @@ export const workers: readonly Worker[] = [
     timeoutSeconds: 60,
   },
   {
+    id: 'unpublishWorker',
+    entry: 'functions/handlers/unpublish-worker.ts',
+    // Removes one delivery from its platform (renewing its token if due) and records the outcome;
+    // sends its own retries. Reads no media, posts nothing.
+    access: { table: 'RW', sends: ['unpublish'], connectionSecrets: ['seal', 'open'] },
+    // Removals are rare and each is a few platform calls: 2 batches of 5 at once is plenty.
+    trigger: { kind: 'queue', queue: 'unpublish', batchSize: 5, concurrency: 2 },
+    timeoutSeconds: 60,
+  },
+  {
     // ffprobe and ffmpeg on untrusted uploads, in a function that can read one upload and write its
     // poster, and nothing else: no table, no keys (the buckets are S3-managed).
     id: 'probeMedia',
@@ -898,6 +919,9 @@ const QUEUE_LIST: ReadonlyArray<Pick<QueueSpec, 'name' | 'maxReceiveCount'>> = [
   // One message per batch of recently published posts, sent by the hourly finder. A dead-lettered
   // one needs no consumer either: the next hour's run sends those posts again.
   { name: 'engagementSync', maxReceiveCount: 5 },
+  // One message per delivery to take down (unpublishPost), and the worker's own retries. A
+  // dead-lettered one leaves its delivery `removing`: redrive it (the worker acts only on that stage).
+  { name: 'unpublish', maxReceiveCount: 5 },
 ];
 
 /** VISIBILITY_FACTOR × the longest timeout of the workers consuming the queue (or its DLQ). */

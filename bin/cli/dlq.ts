@@ -66,6 +66,11 @@ const ABOUT: Record<string, About> = {
     redrive:
       'back to the channelSync queue, harmless and rarely needed: the entry stays in the channel-sync index and the finder sends it again; the worker reads the channel again',
   },
+  unpublish: {
+    consumer: 'none (removals unpublishWorker failed on 5 times; their deliveries stay removing)',
+    redrive:
+      "back to the unpublish queue: the worker acts only on a delivery still removing at the message's attempt, and a platform's delete of something already gone counts as removed, so a repeated removal deletes nothing twice",
+  },
   [STREAM_DLQ]: {
     consumer:
       "none: the stream relay's on-failure destination; each message points at a range of table stream records (shard and sequence numbers), not at a message of any queue",

@@ -8,6 +8,7 @@ import {
   type HeraldEvent,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
+  type UnpublishMessage,
   type WebhookJob,
 } from '#core/messages';
 import { QUEUE_URL_ENV, type QueueName } from '#core/vocabulary';
@@ -180,6 +181,14 @@ export function sendEngagementSyncs(messages: EngagementSyncMessage[]): Promise<
 export function sendChannelSyncs(messages: ChannelSyncMessage[]): Promise<void> {
   return sendBatch(
     'channelSync',
+    messages.map((body) => ({ body })),
+  );
+}
+
+/** Removals of published deliveries (unpublishPost), sent by the stream relay's outbox. */
+export function sendRemovals(messages: UnpublishMessage[]): Promise<void> {
+  return sendBatch(
+    'unpublish',
     messages.map((body) => ({ body })),
   );
 }

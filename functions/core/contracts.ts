@@ -34,6 +34,8 @@ import {
 export interface Contract extends OperationDoc {
   body?: z.ZodMiniType;
   query?: z.ZodMiniType;
+  /** The body may be left out (requests.ts). */
+  optionalBody?: boolean;
   /**
    * `html`: a page for people (text/html), not JSON. `mediaType`: a JSON type other than
    * application/json. `unhealthy`: a second status answered with the same body (GET /health's 503).
@@ -71,6 +73,12 @@ const responses = {
   },
   updatePost: ok(Post, 'The post with its new content (its ETag in the `ETag` header).'),
   validatePost: ok(PostValidation, 'What createPost would refuse, and warnings.'),
+  unpublishPost: {
+    status: 202,
+    schema: Post,
+    description:
+      'Accepted; the removals run in the background (deliveries `removing`, then `removed`). A channel whose platform cannot remove posts keeps `published` with `error: unpublish_unsupported`.',
+  },
   getAnalytics: ok(Analytics, 'The analytics summary.'),
   getUsage: ok(Usage, 'The plan and its meters.'),
   listWebhookEndpoints: ok(WebhookEndpointList, 'The endpoints.'),

@@ -144,15 +144,19 @@ export function withDelivery(post: PostRecord, delivery: DeliveryRecord, now: Da
 function currentDeliveries(post: PostRecord): DeliveryRecord[] {
   return post.variants
     .map((v) => post.deliveries[v.channel_id])
-    .filter((d): d is DeliveryRecord => d?.round === post.round || d?.stage === 'published');
+    .filter((d): d is DeliveryRecord => d?.round === post.round || (d !== undefined && isDone(d)));
 }
 
 /** `published`/`failed` once every delivery of a publishing post is final; null before. */
 function finalStatus(post: PostRecord, current: DeliveryRecord[]): 'published' | 'failed' | null {
   if (post.status !== 'publishing' || current.length !== post.variants.length) return null;
-  if (!current.every((d) => d.stage === 'published' || d.stage === 'failed')) return null;
-  return current.every((d) => d.stage === 'published') ? 'published' : 'failed';
+  if (!current.every((d) => isDone(d) || d.stage === 'failed')) return null;
+  return current.every(isDone) ? 'published' : 'failed';
 }
+
+/** Published, or published and taken down since (unpublishPost): never sent again. */
+export const isDone = (d: DeliveryRecord) =>
+  d.stage === 'published' || d.stage === 'removing' || d.stage === 'removed';
 
 /**
  * The post's aggregate after a delivery was written on its own (one channel's state, not the post):

@@ -98,3 +98,18 @@ export interface WebhookJob {
   attempt: number;
   due_at: string;
 }
+
+/**
+ * One delivery to take down from its platform (unpublishPost): sent by the stream relay when the
+ * delivery turns `removing`, and by the worker itself for a retry. The worker reads the post again
+ * and acts only on a delivery still `removing`, so duplicates are harmless.
+ */
+export interface UnpublishMessage {
+  org_id: string;
+  post_id: string;
+  channel_id: string;
+  /** A retry's own message: the removal attempts made before it (a stale copy is dropped). */
+  attempt?: number;
+  /** When the retry is due, if later than SQS's 15-minute delay: the message is sent on until then. */
+  due?: string;
+}

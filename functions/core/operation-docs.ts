@@ -80,7 +80,7 @@ export const operationDocs = {
   },
   deletePost: {
     description:
-      'Removes a post (needs the Dangerous AI operations toggle). A publishing post answers 409. Content already published on a platform is not retracted. Honours `If-Match` (412 when the post changed since).',
+      'Removes a post (needs the Dangerous AI operations toggle). A publishing post, or one whose removals from the platforms are under way (unpublishPost), answers 409. Content already published on a platform is not retracted: unpublishPost takes it down. Honours `If-Match` (412 when the post changed since).',
     errors: [
       'invalid_request',
       'dangerous_ops_disabled',
@@ -120,6 +120,17 @@ export const operationDocs = {
     description:
       'Checks a createPost body as createPost would (modes, schedule, channels, media assets and their probed size, duration and aspect ratio against each platform, text and options) and answers `valid`, the `errors` createPost would refuse it for, and `warnings` (e.g. a time less than a minute away, a channel that needs reconnecting, approval required). Creates nothing and counts no post; a body that breaks the schema is refused with 400 as createPost refuses it.',
     errors: ['invalid_request', 'payload_too_large'],
+  },
+  unpublishPost: {
+    description:
+      'Takes a published post down from its platforms (needs the Dangerous AI operations toggle): `channel_ids` names the channels (default: every channel it is published on; the body may be left out). Each such delivery goes `removing`, then `removed` once the platform removed it and its thread items and first comment (a post the platform no longer has counts as removed); a removal that fails goes back to `published` with its `error`. Channels whose platform cannot remove posts (Instagram, TikTok) stay `published` with `error: "unpublish_unsupported"`. The post keeps its status. A channel not in the post or not published answers 400 (pointer `/channel_ids/<i>`); a publishing post, or nothing published to remove, 409. Repeating the request while removals run changes nothing. The `post.unpublished` event follows once the removals are over.',
+    errors: [
+      'invalid_request',
+      'dangerous_ops_disabled',
+      'resource_not_found',
+      'resource_conflict',
+      'payload_too_large',
+    ],
   },
   getAnalytics: {
     description:

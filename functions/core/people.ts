@@ -136,6 +136,7 @@ export const AUDIT_ACTIONS = [
   'post_published',
   'post_deleted',
   'post_edited',
+  'post_unpublished',
   'channel_connected',
   'channel_reconnected',
   'channel_disconnected',

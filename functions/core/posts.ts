@@ -68,6 +68,8 @@ export interface DeliveryRecord {
   thread?: PartRecord[];
   /** The variant's first comment (absent or null: none asked for). */
   first_comment?: PartRecord | null;
+  /** Internal: removal attempts that failed and are retried (unpublishPost; while `removing`). */
+  removal_attempts?: number | undefined;
   /**
    * Internal: a fresh token on every write that changes this delivery (adapters/posts.ts). A
    * delivery write is conditioned on it, not on the post's version, so channels do not contend.
@@ -359,7 +361,8 @@ export function startPublishing(post: PostRecord, now: Date): PostRecord {
   const deliveries: Record<string, DeliveryRecord> = {};
   for (const v of post.variants) {
     const prev = post.deliveries[v.channel_id];
-    if (prev?.stage === 'published') {
+    // Published, or being (or already) taken down by unpublishPost: never queued again.
+    if (prev?.stage === 'published' || prev?.stage === 'removing' || prev?.stage === 'removed') {
       deliveries[v.channel_id] = prev;
       continue;
     }
@@ -484,6 +487,9 @@ export function decideDelete(post: PostRecord, settings: OrgSettings): void {
   if (!settings.dangerous_ops) throw dangerousOpsDisabled();
   if (post.status === 'publishing')
     throw conflict('The post is publishing; wait until it is published or failed.');
+  // Deleting the record would leave the platforms' copies behind with nothing left to remove them.
+  if (Object.values(post.deliveries).some((d) => d.stage === 'removing'))
+    throw conflict('The post is being unpublished; wait until its removals are done.');
 }
 
 /** needs_approval → scheduled (a future scheduled_at) or publishing. */

@@ -101,6 +101,23 @@ const buildUpdatePostBody = () =>
   );
 export const UpdatePostBody = /* @__PURE__ */ once(buildUpdatePostBody);
 export type UpdatePostInput = z.infer<ReturnType<typeof buildUpdatePostBody>>;
+export const UnpublishPostBody = /* @__PURE__ */ once(() =>
+  meta(
+    z.strictObject({
+      channel_ids: z.optional(
+        z
+          .array(z.string().check(z.minLength(1), z.maxLength(64)))
+          .check(z.minLength(1), z.maxLength(LIMITS.variants)),
+      ),
+    }),
+    {
+      id: 'UnpublishPostRequest',
+      description:
+        'Optional: the channels to take the post down from (default: every channel it is published on). The body may be left out.',
+      example: { channel_ids: ['ch_01JD0000000000000000000000'] },
+    },
+  ),
+);
 
 const limitParam = () => z.optional(z.coerce.number().check(z.int(), z.minimum(1), z.maximum(PAGE_SIZE.max)));
 const afterParam = () => z.optional(z.string().check(z.minLength(1), z.maxLength(1024)));
@@ -225,6 +242,8 @@ export const SelectChannelAccountBody = /* @__PURE__ */ once(() =>
 interface RequestSpec {
   body?: () => z.ZodMiniType;
   query?: () => z.ZodMiniType;
+  /** The body may be left out (no bytes, no content type): it is read as `{}`. */
+  optionalBody?: boolean;
 }
 
 /** Every operation's request schemas: the keys are the API's operation ids. */
@@ -242,6 +261,7 @@ export const requests = {
   updatePost: { body: UpdatePostBody },
   // A createPost body, checked as createPost checks it; a body that breaks its schema is a 400.
   validatePost: { body: CreatePostBody },
+  unpublishPost: { body: UnpublishPostBody, optionalBody: true },
   getAnalytics: { query: NoQuery },
   getUsage: { query: NoQuery },
   listWebhookEndpoints: { query: PageQuery },
@@ -279,8 +299,12 @@ export interface RequestOf<K extends OperationId> {
 }
 
 /** Builds (once) and answers the schemas of a request spec (an entry of `requests`). */
-export function buildRequest(spec: RequestSpec): { body?: z.ZodMiniType; query?: z.ZodMiniType } {
-  return { body: spec.body?.(), query: spec.query?.() };
+export function buildRequest(spec: RequestSpec): {
+  body?: z.ZodMiniType;
+  query?: z.ZodMiniType;
+  optionalBody?: boolean;
+} {
+  return { body: spec.body?.(), query: spec.query?.(), ...(spec.optionalBody ? { optionalBody: true } : {}) };
 }
 
 /** Builds (once) and answers an operation's request schemas. */

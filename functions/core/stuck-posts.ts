@@ -1,3 +1,4 @@
+import { isDone } from './delivery.ts';
 import type { PostRecord } from './posts.ts';
 
 // What makes a post "stuck" for the operator's `herald posts stuck` (pure: the use case reads the
@@ -66,7 +67,7 @@ export function stuckFindings(
   if (post.status !== 'publishing') return [];
   const current = post.variants
     .map((v) => post.deliveries[v.channel_id])
-    .filter((d) => d !== undefined && (d.round === post.round || d.stage === 'published'));
+    .filter((d) => d !== undefined && (d.round === post.round || isDone(d)));
   const started = roundStart(post, entryAt);
   const out: StuckFinding[] = [];
   for (const d of current) {
@@ -88,7 +89,7 @@ export function stuckFindings(
   }
   const allFinal =
     current.length === post.variants.length &&
-    current.every((d) => d?.stage === 'published' || d?.stage === 'failed');
+    current.every((d) => d !== undefined && (isDone(d) || d.stage === 'failed'));
   if (allFinal && current.length) {
     const last = current.reduce((max, d) => (d && d.updated_at > max ? d.updated_at : max), '');
     if (isOld(last))

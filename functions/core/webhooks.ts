@@ -8,6 +8,8 @@ export const EVENT_TYPES = [
   'delivery.failed',
   'channel.connected',
   'channel.reauth_required',
+  // unpublishPost's removals are over: each chosen delivery `removed`, or back to `published` with its error.
+  'post.unpublished',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** Sent only by testWebhookEndpoint, whatever the subscription. */

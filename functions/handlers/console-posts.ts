@@ -13,6 +13,7 @@ import {
   postPath,
   postsPage,
   rejectPage,
+  unpublishPage,
   variantField,
 } from '#handlers/views/posts';
 import { requireEnv } from '#shared/config';
@@ -27,6 +28,7 @@ import {
   publishNow,
   remove,
   reschedule,
+  unpublish,
 } from '#usecases/post-acts';
 
 // Posts and Approvals: the list, a post, the posts waiting for approval (every member), and the acts
@@ -36,7 +38,7 @@ import {
 
 const CURSOR_SECRET = requireEnv('HERALD_CURSOR_SECRET');
 
-const ACTS = ['reschedule', 'publish', 'delete', 'approve', 'reject', 'edit'] as const;
+const ACTS = ['reschedule', 'publish', 'delete', 'approve', 'reject', 'edit', 'unpublish'] as const;
 type Act = (typeof ACTS)[number];
 
 const statusOf = (v: string | null): PostStatus | undefined =>
@@ -137,6 +139,10 @@ export const { handler } = consolePage('consolePosts', {
       const [frame, found] = await Promise.all([frameOf(signedIn), details(signedIn, params.id ?? '', now)]);
       const act = query.get('act');
       const canAct = canActOnPosts(signedIn.user.role);
+      if (act === 'unpublish') {
+        if (!canAct) throw new ActError('Only owners and admins act on posts.', 'forbidden');
+        return pageAnswer(unpublishPage({ frame, details: found }));
+      }
       if (act === 'reject' || act === 'delete' || act === 'edit') {
         if (!canAct) throw new ActError('Only owners and admins act on posts.', 'forbidden');
         return pageAnswer(
@@ -245,6 +251,9 @@ export const { handler } = consolePage('consolePosts', {
           case 'delete':
             await remove(base);
             return done('post_deleted', POSTS_PATH);
+          case 'unpublish':
+            await unpublish(base);
+            return done('post_unpublishing');
         }
       } catch (err) {
         if (err instanceof ActError && err.kind === 'conflict')

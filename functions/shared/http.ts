@@ -220,12 +220,18 @@ function depthExceeds(root: unknown, max: number): boolean {
   return false;
 }
 
-export const parseRequest = (spec: { body?: z.ZodMiniType; query?: z.ZodMiniType }): Middleware => ({
+export const parseRequest = (spec: {
+  body?: z.ZodMiniType;
+  query?: z.ZodMiniType;
+  optionalBody?: boolean;
+}): Middleware => ({
   before: (request) => {
     const query = spec.query
       ? parseOrThrow(spec.query, request.event.queryStringParameters ?? {}, '/query')
       : undefined;
-    const body = spec.body ? parseOrThrow(spec.body, readBody(request.event)) : undefined;
+    // Left out: no bytes and no content type. Empty bytes labelled JSON are malformed JSON.
+    const omitted = spec.optionalBody && !request.event.body && !request.event.headers?.['content-type'];
+    const body = spec.body ? parseOrThrow(spec.body, omitted ? {} : readBody(request.event)) : undefined;
     request.context.herald = { ...request.context.herald, query, body };
   },
 });

@@ -1,6 +1,6 @@
 import { getChannel } from '#adapters/channels';
 import { mutatePost } from '#adapters/posts';
-import { withDelivery, withUnknownOutcome } from '#core/delivery';
+import { isDone, withDelivery, withUnknownOutcome } from '#core/delivery';
 import type { DeliveryMessage } from '#core/messages';
 import { deliveryFailed } from '#shared/metrics';
 
@@ -13,7 +13,7 @@ import { deliveryFailed } from '#shared/metrics';
 export async function deadLetter(msg: DeliveryMessage, now: Date = new Date()): Promise<boolean> {
   const res = await mutatePost(msg.org_id, msg.post_id, (post) => {
     const d = post.deliveries[msg.channel_id];
-    if (!d || d.round !== msg.round || d.stage === 'published' || d.stage === 'failed') return null;
+    if (!d || d.round !== msg.round || isDone(d) || d.stage === 'failed') return null;
     const error = 'The delivery could not be processed and was moved to the dead-letter queue.';
     return withDelivery(
       post,

@@ -68,11 +68,12 @@ function jsonSchema(
   return { ...root, ...(Object.keys(rest).length ? { $defs: rest } : {}) };
 }
 
-const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost']);
+const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost', 'unpublishPost']);
 const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['validatePost']);
 /** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads). */
 const OPEN_WORLD: ReadonlySet<string> = new Set([
   'publishPost',
+  'unpublishPost',
   'createPost',
   'testWebhookEndpoint',
   'createChannelConnection',
@@ -82,6 +83,7 @@ const OPEN_WORLD: ReadonlySet<string> = new Set([
 ]);
 const DESTRUCTIVE: ReadonlySet<string> = new Set([
   'deletePost',
+  'unpublishPost',
   'publishPost',
   'deleteWebhookEndpoint',
   'rotateWebhookSecret',

@@ -255,7 +255,7 @@ function operationObject(id: OperationId, docsUrl: string): Json {
   const body = contract.body
     ? {
         requestBody: {
-          required: true,
+          required: !contract.optionalBody,
           content: { 'application/json': { schema: inline(contract.body) } },
         },
       }

@@ -17,6 +17,7 @@ import { listPosts } from '#usecases/list-posts';
 import { publishPost } from '#usecases/publish-post';
 import { reschedulePost } from '#usecases/reschedule-post';
 import { auditEntry, authorizeAct, unmetered } from '#usecases/support/acts';
+import { unpublishPost } from '#usecases/unpublish-post';
 import { updatePost } from '#usecases/update-post';
 
 // The console's posts: the list (by status and channel), a post with its deliveries, the posts
@@ -211,6 +212,16 @@ export async function editTexts(a: ActArgs & { texts: EditedTexts }) {
       throw err;
     }
   });
+}
+
+/**
+ * Takes the post down from every platform it is published on (owners and admins, with Dangerous
+ * AI operations on), as the API's unpublishPost does.
+ */
+export async function unpublish(a: ActArgs) {
+  return act(a, 'post_unpublished', 'unpublishing posts', (gate, check) =>
+    unpublishPost(a.orgId, a.postId, undefined, a.now, gate, check),
+  );
 }
 
 type Gate = Parameters<typeof reschedulePost>[4];

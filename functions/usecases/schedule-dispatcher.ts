@@ -1,5 +1,6 @@
 import { loadPosts } from '#adapters/posts';
 import { enqueueDeliveries, QueueSendError, sendDelayed } from '#adapters/queues';
+import { isDone } from '#core/delivery';
 import { type DeliveryMessage, type DispatchMessage, MAX_DELAY_SECONDS } from '#core/messages';
 import { type PostRecord, pendingChannels } from '#core/posts';
 
@@ -105,7 +106,10 @@ const SNAPSHOT_MAX_BYTES = 16 * 1024;
 
 function deliveryMessages(post: PostRecord, at: string): DeliveryMessage[] {
   const round = post.round + 1;
-  const pending = post.variants.filter((v) => post.deliveries[v.channel_id]?.stage !== 'published');
+  const pending = post.variants.filter((v) => {
+    const d = post.deliveries[v.channel_id];
+    return !d || !isDone(d);
+  });
   // One channel: its claim is the post's next write, so it is tried against this read (no read in
   // the worker). With more, their claims race to start the post: a snapshot would cost the losers
   // a failed conditional write, so they read.

@@ -328,4 +328,40 @@ describe('approvals and posts', { timeout: 150_000 }, () => {
     await checkPage(first);
     if (size) await first.setViewportSize(size);
   });
+
+  it('unpublishes a published post after a confirmation: the fake no longer has it, the page says Removed', async () => {
+    await setUp();
+    const marker = `console-unpublish-${Date.now()}`;
+    const id = await agentPost(marker, inSeconds(6));
+    await cliOk('post', 'approve', '--org', t.orgId, '--id', id);
+    await waitForPost<Post>(key, id, (p) => p.status === 'published', 60_000);
+    expect(await onFake(marker)).toBe(true);
+    const { page } = t.admin;
+
+    await cliOk('settings', 'set', '--org', t.orgId, '--dangerous-ops', 'off');
+    await page.goto(at(`/console/posts/${id}`));
+    expect(await page.getByRole('button', { name: 'Unpublish…' }).isDisabled()).toBe(true);
+
+    await cliOk('settings', 'set', '--org', t.orgId, '--dangerous-ops', 'on');
+    await page.goto(at(`/console/posts/${id}`));
+    await page.getByRole('link', { name: 'Unpublish…' }).click();
+    await page.waitForURL((u) => u.searchParams.get('act') === 'unpublish');
+    expect(await page.locator('main').textContent()).toContain('deleted from the platform');
+    await checkPage(page);
+    await page.getByRole('button', { name: 'Unpublish post' }).click();
+    await page.waitForURL((u) => u.searchParams.get('msg') === 'post_unpublishing');
+    await expect
+      .poll(
+        async () => {
+          await page.goto(at(`/console/posts/${id}`));
+          return page.locator('#deliveries .tag').first().textContent();
+        },
+        { timeout: 40_000, interval: 500 },
+      )
+      .toBe('Removed');
+    expect(await onFake(marker)).toBe(false);
+    expect((await getPost(id)).deliveries[0]?.stage).toBe('removed');
+    await checkPage(page, 'post-unpublished');
+    await cliOk('settings', 'set', '--org', t.orgId, '--dangerous-ops', 'off');
+  });
 });

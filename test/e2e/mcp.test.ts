@@ -75,6 +75,7 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 90_000 }, () => {
     const offNames = off.tools.map((t) => t.name);
     expect(offNames).not.toContain('publish_post');
     expect(offNames).not.toContain('delete_post');
+    expect(offNames).not.toContain('unpublish_post');
     const create = off.tools.find((t) => t.name === 'create_post');
     expect(Object.keys(create?.inputSchema.properties ?? {})).not.toContain('publish_now');
     expect(Object.keys(create?.inputSchema.properties ?? {})).toEqual(
@@ -100,6 +101,7 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 90_000 }, () => {
       idempotentHint: true,
     });
     expect(tools.publish_post?.annotations).toMatchObject({ destructiveHint: true, openWorldHint: true });
+    expect(tools.unpublish_post?.annotations).toMatchObject({ destructiveHint: true, openWorldHint: true });
     expect(tools.get_post?.inputSchema).toMatchObject({ type: 'object', required: ['id'] });
     for (const t of on.tools) expect(t.description?.length ?? 0).toBeGreaterThan(60);
   });

@@ -491,6 +491,22 @@ export function createFake(): FakeBluesky {
         };
       }
 
+      // com.atproto.repo.deleteRecord {repo, collection, rkey}: "delete a repository record, or ensure
+      // it doesn't exist" (its lexicon). 200 {commit: {cid, rev}} when a record went; a record that is
+      // not there answers 200 {} (no commit), as the reference PDS does. Another account's repo: 400.
+      if (req.method === 'POST' && nsid === 'com.atproto.repo.deleteRecord') {
+        const repo = String(body.repo ?? '');
+        if (repo !== who.did && repo !== who.handle)
+          return err(400, 'InvalidRequest', 'Invalid repo: does not match authenticated account');
+        for (const field of ['collection', 'rkey'])
+          if (typeof body[field] !== 'string' || !body[field])
+            return err(400, 'InvalidRequest', `Input must have the property "${field}"`);
+        const uri = `at://${who.did}/${String(body.collection)}/${String(body.rkey)}`;
+        if (!records.delete(uri)) return { status: 200, body: {} };
+        fake.posts = fake.posts.filter((p) => p.uri !== uri);
+        return { status: 200, body: { commit: { cid: cidOf(`${uri}#delete`), rev: String(body.rkey) } } };
+      }
+
       if (req.method === 'GET' && nsid === 'com.atproto.repo.getRecord') {
         const uri = `at://${req.query.get('repo')}/${req.query.get('collection')}/${req.query.get('rkey')}`;
         const rec = records.get(uri);

@@ -356,6 +356,17 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
   }
   if (!edge && req.method === 'GET') return getNode(fake, node, params);
   if (edge === 'insights' && req.method === 'GET') return insights(fake, node, params);
+  // DELETE /{page-post-id} (Pages API "Posts": the Page token with pages_manage_posts) → {"success":
+  // true}; the post is gone, so a second delete is the 100/33 below.
+  if (!edge && req.method === 'DELETE') {
+    const i = fake.posts.findIndex((p) => p.id === node || p.videoId === node);
+    if (i >= 0) {
+      if (who && !who.token.grant.scopes.includes('pages_manage_posts'))
+        return graphErrorResponse(200, '(#200) Permissions error', { status: 403 });
+      fake.posts.splice(i, 1);
+      return { status: 200, body: { success: true } };
+    }
+  }
   if (!edge || /^\d+$/.test(node)) {
     return graphErrorResponse(
       100,

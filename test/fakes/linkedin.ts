@@ -113,6 +113,8 @@ export interface FakeLinkedIn extends FakePlatform {
   clients: Map<string, string>;
   assets: Map<string, FakeLinkedInAsset>;
   posts: FakeLinkedInPost[];
+  /** URNs of the posts DELETE /rest/posts removed. */
+  deleted: string[];
   /** Whether the app may read the author's posts (r_member_social / r_organization_social). */
   canReadPosts: boolean;
   /** GET status polls answering PROCESSING before a video is AVAILABLE. */
@@ -741,6 +743,26 @@ export function createFake(): FakeLinkedIn {
       return { status: 201, headers: { 'x-restli-id': id }, body: commentJson(c) };
     }
 
+    // DELETE /rest/posts/{encoded post URN} with X-RestLi-Method: DELETE (Posts API, "Delete Posts";
+    // the author's w_member_social or w_organization_social) → 204. Deletes are idempotent: a post
+    // deleted before answers 204 again; a URN that never was a post, 404.
+    const removing = /^\/rest\/posts\/(.+)$/.exec(req.path);
+    if (req.method === 'DELETE' && removing) {
+      const urn = decodeURIComponent(removing[1] ?? '');
+      if (req.headers['x-restli-method']?.toUpperCase() !== 'DELETE')
+        return li(400, 'X-RestLi-Method header is required for a DELETE');
+      const i = fake.posts.findIndex((p) => p.urn === urn);
+      const post = fake.posts[i];
+      if (post) {
+        const scope = post.author.startsWith('urn:li:person:') ? 'w_member_social' : 'w_organization_social';
+        if (!fake.oauth.allows(token, scope)) return denied('partnerApiPostsExternal.DELETE.20240501');
+        fake.posts.splice(i, 1);
+        fake.deleted.push(urn);
+        return { status: 204 };
+      }
+      return fake.deleted.includes(urn) ? { status: 204 } : li(404, `Entity ${urn} not found`);
+    }
+
     const social = /^\/rest\/socialMetadata\/(.+)$/.exec(req.path);
     if (req.method === 'GET' && social) {
       const urn = decodeURIComponent(social[1] ?? '');
@@ -799,6 +821,7 @@ export function createFake(): FakeLinkedIn {
     clients: new Map([['client-id', 'client-secret']]),
     assets: new Map(),
     posts: [],
+    deleted: [],
     canReadPosts: true,
     processingPolls: 0,
     failVideoProcessing: false,
@@ -814,6 +837,7 @@ export function createFake(): FakeLinkedIn {
       fake.clients = new Map([['client-id', 'client-secret']]);
       fake.assets = new Map();
       fake.posts = [];
+      fake.deleted = [];
       fake.canReadPosts = true;
       fake.processingPolls = 0;
       fake.failVideoProcessing = false;

@@ -519,6 +519,21 @@ export function createFake(): FakeMastodon {
         return { status: 200, body: statusJson(s) };
       }
 
+      // DELETE /api/v1/statuses/:id (docs.joinmastodon.org methods/statuses#delete, scope write or
+      // write:statuses): 200 with the deleted Status and its `text` source (for "delete and redraft");
+      // the status is gone, so a second delete is 404 "Record not found". Another account's: 404 too.
+      const statusDelete = /^\/api\/v1\/statuses\/([^/]+)$/.exec(req.path);
+      if (req.method === 'DELETE' && statusDelete) {
+        const denied = outside('write', 'write:statuses');
+        if (denied) return denied;
+        if (!me) return err(422, 'This method requires an authenticated user');
+        const i = fake.posts.findIndex((x) => x.id === decodeURIComponent(statusDelete[1] ?? ''));
+        const s = fake.posts[i];
+        if (!s) return err(404, 'Record not found');
+        fake.posts.splice(i, 1);
+        return { status: 200, body: { ...statusJson(s), text: s.text } };
+      }
+
       const statusGet = /^\/api\/v1\/statuses\/([^/]+)$/.exec(req.path);
       if (req.method === 'GET' && statusGet) {
         const s = fake.posts.find((x) => x.id === decodeURIComponent(statusGet[1] ?? ''));

@@ -308,6 +308,16 @@ export function createFake(): PinterestFake {
       if (req.method === 'GET' && m) return boardPins(req, m[1] ?? '');
       m = /^\/v5\/pins\/([^/]+)\/analytics$/.exec(req.path);
       if (req.method === 'GET' && m) return analytics(req, m[1] ?? '');
+      // DELETE /v5/pins/{pin_id} (pins/delete, scopes pins:write and boards:read) → 204; the pin is
+      // gone, so a second delete is 404 {code, message} "Pin not found.".
+      m = /^\/v5\/pins\/([^/]+)$/.exec(req.path);
+      if (req.method === 'DELETE' && m) {
+        if (!fake.oauth.allows(t, 'pins:write')) return error(403, 403, 'Not authorized to access the pins.');
+        const i = fake.pins.findIndex((p) => p.id === m?.[1]);
+        if (i < 0) return error(404, 3, 'Pin not found.');
+        fake.pins.splice(i, 1);
+        return { status: 204 };
+      }
       return error(404, 3, 'Not found.');
     },
   };

@@ -382,6 +382,17 @@ async function handle(fake: ThreadsFake, req: FakeRequest, ctx: FakeContext): Pr
     const post = fake.posts.find((p) => p.id === node);
     if (post) return insights(fake, post.id, params);
   }
+  // DELETE /{threads-media-id} (docs "Delete Posts", scope threads_delete): {"success": true,
+  // "deleted_id"}; the post is gone, so a second delete falls through to the 100/33 below.
+  if (!edge && req.method === 'DELETE') {
+    const denied = lacks('threads_delete');
+    if (denied) return denied;
+    const i = fake.posts.findIndex((p) => p.id === node);
+    if (i >= 0) {
+      fake.posts.splice(i, 1);
+      return { status: 200, body: { success: true, deleted_id: node } };
+    }
+  }
   return param(
     100,
     `Unsupported ${req.method.toLowerCase()} request. Object with ID '${node}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,

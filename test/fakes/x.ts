@@ -112,6 +112,8 @@ export interface FakeX extends FakePlatform {
   countOnly: boolean;
   /** Tokens minted by refreshes, newest last. */
   minted: Array<{ access_token: string; refresh_token: string }>;
+  /** Ids of the posts DELETE /2/tweets/:id removed, in order. */
+  deleted: string[];
 }
 
 const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeResponse => ({
@@ -728,7 +730,44 @@ export function createFake(): FakeX {
       };
     }
 
+    const deleting = req.method === 'DELETE' ? /^\/2\/tweets\/([^/]+)$/.exec(req.path) : null;
+    if (deleting) return deleteTweet(decodeURIComponent(deleting[1] ?? ''), me, forbidden);
+
     return problem(404, 'Not Found Error', `No route for ${req.method} ${req.path}`);
+  }
+
+  /**
+   * DELETE /2/tweets/:id (docs.x.com "Delete a Post", scope tweet.write): 200 {data: {deleted: true}}
+   * (TweetDeleteResponse in X's OpenAPI document) and the post is gone, so a second delete is the
+   * 404 problem X answers for a post it does not have; another user's post is 403.
+   */
+  function deleteTweet(
+    id: string,
+    me: FakeUser,
+    forbidden: (...scopes: string[]) => FakeResponse | null,
+  ): FakeResponse {
+    const denied = forbidden('tweet.write');
+    if (denied) return denied;
+    const i = fake.posts.findIndex((t) => t.id === id);
+    if (i < 0)
+      return {
+        status: 404,
+        headers: { 'content-type': 'application/problem+json' },
+        body: {
+          title: 'Not Found Error',
+          detail: `Could not find tweet with id: [${id}].`,
+          type: 'https://api.twitter.com/2/problems/resource-not-found',
+          resource_type: 'tweet',
+          resource_id: id,
+          parameter: 'id',
+          value: id,
+        },
+      };
+    if (fake.posts[i]?.author_id !== me.id)
+      return problem(403, 'Forbidden', 'You are not allowed to delete a Tweet you did not create.');
+    fake.posts.splice(i, 1);
+    fake.deleted.push(id);
+    return { status: 200, body: { data: { deleted: true } } };
   }
 
   const fake: FakeX = {
@@ -760,6 +799,7 @@ export function createFake(): FakeX {
     failProcessing: false,
     countOnly: false,
     minted: [],
+    deleted: [],
     reset() {
       seq = 0;
       fake.oauth.reset();
@@ -771,6 +811,7 @@ export function createFake(): FakeX {
       fake.processingPolls = 0;
       fake.failProcessing = false;
       fake.minted = [];
+      fake.deleted = [];
     },
     async handle(req: FakeRequest, ctx: FakeContext) {
       if (req.method === 'GET' && req.path === '/i/oauth2/authorize')

@@ -163,6 +163,12 @@ const CATEGORIES = new Set([
   '29',
 ]);
 const PRIVACY = new Set(['public', 'unlisted', 'private']);
+/** What videos.delete accepts (its Authorization section); youtube.upload alone is refused. */
+const DELETE_SCOPES = [
+  'https://www.googleapis.com/auth/youtube',
+  'https://www.googleapis.com/auth/youtube.force-ssl',
+  'https://www.googleapis.com/auth/youtubepartner',
+];
 
 /**
  * videoCategories.list regionCode=US as YouTube answers it: the assignable categories (the ones
@@ -347,6 +353,23 @@ export function createFake(): YouTubeFake {
         return start(req, ctx);
       }
       if (req.method === 'GET' && req.path === '/youtube/v3/videos') return list(req);
+      // videos.delete (DELETE /youtube/v3/videos?id=; scopes youtube, youtube.force-ssl or
+      // youtubepartner — youtube.upload is not enough) → 204 and the video is gone; an id YouTube
+      // does not have is 404 videoNotFound.
+      if (req.method === 'DELETE' && req.path === '/youtube/v3/videos') {
+        if (!fake.oauth.allows(t, ...DELETE_SCOPES)) return insufficient();
+        const id = req.query.get('id') ?? '';
+        const i = fake.videos.findIndex((v) => v.id === id);
+        if (i < 0)
+          return googleError(
+            404,
+            'videoNotFound',
+            'The video that you are trying to delete cannot be found.',
+            'NOT_FOUND',
+          );
+        fake.videos.splice(i, 1);
+        return { status: 204 };
+      }
       if (req.path === '/youtube/v3/commentThreads') {
         if (req.method === 'POST' && !fake.oauth.allows(t, COMMENT_SCOPE)) return insufficient();
         if (req.method === 'GET' && !fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();

@@ -30,6 +30,7 @@ const ACTIONS: Record<AuditAction, string> = {
   post_published: 'Post published now',
   post_deleted: 'Post deleted',
   post_edited: 'Post edited',
+  post_unpublished: 'Post unpublished from its platforms',
   channel_connected: 'Channel connected',
   channel_reconnected: 'Channel reconnected',
   channel_disconnected: 'Channel disconnected',

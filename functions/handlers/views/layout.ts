@@ -72,6 +72,7 @@ export const MESSAGES = {
   post_publishing: 'The post is publishing now.',
   post_deleted: 'The post is deleted.',
   post_edited: 'The post is saved with its new text.',
+  post_unpublishing: 'The post is being taken down from its platforms: each channel shows its outcome below.',
   webhook_updated: 'The endpoint is saved. Deliveries from now on use it as it is now.',
   webhook_enabled: 'The endpoint is on again: its failures are cleared and new events are delivered to it.',
   webhook_deleted: 'The endpoint is deleted. Deliveries still pending to it stop.',

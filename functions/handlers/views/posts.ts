@@ -1,5 +1,6 @@
 import { type ERROR_CATEGORIES, LIMITS, POST_STATUSES, type PostStatus } from '#core/constants';
 import { type HtmlValue, html, type SafeHtml } from '#core/html';
+import { CAPABILITIES } from '#core/platforms';
 import { MAX_REJECT_REASON, type PartRecord, type PostRecord } from '#core/posts';
 import { CONSOLE_PATH } from '#core/vocabulary';
 import type { ApiKeyView } from '#usecases/api-keys';
@@ -219,7 +220,8 @@ ${p.decision && html`<div class="summary__row"><dt>${p.decision.outcome === 'app
 <div class="summary__row"><dt>Last changed</dt><dd>${when(p.updated_at)}</dd></div>
 <div class="summary__row"><dt>Id</dt><dd><code>${p.id}</code></dd></div>
 </dl>
-${o.canAct ? acts(p, settings.dangerous_ops, form) : html`<p class="inset">Owners and admins approve, reschedule, publish and delete posts.</p>`}`,
+${o.canAct ? acts(p, settings.dangerous_ops, form) : html`<p class="inset">Owners and admins approve, reschedule, publish and delete posts.</p>`}
+${o.canAct && unpublishAct(p, channels, settings.dangerous_ops)}`,
   });
 }
 
@@ -487,6 +489,55 @@ ${p.variants.map((v, i) =>
 <button type="submit" class="button">Save</button>
 <a href="${postPath(p.id)}" class="link">Cancel</a>
 </div>
+</form>`,
+  });
+}
+
+// ---- unpublishing ----------------------------------------------------------------------------------
+
+/** The deliveries an unpublish would take down, and those it cannot (Instagram, TikTok). */
+function removable(p: PostRecord, channels: readonly Channel[]) {
+  const published = p.variants.flatMap((v) => {
+    const d = p.deliveries[v.channel_id];
+    return d?.stage === 'published' ? [v.channel_id] : [];
+  });
+  const platformOf = (id: string) => channels.find((c) => c.id === id)?.platform;
+  const can = (id: string) => {
+    const platform = platformOf(id);
+    return !platform || CAPABILITIES[platform].unpublish;
+  };
+  return { removable: published.filter(can), kept: published.filter((id) => !can(id)) };
+}
+
+/** Unpublish…: while something is published on a platform that can remove it; a confirmation follows. */
+function unpublishAct(p: PostRecord, channels: readonly Channel[], dangerous: boolean): SafeHtml | '' {
+  if (p.status === 'publishing' || !removable(p, channels).removable.length) return '';
+  return html`<h2 class="heading heading--m">Take it down</h2>
+<p>Removes what this post published from the platforms (its replies and first comment too). Instagram and TikTok cannot remove posts: remove those in their apps.</p>
+${!dangerous && html`<p class="inset" id="unpublish-off">Unpublishing needs Dangerous AI operations, which is off for this workspace. An owner turns it on in Settings.</p>`}
+<div class="actions">${
+    dangerous
+      ? html`<a href="${postPath(p.id)}?act=unpublish" class="button button--warning">Unpublish…</a>`
+      : html`<button type="button" class="button button--warning" disabled aria-describedby="unpublish-off">Unpublish…</button>`
+  }</div>`;
+}
+
+export function unpublishPage(o: { frame: Frame; details: PostDetails }): SafeHtml {
+  const { post: p, channels } = o.details;
+  const { removable: ids, kept } = removable(p, channels);
+  return layout({
+    title: 'Unpublish this post?',
+    frame: o.frame,
+    section: 'posts',
+    body: html`<h1 class="heading">Unpublish “${postLabel(p)}”?</h1>
+<p class="lead">Herald asks each platform to delete what this post published there. This cannot be undone: publishing it again does not post it again.</p>
+<ul class="plain">${ids.map((id) => html`<li>${channelName(channels, id)}: deleted from the platform</li>`)}${kept.map(
+      (id) => html`<li>${channelName(channels, id)}: stays (the platform cannot remove posts)</li>`,
+    )}</ul>
+<form method="post" action="${postPath(p.id)}/unpublish" class="actions">
+${shownFields(p)}
+<button type="submit" class="button button--warning">Unpublish post</button>
+<a href="${postPath(p.id)}" class="link">Cancel</a>
 </form>`,
   });
 }

@@ -26,6 +26,7 @@ const EVENT_HINTS: Record<EventType, string> = {
   'delivery.failed': 'A post’s delivery to one channel failed.',
   'channel.connected': 'A channel is connected or reconnected.',
   'channel.reauth_required': 'A channel needs to be connected again.',
+  'post.unpublished': 'A post was taken down from its platforms (unpublish).',
 };
 
 /** The form's field ids (the error summary links to them). */

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { enqueueDeliveries, publishEvents, sendDispatches } from '#adapters/queues';
+import { enqueueDeliveries, publishEvents, sendDispatches, sendRemovals } from '#adapters/queues';
 import { type ChannelRecord, toChannel } from '#core/accounts';
 import { deterministicId } from '#core/ids';
-import type { DeliveryMessage, DispatchMessage, HeraldEvent } from '#core/messages';
+import type { DeliveryMessage, DispatchMessage, HeraldEvent, UnpublishMessage } from '#core/messages';
 import { type PostRecord, pendingChannels, toPost } from '#core/posts';
 import { LOOKAHEAD_SECONDS } from '#core/timing';
+import { removing } from '#core/unpublish';
 import type { EventType } from '#core/webhooks';
 
 /**
@@ -112,6 +113,29 @@ export function postEvents(change: Change<PostRecord>): HeraldEvent[] {
   return out;
 }
 
+/**
+ * unpublishPost's outbox: each delivery that turned `removing` in this change gets its removal
+ * message (a retry's own message is the worker's: the delivery was removing already).
+ */
+export function removalsToSend(
+  oldPost: PostRecord | undefined,
+  newPost: PostRecord | undefined,
+): UnpublishMessage[] {
+  if (!newPost) return [];
+  return Object.values(newPost.deliveries)
+    .filter((d) => d.stage === 'removing' && oldPost?.deliveries[d.channel_id]?.stage !== 'removing')
+    .map((d) => ({ org_id: newPost.org_id, post_id: newPost.id, channel_id: d.channel_id }));
+}
+
+/**
+ * `post.unpublished`: the change that ends the post's last removal (no delivery `removing` any
+ * more, where the post before had one). Removals asked for while others run end together: one event.
+ */
+export function unpublishEvents(change: Change<PostRecord>): HeraldEvent[] {
+  if (!change.new || !removing(change.old) || removing(change.new)) return [];
+  return [event(change, 'post.unpublished', change.new.org_id, { post: toPost(change.new) })];
+}
+
 export function channelEvents(change: Change<ChannelRecord>): HeraldEvent[] {
   const { old: before, new: after } = change;
   if (!after) return [];
@@ -135,9 +159,10 @@ export class Outbox {
   readonly deliveries: DeliveryMessage[] = [];
   readonly dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   readonly events: HeraldEvent[] = [];
+  readonly removals: UnpublishMessage[] = [];
 
   get size(): number {
-    return this.deliveries.length + this.dispatches.length + this.events.length;
+    return this.deliveries.length + this.dispatches.length + this.events.length + this.removals.length;
   }
 
   async send(): Promise<void> {
@@ -145,6 +170,7 @@ export class Outbox {
       this.deliveries.length ? enqueueDeliveries(this.deliveries) : undefined,
       this.dispatches.length ? sendDispatches(this.dispatches) : undefined,
       this.events.length ? publishEvents(this.events) : undefined,
+      this.removals.length ? sendRemovals(this.removals) : undefined,
     ]);
   }
 }
@@ -155,6 +181,8 @@ export async function relayPostChange(change: Change<PostRecord>, outbox?: Outbo
   box.deliveries.push(...deliveriesToEnqueue(change.old, change.new));
   box.dispatches.push(...dispatchesToSend(change.old, change.new, Date.now()));
   box.events.push(...postEvents(change));
+  box.removals.push(...removalsToSend(change.old, change.new));
+  box.events.push(...unpublishEvents(change));
   if (!outbox) await box.send();
   return box.size - before;
 }

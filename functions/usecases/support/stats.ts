@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Engagement } from '#adapters/platforms/types';
 import { applyOrderedStats, applyStats, type StatsDelta, type Uncounted } from '#adapters/stats';
+import { isDone } from '#core/delivery';
 import type { Platform } from '#core/platforms';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import type { Change } from '#usecases/support/relay-post-changes';
@@ -17,7 +18,8 @@ export interface PostEngagement extends Engagement {
 /** A post as stored, with the engagement the sync keeps per channel (`engagement[channelId]`). */
 export type EngagedPost = PostRecord & { engagement?: Record<string, PostEngagement> };
 
-const isPublished = (d: DeliveryRecord | undefined) => (d?.stage === 'published' ? 1 : 0);
+// A delivery unpublished since still published once: taking it down changes no outcome count.
+const isPublished = (d: DeliveryRecord | undefined) => (d && isDone(d) ? 1 : 0);
 const isFailed = (d: DeliveryRecord | undefined) => (d?.stage === 'failed' ? 1 : 0);
 
 /** The UTC day a post reached its final status: published_at for a published post, else its last update. */

@@ -252,6 +252,8 @@ export function richBody(op: OperationId): Record<string, unknown> {
     }
     case 'validatePost':
       return richBody('createPost');
+    case 'unpublishPost':
+      return { channel_ids: [OWN.channel] };
     case 'createWebhookEndpoint':
       return {
         url: 'https://93.184.216.34/herald',
@@ -326,6 +328,8 @@ export function validRequest(op: OperationId): FuzzRequest {
         op,
         ...json({ variants: [{ channel_id: OWN.channel, body: 'Hello from Herald' }], draft: true }),
       };
+    case 'unpublishPost':
+      return { op, params: { id: OWN.publishedPost }, ...json(richBody(op)) };
     case 'createWebhookEndpoint':
       return { op, ...json(richBody(op)) };
     case 'updateWebhookEndpoint':

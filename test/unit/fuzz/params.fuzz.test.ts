@@ -455,7 +455,7 @@ describe('order of checks', () => {
     if (o.feature === 'webhooks') faults.push('freePlan');
     if (querySchema(op)) faults.push('query');
     if (base.body !== undefined) faults.push('oversize', 'contentType', 'json', 'schema');
-    if (op === 'deletePost' || op === 'publishPost') faults.push('cautious');
+    if (op === 'deletePost' || op === 'publishPost' || op === 'unpublishPost') faults.push('cautious');
     if (base.params) faults.push('id');
     return faults;
   }

@@ -166,6 +166,8 @@ export const KEYS = {
 /** Ids of the workspace's own resources (org 1) and of another organization's (org 2). */
 export const OWN = {
   post: fixedId('post', 1),
+  /** Published to the Bluesky channel: what unpublishPost takes down. */
+  publishedPost: fixedId('post', 3),
   /** A Bluesky channel with sealed credentials and no open session: disconnecting it calls no one. */
   channel: fixedId('channel', 1),
   media: fixedId('media', 1),
@@ -278,6 +280,26 @@ const SEED: Item[] = [
   channelItem({ ...channel(2, 'x', OTHER_ORG_ID) }),
   channelItem({ ...channel(3, 'linkedin'), account_id: 'urn:li:person:fuzz3' }),
   postItem(post()),
+  postItem(
+    post({
+      id: OWN.publishedPost,
+      status: 'published',
+      round: 1,
+      deliveries: {
+        [OWN.channel]: {
+          channel_id: OWN.channel,
+          stage: 'published',
+          external_id: 'at://did:plc:fuzz/app.bsky.feed.post/3k',
+          url: null,
+          error: null,
+          error_category: null,
+          attempts: 1,
+          updated_at: '2030-01-01T00:00:00.000Z',
+          round: 1,
+        },
+      },
+    }),
+  ),
   postItem(post({ id: FOREIGN.post, org_id: OTHER_ORG_ID })),
   mediaItem(mediaRecord(OWN.media, ORG_ID)),
   mediaItem(mediaRecord(FOREIGN.media, OTHER_ORG_ID)),

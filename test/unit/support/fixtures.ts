@@ -418,6 +418,7 @@ export const MCP_TOOL_NAMES = [
   'publish_post',
   'update_post',
   'validate_post',
+  'unpublish_post',
   'get_analytics',
   'get_usage',
   'list_webhook_endpoints',

@@ -31,6 +31,7 @@ const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; o
   ['delete_post', { destructive: true, idempotent: true, openWorld: false }],
   ['publish_post', { destructive: true, idempotent: false, openWorld: true }],
   ['update_post', { destructive: false, idempotent: true, openWorld: false }],
+  ['unpublish_post', { destructive: true, idempotent: false, openWorld: true }],
   ['create_webhook_endpoint', { destructive: false, idempotent: false, openWorld: false }],
   ['update_webhook_endpoint', { destructive: false, idempotent: true, openWorld: false }],
   ['delete_webhook_endpoint', { destructive: true, idempotent: true, openWorld: false }],
@@ -118,6 +119,7 @@ describe('input schemas', () => {
       'delete_post',
       'publish_post',
       'update_post',
+      'unpublish_post',
       'update_webhook_endpoint',
       'delete_webhook_endpoint',
       'test_webhook_endpoint',
@@ -270,12 +272,12 @@ describe('annotations', () => {
     expect([...gets, ...WRITE_HINTS.map(([n]) => n)].sort()).toEqual([...MCP_TOOL_NAMES].sort());
   });
 
-  it('marks exactly publish_post and delete_post as needing the dangerous-operations toggle', () => {
+  it('marks exactly publish_post, delete_post and unpublish_post as needing the dangerous-operations toggle', () => {
     expect(
       allTools()
         .filter((t) => t.dangerous)
         .map((t) => t.name),
-    ).toEqual(['delete_post', 'publish_post']);
+    ).toEqual(['delete_post', 'publish_post', 'unpublish_post']);
   });
 });
 
@@ -355,9 +357,11 @@ describe('visibleTools', () => {
     expect(shown).toHaveLength(MCP_TOOL_NAMES.length - 1);
   });
 
-  it('hides publish_post and delete_post, and publish_now from create_post, while the toggle is off', () => {
+  it('hides publish_post, delete_post and unpublish_post, and publish_now from create_post, while the toggle is off', () => {
     const tools = visible(allScopes, false);
-    expect(names(tools)).toEqual(MCP_TOOL_NAMES.filter((n) => n !== 'publish_post' && n !== 'delete_post'));
+    expect(names(tools)).toEqual(
+      MCP_TOOL_NAMES.filter((n) => !['publish_post', 'delete_post', 'unpublish_post'].includes(n)),
+    );
     const create = toolIn(tools, 'create_post');
     const schema = schemaIn(create);
     expect(Object.keys(schema.properties)).toEqual([

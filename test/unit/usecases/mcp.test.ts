@@ -53,7 +53,9 @@ const REVOKED = apiKey({ scopes: [...SCOPES], n: 4, revoked: true });
 const UNKNOWN = apiKey({ scopes: [...SCOPES], n: 5 });
 const POST_ID = fixedId('post', 7);
 
-const SAFE_TOOLS = MCP_TOOL_NAMES.filter((n) => n !== 'publish_post' && n !== 'delete_post');
+const SAFE_TOOLS = MCP_TOOL_NAMES.filter(
+  (n) => !['publish_post', 'delete_post', 'unpublish_post'].includes(n),
+);
 
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -365,7 +367,7 @@ describe('Streamable HTTP, stateless, JSON responses', () => {
 });
 
 describe('tools/list', () => {
-  it('hides publish_post, delete_post and publish_now while dangerous operations are off', async () => {
+  it('hides publish_post, delete_post, unpublish_post and publish_now while dangerous operations are off', async () => {
     const tools = await listTools();
     expect(tools.map((t) => t.name)).toEqual(SAFE_TOOLS);
     const create = tools.find((t) => t.name === 'create_post');

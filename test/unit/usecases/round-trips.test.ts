@@ -37,6 +37,7 @@ import { handler as listChannels } from '#handlers/list-channels';
 import { handler as listPosts } from '#handlers/list-posts';
 import { handler as publishPost } from '#handlers/publish-post';
 import { handler as reschedulePost } from '#handlers/reschedule-post';
+import { handler as unpublishPost } from '#handlers/unpublish-post';
 import { authenticate, clearAuthCache } from '#usecases/support/authenticate';
 import { condition, update } from '../support/expressions.ts';
 import {
@@ -85,6 +86,7 @@ import {
 // | reschedulePost (of a draft)         | 4 = BG + the gate, then TWI[3]      | 3 = BG, then gate+count, then UpdateItem   | 3     |
 // | reschedulePost (already counted)    | 4 = BG + the gate, then TWI[2]      | 3 = BG, then gate, then UpdateItem         | 3     |
 // | deletePost                          | 4 = BG + the gate, then TWI[2]      | 3 = BG + gate, then DeleteItem             | 2     |
+// | unpublishPost (new in issue 34)     |                                     | 4 = BG + Query + gate, then UpdateItem     | 2     |
 // | cold request (getPost, key uncached)| 5 (+2 GetItem: key, then org)       | 4 (+2 GetItem: key, then org)              | 3     |
 //
 // BG = BatchGetItem, TWI[n] = TransactWriteItems of n items (what these operations wrote before
@@ -108,6 +110,24 @@ const DELAY_MS = 5;
 const KEY = apiKey({ scopes: ['posts:read', 'posts:write', 'channels:read', 'analytics:read'] });
 const CH1 = channel(1, 'bluesky');
 const DRAFT = post();
+const PUBLISHED = post({
+  id: fixedId('post', 3),
+  status: 'published',
+  round: 1,
+  deliveries: {
+    [CH1.id]: {
+      channel_id: CH1.id,
+      stage: 'published',
+      external_id: 'at://did:plc:acme/app.bsky.feed.post/3k',
+      url: null,
+      error: null,
+      error_category: null,
+      attempts: 1,
+      updated_at: '2030-01-01T00:00:00.000Z',
+      round: 1,
+    },
+  },
+});
 const COUNTED = post({
   id: fixedId('post', 2),
   status: 'scheduled',
@@ -220,6 +240,7 @@ beforeEach(() => {
     channelItem(CH1),
     postItem(DRAFT),
     postItem(COUNTED),
+    postItem(PUBLISHED),
   ]);
   limiter = counters();
   queryItems = [postItem(DRAFT)];
@@ -542,6 +563,20 @@ describe('DynamoDB round trips per operation, warm', () => {
       generations: [['BatchGetItem', ...LIMITER], ['DeleteItem']],
       depth: 2,
       calls: 3,
+      lowLevel: 0,
+    });
+  });
+
+  it("unpublishPost: the post's read, the channels' Query and the gate at once, then one UpdateItem (depth 2)", async () => {
+    const rt = await warm(unpublishPost, 'unpublishPost', {
+      headers: bearer(KEY),
+      pathParameters: { id: PUBLISHED.id },
+    });
+    expect(rt).toEqual({
+      status: 202,
+      generations: [['BatchGetItem', 'Query', ...LIMITER], ['UpdateItem (post)']],
+      depth: 2,
+      calls: 4,
       lowLevel: 0,
     });
   });

@@ -1,3 +1,5 @@
+import { pageGraph } from '../meta/client.ts';
+import { removeObjects } from '../meta/unpublish.ts';
 import type { Connector } from '../types.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
@@ -6,4 +8,11 @@ import { publish, reconcile } from './publish.ts';
 // the first comment under one (publish.ts), engagement per post (metrics.ts). Errors are the Graph
 // API's (meta/errors.ts).
 
-export const connector: Connector = { publish, reconcile, metrics };
+export const connector: Connector = {
+  publish,
+  reconcile,
+  metrics,
+  // DELETE /{page-post-id} with the Page token (Pages API, "Posts": pages_manage_posts, which every
+  // connection asks for) → {"success": true}; a first comment is DELETE /{comment-id} the same way.
+  unpublish: (ctx) => removeObjects(pageGraph('facebook', ctx.credentials).client, ctx),
+};

@@ -36,6 +36,8 @@ export interface CallInit {
   /** A streamed upload body. */
   stream?: StreamBody;
   timeoutMs?: number;
+  /** Headers besides the REST ones (a DELETE's X-RestLi-Method). */
+  headers?: Record<string, string>;
 }
 
 /** A call to the REST API (path) or to an upload URL LinkedIn handed out (absolute). */
@@ -51,6 +53,7 @@ export function call<T>(
     headers: {
       ...(upload ? {} : REST_HEADERS),
       ...(init.bytes ? { 'content-type': 'application/octet-stream' } : {}),
+      ...init.headers,
     },
     json: init.json,
     body: init.bytes,

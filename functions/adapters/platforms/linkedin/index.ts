@@ -3,6 +3,7 @@ import { choices } from './choices.ts';
 import { publishComment, reconcileComment } from './comments.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
+import { unpublish } from './unpublish.ts';
 
 // LinkedIn's versioned REST API: posts with images or videos (publish.ts), the first comment under
 // one (comments.ts), reactions and comments (metrics.ts). Tokens: the channel's token source renews
@@ -23,4 +24,5 @@ export const connector: Connector = {
   },
   metrics,
   choices,
+  unpublish,
 };

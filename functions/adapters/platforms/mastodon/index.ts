@@ -1,8 +1,9 @@
 import type { Connector } from '../types.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
+import { unpublish } from './unpublish.ts';
 
 // Mastodon on the channel's own instance: statuses with media (publish.ts), their counts (metrics.ts).
 // Mastodon tokens do not expire, so there is nothing to refresh: a 401 means the user revoked the app.
 
-export const connector: Connector = { publish, reconcile, metrics };
+export const connector: Connector = { publish, reconcile, metrics, unpublish };

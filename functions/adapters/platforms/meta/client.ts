@@ -44,8 +44,13 @@ export class GraphClient {
     return this.call<T>('POST', path, params, timeoutMs);
   }
 
+  /** DELETE, the token in the query as for GETs (Meta's documented form for deletes). */
+  delete<T>(path: string, params: Params = {}): Promise<T> {
+    return this.call<T>('DELETE', path, params);
+  }
+
   private async call<T>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
     params: Params,
     timeoutMs?: number,
@@ -70,7 +75,7 @@ export class GraphClient {
   }
 
   private async once<T>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     path: string,
     params: Params,
     timeoutMs?: number,
@@ -78,7 +83,7 @@ export class GraphClient {
     const form = encode({ ...params, access_token: this.token });
     const url = `${this.opts.base}${path}`;
     const res =
-      method === 'GET'
+      method !== 'POST'
         ? await request(this.opts.platform, `${url}?${form}`, { method, timeoutMs })
         : await request(this.opts.platform, url, {
             method,

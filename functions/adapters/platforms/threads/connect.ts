@@ -112,8 +112,15 @@ export const connect: OAuthConnect = {
       pkce: false,
       scopeSeparator: ',',
     }),
-  // threads_manage_replies: replies (a thread's items, the first comment); a person may decline it.
-  scopes: ['threads_basic', 'threads_content_publish', 'threads_manage_insights', 'threads_manage_replies'],
+  // threads_manage_replies: replies (a thread's items, the first comment); threads_delete:
+  // unpublishPost. A person may decline either and still post.
+  scopes: [
+    'threads_basic',
+    'threads_content_publish',
+    'threads_manage_insights',
+    'threads_manage_replies',
+    'threads_delete',
+  ],
   required: ['threads_basic', 'threads_content_publish'],
   grantedScopes: (tokens, app) => debugScopes(tokens.access_token, app),
   scopesOf: (credentials, app) => debugScopes(accessToken('threads', credentials), app),

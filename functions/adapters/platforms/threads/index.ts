@@ -1,5 +1,6 @@
 import { postInsights } from '../meta/metrics.ts';
 import { containerPublishing } from '../meta/publish.ts';
+import { removeObjects } from '../meta/unpublish.ts';
 import type { Connector } from '../types.ts';
 import { open } from './client.ts';
 import { threadsContainers } from './publish.ts';
@@ -18,5 +19,12 @@ export const connector: Connector = {
       comments: n.replies ?? 0,
       shares: (n.reposts ?? 0) + (n.quotes ?? 0),
     }));
+  },
+
+  // DELETE /{threads-media-id} (developers.facebook.com/docs/threads/posts/delete-posts: scope
+  // threads_delete, at most 100 deletes a day per account) → {"success": true, "deleted_id"}.
+  async unpublish(ctx) {
+    const { client } = await open(ctx);
+    return removeObjects(client, ctx);
   },
 };

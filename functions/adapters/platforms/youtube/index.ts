@@ -3,6 +3,7 @@ import { choices } from './choices.ts';
 import { publishComment, reconcileComment } from './comments.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
+import { unpublish } from './unpublish.ts';
 
 // YouTube Data API v3: videos.insert through a resumable upload (publish.ts), the first comment
 // under the video (comments.ts), video statistics (metrics.ts). Tokens are Google OAuth tokens (an
@@ -24,4 +25,5 @@ export const connector: Connector = {
   },
   metrics,
   choices,
+  unpublish,
 };
