@@ -98,3 +98,9 @@ export interface WebhookJob {
   attempt: number;
   due_at: string;
 }
+
+/** A media import to finish (or to check on) in the background: the asset, pending until it is done. */
+export interface MediaImportMessage {
+  org_id: string;
+  media_id: string;
+}
