@@ -41,6 +41,8 @@ export class ImportRefusal extends Error {
 }
 
 export const MAX_REDIRECTS = 5;
+/** Enough for the magic numbers of every accepted type (an MP4's ftyp box, an ID3 tag's header). */
+const EARLY_SNIFF_BYTES = 4096;
 /** The largest file of any accepted type: a Content-Length over it is refused before sniffing. */
 export const LARGEST_MEDIA_BYTES = Math.max(...Object.values(ALLOWED_MEDIA).map((m) => m.maxBytes));
 
@@ -259,7 +261,8 @@ async function readBody(
   const tooLarge = (max: number) =>
     new ImportRefusal('media_too_large', `The file is larger than ${size(max)}, the limit for its type.`);
 
-  // The head: enough bytes for every magic number (or the whole file, when shorter).
+  // The head: enough bytes for every magic number (or the whole file, when shorter). A slow server
+  // need not send 64 KiB first: once 4 KiB prove an accepted type, reading the head stops.
   const parts: Uint8Array[] = [];
   let headBytes = 0;
   while (headBytes < HEAD_BYTES) {
@@ -267,6 +270,10 @@ async function readBody(
     if (!chunk) break;
     parts.push(chunk);
     headBytes += chunk.length;
+    if (headBytes >= EARLY_SNIFF_BYTES) {
+      const early = sniff(Buffer.concat(parts));
+      if (early && isAllowed(early)) break;
+    }
   }
   const head = Buffer.concat(parts);
   const sniffed = sniff(head.subarray(0, HEAD_BYTES));

@@ -203,6 +203,7 @@ describe('fetchMedia', () => {
     expect(err.code).toBe('media_too_large');
     // Exactly one byte over the limit was taken from the response, never more.
     expect(fetched.bytesRead()).toBe(limit + 1);
+    expect(sent).toBeGreaterThan(limit + 1); // the server offered more: the cap is what stopped it
     await new Promise((r) => setTimeout(r, 100));
     expect(closed).toBe(true);
   });
