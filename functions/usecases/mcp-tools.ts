@@ -67,8 +67,9 @@ function jsonSchema(
 }
 
 const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost']);
-/** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads). */
+/** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads, imported URLs). */
 const OPEN_WORLD: ReadonlySet<string> = new Set([
+  'importMedia',
   'publishPost',
   'createPost',
   'testWebhookEndpoint',
@@ -76,6 +77,7 @@ const OPEN_WORLD: ReadonlySet<string> = new Set([
   'disconnectChannel',
 ]);
 const DESTRUCTIVE: ReadonlySet<string> = new Set([
+  'deleteMedia',
   'deletePost',
   'publishPost',
   'deleteWebhookEndpoint',
