@@ -324,6 +324,8 @@ describe('visibleTools', () => {
     expect(names(visible(['posts:write'], false))).toEqual([
       'create_media_upload',
       'complete_media_upload',
+      'import_media',
+      'delete_media',
       'create_post',
       'reschedule_post',
     ]);
