@@ -832,6 +832,25 @@ export const workers: readonly Worker[] = [
     timeoutSeconds: 60,
   },
   {
+    id: 'mediaImportWorker',
+    entry: 'functions/handlers/media-import-worker.ts',
+    // Before probeMedia, which it invokes (a caller's function exists before its grant).
+    // Finishes the imports importMedia did not finish within its 10 s: fetches again, probes,
+    // stores. A message for an asset no longer pending is a no-op (duplicates, the API finished it).
+    access: { table: 'RW', media: 'import' },
+    trigger: { kind: 'queue', queue: 'mediaImport', batchSize: 1, concurrency: 4 },
+    // Up to 1 GiB fetched within 4 minutes, then the probe (27 s) and the copy.
+    timeoutSeconds: 300,
+  },
+  {
+    id: 'mediaImportDeadLetters',
+    entry: 'functions/handlers/media-import-dead-letters.ts',
+    // An import whose worker crashed or timed out on every attempt ends `failed`, not pending forever.
+    access: { table: 'RW', media: 'delete' },
+    trigger: { kind: 'queue', queue: 'mediaImport', dlq: true, batchSize: 10, concurrency: 2 },
+    timeoutSeconds: 30,
+  },
+  {
     // ffprobe and ffmpeg on untrusted uploads, in a function that can read one upload and write its
     // poster, and nothing else: no table, no keys (the buckets are S3-managed).
     id: 'probeMedia',
@@ -846,24 +865,6 @@ export const workers: readonly Worker[] = [
     timeoutSeconds: 27,
     // The download of up to 1 GiB streams to /tmp; memory is for the tools (and CPU with it).
     memoryMb: 3008,
-  },
-  {
-    id: 'mediaImportWorker',
-    entry: 'functions/handlers/media-import-worker.ts',
-    // Finishes the imports importMedia did not finish within its 10 s: fetches again, probes,
-    // stores. A message for an asset no longer pending is a no-op (duplicates, the API finished it).
-    access: { table: 'RW', media: 'import', sends: ['mediaImport'] },
-    trigger: { kind: 'queue', queue: 'mediaImport', batchSize: 1, concurrency: 4 },
-    // Up to 1 GiB fetched within 4 minutes, then the probe (27 s) and the copy.
-    timeoutSeconds: 300,
-  },
-  {
-    id: 'mediaImportDeadLetters',
-    entry: 'functions/handlers/media-import-dead-letters.ts',
-    // An import whose worker crashed or timed out on every attempt ends `failed`, not pending forever.
-    access: { table: 'RW', media: 'delete' },
-    trigger: { kind: 'queue', queue: 'mediaImport', dlq: true, batchSize: 10, concurrency: 2 },
-    timeoutSeconds: 30,
   },
   {
     id: 'webhookLadderStep',
