@@ -7,6 +7,7 @@ import { type MediaAssetRecord, mediaUrl, objectKeyOf, toMediaAsset, uploadKeyOf
 import { ALLOWED_MEDIA } from '#core/media-types';
 import type { MediaImportMessage } from '#core/messages';
 import { mediaBaseUrl } from '#shared/config';
+import { logger } from '#shared/logger';
 import {
   discardObjects,
   INLINE_BUDGET_MS,
@@ -77,7 +78,10 @@ export async function importMedia(
     if (outcome.kind === 'late' || (outcome.kind === 'error' && budget.signal.aborted)) {
       fetched.close();
       attempt.catch(() => undefined); // it stops at its next step (the signal)
-      await sendDelayed('mediaImport', message, 0);
+      // Without this message the safety message still finishes it, 20 s later.
+      await sendDelayed('mediaImport', message, 0).catch((error: unknown) =>
+        logger.warn('import hand-off not sent; the safety message finishes it', { error: error as Error }),
+      );
       return { status: 202, asset: toMediaAsset(asset) };
     }
     if (outcome.kind === 'done') {
