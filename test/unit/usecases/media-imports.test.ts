@@ -64,6 +64,11 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 /** The upload bucket's objects, as the mocked S3 stored them. */
 const objects = new Map<string, Uint8Array>();
+const putObject = (input: { Key: string; Body: Uint8Array }) => {
+  order.push(`PutObject ${input.Key}`);
+  objects.set(input.Key, new Uint8Array(input.Body));
+  return {};
+};
 /** Every mocked call in the order it was made, as `<Command> <detail>`. */
 const order: string[] = [];
 
@@ -87,11 +92,7 @@ beforeEach(() => {
     return {};
   });
   objects.clear();
-  s3.on(PutObjectCommand).callsFake((input: { Key: string; Body: Uint8Array }) => {
-    order.push(`PutObject ${input.Key}`);
-    objects.set(input.Key, new Uint8Array(input.Body));
-    return {};
-  });
+  s3.on(PutObjectCommand).callsFake(putObject);
   s3.on(DeleteObjectCommand).callsFake((input: { Bucket: string; Key: string }) => {
     order.push(`DeleteObject ${input.Bucket}/${input.Key}`);
     return {};
@@ -152,6 +153,27 @@ describe('importMedia', () => {
       ':s': 'pending',
     });
     expect(s3.commandCalls(CopyObjectCommand)).toHaveLength(0);
+  });
+});
+
+describe('a request that stops after storing the record', () => {
+  it('leaves the safety message, whose worker run finishes the import', async () => {
+    // The request's upload fails the way a crash would stop it: after the record, before ready.
+    s3.on(PutObjectCommand).rejectsOnce(new Error('connection reset')).callsFake(putObject);
+    const err = await importMedia(ORG_ID, { url: `${origin}/a.png` }, NOW, gate).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('connection reset');
+    const stored = ddb.commandCalls(PutCommand)[0]?.args[0].input.Item as MediaAssetRecord;
+    const sent = sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
+    expect(sent).toEqual([expect.objectContaining({ DelaySeconds: SAFETY_DELAY_SECONDS })]);
+    expect(ddb.commandCalls(DeleteCommand)).toHaveLength(0); // not a refusal: the record stays pending
+
+    // The message, 20 s later: the worker finds the pending asset and imports it.
+    ddb.on(GetCommand).resolves({ Item: mediaItem(stored) });
+    ddb.on(UpdateCommand).resolves({ Attributes: mediaItem({ ...stored, status: 'ready' }) });
+    const message = JSON.parse(sent[0]?.MessageBody ?? '{}');
+    expect(message).toEqual({ org_id: ORG_ID, media_id: stored.id });
+    expect(await finishImport(message, NOW)).toBe('ready');
+    expect(s3.commandCalls(CopyObjectCommand)).toHaveLength(1);
   });
 });
 
