@@ -27,6 +27,7 @@ export const SETTING_KEYS = [
   'fanoutConcurrency',
   'channelSyncConcurrency',
   'engagementSyncConcurrency',
+  'mediaImportConcurrency',
   'throttleRateLimit',
   'throttleBurstLimit',
   'tracing',
@@ -52,6 +53,7 @@ export const CONCURRENCY_SETTINGS = {
   fanoutConcurrency: 'webhookFanout',
   channelSyncConcurrency: 'channelSyncWorker',
   engagementSyncConcurrency: 'engagementSyncWorker',
+  mediaImportConcurrency: 'mediaImportWorker',
 } as const satisfies Partial<Record<SettingKey, string>>;
 type ConcurrencySetting = keyof typeof CONCURRENCY_SETTINGS;
 
