@@ -30,6 +30,7 @@ const KNOBS = {
   fanoutConcurrency: 4,
   channelSyncConcurrency: 10,
   engagementSyncConcurrency: 3,
+  mediaImportConcurrency: 5,
   throttleRateLimit: 1000,
   throttleBurstLimit: '2000',
   tracing: 'true',
