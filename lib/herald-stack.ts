@@ -210,7 +210,7 @@ export class HeraldStacks {
       apiUrl: data.apiUrl,
     });
     this.functions = functions.all;
-    const routes: RoutesProps = { config, data: data.data, api: data.api, functions };
+    const routes: RoutesProps = { config, data: data.data, api: data.api, functions, queues: data.queues };
 
     for (const op of operations) addOperation(stackOf(partOf(op)), op, routes);
     for (const page of consolePages) addConsolePage(stackOf('console'), page, routes);

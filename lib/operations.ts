@@ -25,9 +25,11 @@ export interface Access {
   /**
    * The media bucket: `presign` signs uploads (PutObject, no reads), `RW` completes them (reads
    * and removes uploads, copies them into the media bucket), `probe` reads uploads and writes
-   * posters only (`…/_poster.jpg`), `RO` reads asset bytes (GetObject).
+   * posters only (`…/_poster.jpg`), `RO` reads asset bytes (GetObject), `import` is `RW` plus
+   * writing uploads (the fetched bytes) and removing what a refused import left, `delete` removes
+   * an asset's objects (DeleteObject only).
    */
-  media?: 'presign' | 'RW' | 'probe' | 'RO';
+  media?: 'presign' | 'RW' | 'probe' | 'RO' | 'import' | 'delete';
   /** Needs the ffmpeg/ffprobe layer (the probe function only; no other bundle carries it). */
   ffmpeg?: boolean;
   /** The webhook signing-secret key: `encrypt` seals new secrets, `decrypt` opens them to sign. */
@@ -46,6 +48,8 @@ export interface Access {
    * `put` stores bodies, `get` reads them. Only where a message can carry a whole post.
    */
   queueBodies?: Array<'put' | 'get'>;
+  /** Sends messages to these queues (SendMessage on them, their URLs in the environment). */
+  sends?: QueueName[];
 }
 
 export interface Operation {
@@ -121,6 +125,39 @@ export const operations: readonly Operation[] = [
     access: { table: 'RW', media: 'RW' },
     // Waits for the probe of up to 1 GiB of video; API Gateway still answers after 30 s at most.
     timeoutSeconds: 29,
+  },
+  {
+    id: 'importMedia',
+    method: 'POST',
+    path: '/v1/media/imports',
+    scope: 'posts:write',
+    entry: 'functions/handlers/import-media.ts',
+    summary: 'Import a media file from a URL',
+    tag: 'Media',
+    // Fetches and probes for 10 s; what is not done by then the mediaImport worker finishes (a
+    // delayed message sent before anything is stored, so a crash leaves no asset pending).
+    access: { table: 'RW', media: 'import', sends: ['mediaImport'] },
+    timeoutSeconds: 15,
+  },
+  {
+    id: 'getMedia',
+    method: 'GET',
+    path: '/v1/media/{id}',
+    scope: 'posts:read',
+    entry: 'functions/handlers/get-media.ts',
+    summary: 'Get a media asset',
+    tag: 'Media',
+    access: { table: 'RO' },
+  },
+  {
+    id: 'deleteMedia',
+    method: 'DELETE',
+    path: '/v1/media/{id}',
+    scope: 'posts:write',
+    entry: 'functions/handlers/delete-media.ts',
+    summary: 'Delete a media asset',
+    tag: 'Media',
+    access: { table: 'RW', media: 'delete' },
   },
   {
     id: 'listPosts',
@@ -861,12 +898,35 @@ export const workers: readonly Worker[] = [
     timeoutSeconds: 60,
   },
   {
+    id: 'mediaImportWorker',
+    entry: 'functions/handlers/media-import-worker.ts',
+    // Before probeMedia, which it invokes (a caller's function exists before its grant).
+    // Finishes the imports importMedia did not finish within its 10 s: fetches again, probes,
+    // stores. A message for an asset no longer pending is a no-op (duplicates, the API finished it).
+    access: { table: 'RW', media: 'import' },
+    trigger: { kind: 'queue', queue: 'mediaImport', batchSize: 1, concurrency: 4 },
+    // Up to 1 GiB fetched within 4 minutes, then the probe (27 s) and the copy.
+    timeoutSeconds: 300,
+  },
+  {
+    id: 'mediaImportDeadLetters',
+    entry: 'functions/handlers/media-import-dead-letters.ts',
+    // An import whose worker crashed or timed out on every attempt ends `failed`, not pending forever.
+    access: { table: 'RW', media: 'delete' },
+    trigger: { kind: 'queue', queue: 'mediaImport', dlq: true, batchSize: 10, concurrency: 2 },
+    timeoutSeconds: 30,
+  },
+  {
     // ffprobe and ffmpeg on untrusted uploads, in a function that can read one upload and write its
     // poster, and nothing else: no table, no keys (the buckets are S3-managed).
     id: 'probeMedia',
     entry: 'functions/handlers/probe-media.ts',
     access: { table: 'none', media: 'probe', ffmpeg: true },
-    trigger: { kind: 'invoke', by: ['completeMediaUpload'], env: PROBE_FUNCTION_ENV },
+    trigger: {
+      kind: 'invoke',
+      by: ['completeMediaUpload', 'importMedia', 'mediaImportWorker'],
+      env: PROBE_FUNCTION_ENV,
+    },
     // Inside its caller's 29 s; each tool run is bounded too (adapters/media-tools.ts).
     timeoutSeconds: 27,
     // The download of up to 1 GiB streams to /tmp; memory is for the tools (and CPU with it).
@@ -922,6 +982,9 @@ const QUEUE_LIST: ReadonlyArray<Pick<QueueSpec, 'name' | 'maxReceiveCount'>> = [
   // One message per delivery to take down (unpublishPost), and the worker's own retries. A
   // dead-lettered one leaves its delivery `removing`: redrive it (the worker acts only on that stage).
   { name: 'unpublish', maxReceiveCount: 5 },
+  // One message per import not finished by importMedia (and its crash-safety net); a dead-lettered
+  // one marks the asset failed (mediaImportDeadLetters).
+  { name: 'mediaImport', maxReceiveCount: 3 },
 ];
 
 /** VISIBILITY_FACTOR × the longest timeout of the workers consuming the queue (or its DLQ). */

@@ -28,6 +28,7 @@ export const SETTING_KEYS = [
   'channelSyncConcurrency',
   'engagementSyncConcurrency',
   'unpublishConcurrency',
+  'mediaImportConcurrency',
   'throttleRateLimit',
   'throttleBurstLimit',
   'tracing',
@@ -54,6 +55,7 @@ export const CONCURRENCY_SETTINGS = {
   channelSyncConcurrency: 'channelSyncWorker',
   engagementSyncConcurrency: 'engagementSyncWorker',
   unpublishConcurrency: 'unpublishWorker',
+  mediaImportConcurrency: 'mediaImportWorker',
 } as const satisfies Partial<Record<SettingKey, string>>;
 type ConcurrencySetting = keyof typeof CONCURRENCY_SETTINGS;
 

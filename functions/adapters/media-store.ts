@@ -2,11 +2,15 @@ import { createWriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
   CopyObjectCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { inLambda, requireEnv } from '#shared/config';
@@ -152,4 +156,76 @@ export async function promoteUpload(
 
 export async function deleteUpload(uploadKey: string): Promise<void> {
   await s3.send(new DeleteObjectCommand({ Bucket: bucketOf('uploads'), Key: uploadKey }));
+}
+
+/** An object of either bucket, gone (S3 answers success for a key that is not there). */
+export async function deleteObject(b: BucketName, key: string): Promise<void> {
+  await s3.send(new DeleteObjectCommand({ Bucket: bucketOf(b), Key: key }));
+}
+
+/** Parts of a streamed upload: what is held in memory at a time (S3's least part is 5 MiB). */
+export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Streams bytes of unknown length into the upload bucket: one PutObject when they fit in a part,
+ * else a multipart upload, a part at a time (aborted on any failure, so no parts linger). Answers
+ * the size. `signal` stops it between parts.
+ */
+export async function putUploadStream(
+  key: string,
+  contentType: string,
+  chunks: AsyncIterable<Uint8Array>,
+  signal?: AbortSignal,
+): Promise<number> {
+  const Bucket = bucketOf('uploads');
+  let buffered: Uint8Array[] = [];
+  let bufferedBytes = 0;
+  let total = 0;
+  let uploadId: string | undefined;
+  const parts: Array<{ ETag: string; PartNumber: number }> = [];
+  const flush = async () => {
+    const Body = Buffer.concat(buffered);
+    buffered = [];
+    bufferedBytes = 0;
+    signal?.throwIfAborted();
+    uploadId ??= (
+      await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }))
+    ).UploadId;
+    const PartNumber = parts.length + 1;
+    const res = await s3.send(
+      new UploadPartCommand({ Bucket, Key: key, UploadId: uploadId, PartNumber, Body }),
+    );
+    parts.push({ ETag: res.ETag ?? '', PartNumber });
+  };
+  try {
+    for await (const chunk of chunks) {
+      buffered.push(chunk);
+      bufferedBytes += chunk.length;
+      total += chunk.length;
+      if (bufferedBytes >= UPLOAD_PART_BYTES) await flush();
+    }
+    signal?.throwIfAborted();
+    if (uploadId === undefined) {
+      await s3.send(
+        new PutObjectCommand({ Bucket, Key: key, Body: Buffer.concat(buffered), ContentType: contentType }),
+      );
+      return total;
+    }
+    if (bufferedBytes > 0) await flush();
+    await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
+    return total;
+  } catch (err) {
+    if (uploadId !== undefined)
+      await s3
+        .send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }))
+        .catch(() => undefined); // the bucket's lifecycle rule aborts what is left after a day
+    throw err;
+  }
 }

@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { batchGet, fromItem, ifConditionHolds, queryPage, TABLE_NAME } from '#adapters/table';
-import type { MediaAssetRecord } from '#core/media';
+import { batchGet, fromItem, ifConditionHolds, queryAll, queryPage, TABLE_NAME } from '#adapters/table';
+import type { PostStatus } from '#core/constants';
+import { type MediaAssetRecord, mediaIdFromUrl } from '#core/media';
 import { ddb } from '#shared/clients';
 
 // Media asset records (MEDIA#<id> under the organization).
@@ -81,4 +82,112 @@ export async function markReady(
 export async function getAssets(orgId: string, ids: string[]): Promise<Array<MediaAssetRecord | null>> {
   const items = await batchGet(ids.map((id) => keys.media(orgId, id)));
   return items.map((item) => (item ? fromItem<MediaAssetRecord>(item) : null));
+}
+
+/** pending → failed with the reason, only if still pending (a ready asset is never failed). */
+export async function markFailed(asset: MediaAssetRecord, error: string, now: Date): Promise<boolean> {
+  return (
+    (await ifConditionHolds(async () => {
+      await ddb.send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: keys.media(asset.org_id, asset.id),
+          UpdateExpression: 'SET #s = :failed, #e = :error, updated_at = :u REMOVE import_lease_until',
+          ConditionExpression: '#s = :pending',
+          ExpressionAttributeNames: { '#s': 'status', '#e': 'error' },
+          ExpressionAttributeValues: {
+            ':failed': 'failed',
+            ':pending': 'pending',
+            ':error': error,
+            ':u': now.toISOString(),
+          },
+        }),
+      );
+      return true;
+    })) ?? false
+  );
+}
+
+/**
+ * A background import takes the pending asset until `until`: false when it is no longer pending,
+ * or another import holds it (its own message comes back if that one stops).
+ */
+export async function claimImport(asset: MediaAssetRecord, now: Date, until: Date): Promise<boolean> {
+  return (
+    (await ifConditionHolds(async () => {
+      await ddb.send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: keys.media(asset.org_id, asset.id),
+          UpdateExpression: 'SET import_lease_until = :until',
+          ConditionExpression:
+            '#s = :pending AND (attribute_not_exists(import_lease_until) OR import_lease_until < :now)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':pending': 'pending',
+            ':now': now.toISOString(),
+            ':until': until.toISOString(),
+          },
+        }),
+      );
+      return true;
+    })) ?? false
+  );
+}
+
+/**
+ * Removes the record. `onlyIf: 'pending'` (an import refused before it was answered) leaves an
+ * asset a background import already finished; `status` (deleteMedia) removes it only in the state
+ * it was checked in, so a concurrent change is not lost silently. False when the condition failed.
+ */
+export async function removeAsset(
+  orgId: string,
+  mediaId: string,
+  onlyIf: MediaAssetRecord['status'],
+): Promise<boolean> {
+  return (
+    (await ifConditionHolds(async () => {
+      await ddb.send(
+        new DeleteCommand({
+          TableName: TABLE_NAME,
+          Key: keys.media(orgId, mediaId),
+          ConditionExpression: '#s = :s',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':s': onlyIf },
+        }),
+      );
+      return true;
+    })) ?? false
+  );
+}
+
+type MediaRef = { url: string };
+type VariantMedia = { media?: MediaRef[]; thread?: Array<{ media?: MediaRef[] }> };
+
+/**
+ * The ids of the organization's posts in these statuses whose variants (or thread items) attach
+ * the asset: one Query of the status index per status, in parallel, reading only the variants.
+ * The index is eventually consistent: a post written in the last moment may be missed.
+ */
+export async function postsUsingAsset(
+  orgId: string,
+  mediaId: string,
+  statuses: PostStatus[],
+): Promise<string[]> {
+  const lists = await Promise.all(
+    statuses.map((status) =>
+      queryAll({
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ProjectionExpression: 'id, variants',
+        ExpressionAttributeValues: { ':p': keys.postsByStatus(orgId, status).gsi1pk },
+      }),
+    ),
+  );
+  const uses = (m: MediaRef[] | undefined) => (m ?? []).some((x) => mediaIdFromUrl(x.url) === mediaId);
+  return lists.flat().flatMap((item) => {
+    const variants = (item.variants ?? []) as VariantMedia[];
+    const used = variants.some((v) => uses(v.media) || (v.thread ?? []).some((t) => uses(t.media)));
+    return used ? [String(item.id)] : [];
+  });
 }

@@ -47,6 +47,8 @@ export interface Contract extends OperationDoc {
     html?: boolean;
     mediaType?: string;
     unhealthy?: { status: number; description: string };
+    /** A second success status answered with the same body (importMedia's 202). */
+    alternate?: { status: number; description: string };
   };
 }
 
@@ -61,6 +63,15 @@ const responses = {
   listMedia: ok(MediaList, 'A page of media assets.'),
   createMediaUpload: created(UploadTicket, 'The upload ticket.'),
   completeMediaUpload: ok(MediaAsset, 'The ready asset.'),
+  importMedia: {
+    ...created(MediaAsset, 'The ready asset: the import finished within 10 s.'),
+    alternate: {
+      status: 202,
+      description: 'The asset, `pending`: the import continues in the background (poll getMedia).',
+    },
+  },
+  getMedia: ok(MediaAsset, 'The asset.'),
+  deleteMedia: { status: 204, schema: null, description: 'The asset and its files were deleted.' },
   listPosts: ok(PostList, 'A page of posts.'),
   createPost: created(Post, 'The created post.'),
   getPost: ok(Post, 'The post.'),

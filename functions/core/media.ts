@@ -5,7 +5,8 @@ import { ALLOWED_MEDIA, isAllowed, normalizeContentType } from './media-types.ts
 // Media assets: the record, the upload rules and the public shape (docs/api/media.md).
 // Asset urls contain `/media/<med_id>/`; createPost and the connectors find the asset by that id.
 
-export type MediaStatus = 'pending' | 'ready';
+/** `failed`: an import from a URL that was refused or never finished (`error` says why). */
+export type MediaStatus = 'pending' | 'ready' | 'failed';
 
 export interface MediaAssetRecord {
   id: string;
@@ -30,6 +31,12 @@ export interface MediaAssetRecord {
   expires_at: string;
   created_at: string;
   updated_at: string;
+  /** The URL an imported asset was fetched from (importMedia); absent on uploads. */
+  source_url?: string | null;
+  /** Why an import failed, as a sentence; absent unless failed. */
+  error?: string | null;
+  /** A background import holds the asset until this time (usecases/media-import-worker.ts). */
+  import_lease_until?: string;
 }
 
 /** Upload tickets live 15 minutes. */
@@ -123,6 +130,8 @@ export function toMediaAsset(r: MediaAssetRecord) {
     duration_sec: r.duration_sec,
     poster_url: r.poster_url,
     created_at: r.created_at,
+    source_url: r.source_url ?? null,
+    error: r.error ?? null,
   };
 }
 

@@ -113,3 +113,9 @@ export interface UnpublishMessage {
   /** When the retry is due, if later than SQS's 15-minute delay: the message is sent on until then. */
   due?: string;
 }
+
+/** A media import to finish (or to check on) in the background: the asset, pending until it is done. */
+export interface MediaImportMessage {
+  org_id: string;
+  media_id: string;
+}

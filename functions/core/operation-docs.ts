@@ -42,6 +42,20 @@ export const operationDocs = {
       'Probes the uploaded bytes (type, image dimensions, video/audio duration, a poster frame for videos) and makes the asset `ready`. No body. Repeating the call on a ready asset is a no-op. Before the bytes arrived or after the ticket expired: 409. Bytes that are not what content_type says: 400 (`content_mismatch`), the asset stays pending.',
     errors: ['resource_not_found', 'resource_conflict'],
   },
+  importMedia: {
+    description:
+      "Fetches a file from `url` and makes it a media asset, probed like an upload. Only public addresses are fetched: every address the host resolves to, and every redirect (at most 5), is checked; credentials in the URL are refused. The bytes decide the type (the server's Content-Type does not); an HTML page or another type is refused, as is a file over its type's limit (never read past it). 201 with the ready asset when the import finished within 10 s; else 202 with the asset `pending`: it finishes in the background (poll getMedia) as `ready`, or `failed` with `error`. A refusal found before answering is a 400 with a field code (`address_not_allowed`, `unsupported_media_type`, `media_too_large`, `fetch_failed`, `fetch_timeout`, `invalid_url`) and stores nothing.",
+    errors: ['invalid_request', 'payload_too_large'],
+  },
+  getMedia: {
+    description: 'One media asset: pending, ready, or failed (an import, with its error).',
+    errors: ['resource_not_found'],
+  },
+  deleteMedia: {
+    description:
+      'Deletes a media asset: its file, its poster and its record (204; again 404). While a scheduled, publishing or needs_approval post uses it: 409 (delete or change those posts first). Posts already published keep what the platforms received.',
+    errors: ['resource_not_found', 'resource_conflict'],
+  },
   listPosts: {
     description:
       'Posts newest first, each with its variants and latest deliveries. Pass `next_cursor` as `after` for the next page; `status` filters.',

@@ -149,6 +149,21 @@ export const CreateMediaUploadBody = /* @__PURE__ */ once(() =>
   ),
 );
 
+export const ImportMediaBody = /* @__PURE__ */ once(() =>
+  meta(
+    z.strictObject({
+      url: z.string().check(z.minLength(1), z.maxLength(2048)),
+      filename: z.optional(z.string().check(z.minLength(1), z.maxLength(255))),
+    }),
+    {
+      id: 'ImportMediaRequest',
+      description:
+        'url: an http(s) address Herald fetches (public addresses only, no credentials in it; redirects followed up to 5 times, each checked). The bytes decide the type (image/jpeg, image/png, image/gif, image/webp ≤ 20 MB; video/mp4, video/quicktime, video/webm ≤ 1 GiB; audio/mpeg, audio/mp4, audio/wav ≤ 200 MB). filename: optional; its extension must match the type; by default the last segment of the URL path.',
+      example: { url: 'https://example.com/launch.png' },
+    },
+  ),
+);
+
 /** The query of every paginated list without a filter. */
 export const PageQuery = /* @__PURE__ */ once(() =>
   z.strictObject({ limit: limitParam(), after: afterParam() }),
@@ -252,6 +267,9 @@ export const requests = {
   listMedia: { query: PageQuery },
   createMediaUpload: { body: CreateMediaUploadBody },
   completeMediaUpload: { query: NoQuery },
+  importMedia: { body: ImportMediaBody },
+  getMedia: { query: NoQuery },
+  deleteMedia: { query: NoQuery },
   listPosts: { query: ListPostsQuery },
   createPost: { body: CreatePostBody },
   getPost: { query: NoQuery },

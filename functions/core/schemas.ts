@@ -327,7 +327,7 @@ export const MediaAsset = meta(
     filename: z.string(),
     content_type: z.string(),
     kind: z.enum(MEDIA_KINDS),
-    status: z.enum(['pending', 'ready']),
+    status: z.enum(['pending', 'ready', 'failed']),
     url: z.string(),
     size_bytes: z.int(),
     width: z.nullable(z.int()),
@@ -335,11 +335,13 @@ export const MediaAsset = meta(
     duration_sec: z.nullable(z.number()),
     poster_url: z.nullable(z.string()),
     created_at: dateTime,
+    source_url: z.nullable(z.string()),
+    error: z.nullable(z.string()),
   }),
   {
     id: 'MediaAsset',
     description:
-      'An uploaded file. `url` is stable: use it as media[].url in posts once the asset is ready. size_bytes is the claimed size while pending (0 when none was given), the real one once ready; width/height for images and videos, duration_sec for videos and audio, poster_url for videos (a JPEG frame); null otherwise or while pending.',
+      'An uploaded file. `url` is stable: use it as media[].url in posts once the asset is ready. size_bytes is the claimed size while pending (0 when none was given), the real one once ready; width/height for images and videos, duration_sec for videos and audio, poster_url for videos (a JPEG frame); null otherwise or while pending. source_url: the URL an imported asset was fetched from (null for uploads). status `failed` (imports only): error says which check refused it; otherwise error is null.',
   },
 );
 

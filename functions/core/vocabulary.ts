@@ -29,6 +29,7 @@ export const QUEUE_URL_ENV = {
   channelSync: 'CHANNEL_SYNC_QUEUE_URL',
   engagementSync: 'ENGAGEMENT_SYNC_QUEUE_URL',
   unpublish: 'UNPUBLISH_QUEUE_URL',
+  mediaImport: 'MEDIA_IMPORT_QUEUE_URL',
 } as const;
 export type QueueName = keyof typeof QUEUE_URL_ENV;
 

@@ -34,6 +34,9 @@ export function jsonResponse(
   body: unknown,
   headers: Record<string, string> = {},
 ): HttpResult {
+  // 204 No Content carries no body (and so no content type).
+  if (status === 204)
+    return { statusCode: 204, headers: { 'cache-control': 'no-store', ...headers }, body: '' };
   return rawJsonResponse(status, JSON.stringify(body), headers);
 }
 

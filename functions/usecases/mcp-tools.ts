@@ -70,8 +70,9 @@ function jsonSchema(
 
 const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost', 'unpublishPost']);
 const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['validatePost']);
-/** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads). */
+/** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads, imported URLs). */
 const OPEN_WORLD: ReadonlySet<string> = new Set([
+  'importMedia',
   'publishPost',
   'unpublishPost',
   'createPost',
@@ -82,6 +83,7 @@ const OPEN_WORLD: ReadonlySet<string> = new Set([
   'getChannelOptions',
 ]);
 const DESTRUCTIVE: ReadonlySet<string> = new Set([
+  'deleteMedia',
   'deletePost',
   'unpublishPost',
   'publishPost',

@@ -233,7 +233,9 @@ function operationObject(id: OperationId, docsUrl: string): Json {
                 },
           },
         };
-  const unhealthy = contract.success.unhealthy;
+  // A no-content answer (deleteMedia's 204) has no body to describe.
+  if (contract.success.status === 204) delete (responses['204'] as Json).content;
+  const unhealthy = contract.success.unhealthy ?? contract.success.alternate;
   if (unhealthy && contract.success.schema)
     responses[String(unhealthy.status)] = {
       description: unhealthy.description,

@@ -37,6 +37,7 @@ import {
 import type { StageConfig } from '../stage.ts';
 import type { Data } from './data.ts';
 import type { Functions } from './functions.ts';
+import type { Queues } from './queues.ts';
 
 /** One JSON object per request, from the $context variables of HTTP APIs. */
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -115,11 +116,23 @@ export interface RoutesProps {
   readonly data: Data;
   readonly api: HttpApi;
   readonly functions: Functions;
+  /** The work queues, for operations that send to one (importMedia). */
+  readonly queues?: Queues;
 }
 
 /** A manifest operation: its function and its route, in the stack given. */
-export function addOperation(stack: Stack, op: Operation, { data, api, functions }: RoutesProps): void {
+export function addOperation(
+  stack: Stack,
+  op: Operation,
+  { data, api, functions, queues }: RoutesProps,
+): void {
   const fn = functions.make(stack, op.bundlesGuide ? { ...op, afterBundling: copyApiGuideCommands } : op);
+  for (const name of op.access.sends ?? []) {
+    if (!queues) throw new Error(`${op.id} sends to ${name}: addOperation needs the queues`);
+    const { spec, queue } = queues.of(name);
+    queue.grantSendMessages(fn);
+    fn.addEnvironment(spec.env, queue.queueUrl);
+  }
   // Every API-key request is admitted through the limiter's counters (burst + api_requests).
   if (op.scope !== null) fn.grantRequestCounters(data.table, data.tableKey);
   new HttpRoute(stack, `${op.id}Route`, {

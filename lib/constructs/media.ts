@@ -157,5 +157,16 @@ export class Media extends Construct {
       allow(['s3:ListBucket'], [this.uploadBucket.bucketArn]);
       allow(['s3:PutObject'], [media]);
     }
+    if (access === 'import') {
+      // The fetched bytes go to uploads (multipart for large files), then as RW; a refused or
+      // failed import removes its copy and poster.
+      allow(['s3:PutObject', 's3:GetObject', 's3:DeleteObject', 's3:AbortMultipartUpload'], [uploads]);
+      allow(['s3:ListBucket'], [this.uploadBucket.bucketArn]);
+      allow(['s3:PutObject', 's3:DeleteObject'], [media]);
+    }
+    if (access === 'delete') {
+      allow(['s3:DeleteObject'], [uploads]);
+      allow(['s3:DeleteObject'], [media]);
+    }
   }
 }

@@ -228,6 +228,8 @@ export function richBody(op: OperationId): Record<string, unknown> {
   switch (op) {
     case 'createMediaUpload':
       return { filename: 'launch.png', content_type: 'image/png', size_bytes: 48_213 };
+    case 'importMedia':
+      return { url: 'https://media.example/launch.png', filename: 'launch.png' };
     case 'createPost':
       return {
         variants: [
@@ -303,7 +305,11 @@ export function validRequest(op: OperationId): FuzzRequest {
     case 'listPosts':
       return { op, headers: auth(), query: { status: 'draft', limit: '5' } };
     case 'createMediaUpload':
+    case 'importMedia':
       return { op, ...json(richBody(op)) };
+    case 'getMedia':
+    case 'deleteMedia':
+      return { op, headers: auth(), params: { id: OWN.media } };
     case 'completeMediaUpload':
       return { op, headers: auth(), params: { id: OWN.media } };
     case 'createPost':

@@ -265,6 +265,10 @@ const STRING_FIELDS: Record<string, ReadonlyArray<readonly [Path, number]>> = {
     [['filename'], 255],
     [['content_type'], 100],
   ],
+  importMedia: [
+    [['url'], 2048],
+    [['filename'], 255],
+  ],
   createPost: [
     [['title'], 200],
     [['body'], 63_206],

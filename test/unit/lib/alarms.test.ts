@@ -146,7 +146,8 @@ describe('every alarm', () => {
 describe('DLQs', () => {
   it('alarm on depth (Maximum ≥ 1) and on the oldest message (3 days) of each unconsumed DLQ', () => {
     for (const [name, { dlq }] of stacks.queues) {
-      if (name === 'delivery') continue;
+      // Consumed DLQs (delivery, mediaImport) alarm on what they receive instead.
+      if (name === 'delivery' || name === 'mediaImport') continue;
       const q = pascal(name);
       expect(single(`${q}DlqDepth`)).toEqual({
         namespace: 'AWS/SQS',
@@ -183,6 +184,19 @@ describe('DLQs', () => {
       threshold: 900,
     });
     expect(alarms.has('DeliveryDlqDepth')).toBe(false);
+  });
+
+  it('alarm on what the consumed mediaImport DLQ received, and on a consumer that stopped emptying it', () => {
+    expect(single('MediaImportDlqReceived')).toMatchObject({
+      metric: 'NumberOfMessagesReceived',
+      statistic: 'Sum',
+      threshold: 1,
+    });
+    expect(single('MediaImportDlqAge')).toMatchObject({
+      metric: 'ApproximateAgeOfOldestMessage',
+      threshold: 900,
+    });
+    expect(alarms.has('MediaImportDlqDepth')).toBe(false);
   });
 
   it("ticket the stream relay DLQ's depth (through the composite) and page its age, within the stream's 24 h", () => {

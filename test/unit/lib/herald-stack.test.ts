@@ -557,7 +557,7 @@ describe('least privilege', () => {
       ),
     );
     expect(senders.sort()).toEqual(
-      workers
+      [...workers, ...operations]
         .filter((w) => w.access.sends?.includes(spec.name))
         .map((w) => w.id)
         .sort(),
@@ -565,8 +565,12 @@ describe('least privilege', () => {
     for (const id of senders) expect(envOf(id)[spec.env]).toEqual({ Ref: logicalId(pair.queue) });
   });
 
-  it('no API operation may send to any queue', () => {
-    for (const op of operations) expect(actionsOf(op.id).filter((a) => a.startsWith('sqs:'))).toEqual([]);
+  it('no API operation may send to any queue but importMedia, to the mediaImport queue only', () => {
+    for (const op of operations) {
+      const sqs = actionsOf(op.id).filter((a) => a.startsWith('sqs:'));
+      if (op.id !== 'importMedia') expect(sqs, op.id).toEqual([]);
+      else expect(op.access.sends).toEqual(['mediaImport']);
+    }
   });
 });
 
@@ -705,11 +709,11 @@ describe('webhooks', () => {
       )
       .filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
     expect(JSON.stringify(invokers)).toContain(fnLogicalId('webhookLadderStep'));
-    // Besides the MCP server, only the probe's caller invokes a function (least-privilege.test.ts: that one only).
+    // Besides the MCP server, only the probe's callers invoke a function (least-privilege.test.ts: that one only).
     const others = manifestIds.filter(
       (id) => id !== mcp.id && actionsOf(id).includes('lambda:InvokeFunction'),
     );
-    expect(others).toEqual(['completeMediaUpload']);
+    expect(others.sort()).toEqual(['completeMediaUpload', 'importMedia', 'mediaImportWorker']);
     expect(invokers.every((s) => JSON.stringify(s.Resource).includes(fnLogicalId('webhookLadderStep')))).toBe(
       true,
     );
@@ -803,7 +807,11 @@ describe('alarms', () => {
         OKActions: [ticketRef()],
       });
       prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        MetricName: name === 'delivery' ? 'NumberOfMessagesReceived' : 'ApproximateNumberOfMessagesVisible',
+        // Consumed DLQs (delivery, mediaImport) are emptied at once: what they received is the signal.
+        MetricName:
+          name === 'delivery' || name === 'mediaImport'
+            ? 'NumberOfMessagesReceived'
+            : 'ApproximateNumberOfMessagesVisible',
         Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
         Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(dlq), 'QueueName'] } }],
@@ -1009,7 +1017,23 @@ describe('media', () => {
     expect(s3Actions('streamRelay')).toEqual(['s3:PutObject']);
     expect(s3Actions('webhookFanout')).toEqual(['s3:GetObject', 's3:PutObject']);
     expect(s3Actions('webhookDelivery')).toEqual(['s3:GetObject', 's3:PutObject']);
+    // Imports write the fetched bytes (multipart), then complete like an upload, and clean up a refusal.
+    const distinct = (id: string) => [...new Set(s3Actions(id))];
+    for (const id of ['importMedia', 'mediaImportWorker'])
+      expect(distinct(id), id).toEqual([
+        's3:AbortMultipartUpload',
+        's3:DeleteObject',
+        's3:GetObject',
+        's3:ListBucket',
+        's3:PutObject',
+      ]);
+    for (const id of ['deleteMedia', 'mediaImportDeadLetters'])
+      expect(distinct(id), id).toEqual(['s3:DeleteObject']);
     const granted = [
+      'importMedia',
+      'mediaImportWorker',
+      'deleteMedia',
+      'mediaImportDeadLetters',
       'createMediaUpload',
       'completeMediaUpload',
       'probeMedia',

@@ -31,6 +31,7 @@ const KNOBS = {
   channelSyncConcurrency: 10,
   engagementSyncConcurrency: 3,
   unpublishConcurrency: 3,
+  mediaImportConcurrency: 5,
   throttleRateLimit: 1000,
   throttleBurstLimit: '2000',
   tracing: 'true',

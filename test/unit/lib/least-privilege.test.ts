@@ -402,6 +402,16 @@ describe.each(specs)('least privilege of $id', (f) => {
         's3:ListBucket @ uploadBucket',
         's3:PutObject @ mediaBucket/orgs/*',
       ],
+      import: [
+        's3:AbortMultipartUpload @ uploadBucket/uploads/*',
+        's3:DeleteObject @ mediaBucket/orgs/*',
+        's3:DeleteObject @ uploadBucket/uploads/*',
+        's3:GetObject @ uploadBucket/uploads/*',
+        's3:ListBucket @ uploadBucket',
+        's3:PutObject @ mediaBucket/orgs/*',
+        's3:PutObject @ uploadBucket/uploads/*',
+      ],
+      delete: ['s3:DeleteObject @ mediaBucket/orgs/*', 's3:DeleteObject @ uploadBucket/uploads/*'],
     };
     const bodies = (f.access.queueBodies ?? []).map(
       (use) => `s3:${use === 'put' ? 'PutObject' : 'GetObject'} @ uploadBucket/queue-bodies/*`,

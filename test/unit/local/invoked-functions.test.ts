@@ -25,9 +25,14 @@ describe('the local stack’s invocable functions', () => {
       expect(invokable.has(w.id)).toBe(false);
   });
 
-  it('name the probe to its caller under the variable its adapter reads', () => {
+  it('name the probe to its callers under the variable its adapter reads', () => {
     expect(invokedFunctionEnv()).toEqual({ [PROBE_FUNCTION_ENV]: 'probeMedia' });
     const probe = workers.find((w) => w.id === 'probeMedia') as Worker;
-    expect(probe.trigger).toEqual({ kind: 'invoke', by: ['completeMediaUpload'], env: PROBE_FUNCTION_ENV });
+    // Uploads are probed by completeMediaUpload, imports by importMedia or the import worker.
+    expect(probe.trigger).toEqual({
+      kind: 'invoke',
+      by: ['completeMediaUpload', 'importMedia', 'mediaImportWorker'],
+      env: PROBE_FUNCTION_ENV,
+    });
   });
 });

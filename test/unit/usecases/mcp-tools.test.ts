@@ -26,6 +26,9 @@ const WEBHOOK_TOOLS = MCP_TOOL_NAMES.filter((n) => n.includes('webhook'));
 const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; openWorld: boolean }]> = [
   ['create_media_upload', { destructive: false, idempotent: false, openWorld: false }],
   ['complete_media_upload', { destructive: false, idempotent: false, openWorld: false }],
+  // Fetches a URL outside Herald; each call imports anew.
+  ['import_media', { destructive: false, idempotent: false, openWorld: true }],
+  ['delete_media', { destructive: true, idempotent: true, openWorld: false }],
   ['create_post', { destructive: false, idempotent: true, openWorld: true }],
   ['reschedule_post', { destructive: false, idempotent: true, openWorld: false }],
   ['delete_post', { destructive: true, idempotent: true, openWorld: false }],
@@ -114,6 +117,8 @@ describe('input schemas', () => {
     const withParams = allTools().filter((t) => t.op.path.includes('{'));
     expect(withParams.map((t) => t.name)).toEqual([
       'complete_media_upload',
+      'get_media',
+      'delete_media',
       'get_post',
       'reschedule_post',
       'delete_post',
@@ -320,10 +325,17 @@ describe('visibleTools', () => {
   });
 
   it('filters by the key scopes', () => {
-    expect(names(visible(['posts:read'], true))).toEqual(['list_media', 'list_posts', 'get_post']);
+    expect(names(visible(['posts:read'], true))).toEqual([
+      'list_media',
+      'get_media',
+      'list_posts',
+      'get_post',
+    ]);
     expect(names(visible(['posts:write'], false))).toEqual([
       'create_media_upload',
       'complete_media_upload',
+      'import_media',
+      'delete_media',
       'create_post',
       'reschedule_post',
       'update_post',

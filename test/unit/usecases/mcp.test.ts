@@ -427,7 +427,12 @@ describe('tools/list', () => {
   it("lists only the tools of the key's scopes", async () => {
     ddb.reset();
     serveItems(ddb, table(true));
-    expect((await listTools(READER)).map((t) => t.name)).toEqual(['list_media', 'list_posts', 'get_post']);
+    expect((await listTools(READER)).map((t) => t.name)).toEqual([
+      'list_media',
+      'get_media',
+      'list_posts',
+      'get_post',
+    ]);
   });
 
   it('lists no webhook tools on a plan without webhooks', async () => {
