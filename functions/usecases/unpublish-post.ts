@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { listChannels } from '#adapters/channels';
 import { updatePost } from '#adapters/posts';
+import { isId } from '#core/ids';
 import { type PostRecord, toPost } from '#core/posts';
 import { decideUnpublish } from '#core/unpublish';
 import { type Gate, loadForDangerousOp, withRetry } from '#usecases/support/post-writes';
@@ -23,8 +24,12 @@ export async function unpublishPost(
 ) {
   const writeId = randomBytes(8).toString('base64url');
   return withRetry(async () => {
-    // The workspace's channels (their platforms) beside the post: one round trip, not two.
-    const [{ post }, channels] = await Promise.all([loadForDangerousOp(orgId, postId), listChannels(orgId)]);
+    // The workspace's channels (their platforms) beside the post: one round trip, not two. A
+    // malformed id reads no channels (it is a 404 after the toggle's check).
+    const [{ post }, channels] = await Promise.all([
+      loadForDangerousOp(orgId, postId),
+      isId('post', postId) ? listChannels(orgId) : Promise.resolve([]),
+    ]);
     check?.(post);
     const platformOf = (id: string) => channels.find((c) => c.id === id)?.platform;
     const decision = decideUnpublish(post, channelIds, platformOf, now);

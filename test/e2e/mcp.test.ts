@@ -141,7 +141,15 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 90_000 }, () => {
     const readOnly = await mint(ws, 'posts:read,channels:read');
     const client = await mcpClient(readOnly);
     const visible = await names(client);
-    expect(visible.sort()).toEqual(['get_post', 'list_channels', 'list_media', 'list_posts']);
+    expect(visible.sort()).toEqual([
+      'get_channel',
+      'get_channel_options',
+      'get_media',
+      'get_post',
+      'list_channels',
+      'list_media',
+      'list_posts',
+    ]);
     const write = await client.callTool({
       name: 'create_post',
       arguments: { variants: [{ channel_id: ws.channels.bluesky, body: 'nope' }], draft: true },

@@ -176,6 +176,32 @@ const CASES: Record<string, Case> = {
   reschedulePost: { kind: 'byId', resource: 'post', body: () => ({ scheduled_at: inDays(9) }) },
   deletePost: { kind: 'byId', resource: 'post' },
   publishPost: { kind: 'byId', resource: 'post' },
+  updatePost: {
+    kind: 'byId',
+    resource: 'post',
+    body: () => ({ variants: [{ channel_id: B.channels.bluesky, body: 'x' }] }),
+  },
+  unpublishPost: { kind: 'byId', resource: 'post' },
+  validatePost: {
+    kind: 'other',
+    run: async () => {
+      // A's channel and A's media are unknown to B's check, exactly as to createPost.
+      const res = await ok<{ valid: boolean; errors: Json[] }>('POST', '/v1/posts/validate', B.key, {
+        variants: [
+          { channel_id: A.ws.channels.bluesky, body: 'x' },
+          { channel_id: B.channels.bluesky, body: 'x', media: [{ url: A.mediaUrl, type: 'image' }] },
+        ],
+        draft: true,
+      });
+      expect(res.valid).toBe(false);
+      expect(res.errors).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ pointer: '/variants/0/channel_id', code: 'unknown_channel' }),
+          expect.objectContaining({ pointer: '/variants/1/media/0/url', code: 'unknown_media' }),
+        ]),
+      );
+    },
+  },
   listPosts: { kind: 'list', foreign: () => [A.postId], own: () => [bDraftId] },
   createPost: {
     kind: 'other',
@@ -210,6 +236,23 @@ const CASES: Record<string, Case> = {
   // Media
   completeMediaUpload: { kind: 'byId', resource: 'media' },
   listMedia: { kind: 'list', foreign: () => [A.mediaId], own: () => [] },
+  getMedia: { kind: 'byId', resource: 'media' },
+  deleteMedia: { kind: 'byId', resource: 'media' },
+  importMedia: {
+    kind: 'other',
+    run: async () => {
+      // B's import of a public URL (A's asset's) is B's asset: A never sees it.
+      const res = await api<{ id: string }>('POST', '/v1/media/imports', {
+        key: B.key,
+        body: { url: A.mediaUrl },
+      });
+      expect([201, 202], res.text).toContain(res.status);
+      const mine = await ok<{ data: Json[] }>('GET', '/v1/media', B.key);
+      expect(mine.data.map((m) => m.id)).toContain(res.body.id);
+      const theirs = await ok<{ data: Json[] }>('GET', '/v1/media', A.ws.key);
+      expect(theirs.data.map((m) => m.id)).not.toContain(res.body.id);
+    },
+  },
   createMediaUpload: {
     kind: 'other',
     run: async () => {
@@ -231,6 +274,8 @@ const CASES: Record<string, Case> = {
     own: () => Object.values(B.channels),
   },
   disconnectChannel: { kind: 'byId', resource: 'channel' },
+  getChannel: { kind: 'byId', resource: 'channel' },
+  getChannelOptions: { kind: 'byId', resource: 'channel' },
   getChannelConnection: { kind: 'byId', resource: 'connection' },
   selectChannelAccount: {
     kind: 'byId',

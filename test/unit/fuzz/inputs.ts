@@ -205,8 +205,12 @@ export function badId(kind: IdKind): fc.Arbitrary<string> {
       fc
         .tuple(nastyString, fc.integer({ min: 0, max: 26 }))
         .map(([s, i]) => `${own.slice(0, prefix.length + 1 + i)}${s}`),
-      // real ids of other kinds and of another organization
-      fc.constantFrom(...Object.values(OWN).filter((id) => id !== own), FOREIGN[kind], FOREIGN.post),
+      // real ids of other kinds (the workspace's own of this kind are not bad) and of another organization
+      fc.constantFrom(
+        ...Object.values(OWN).filter((id) => !id.startsWith(`${prefix}_`)),
+        FOREIGN[kind],
+        FOREIGN.post,
+      ),
       // well-formed, never created
       fc.ulid().map((u) => `${prefix}_${u}`),
     )
