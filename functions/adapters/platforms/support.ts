@@ -93,3 +93,24 @@ export function publishedIn(
   if (cp?.stage !== 'published' || typeof cp.externalId !== 'string') return null;
   return { externalId: cp.externalId, url: typeof cp.url === 'string' ? cp.url : url(cp.externalId) };
 }
+
+type PartPaths = {
+  publish(ctx: PublishContext): Promise<PublishResult>;
+  reconcile(ctx: PublishContext): Promise<PublishResult | null>;
+};
+
+/**
+ * publish/reconcile of a platform whose first comment goes through a comment API (not a reply):
+ * the post's paths for the root, the comment's for `part.kind === 'comment'`, and no threads.
+ */
+export function postOrComment(platform: string, post: PartPaths, comment: PartPaths): PartPaths {
+  const paths = (ctx: PublishContext): PartPaths => {
+    if (ctx.part?.kind === 'thread')
+      throw new PlatformError('user_content', `${platform}: posts have no threads`, { retryable: false });
+    return ctx.part?.kind === 'comment' ? comment : post;
+  };
+  return {
+    publish: async (ctx) => paths(ctx).publish(ctx),
+    reconcile: async (ctx) => paths(ctx).reconcile(ctx),
+  };
+}

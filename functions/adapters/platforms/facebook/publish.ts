@@ -1,6 +1,7 @@
 import { type GraphClient, type Params, pageGraph } from '../meta/client.ts';
 import { type CommentEdge, publishComment, reconcileComment } from '../meta/comments.ts';
 import { bestEffort, findPost, found, searchSince } from '../meta/publish.ts';
+import { postOrComment } from '../support.ts';
 import {
   type Credentials,
   type MediaInput,
@@ -134,14 +135,7 @@ function comments(ctx: PublishContext): CommentEdge {
   };
 }
 
-function isComment(ctx: PublishContext): boolean {
-  if (ctx.part?.kind === 'thread')
-    throw new PlatformError('user_content', `${PLATFORM}: Page posts have no threads`, { retryable: false });
-  return ctx.part?.kind === 'comment';
-}
-
-export async function publish(ctx: PublishContext): Promise<PublishResult> {
-  if (isComment(ctx)) return publishComment(comments(ctx), ctx);
+export async function publishPagePost(ctx: PublishContext): Promise<PublishResult> {
   const s = session(ctx.credentials);
   const prior = readCheckpoint(ctx.checkpoint);
   for (const m of ctx.media) {
@@ -190,10 +184,19 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   return found(post.id, absolute(node?.permalink_url));
 }
 
-export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
-  if (isComment(ctx)) return reconcileComment(comments(ctx), ctx);
+export async function reconcilePagePost(ctx: PublishContext): Promise<PublishResult | null> {
   const cp = readCheckpoint(ctx.checkpoint);
   // The checkpoint is saved right before the publishing call: without one, nothing was posted.
   if (!cp) return null;
   return lookup(session(ctx.credentials), ctx, cp);
 }
+
+/** The Page's post, or (part `comment`) the first comment under it; Page posts have no threads. */
+export const { publish, reconcile } = postOrComment(
+  PLATFORM,
+  { publish: publishPagePost, reconcile: reconcilePagePost },
+  {
+    publish: (ctx) => publishComment(comments(ctx), ctx),
+    reconcile: (ctx) => reconcileComment(comments(ctx), ctx),
+  },
+);

@@ -2,7 +2,8 @@ import { pageGraph } from '../meta/client.ts';
 import { type CommentEdge, publishComment, reconcileComment } from '../meta/comments.ts';
 import { postInsights } from '../meta/metrics.ts';
 import { containerPublishing } from '../meta/publish.ts';
-import { type Connector, PlatformError, type PublishContext } from '../types.ts';
+import { postOrComment } from '../support.ts';
+import type { Connector, PublishContext } from '../types.ts';
 import { instagramContainers } from './publish.ts';
 
 // Instagram professional accounts (graph.facebook.com): publishing through media containers
@@ -28,19 +29,11 @@ function comments(ctx: PublishContext): CommentEdge {
   };
 }
 
-function part(ctx: PublishContext): 'post' | 'comment' {
-  if (ctx.part?.kind === 'thread')
-    throw new PlatformError('user_content', 'instagram: posts have no threads', { retryable: false });
-  return ctx.part?.kind === 'comment' ? 'comment' : 'post';
-}
-
 export const connector: Connector = {
-  async publish(ctx) {
-    return part(ctx) === 'comment' ? publishComment(comments(ctx), ctx) : posts.publish(ctx);
-  },
-  async reconcile(ctx) {
-    return part(ctx) === 'comment' ? reconcileComment(comments(ctx), ctx) : posts.reconcile(ctx);
-  },
+  ...postOrComment('instagram', posts, {
+    publish: (ctx) => publishComment(comments(ctx), ctx),
+    reconcile: (ctx) => reconcileComment(comments(ctx), ctx),
+  }),
 
   async metrics(ctx) {
     // `impressions` is deprecated for media since v22.0; `views` replaces it.

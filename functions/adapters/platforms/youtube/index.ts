@@ -1,4 +1,5 @@
-import { type Connector, PlatformError, type PublishContext } from '../types.ts';
+import { postOrComment } from '../support.ts';
+import type { Connector } from '../types.ts';
 import { choices } from './choices.ts';
 import { publishComment, reconcileComment } from './comments.ts';
 import { metrics } from './metrics.ts';
@@ -10,19 +11,12 @@ import { unpublish } from './unpublish.ts';
 // hour): the channel's token source renews them (usecases/support/channel-tokens.ts, through the one
 // OAuth client).
 
-function isComment(ctx: PublishContext): boolean {
-  if (ctx.part?.kind === 'thread')
-    throw new PlatformError('user_content', 'youtube: videos have no threads', { retryable: false });
-  return ctx.part?.kind === 'comment';
-}
-
 export const connector: Connector = {
-  async publish(ctx) {
-    return isComment(ctx) ? publishComment(ctx) : publish(ctx);
-  },
-  async reconcile(ctx) {
-    return isComment(ctx) ? reconcileComment(ctx) : reconcile(ctx);
-  },
+  ...postOrComment(
+    'youtube',
+    { publish, reconcile },
+    { publish: publishComment, reconcile: reconcileComment },
+  ),
   metrics,
   choices,
   unpublish,
