@@ -433,18 +433,16 @@ export const COMMENT_MAX_TEXT: Partial<Record<Platform, number>> = {
 };
 
 /**
- * The comment APIs' own text limits (the connectors refuse past them): those above, and
- * Instagram's, which documents none for Graph API comments, so the caption's 2,200.
+ * The longest first comment `platform` takes: its comment API's own limit, else the post's (a
+ * reply is a post; Instagram documents none for Graph API comments, so its caption's 2,200).
  */
-export const FIRST_COMMENT_MAX_TEXT: Partial<Record<Platform, number>> = {
-  ...COMMENT_MAX_TEXT,
-  instagram: 2200,
-};
+export const commentMaxText = (platform: Platform): number =>
+  COMMENT_MAX_TEXT[platform] ?? PLATFORM_RULES[platform].maxText;
 
 /** Field errors of a first comment's text on `platform` (pointer: the comment's body). */
 export function checkComment(platform: Platform, body: string, pointer: string): FieldError[] {
   const rule = PLATFORM_RULES[platform];
-  const max = COMMENT_MAX_TEXT[platform] ?? rule.maxText;
+  const max = commentMaxText(platform);
   const length = textLength(rule.counter, body);
   if (length <= max) return [];
   return [

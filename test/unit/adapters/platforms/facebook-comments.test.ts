@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector } from '#adapters/platforms/facebook/index';
 import type { PublishContext, PublishResult } from '#adapters/platforms/types';
-import { FIRST_COMMENT_MAX_TEXT } from '#core/platforms';
+import { commentMaxText } from '#core/platforms';
 import { createFake, type FacebookFake } from '../../../fakes/facebook.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { cdn, failure, mediaInput, publishContext } from './context.ts';
@@ -140,8 +140,8 @@ describe('facebook first comment', () => {
     expect((await failure(connector.publish(commentContext(root).ctx))).category).toBe('rate_limited');
   });
 
-  it('takes a comment of FIRST_COMMENT_MAX_TEXT characters and refuses one more (user_content)', async () => {
-    const max = FIRST_COMMENT_MAX_TEXT.facebook ?? 0;
+  it('takes a comment of the comment limit (commentMaxText) and refuses one more (user_content)', async () => {
+    const max = commentMaxText('facebook');
     const root = await connector.publish(rootContext().ctx);
     await connector.publish(commentContext(root, { text: 'é'.repeat(max) }).ctx);
     const over = await failure(connector.publish(commentContext(root, { text: 'é'.repeat(max + 1) }).ctx));

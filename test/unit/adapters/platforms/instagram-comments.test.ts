@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connector } from '#adapters/platforms/instagram/index';
 import { containerPolling } from '#adapters/platforms/meta/publish';
 import type { PublishContext, PublishResult } from '#adapters/platforms/types';
-import { FIRST_COMMENT_MAX_TEXT } from '#core/platforms';
+import { commentMaxText } from '#core/platforms';
 import { createFake, type InstagramFake } from '../../../fakes/instagram.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { cdn, failure, mediaInput, publishContext } from './context.ts';
@@ -152,8 +152,8 @@ describe('instagram first comment', () => {
     expect((await failure(connector.publish(ctx))).category).toBe('user_content');
   });
 
-  it('takes a comment of FIRST_COMMENT_MAX_TEXT characters and refuses one more (user_content)', async () => {
-    const max = FIRST_COMMENT_MAX_TEXT.instagram ?? 0;
+  it('takes a comment of the comment limit (commentMaxText) and refuses one more (user_content)', async () => {
+    const max = commentMaxText('instagram');
     const root = await publishRoot();
     await connector.publish(commentContext(root, { text: 'é'.repeat(max) }).ctx);
     const over = await failure(connector.publish(commentContext(root, { text: 'é'.repeat(max + 1) }).ctx));

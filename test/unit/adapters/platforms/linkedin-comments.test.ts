@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LINKEDIN_VERSION } from '#adapters/platforms/linkedin/client';
 import { connector } from '#adapters/platforms/linkedin/index';
 import type { PublishContext, PublishResult } from '#adapters/platforms/types';
-import { FIRST_COMMENT_MAX_TEXT } from '#core/platforms';
+import { commentMaxText } from '#core/platforms';
 import { createFake, type FakeLinkedIn } from '../../../fakes/linkedin.ts';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
@@ -167,8 +167,8 @@ describe('linkedin first comment', () => {
     expect((await failure(connector.publish(commentContext(root).ctx))).category).toBe('rate_limited');
   });
 
-  it('takes a comment of FIRST_COMMENT_MAX_TEXT characters and refuses one more (user_content)', async () => {
-    const max = FIRST_COMMENT_MAX_TEXT.linkedin ?? 0;
+  it('takes a comment of the comment limit (commentMaxText) and refuses one more (user_content)', async () => {
+    const max = commentMaxText('linkedin');
     const root = await publishRoot();
     await connector.publish(commentContext(root, { text: 'é'.repeat(max) }).ctx);
     const over = await failure(connector.publish(commentContext(root, { text: 'é'.repeat(max + 1) }).ctx));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { PublishContext, PublishResult } from '#adapters/platforms/types';
 import { connector } from '#adapters/platforms/youtube/index';
-import { FIRST_COMMENT_MAX_TEXT } from '#core/platforms';
+import { commentMaxText } from '#core/platforms';
 import { FAKE_APPS } from '../../../fakes/oauth.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type YouTubeFake } from '../../../fakes/youtube.ts';
@@ -192,8 +192,8 @@ describe('youtube first comment', () => {
     expect((await failure(connector.publish(commentContext(root).ctx))).category).toBe('rate_limited');
   });
 
-  it('takes a comment of FIRST_COMMENT_MAX_TEXT characters and refuses one more (user_content)', async () => {
-    const max = FIRST_COMMENT_MAX_TEXT.youtube ?? 0;
+  it('takes a comment of the comment limit (commentMaxText) and refuses one more (user_content)', async () => {
+    const max = commentMaxText('youtube');
     const root = await publishRoot();
     await connector.publish(commentContext(root, { text: 'é'.repeat(max) }).ctx);
     const over = await failure(connector.publish(commentContext(root, { text: 'é'.repeat(max + 1) }).ctx));
