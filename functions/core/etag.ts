@@ -40,3 +40,19 @@ export function checkIfMatch(cond: IfMatch | undefined, version: number): void {
     { headers: { etag: etagOf(version) } },
   );
 }
+
+/**
+ * A post write's `If-Match` and the `ETag` it answers: `check` runs on the post as read (the write
+ * is conditioned on that read's version), `written` records the version the write left.
+ */
+export function preconditions(header: string | undefined) {
+  const ifMatch = parseIfMatch(header);
+  let version: number | undefined;
+  return {
+    check: (read: { version: number }) => checkIfMatch(ifMatch, read.version),
+    written: (v: number) => {
+      version = v;
+    },
+    headers: (): Record<string, string> => (version ? { etag: etagOf(version) } : {}),
+  };
+}

@@ -1,4 +1,4 @@
-import { checkIfMatch, etagOf, parseIfMatch } from '#core/etag';
+import { preconditions } from '#core/etag';
 import { NoQuery } from '#core/requests';
 import { apiHandler } from '#handlers/support/api';
 import { publishPost } from '#usecases/publish-post';
@@ -7,23 +7,20 @@ export const { handler, impl } = apiHandler(
   'publishPost',
   { query: NoQuery },
   async ({ auth, params, headers, now, admitted }) => {
-    const ifMatch = parseIfMatch(headers['if-match']);
-    let version: number | undefined;
+    const pre = preconditions(headers['if-match']);
     const res = await publishPost(
       auth.orgId,
       params.id ?? '',
       now,
       { admitted, postsPerMonth: auth.limits.posts_per_month },
       // On the post as read; the write is conditioned on that read's version (usecases/support/post-writes.ts).
-      (read) => checkIfMatch(ifMatch, read.version),
-      (v) => {
-        version = v;
-      },
+      pre.check,
+      pre.written,
     );
     return {
       status: 202,
       body: res,
-      headers: version ? { etag: etagOf(version) } : ({} as Record<string, string>),
+      headers: pre.headers(),
     };
   },
   // Admitted after the read: the gate's write carries the post's count (usecases/publish-post.ts).
