@@ -57,8 +57,22 @@ function shape(json: JsonSchema): Omit<OptionDescription, 'required' | 'descript
   return out;
 }
 
-/** Every option of the platform's variant schema: type, values and required from the schema itself. */
+const described = new Map<Platform, Record<string, OptionDescription>>();
+
+/**
+ * Every option of the platform's variant schema: type, values and required from the schema itself.
+ * Derived once per platform per container (the schemas never change while it runs).
+ */
 export function describeOptions(platform: Platform): Record<string, OptionDescription> {
+  let out = described.get(platform);
+  if (!out) {
+    out = deriveOptions(platform);
+    described.set(platform, out);
+  }
+  return out;
+}
+
+function deriveOptions(platform: Platform): Record<string, OptionDescription> {
   const json = z.toJSONSchema(PLATFORM_RULES[platform].options(), { unrepresentable: 'any' }) as JsonSchema;
   const required = new Set(json.required ?? []);
   const descriptions = OPTION_DESCRIPTIONS[platform];
