@@ -127,6 +127,38 @@ export const keys = {
   }),
   /** `day` is YYYY-MM-DD (UTC). */
   syncBucket: (day: string) => ({ gsi2pk: `SYNC#${day}` }),
+  /**
+   * An inbox item (core/inbox.ts): its id is derived from (channel, platform id), so two polls that
+   * read the same comment write one item; newest first by id (its time part is the platform's).
+   */
+  inboxItem: (orgId: string, itemId: string) => ({ pk: `ORG#${orgId}`, sk: `INBOX#${itemId}` }),
+  inboxOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'INBOX#' }),
+  /** An item by status (gsi1): the unread count and the status filter read only their own items. */
+  inboxByStatus: (orgId: string, status: string, itemId: string) => ({
+    gsi1pk: `ORG#${orgId}#INBOX#${status}`,
+    gsi1sk: itemId,
+  }),
+  inboxOfStatus: (orgId: string, status: string) => ({ gsi1pk: `ORG#${orgId}#INBOX#${status}` }),
+  /** What the inbox poller keeps for a channel (its cursor, last poll, error, backoff). */
+  inboxPoll: (orgId: string, channelId: string) => ({ pk: `ORG#${orgId}`, sk: `INBOXPOLL#${channelId}` }),
+  inboxPollsOfOrg: (orgId: string) => ({ pk: `ORG#${orgId}`, skPrefix: 'INBOXPOLL#' }),
+  /**
+   * A polled channel in the poll index (gsi2): one of the interval's slots, chosen from its id, so
+   * each run of the finder reads one slot and every channel is polled once per interval.
+   */
+  inboxSlot: (slot: number, orgId: string, channelId: string) => ({
+    gsi2pk: `INBOXSLOT#${slot}`,
+    gsi2sk: `${orgId}#${channelId}`,
+  }),
+  inboxSlotBucket: (slot: number) => ({ gsi2pk: `INBOXSLOT#${slot}` }),
+  /**
+   * A Herald post's part as published on a channel (its platform id): the poller finds the post a
+   * comment answers by one BatchGet of these. Written when the part is published; expires by TTL.
+   */
+  postRef: (orgId: string, channelId: string, externalId: string) => ({
+    pk: `ORG#${orgId}`,
+    sk: `POSTREF#${channelId}#${externalId}`,
+  }),
   media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
   /** An organization's idempotency records (Powertools; sk `<operation>#<hash>`); expire by TTL. */
   idempotency: (orgId: string) => ({ pk: `ORG#${orgId}#IDEMPOTENCY` }),

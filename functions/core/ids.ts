@@ -14,6 +14,8 @@ export const ID_PREFIXES = {
   connection: 'conn',
   audit: 'aud',
   session: 'ses',
+  inbox: 'inb',
+  reply: 'rpl',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

@@ -119,3 +119,25 @@ export interface MediaImportMessage {
   org_id: string;
   media_id: string;
 }
+
+/**
+ * One channel to poll for new inbox items (sent by the inbox finder, one per channel of its slot,
+ * delayed over the minute). The worker reads the poll state again; a duplicate reads what the first
+ * already wrote and writes no second item.
+ */
+export interface InboxPollMessage {
+  org_id: string;
+  channel_id: string;
+}
+
+/**
+ * One reply to send (replyToInboxItem): sent by the stream relay when the reply is recorded
+ * `queued`, and by the worker for its own retries. The worker acts only on a reply still `queued`
+ * (or `sending` under an expired claim: reconciled first), so duplicates are harmless.
+ */
+export interface InboxReplyMessage {
+  org_id: string;
+  item_id: string;
+  reply_id: string;
+  attempt?: number;
+}

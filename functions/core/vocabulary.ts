@@ -9,6 +9,7 @@ export const SCOPES = [
   'channels:read',
   'channels:write',
   'inbox:read',
+  'inbox:write',
   'analytics:read',
   'webhooks:read',
   'webhooks:write',
@@ -17,7 +18,7 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 
 /** Plan features an operation may need; core/plans.ts says which plans have them. */
-export const FEATURES = ['webhooks', 'analytics', 'mcp'] as const;
+export const FEATURES = ['webhooks', 'analytics', 'mcp', 'inbox'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 /** The environment variable that holds each queue's URL; the manifest creates the queues by these names. */
@@ -30,6 +31,8 @@ export const QUEUE_URL_ENV = {
   engagementSync: 'ENGAGEMENT_SYNC_QUEUE_URL',
   unpublish: 'UNPUBLISH_QUEUE_URL',
   mediaImport: 'MEDIA_IMPORT_QUEUE_URL',
+  inboxPoll: 'INBOX_POLL_QUEUE_URL',
+  inboxReplies: 'INBOX_REPLIES_QUEUE_URL',
 } as const;
 export type QueueName = keyof typeof QUEUE_URL_ENV;
 

@@ -10,6 +10,8 @@ export const EVENT_TYPES = [
   'channel.reauth_required',
   // unpublishPost's removals are over: each chosen delivery `removed`, or back to `published` with its error.
   'post.unpublished',
+  // A new comment, mention or message in a channel's inbox (once per item, whatever the polls' overlap).
+  'inbox.received',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 /** Sent only by testWebhookEndpoint, whatever the subscription. */

@@ -21,6 +21,9 @@ import type { OAuthControl } from './oauth.ts';
 //   POST /__fakes/<platform>/revoke   {"access_token": "…"} or {"user": "<fake_user name>"}: the user revoked
 //                                     the app; every token of that grant (or user) stops working at once.
 //                                     200 {"revoked": <grants>}; 404 when no grant matches.
+//   POST /__fakes/<platform>/inbox    an InboxSeed: someone comments on, mentions or messages the account.
+//                                     The fake keeps it where its documented read endpoints serve it and
+//                                     answers 201 {"platform_id": "…"}; 404 when the fake has no inbox.
 //   POST /__fakes/reset               resets every fake
 
 export interface FakeRequest {
@@ -50,6 +53,25 @@ export interface FakePlatform {
   reset(): void;
   /** The fake's authorization server (consent, tokens, revocation), when it has one. */
   readonly oauth?: OAuthControl;
+  /** Seeds an inbox item where the fake's read endpoints serve it; its platform id. */
+  inbox?(seed: InboxSeed, fake: FakeContext): { platform_id: string };
+}
+
+/**
+ * Something that comes back to an account (the inbox): a comment on one of its posts (`parent`: the
+ * platform id of the post or comment it answers), a mention, or a direct message. The author is
+ * someone else (default: a fixed other account of the fake); `created_at` defaults to now.
+ */
+export interface InboxSeed {
+  kind: 'comment' | 'mention' | 'message';
+  text: string;
+  /** The account the item reaches (a fake user's id or handle, as the fake names its accounts). */
+  to?: string;
+  parent?: string;
+  author?: { handle?: string; name?: string; id?: string };
+  created_at?: string;
+  /** A message: its conversation (default: one per author). */
+  conversation?: string;
 }
 
 export interface FakeContext {
@@ -211,6 +233,17 @@ export class FakePlatforms {
       return n === null
         ? { status: 404, body: { error: 'no grant of that access_token or user' } }
         : { status: 200, body: { revoked: n } };
+    }
+    if (method === 'POST' && action === 'inbox') {
+      const fake = this.fakes.get(platform);
+      if (!fake?.inbox) return { status: 404, body: { error: `the ${platform} fake has no inbox` } };
+      let seed: InboxSeed;
+      try {
+        seed = JSON.parse(body.toString('utf8') || '{}') as InboxSeed;
+      } catch {
+        return { status: 400, body: { error: 'body must be JSON' } };
+      }
+      return { status: 201, body: fake.inbox(seed, { base: this.url(platform) }) };
     }
     if (method === 'POST' && action === 'fail') {
       const { documented, pathPattern, ...f } = JSON.parse(body.toString('utf8')) as InjectedFailure & {

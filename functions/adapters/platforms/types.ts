@@ -1,5 +1,6 @@
 import type { OptionsNote } from '#core/channel-options';
 import type { ErrorCategory } from '#core/delivery';
+import type { InboxKind } from '#core/inbox';
 import type { PaceScope } from '#core/pacing';
 import type { MediaKind, Platform } from '#core/platforms';
 
@@ -126,6 +127,88 @@ export interface MetricsContext {
   tokens: TokenSource;
 }
 
+/** One comment, mention or message as a platform answered it (the poller makes an InboxItem of it). */
+export interface InboxFetched {
+  kind: InboxKind;
+  /** The platform's id of the comment, post or message: with the channel, what makes the item unique. */
+  platformId: string;
+  text: string;
+  /** Where a person sees it on the platform, or null (messages). */
+  url: string | null;
+  author: { handle: string; name: string | null; avatar_url: string | null; platform_id: string };
+  /** The platform id of what it answers (a post or a comment), or null. */
+  inReplyTo: string | null;
+  /** A message's conversation; a comment's root post. */
+  conversationId: string | null;
+  /** The platform id of the root post a comment or reply answers: Herald's own posts are found by it. */
+  rootId: string | null;
+  /** When it was made, on the platform (ISO 8601). */
+  createdAt: string;
+  /** What a reply needs besides the id (Bluesky: the item's and the root's uri and cid). */
+  ref?: Record<string, unknown> | null;
+}
+
+export interface InboxPollContext {
+  /** `accountId`: the channel's own account on the platform (its own items are not inbox items). */
+  channel: { id: string; handle: string; platform: Platform; accountId: string | null };
+  credentials: Credentials;
+  tokens: TokenSource;
+  /** The kinds this channel may read now (granted, and not turned off by the operator). */
+  kinds: InboxKind[];
+  /** What the previous page returned as its cursor (null: the first poll, a backfill from `since`). */
+  cursor: Record<string, unknown> | null;
+  /** Read nothing made before this (the first poll: 7 days back). */
+  since: Date;
+  /** Herald's recently published posts on this channel (platform ids), for platforms read post by post. */
+  recentPosts: string[];
+  /** Counts items the platform bills as reads (X), for the metrics and the bench. */
+  billedReads(count: number): void;
+}
+
+/**
+ * One page of a poll. The poller writes the items, then saves `cursor`, then asks again while
+ * `more`: a poll killed between the two reads the page again (the items' ids dedupe it).
+ */
+export interface InboxPage {
+  items: InboxFetched[];
+  cursor: Record<string, unknown>;
+  more: boolean;
+}
+
+export interface InboxReplyContext {
+  channel: { id: string; handle: string; platform: Platform; accountId: string | null };
+  credentials: Credentials;
+  tokens: TokenSource;
+  item: {
+    kind: InboxKind;
+    platformId: string;
+    inReplyTo: string | null;
+    conversationId: string | null;
+    rootId: string | null;
+    ref: Record<string, unknown> | null;
+    author: { handle: string; platform_id: string };
+  };
+  text: string;
+  /** The reply's id (`rpl_…`): the platform's idempotency key where it has one. */
+  idempotencyKey: string;
+  /** The first attempt's start: a lookup after a crash finds a reply made from there. */
+  attemptStartedAt: Date;
+}
+
+/** The inbox side of a connector (core/inbox.ts INBOX says which kinds each platform has). */
+export interface InboxConnector {
+  /** One page of new items since `cursor` (or `since`), of the kinds asked. */
+  poll(ctx: InboxPollContext): Promise<InboxPage>;
+  /** Answers the item: a reply to a comment or mention, a message in a message's conversation. */
+  reply(ctx: InboxReplyContext): Promise<PublishResult>;
+  /**
+   * After an attempt whose outcome is unknown (its worker died, its answer was lost): the reply it
+   * made, found on the platform, or null when there is none (sending again cannot double). Throw
+   * (outcomeUnknown in support.ts) when the platform cannot tell.
+   */
+  findReply(ctx: InboxReplyContext): Promise<PublishResult | null>;
+}
+
 export interface Connector {
   publish(ctx: PublishContext): Promise<PublishResult>;
   /**
@@ -145,6 +228,8 @@ export interface Connector {
   unpublish?(ctx: UnpublishContext): Promise<{ alreadyGone: string[] }>;
   /** The live values of the channel's options (getChannelOptions' `choices`), by option name. */
   choices?(ctx: ChoicesContext): Promise<Record<string, Choice[]>>;
+  /** Reading and answering the channel's comments, mentions and messages (core/inbox.ts INBOX). */
+  inbox?: InboxConnector;
 }
 
 export class PlatformError extends Error {

@@ -27,6 +27,7 @@ const EVENT_HINTS: Record<EventType, string> = {
   'channel.connected': 'A channel is connected or reconnected.',
   'channel.reauth_required': 'A channel needs to be connected again.',
   'post.unpublished': 'A post was taken down from its platforms (unpublish).',
+  'inbox.received': 'A new comment, mention or message reached a channel’s inbox.',
 };
 
 /** The form's field ids (the error summary links to them). */
