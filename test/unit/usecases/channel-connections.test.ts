@@ -333,6 +333,20 @@ describe('bad input and failures', () => {
     expect(good).toMatchObject({ status: 'connected', channel: { status: 'live' } });
   });
 
+  it('Bluesky: the app password’s session scope is the channel’s granted scopes (direct messages or not)', async () => {
+    const service = world.fakes.url('bluesky');
+    const dm = await create({
+      platform: 'bluesky',
+      credentials: { service, identifier: 'acme.bsky.social', app_password: 'app-password' },
+    });
+    const plain = await create({
+      platform: 'bluesky',
+      credentials: { service, identifier: 'zoe.bsky.social', app_password: 'token' },
+    });
+    expect(channelOf(String(dm.channel_id))?.granted_scopes).toEqual(['com.atproto.appPassPrivileged']);
+    expect(channelOf(String(plain.channel_id))?.granted_scopes).toEqual(['com.atproto.appPass']);
+  });
+
   it('Bluesky: a server answering another account than the one typed is refused by the identifier, storing nothing', async () => {
     const service = world.fakes.url('bluesky');
     world.fakes.fake<FakeBluesky>('bluesky').claimedHandles.set('acme.bsky.social', 'bsky.app');
