@@ -60,6 +60,8 @@ import {
 //   GET  /xrpc/chat.bsky.convo.getMessages  convoId, limit, cursor → {messages: [messageView {id, rev,
 //        text, sender {did}, sentAt}], cursor}, newest first
 //   POST /xrpc/chat.bsky.convo.sendMessage  {convoId, message: {text}} (≤ 1000 graphemes) → messageView
+// A seed's `to` is a handle or did (default: a comment reaches the author of the post it answers; a
+// mention or message without one reaches whichever account asks).
 
 const TID_RE = /^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$/;
 const POST = 'app.bsky.feed.post';

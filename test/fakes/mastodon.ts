@@ -44,7 +44,9 @@ import {
 //   GET /api/v1/conversations  read or read:statuses; {id, unread, accounts (the others), last_status},
 //                              paged by the last status' id (limit default 20, max 40), same Link header
 //   GET /api/v1/statuses/:id/context  {ancestors, descendants}, oldest first
-// A direct reply (visibility direct, in_reply_to_id a message) moves the conversation's last_status. Errors are `{"error": "…"}`: 401 "The access token is invalid", 422
+// A direct reply (visibility direct, in_reply_to_id a message) moves the conversation's last_status.
+// A seed's `to` is a user id or username of the fake (default: the default account, "acme"); its
+// author's handle is `user@host` (default bob@other.example). Errors are `{"error": "…"}`: 401 "The access token is invalid", 422
 // "Validation failed: …", 404 "Record not found".
 //
 // OAuth (docs.joinmastodon.org methods/apps and methods/oauth; Doorkeeper's wording for errors):

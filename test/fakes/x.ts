@@ -64,6 +64,8 @@ import {
 // schemas/x-openapi-2.167-inbox.json: parameter names, ranges, patterns, enums, the DM body): `inbox(seed)`
 // adds someone else's post mentioning the account (a comment: a reply to one of its posts, which X shows
 // with the @mention) or a direct message in their one-to-one conversation (id `<low id>-<high id>`).
+// A seed's `to` is a user id or username (default: the author of the post it answers, else the default
+// account "acme"); `author.id` fixes the other account's id (default: derived from its handle).
 //   GET  /2/users/:id/mentions   since_id, start_time, until_id, end_time, pagination_token, max_results
 //                                5–100 (default 10), expansions=author_id (includes.users), post.fields
 //                                created_at, conversation_id, in_reply_to_user_id, referenced_tweets,

@@ -313,11 +313,15 @@ async function reply(ctx: InboxReplyContext): Promise<PublishResult> {
   return resultOf(status);
 }
 
-/** Compares texts as rendered: leading mentions, whitespace and Mastodon's HTML do not count. */
+/**
+ * Compares texts as rendered: leading mentions, whitespace and Mastodon's HTML do not count, and a
+ * mention is shown by its username only (`@dave@other.example` renders as `@dave`).
+ */
 const comparable = (s: string) =>
   s
     .normalize('NFC')
     .replace(/^(\s*@[\w.-]+(@[\w.-]+)?)+/u, '')
+    .replace(/@([\w.]+)@[\w-]+(\.[\w-]+)+/gu, '@$1')
     .replace(/\s+/gu, '');
 
 async function findReply(ctx: InboxReplyContext): Promise<PublishResult | null> {

@@ -328,6 +328,12 @@ describe('reply', () => {
       in_reply_to_id: dm,
       visibility: 'direct',
     });
+    // Rendered as "Hi @dave, sure": still found after a lost answer.
+    const ctx = replyContext(
+      { kind: 'message', platformId: dm, author: { handle: '@dave@other.example', platform_id: '2' } },
+      'Hi @dave@other.example, sure',
+    );
+    expect(await inbox.findReply(ctx)).toMatchObject({ externalId: fake.posts[0]?.id });
   });
 
   it('maps a refusal: 422 over the limit is user_content, 429 rate_limited', async () => {
