@@ -721,10 +721,18 @@ function commentReplies(
     return { status: 200, body: { ...listed, data: listed.data.map(({ _t, ...r }) => r) } };
   }
   const message = params.get('message') ?? '';
-  if (!message.trim()) return graphErrorResponse(100, '(#100) The parameter message or attachment_url is required');
+  if (!message.trim())
+    return graphErrorResponse(100, '(#100) The parameter message or attachment_url is required');
   if ([...message].length > 8000)
     return graphErrorResponse(100, '(#100) Param message must be at most 8000 characters long.');
-  const c = addComment(fake, target.objectId, message, { id: page?.id ?? fake.pageId, name: page?.name ?? 'Acme' }, Date.now(), target.id);
+  const c = addComment(
+    fake,
+    target.objectId,
+    message,
+    { id: page?.id ?? fake.pageId, name: page?.name ?? 'Acme' },
+    Date.now(),
+    target.id,
+  );
   return lost(fake, { status: 200, body: { id: c.id } });
 }
 

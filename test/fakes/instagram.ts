@@ -238,7 +238,9 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
     accountId: pageId,
     self: { id: igAccount.id, username: igAccount.username },
     granted: !scopes || scopes.includes('instagram_manage_messages'),
-    denied: graphErrorResponse(10, '(#10) Application does not have permission for this action', { status: 403 }),
+    denied: graphErrorResponse(10, '(#10) Application does not have permission for this action', {
+      status: 403,
+    }),
   });
   if (convs) return convs;
   const canComment = !scopes || scopes.includes('instagram_manage_comments');
@@ -254,7 +256,9 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
     if (edge === 'media_publish' && req.method === 'POST') return publish(fake, params);
     if (edge === 'tags' && req.method === 'GET') {
       if (!canComment)
-        return graphErrorResponse(10, '(#10) Application does not have permission for this action', { status: 403 });
+        return graphErrorResponse(10, '(#10) Application does not have permission for this action', {
+          status: 403,
+        });
       const rows = fake.tags.map((t) => ({ _t: t.timestamp, ...tagFields(t, params) }));
       const page = pageOf(rows, (r) => r._t, params);
       return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
@@ -548,7 +552,10 @@ function comments(
   if (method === 'GET') {
     const rows = fake.comments
       .filter((c) => c.mediaId === mediaId && !c.parentId)
-      .map((c) => ({ _t: c.timestamp, ...commentRow(fake, c, fieldSpecs(params.get('fields') ?? 'id,text,timestamp')) }));
+      .map((c) => ({
+        _t: c.timestamp,
+        ...commentRow(fake, c, fieldSpecs(params.get('fields') ?? 'id,text,timestamp')),
+      }));
     const page = pageOf(rows, (r) => r._t, params);
     return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
   }
@@ -579,7 +586,10 @@ function commentRow(fake: InstagramFake, c: FakeIgComment, specs: FieldSpec[]): 
     if (f.name === 'replies') {
       const rows = fake.comments
         .filter((r) => r.parentId === c.id)
-        .map((r) => ({ _t: r.timestamp, ...commentRow(fake, r, f.sub.length ? f.sub : fieldSpecs('id,text,timestamp')) }));
+        .map((r) => ({
+          _t: r.timestamp,
+          ...commentRow(fake, r, f.sub.length ? f.sub : fieldSpecs('id,text,timestamp')),
+        }));
       const page = pageOf(rows, (r) => r._t, modParams(f));
       row.replies = { ...page, data: page.data.map(({ _t, ...r }) => r) };
     }
@@ -600,13 +610,18 @@ function replies(
   if (method === 'GET') {
     const rows = fake.comments
       .filter((c) => c.parentId === top.id)
-      .map((c) => ({ _t: c.timestamp, ...commentRow(fake, c, fieldSpecs(params.get('fields') ?? 'id,text,timestamp')) }));
+      .map((c) => ({
+        _t: c.timestamp,
+        ...commentRow(fake, c, fieldSpecs(params.get('fields') ?? 'id,text,timestamp')),
+      }));
     const page = pageOf(rows, (r) => r._t, params);
     return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
   }
   if (method !== 'POST') return notFound(method, target.id);
   if (!granted)
-    return graphErrorResponse(10, '(#10) Application does not have permission for this action', { status: 403 });
+    return graphErrorResponse(10, '(#10) Application does not have permission for this action', {
+      status: 403,
+    });
   const text = params.get('message') ?? '';
   if (!text.trim()) return graphErrorResponse(100, '(#100) The parameter message is required');
   if ([...text].length > 2200)

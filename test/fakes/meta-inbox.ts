@@ -200,10 +200,16 @@ export class FakeConversations {
     const text = typeof message?.text === 'string' ? message.text : '';
     if (!text.trim()) return metaAnswers.graph(100, '(#100) The parameter message is required');
     if ([...text].length > 2000)
-      return metaAnswers.graph(100, '(#100) Length of param message[text] must be less than or equal to 2000');
+      return metaAnswers.graph(
+        100,
+        '(#100) Length of param message[text] must be less than or equal to 2000',
+      );
     const conv = this.list.find((c) => c.participant.id === recipient?.id);
     if (!conv) return metaAnswers.graph(100, 'No matching user found', { subcode: 2018001 });
-    const last = Math.max(0, ...conv.messages.filter((m) => m.from.id === conv.participant.id).map((m) => m.createdAt));
+    const last = Math.max(
+      0,
+      ...conv.messages.filter((m) => m.from.id === conv.participant.id).map((m) => m.createdAt),
+    );
     if (Date.now() - last > 24 * 3600_000)
       return metaAnswers.graph(10, '(#10) This message is sent outside of allowed window.', {
         subcode: this.windowSubcode,

@@ -25,9 +25,15 @@ afterAll(async () => {
 });
 beforeEach(() => platforms.reset());
 
-const channel = () => ({ id: 'ch_fb', handle: 'Acme', platform: 'facebook' as const, accountId: fake.pageId });
+const channel = () => ({
+  id: 'ch_fb',
+  handle: 'Acme',
+  platform: 'facebook' as const,
+  accountId: fake.pageId,
+});
 const credentials = () => ({ access_token: 'token', account_id: fake.pageId });
-const poll = (o: Parameters<typeof pollContext>[2]) => pollAll(inbox, pollContext(channel(), credentials(), o));
+const poll = (o: Parameters<typeof pollContext>[2]) =>
+  pollAll(inbox, pollContext(channel(), credentials(), o));
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -61,7 +67,12 @@ describe('facebook inbox: comments', () => {
 
   it('maps a reply to a comment as answering that comment, in the post’s conversation', async () => {
     const top = fake.inbox({ kind: 'comment', text: 'Open on Sunday?' });
-    const reply = fake.inbox({ kind: 'comment', text: 'Me too', parent: top.platform_id, author: { name: 'Linus' } });
+    const reply = fake.inbox({
+      kind: 'comment',
+      text: 'Me too',
+      parent: top.platform_id,
+      author: { name: 'Linus' },
+    });
     const postId = fake.comments[0]?.objectId;
 
     const { items } = await poll({ kinds: ['comment'] });
@@ -101,7 +112,12 @@ describe('facebook inbox: comments', () => {
 
   it('leaves out the Page’s own comments and reads Herald posts the feed page does not hold', async () => {
     fake.inbox({ kind: 'comment', text: 'theirs' });
-    fake.comments.push({ ...(fake.comments[0] as (typeof fake.comments)[0]), id: 'x_1', message: 'ours', from: { id: fake.pageId, name: 'Acme' } });
+    fake.comments.push({
+      ...(fake.comments[0] as (typeof fake.comments)[0]),
+      id: 'x_1',
+      message: 'ours',
+      from: { id: fake.pageId, name: 'Acme' },
+    });
 
     const { items } = await poll({ kinds: ['comment'], recentPosts: [fake.comments[0]?.objectId as string] });
 
@@ -117,7 +133,12 @@ describe('facebook inbox: comments', () => {
 
 describe('facebook inbox: messages', () => {
   it('reads Messenger conversations, newest messages of each, and not the Page’s own', async () => {
-    const m = fake.inbox({ kind: 'message', text: 'Do you ship to Lyon?', created_at: ago(HOUR), author: { id: '2001', name: 'Ada' } });
+    const m = fake.inbox({
+      kind: 'message',
+      text: 'Do you ship to Lyon?',
+      created_at: ago(HOUR),
+      author: { id: '2001', name: 'Ada' },
+    });
 
     const { items, cursor } = await poll({ kinds: ['comment', 'message'] });
 
@@ -220,7 +241,14 @@ describe('facebook inbox: Graph errors', () => {
     fake.inbox({ kind: 'comment', text: 'x' });
     platforms.failNext('facebook', {
       status: 500,
-      body: { error: { message: 'An unexpected error has occurred.', type: 'OAuthException', code: 2, fbtrace_id: 'A' } },
+      body: {
+        error: {
+          message: 'An unexpected error has occurred.',
+          type: 'OAuthException',
+          code: 2,
+          fbtrace_id: 'A',
+        },
+      },
     });
 
     const err = await failure(poll({ kinds: ['comment'] }));

@@ -26,9 +26,15 @@ afterAll(async () => {
 });
 beforeEach(() => platforms.reset());
 
-const channel = () => ({ id: 'ch_ig', handle: 'acme', platform: 'instagram' as const, accountId: fake.igUserId });
+const channel = () => ({
+  id: 'ch_ig',
+  handle: 'acme',
+  platform: 'instagram' as const,
+  accountId: fake.igUserId,
+});
 const credentials = () => ({ access_token: 'token', account_id: fake.igUserId });
-const poll = (o: Parameters<typeof pollContext>[2]) => pollAll(inbox, pollContext(channel(), credentials(), o));
+const poll = (o: Parameters<typeof pollContext>[2]) =>
+  pollAll(inbox, pollContext(channel(), credentials(), o));
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -37,8 +43,18 @@ const requests = (method: string, path: RegExp) =>
 
 describe('instagram inbox: comments', () => {
   it('backfills comments and replies since `since` with their own time, and maps them', async () => {
-    const top = fake.inbox({ kind: 'comment', text: 'Love it', created_at: ago(2 * DAY), author: { handle: 'grace.h', id: '901' } });
-    const reply = fake.inbox({ kind: 'comment', text: 'Same', parent: top.platform_id, created_at: ago(DAY) });
+    const top = fake.inbox({
+      kind: 'comment',
+      text: 'Love it',
+      created_at: ago(2 * DAY),
+      author: { handle: 'grace.h', id: '901' },
+    });
+    const reply = fake.inbox({
+      kind: 'comment',
+      text: 'Same',
+      parent: top.platform_id,
+      created_at: ago(DAY),
+    });
     const media = fake.media[0];
     fake.inbox({ kind: 'comment', text: 'Too old', parent: media?.id, created_at: ago(9 * DAY) });
 
@@ -120,7 +136,9 @@ describe('instagram inbox: mentions', () => {
       }),
     ]);
     expect(p2.items).toEqual([]);
-    const err = await failure(inbox.reply(replyContext(channel(), credentials(), p1.items[0] as never, 'Thanks!')));
+    const err = await failure(
+      inbox.reply(replyContext(channel(), credentials(), p1.items[0] as never, 'Thanks!')),
+    );
     expect(err.category).toBe('user_content');
     expect(err.retryable).toBe(false);
   });
@@ -172,7 +190,10 @@ describe('instagram inbox: Graph errors', () => {
   });
 
   it('a 5xx is a retryable system error', async () => {
-    platforms.failNext('instagram', { status: 503, body: { error: { message: 'Service unavailable', code: 2 } } });
+    platforms.failNext('instagram', {
+      status: 503,
+      body: { error: { message: 'Service unavailable', code: 2 } },
+    });
     const err = await failure(poll({ kinds: ['mention'] }));
     expect(err.category).toBe('system');
     expect(err.retryable).toBe(true);
