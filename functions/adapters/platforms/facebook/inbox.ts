@@ -14,6 +14,7 @@ import {
   readMarks,
   replyText,
   sendMessage,
+  unlessGone,
 } from '../meta/inbox.ts';
 import { bestEffort } from '../meta/publish.ts';
 import { orOutcomeUnknown } from '../support.ts';
@@ -116,7 +117,7 @@ const comments: KindReader = async (state, ctx) => {
         limit: 50,
         after,
       });
-    const first = post.comments ?? (await list());
+    const first = post.comments ?? (await unlessGone(() => list()));
     const got = await newOnObject(first, list, (c) => graphMs(c.created_time), marks[post.id], sinceMs);
     if (got.mark) marks[post.id] = got.mark;
     for (const c of got.items) if (c.from?.id !== pageId) items.push(comment(c, post.id));

@@ -17,6 +17,7 @@ import {
   readMarks,
   replyText,
   sendMessage,
+  unlessGone,
 } from '../meta/inbox.ts';
 import { orOutcomeUnknown } from '../support.ts';
 import type { InboxConnector, InboxFetched, InboxPollContext, InboxReplyContext } from '../types.ts';
@@ -111,7 +112,8 @@ const comments: KindReader = async (state, ctx) => {
         limit: 50,
         after,
       });
-    const page = first ?? (await list());
+    const page = first ?? (await unlessGone(() => list()));
+    if (!page) continue;
     const mark = marks[m.id];
     const time = (c: IgComment) => graphMs(c.timestamp);
     const tops = await newOnObject(page, list, time, mark, sinceMs);

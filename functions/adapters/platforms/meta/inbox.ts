@@ -122,6 +122,19 @@ export async function newOnObject<T extends { id: string }>(
   return { items: out, mark: m };
 }
 
+/**
+ * A read of one object that may no longer exist (a Herald post since deleted on the platform: code
+ * 100, subcode 33): null then, so one gone post never stalls the channel's inbox.
+ */
+export async function unlessGone<T>(read: () => Promise<T>): Promise<T | null> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof PlatformError && /\(#100\/33\)/.test(err.message)) return null;
+    throw err;
+  }
+}
+
 /** ISO 8601 of a Graph time. */
 export const iso = (ms: number): string => new Date(ms).toISOString();
 

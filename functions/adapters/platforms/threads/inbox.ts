@@ -11,6 +11,7 @@ import {
   RECENT_POSTS,
   readMarks,
   replyText,
+  unlessGone,
 } from '../meta/inbox.ts';
 import { asContainerStatus, bestEffort, waitForContainer } from '../meta/publish.ts';
 import { orOutcomeUnknown } from '../support.ts';
@@ -92,7 +93,7 @@ const comments: KindReader = async (state, ctx) => {
         limit: 50,
         after,
       });
-    const got = await newOnObject(await list(), list, time, marks[post], sinceMs);
+    const got = await newOnObject(await unlessGone(() => list()), list, time, marks[post], sinceMs);
     if (got.mark) marks[post] = got.mark;
     for (const m of got.items) if (!mine(m)) items.push(fetched('comment', m, post));
   }

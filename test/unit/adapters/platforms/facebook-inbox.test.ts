@@ -110,7 +110,7 @@ describe('facebook inbox: comments', () => {
     expect(requests('GET', new RegExp(`/${postId}/comments$`))).toHaveLength(1);
   });
 
-  it('leaves out the Page’s own comments and reads Herald posts the feed page does not hold', async () => {
+  it('leaves out the Page’s own comments and reads Herald posts the feed page does not hold, skipping gone ones', async () => {
     fake.inbox({ kind: 'comment', text: 'theirs' });
     fake.comments.push({
       ...(fake.comments[0] as (typeof fake.comments)[0]),
@@ -119,9 +119,15 @@ describe('facebook inbox: comments', () => {
       from: { id: fake.pageId, name: 'Acme' },
     });
 
-    const { items } = await poll({ kinds: ['comment'], recentPosts: [fake.comments[0]?.objectId as string] });
+    const gone = `${fake.pageId}_999`;
+    const { items } = await poll({
+      kinds: ['comment'],
+      recentPosts: [fake.comments[0]?.objectId as string, gone],
+    });
 
     expect(items.map((i) => i.text)).toEqual(['theirs']);
+    // A Herald post deleted on Facebook (100/33) is skipped, not a failed poll.
+    expect(requests('GET', new RegExp(`/${gone}/comments$`))).toHaveLength(1);
   });
 
   it('reads only the kinds the channel may read', async () => {
