@@ -188,7 +188,8 @@ const CONVERSATION_PAGES = 2;
 /**
  * New messages of the Page's conversations on `platform` (messenger or instagram): GET
  * /{page-id}/conversations, newest updated first (the edge has no time-based paging), each with its
- * latest messages; a conversation updated before its mark or `since` ends the read.
+ * latest messages embedded. A conversation updated before `since` ends the read; one with nothing
+ * new ends the paging after its page (the older ones were read before).
  */
 export async function readConversations(
   o: {
@@ -216,10 +217,12 @@ export async function readConversations(
       after,
     };
     const res = await client.get<GraphPage<Conversation>>(`/${o.node}/conversations`, params);
+    // A conversation with nothing new means the older ones were read before: no further page.
+    let stale = false;
     for (const conv of res.data ?? []) {
       const updated = graphMs(conv.updated_time);
       const mark = marks[conv.id];
-      if (updated < sinceMs || (mark && updated < mark.t)) break outer;
+      if (updated < sinceMs) break outer;
       const got = await newOnObject(
         conv.messages ?? null,
         (a) =>
@@ -233,6 +236,7 @@ export async function readConversations(
         sinceMs,
       );
       if (got.mark) marks[conv.id] = got.mark;
+      if (!got.items.length) stale = true;
       for (const m of got.items) {
         if (!m.from?.id || o.own(m.from)) continue;
         items.push({
@@ -250,7 +254,7 @@ export async function readConversations(
       }
     }
     after = res.paging?.next ? res.paging.cursors?.after : undefined;
-    if (!after) break;
+    if (!after || stale) break;
   }
   return { items, state: { marks: pruneMarks(marks) } };
 }

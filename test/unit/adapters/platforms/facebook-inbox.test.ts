@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { connect } from '#adapters/platforms/facebook/connect';
 import { connector } from '#adapters/platforms/facebook/index';
 import type { InboxConnector } from '#adapters/platforms/types';
+import { channelInbox, INBOX } from '#core/inbox';
 import { createFake, type FacebookFake } from '../../../fakes/facebook.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { failure } from './context.ts';
@@ -167,6 +169,26 @@ describe('facebook inbox: messages', () => {
     expect(again.items).toEqual([]);
   });
 
+  it('pages through the conversations while they have news, and stops at the first page without', async () => {
+    for (let i = 0; i < 30; i++)
+      fake.inbox({
+        kind: 'message',
+        text: `m${i}`,
+        created_at: ago(HOUR - i * 1000),
+        author: { id: `30${i}` },
+      });
+
+    const p1 = await poll({ kinds: ['message'] });
+    expect(p1.items).toHaveLength(30);
+    expect(requests('GET', /\/conversations$/)).toHaveLength(2);
+
+    fake.inbox({ kind: 'message', text: 'news', author: { id: '3005' } });
+    const p2 = await poll({ kinds: ['message'], cursor: p1.cursor });
+
+    expect(p2.items.map((i) => i.text)).toEqual(['news']);
+    expect(requests('GET', /\/conversations$/)).toHaveLength(3);
+  });
+
   it('answers with the Send API (messaging_type RESPONSE) and finds the message after a lost answer', async () => {
     fake.inbox({ kind: 'message', text: 'Hello?', author: { id: '2002', name: 'Bob' } });
     const [item] = (await poll({ kinds: ['message'] })).items;
@@ -261,5 +283,19 @@ describe('facebook inbox: Graph errors', () => {
     expect(err.category).toBe('system');
     expect(err.retryable).toBe(true);
     expect((await poll({ kinds: ['comment'] })).items.map((i) => i.text)).toEqual(['x']);
+  });
+});
+
+describe('facebook inbox: grants', () => {
+  it('new connections ask for every permission the inbox reads with, and such a channel reads every kind', () => {
+    const needs = Object.values(INBOX.facebook.kinds).filter((k): k is string => !!k);
+    expect(connect.scopes).toEqual(expect.arrayContaining(needs));
+    const state = channelInbox({
+      platform: 'facebook',
+      grantedScopes: [...connect.scopes],
+      accountId: '1',
+      poll: null,
+    });
+    expect(state).toMatchObject({ available: true, kinds: ['comment', 'message'], error: null });
   });
 });

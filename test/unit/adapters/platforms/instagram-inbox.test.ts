@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { connect } from '#adapters/platforms/instagram/connect';
 import { connector } from '#adapters/platforms/instagram/index';
 import type { InboxConnector } from '#adapters/platforms/types';
+import { channelInbox, INBOX } from '#core/inbox';
 import { createFake, type InstagramFake } from '../../../fakes/instagram.ts';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { failure } from './context.ts';
@@ -197,5 +199,19 @@ describe('instagram inbox: Graph errors', () => {
     const err = await failure(poll({ kinds: ['mention'] }));
     expect(err.category).toBe('system');
     expect(err.retryable).toBe(true);
+  });
+});
+
+describe('instagram inbox: grants', () => {
+  it('new connections ask for every permission the inbox reads with, and such a channel reads every kind', () => {
+    const needs = Object.values(INBOX.instagram.kinds).filter((k): k is string => !!k);
+    expect(connect.scopes).toEqual(expect.arrayContaining(needs));
+    const state = channelInbox({
+      platform: 'instagram',
+      grantedScopes: [...connect.scopes],
+      accountId: '1',
+      poll: null,
+    });
+    expect(state).toMatchObject({ available: true, kinds: ['comment', 'mention', 'message'], error: null });
   });
 });

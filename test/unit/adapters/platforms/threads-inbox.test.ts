@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { connect } from '#adapters/platforms/threads/connect';
 import { connector } from '#adapters/platforms/threads/index';
 import type { InboxConnector } from '#adapters/platforms/types';
+import { channelInbox, INBOX } from '#core/inbox';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type ThreadsFake } from '../../../fakes/threads.ts';
 import { failure } from './context.ts';
@@ -167,5 +169,19 @@ describe('threads inbox: Graph errors', () => {
     const err = await failure(poll({ kinds: ['mention'] }));
     expect(err.category).toBe('system');
     expect(err.retryable).toBe(true);
+  });
+});
+
+describe('threads inbox: grants', () => {
+  it('new connections ask for every permission the inbox reads with, and such a channel reads every kind', () => {
+    const needs = Object.values(INBOX.threads.kinds).filter((k): k is string => !!k);
+    expect(connect.scopes).toEqual(expect.arrayContaining(needs));
+    const state = channelInbox({
+      platform: 'threads',
+      grantedScopes: [...connect.scopes],
+      accountId: '1',
+      poll: null,
+    });
+    expect(state).toMatchObject({ available: true, kinds: ['comment', 'mention'], error: null });
   });
 });
