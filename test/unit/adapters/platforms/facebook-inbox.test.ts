@@ -299,3 +299,17 @@ describe('facebook inbox: grants', () => {
     expect(state).toMatchObject({ available: true, kinds: ['comment', 'message'], error: null });
   });
 });
+
+describe('facebook inbox: cost', () => {
+  it('a quiet poll of comments and messages costs 2 requests', async () => {
+    fake.inbox({ kind: 'comment', text: 'c' });
+    fake.inbox({ kind: 'message', text: 'm' });
+    const first = await poll({ kinds: ['comment', 'message'] });
+    const before = platforms.requests('facebook').length;
+
+    const quiet = await poll({ kinds: ['comment', 'message'], cursor: first.cursor });
+
+    expect(quiet.items).toEqual([]);
+    expect(platforms.requests('facebook').length - before).toBe(2);
+  });
+});

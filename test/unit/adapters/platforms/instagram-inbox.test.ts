@@ -215,3 +215,18 @@ describe('instagram inbox: grants', () => {
     expect(state).toMatchObject({ available: true, kinds: ['comment', 'mention', 'message'], error: null });
   });
 });
+
+describe('instagram inbox: cost', () => {
+  it('a quiet poll of comments, mentions and messages costs 3 requests', async () => {
+    fake.inbox({ kind: 'comment', text: 'c' });
+    fake.inbox({ kind: 'mention', text: 't' });
+    fake.inbox({ kind: 'message', text: 'm' });
+    const first = await poll({ kinds: ['comment', 'mention', 'message'] });
+    const before = platforms.requests('instagram').length;
+
+    const quiet = await poll({ kinds: ['comment', 'mention', 'message'], cursor: first.cursor });
+
+    expect(quiet.items).toEqual([]);
+    expect(platforms.requests('instagram').length - before).toBe(3);
+  });
+});

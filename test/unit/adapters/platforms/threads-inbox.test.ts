@@ -185,3 +185,17 @@ describe('threads inbox: grants', () => {
     expect(state).toMatchObject({ available: true, kinds: ['comment', 'mention'], error: null });
   });
 });
+
+describe('threads inbox: cost', () => {
+  it('a quiet poll costs 2 requests plus one per recent post that has replies', async () => {
+    fake.inbox({ kind: 'comment', text: 'c' });
+    fake.inbox({ kind: 'mention', text: 'm' });
+    const first = await poll({ kinds: ['comment', 'mention'] });
+    const before = platforms.requests('threads').length;
+
+    const quiet = await poll({ kinds: ['comment', 'mention'], cursor: first.cursor });
+
+    expect(quiet.items).toEqual([]);
+    expect(platforms.requests('threads').length - before).toBe(3);
+  });
+});
