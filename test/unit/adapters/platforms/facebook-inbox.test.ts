@@ -132,6 +132,24 @@ describe('facebook inbox: comments', () => {
     expect(requests('GET', new RegExp(`/${gone}/comments$`))).toHaveLength(1);
   });
 
+  it('a poll killed before its cursor was saved reads the same items again, under the same ids', async () => {
+    fake.inbox({ kind: 'comment', text: 'a' });
+    const p1 = await poll({ kinds: ['comment', 'message'] });
+    fake.inbox({ kind: 'comment', text: 'b', parent: fake.comments[0]?.objectId });
+    fake.inbox({ kind: 'message', text: 'm' });
+
+    const ctx = pollContext(channel(), credentials(), { kinds: ['comment', 'message'], cursor: p1.cursor });
+    const page = await inbox.poll(ctx); // its items written, then the worker dies: the cursor is lost
+    const again = await inbox.poll(ctx);
+
+    expect(page.more).toBe(true);
+    expect(again.items.map((i) => i.platformId)).toEqual(page.items.map((i) => i.platformId));
+    expect(page.items.map((i) => i.text)).toEqual(['b']);
+    const rest = await inbox.poll({ ...ctx, cursor: again.cursor });
+    expect(rest.items.map((i) => i.text)).toEqual(['m']);
+    expect(rest.more).toBe(false);
+  });
+
   it('reads only the kinds the channel may read', async () => {
     fake.inbox({ kind: 'message', text: 'hi' });
     await poll({ kinds: ['comment'] });
@@ -167,6 +185,12 @@ describe('facebook inbox: messages', () => {
     expect(requests('GET', /\/conversations$/)[0]?.query.get('platform')).toBe('messenger');
     const again = await poll({ kinds: ['comment', 'message'], cursor });
     expect(again.items).toEqual([]);
+  });
+
+  it('reads no conversation older than `since`', async () => {
+    fake.inbox({ kind: 'message', text: 'old', created_at: ago(8 * DAY), author: { id: '2009' } });
+    fake.inbox({ kind: 'message', text: 'new', created_at: ago(DAY), author: { id: '2010' } });
+    expect((await poll({ kinds: ['message'] })).items.map((i) => i.text)).toEqual(['new']);
   });
 
   it('pages through the conversations while they have news, and stops at the first page without', async () => {
