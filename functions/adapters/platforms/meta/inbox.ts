@@ -14,21 +14,31 @@ import { parseGraphTime, sameText } from './publish.ts';
 // What the Meta inboxes (Facebook Pages, Instagram, Threads) share. The Graph API offers an app no
 // "what is new since" feed without webhooks, so each kind is read from the objects it hangs on (the
 // account's recent posts, its conversations, its mentions), newest first, and the cursor keeps per
-// object the newest creation time seen and the ids seen at that second: an item is new when it is
-// younger than that mark (and not older than the poll's `since`), so overlapping reads return
-// nothing twice. Each poll reads one kind per page; `more` while other kinds remain.
+// object a mark: the newest creation time seen, and the ids seen in the LOOKBACK before it. An item
+// is new when it is not older than the poll's `since`, younger than the mark less LOOKBACK, and not
+// among those ids: overlapping reads return nothing twice, and an item the platform shows late (Graph
+// times are whole seconds, and a comment can surface after a newer one) is still read. Each poll
+// reads one kind per page; `more` while other kinds remain.
 
 /** Posts (media) whose comments one poll reads: the account's most recent, whatever their age. */
 export const RECENT_POSTS = 25;
 /** Pages of an object's items followed in one poll while every item on them is new. */
 export const MAX_ITEM_PAGES = 4;
-/** Per-object marks a cursor keeps (the oldest are dropped first). */
-const MAX_MARKS = 200;
+/** How far before an object's newest item a late one is still read. */
+export const LOOKBACK_MS = 15 * 60_000;
+/** Per-object marks a cursor keeps (the oldest are dropped first), and ids per mark. */
+const MAX_MARKS = 80;
+const MAX_SEEN = 40;
 
-/** The newest creation time seen on one object, and the ids seen at that time (Graph times are whole seconds). */
+/**
+ * The newest creation time (ms) seen on one object, and the ids seen within LOOKBACK_MS of it with
+ * their times. When more were seen than a mark keeps, `floor` is the newest time let go: nothing
+ * made then or before is new any more.
+ */
 export interface Mark {
   t: number;
-  ids: string[];
+  seen: Record<string, number>;
+  floor?: number;
 }
 export type Marks = Record<string, Mark>;
 
@@ -36,9 +46,14 @@ export function readMarks(v: unknown): Marks {
   const out: Marks = {};
   if (!v || typeof v !== 'object') return out;
   for (const [k, m] of Object.entries(v as Record<string, unknown>)) {
-    const mark = m as { t?: unknown; ids?: unknown } | null;
-    if (mark && typeof mark.t === 'number' && Array.isArray(mark.ids))
-      out[k] = { t: mark.t, ids: mark.ids.filter((i): i is string => typeof i === 'string') };
+    const mark = m as { t?: unknown; seen?: unknown; floor?: unknown } | null;
+    if (!mark || typeof mark.t !== 'number' || !mark.seen || typeof mark.seen !== 'object') continue;
+    const seen = Object.fromEntries(
+      Object.entries(mark.seen as Record<string, unknown>).filter(
+        (e): e is [string, number] => typeof e[1] === 'number',
+      ),
+    );
+    out[k] = { t: mark.t, seen, ...(typeof mark.floor === 'number' ? { floor: mark.floor } : {}) };
   }
   return out;
 }
@@ -46,15 +61,23 @@ export function readMarks(v: unknown): Marks {
 /** Made at `t` (ms), not before `sinceMs`, and not already seen under `mark`. */
 export function isNew(mark: Mark | undefined, sinceMs: number, id: string, t: number): boolean {
   if (!Number.isFinite(t) || t < sinceMs) return false;
-  if (!mark || t > mark.t) return true;
-  return t === mark.t && !mark.ids.includes(id);
+  if (!mark) return true;
+  return t > Math.max(mark.t - LOOKBACK_MS, mark.floor ?? -Infinity) && !(id in mark.seen);
 }
 
-/** The mark after seeing `id` made at `t`. */
+/** The mark after seeing `id` made at `t`: ids older than the lookback (or beyond MAX_SEEN) are let go. */
 export function advance(mark: Mark | undefined, id: string, t: number): Mark {
-  if (!mark || t > mark.t) return { t, ids: [id] };
-  if (t === mark.t && !mark.ids.includes(id)) return { t, ids: [...mark.ids, id] };
-  return mark;
+  const top = Math.max(mark?.t ?? t, t);
+  const recent = Object.entries({ ...(mark?.seen ?? {}), [id]: t })
+    .filter(([, at]) => at > top - LOOKBACK_MS)
+    .sort((a, b) => b[1] - a[1]);
+  const dropped = recent[MAX_SEEN]?.[1];
+  const floor = Math.max(mark?.floor ?? -Infinity, dropped ?? -Infinity);
+  return {
+    t: top,
+    seen: Object.fromEntries(recent.slice(0, MAX_SEEN)),
+    ...(Number.isFinite(floor) && floor > top - LOOKBACK_MS ? { floor } : {}),
+  };
 }
 
 /** The marks kept: at most MAX_MARKS, the newest. */

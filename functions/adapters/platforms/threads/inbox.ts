@@ -4,6 +4,7 @@ import {
   graphMs,
   iso,
   type KindReader,
+  LOOKBACK_MS,
   newOnObject,
   ownReply,
   pollByKind,
@@ -105,9 +106,9 @@ const mentions: KindReader = async (state, ctx) => {
   const sinceMs = ctx.since.getTime();
   const marks = readMarks(state?.marks);
   const mark = marks.mentions;
-  // The mentions edge takes `since` (epoch seconds, not before 1688540400): from the mark's second
-  // (its mentions are read again and skipped by id) or the poll's `since`, whichever is later.
-  const from = Math.max(1688540400, Math.floor(Math.max(mark?.t ?? 0, sinceMs) / 1000));
+  // The mentions edge takes `since` (epoch seconds, not before 1688540400): from the mark less the
+  // lookback (what was seen there is skipped by id) or the poll's `since`, whichever is later.
+  const from = Math.max(1688540400, Math.floor(Math.max((mark?.t ?? 0) - LOOKBACK_MS, sinceMs) / 1000));
   const list = (after?: string) =>
     client.get<GraphPage<ThreadsMedia>>(`/${accountId}/mentions`, {
       fields: 'id,text,username,permalink,timestamp,replied_to,root_post',

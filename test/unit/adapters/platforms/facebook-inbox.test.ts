@@ -105,11 +105,27 @@ describe('facebook inbox: comments', () => {
     for (let i = 1; i < 70; i++)
       fake.inbox({ kind: 'comment', text: `c${i}`, parent: postId, created_at: ago(HOUR - i * 1000) });
 
-    const { items } = await poll({ kinds: ['comment'] });
+    const { items, cursor } = await poll({ kinds: ['comment'] });
 
     expect(new Set(items.map((i) => i.text)).size).toBe(70);
     expect(requests('GET', /\/feed$/)).toHaveLength(1);
     expect(requests('GET', new RegExp(`/${postId}/comments$`))).toHaveLength(1);
+    expect((await poll({ kinds: ['comment'], cursor })).items).toEqual([]);
+  });
+
+  it('still reads a comment the platform shows after a newer one', async () => {
+    fake.inbox({ kind: 'comment', text: 'newer', created_at: ago(60_000) });
+    const p1 = await poll({ kinds: ['comment'] });
+    fake.inbox({
+      kind: 'comment',
+      text: 'late',
+      parent: fake.comments[0]?.objectId,
+      created_at: ago(5 * 60_000),
+    });
+
+    const p2 = await poll({ kinds: ['comment'], cursor: p1.cursor });
+
+    expect(p2.items.map((i) => i.text)).toEqual(['late']);
   });
 
   it('leaves out the Page’s own comments and reads Herald posts the feed page does not hold, skipping gone ones', async () => {
