@@ -353,3 +353,22 @@ describe('facebook inbox: cost', () => {
     expect(platforms.requests('facebook').length - before).toBe(2);
   });
 });
+
+describe('facebook fake: the inbox seed control', () => {
+  it('POST /__fakes/facebook/inbox seeds an item the read endpoints serve at the seed’s time', async () => {
+    const at = new Date(Math.floor((Date.now() - 2 * DAY) / 1000) * 1000).toISOString();
+    const res = await fetch(`${platforms.origin}/__fakes/facebook/inbox`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'comment', text: 'seeded over HTTP', created_at: at }),
+    });
+    expect(res.status).toBe(201);
+    const { platform_id } = (await res.json()) as { platform_id: string };
+
+    const { items } = await poll({ kinds: ['comment'] });
+
+    expect(items).toEqual([
+      expect.objectContaining({ platformId: platform_id, text: 'seeded over HTTP', createdAt: at }),
+    ]);
+  });
+});
