@@ -166,7 +166,8 @@ export const INBOX: Record<Platform, InboxSupport> = {
       mention: 'instagram_manage_comments',
       message: 'instagram_manage_messages',
     },
-    replies: ['comment', 'mention', 'message'],
+    // Mentions are the media others tagged the account in: Meta lets no app comment on those.
+    replies: ['comment', 'message'],
   },
   threads: {
     kinds: { comment: 'threads_read_replies', mention: 'threads_manage_mentions' },

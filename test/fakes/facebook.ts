@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FacebookLogin, userPages } from './facebook-login.ts';
+import { FakeConversations, type FieldSpec, fieldSpecs, modParams, seedTime } from './meta-inbox.ts';
 import { defaultAccount, type FakeOAuth, hashDigits, namedAccount, serveAvatar } from './oauth.ts';
 import {
   bearer,
@@ -7,6 +8,7 @@ import {
   type FakePlatform,
   type FakeRequest,
   type FakeResponse,
+  type InboxSeed,
 } from './server.ts';
 
 // Contract fake of the Facebook Pages API (graph.facebook.com) — and the Graph API conventions the
@@ -27,6 +29,16 @@ import {
 // the legacy test tokens in `tokensWithoutComments` lack it too); an object the Page does not have
 // answers code 100 / subcode 33. GET /{object-id}/comments lists them (id, message, created_time,
 // from{id,name}, permalink_url) and GET /{comment-id} reads one. Comments made are kept in `comments`.
+// The inbox (seeded with `inbox(seed)`): comments by other people on the Page's posts, at the seed's
+// time, `parent` naming the post or the comment answered (default: the Page's latest post, made if
+// there is none); with `filter=stream` the comments edge lists replies too, each with `parent{id}`
+// (the Comments reference), else top-level comments only; lists come newest first. The feed embeds
+// each post's comments when asked (`comments.filter(stream).limit(n){…}`, Graph field expansion).
+// `from` of other people's comments is left out for a login token without pages_read_user_content
+// (the Pages API comments guide). POST /{comment-id}/comments replies to a comment (as the Page).
+// Messages: the Page's Messenger conversations and the Send API as test/fakes/meta-inbox.ts
+// describes (pages_messaging on login tokens, else (#230), HTTP 403). Facebook has no mention kind:
+// a mention seed is a comment that names the Page.
 
 // ---- Graph conventions (shared by the Meta fakes) ------------------------------------------
 
@@ -197,6 +209,8 @@ export interface FakeFacebookComment {
   createdAt: number;
   from: { id: string; name: string };
   permalink: string;
+  /** A reply: the comment it answers. */
+  parentId?: string;
 }
 
 interface Photo {
@@ -221,6 +235,9 @@ export interface FacebookFake extends FakePlatform {
   comments: FakeFacebookComment[];
   /** Legacy test tokens whose grant lacks pages_manage_engagement. */
   tokensWithoutComments: Set<string>;
+  /** The Page's Messenger conversations. */
+  conversations: FakeConversations;
+  inbox(seed: InboxSeed): { platform_id: string };
 }
 
 const INSIGHT_METRICS = new Set(['post_media_view', 'post_clicks', 'post_reactions_by_type_total']);
@@ -266,6 +283,8 @@ export function createFake(): FacebookFake {
     loseNextResponse: false,
     comments: [],
     tokensWithoutComments: new Set(),
+    conversations: new FakeConversations('messenger', 2018278),
+    inbox: (seed) => seedInbox(fake, seed),
     reset() {
       login.reset();
       fake.validTokens = new Set(['token']);
@@ -276,6 +295,7 @@ export function createFake(): FacebookFake {
       fake.loseNextResponse = false;
       fake.comments = [];
       fake.tokensWithoutComments = new Set();
+      fake.conversations.reset();
     },
     handle: (req, ctx) => handle(fake, req, ctx),
   };
@@ -308,8 +328,21 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
     const account = fake.login.handleAccount(req, ctx, params, segs, who);
     if (account) return account;
   }
-  const [node, edge, extra] = segs;
-  if (!node || extra) return unknownPath(req);
+  const [rawNode, edge, extra] = segs;
+  if (!rawNode || extra) return unknownPath(req);
+  // With a Page token `me` is the Page.
+  const node = rawNode === 'me' ? (who?.page?.id ?? fake.pageId) : rawNode;
+  const scopes = who?.token.grant.scopes;
+  const authors = !scopes || scopes.includes('pages_read_user_content');
+  const convs = fake.conversations.handle(req, params, node, edge, {
+    accountId: who?.page?.id ?? fake.pageId,
+    self: { id: who?.page?.id ?? fake.pageId, name: who?.page?.name ?? 'Acme' },
+    granted: !scopes || scopes.includes('pages_messaging'),
+    denied: graphErrorResponse(230, '(#230) Requires pages_messaging permission to manage the object', {
+      status: 403,
+    }),
+  });
+  if (convs) return convs;
 
   if ((node === fake.pageId || fake.login.pageIds().has(node)) && edge) {
     if (who && req.method === 'POST' && ['feed', 'photos', 'videos'].includes(edge)) {
@@ -328,7 +361,7 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
       return {
         status: 200,
         body: pageOf(
-          ofPage.map((p) => postFields(fake, p, params)),
+          ofPage.map((p) => postFields(fake, p, params, authors)),
           (p) => p._t,
           params,
         ),
@@ -344,7 +377,7 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
     const granted = who
       ? !!who.page && who.token.grant.scopes.includes('pages_manage_engagement')
       : !fake.tokensWithoutComments.has(params.get('access_token') ?? bearer(req) ?? '');
-    return comments(fake, req.method, node, params, granted, who?.page ?? null);
+    return comments(fake, req.method, node, params, granted, who?.page ?? null, authors);
   }
   if (!edge && req.method === 'GET') {
     const account = fake.login.node(ctx, node, params);
@@ -352,7 +385,7 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
   }
   if (!edge && req.method === 'GET') {
     const comment = fake.comments.find((c) => c.id === node);
-    if (comment) return { status: 200, body: commentFields(comment, params) };
+    if (comment) return { status: 200, body: commentFields(fake, comment, params, authors) };
   }
   if (!edge && req.method === 'GET') return getNode(fake, node, params);
   if (edge === 'insights' && req.method === 'GET') return insights(fake, node, params);
@@ -498,12 +531,13 @@ function counts(fake: FacebookFake, id: string) {
 }
 
 /** Fields a node read asked for (`a,b.limit(0).summary(true)` → `a`, `b`). */
-const fieldNames = (params: URLSearchParams) =>
-  (params.get('fields') ?? 'id').split(',').map((f) => f.trim().split(/[.{(]/)[0] ?? '');
+const fieldNames = (params: URLSearchParams) => fieldSpecs(params.get('fields') ?? 'id').map((f) => f.name);
 
-function postFields(fake: FacebookFake, p: FakeFacebookPost, params: URLSearchParams): Row {
+function postFields(fake: FacebookFake, p: FakeFacebookPost, params: URLSearchParams, authors = true): Row {
   const row: Row = { _t: p.createdAt, id: p.id };
   const c = counts(fake, p.id);
+  const embedded = fieldSpecs(params.get('fields')).find((f) => f.name === 'comments' && f.sub.length);
+  if (embedded) row.comments = embeddedComments(fake, p, embedded, authors);
   for (const f of fieldNames(params)) {
     if (f === 'message' && p.message !== undefined) row.message = p.message;
     if (f === 'created_time') row.created_time = graphTime(p.createdAt);
@@ -511,7 +545,7 @@ function postFields(fake: FacebookFake, p: FakeFacebookPost, params: URLSearchPa
     if (f === 'shares' && c.shares) row.shares = { count: c.shares };
     if (f === 'reactions')
       row.reactions = { data: [], summary: { total_count: c.reactions, viewer_reaction: 'NONE' } };
-    if (f === 'comments')
+    if (f === 'comments' && !embedded)
       row.comments = { data: [], summary: { order: 'ranked', total_count: c.comments, can_comment: true } };
   }
   return row;
@@ -593,9 +627,12 @@ function comments(
   params: URLSearchParams,
   granted: boolean,
   page: { id: string; name: string } | null,
+  authors = true,
 ): FakeResponse {
   if (method === 'POST' && !granted)
     return graphErrorResponse(200, '(#200) Permissions error', { status: 403 });
+  const target = fake.comments.find((c) => c.id === objectId);
+  if (target) return commentReplies(fake, method, target, params, page, authors);
   const post = fake.posts.find((p) => p.id === objectId || p.videoId === objectId);
   if (!post || (method !== 'GET' && method !== 'POST'))
     return graphErrorResponse(
@@ -604,9 +641,10 @@ function comments(
       { subcode: 33, type: 'GraphMethodException' },
     );
   if (method === 'GET') {
+    const stream = params.get('filter') === 'stream';
     const rows = fake.comments
-      .filter((c) => c.objectId === objectId)
-      .map((c) => ({ _t: c.createdAt, ...commentFields(c, params) }));
+      .filter((c) => c.objectId === objectId && (stream || !c.parentId))
+      .map((c) => ({ _t: c.createdAt, ...commentFields(fake, c, params, authors) }));
     const listed = pageOf(rows, (r) => r._t, params);
     return { status: 200, body: { ...listed, data: listed.data.map(({ _t, ...r }) => r) } };
   }
@@ -629,13 +667,113 @@ function comments(
   return lost(fake, { status: 200, body: { id: c.id } });
 }
 
-function commentFields(c: FakeFacebookComment, params: URLSearchParams): Record<string, unknown> {
+function commentFields(
+  fake: FacebookFake,
+  c: FakeFacebookComment,
+  params: URLSearchParams,
+  authors = true,
+): Record<string, unknown> {
+  return commentRow(fake, c, fieldSpecs(params.get('fields') ?? 'id,message,created_time'), authors);
+}
+
+function commentRow(
+  fake: FacebookFake,
+  c: FakeFacebookComment,
+  fields: FieldSpec[],
+  authors: boolean,
+): Record<string, unknown> {
   const row: Record<string, unknown> = { id: c.id };
-  for (const f of (params.get('fields') ?? 'id,message,created_time').split(',')) {
+  const byPage = c.from.id === fake.pageId || fake.login.pageIds().has(c.from.id);
+  for (const { name: f } of fields) {
     if (f === 'message') row.message = c.message;
     if (f === 'created_time') row.created_time = graphTime(c.createdAt);
-    if (f === 'from') row.from = c.from;
+    if (f === 'from' && (authors || byPage)) row.from = c.from;
     if (f === 'permalink_url') row.permalink_url = c.permalink;
+    if (f === 'parent' && c.parentId) row.parent = { id: c.parentId };
   }
   return row;
+}
+
+/** A post's comments as the feed embeds them (`comments.filter(stream).limit(n){…}`), newest first. */
+function embeddedComments(fake: FacebookFake, p: FakeFacebookPost, spec: FieldSpec, authors: boolean) {
+  const stream = spec.mods.filter === 'stream';
+  const rows = fake.comments
+    .filter((c) => (c.objectId === p.id || c.objectId === p.videoId) && (stream || !c.parentId))
+    .map((c) => ({ _t: c.createdAt, ...commentRow(fake, c, spec.sub, authors) }));
+  const listed = pageOf(rows, (r) => r._t, modParams(spec));
+  return { ...listed, data: listed.data.map(({ _t, ...r }) => r) };
+}
+
+/** GET and POST /{comment-id}/comments: the replies to a comment, or a reply by the Page. */
+function commentReplies(
+  fake: FacebookFake,
+  method: string,
+  target: FakeFacebookComment,
+  params: URLSearchParams,
+  page: { id: string; name: string } | null,
+  authors: boolean,
+): FakeResponse {
+  if (method === 'GET') {
+    const rows = fake.comments
+      .filter((c) => c.parentId === target.id)
+      .map((c) => ({ _t: c.createdAt, ...commentFields(fake, c, params, authors) }));
+    const listed = pageOf(rows, (r) => r._t, params);
+    return { status: 200, body: { ...listed, data: listed.data.map(({ _t, ...r }) => r) } };
+  }
+  const message = params.get('message') ?? '';
+  if (!message.trim())
+    return graphErrorResponse(100, '(#100) The parameter message or attachment_url is required');
+  if ([...message].length > 8000)
+    return graphErrorResponse(100, '(#100) Param message must be at most 8000 characters long.');
+  const c = addComment(
+    fake,
+    target.objectId,
+    message,
+    { id: page?.id ?? fake.pageId, name: page?.name ?? 'Acme' },
+    Date.now(),
+    target.id,
+  );
+  return lost(fake, { status: 200, body: { id: c.id } });
+}
+
+function addComment(
+  fake: FacebookFake,
+  objectId: string,
+  message: string,
+  from: { id: string; name: string },
+  createdAt: number,
+  parentId?: string,
+): FakeFacebookComment {
+  const post = fake.posts.find((p) => p.id === objectId || p.videoId === objectId);
+  const n = graphId('');
+  const c: FakeFacebookComment = {
+    id: `${(post?.id ?? objectId).split('_').at(-1)}_${n}`,
+    objectId,
+    message,
+    createdAt,
+    from,
+    permalink: `${post?.permalink ?? `https://www.facebook.com/${objectId}`}?comment_id=${n}`,
+    ...(parentId ? { parentId } : {}),
+  };
+  fake.comments.push(c);
+  return c;
+}
+
+/** Someone comments on (or writes to) the Page. */
+function seedInbox(fake: FacebookFake, seed: InboxSeed): { platform_id: string } {
+  const at = seedTime(seed);
+  const author = {
+    id: seed.author?.id ?? `2${hashDigits(seed.author?.handle ?? 'grace', 15, 'psid')}`,
+    name: seed.author?.name ?? seed.author?.handle ?? 'Grace Hopper',
+  };
+  if (seed.kind === 'message') return fake.conversations.seed(seed, author);
+  const parent = seed.parent ? fake.comments.find((c) => c.id === seed.parent) : undefined;
+  let objectId = parent?.objectId ?? seed.parent;
+  if (!objectId) {
+    const page = seed.to && fake.login.pageIds().has(seed.to) ? seed.to : fake.pageId;
+    const latest = fake.posts.filter((p) => p.id.startsWith(`${page}_`)).at(-1);
+    objectId = (latest ?? addPost(fake, page, { message: 'Hello from the Page', media: [] })).id;
+    if (!latest) (fake.posts.at(-1) as FakeFacebookPost).createdAt = Math.min(at, Date.now()) - 3600_000;
+  }
+  return { platform_id: addComment(fake, objectId, seed.text, author, at, parent?.id).id };
 }

@@ -12,8 +12,9 @@ import {
   pageOf,
 } from './facebook.ts';
 import { FacebookLogin, userPages } from './facebook-login.ts';
+import { FakeConversations, type FieldSpec, fieldSpecs, modParams, seedTime } from './meta-inbox.ts';
 import { defaultAccount, type FakeOAuth, hashDigits, namedAccount, serveAvatar } from './oauth.ts';
-import type { FakeContext, FakePlatform, FakeRequest, FakeResponse } from './server.ts';
+import type { FakeContext, FakePlatform, FakeRequest, FakeResponse, InboxSeed } from './server.ts';
 
 // Contract fake of Instagram content publishing (Instagram API with Facebook Login, graph.facebook.com):
 // POST /{ig-user-id}/media creates containers (image_url; media_type=REELS + video_url; VIDEO items and
@@ -36,6 +37,17 @@ import type { FakeContext, FakePlatform, FakeRequest, FakeResponse } from './ser
 // `tokensWithoutComments` lack it too); a media id the account does not have answers code 100 /
 // subcode 33; GET /{ig-media-id}/comments lists them (id, text, timestamp, from{id,username},
 // username), newest first. Comments made are kept in `comments` for tests to assert.
+// The inbox (seeded with `inbox(seed)`, at the seed's time): comments by other people on the
+// account's media (`parent`: the media, or the comment a reply answers; default the latest media,
+// made if there is none); the comments edge lists top-level comments, each with `replies{…}` when
+// asked (IG Comment Replies; replies carry `parent_id`), and GET|POST /{ig-comment-id}/replies lists
+// and makes replies (a reply to a reply lands under its top-level comment, as the reference says;
+// instagram_manage_comments). The media edge embeds comments when asked
+// (`comments.limit(n){…,replies{…}}`). Mentions are media others tagged the account in:
+// GET /{ig-user-id}/tags (id, caption, timestamp, permalink, username, newest first). Messages: the
+// Page's Instagram conversations (platform=instagram) and the Send API as meta-inbox.ts describes,
+// read through `me` (the Page of the Page token) and needing instagram_manage_messages on login
+// tokens (else (#10), HTTP 403); the 24-hour window's refusal carries subcode 2534022.
 
 export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
 
@@ -77,6 +89,17 @@ export interface FakeIgComment {
   text: string;
   timestamp: number;
   from: { id: string; username: string };
+  /** A reply: the top-level comment it is under. */
+  parentId?: string;
+}
+
+/** A media of someone else's that tags the account (GET /{ig-user-id}/tags). */
+export interface FakeIgTag {
+  id: string;
+  caption: string;
+  timestamp: number;
+  permalink: string;
+  username: string;
 }
 
 export interface InstagramFake extends FakePlatform {
@@ -97,6 +120,10 @@ export interface InstagramFake extends FakePlatform {
   tokensWithoutComments: Set<string>;
   /** The next comment is made but its answer is lost (HTTP 500). */
   loseNextCommentResponse: boolean;
+  tags: FakeIgTag[];
+  /** The Page's Instagram conversations. */
+  conversations: FakeConversations;
+  inbox(seed: InboxSeed): { platform_id: string };
 }
 
 const METRICS = new Set(['views', 'reach', 'likes', 'comments', 'shares', 'saved', 'total_interactions']);
@@ -152,6 +179,9 @@ export function createFake(): InstagramFake {
     comments: [],
     tokensWithoutComments: new Set(),
     loseNextCommentResponse: false,
+    tags: [],
+    conversations: new FakeConversations('instagram', 2534022),
+    inbox: (seed) => seedInbox(fake, seed),
     reset() {
       login.reset();
       fake.validTokens = new Set(['token']);
@@ -165,6 +195,8 @@ export function createFake(): InstagramFake {
       fake.comments = [];
       fake.tokensWithoutComments = new Set();
       fake.loseNextCommentResponse = false;
+      fake.tags = [];
+      fake.conversations.reset();
     },
     handle: (req, ctx) => handle(fake, req, ctx),
   };
@@ -195,8 +227,23 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
     const account = fake.login.handleAccount(req, ctx, params, segs, who);
     if (account) return account;
   }
-  const [node, edge, extra] = segs;
-  if (!node || extra) return graphErrorResponse(2500, `Unknown path components: ${req.path}`);
+  const [rawNode, edge, extra] = segs;
+  if (!rawNode || extra) return graphErrorResponse(2500, `Unknown path components: ${req.path}`);
+  // With a Page token `me` is the Page (whose conversations include its Instagram account's).
+  const pageId = who?.page?.id ?? DEFAULT_PAGE;
+  const node = rawNode === 'me' ? pageId : rawNode;
+  const scopes = who?.token.grant.scopes;
+  const igAccount = who?.page?.ig ?? { id: fake.igUserId, username: 'acme' };
+  const convs = fake.conversations.handle(req, params, node, edge, {
+    accountId: pageId,
+    self: { id: igAccount.id, username: igAccount.username },
+    granted: !scopes || scopes.includes('instagram_manage_messages'),
+    denied: graphErrorResponse(10, '(#10) Application does not have permission for this action', {
+      status: 403,
+    }),
+  });
+  if (convs) return convs;
+  const canComment = !scopes || scopes.includes('instagram_manage_comments');
 
   if (node === fake.igUserId || fake.login.igIds().has(node)) {
     if (who && req.method === 'POST' && (edge === 'media' || edge === 'media_publish')) {
@@ -207,8 +254,17 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
     }
     if (edge === 'media' && req.method === 'POST') return createContainer(fake, params);
     if (edge === 'media_publish' && req.method === 'POST') return publish(fake, params);
+    if (edge === 'tags' && req.method === 'GET') {
+      if (!canComment)
+        return graphErrorResponse(10, '(#10) Application does not have permission for this action', {
+          status: 403,
+        });
+      const rows = fake.tags.map((t) => ({ _t: t.timestamp, ...tagFields(t, params) }));
+      const page = pageOf(rows, (r) => r._t, params);
+      return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
+    }
     if (edge === 'media' && req.method === 'GET') {
-      const rows = fake.media.map((m) => ({ _t: m.timestamp, ...fields(m, params) }));
+      const rows = fake.media.map((m) => ({ _t: m.timestamp, ...fields(m, params, fake) }));
       const page = pageOf(rows, (r) => r._t, params);
       return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
     }
@@ -220,6 +276,11 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
       : !fake.tokensWithoutComments.has(raw);
     const author = who?.page?.ig ?? { id: fake.igUserId, username: 'acme' };
     return comments(fake, req.method, node, params, granted, author);
+  }
+  if (edge === 'replies') {
+    const target = fake.comments.find((c) => c.id === node);
+    if (!target) return notFound(req.method, node);
+    return replies(fake, req.method, target, params, canComment, igAccount);
   }
   if (!edge && req.method === 'GET') {
     const account = fake.login.node(ctx, node, params);
@@ -240,7 +301,7 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
       };
     }
     const m = fake.media.find((x) => x.id === node);
-    if (m) return { status: 200, body: fields(m, params) };
+    if (m) return { status: 200, body: fields(m, params, fake) };
   }
   if (edge === 'insights' && req.method === 'GET' && fake.media.some((m) => m.id === node)) {
     return insights(fake, node, params);
@@ -424,9 +485,17 @@ function publish(fake: InstagramFake, params: URLSearchParams): FakeResponse {
   return { status: 200, body: { id: m.id } };
 }
 
-function fields(m: FakeIgMedia, params: URLSearchParams): Record<string, unknown> {
+function fields(m: FakeIgMedia, params: URLSearchParams, fake?: InstagramFake): Record<string, unknown> {
   const row: Record<string, unknown> = { id: m.id };
-  for (const f of (params.get('fields') ?? 'id').split(',')) {
+  const embedded = fieldSpecs(params.get('fields')).find((f) => f.name === 'comments' && f.sub.length);
+  if (embedded && fake) {
+    const rows = fake.comments
+      .filter((c) => c.mediaId === m.id && !c.parentId)
+      .map((c) => ({ _t: c.timestamp, ...commentRow(fake, c, embedded.sub) }));
+    const page = pageOf(rows, (r) => r._t, modParams(embedded));
+    row.comments = { ...page, data: page.data.map(({ _t, ...r }) => r) };
+  }
+  for (const f of fieldSpecs(params.get('fields') ?? 'id').map((x) => x.name)) {
     if (f === 'caption' && m.caption !== undefined) row.caption = m.caption;
     if (f === 'timestamp') row.timestamp = graphTime(m.timestamp);
     if (f === 'permalink') row.permalink = m.permalink;
@@ -482,8 +551,11 @@ function comments(
   if (!fake.media.some((m) => m.id === mediaId)) return notFound(method, mediaId);
   if (method === 'GET') {
     const rows = fake.comments
-      .filter((c) => c.mediaId === mediaId)
-      .map((c) => ({ _t: c.timestamp, ...commentFields(c, params) }));
+      .filter((c) => c.mediaId === mediaId && !c.parentId)
+      .map((c) => ({
+        _t: c.timestamp,
+        ...commentRow(fake, c, fieldSpecs(params.get('fields') ?? 'id,text,timestamp')),
+      }));
     const page = pageOf(rows, (r) => r._t, params);
     return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
   }
@@ -501,13 +573,132 @@ function comments(
   return { status: 200, body: { id: c.id } };
 }
 
-function commentFields(c: FakeIgComment, params: URLSearchParams): Record<string, unknown> {
+const DEFAULT_PAGE = '104857600000011';
+
+function commentRow(fake: InstagramFake, c: FakeIgComment, specs: FieldSpec[]): Record<string, unknown> {
   const row: Record<string, unknown> = { id: c.id };
-  for (const f of (params.get('fields') ?? 'id,text,timestamp').split(',')) {
-    if (f === 'text') row.text = c.text;
-    if (f === 'timestamp') row.timestamp = graphTime(c.timestamp);
-    if (f === 'from') row.from = c.from;
-    if (f === 'username') row.username = c.from.username;
+  for (const f of specs) {
+    if (f.name === 'text') row.text = c.text;
+    if (f.name === 'timestamp') row.timestamp = graphTime(c.timestamp);
+    if (f.name === 'from') row.from = c.from;
+    if (f.name === 'username') row.username = c.from.username;
+    if (f.name === 'parent_id' && c.parentId) row.parent_id = c.parentId;
+    if (f.name === 'replies') {
+      const rows = fake.comments
+        .filter((r) => r.parentId === c.id)
+        .map((r) => ({
+          _t: r.timestamp,
+          ...commentRow(fake, r, f.sub.length ? f.sub : fieldSpecs('id,text,timestamp')),
+        }));
+      const page = pageOf(rows, (r) => r._t, modParams(f));
+      row.replies = { ...page, data: page.data.map(({ _t, ...r }) => r) };
+    }
   }
   return row;
+}
+
+/** GET|POST /{ig-comment-id}/replies: a top-level comment's replies, or a reply by the account. */
+function replies(
+  fake: InstagramFake,
+  method: string,
+  target: FakeIgComment,
+  params: URLSearchParams,
+  granted: boolean,
+  author: { id: string; username: string },
+): FakeResponse {
+  const top = target.parentId ? (fake.comments.find((c) => c.id === target.parentId) ?? target) : target;
+  if (method === 'GET') {
+    const rows = fake.comments
+      .filter((c) => c.parentId === top.id)
+      .map((c) => ({
+        _t: c.timestamp,
+        ...commentRow(fake, c, fieldSpecs(params.get('fields') ?? 'id,text,timestamp')),
+      }));
+    const page = pageOf(rows, (r) => r._t, params);
+    return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
+  }
+  if (method !== 'POST') return notFound(method, target.id);
+  if (!granted)
+    return graphErrorResponse(10, '(#10) Application does not have permission for this action', {
+      status: 403,
+    });
+  const text = params.get('message') ?? '';
+  if (!text.trim()) return graphErrorResponse(100, '(#100) The parameter message is required');
+  if ([...text].length > 2200)
+    return graphErrorResponse(100, '(#100) Param message must be at most 2200 characters long.');
+  const c: FakeIgComment = {
+    id: graphId('1787'),
+    mediaId: top.mediaId,
+    text,
+    timestamp: Date.now(),
+    from: author,
+    parentId: top.id,
+  };
+  fake.comments.push(c);
+  if (fake.loseNextCommentResponse) {
+    fake.loseNextCommentResponse = false;
+    return graphErrorResponse(2, 'Service temporarily unavailable', { status: 500 });
+  }
+  return { status: 200, body: { id: c.id } };
+}
+
+function tagFields(t: FakeIgTag, params: URLSearchParams): Record<string, unknown> {
+  const row: Record<string, unknown> = { id: t.id };
+  for (const { name: f } of fieldSpecs(params.get('fields') ?? 'id')) {
+    if (f === 'caption') row.caption = t.caption;
+    if (f === 'timestamp') row.timestamp = graphTime(t.timestamp);
+    if (f === 'permalink') row.permalink = t.permalink;
+    if (f === 'username') row.username = t.username;
+  }
+  return row;
+}
+
+/** Someone comments on the account's media, tags it, or writes to it. */
+function seedInbox(fake: InstagramFake, seed: InboxSeed): { platform_id: string } {
+  const at = seedTime(seed);
+  const handle = seed.author?.handle ?? 'grace.h';
+  const author = { id: seed.author?.id ?? `1784${hashDigits(handle, 13, 'igsid')}`, username: handle };
+  if (seed.kind === 'message') return fake.conversations.seed(seed, author);
+  if (seed.kind === 'mention') {
+    const id = graphId('1795');
+    fake.tags.push({
+      id,
+      caption: seed.text,
+      timestamp: at,
+      permalink: `https://www.instagram.com/p/${id.slice(-11)}/`,
+      username: handle,
+    });
+    return { platform_id: id };
+  }
+  const parent = seed.parent ? fake.comments.find((c) => c.id === seed.parent) : undefined;
+  const top = parent?.parentId ? fake.comments.find((c) => c.id === parent.parentId) : parent;
+  let mediaId = top?.mediaId ?? seed.parent;
+  if (!mediaId) {
+    let latest = fake.media.at(-1);
+    if (!latest) {
+      const id = graphId('1792');
+      latest = {
+        id,
+        mediaType: 'IMAGE',
+        productType: 'FEED',
+        caption: 'Hello from Acme',
+        timestamp: Math.min(at, Date.now()) - 3600_000,
+        permalink: `https://www.instagram.com/p/${id.slice(-11)}/`,
+        containerId: '',
+        items: [],
+      };
+      fake.media.push(latest);
+    }
+    mediaId = latest.id;
+  }
+  const c: FakeIgComment = {
+    id: graphId('1787'),
+    mediaId,
+    text: seed.text,
+    timestamp: at,
+    from: author,
+    ...(top ? { parentId: top.id } : {}),
+  };
+  fake.comments.push(c);
+  return { platform_id: c.id };
 }

@@ -10,6 +10,7 @@ import {
   graphTime,
   pageOf,
 } from './facebook.ts';
+import { seedTime } from './meta-inbox.ts';
 import {
   type AuthorizeSpec,
   defaultAccount,
@@ -28,6 +29,7 @@ import {
   type FakePlatform,
   type FakeRequest,
   type FakeResponse,
+  type InboxSeed,
 } from './server.ts';
 
 // Contract fake of the Threads API (graph.threads.net/v1.0): media containers
@@ -67,6 +69,14 @@ import {
 // documentedErrors.threads.throttled (Graph code 4, HTTP 403, X-App-Usage).
 // A token issued through the flow needs threads_content_publish to create or publish containers (else
 // (#10) Application does not have permission for this action).
+// The inbox ("Retrieve Replies and Conversations", "Mentions"; seeded with `inbox(seed)` at the seed's
+// time): replies by other people (`parent`: the post or reply answered, default the account's latest
+// post, made if there is none) and their posts that mention the account. GET /{media-id}/replies lists
+// a post's direct replies, GET /{media-id}/conversation every reply below it, newest first unless
+// reverse=false (threads_read_replies); replies name their author by `username` and carry
+// `is_reply_owned_by_me`; GET /{user-id}/mentions lists the mentions, with since/until
+// (threads_manage_mentions). The account's own /threads and /replies list only its own posts;
+// `has_replies` says whether a post has any.
 
 export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
 
@@ -98,6 +108,10 @@ export interface FakeThreadsPost {
   /** A reply: the post it answers, and the thread's root post. */
   repliedTo?: string;
   rootPost?: string;
+  /** Someone else's post (their username); absent: the account's own. */
+  author?: string;
+  /** Someone else's post that mentions the account. */
+  mentions?: boolean;
   timestamp: number;
   permalink: string;
   containerId: string;
@@ -128,6 +142,7 @@ export interface ThreadsFake extends FakePlatform {
   >;
   /** Publish the next container but answer 500, as if the connection died after Meta acted. */
   loseNextPublishResponse: boolean;
+  inbox(seed: InboxSeed): { platform_id: string };
 }
 
 const METRICS = new Set(['views', 'likes', 'replies', 'reposts', 'quotes', 'shares']);
@@ -188,6 +203,7 @@ export function createFake(): ThreadsFake {
     processingPolls: 0,
     insights: new Map(),
     loseNextPublishResponse: false,
+    inbox: (seed) => seedInbox(fake, seed),
     reset() {
       fake.oauth.reset();
       fake.validTokens = new Set(['token']);
@@ -367,9 +383,42 @@ async function handle(fake: ThreadsFake, req: FakeRequest, ctx: FakeContext): Pr
   if (isUser && edge === 'threads_publish' && req.method === 'POST') return publish(fake, params);
   if (isUser && (edge === 'threads' || edge === 'replies') && req.method === 'GET') {
     // The account's threads are its top-level posts; its replies are listed apart.
-    const listed = fake.posts.filter((p) => (edge === 'replies') === (p.repliedTo !== undefined));
+    const listed = fake.posts.filter(
+      (p) => !p.author && (edge === 'replies') === (p.repliedTo !== undefined),
+    );
     const rows = listed.map((p) => ({ _t: p.timestamp, ...fields(fake, p, params) }));
     const page = pageOf(rows, (r) => r._t, params);
+    return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
+  }
+  if (isUser && edge === 'mentions' && req.method === 'GET') {
+    const denied = lacks('threads_manage_mentions');
+    if (denied) return denied;
+    const rows = fake.posts
+      .filter((p) => p.mentions)
+      .map((p) => ({ _t: p.timestamp, ...fields(fake, p, params) }));
+    const page = pageOf(rows, (r) => r._t, params);
+    return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
+  }
+  if (
+    (edge === 'replies' || edge === 'conversation') &&
+    req.method === 'GET' &&
+    fake.posts.some((p) => p.id === node)
+  ) {
+    const denied = lacks('threads_read_replies');
+    if (denied) return denied;
+    const below =
+      edge === 'replies' ? fake.posts.filter((p) => p.repliedTo === node) : descendants(fake, node);
+    // Newest first unless reverse=false (chronological): paged on the negated time.
+    const newest = params.get('reverse') !== 'false';
+    const rows = below.map((p) => ({ _t: p.timestamp, ...fields(fake, p, params) }));
+    const page = pageOf(
+      rows,
+      (r) => (newest ? r._t : -r._t),
+      new URLSearchParams({
+        ...(params.get('limit') ? { limit: params.get('limit') as string } : {}),
+        ...(params.get('after') ? { after: params.get('after') as string } : {}),
+      }),
+    );
     return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
   }
   if (!edge && req.method === 'GET') {
@@ -561,7 +610,9 @@ function fields(fake: ThreadsFake, p: FakeThreadsPost, params: URLSearchParams):
     if (f === 'permalink') row.permalink = p.permalink;
     if (f === 'media_type') row.media_type = p.mediaType;
     if (f === 'media_product_type') row.media_product_type = 'THREADS';
-    if (f === 'username') row.username = fake.username;
+    if (f === 'username') row.username = p.author ?? fake.username;
+    if (f === 'is_reply_owned_by_me' && p.repliedTo) row.is_reply_owned_by_me = !p.author;
+    if (f === 'has_replies') row.has_replies = fake.posts.some((r) => r.repliedTo === p.id);
     if (f === 'is_reply') row.is_reply = p.repliedTo !== undefined;
     if (f === 'replied_to' && p.repliedTo) row.replied_to = { id: p.repliedTo };
     if (f === 'root_post' && p.rootPost) row.root_post = { id: p.rootPost };
@@ -591,4 +642,56 @@ function insights(fake: ThreadsFake, id: string, params: URLSearchParams): FakeR
       })),
     },
   };
+}
+
+/** Every reply below a post, at any depth. */
+function descendants(fake: ThreadsFake, id: string): FakeThreadsPost[] {
+  const out: FakeThreadsPost[] = [];
+  let frontier = [id];
+  while (frontier.length) {
+    const next = fake.posts.filter((p) => p.repliedTo && frontier.includes(p.repliedTo));
+    out.push(...next);
+    frontier = next.map((p) => p.id);
+  }
+  return out;
+}
+
+/** Someone replies to the account's post (or a reply under it), or mentions the account. */
+function seedInbox(fake: ThreadsFake, seed: InboxSeed): { platform_id: string } {
+  const at = seedTime(seed);
+  const author = seed.author?.handle ?? 'grace_h';
+  let parent = seed.parent ? fake.posts.find((p) => p.id === seed.parent) : undefined;
+  if (!parent && seed.kind === 'comment') {
+    parent = fake.posts.filter((p) => !p.author && !p.repliedTo).at(-1);
+    if (!parent) {
+      parent = {
+        id: graphId('1791'),
+        mediaType: 'TEXT_POST',
+        text: 'Hello from Herald',
+        replyControl: 'everyone',
+        timestamp: Math.min(at, Date.now()) - 3600_000,
+        permalink: '',
+        containerId: '',
+        media: [],
+      };
+      parent.permalink = `https://www.threads.net/@${fake.username}/post/${parent.id.slice(-8)}`;
+      fake.posts.push(parent);
+    }
+  }
+  const post: FakeThreadsPost = {
+    id: graphId('1791'),
+    mediaType: 'TEXT_POST',
+    text: seed.text,
+    replyControl: 'everyone',
+    ...(parent ? { repliedTo: parent.id, rootPost: parent.rootPost ?? parent.id } : {}),
+    author,
+    ...(seed.kind === 'mention' ? { mentions: true } : {}),
+    timestamp: at,
+    permalink: '',
+    containerId: '',
+    media: [],
+  };
+  post.permalink = `https://www.threads.net/@${author}/post/${post.id.slice(-8)}`;
+  fake.posts.push(post);
+  return { platform_id: post.id };
 }

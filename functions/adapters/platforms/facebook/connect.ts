@@ -17,14 +17,18 @@ interface Page {
 }
 
 export const connect: OAuthConnect = pageConnect<Page, Page>('facebook', {
-  // The first comment as the Page: pages_manage_engagement (with pages_read_user_engagement to read
-  // the post's comments back), as the Pages API comments guide lists them; a person may decline them.
+  // The first comment and replies as the Page: pages_manage_engagement, with pages_read_user_content
+  // to read the comments people leave and who left them (the Pages API comments guide); the inbox's
+  // Messenger conversations: pages_messaging and pages_manage_metadata (Page Conversations
+  // reference). A person may decline any of them and still post.
   scopes: [
     'pages_show_list',
     'pages_manage_posts',
     'pages_read_engagement',
     'pages_manage_engagement',
-    'pages_read_user_engagement',
+    'pages_read_user_content',
+    'pages_messaging',
+    'pages_manage_metadata',
   ],
   required: ['pages_show_list', 'pages_manage_posts'],
   pageFields: 'id,name,access_token,picture{url},followers_count,fan_count',

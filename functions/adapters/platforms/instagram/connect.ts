@@ -22,13 +22,17 @@ interface Page {
 const IG_FIELDS = 'id,username,name,profile_picture_url,followers_count';
 
 export const connect: OAuthConnect = pageConnect<Page, IgAccount>('instagram', {
-  // instagram_manage_comments: the first comment (POST /{ig-media-id}/comments); a person may decline it.
+  // instagram_manage_comments: the first comment (POST /{ig-media-id}/comments), and the inbox's
+  // comments and tags; instagram_manage_messages with pages_manage_metadata: its messages (the Page
+  // Conversations reference, platform=instagram). A person may decline them and still post.
   scopes: [
     'instagram_basic',
     'instagram_content_publish',
     'pages_show_list',
     'pages_read_engagement',
     'instagram_manage_comments',
+    'instagram_manage_messages',
+    'pages_manage_metadata',
   ],
   required: ['instagram_basic', 'instagram_content_publish', 'pages_show_list'],
   pageFields: `id,access_token,instagram_business_account{${IG_FIELDS}}`,

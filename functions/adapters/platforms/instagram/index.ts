@@ -4,6 +4,7 @@ import { postInsights } from '../meta/metrics.ts';
 import { containerPublishing } from '../meta/publish.ts';
 import { postOrComment } from '../support.ts';
 import type { Connector, PublishContext } from '../types.ts';
+import { inbox } from './inbox.ts';
 import { instagramContainers } from './publish.ts';
 
 // Instagram professional accounts (graph.facebook.com): publishing through media containers
@@ -45,4 +46,7 @@ export const connector: Connector = {
       shares: n.shares ?? 0,
     }));
   },
+
+  // Comments on the account's media, the media it is tagged in, and its messages (inbox.ts).
+  inbox,
 };

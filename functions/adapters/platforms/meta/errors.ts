@@ -34,6 +34,12 @@ const POLICY_SUBCODES = new Set([2207050, 2207051]);
 /** Media the platform could not fetch or does not accept (size, format, aspect ratio, codec). */
 const MEDIA_CODES = new Set([324, 352, 9004, 36000, 36001, 36003]);
 const MEDIA_SUBCODES = new Set([2207004, 2207005, 2207009, 2207026, 2207052]);
+/**
+ * Messenger and Instagram messaging: a reply sent more than 24 hours after the person last wrote
+ * (Messenger Platform error codes: 10 / 2018278 "This message is sent outside of allowed window";
+ * Instagram 10 / 2534022). Nothing is sent, and sending again cannot help.
+ */
+const MESSAGING_WINDOW_SUBCODES = new Set([2018278, 2534022]);
 /** Server-side hiccups Meta documents as "try again" (unknown, service, Instagram internal -1/-2). */
 const TRANSIENT_CODES = new Set([1, 2, -1, -2]);
 const TRANSIENT_SUBCODES = new Set([2207001, 2207003, 2207008, 2207020, 2207027, 2207032, 2207053]);
@@ -143,6 +149,15 @@ export function graphError(platform: string, res: HttpResponse): PlatformError {
   // Subcodes are more specific than codes: Instagram's spam block arrives as code 4 (a throttling code).
   if (sub !== undefined && POLICY_SUBCODES.has(sub))
     return new PlatformError('platform_rejected', msg, { status, retryable: false });
+  if (sub !== undefined && MESSAGING_WINDOW_SUBCODES.has(sub))
+    return new PlatformError(
+      'platform_rejected',
+      `${platform}: Meta lets an account answer a message only within 24 hours of the person's last one, and that window has closed ${detail}`.slice(
+        0,
+        500,
+      ),
+      { status, retryable: false },
+    );
   if (
     (sub !== undefined && PUBLISH_LIMIT_SUBCODES.has(sub)) ||
     (code !== undefined && isThrottle(code)) ||

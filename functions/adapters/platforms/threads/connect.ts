@@ -112,14 +112,17 @@ export const connect: OAuthConnect = {
       pkce: false,
       scopeSeparator: ',',
     }),
-  // threads_manage_replies: replies (a thread's items, the first comment); threads_delete:
-  // unpublishPost. A person may decline either and still post.
+  // threads_manage_replies: replies (a thread's items, the first comment, answers from the inbox);
+  // threads_delete: unpublishPost; threads_read_replies and threads_manage_mentions: the inbox's
+  // replies and mentions. A person may decline any of them and still post.
   scopes: [
     'threads_basic',
     'threads_content_publish',
     'threads_manage_insights',
     'threads_manage_replies',
     'threads_delete',
+    'threads_read_replies',
+    'threads_manage_mentions',
   ],
   required: ['threads_basic', 'threads_content_publish'],
   grantedScopes: (tokens, app) => debugScopes(tokens.access_token, app),

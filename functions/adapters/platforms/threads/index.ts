@@ -3,6 +3,7 @@ import { containerPublishing } from '../meta/publish.ts';
 import { removeObjects } from '../meta/unpublish.ts';
 import type { Connector } from '../types.ts';
 import { open } from './client.ts';
+import { inbox } from './inbox.ts';
 import { threadsContainers } from './publish.ts';
 
 // Threads API (graph.threads.net): publishing through media containers (publish.ts), engagement
@@ -27,4 +28,7 @@ export const connector: Connector = {
     const { client } = await open(ctx);
     return removeObjects(client, ctx);
   },
+
+  // Replies to the account's posts and its mentions (inbox.ts).
+  inbox,
 };
