@@ -22,6 +22,22 @@ const RATE_REASONS = new Set([
 const APP_RATE_REASONS = new Set(['quotaExceeded', 'rateLimitExceeded', 'dailyLimitExceeded']);
 const MEDIA_REASONS = new Set(['mediaBodyRequired', 'invalidFilename', 'uploadTooLarge']);
 
+/**
+ * Seconds until YouTube's daily quota resets: midnight Pacific Time (YouTube Data API "Quota and
+ * compliance": the quota resets at midnight PT), read from the clock in America/Los_Angeles.
+ */
+export function untilPacificMidnight(now = new Date()): number {
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: 'America/Los_Angeles',
+    hourCycle: 'h23',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(now);
+  const n = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
+  return Math.max(1, 86_400 - (n('hour') * 3600 + n('minute') * 60 + n('second')));
+}
+
 /** Our category from Google's error body: the first `errors[].reason` decides, the status otherwise. */
 export function youtubeError(res: HttpResponse, what: string): PlatformError {
   const e = (res.body as GoogleError | undefined)?.error;
@@ -37,7 +53,10 @@ export function youtubeError(res: HttpResponse, what: string): PlatformError {
   if (RATE_REASONS.has(reason) || status === 429) {
     return new PlatformError('rate_limited', msg, {
       status,
-      retryAfterSeconds: retryAfterSeconds(res.headers),
+      // The daily quota is spent until midnight Pacific: asking again before then only fails again.
+      retryAfterSeconds:
+        retryAfterSeconds(res.headers) ??
+        (reason === 'quotaExceeded' || reason === 'dailyLimitExceeded' ? untilPacificMidnight() : undefined),
       ...(APP_RATE_REASONS.has(reason) ? { scope: 'app' as const } : {}),
     });
   }
