@@ -191,12 +191,15 @@ export async function poll(ctx: InboxPollContext): Promise<InboxPage> {
     const urns = await recentPosts(auth, org, ctx.recentPosts);
     const now = await counts(auth, urns);
     posts = Object.fromEntries(Object.entries(cursor.posts).filter(([u]) => urns.includes(u)));
-    const moved = urns.filter((u) => {
+    // A post the batch does not answer for is gone (deleted): nothing to read there.
+    const live = urns.filter((u) => now[u]);
+    posts = Object.fromEntries(Object.entries(posts).filter(([u]) => now[u]));
+    const moved = live.filter((u) => {
       const s = posts[u];
       const c = now[u];
       return !s || !c || s.n !== c.n || s.nested !== c.nested;
     });
-    const oldest = urns
+    const oldest = live
       .filter((u) => !moved.includes(u))
       .sort((a, b) => (posts[a]?.read ?? 0) - (posts[b]?.read ?? 0))[0];
     queue = [...moved, ...(oldest ? [oldest] : [])].map((urn) => ({
@@ -229,7 +232,11 @@ export async function poll(ctx: InboxPollContext): Promise<InboxPage> {
     if (c.actor !== org) items.push(f);
   };
 
-  const top = await commentsOn(auth, head.urn, COMMENT_PAGES);
+  const top = await commentsOn(auth, head.urn, COMMENT_PAGES).catch((err: unknown) => {
+    // Deleted since the round began: the next round leaves it out.
+    if (err instanceof PlatformError && err.opts.status === 404) return { all: [], whole: true };
+    throw err;
+  });
   const nestedMoved = !prev || prev.nested !== head.nested;
   for (const c of top.all) {
     take(c, null);

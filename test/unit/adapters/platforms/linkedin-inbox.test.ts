@@ -204,6 +204,22 @@ describe('linkedin inbox: poll', () => {
     expect(items.map((i) => i.platformId)).toContain(heraldPost);
     expect(items.some((i) => i.author.platform_id === ORG)).toBe(false);
   });
+
+  it('a post deleted since the last round is left out, not retried', async () => {
+    const a = seed('on a post that goes', { created_at: ago(60_000) });
+    const b = seed('on a post that stays', {
+      parent: 'urn:li:share:7000000000000000077',
+      created_at: ago(60_000),
+    });
+    const { cursor } = await drain();
+    fake.posts = fake.posts.filter((p) => p.urn !== postOf(a));
+    const fresh = seed('new', { parent: postOf(b) });
+
+    const next = await drain(cursor);
+
+    expect(next.items.map((i) => i.platformId)).toEqual([fresh]);
+    expect(Object.keys((next.cursor as { posts: object }).posts)).toEqual([postOf(b)]);
+  });
 });
 
 describe('linkedin inbox: reply and findReply', () => {
