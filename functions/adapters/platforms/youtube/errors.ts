@@ -1,3 +1,4 @@
+import { localDay, startOfDay } from '#core/pacing';
 import { errorFromStatus, type HttpResponse, retryAfterSeconds } from '../http.ts';
 import { PlatformError } from '../types.ts';
 
@@ -24,18 +25,11 @@ const MEDIA_REASONS = new Set(['mediaBodyRequired', 'invalidFilename', 'uploadTo
 
 /**
  * Seconds until YouTube's daily quota resets: midnight Pacific Time (YouTube Data API "Quota and
- * compliance": the quota resets at midnight PT), read from the clock in America/Los_Angeles.
+ * compliance"), on the Pacific calendar the pacing counts uploads by (DST included).
  */
 export function untilPacificMidnight(now = new Date()): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: 'America/Los_Angeles',
-    hourCycle: 'h23',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(now);
-  const n = (t: string) => Number(parts.find((p) => p.type === t)?.value ?? 0);
-  return Math.max(1, 86_400 - (n('hour') * 3600 + n('minute') * 60 + n('second')));
+  const next = startOfDay(localDay(now.getTime(), 'America/Los_Angeles') + 1, 'America/Los_Angeles');
+  return Math.max(1, Math.ceil((next.getTime() - now.getTime()) / 1000));
 }
 
 /** Our category from Google's error body: the first `errors[].reason` decides, the status otherwise. */

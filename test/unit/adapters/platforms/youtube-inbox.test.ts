@@ -281,6 +281,12 @@ describe('youtube inbox: errors', () => {
     expect(wait).toBeLessThanOrEqual(86_400);
   });
 
+  it('the quota resets at midnight on the Pacific calendar, summer time included', () => {
+    expect(untilPacificMidnight(new Date('2026-12-02T08:00:00Z'))).toBe(86_400);
+    expect(untilPacificMidnight(new Date('2026-12-03T07:00:00Z'))).toBe(3600);
+    expect(untilPacificMidnight(new Date('2026-07-01T06:59:59Z'))).toBe(1);
+  });
+
   it('429 rateLimitExceeded is rate_limited and retryable', async () => {
     fakes.failDocumented('youtube', 'throttled');
     const err = await failure(inbox().poll(pollContext()));
