@@ -996,7 +996,9 @@ export function createFake(): YouTubeFake {
             : ids.includes(c.id),
       )
       .sort((a, b) => b.publishedAt - a.publishedAt);
-    const page = paged(req, all);
+    // By id: every thread asked for, no paging (maxResults does not go with id).
+    if (ids.length > 50) return badRequest('invalidParameter', 'At most 50 ids');
+    const page = ids.length ? { items: all, max: all.length } : paged(req, all);
     if ('status' in page) return page;
     const withReplies = (req.query.get('part') ?? '').split(',').includes('replies');
     return {
@@ -1004,7 +1006,7 @@ export function createFake(): YouTubeFake {
       body: {
         kind: 'youtube#commentThreadListResponse',
         etag: 'threads',
-        ...(page.next ? { nextPageToken: page.next } : {}),
+        ...('next' in page && page.next ? { nextPageToken: page.next } : {}),
         pageInfo: { totalResults: all.length, resultsPerPage: page.max },
         items: page.items.map((c) => threadResource(c, withReplies)),
       },

@@ -28,10 +28,17 @@ import { youtubeError } from './errors.ts';
 // threads, held-for-review included, to its owner only through it). The daily quota (10,000 units
 // a project by default) is the cost that matters: a poll reads from the newest thread down and stops
 // at the first one with nothing newer than the cursor, so a quiet channel costs one unit a poll.
+// YouTube lists threads by their top-level comment's time, so a new reply under an older comment is
+// not among the newest threads: the threads active in the last 7 days (50 at most) are watched, read
+// by id in one more unit a poll, and the ones whose reply count grew are read again.
 // No idempotency key on comments.insert: findReply lists the thread's replies for one by the
 // channel with the same text since the attempt began.
 
 const P = 'youtube';
+/** Threads watched for new replies (one commentThreads.list by id: 1 unit for all of them). */
+const WATCHED = 50;
+/** How long a thread without new comments stays watched. */
+const WATCH_MS = 7 * 86_400_000;
 /** Pages of replies one thread is read for (comments.list, 100 each) in one poll. */
 const REPLY_PAGES = 3;
 /** Pages of a thread's replies findReply reads before it says it cannot tell. */
@@ -71,30 +78,42 @@ interface ListAnswer<T> {
   items?: T[];
 }
 
+/** A thread with recent activity, watched for new replies: YouTube lists threads by their top-level comment's time. */
+interface Watched {
+  id: string;
+  /** totalReplyCount when last read. */
+  n: number;
+  /** Its newest comment's time (ms). */
+  t: number;
+}
+
 /**
  * The poll's cursor: `after` the newest time read (ms), `at` the ids read at exactly that time
- * (YouTube's times are to the second), and while a walk over several pages is under way, `walk`: the
- * next page's token and the newest time and ids seen on the walk's pages so far.
+ * (YouTube's times are to the second), while a walk over several pages is under way `walk` (the
+ * next page's token and the newest time and ids its pages saw so far), and `watch`, the threads
+ * active in the backfill window (at most WATCHED).
  */
 interface Cursor {
   after: number;
   at: string[];
   walk?: { pageToken: string; newest: number; at: string[] };
+  watch: Watched[];
 }
+
+const strings = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 
 function readCursor(raw: Record<string, unknown> | null, since: Date): Cursor {
   const after = typeof raw?.after === 'number' ? raw.after : since.getTime();
-  const at = Array.isArray(raw?.at) ? raw.at.filter((x): x is string => typeof x === 'string') : [];
   const w = raw?.walk as Record<string, unknown> | undefined;
   const walk =
     w && typeof w.pageToken === 'string' && typeof w.newest === 'number'
-      ? {
-          pageToken: w.pageToken,
-          newest: w.newest,
-          at: Array.isArray(w.at) ? w.at.filter((x): x is string => typeof x === 'string') : [],
-        }
+      ? { pageToken: w.pageToken, newest: w.newest, at: strings(w.at) }
       : undefined;
-  return { after, at, ...(walk ? { walk } : {}) };
+  const watch = (Array.isArray(raw?.watch) ? (raw.watch as Array<Partial<Watched>>) : [])
+    .filter((x) => typeof x?.id === 'string' && typeof x.n === 'number' && typeof x.t === 'number')
+    .map((x) => ({ id: String(x.id), n: Number(x.n), t: Number(x.t) }));
+  return { after, at: strings(raw?.at), ...(walk ? { walk } : {}), watch };
 }
 
 const commentUrl = (videoId: string, commentId: string) =>
@@ -167,17 +186,8 @@ export async function poll(ctx: InboxPollContext): Promise<InboxPage> {
   const channelId = channelOf(ctx);
   const cursor = readCursor(ctx.cursor, ctx.since);
   if (!ctx.kinds.includes('comment'))
-    return { items: [], cursor: { after: cursor.after, at: cursor.at }, more: false };
+    return { items: [], cursor: { after: cursor.after, at: cursor.at, watch: cursor.watch }, more: false };
   const tokens = await OAuthTokens.open(ctx);
-  const q = new URLSearchParams({
-    part: 'snippet,replies',
-    allThreadsRelatedToChannelId: channelId,
-    order: 'time',
-    maxResults: '100',
-    textFormat: 'plainText',
-  });
-  if (cursor.walk) q.set('pageToken', cursor.walk.pageToken);
-  const body = await list<YtThread>(tokens, '/youtube/v3/commentThreads', q, 'commentThreads.list');
 
   // New: after the cursor, or at its time and not read then.
   const isNew = (id: string, at: number) =>
@@ -190,18 +200,65 @@ export async function poll(ctx: InboxPollContext): Promise<InboxPage> {
       newestAt = [id];
     } else if (at === newest && !newestAt.includes(id)) newestAt.push(id);
   };
+  const watch = new Map(cursor.watch.map((w) => [w.id, w]));
+  const items = new Map<string, InboxFetched>();
 
-  const items: InboxFetched[] = [];
+  /** A thread with something new: its new comments become items, and it is watched. */
+  const take = async (t: YtThread) => {
+    const top = t.snippet?.topLevelComment;
+    const thread = str(top?.id) ?? str(t.id);
+    if (!thread || !top) return;
+    const total = t.snippet?.totalReplyCount ?? 0;
+    let replies = t.replies?.comments ?? [];
+    // The thread lists some replies only: read them all.
+    if (total > replies.length) replies = await repliesOf(tokens, thread, REPLY_PAGES);
+    let last = watch.get(thread)?.t ?? 0;
+    for (const c of [top, ...replies]) {
+      const f = fetched(c, thread, str(t.snippet?.videoId));
+      if (!f) continue;
+      const at = Date.parse(f.createdAt);
+      last = Math.max(last, at);
+      if (!isNew(f.platformId, at)) continue;
+      seen(f.platformId, at);
+      // The channel's own comments and replies are not its inbox.
+      if (f.author.platform_id !== channelId) items.set(f.platformId, f);
+    }
+    watch.set(thread, { id: thread, n: total, t: last });
+  };
+
+  if (!cursor.walk && watch.size) {
+    // Replies to threads older than the cursor: the watched ones whose reply count grew.
+    const q = new URLSearchParams({
+      part: 'snippet,replies',
+      id: [...watch.keys()].join(','),
+      textFormat: 'plainText',
+    });
+    const body = await list<YtThread>(tokens, '/youtube/v3/commentThreads', q, 'commentThreads.list');
+    for (const t of body.items ?? []) {
+      const id = str(t.snippet?.topLevelComment?.id) ?? str(t.id) ?? '';
+      const w = watch.get(id);
+      const total = t.snippet?.totalReplyCount ?? 0;
+      if (w && total > w.n) await take(t);
+      else if (w) watch.set(id, { ...w, n: total });
+    }
+  }
+
+  const q = new URLSearchParams({
+    part: 'snippet,replies',
+    allThreadsRelatedToChannelId: channelId,
+    order: 'time',
+    maxResults: '100',
+    textFormat: 'plainText',
+  });
+  if (cursor.walk) q.set('pageToken', cursor.walk.pageToken);
+  const body = await list<YtThread>(tokens, '/youtube/v3/commentThreads', q, 'commentThreads.list');
   let reachedOld = false;
   for (const t of body.items ?? []) {
     const top = t.snippet?.topLevelComment;
     const thread = str(top?.id) ?? str(t.id);
     if (!thread || !top) continue;
-    const videoId = str(t.snippet?.videoId);
-    let replies = t.replies?.comments ?? [];
-    const listed = replies.length;
     const topNew = isNew(thread, timeOf(top));
-    const anyNewReply = replies.some((r) => isNew(str(r.id) ?? '', timeOf(r)));
+    const anyNewReply = (t.replies?.comments ?? []).some((r) => isNew(str(r.id) ?? '', timeOf(r)));
     if (!topNew && !anyNewReply) {
       // Threads come newest first: the first older than the cursor ends the walk (a quiet channel
       // costs 1 unit); one of the cursor's own second was read then, and others may share it.
@@ -211,27 +268,27 @@ export async function poll(ctx: InboxPollContext): Promise<InboxPage> {
       }
       continue;
     }
-    // The thread lists some replies only: read them all when it has more and something is new.
-    if ((t.snippet?.totalReplyCount ?? 0) > listed) replies = await repliesOf(tokens, thread, REPLY_PAGES);
-    for (const c of [top, ...replies]) {
-      const f = fetched(c, thread, videoId);
-      if (!f) continue;
-      const at = Date.parse(f.createdAt);
-      if (!isNew(f.platformId, at)) continue;
-      seen(f.platformId, at);
-      // The channel's own comments and replies are not its inbox.
-      if (f.author.platform_id === channelId) continue;
-      items.push(f);
-    }
+    await take(t);
   }
+
+  const horizon = Date.now() - WATCH_MS;
+  const watched = [...watch.values()]
+    .filter((w) => w.t >= horizon)
+    .sort((a, b) => b.t - a.t)
+    .slice(0, WATCHED);
   const next = str(body.nextPageToken);
   if (!reachedOld && next)
     return {
-      items,
-      cursor: { after: cursor.after, at: cursor.at, walk: { pageToken: next, newest, at: newestAt } },
+      items: [...items.values()],
+      cursor: {
+        after: cursor.after,
+        at: cursor.at,
+        walk: { pageToken: next, newest, at: newestAt },
+        watch: watched,
+      },
       more: true,
     };
-  return { items, cursor: { after: newest, at: newestAt }, more: false };
+  return { items: [...items.values()], cursor: { after: newest, at: newestAt, watch: watched }, more: false };
 }
 
 /** The thread's top-level comment: the parent YouTube takes for any reply in it. */

@@ -158,7 +158,7 @@ describe('youtube inbox: poll', () => {
     expect((await drain(b.cursor)).items).toEqual([]);
   });
 
-  it('pages with YouTube page tokens, and a quiet channel then costs one quota unit a poll', async () => {
+  it('pages with YouTube page tokens; quiet with recent threads, a poll costs two quota units', async () => {
     for (let i = 0; i < 150; i++) seed(`comment ${i}`, { created_at: ago(DAY + i * 1000) });
 
     const first = await inbox().poll(pollContext());
@@ -175,13 +175,39 @@ describe('youtube inbox: poll', () => {
     const ids = new Set([...first.items, ...second.items].map((i) => i.platformId));
     expect(ids.size).toBe(150);
 
+    // Quiet now: the watched threads (the 50 most recently active, by id) and the first page.
     const before = fake.quotaUsed;
     const quiet = await drain(second.cursor);
     expect(quiet.items).toEqual([]);
+    expect(fake.quotaUsed - before).toBe(2);
+    const byId = fakes.requests('youtube').at(-2);
+    expect(byId?.query.get('id')?.split(',')).toHaveLength(50);
+  });
+
+  it('a channel with nothing in the backfill window costs one quota unit a poll', async () => {
+    seed('long ago', { created_at: ago(30 * DAY) });
+    const first = await drain();
+    expect(first.items).toEqual([]);
+    const before = fake.quotaUsed;
+    expect((await drain(first.cursor)).items).toEqual([]);
     expect(fake.quotaUsed - before).toBe(1);
   });
 
-  it('stops at the first thread older than the cursor: one new comment over many old ones is one call', async () => {
+  it('a new reply under an older thread is found through the watched threads', async () => {
+    const old = seed('An older question', { created_at: ago(3 * DAY) });
+    for (let i = 0; i < 10; i++) seed(`newer ${i}`, { created_at: ago(2 * DAY - i * 1000) });
+    const { cursor } = await drain();
+    // YouTube lists threads by their top-level comment: the reply does not bring the thread up.
+    const reply = seed('An answer to it', { parent: old });
+
+    const page = await inbox().poll(pollContext({ cursor }));
+
+    expect(page.items.map((i) => i.platformId)).toEqual([reply]);
+    expect(page.items[0]).toMatchObject({ inReplyTo: old, rootId: 'vid1' });
+    expect((await drain(page.cursor)).items).toEqual([]);
+  });
+
+  it('stops at the first thread older than the cursor: one new comment over 250 old ones reads one page', async () => {
     for (let i = 0; i < 250; i++) seed(`old ${i}`, { created_at: ago(2 * DAY + i * 1000) });
     const { cursor } = await drain();
     const fresh = seed('new one');
@@ -191,7 +217,11 @@ describe('youtube inbox: poll', () => {
 
     expect(page.items.map((i) => i.platformId)).toEqual([fresh]);
     expect(page.more).toBe(false);
-    expect(fakes.requests('youtube').length - calls).toBe(1);
+    // The watched threads by id, then one page of the newest threads.
+    const made = fakes.requests('youtube').slice(calls);
+    expect(
+      made.map((q) => (q.query.has('id') ? 'id' : q.query.get('pageToken') ? 'page 2+' : 'page 1')),
+    ).toEqual(['id', 'page 1']);
   });
 
   it("leaves out the channel's own comments and reads every reply of a thread that lists only some", async () => {
