@@ -31,7 +31,8 @@ import { commentUrl } from './comments.ts';
 // comment counts (2 calls), then, one post per page, the comments of the posts whose count moved —
 // and of the one read longest ago, so a deletion that hides a new comment from the count delays it by
 // one round per post at most. Comments are read whole per post (LinkedIn documents no order), up to
-// COMMENT_PAGES pages; nested replies only when the post's reply count moved.
+// COMMENT_PAGES pages; the replies under them only when a count of replies moved (the post's, or the
+// sum of its comments' commentsSummary), one page of 100 per comment.
 
 const P = 'linkedin';
 const MAX_POSTS = 50;
@@ -63,6 +64,8 @@ interface PostState {
   at: string[];
   n: number;
   nested: number;
+  /** The replies its comments' summaries counted when read (whether the post's own count includes them or not). */
+  replies: number;
   read: number;
 }
 
@@ -82,6 +85,7 @@ function readCursor(raw: Record<string, unknown> | null): Cursor {
       at: Array.isArray(s.at) ? s.at.filter((x): x is string => typeof x === 'string') : [],
       n: typeof s.n === 'number' ? s.n : -1,
       nested: typeof s.nested === 'number' ? s.nested : -1,
+      replies: typeof s.replies === 'number' ? s.replies : -1,
       read: typeof s.read === 'number' ? s.read : 0,
     };
   }
@@ -237,16 +241,25 @@ export async function poll(ctx: InboxPollContext): Promise<InboxPage> {
     if (err instanceof PlatformError && err.opts.status === 404) return { all: [], whole: true };
     throw err;
   });
-  const nestedMoved = !prev || prev.nested !== head.nested;
+  const repliesOf = (c: LiComment) =>
+    c.commentsSummary?.aggregatedTotalComments ?? c.commentsSummary?.totalFirstLevelComments ?? 0;
+  const replies = top.all.reduce((n, c) => n + repliesOf(c), 0);
+  // Nested replies are read again only when a count of them moved: the post's or its comments'.
+  const nestedMoved = !prev || prev.nested !== head.nested || prev.replies !== replies;
   for (const c of top.all) {
     take(c, null);
     const urn = urnOf(c, head.urn);
-    const replies =
-      c.commentsSummary?.aggregatedTotalComments ?? c.commentsSummary?.totalFirstLevelComments ?? 0;
-    if (!urn || replies <= 0 || !nestedMoved) continue;
+    if (!urn || repliesOf(c) <= 0 || !nestedMoved) continue;
     for (const r of (await commentsOn(auth, urn, 1)).all) take(r, urn);
   }
-  const state: PostState = { t: newest, at: newestAt, n: head.n, nested: head.nested, read: Date.now() };
+  const state: PostState = {
+    t: newest,
+    at: newestAt,
+    n: head.n,
+    nested: head.nested,
+    replies,
+    read: Date.now(),
+  };
   const next = { ...posts, [head.urn]: state };
   return {
     items,

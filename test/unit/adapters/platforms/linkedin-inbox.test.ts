@@ -205,6 +205,18 @@ describe('linkedin inbox: poll', () => {
     expect(items.some((i) => i.author.platform_id === ORG)).toBe(false);
   });
 
+  it('a new reply under an older comment comes in a later poll, once', async () => {
+    const top = seed('An older question', { created_at: ago(2 * DAY) });
+    const { cursor } = await drain();
+    const reply = seed('An answer to it', { parent: top });
+
+    const next = await drain(cursor);
+
+    expect(next.items.map((i) => i.platformId)).toEqual([reply]);
+    expect(next.items[0]).toMatchObject({ inReplyTo: top, rootId: postOf(top) });
+    expect((await drain(next.cursor)).items).toEqual([]);
+  });
+
   it('a post deleted since the last round is left out, not retried', async () => {
     const a = seed('on a post that goes', { created_at: ago(60_000) });
     const b = seed('on a post that stays', {
