@@ -212,13 +212,16 @@ export async function poll(ctx: InboxPollContext): Promise<InboxPage> {
     let replies = t.replies?.comments ?? [];
     // The thread lists some replies only: read them all.
     if (total > replies.length) replies = await repliesOf(tokens, thread, REPLY_PAGES);
-    let last = watch.get(thread)?.t ?? 0;
+    // A watched thread is read whole: newer than its own newest comment is new too, even when
+    // another thread's comment moved the cursor past it (YouTube's lists catch up late).
+    const known = watch.get(thread)?.t;
+    let last = known ?? 0;
     for (const c of [top, ...replies]) {
       const f = fetched(c, thread, str(t.snippet?.videoId));
       if (!f) continue;
       const at = Date.parse(f.createdAt);
       last = Math.max(last, at);
-      if (!isNew(f.platformId, at)) continue;
+      if (!isNew(f.platformId, at) && !(known !== undefined && at > known)) continue;
       seen(f.platformId, at);
       // The channel's own comments and replies are not its inbox.
       if (f.author.platform_id !== channelId) items.set(f.platformId, f);

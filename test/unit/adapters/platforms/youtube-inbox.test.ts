@@ -193,6 +193,21 @@ describe('youtube inbox: poll', () => {
     expect(fake.quotaUsed - before).toBe(1);
   });
 
+  it('a reply YouTube listed late, older than the cursor, still comes once from its watched thread', async () => {
+    const old = seed('An older question', { created_at: ago(3 * DAY) });
+    const { cursor: c1 } = await drain();
+    // Made before a newer comment elsewhere, but not listed until after the poll that saw that one.
+    const lateAt = ago(30_000);
+    seed('Elsewhere', { created_at: ago(10_000) });
+    const c2 = (await drain(c1)).cursor;
+    const late = seed('A late reply', { parent: old, created_at: lateAt });
+
+    const page = await drain(c2);
+
+    expect(page.items.map((i) => i.platformId)).toEqual([late]);
+    expect((await drain(page.cursor)).items).toEqual([]);
+  });
+
   it('a new reply under an older thread is found through the watched threads', async () => {
     const old = seed('An older question', { created_at: ago(3 * DAY) });
     for (let i = 0; i < 10; i++) seed(`newer ${i}`, { created_at: ago(2 * DAY - i * 1000) });
