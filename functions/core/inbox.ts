@@ -179,12 +179,12 @@ export const INBOX: Record<Platform, InboxSupport> = {
   },
   tiktok: {
     kinds: {},
-    none: 'TikTok offers apps no API to read comments, mentions or messages.',
+    none: "TikTok's Display and Content Posting APIs, which Herald connects through, offer no way to read or answer comments, mentions or messages.",
     replies: [],
   },
   pinterest: {
     kinds: {},
-    none: 'Pinterest offers apps no API to read comments, mentions or messages.',
+    none: 'Pinterest API v5 has no endpoint for the comments on Pins, for mentions or for messages.',
     replies: [],
   },
 };

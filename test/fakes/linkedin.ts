@@ -19,6 +19,7 @@ import {
   type FakePlatform,
   type FakeRequest,
   type FakeResponse,
+  type InboxSeed,
 } from './server.ts';
 
 // Contract fake of LinkedIn's versioned REST API: POST /rest/posts (201, URN in x-restli-id), GET
@@ -71,6 +72,18 @@ import {
 // not exist answers 404; a text over 1,250 characters 422 (the limit LinkedIn's comment box shows;
 // unsure: the API's own wording). GET of the same path lists them, behind `canReadPosts` like the
 // author's posts (r_member_social / r_organization_social). Comments made are kept in `comments`.
+// The inbox (Comments API "Get Comments on Shares", "Get Comments on Comments", "Create a Comment";
+// Social Metadata API "Batch Get a Summary of Social Metadata"): GET /rest/socialActions/{post or
+// comment urn}/comments?start=&count= (count 1–100, default 10) pages the first-level comments of a
+// post (newest first) or the replies to a comment, each with commentsSummary {aggregatedTotalComments,
+// totalFirstLevelComments} and parentComment on replies; a token the flow issued needs
+// r_organization_social or r_member_social (403 ACCESS_DENIED). POST to a comment's path with
+// parentComment (that comment) and object (its post) makes a nested reply; a parent that is itself a
+// reply is 422 (unsure: LinkedIn's wording; its pages show one level of replies). GET
+// /rest/socialMetadata?ids=List({urn},…) answers {results: {urn: {commentSummary: {count,
+// topLevelCount}, …}}, statuses, errors}. Seeds (`inbox(seed)`, POST /__fakes/linkedin/inbox) are
+// comments by a member on a post of the organization `to` (default urn:li:organization:2414183; the
+// post is made when `parent` names none the fake has), or replies when `parent` is a comment URN.
 
 export interface FakeLinkedInAsset {
   urn: string;
@@ -104,6 +117,8 @@ export interface FakeLinkedInComment {
   actor: string;
   text: string;
   createdAt: number;
+  /** A reply: the comment it answers. */
+  parent?: string;
 }
 
 export interface FakeLinkedIn extends FakePlatform {
@@ -125,6 +140,8 @@ export interface FakeLinkedIn extends FakePlatform {
   comments: FakeLinkedInComment[];
   /** The next comment is created but its answer is lost (HTTP 504). */
   loseNextCommentResponse: boolean;
+  /** A member's comment on one of the organization's posts (see the inbox notes above). */
+  inbox(seed: InboxSeed): { platform_id: string };
 }
 
 const li = (status: number, message: string, extra: Record<string, unknown> = {}): FakeResponse => ({
@@ -696,15 +713,24 @@ export function createFake(): FakeLinkedIn {
 
     const commented = /^\/rest\/socialActions\/([^/]+)\/comments$/.exec(req.path);
     if (commented && (req.method === 'POST' || req.method === 'GET')) {
-      const post = decodeURIComponent(commented[1] ?? '');
+      const target = decodeURIComponent(commented[1] ?? '');
+      const onComment = fake.comments.find((c) => c.urn === target);
+      const post = onComment?.post ?? target;
       if (req.method === 'GET') {
         if (!fake.canReadPosts) return denied('socialActions.comments.FINDER.20240501');
-        if (!fake.posts.some((p) => p.urn === post)) return li(404, `Entity ${post} not found`);
-        const elements = fake.comments
-          .filter((c) => c.post === post)
-          .sort((a, b) => b.createdAt - a.createdAt)
-          .map(commentJson);
-        return { status: 200, body: { paging: { start: 0, count: 50, total: elements.length }, elements } };
+        if (fake.oauth.find(token) && !fake.oauth.allows(token, 'r_organization_social', 'r_member_social'))
+          return denied('socialActions.comments.FINDER.20240501');
+        if (!onComment && !fake.posts.some((p) => p.urn === post))
+          return li(404, `Entity ${target} not found`);
+        const start = Number(req.query.get('start') ?? 0);
+        const count = Number(req.query.get('count') ?? 10);
+        if (!Number.isInteger(start) || start < 0 || !Number.isInteger(count) || count < 1 || count > 100)
+          return li(400, 'Invalid paging parameters: start must be ≥ 0 and count between 1 and 100');
+        const all = fake.comments
+          .filter((c) => (onComment ? c.parent === onComment.urn : c.post === post && !c.parent))
+          .sort((a, b) => b.createdAt - a.createdAt);
+        const elements = all.slice(start, start + count).map(commentJson);
+        return { status: 200, body: { paging: { start, count, links: [], total: all.length }, elements } };
       }
       const b = (req.json ?? {}) as { actor?: unknown; object?: unknown; message?: { text?: unknown } };
       const actor = String(b.actor ?? '');
@@ -725,7 +751,12 @@ export function createFake(): FakeLinkedIn {
       if ([...text].length > 1250) return li(422, 'ERROR :: /message/text :: length exceeds 1250 characters');
       if (b.object !== undefined && b.object !== post)
         return li(400, `ERROR :: /object :: ${String(b.object)} does not match ${post}`);
-      if (!fake.posts.some((p) => p.urn === post)) return li(404, `Entity ${post} not found`);
+      const parentComment = (b as { parentComment?: unknown }).parentComment;
+      if (onComment && parentComment !== onComment.urn)
+        return li(422, 'ERROR :: /parentComment :: must name the comment of the request path');
+      if (onComment?.parent)
+        return li(422, 'ERROR :: /parentComment :: a reply cannot be answered in a reply');
+      if (!onComment && !fake.posts.some((p) => p.urn === post)) return li(404, `Entity ${target} not found`);
       const id = next();
       const c: FakeLinkedInComment = {
         urn: `urn:li:comment:(${post},${id})`,
@@ -734,6 +765,7 @@ export function createFake(): FakeLinkedIn {
         actor,
         text,
         createdAt: Date.now(),
+        ...(onComment ? { parent: onComment.urn } : {}),
       };
       fake.comments.push(c);
       if (fake.loseNextCommentResponse) {
@@ -763,37 +795,61 @@ export function createFake(): FakeLinkedIn {
       return fake.deleted.includes(urn) ? { status: 204 } : li(404, `Entity ${urn} not found`);
     }
 
+    if (req.method === 'GET' && req.path === '/rest/socialMetadata') {
+      const m = /^List\((.*)\)$/.exec(req.query.get('ids') ?? '');
+      if (!m) return li(400, 'ids must be a List(...) of post URNs');
+      const urns = (m[1] ?? '').split(',').filter(Boolean).map(decodeURIComponent);
+      const results: Record<string, unknown> = {};
+      const errors: Record<string, unknown> = {};
+      for (const urn of urns) {
+        if (fake.posts.some((p) => p.urn === urn)) results[urn] = metadata(urn);
+        else errors[urn] = { status: 404, message: `Entity ${urn} not found` };
+      }
+      return { status: 200, body: { results, statuses: {}, errors } };
+    }
     const social = /^\/rest\/socialMetadata\/(.+)$/.exec(req.path);
     if (req.method === 'GET' && social) {
       const urn = decodeURIComponent(social[1] ?? '');
       if (!fake.posts.some((p) => p.urn === urn)) return li(404, `Entity ${urn} not found`);
-      const r = fake.reactions.get(urn) ?? { likes: 0, comments: 0 };
-      return {
-        status: 200,
-        body: {
-          entity: urn,
-          reactionSummaries: r.likes
-            ? {
-                LIKE: { reactionType: 'LIKE', count: r.likes - 1 },
-                PRAISE: { reactionType: 'PRAISE', count: 1 },
-              }
-            : {},
-          commentsState: 'OPEN',
-          commentSummary: { count: r.comments, topLevelCount: r.comments },
-        },
-      };
+      return { status: 200, body: metadata(urn) };
     }
 
     return null;
   }
 
+  /** A post's social metadata: the reactions set on it, and its comments (those set plus those made). */
+  function metadata(urn: string) {
+    const r = fake.reactions.get(urn) ?? { likes: 0, comments: 0 };
+    const made = fake.comments.filter((c) => c.post === urn);
+    const count = r.comments + made.length;
+    const topLevelCount = r.comments + made.filter((c) => !c.parent).length;
+    return {
+      entity: urn,
+      reactionSummaries: r.likes
+        ? {
+            LIKE: { reactionType: 'LIKE', count: r.likes - 1 },
+            PRAISE: { reactionType: 'PRAISE', count: 1 },
+          }
+        : {},
+      commentsState: 'OPEN',
+      commentSummary: { count, topLevelCount },
+    };
+  }
+
   function commentJson(c: FakeLinkedInComment) {
+    const replies = fake.comments.filter((r) => r.parent === c.urn).length;
     return {
       id: c.id,
       commentUrn: c.urn,
       $URN: c.urn,
       actor: c.actor,
       object: c.post,
+      ...(c.parent ? { parentComment: c.parent } : {}),
+      commentsSummary: {
+        aggregatedTotalComments: replies,
+        totalFirstLevelComments: replies,
+        selectedComments: [],
+      },
       message: { text: c.text, attributes: [] },
       created: { actor: c.actor, time: c.createdAt },
       lastModified: { actor: c.actor, time: c.createdAt },
@@ -829,6 +885,39 @@ export function createFake(): FakeLinkedIn {
     reactions: new Map(),
     comments: [],
     loseNextCommentResponse: false,
+    inbox(seed: InboxSeed): { platform_id: string } {
+      if (seed.kind !== 'comment')
+        throw new Error('linkedin: only comments come back to an organization page');
+      const to = seed.to ?? 'urn:li:organization:2414183';
+      const at = seed.created_at ? Date.parse(seed.created_at) : Date.now();
+      const parent = seed.parent ? fake.comments.find((c) => c.urn === seed.parent) : undefined;
+      let post = parent?.post ?? seed.parent ?? fake.posts.filter((p) => p.author === to).at(-1)?.urn;
+      if (!post || !fake.posts.some((p) => p.urn === post)) {
+        post = post ?? `urn:li:share:${next()}`;
+        fake.posts.push({
+          urn: post,
+          author: to,
+          commentary: 'A post of the page',
+          text: 'A post of the page',
+          visibility: 'PUBLIC',
+          body: {},
+          createdAt: Number.isFinite(at) ? at - 60_000 : Date.now(),
+          media: [],
+        });
+      }
+      const id = next();
+      const c: FakeLinkedInComment = {
+        urn: `urn:li:comment:(${post},${id})`,
+        id,
+        post,
+        actor: `urn:li:person:${seed.author?.id ?? hashId(seed.author?.handle ?? 'member', 10, 'linkedin')}`,
+        text: seed.text,
+        createdAt: Number.isFinite(at) ? at : Date.now(),
+        ...(parent ? { parent: parent.parent ?? parent.urn } : {}),
+      };
+      fake.comments.push(c);
+      return { platform_id: c.urn };
+    },
     reset() {
       seq = 0;
       fake.oauth.reset();

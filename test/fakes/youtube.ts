@@ -22,6 +22,7 @@ import {
   type FakePlatform,
   type FakeRequest,
   type FakeResponse,
+  type InboxSeed,
 } from './server.ts';
 
 // Contract fake of the YouTube Data API v3 upload path, channels.list and Google's OAuth 2.0 server
@@ -75,6 +76,21 @@ import {
 // empty text 400 commentTextRequired, one over 10,000 characters 400 commentTextTooLong, no channelId
 // or videoId 400 channelOrVideoIdMissing. GET /youtube/v3/commentThreads?videoId=… lists a video's
 // threads, newest first. Comments made are kept in `comments`.
+// The inbox (commentThreads.list, comments.list, comments.insert — developers.google.com/youtube/v3/
+// docs/commentThreads/list, comments/list, comments/insert): GET /youtube/v3/commentThreads with
+// exactly one of allThreadsRelatedToChannelId, videoId or id (else 400 missingRequiredParameter),
+// part=snippet[,replies], order=time (newest top-level comment first; `relevance` is answered in the
+// same order), maxResults 1–100 (default 20), pageToken (the fake's tokens are opaque; an unknown one
+// is 400 invalidPageToken) → {nextPageToken?, pageInfo, items}; a thread's `replies.comments` holds
+// its first 5 replies only, as YouTube lists "not necessarily all" of them, and totalReplyCount all.
+// GET /youtube/v3/comments?part=snippet&parentId=… (or id=…) lists replies oldest first, paged the
+// same way. POST /youtube/v3/comments?part=snippet {snippet: {parentId, textOriginal}} answers the
+// youtube#comment (id `<parent>.<n>`, as YouTube's reply ids are); youtube.force-ssl, else 403
+// insufficientPermissions; an unknown parent 404 parentCommentNotFound; a parent that is itself a
+// reply 400 operationNotSupported; text rules as for commentThreads.insert. Seeded comments
+// (`inbox(seed)`, POST /__fakes/youtube/inbox) are comments by someone else on a video of the
+// account `to` (default UCherald; `parent` a video id, or a comment id for a reply), with their
+// `created_at` as publishedAt. Reading is 1 quota unit a call, an insert 50: `quotaUsed` counts them.
 
 export interface YouTubeVideo {
   id: string;
@@ -120,6 +136,11 @@ export interface YouTubeComment {
   channelId: string;
   text: string;
   publishedAt: number;
+  /** A reply: its thread's top-level comment. */
+  parentId?: string;
+  /** Someone else's comment (seeded): its author's display name and avatar. */
+  authorName?: string;
+  authorAvatar?: string;
 }
 
 export interface YouTubeFake extends FakePlatform {
@@ -143,6 +164,12 @@ export interface YouTubeFake extends FakePlatform {
   comments: YouTubeComment[];
   /** The next comment is made but its answer is lost (HTTP 503). */
   loseNextCommentResponse: boolean;
+  /** The next reply (comments.insert) is made but its answer is lost (HTTP 503). */
+  loseNextReplyResponse: boolean;
+  /** A comment by someone else on a video of the account (see the inbox notes above). */
+  inbox(seed: InboxSeed): { platform_id: string };
+  /** Quota units the comment, channel and category calls cost so far (YouTube's quota table: a list 1, an insert 50). */
+  quotaUsed: number;
 }
 
 const CATEGORIES = new Set([
@@ -303,6 +330,8 @@ export function createFake(): YouTubeFake {
     minted: [],
     comments: [],
     loseNextCommentResponse: false,
+    loseNextReplyResponse: false,
+    quotaUsed: 0,
 
     expireSessions() {
       sessions.clear();
@@ -321,6 +350,34 @@ export function createFake(): YouTubeFake {
       fake.minted = [];
       fake.comments = [];
       fake.loseNextCommentResponse = false;
+      fake.loseNextReplyResponse = false;
+      fake.quotaUsed = 0;
+    },
+
+    inbox(seed: InboxSeed): { platform_id: string } {
+      if (seed.kind !== 'comment') throw new Error('youtube: only comments come back to a channel');
+      const to = seed.to ?? 'UCherald';
+      const at = seed.created_at ? Date.parse(seed.created_at) : Date.now();
+      const parent = seed.parent ? fake.comments.find((c) => c.id === seed.parent) : undefined;
+      const top = parent?.parentId ? fake.comments.find((c) => c.id === parent.parentId) : parent;
+      const videoId = top?.videoId ?? seed.parent ?? fake.videos.at(-1)?.id ?? 'vidSeeded';
+      seq++;
+      const author = seed.author?.id ?? `UCviewer${hashId(seed.author?.handle ?? 'viewer', 16, 'yt')}`;
+      const c: YouTubeComment = {
+        id: top
+          ? `${top.id}.${String(seq).padStart(6, '0')}`
+          : `Ugy${String(seq).padStart(8, '0')}${videoId}`,
+        videoId,
+        authorChannelId: author,
+        channelId: top?.channelId ?? to,
+        text: seed.text,
+        publishedAt: Number.isFinite(at) ? at : Date.now(),
+        ...(top ? { parentId: top.id } : {}),
+        authorName: seed.author?.name ?? seed.author?.handle ?? '@viewer',
+        authorAvatar: `https://yt3.ggpht.example/${author}=s88`,
+      };
+      fake.comments.push(c);
+      return { platform_id: c.id };
     },
 
     handle(req: FakeRequest, ctx: FakeContext): FakeResponse {
@@ -369,6 +426,13 @@ export function createFake(): YouTubeFake {
           );
         fake.videos.splice(i, 1);
         return { status: 204 };
+      }
+      fake.quotaUsed += req.method === 'GET' ? 1 : 50;
+      if (req.path === '/youtube/v3/comments') {
+        if (req.method === 'POST' && !fake.oauth.allows(t, COMMENT_SCOPE)) return insufficient();
+        if (req.method === 'GET' && !fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
+        if (req.method === 'POST') return insertReply(req, me);
+        if (req.method === 'GET') return listComments(req);
       }
       if (req.path === '/youtube/v3/commentThreads') {
         if (req.method === 'POST' && !fake.oauth.allows(t, COMMENT_SCOPE)) return insufficient();
@@ -773,9 +837,38 @@ export function createFake(): YouTubeFake {
     return { status: 201, body: resource(video) };
   }
 
-  function threadResource(c: YouTubeComment) {
+  function commentResource(c: YouTubeComment) {
+    return {
+      kind: 'youtube#comment',
+      etag: `etag-c-${c.id}`,
+      id: c.id,
+      snippet: {
+        channelId: c.channelId,
+        videoId: c.videoId,
+        ...(c.parentId ? { parentId: c.parentId } : {}),
+        textDisplay: c.text,
+        textOriginal: c.text,
+        authorDisplayName: c.authorName ?? '@herald',
+        authorProfileImageUrl: c.authorAvatar ?? 'https://yt3.ggpht.example/UCherald=s88',
+        authorChannelUrl: `http://www.youtube.com/channel/${c.authorChannelId}`,
+        authorChannelId: { value: c.authorChannelId },
+        canRate: true,
+        viewerRating: 'none',
+        likeCount: 0,
+        publishedAt: new Date(c.publishedAt).toISOString(),
+        updatedAt: new Date(c.publishedAt).toISOString(),
+      },
+    };
+  }
+
+  const repliesTo = (id: string) =>
+    fake.comments.filter((r) => r.parentId === id).sort((a, b) => a.publishedAt - b.publishedAt);
+
+  function threadResource(c: YouTubeComment, withReplies = false) {
+    const replies = repliesTo(c.id);
     const snippet = {
-      authorDisplayName: 'Herald',
+      authorDisplayName: c.authorName ?? 'Herald',
+      ...(c.authorAvatar ? { authorProfileImageUrl: c.authorAvatar } : {}),
       authorChannelUrl: `http://www.youtube.com/channel/${c.authorChannelId}`,
       authorChannelId: { value: c.authorChannelId },
       channelId: c.channelId,
@@ -797,9 +890,12 @@ export function createFake(): YouTubeFake {
         videoId: c.videoId,
         topLevelComment: { kind: 'youtube#comment', etag: `etag-c-${c.id}`, id: c.id, snippet },
         canReply: true,
-        totalReplyCount: 0,
+        totalReplyCount: replies.length,
         isPublic: true,
       },
+      ...(withReplies && replies.length
+        ? { replies: { comments: replies.slice(0, 5).map(commentResource) } }
+        : {}),
     };
   }
 
@@ -852,30 +948,136 @@ export function createFake(): YouTubeFake {
     return { status: 200, body: threadResource(c) };
   }
 
+  /** One page of `all` from the request's pageToken and maxResults (1–100, default 20). */
+  function paged<T>(req: FakeRequest, all: T[]): { items: T[]; next?: string; max: number } | FakeResponse {
+    const raw = req.query.get('maxResults');
+    const max = raw === null ? 20 : Number(raw);
+    if (!Number.isInteger(max) || max < 1 || max > 100)
+      return badRequest('invalidParameter', 'maxResults must be between 1 and 100');
+    const token = req.query.get('pageToken');
+    let from = 0;
+    if (token) {
+      const m = /^QURTSl9p(\d+)$/.exec(token);
+      if (!m) return badRequest('invalidPageToken', 'The request specifies an invalid page token.');
+      from = Number(m[1]);
+    }
+    const items = all.slice(from, from + max);
+    return { items, max, ...(from + max < all.length ? { next: `QURTSl9p${from + max}` } : {}) };
+  }
+
   function listThreads(req: FakeRequest): FakeResponse {
-    const videoId = req.query.get('videoId') ?? '';
-    if (!fake.videos.some((v) => v.id === videoId))
+    const filters = ['allThreadsRelatedToChannelId', 'videoId', 'id'].filter((f) => req.query.has(f));
+    if (filters.length !== 1)
+      return badRequest(
+        'missingRequiredParameter',
+        'No filter selected. Expected one of: allThreadsRelatedToChannelId, id, videoId, channelId',
+      );
+    const videoId = req.query.get('videoId');
+    if (
+      videoId !== null &&
+      !fake.videos.some((v) => v.id === videoId) &&
+      !fake.comments.some((c) => c.videoId === videoId)
+    )
       return googleError(
         404,
         'videoNotFound',
         'The video identified by the videoId parameter could not be found.',
         'NOT_FOUND',
       );
-    const max = Math.min(100, Number(req.query.get('maxResults') ?? 20) || 20);
-    const items = fake.comments
-      .filter((c) => c.videoId === videoId)
-      .sort((a, b) => b.publishedAt - a.publishedAt)
-      .slice(0, max)
-      .map(threadResource);
+    const channel = req.query.get('allThreadsRelatedToChannelId');
+    const ids = (req.query.get('id') ?? '').split(',').filter(Boolean);
+    const all = fake.comments
+      .filter((c) => !c.parentId)
+      .filter((c) =>
+        videoId !== null
+          ? c.videoId === videoId
+          : channel !== null
+            ? c.channelId === channel
+            : ids.includes(c.id),
+      )
+      .sort((a, b) => b.publishedAt - a.publishedAt);
+    // By id: every thread asked for, no paging (maxResults does not go with id).
+    if (ids.length > 50) return badRequest('invalidParameter', 'At most 50 ids');
+    const page = ids.length ? { items: all, max: all.length } : paged(req, all);
+    if ('status' in page) return page;
+    const withReplies = (req.query.get('part') ?? '').split(',').includes('replies');
     return {
       status: 200,
       body: {
         kind: 'youtube#commentThreadListResponse',
         etag: 'threads',
-        pageInfo: { totalResults: items.length, resultsPerPage: max },
-        items,
+        ...('next' in page && page.next ? { nextPageToken: page.next } : {}),
+        pageInfo: { totalResults: all.length, resultsPerPage: page.max },
+        items: page.items.map((c) => threadResource(c, withReplies)),
       },
     };
+  }
+
+  function listComments(req: FakeRequest): FakeResponse {
+    const parentId = req.query.get('parentId');
+    const ids = (req.query.get('id') ?? '').split(',').filter(Boolean);
+    if ((parentId === null) === (ids.length === 0))
+      return badRequest('missingRequiredParameter', 'No filter selected. Expected one of: id, parentId');
+    const all = parentId !== null ? repliesTo(parentId) : fake.comments.filter((c) => ids.includes(c.id));
+    const page = paged(req, all);
+    if ('status' in page) return page;
+    return {
+      status: 200,
+      body: {
+        kind: 'youtube#commentListResponse',
+        etag: 'comments',
+        ...(page.next ? { nextPageToken: page.next } : {}),
+        pageInfo: { totalResults: all.length, resultsPerPage: page.max },
+        items: page.items.map(commentResource),
+      },
+    };
+  }
+
+  function insertReply(req: FakeRequest, me: FakeUser): FakeResponse {
+    if (!(req.query.get('part') ?? '').split(',').includes('snippet'))
+      return googleError(400, 'required', 'Required parameter: part', 'INVALID_ARGUMENT');
+    const snippet = obj(obj(req.json)?.snippet);
+    const parentId = typeof snippet?.parentId === 'string' ? snippet.parentId : '';
+    const text = snippet?.textOriginal;
+    if (typeof text !== 'string' || !text.trim())
+      return badRequest(
+        'commentTextRequired',
+        'The comment resource must contain a value for snippet.textOriginal.',
+      );
+    if ([...text].length > 10_000)
+      return badRequest(
+        'commentTextTooLong',
+        'The comment resource contains too many characters in snippet.textOriginal.',
+      );
+    const parent = fake.comments.find((c) => c.id === parentId);
+    if (!parent)
+      return googleError(
+        404,
+        'parentCommentNotFound',
+        'The specified parent comment could not be found.',
+        'NOT_FOUND',
+      );
+    if (parent.parentId)
+      return badRequest(
+        'operationNotSupported',
+        'The API user is not able to insert a comment in reply to the comment identified by snippet.parentId.',
+      );
+    seq++;
+    const c: YouTubeComment = {
+      id: `${parent.id}.${String(seq).padStart(6, '0')}`,
+      videoId: parent.videoId,
+      authorChannelId: channelsOf(me)[0]?.id ?? 'UCherald',
+      channelId: parent.channelId,
+      text,
+      publishedAt: Date.now(),
+      parentId: parent.id,
+    };
+    fake.comments.push(c);
+    if (fake.loseNextReplyResponse) {
+      fake.loseNextReplyResponse = false;
+      return googleError(503, 'backendError', 'Backend Error', 'UNAVAILABLE');
+    }
+    return { status: 200, body: commentResource(c) };
   }
 
   function list(req: FakeRequest): FakeResponse {

@@ -74,7 +74,9 @@ export const connect: OAuthConnect = {
       ],
     }),
   // Organization pages need the Community Management API: add r_organization_admin and
-  // w_organization_social to the platform app's scopes (herald platform-app set --scopes).
+  // w_organization_social to the platform app's scopes (herald platform-app set --scopes), and
+  // r_organization_social for their inbox (core/inbox.ts INBOX). Not asked by default: LinkedIn
+  // refuses the whole consent (unauthorized_scope_error) when the app lacks the product.
   scopes: ['openid', 'profile', 'w_member_social'],
   required: ['openid', 'profile', 'w_member_social'],
   async accounts(tokens: TokenSet) {

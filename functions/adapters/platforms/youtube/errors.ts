@@ -1,3 +1,4 @@
+import { localDay, startOfDay } from '#core/pacing';
 import { errorFromStatus, type HttpResponse, retryAfterSeconds } from '../http.ts';
 import { PlatformError } from '../types.ts';
 
@@ -22,6 +23,15 @@ const RATE_REASONS = new Set([
 const APP_RATE_REASONS = new Set(['quotaExceeded', 'rateLimitExceeded', 'dailyLimitExceeded']);
 const MEDIA_REASONS = new Set(['mediaBodyRequired', 'invalidFilename', 'uploadTooLarge']);
 
+/**
+ * Seconds until YouTube's daily quota resets: midnight Pacific Time (YouTube Data API "Quota and
+ * compliance"), on the Pacific calendar the pacing counts uploads by (DST included).
+ */
+export function untilPacificMidnight(now = new Date()): number {
+  const next = startOfDay(localDay(now.getTime(), 'America/Los_Angeles') + 1, 'America/Los_Angeles');
+  return Math.max(1, Math.ceil((next.getTime() - now.getTime()) / 1000));
+}
+
 /** Our category from Google's error body: the first `errors[].reason` decides, the status otherwise. */
 export function youtubeError(res: HttpResponse, what: string): PlatformError {
   const e = (res.body as GoogleError | undefined)?.error;
@@ -37,7 +47,10 @@ export function youtubeError(res: HttpResponse, what: string): PlatformError {
   if (RATE_REASONS.has(reason) || status === 429) {
     return new PlatformError('rate_limited', msg, {
       status,
-      retryAfterSeconds: retryAfterSeconds(res.headers),
+      // The daily quota is spent until midnight Pacific: asking again before then only fails again.
+      retryAfterSeconds:
+        retryAfterSeconds(res.headers) ??
+        (reason === 'quotaExceeded' || reason === 'dailyLimitExceeded' ? untilPacificMidnight() : undefined),
       ...(APP_RATE_REASONS.has(reason) ? { scope: 'app' as const } : {}),
     });
   }

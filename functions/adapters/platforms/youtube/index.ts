@@ -2,12 +2,14 @@ import { postOrComment } from '../support.ts';
 import type { Connector } from '../types.ts';
 import { choices } from './choices.ts';
 import { publishComment, reconcileComment } from './comments.ts';
+import { inbox } from './inbox.ts';
 import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
 import { unpublish } from './unpublish.ts';
 
 // YouTube Data API v3: videos.insert through a resumable upload (publish.ts), the first comment
-// under the video (comments.ts), video statistics (metrics.ts). Tokens are Google OAuth tokens (an
+// under the video (comments.ts), video statistics (metrics.ts), the comments on the channel's
+// videos and the replies to them (inbox.ts). Tokens are Google OAuth tokens (an
 // hour): the channel's token source renews them (usecases/support/channel-tokens.ts, through the one
 // OAuth client).
 
@@ -20,4 +22,5 @@ export const connector: Connector = {
   metrics,
   choices,
   unpublish,
+  inbox,
 };
