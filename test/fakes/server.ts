@@ -243,7 +243,12 @@ export class FakePlatforms {
       } catch {
         return { status: 400, body: { error: 'body must be JSON' } };
       }
-      return { status: 201, body: fake.inbox(seed, { base: this.url(platform) }) };
+      try {
+        return { status: 201, body: fake.inbox(seed, { base: this.url(platform) }) };
+      } catch (err) {
+        // A seed the fake cannot place (a kind its platform has no API for, an unknown parent).
+        return { status: 400, body: { error: (err as Error).message } };
+      }
     }
     if (method === 'POST' && action === 'fail') {
       const { documented, pathPattern, ...f } = JSON.parse(body.toString('utf8')) as InjectedFailure & {
