@@ -291,6 +291,8 @@ export function richBody(op: OperationId): Record<string, unknown> {
       };
     case 'selectChannelAccount':
       return { account_id: SESSION_ACCOUNTS[0].id };
+    case 'updateInboxItem':
+      return { status: 'archived' };
     default:
       throw new Error(`${op} takes no body`);
   }
