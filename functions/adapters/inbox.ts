@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
-import { fromItem, isConditionFailure, setClause, TABLE_NAME } from '#adapters/table';
+import { conditionFailureItem, fromItem, isConditionFailure, setClause, TABLE_NAME } from '#adapters/table';
 import { mapLimit } from '#core/concurrency';
 import type { InboxItemRecord, InboxKind, InboxStatus } from '#core/inbox';
 import { ddb } from '#shared/clients';
@@ -144,10 +144,11 @@ export async function queryInbox(
 
 /**
  * Gives the item `status`: moves its gsi1 entry with it, bumps its version and sets updated_at, in
- * one UpdateItem. Conditioned on the item existing and, with `expectedVersion`, on the version the
- * caller read (null: an item never written since the poller created it, which has none). Null when
- * the condition failed (the item is gone or changed since: read it again). Setting the status an
- * item already has writes it again; the caller decides whether to (updateInboxItem does not).
+ * one UpdateItem. Conditioned on the item existing, on its status being another one, and, with
+ * `expectedVersion`, on the version the caller read (null: an item never written since the poller
+ * created it, which has none). Idempotent: an item that already has the status is answered as it
+ * is, unwritten (a retried call, or an SDK retry of a write whose answer was lost). Null when the
+ * item is gone or changed since the version read (read it again).
  */
 export async function setInboxStatus(
   orgId: string,
@@ -156,13 +157,9 @@ export async function setInboxStatus(
   now: string,
   expectedVersion?: number | null,
 ): Promise<InboxItemRecord | null> {
-  const names: Record<string, string> = { '#version': 'version' };
-  const values: Record<string, unknown> = { ':one': 1 };
-  const set = setClause(
-    { status, ...keys.inboxByStatus(orgId, status, itemId), updated_at: now },
-    names,
-    values,
-  );
+  const names: Record<string, string> = { '#version': 'version', '#status': 'status' };
+  const values: Record<string, unknown> = { ':one': 1, ':status': status };
+  const set = setClause({ ...keys.inboxByStatus(orgId, status, itemId), updated_at: now }, names, values);
   const versionCheck =
     expectedVersion === undefined
       ? ''
@@ -176,17 +173,19 @@ export async function setInboxStatus(
         TableName: TABLE_NAME,
         Key: keys.inboxItem(orgId, itemId),
         // An item the poller created has no version: it counts as 1 (core/inbox.ts inboxItemVersion).
-        UpdateExpression: `SET ${set}, #version = if_not_exists(#version, :one) + :one`,
-        ConditionExpression: `attribute_exists(pk)${versionCheck}`,
+        UpdateExpression: `SET #status = :status, ${set}, #version = if_not_exists(#version, :one) + :one`,
+        ConditionExpression: `attribute_exists(pk) AND #status <> :status${versionCheck}`,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
         ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
     return res.Attributes ? fromItem<InboxItemRecord>(res.Attributes) : null;
   } catch (err) {
-    if (isConditionFailure(err)) return null;
-    throw err;
+    if (!isConditionFailure(err)) throw err;
+    const current = conditionFailureItem(err);
+    return current?.status === status ? fromItem<InboxItemRecord>(current) : null;
   }
 }
 

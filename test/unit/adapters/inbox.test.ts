@@ -129,8 +129,15 @@ describe('setInboxStatus', () => {
     expect(written).toMatchObject({ status: 'read', version: 2 });
     const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
     expect(input?.Key).toEqual({ pk: `ORG#${ORG_ID}`, sk: `INBOX#${ITEM.id}` });
-    expect(input?.ConditionExpression).toBe('attribute_exists(pk) AND attribute_not_exists(#version)');
-    expect(input?.UpdateExpression).toMatch(/#version = if_not_exists\(#version, :one\) \+ :one$/);
+    expect(input?.ConditionExpression).toBe(
+      'attribute_exists(pk) AND #status <> :status AND attribute_not_exists(#version)',
+    );
+    expect(input?.UpdateExpression).toMatch(
+      /^SET #status = :status, .*#version = if_not_exists\(#version, :one\) \+ :one$/,
+    );
+    expect(input?.ExpressionAttributeNames?.['#status']).toBe('status');
+    expect(input?.ExpressionAttributeValues?.[':status']).toBe('read');
+    expect(input?.ReturnValuesOnConditionCheckFailure).toBe('ALL_OLD');
     const names = input?.ExpressionAttributeNames ?? {};
     const values = input?.ExpressionAttributeValues ?? {};
     const set = Object.fromEntries(
@@ -139,7 +146,6 @@ describe('setInboxStatus', () => {
         .map(([k, attr]) => [attr, values[`:v${k.slice(2)}`]]),
     );
     expect(set).toEqual({
-      status: 'read',
       gsi1pk: `ORG#${ORG_ID}#INBOX#read`,
       gsi1sk: ITEM.id,
       updated_at: '2030-01-02T00:00:00.000Z',
@@ -151,13 +157,34 @@ describe('setInboxStatus', () => {
     ddb.on(UpdateCommand).resolves({ Attributes: inboxItemItem({ ...ITEM, version: 4 }) });
     await setInboxStatus(ORG_ID, ITEM.id, 'archived', '2030-01-02T00:00:00.000Z', 3);
     const input = ddb.commandCalls(UpdateCommand)[0]?.args[0].input;
-    expect(input?.ConditionExpression).toBe('attribute_exists(pk) AND #version = :expected');
+    expect(input?.ConditionExpression).toBe(
+      'attribute_exists(pk) AND #status <> :status AND #version = :expected',
+    );
     expect(input?.ExpressionAttributeValues?.[':expected']).toBe(3);
   });
 
   it('answers null when the item is gone or changed since (the condition failed)', async () => {
     ddb.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }));
     expect(await setInboxStatus(ORG_ID, ITEM.id, 'read', '2030-01-02T00:00:00.000Z', 1)).toBeNull();
+    ddb.on(UpdateCommand).rejects(
+      Object.assign(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }), {
+        Item: inboxItemItem({ ...ITEM, status: 'archived', version: 2 }),
+      }),
+    );
+    expect(await setInboxStatus(ORG_ID, ITEM.id, 'read', '2030-01-02T00:00:00.000Z', 1)).toBeNull();
+  });
+
+  it('answers an item that already has the status as it is, unwritten (idempotent)', async () => {
+    ddb.on(UpdateCommand).rejects(
+      Object.assign(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }), {
+        Item: inboxItemItem({ ...ITEM, status: 'read', version: 2 }),
+      }),
+    );
+    expect(await setInboxStatus(ORG_ID, ITEM.id, 'read', '2030-01-02T00:00:00.000Z')).toMatchObject({
+      id: ITEM.id,
+      status: 'read',
+      version: 2,
+    });
   });
 
   it('lets any other failure through', async () => {
