@@ -1,7 +1,16 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { describe, expect, it } from 'vitest';
 import { MCP_TOOL_NAMES } from '../unit/support/fixtures.ts';
-import { baseUrl, dangerous, mcpClient, mint, type Workspace, waitForPost, workspace } from './helpers.ts';
+import {
+  ALL_SCOPES,
+  baseUrl,
+  dangerous,
+  mcpClient,
+  mint,
+  type Workspace,
+  waitForPost,
+  workspace,
+} from './helpers.ts';
 
 // The MCP server (issue 7) driven by the SDK's own Client and StreamableHTTPClientTransport against
 // the local stack: the same keys, scopes, metering and dangerous-operations toggle as REST.
@@ -70,7 +79,8 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 90_000 }, () => {
 
   it('lists one tool per operation; publish/delete appear only once dangerous operations are on', async () => {
     const ws = await workspace(['bluesky']);
-    const client = await mcpClient(ws.key);
+    // Every scope, the inbox's included.
+    const client = await mcpClient(await mint(ws, `${ALL_SCOPES},inbox:read,inbox:write`));
     const off = await client.listTools();
     const offNames = off.tools.map((t) => t.name);
     expect(offNames).not.toContain('publish_post');
@@ -138,15 +148,17 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 90_000 }, () => {
 
   it('enforces scopes: a read-only key sees no write tools and cannot call them', async () => {
     const ws = await workspace(['bluesky']);
-    const readOnly = await mint(ws, 'posts:read,channels:read');
+    const readOnly = await mint(ws, 'posts:read,channels:read,inbox:read');
     const client = await mcpClient(readOnly);
     const visible = await names(client);
     expect(visible.sort()).toEqual([
       'get_channel',
       'get_channel_options',
+      'get_inbox_item',
       'get_media',
       'get_post',
       'list_channels',
+      'list_inbox',
       'list_media',
       'list_posts',
     ]);

@@ -3,16 +3,19 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { apiOperations, type Operation } from '#lib/operations';
 import { MCP_TOOL_NAMES } from '../unit/support/fixtures.ts';
 import {
+  ALL_SCOPES,
   api,
   CREDENTIALS,
   dangerous,
   inDays,
   mcpClient,
+  mint,
   type WebhookReceiver,
   type Workspace,
   webhookReceiver,
   workspace,
 } from './helpers.ts';
+import { inboxItem, seedInbox } from './inbox-seed.ts';
 
 // Tenancy (security review): organization B, with a full-scope key and dangerous operations on,
 // tries every API operation against organization A's posts, media and webhook endpoint. Every
@@ -22,7 +25,7 @@ import {
 // that must cover `apiOperations` exactly: a new operation without a tenancy case fails this file.
 
 type Json = Record<string, unknown>;
-type Resource = 'post' | 'media' | 'webhook' | 'connection' | 'channel';
+type Resource = 'post' | 'media' | 'webhook' | 'connection' | 'channel' | 'inbox';
 
 /** A 1×1 PNG: the smallest image the media probe accepts. */
 const PNG = Buffer.from(
@@ -46,21 +49,26 @@ interface Tenant {
   webhookId: string;
   /** A Mastodon connection session of A's, awaiting the person's consent. */
   connectionId: string;
+  /** A comment in A's inbox, and a key of A's that reads it. */
+  inboxId: string;
+  inboxKey: string;
 }
 
 let A: Tenant & { secret: string; rx: WebhookReceiver };
 let B: Workspace;
 let bDraftId: string;
+let bInboxId: string;
 /** A's resources as A read them before B's attempts. */
 let before: Awaited<ReturnType<typeof readA>>;
 
 async function readA() {
-  const [post, media, webhooks, channels, usage] = await Promise.all([
+  const [post, media, webhooks, channels, usage, inbox] = await Promise.all([
     ok<Json>('GET', `/v1/posts/${A.postId}`, A.ws.key),
     ok<{ data: Json[] }>('GET', '/v1/media', A.ws.key),
     ok<{ data: Json[] }>('GET', '/v1/webhook-endpoints', A.ws.key),
     ok<{ data: Json[] }>('GET', '/v1/channels', A.ws.key),
     ok<{ meters: Array<{ key: string; used: number }> }>('GET', '/v1/usage', A.ws.key),
+    ok<Json>('GET', `/v1/inbox/${A.inboxId}`, A.inboxKey),
   ]);
   return {
     post,
@@ -69,6 +77,7 @@ async function readA() {
     mediaIds: media.data.map((m) => m.id),
     webhookIds: webhooks.data.map((w) => w.id),
     channels: channels.data,
+    inbox,
     // api_requests grows with every read; posts_per_month must not move.
     usage: { posts_per_month: usage.meters.find((m) => m.key === 'posts_per_month')?.used },
   };
@@ -76,7 +85,8 @@ async function readA() {
 
 beforeAll(async () => {
   const [a, b] = await Promise.all([workspace(['bluesky', 'mastodon']), workspace(['bluesky'])]);
-  B = b;
+  // B's key can do everything, the inbox included.
+  B = { ...b, key: await mint(b, `${ALL_SCOPES},inbox:read,inbox:write`) };
   await dangerous(B, true);
 
   // A: a ready image, a scheduled post using it, a webhook endpoint.
@@ -124,6 +134,10 @@ beforeAll(async () => {
     }),
   ]);
   bDraftId = draft.id;
+  const aInbox = inboxItem(a.orgId, a.channels.bluesky as string);
+  const bInbox = inboxItem(B.orgId, B.channels.bluesky as string);
+  await seedInbox([aInbox, bInbox]);
+  bInboxId = bInbox.id;
   A = {
     ws: a,
     postId: post.id,
@@ -131,6 +145,8 @@ beforeAll(async () => {
     mediaUrl: media.url,
     webhookId: endpoint.id,
     connectionId: connection.id,
+    inboxId: aInbox.id,
+    inboxKey: await mint(a, 'inbox:read'),
     secret: endpoint.secret,
     rx,
   };
@@ -168,6 +184,7 @@ const idOf = (resource: Resource): string =>
     webhook: A.webhookId,
     connection: A.connectionId,
     channel: A.ws.channels.bluesky as string,
+    inbox: A.inboxId,
   })[resource];
 
 const CASES: Record<string, Case> = {
@@ -342,6 +359,10 @@ const CASES: Record<string, Case> = {
   testWebhookEndpoint: { kind: 'byId', resource: 'webhook' },
   rotateWebhookSecret: { kind: 'byId', resource: 'webhook' },
   listWebhookDeliveries: { kind: 'byId', resource: 'webhook' },
+  // Inbox
+  listInbox: { kind: 'list', foreign: () => [A.inboxId], own: () => [bInboxId] },
+  getInboxItem: { kind: 'byId', resource: 'inbox' },
+  updateInboxItem: { kind: 'byId', resource: 'inbox', body: () => ({ status: 'archived' }) },
 };
 
 const hasPathParam = (op: Operation) => /\{\w+\}/.test(op.path);
@@ -384,7 +405,7 @@ describe('tenancy: organization B against organization A', () => {
   it("never shows A's items in B's lists", async () => {
     const lists = apiOperations.filter((op) => caseOf(op).kind === 'list');
     expect(lists.map((op) => op.id).sort()).toEqual(
-      ['listChannels', 'listMedia', 'listPosts', 'listWebhookEndpoints'].sort(),
+      ['listChannels', 'listInbox', 'listMedia', 'listPosts', 'listWebhookEndpoints'].sort(),
     );
     for (const op of lists) {
       const c = caseOf(op) as ListCase;
@@ -442,6 +463,8 @@ describe('tenancy: organization B against organization A', () => {
     expect(after.webhook).toEqual(before.webhook);
     expect(after.webhook).toMatchObject({ enabled: true, description: 'A only', state: 'active' });
     expect(after.channels).toEqual(before.channels);
+    expect(after.inbox).toEqual(before.inbox);
+    expect(after.inbox).toMatchObject({ status: 'unread' });
     expect(after.mediaIds).toEqual(before.mediaIds);
     expect(after.webhookIds).toEqual(before.webhookIds);
     expect(after.usage).toEqual(before.usage);

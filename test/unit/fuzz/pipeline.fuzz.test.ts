@@ -63,7 +63,9 @@ const paramsFor = (op: OperationId): Pick<FuzzRequest, 'params'> =>
       ? { params: { id: OWN.webhook } }
       : op === 'selectChannelAccount'
         ? { params: { id: OWN.connection } }
-        : {};
+        : op === 'updateInboxItem'
+          ? { params: { id: OWN.inbox } }
+          : {};
 
 const withBody = (
   op: OperationId,
@@ -312,6 +314,8 @@ const STRING_FIELDS: Record<string, ReadonlyArray<readonly [Path, number]>> = {
     [['credentials', 'service'], 2048],
   ],
   selectChannelAccount: [[['account_id'], 200]],
+  // An enum: anything longer than its longest value is no status.
+  updateInboxItem: [[['status'], 8]],
 };
 
 describe('huge strings', () => {

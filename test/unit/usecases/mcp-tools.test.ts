@@ -43,6 +43,8 @@ const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; o
   ['create_channel_connection', { destructive: false, idempotent: false, openWorld: true }],
   ['select_channel_account', { destructive: false, idempotent: false, openWorld: false }],
   ['disconnect_channel', { destructive: true, idempotent: true, openWorld: true }],
+  // A status: setting it again changes nothing.
+  ['update_inbox_item', { destructive: false, idempotent: true, openWorld: false }],
 ];
 
 function spec(name: string): ToolSpec {
@@ -135,6 +137,8 @@ describe('input schemas', () => {
       'disconnect_channel',
       'get_channel',
       'get_channel_options',
+      'get_inbox_item',
+      'update_inbox_item',
     ]);
     for (const t of withParams) {
       expect(t.pathParams).toEqual(['id']);
@@ -221,7 +225,21 @@ describe('input schemas', () => {
   it('describes date-times with format date-time and without the regex zod would add', () => {
     const scheduled = schemaOf('create_post').properties.scheduled_at as { anyOf: Json[] };
     expect(scheduled.anyOf).toEqual([{ type: 'string', format: 'date-time' }, { type: 'null' }]);
-    expect(JSON.stringify(allTools().map((t) => t.tool.inputSchema))).not.toContain('"pattern"');
+    // No date-time carries it; a pattern stays where it is the rule (list_inbox's id filters).
+    const patterned: Json[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object') {
+        if ('pattern' in v) patterned.push(v as Json);
+        Object.values(v).forEach(walk);
+      }
+    };
+    walk(allTools().map((t) => t.tool.inputSchema));
+    expect(patterned.filter((p) => p.format === 'date-time')).toEqual([]);
+    expect(patterned.map((p) => p.pattern)).toEqual([
+      '^ch_[0-9A-HJKMNP-TV-Z]{26}$',
+      '^post_[0-9A-HJKMNP-TV-Z]{26}$',
+    ]);
   });
 
   it("derives list_posts' status from the post statuses", () => {
@@ -359,7 +377,7 @@ describe('visibleTools', () => {
     });
     expect(WEBHOOK_TOOLS).toHaveLength(7);
     expect(names(tools)).toEqual(MCP_TOOL_NAMES.filter((n) => !WEBHOOK_TOOLS.includes(n)));
-    expect(new Set(asked)).toEqual(new Set(['webhooks', 'analytics']));
+    expect(new Set(asked)).toEqual(new Set(['webhooks', 'analytics', 'inbox']));
   });
 
   it("hides get_analytics, not get_usage, when the plan lacks 'analytics'", () => {
@@ -512,7 +530,13 @@ describe('toRequest', () => {
     const offered = allTools()
       .filter((t) => 'if_match' in (t.tool.inputSchema.properties as Record<string, unknown>))
       .map((t) => t.name);
-    expect(offered).toEqual(['reschedule_post', 'delete_post', 'publish_post', 'update_post']);
+    expect(offered).toEqual([
+      'reschedule_post',
+      'delete_post',
+      'publish_post',
+      'update_post',
+      'update_inbox_item',
+    ]);
   });
 
   it('leaves the arguments it was given untouched', () => {

@@ -435,11 +435,11 @@ describe('tools/list', () => {
     ]);
   });
 
-  it('lists no webhook tools on a plan without webhooks', async () => {
+  it('lists no webhook or inbox tools on a plan without webhooks and the inbox', async () => {
     ddb.reset();
     serveItems(ddb, table(true));
     const names = (await listTools(FREE_KEY)).map((t) => t.name);
-    expect(names).toEqual(MCP_TOOL_NAMES.filter((n) => !n.includes('webhook')));
+    expect(names).toEqual(MCP_TOOL_NAMES.filter((n) => !n.includes('webhook') && !n.includes('inbox')));
   });
 });
 

@@ -31,13 +31,16 @@ import { keys } from '#adapters/keys';
 import { clearGateGuesses } from '#adapters/usage';
 import { handler as createPost } from '#handlers/create-post';
 import { handler as deletePost } from '#handlers/delete-post';
+import { handler as getInboxItem } from '#handlers/get-inbox-item';
 import { handler as getPost } from '#handlers/get-post';
 import { handler as getUsage } from '#handlers/get-usage';
 import { handler as listChannels } from '#handlers/list-channels';
+import { handler as listInbox } from '#handlers/list-inbox';
 import { handler as listPosts } from '#handlers/list-posts';
 import { handler as publishPost } from '#handlers/publish-post';
 import { handler as reschedulePost } from '#handlers/reschedule-post';
 import { handler as unpublishPost } from '#handlers/unpublish-post';
+import { handler as updateInboxItem } from '#handlers/update-inbox-item';
 import { authenticate, clearAuthCache } from '#usecases/support/authenticate';
 import { condition, update } from '../support/expressions.ts';
 import {
@@ -52,6 +55,8 @@ import {
   type EventOptions,
   fixedId,
   type Item,
+  inboxItemItem,
+  inboxRecord,
   jsonHeaders,
   lambdaContext,
   org,
@@ -78,7 +83,7 @@ import {
 // |-------------------------------------|-------------------------------------|--------------------------------------------|-------|
 // | getPost                             | 3 = GetItem + the gate              | 2 = GetItem + gate                         | 1     |
 // | listPosts (with or without status)  | 3 = Query + the gate                | 2 = Query + gate                           | 1     |
-// | listChannels                        | 3 = Query + the gate                | 2 = Query + gate                           | 1     |
+// | listChannels (issue 35: + poll states)| 3 = Query + the gate                | 3 = Query + Query + gate                   | 1     |
 // | getUsage                            | 3 = BatchGetItem + the gate         | 2 = BatchGetItem + gate                    | 1     |
 // | createPost scheduled, no Idem-Key   | 4 = BG + the gate, then TWI[2]      | 2 = BG + gate+count, then PutItem          | 2     |
 // | createPost draft, no Idem-Key       | 4 = BG + the gate, then PutItem     | 3 = BG + gate, then PutItem                | 2     |
@@ -87,6 +92,8 @@ import {
 // | reschedulePost (already counted)    | 4 = BG + the gate, then TWI[2]      | 3 = BG, then gate, then UpdateItem         | 3     |
 // | deletePost                          | 4 = BG + the gate, then TWI[2]      | 3 = BG + gate, then DeleteItem             | 2     |
 // | unpublishPost (new in issue 34)     |                                     | 4 = BG + Query + gate, then UpdateItem     | 2     |
+// | getInboxItem, listInbox (issue 35)  |                                     | 2 = GetItem or Query + gate                | 1     |
+// | updateInboxItem (issue 35)          |                                     | 3 = GetItem + gate, then UpdateItem        | 2     |
 // | cold request (getPost, key uncached)| 5 (+2 GetItem: key, then org)       | 4 (+2 GetItem: key, then org)              | 3     |
 //
 // BG = BatchGetItem, TWI[n] = TransactWriteItems of n items (what these operations wrote before
@@ -107,7 +114,10 @@ const dynamo = mockClient(DynamoDBClient);
 
 const DELAY_MS = 5;
 
-const KEY = apiKey({ scopes: ['posts:read', 'posts:write', 'channels:read', 'analytics:read'] });
+const KEY = apiKey({
+  scopes: ['posts:read', 'posts:write', 'channels:read', 'analytics:read', 'inbox:read', 'inbox:write'],
+});
+const INBOX_ITEM = inboxRecord();
 const CH1 = channel(1, 'bluesky');
 const DRAFT = post();
 const PUBLISHED = post({
@@ -181,6 +191,7 @@ function trace<I>(label: (input: I) => string, answer: (input: I) => unknown) {
 
 function updateLabel(input: UpdateCommandInput): string {
   if (String(input.Key?.sk).startsWith('POST#')) return 'UpdateItem (post)';
+  if (String(input.Key?.sk).startsWith('INBOX#')) return 'UpdateItem (inbox item)';
   if (!String(input.Key?.sk).startsWith('USAGE#')) return 'UpdateItem (other)';
   const counts = input.UpdateExpression?.includes('posts_per_month');
   if (!input.UpdateExpression?.includes('api_requests')) return 'UpdateItem (post count)';
@@ -241,6 +252,7 @@ beforeEach(() => {
     postItem(DRAFT),
     postItem(COUNTED),
     postItem(PUBLISHED),
+    inboxItemItem(INBOX_ITEM),
   ]);
   limiter = counters();
   queryItems = [postItem(DRAFT)];
@@ -262,7 +274,11 @@ beforeEach(() => {
     .on(UpdateCommand)
     .callsFake(
       trace(updateLabel, (input: UpdateCommandInput) =>
-        String(input.Key?.sk).startsWith('POST#') ? {} : limiter.update(input),
+        String(input.Key?.sk).startsWith('POST#')
+          ? {}
+          : String(input.Key?.sk).startsWith('INBOX#')
+            ? { Attributes: inboxItemItem({ ...INBOX_ITEM, status: 'read', version: 2 }) }
+            : limiter.update(input),
       ),
     );
   ddb.on(DeleteCommand).callsFake(
@@ -364,14 +380,52 @@ describe('DynamoDB round trips per operation, warm', () => {
     });
   });
 
-  it('listChannels: Query + the gate (depth 1)', async () => {
+  it("listChannels: the channels' Query, the poll states' Query and the gate, all concurrent (depth 1)", async () => {
     queryItems = [channelItem(CH1)];
     const rt = await warm(listChannels, 'listChannels', { headers: bearer(KEY) });
     expect(rt).toEqual({
       status: 200,
+      generations: [['Query', 'Query', ...LIMITER]],
+      depth: 1,
+      calls: 3,
+      lowLevel: 0,
+    });
+  });
+
+  it('getInboxItem: GetItem + the gate (depth 1); listInbox: Query + the gate (depth 1)', async () => {
+    const one = await warm(getInboxItem, 'getInboxItem', {
+      headers: bearer(KEY),
+      pathParameters: { id: INBOX_ITEM.id },
+    });
+    expect(one).toEqual({
+      status: 200,
+      generations: [['GetItem', ...LIMITER]],
+      depth: 1,
+      calls: 2,
+      lowLevel: 0,
+    });
+    queryItems = [inboxItemItem(INBOX_ITEM)];
+    const page = await warm(listInbox, 'listInbox', { headers: bearer(KEY), query: { status: 'unread' } });
+    expect(page).toEqual({
+      status: 200,
       generations: [['Query', ...LIMITER]],
       depth: 1,
       calls: 2,
+      lowLevel: 0,
+    });
+  });
+
+  it('updateInboxItem: GetItem + the gate, then the UpdateItem (depth 2)', async () => {
+    const rt = await warm(updateInboxItem, 'updateInboxItem', {
+      headers: { ...bearer(KEY), 'content-type': 'application/json' },
+      pathParameters: { id: INBOX_ITEM.id },
+      body: JSON.stringify({ status: 'read' }),
+    });
+    expect(rt).toEqual({
+      status: 200,
+      generations: [['GetItem', ...LIMITER], ['UpdateItem (inbox item)']],
+      depth: 2,
+      calls: 3,
       lowLevel: 0,
     });
   });
