@@ -118,8 +118,9 @@ async function seed(user: string, s: Json): Promise<string> {
     method: 'POST',
     body: JSON.stringify({ to: user, ...s }),
   });
-  expect(res.status, await res.text()).toBe(201);
-  return ((await res.json()) as { platform_id: string }).platform_id;
+  const text = await res.text();
+  expect(res.status, text).toBe(201);
+  return (JSON.parse(text) as { platform_id: string }).platform_id;
 }
 
 /** One poll message, as the finder sends it (twice: a duplicate). */
