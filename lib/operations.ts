@@ -879,10 +879,12 @@ export const workers: readonly Worker[] = [
     // new items and the cursor; a refused grant marks the channel reauth_required.
     access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
     // 10,000 channels every 5 minutes is 2,000 a minute, ≈ 34 polls a second, spread by the finder's
-    // delays. A poll holds its message ≈ 0.5–1 s (one or two platform requests, four DynamoDB
-    // calls), a batch of 10 (in parallel) as long as its slowest, ≈ 1.5 s: 8 batches at once poll
-    // ≈ 53 channels a second, so 10,000 in ≈ 190 s, inside the interval (test/bench/inbox.ts).
-    trigger: { kind: 'queue', queue: 'inboxPoll', batchSize: 10, concurrency: 8 },
+    // delays. A poll holds its message for its platform requests (two for Mastodon, ≈ 150 ms each)
+    // and ≈ 4 DynamoDB round trips; a batch of 10 (in parallel) lasts as long as its slowest:
+    // ≈ 0.5 s in AWS, 1–2.8 s measured in the loaded local stack (test/bench/inbox.ts). 16 batches
+    // at once poll 160 channels per batch time: ≈ 57 a second at the slowest measured, so 10,000 in
+    // ≈ 175 s, inside the 300 s interval with room for a slow platform; ≈ 8 more per 10,000 channels.
+    trigger: { kind: 'queue', queue: 'inboxPoll', batchSize: 10, concurrency: 16 },
     // At most 5 pages, each a platform request (15 s timeout at worst) and its writes.
     timeoutSeconds: 60,
   },

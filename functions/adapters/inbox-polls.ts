@@ -114,6 +114,17 @@ export function recordInboxPollFailure(
   });
 }
 
+/** A reconnected channel polls again at its next turn: the old grant's failures and backoff are cleared. */
+export function clearInboxPollBackoff(orgId: string, channelId: string, now: Date): Promise<boolean> {
+  return updateIf({
+    Key: keys.inboxPoll(orgId, channelId),
+    UpdateExpression: 'SET failures = :zero, next_poll_at = :null, #error = :null, updated_at = :at',
+    ConditionExpression: 'attribute_exists(pk) AND failures > :zero',
+    ExpressionAttributeNames: { '#error': 'error' },
+    ExpressionAttributeValues: { ':zero': 0, ':null': null, ':at': now.toISOString() },
+  });
+}
+
 /** The channel is gone (disconnected): its poll state and index entry go with it. */
 export async function deleteInboxPoll(orgId: string, channelId: string): Promise<void> {
   await ddb.send(new DeleteCommand({ TableName: TABLE_NAME, Key: keys.inboxPoll(orgId, channelId) }));

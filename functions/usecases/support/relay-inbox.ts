@@ -1,4 +1,4 @@
-import { deleteInboxPoll, ensureInboxPoll } from '#adapters/inbox-polls';
+import { clearInboxPollBackoff, deleteInboxPoll, ensureInboxPoll } from '#adapters/inbox-polls';
 import { type PostRef, putPostRefs } from '#adapters/post-refs';
 import type { TableChange } from '#adapters/stream-records';
 import type { ChannelRecord } from '#core/accounts';
@@ -14,7 +14,8 @@ import { type Change, event, type Outbox } from '#usecases/support/relay-post-ch
 /**
  * A channel that is live gets a poll state if it has none (a conditional put: one that exists
  * keeps its cursor), so channels connected before the inbox existed join at their next change; a
- * disconnected one loses it (and its place in the poll index).
+ * reconnected one has its backoff cleared; a disconnected one loses it (and its place in the poll
+ * index).
  */
 export async function relayChannelInbox(change: Change<ChannelRecord>, now: Date): Promise<void> {
   const after = change.new;
@@ -23,7 +24,11 @@ export async function relayChannelInbox(change: Change<ChannelRecord>, now: Date
     if (change.old?.status !== 'disconnected') await deleteInboxPoll(after.org_id, after.id);
     return;
   }
-  if (after.status === 'live' && !INBOX[after.platform].none) await ensureInboxPoll(after, now);
+  if (after.status !== 'live' || INBOX[after.platform].none) return;
+  const created = await ensureInboxPoll(after, now);
+  // A reconnect (a new grant) does not wait out the backoff the old grant's refusals earned.
+  const reconnected = !!change.old && after.connection_id !== change.old.connection_id;
+  if (!created && reconnected) await clearInboxPollBackoff(after.org_id, after.id, now);
 }
 
 /** The parts of a delivery that gained a platform id in this change: root, thread items, first comment. */

@@ -424,6 +424,15 @@ describe('the relay', () => {
     (state as Item).cursor = { since_id: '5' };
     await relayChannelInbox({ ...change, old: CH }, NOW);
     expect(pollState().cursor).toEqual({ since_id: '5' });
+    // A reconnect clears the old grant's backoff (the cursor stays).
+    Object.assign(state as Item, { failures: 3, next_poll_at: '2030-06-10T12:00:00.000Z', error: 'revoked' });
+    await relayChannelInbox({ ...change, old: CH, new: { ...CH, connection_id: 'con_2' } }, NOW);
+    expect(pollState()).toMatchObject({
+      failures: 0,
+      next_poll_at: null,
+      error: null,
+      cursor: { since_id: '5' },
+    });
     await relayChannelInbox({ ...change, old: CH, new: { ...CH, status: 'disconnected' } }, NOW);
     expect(pollState()).toBeUndefined();
     // Platforms without an inbox get none.
