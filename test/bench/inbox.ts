@@ -444,8 +444,16 @@ export function inboxSection(r: InboxRun): string {
     ]),
   );
   const cost = table(
-    ['poll (every 5 minutes, a month)', 'DynamoDB', 'Lambda', 'SQS', 'KMS', 'total'],
-    ['l', 'r', 'r', 'r', 'r', 'r'],
+    [
+      'poll (every 5 minutes, a month)',
+      'DynamoDB',
+      'Lambda',
+      'SQS',
+      'KMS',
+      'total',
+      '10,000 channels polled in',
+    ],
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
     c.rows.map((x) => [
       x.name,
       `$${f(x.dynamodb)}`,
@@ -453,6 +461,7 @@ export function inboxSection(r: InboxRun): string {
       `$${f(x.sqs)}`,
       `$${f(x.kms)}`,
       `$${f(x.total)}`,
+      `${f(x.tenThousandSeconds, 0)} s`,
     ]),
   );
   return [
