@@ -8,7 +8,6 @@ import {
   api,
   baseUrl,
   dangerous,
-  failPlatform,
   stackInfo,
   type Workspace,
   waitForPost,

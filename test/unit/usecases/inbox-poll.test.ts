@@ -495,7 +495,7 @@ describe('the relay', () => {
       org_id: ORG_ID,
       data: { item: { id: 'inb_1', status: 'unread' } },
     });
-    expect((ev?.data.item as Item).ref).toBeUndefined();
+    expect(((ev as { data: Item }).data.item as Item).ref).toBeUndefined();
     expect(inboxEvents(change)[0]?.id).toBe(ev?.id);
     expect(inboxEvents({ ...change, old: item, new: { ...item, status: 'read' as const } })).toEqual([]);
   });
