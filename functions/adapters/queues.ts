@@ -6,6 +6,7 @@ import {
   type DispatchMessage,
   type EngagementSyncMessage,
   type HeraldEvent,
+  type InboxPollMessage,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
   type UnpublishMessage,
@@ -191,4 +192,9 @@ export function sendRemovals(messages: UnpublishMessage[]): Promise<void> {
     'unpublish',
     messages.map((body) => ({ body })),
   );
+}
+
+/** The inbox finder's work: one message per channel of the minute's slot, delayed over the minute. */
+export function sendInboxPolls(messages: Array<{ body: InboxPollMessage; delaySeconds: number }>) {
+  return sendBatch('inboxPoll', messages);
 }

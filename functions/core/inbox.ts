@@ -289,3 +289,13 @@ export function pollBackoffSeconds(failures: number): number {
  * counts as 1; every later write (a status, a reply) moves it with `if_not_exists(version, 1) + 1`.
  */
 export const inboxItemVersion = (r: Pick<InboxItemRecord, 'version'>): number => r.version ?? 1;
+/** The poll index's slots: the finder reads one a minute, so each channel comes round once per interval. */
+export const POLL_SLOTS = POLL_INTERVAL_SECONDS / 60;
+
+/** A channel's slot: a stable hash of its id (the same slot for its whole life), spread evenly. */
+export function pollSlotOf(channelId: string): number {
+  return createHash('sha256').update(channelId).digest().readUInt32BE(0) % POLL_SLOTS;
+}
+
+/** How far back a channel's first poll reads (BACKFILL_DAYS before `now`). */
+export const backfillSince = (now: Date): Date => new Date(now.getTime() - BACKFILL_DAYS * 86_400_000);

@@ -5,6 +5,7 @@ import type { PostRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
 import { channelStatusChanged } from '#shared/metrics';
+import { relayInboxChange } from '#usecases/support/relay-inbox';
 import { Outbox, relayChannelChange, relayPostChange } from '#usecases/support/relay-post-changes';
 import { type EngagedPost, recordBatchStats } from '#usecases/support/stats';
 import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
@@ -15,6 +16,7 @@ import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
 
 async function relay(change: TableChange, outbox: Outbox): Promise<void> {
   const base = { eventId: change.eventId, timeMs: change.timeMs };
+  await relayInboxChange(change, outbox);
   if (change.entity === 'post') {
     await relayPostChange(
       { ...base, old: change.old as PostRecord | undefined, new: change.new as PostRecord | undefined },
