@@ -133,6 +133,7 @@ export function toChannelView(
       accountId: rec.account_id,
       poll: state.poll,
       off: state.off,
+      status: rec.status,
     }),
   };
 }

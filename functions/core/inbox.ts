@@ -224,6 +224,8 @@ export function channelInbox(args: {
   accountId: string | null | undefined;
   poll: Pick<InboxPollRecord, 'last_synced_at' | 'error'> | null;
   off?: boolean;
+  /** The channel's status: only a live channel is polled. */
+  status?: 'live' | 'reauth_required' | 'error' | 'disconnected';
 }): ChannelInbox {
   const support = INBOX[args.platform];
   const base = { last_synced_at: args.poll?.last_synced_at ?? null };
@@ -243,6 +245,15 @@ export function channelInbox(args: {
       ...base,
       error: `The operator turned the ${args.platform} inbox off.`,
     };
+  if (args.status === 'disconnected')
+    return { available: false, kinds: [], ...base, error: 'The channel is disconnected.' };
+  if (args.status === 'reauth_required')
+    return {
+      available: false,
+      kinds: [],
+      ...base,
+      error: 'The platform refused the channel’s grant: reconnect it to read its inbox again.',
+    };
   const kinds = inboxKinds(args.platform, args.grantedScopes);
   if (!kinds.length) {
     const needs = [...new Set(Object.values(support.kinds).filter((s): s is string => !!s))];
@@ -256,6 +267,12 @@ export function channelInbox(args: {
   return { available: true, kinds, ...base, error: args.poll?.error ?? null };
 }
 
+/** Mastodon's top-level scopes cover their parts: a grant of `read` includes `read:notifications`. */
+function covers(platform: Platform, granted: readonly string[], scope: string): boolean {
+  if (granted.includes(scope)) return true;
+  return platform === 'mastodon' && granted.includes(scope.split(':')[0] as string);
+}
+
 /** The kinds a grant lets the channel read (those that need no scope, and those whose scope was granted). */
 export function inboxKinds(
   platform: Platform,
@@ -265,7 +282,7 @@ export function inboxKinds(
   return INBOX_KINDS.filter((k) => {
     if (!(k in support.kinds)) return false;
     const scope = support.kinds[k];
-    return scope === null || (grantedScopes ?? []).includes(scope as string);
+    return scope === null || covers(platform, grantedScopes ?? [], scope as string);
   });
 }
 
