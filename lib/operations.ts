@@ -64,7 +64,7 @@ export interface Operation {
   /** Handler module, relative to the repository root; it exports `handler`. */
   entry: string;
   summary: string;
-  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta';
+  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta' | 'Inbox';
   access: Access;
   /** @default DEFAULT_TIMEOUT_SECONDS */
   timeoutSeconds?: number;
@@ -250,6 +250,18 @@ export const operations: readonly Operation[] = [
     summary: 'Take a published post down from its platforms',
     tag: 'Posts',
     // Reads the post's channels for their platforms; the removals are the unpublish worker's.
+    access: { table: 'RW' },
+  },
+  {
+    id: 'replyToInboxItem',
+    method: 'POST',
+    path: '/v1/inbox/{id}/replies',
+    scope: 'inbox:write',
+    feature: 'inbox',
+    entry: 'functions/handlers/reply-to-inbox-item.ts',
+    summary: 'Answer an inbox item on its platform',
+    tag: 'Inbox',
+    // Reads the org, the item and its channel; appends the reply. The inbox reply worker sends it.
     access: { table: 'RW' },
   },
   {
@@ -782,7 +794,7 @@ export const workers: readonly Worker[] = [
     // here. `post.*` events carry the whole post: one can be over the queue's size limit.
     access: {
       table: 'RW',
-      sends: ['delivery', 'events', 'schedule', 'unpublish'],
+      sends: ['delivery', 'events', 'schedule', 'unpublish', 'inboxReplies'],
       starts: ['webhookLadder'],
       queueBodies: ['put'],
     },
@@ -790,7 +802,7 @@ export const workers: readonly Worker[] = [
     // wakes the function.
     trigger: {
       kind: 'stream',
-      entities: ['post', 'channel', 'webhook_endpoint'],
+      entities: ['post', 'channel', 'webhook_endpoint', 'inbox_item'],
       batchSize: 100,
       retryAttempts: 10,
       maxRecordAgeSeconds: 86_400,
@@ -917,6 +929,24 @@ export const workers: readonly Worker[] = [
     timeoutSeconds: 30,
   },
   {
+    id: 'inboxReplyWorker',
+    entry: 'functions/handlers/inbox-reply-worker.ts',
+    // Sends one reply to an inbox item (renewing the channel's token if due) and records it; sends
+    // its own retries. Reads no media.
+    access: { table: 'RW', sends: ['inboxReplies'], connectionSecrets: ['seal', 'open'] },
+    // Replies are people's answers, a few platform calls each: 2 batches of 5 at once to start.
+    trigger: { kind: 'queue', queue: 'inboxReplies', batchSize: 5, concurrency: 2 },
+    timeoutSeconds: 60,
+  },
+  {
+    id: 'inboxReplyDeadLetters',
+    entry: 'functions/handlers/inbox-reply-dead-letters.ts',
+    // A reply whose worker crashed on every attempt ends `failed`, not queued forever.
+    access: { table: 'RW' },
+    trigger: { kind: 'queue', queue: 'inboxReplies', dlq: true, batchSize: 10, concurrency: 2 },
+    timeoutSeconds: 30,
+  },
+  {
     // ffprobe and ffmpeg on untrusted uploads, in a function that can read one upload and write its
     // poster, and nothing else: no table, no keys (the buckets are S3-managed).
     id: 'probeMedia',
@@ -985,6 +1015,9 @@ const QUEUE_LIST: ReadonlyArray<Pick<QueueSpec, 'name' | 'maxReceiveCount'>> = [
   // One message per import not finished by importMedia (and its crash-safety net); a dead-lettered
   // one marks the asset failed (mediaImportDeadLetters).
   { name: 'mediaImport', maxReceiveCount: 3 },
+  // One message per reply to an inbox item (replyToInboxItem), and the worker's own retries; a
+  // dead-lettered one marks the reply failed (inboxReplyDeadLetters).
+  { name: 'inboxReplies', maxReceiveCount: 5 },
 ];
 
 /** VISIBILITY_FACTOR × the longest timeout of the workers consuming the queue (or its DLQ). */

@@ -8,6 +8,7 @@ import {
   PLATFORMS,
   POST_STATUSES,
 } from './constants.ts';
+import { REPLY_STAGES } from './inbox.ts';
 import { PLAN_NAMES } from './plans.ts';
 import { dateTime as buildDateTime, meta } from './requests.ts';
 import {
@@ -200,6 +201,23 @@ export const PostList = page(Post, { id: 'PostList', description: 'A page of pos
 export const PublishPostResponse = meta(z.object({ id: z.string(), status: z.enum(POST_STATUSES) }), {
   id: 'PublishPostResponse',
 });
+
+export const InboxReply = meta(
+  z.object({
+    id: z.string(),
+    text: z.string(),
+    stage: z.enum(REPLY_STAGES),
+    external_id: z.nullable(z.string()),
+    url: z.nullable(z.string()),
+    error: z.nullable(z.object({ code: z.string(), message: z.string() })),
+    created_at: z.string(),
+  }),
+  {
+    id: 'InboxReply',
+    description:
+      "A reply to an inbox item: `queued`, `sending` (a worker holds it), then `sent` (with the platform's `external_id` and `url`) or `failed` (with `error`, in the delivery's error categories).",
+  },
+);
 
 export const DeletePostResponse = meta(z.object({ id: z.string(), deleted: z.literal(true) }), {
   id: 'DeletePostResponse',

@@ -75,6 +75,8 @@ import {
   counters,
   fixedId,
   type Item,
+  inboxRecord,
+  inboxRecordItem,
   jsonHeaders,
   lambdaContext,
   mediaAsset,
@@ -174,6 +176,8 @@ export const OWN = {
   webhook: fixedId('webhook', 1),
   /** A LinkedIn session waiting for the person to pick one of two accounts (selecting_account). */
   connection: fixedId('connection', 1),
+  /** A comment on the Bluesky channel: what replyToInboxItem answers. */
+  inbox: fixedId('inbox', 1),
 };
 export const FOREIGN = {
   post: fixedId('post', 2),
@@ -182,6 +186,7 @@ export const FOREIGN = {
   webhook: fixedId('webhook', 2),
   /** Another organization's session, in selecting_account too (its grant sealed under its own org). */
   connection: fixedId('connection', 2),
+  inbox: fixedId('inbox', 2),
 };
 
 /** The accounts the own session's grant covers (the callback read them from LinkedIn). */
@@ -306,6 +311,8 @@ const SEED: Item[] = [
   mediaItem(UPLOADED_VIDEO),
   webhookEndpointItem(endpointRecord(OWN.webhook, ORG_ID)),
   webhookEndpointItem(endpointRecord(FOREIGN.webhook, OTHER_ORG_ID)),
+  inboxRecordItem(inboxRecord(1)),
+  inboxRecordItem(inboxRecord(2, { org_id: OTHER_ORG_ID, channel_id: fixedId('channel', 2), platform: 'x' })),
   { ...keys.webhookCount(ORG_ID), endpoints: 1 },
 ];
 

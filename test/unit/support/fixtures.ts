@@ -21,6 +21,7 @@ import {
 } from '#core/accounts';
 import type { Problem } from '#core/errors';
 import { ID_PREFIXES, type IdKind } from '#core/ids';
+import type { InboxItemRecord } from '#core/inbox';
 import type { MediaAssetRecord } from '#core/media';
 import type { Platform } from '#core/platforms';
 import { dueAt, type PostRecord, type VariantRecord } from '#core/posts';
@@ -187,6 +188,35 @@ export const channelItem = (c: ChannelRecord): Item => ({
   ...keys.channel(c.org_id, c.id),
   entity: 'channel',
   ...c,
+});
+/** An inbox item (a comment on the org's channel `n`), as the poller stores it. */
+export function inboxRecord(n: number, rest: Partial<InboxItemRecord> = {}): InboxItemRecord {
+  return {
+    id: fixedId('inbox', n),
+    org_id: ORG_ID,
+    channel_id: fixedId('channel', 1),
+    platform: 'bluesky',
+    kind: 'comment',
+    status: 'unread',
+    text: 'Great launch!',
+    url: null,
+    author: { handle: 'fan.example', name: 'A Fan', avatar_url: null, platform_id: 'did:plc:fan' },
+    post_id: null,
+    in_reply_to: 'at://did:plc:acme/app.bsky.feed.post/1',
+    conversation_id: 'at://did:plc:acme/app.bsky.feed.post/1',
+    platform_id: `at://did:plc:fan/app.bsky.feed.post/${n}`,
+    created_at: CREATED_AT,
+    received_at: CREATED_AT,
+    replies: [],
+    version: 1,
+    ...rest,
+  };
+}
+export const inboxRecordItem = (r: InboxItemRecord): Item => ({
+  ...keys.inboxItem(r.org_id, r.id),
+  ...keys.inboxByStatus(r.org_id, r.status, r.id),
+  entity: 'inbox_item',
+  ...r,
 });
 /** A post's item with its index keys, as adapters/posts.ts writes it (a publishing post is due-work). */
 export const postItem = (p: PostRecord): Item => ({
