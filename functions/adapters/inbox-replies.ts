@@ -86,9 +86,10 @@ export async function replaceReply(
         TableName: TABLE_NAME,
         Key: keys.inboxItem(item.org_id, item.id),
         UpdateExpression: `SET ${path} = :next, version = :nv, updated_at = :at`,
-        ConditionExpression: `${path}.id = :id AND ${
+        ConditionExpression: `${path}.#id = :id AND ${
           version === 0 ? '(attribute_not_exists(version) OR version = :v)' : 'version = :v'
         }`,
+        ExpressionAttributeNames: { '#id': 'id' },
         ExpressionAttributeValues: {
           ':next': next,
           ':v': version,

@@ -452,6 +452,7 @@ export const MCP_TOOL_NAMES = [
   'update_post',
   'validate_post',
   'unpublish_post',
+  'reply_to_inbox_item',
   'get_analytics',
   'get_usage',
   'list_webhook_endpoints',
