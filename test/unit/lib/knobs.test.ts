@@ -32,6 +32,7 @@ const KNOBS = {
   engagementSyncConcurrency: 3,
   unpublishConcurrency: 3,
   mediaImportConcurrency: 5,
+  inboxReplyConcurrency: 4,
   throttleRateLimit: 1000,
   throttleBurstLimit: '2000',
   tracing: 'true',
