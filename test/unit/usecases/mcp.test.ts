@@ -54,7 +54,7 @@ const UNKNOWN = apiKey({ scopes: [...SCOPES], n: 5 });
 const POST_ID = fixedId('post', 7);
 
 const SAFE_TOOLS = MCP_TOOL_NAMES.filter(
-  (n) => !['publish_post', 'delete_post', 'unpublish_post'].includes(n),
+  (n) => !['publish_post', 'delete_post', 'unpublish_post', 'reply_to_inbox_item'].includes(n),
 );
 
 const ACCEPT = 'application/json, text/event-stream';
@@ -435,11 +435,11 @@ describe('tools/list', () => {
     ]);
   });
 
-  it('lists no webhook tools on a plan without webhooks', async () => {
+  it('lists no webhook or inbox tools on a plan without them', async () => {
     ddb.reset();
     serveItems(ddb, table(true));
     const names = (await listTools(FREE_KEY)).map((t) => t.name);
-    expect(names).toEqual(MCP_TOOL_NAMES.filter((n) => !n.includes('webhook')));
+    expect(names).toEqual(MCP_TOOL_NAMES.filter((n) => !n.includes('webhook') && !n.includes('inbox')));
   });
 });
 
