@@ -798,8 +798,9 @@ export const workers: readonly Worker[] = [
       starts: ['webhookLadder'],
       queueBodies: ['put'],
     },
-    // Posts and channels make deliveries and events, endpoints start failure ladders; nothing else
-    // wakes the function.
+    // Posts and channels make deliveries and events, endpoints start failure ladders, a new inbox
+    // item its inbox.received (channels keep their inbox poll state, posts their refs); nothing
+    // else wakes the function.
     trigger: {
       kind: 'stream',
       entities: ['post', 'channel', 'webhook_endpoint', 'inbox_item'],
@@ -871,6 +872,30 @@ export const workers: readonly Worker[] = [
     // 8 batches of 10 at once: the platforms see at most 80 renewals in flight from one deployment.
     trigger: { kind: 'queue', queue: 'channelSync', batchSize: 10, concurrency: 8 },
     // A renewal may wait out another's lease (10 s) and the OAuth client's 15 s, then read the profile.
+    timeoutSeconds: 60,
+  },
+  {
+    id: 'inboxPoll',
+    entry: 'functions/handlers/inbox-poll.ts',
+    // The finder: reads one slot of the poll index (keys only) and sends its channels, one message
+    // each, spread over the minute; it reads no channel, asks no platform, writes nothing. Every 2 s
+    // in the local stack: the same slots, rotating faster (each channel polled every 10 s).
+    access: { table: 'RO', sends: ['inboxPoll'] },
+    trigger: { kind: 'schedule', everySeconds: 60, localEverySeconds: 2 },
+    timeoutSeconds: 60,
+  },
+  {
+    id: 'inboxPollWorker',
+    entry: 'functions/handlers/inbox-poll-worker.ts',
+    // Polls one channel's comments, mentions and messages (renewing its token if due), writes the
+    // new items and the cursor; a refused grant marks the channel reauth_required.
+    access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
+    // 10,000 channels every 5 minutes is 2,000 a minute, ≈ 34 polls a second, spread by the finder's
+    // delays. A poll holds its message ≈ 0.5–1 s (one or two platform requests, four DynamoDB
+    // calls), a batch of 10 (in parallel) as long as its slowest, ≈ 1.5 s: 8 batches at once poll
+    // ≈ 53 channels a second, so 10,000 in ≈ 190 s, inside the interval (test/bench/inbox.ts).
+    trigger: { kind: 'queue', queue: 'inboxPoll', batchSize: 10, concurrency: 8 },
+    // At most 5 pages, each a platform request (15 s timeout at worst) and its writes.
     timeoutSeconds: 60,
   },
   {
@@ -1018,6 +1043,10 @@ const QUEUE_LIST: ReadonlyArray<Pick<QueueSpec, 'name' | 'maxReceiveCount'>> = [
   // One message per reply to an inbox item (replyToInboxItem), and the worker's own retries; a
   // dead-lettered one marks the reply failed (inboxReplyDeadLetters).
   { name: 'inboxReplies', maxReceiveCount: 5 },
+  // One message per channel to poll for its inbox, sent every minute for that minute's slot. A
+  // dead-lettered one needs no consumer: the channel's next turn (5 minutes on) polls it again
+  // from its kept cursor.
+  { name: 'inboxPoll', maxReceiveCount: 3 },
 ];
 
 /** VISIBILITY_FACTOR × the longest timeout of the workers consuming the queue (or its DLQ). */

@@ -1,5 +1,6 @@
 import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
+import { PLATFORMS, type Platform } from '../functions/core/constants.ts';
 
 // Per-stage settings, read and validated here once; the stack and the app only see a typed
 // StageConfig. They live in `cdk.json` under `context.stages.<stage>` (reviewed like code), so a
@@ -35,6 +36,9 @@ export const SETTING_KEYS = [
   'tracing',
   'importTable',
   'ticketEmail',
+  'inboxRetentionDays',
+  'inboxDisabledPlatforms',
+  'inboxPollConcurrency',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -58,6 +62,7 @@ export const CONCURRENCY_SETTINGS = {
   unpublishConcurrency: 'unpublishWorker',
   mediaImportConcurrency: 'mediaImportWorker',
   inboxReplyConcurrency: 'inboxReplyWorker',
+  inboxPollConcurrency: 'inboxPollWorker',
 } as const satisfies Partial<Record<SettingKey, string>>;
 type ConcurrencySetting = keyof typeof CONCURRENCY_SETTINGS;
 
@@ -119,6 +124,11 @@ export interface StageConfig {
   readonly tracing: boolean;
   /** Use this existing table (a restore) instead of creating one; protected stages only. */
   readonly importTable: ImportedTable | undefined;
+  /**
+   * The inbox: days an item is kept after it was received (undefined: the functions' default, 90),
+   * and the platforms whose inbox is not polled at all (X bills every read).
+   */
+  readonly inbox: { readonly retentionDays: number | undefined; readonly disabledPlatforms: Platform[] };
 }
 
 export function parseStage(raw: unknown): string {
@@ -314,6 +324,32 @@ function parseImportTable(raw: unknown, region?: string): ImportedTable | undefi
   return { tableName, tableStreamArn: tableStreamArn as string };
 }
 
+const parseRetentionDays = (raw: unknown) =>
+  parseNumber(
+    'inboxRetentionDays',
+    raw,
+    'a whole number of days from 1 to 3650',
+    (n) => Number.isInteger(n) && n >= 1 && n <= 3650,
+  );
+
+function parseDisabledPlatforms(raw: unknown): Platform[] {
+  if (absent(raw)) return [];
+  let list: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      list = raw.trim().startsWith('[') ? JSON.parse(raw) : raw.split(',').map((p) => p.trim());
+    } catch {
+      list = undefined;
+    }
+  }
+  const rule = `an array of platform names (${PLATFORMS.join(', ')}), e.g. ["x"]`;
+  if (!Array.isArray(list)) throw new Error(`invalid inboxDisabledPlatforms ${JSON.stringify(raw)}: ${rule}`);
+  for (const p of list)
+    if (typeof p !== 'string' || !(PLATFORMS as readonly string[]).includes(p))
+      throw new Error(`invalid inboxDisabledPlatforms entry ${JSON.stringify(p)}: ${rule}`);
+  return [...new Set(list as Platform[])].sort();
+}
+
 /** Each setting's value, normalized, so a flag and the committed entry compare by meaning. */
 const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
   publicUrl: parsePublicUrl,
@@ -332,6 +368,8 @@ const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
   tracing: parseTracing,
   importTable: (raw) => parseImportTable(raw),
   ticketEmail: (raw) => parseEmail('ticketEmail', raw),
+  inboxRetentionDays: parseRetentionDays,
+  inboxDisabledPlatforms: parseDisabledPlatforms,
 };
 
 /** The committed entry of `stage` in `context.stages`, checked for shape and unknown keys. */
@@ -417,6 +455,10 @@ export function stageConfigFrom(
     },
     tracing: parseTracing(s.tracing),
     importTable: parseImportTable(s.importTable, opts.region),
+    inbox: {
+      retentionDays: parseRetentionDays(s.inboxRetentionDays),
+      disabledPlatforms: parseDisabledPlatforms(s.inboxDisabledPlatforms),
+    },
   };
   // The switch drops the created table from the template: CloudFormation deletes it unless it is
   // retained, and only protected stages retain their data.

@@ -137,6 +137,20 @@ export async function recordRateLimit(
   };
 }
 
+/**
+ * The pause in force on the channel or its platform app now (null: none), for readers that take no
+ * slot (the inbox poller): the channel's own pause costs nothing, the app's is the cached read.
+ */
+export async function pauseInForce(
+  channel: Pick<ChannelRecord, 'platform' | 'pace_until' | 'pace_reason'>,
+  now: Date = new Date(),
+): Promise<Pause | null> {
+  const own = channel.pace_until
+    ? { until: channel.pace_until, reason: channel.pace_reason ?? `${channel.platform} rate limit` }
+    : null;
+  return laterPause(own, await cachedAppPause(channel.platform, now), now);
+}
+
 // ---- pauses -------------------------------------------------------------------------------------
 
 /** Extends the channel's pause (a shorter one never replaces a longer one). */

@@ -6,6 +6,7 @@ import {
   type DispatchMessage,
   type EngagementSyncMessage,
   type HeraldEvent,
+  type InboxPollMessage,
   type InboxReplyMessage,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
@@ -200,4 +201,9 @@ export function sendInboxReplies(messages: InboxReplyMessage[]): Promise<void> {
     'inboxReplies',
     messages.map((body) => ({ body })),
   );
+}
+
+/** The inbox finder's work: one message per channel of the minute's slot, delayed over the minute. */
+export function sendInboxPolls(messages: Array<{ body: InboxPollMessage; delaySeconds: number }>) {
+  return sendBatch('inboxPoll', messages);
 }

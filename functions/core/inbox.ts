@@ -286,3 +286,14 @@ export function pollBackoffSeconds(failures: number): number {
   if (failures <= 0) return POLL_INTERVAL_SECONDS;
   return Math.min(6 * 3600, POLL_INTERVAL_SECONDS * 2 ** Math.min(failures, 10));
 }
+
+/** The poll index's slots: the finder reads one a minute, so each channel comes round once per interval. */
+export const POLL_SLOTS = POLL_INTERVAL_SECONDS / 60;
+
+/** A channel's slot: a stable hash of its id (the same slot for its whole life), spread evenly. */
+export function pollSlotOf(channelId: string): number {
+  return createHash('sha256').update(channelId).digest().readUInt32BE(0) % POLL_SLOTS;
+}
+
+/** How far back a channel's first poll reads (BACKFILL_DAYS before `now`). */
+export const backfillSince = (now: Date): Date => new Date(now.getTime() - BACKFILL_DAYS * 86_400_000);

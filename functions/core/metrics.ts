@@ -22,6 +22,10 @@ export const PUBLISH_LATENESS = 'PublishLateness';
 export const WEBHOOK_DELIVERY = 'WebhookDelivery';
 /** A channel's status changed (live, reauth_required, error, disconnected). Dimensions: [platform, status], []. */
 export const CHANNEL_STATUS_CHANGED = 'ChannelStatusChanged';
+/** Inbox items a poll wrote (new comments, mentions, messages). Dimensions: [platform], []. */
+export const INBOX_ITEMS_RECEIVED = 'InboxItemsReceived';
+/** Items a platform bills as reads (X), counted by the inbox poller. Dimensions: [platform], []. */
+export const INBOX_BILLED_READS = 'InboxBilledReads';
 
 /** The dimension names, for the emitters and the stack alike. */
 export const METRIC_DIMENSIONS = {

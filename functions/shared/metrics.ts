@@ -4,6 +4,8 @@ import {
   DELIVERY_FAILED,
   DELIVERY_PUBLISHED,
   DELIVERY_RETRIED,
+  INBOX_BILLED_READS,
+  INBOX_ITEMS_RECEIVED,
   METRICS_NAMESPACE,
   PLATFORM_APP_REFUSED,
   PUBLISH_LATENESS,
@@ -191,5 +193,32 @@ export function platformAppRefused(platform: string, channels: number, error: st
     ...metricMembers([{ name: PLATFORM_APP_REFUSED, value: channels, unit: 'Count' }], { platform }, [
       ['platform'],
     ]),
+  });
+}
+
+/**
+ * One channel's inbox poll: the items it wrote and the reads the platform bills (X bills each post
+ * it returns, new or not): the operator's bill is the sum of the second.
+ */
+export function inboxPolled(p: {
+  orgId: string;
+  channelId: string;
+  platform: string;
+  pages: number;
+  received: number;
+  billedReads: number;
+}): void {
+  outcomes.info('inbox polled', {
+    org_id: p.orgId,
+    channel_id: p.channelId,
+    pages: p.pages,
+    ...metricMembers(
+      [
+        { name: INBOX_ITEMS_RECEIVED, value: p.received, unit: 'Count' },
+        { name: INBOX_BILLED_READS, value: p.billedReads, unit: 'Count' },
+      ],
+      { platform: p.platform },
+      [['platform']],
+    ),
   });
 }

@@ -6,6 +6,7 @@ import type { PostRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
 import { channelStatusChanged } from '#shared/metrics';
+import { relayInboxChange } from '#usecases/support/relay-inbox';
 import { relayInboxReplies } from '#usecases/support/relay-inbox-replies';
 import { Outbox, relayChannelChange, relayPostChange } from '#usecases/support/relay-post-changes';
 import { type EngagedPost, recordBatchStats } from '#usecases/support/stats';
@@ -26,6 +27,7 @@ async function relay(change: TableChange, outbox: Outbox): Promise<void> {
       },
       outbox,
     );
+  await relayInboxChange(change, outbox);
   if (change.entity === 'post') {
     await relayPostChange(
       { ...base, old: change.old as PostRecord | undefined, new: change.new as PostRecord | undefined },

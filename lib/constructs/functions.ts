@@ -1,6 +1,7 @@
 import { Duration, type RemovalPolicy, Size, type Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { LayerVersion } from 'aws-cdk-lib/aws-lambda';
+import { INBOX_DISABLED_ENV, INBOX_RETENTION_ENV } from '../../functions/shared/inbox-settings.ts';
 import { HeraldFunction } from '../herald-function.ts';
 import type { Access } from '../operations.ts';
 import type { StageConfig } from '../stage.ts';
@@ -100,6 +101,12 @@ export class Functions {
       );
     }
     if (config.publicUrl) fn.addEnvironment('HERALD_PUBLIC_URL', config.publicUrl);
+    // The inbox's settings, only where set (the functions' defaults otherwise): the poller and the
+    // channel's `inbox` state read them.
+    if (access.table !== 'none' && config.inbox.retentionDays !== undefined)
+      fn.addEnvironment(INBOX_RETENTION_ENV, String(config.inbox.retentionDays));
+    if (access.table !== 'none' && config.inbox.disabledPlatforms.length)
+      fn.addEnvironment(INBOX_DISABLED_ENV, config.inbox.disabledPlatforms.join(','));
     if (access.secrets?.length) {
       fn.addEnvironment('WEBHOOK_SECRETS_KEY_ID', secrets.webhookSecretsKey.keyArn);
       secrets.webhookSecretsKey.grant(

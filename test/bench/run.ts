@@ -7,6 +7,7 @@ import { benchColdStart, coldStartSection } from './cold-start.ts';
 import { type ConnectResult, connectSection } from './connect.ts';
 import { type ConsoleResult, consoleSection } from './console.ts';
 import { type CostResult, costSection } from './cost.ts';
+import { type InboxRun, inboxSection } from './inbox.ts';
 import { benchJournal, journalSection } from './journal.ts';
 import { type ManyChannelsRow, manyChannelsSection } from './many-channels.ts';
 import { benchMedia, mediaSection } from './media.ts';
@@ -23,7 +24,7 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
 // (coldstart, overhead, roundtrips, throughput, cost, stats, awsmodel, connect, console, scheduler,
-// manychannels, threads, recovery, journal, sync, media); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
+// manychannels, threads, recovery, journal, sync, media, inbox); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
 // BENCH_POSTS and BENCH_SECONDS shorten the parts (sync: BENCH_SYNC_* in sync.ts); BENCH_LEAD
 // (seconds) gives the scheduler's posts more time to be created on a busy machine.
 
@@ -233,6 +234,22 @@ if (wants('journal')) {
 if (wants('media')) {
   const r = await part('media', () => benchMedia());
   sections.media = { title: 'Large videos: the worker’s memory while it uploads', body: mediaSection(r) };
+}
+
+if (wants('inbox')) {
+  const r = await part('inbox', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'inbox-main.ts')],
+      {
+        cwd: ROOT,
+        maxBuffer: 16 * 1024 * 1024,
+        env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+      },
+    );
+    return JSON.parse(stdout) as InboxRun;
+  });
+  sections.inbox = { title: 'The inbox poller at scale (issue 35)', body: inboxSection(r) };
 }
 
 const file = join(ROOT, 'BENCHMARKS.md');

@@ -13,7 +13,7 @@ import type { OAuthControl } from './oauth.ts';
 //
 // Control API (for tests in other processes):
 //   GET  /__fakes/<platform>/state    posts, uploads, requests, and `oauth` (authorization server counters)
-//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, bodyIncludes?, delayMs?, holdAnswerMs?}
+//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, bodyIncludes?, queryIncludes?, delayMs?, holdAnswerMs?}
 //                                     or {documented: "<kind>", times?}: the platform's documented answer of
 //                                     that kind (tokenInvalidClient, tokenInvalidGrant, revokedToken,
 //                                     expiredToken, throttled, or a variant name) from documented-errors.ts,
@@ -90,6 +90,8 @@ export interface InjectedFailure {
    * tests running at the same time never meet each other's failures.
    */
   bodyIncludes?: string;
+  /** Only requests whose query string contains this text (default: any): a page past the first. */
+  queryIncludes?: string;
   /** How many requests to fail (default 1). */
   times?: number;
   /** Delay before answering, to provoke client timeouts. */
@@ -308,7 +310,8 @@ export class FakePlatforms {
       const failure = queue.find(
         (f) =>
           (!f.path || f.path.test(fr.path)) &&
-          (f.bodyIncludes === undefined || fr.body.toString('utf8').includes(f.bodyIncludes)),
+          (f.bodyIncludes === undefined || fr.body.toString('utf8').includes(f.bodyIncludes)) &&
+          (f.queryIncludes === undefined || decodeURIComponent(url.search).includes(f.queryIncludes)),
       );
       if (failure) {
         failure.times = (failure.times ?? 1) - 1;

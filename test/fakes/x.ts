@@ -1,4 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { textLength } from '#core/platforms';
 import { xAnswers } from './documented-errors.ts';
 import {
@@ -19,6 +20,7 @@ import {
   type FakePlatform,
   type FakeRequest,
   type FakeResponse,
+  type InboxSeed,
 } from './server.ts';
 
 // Contract fake of the X API v2: OAuth 2.0 authorization code flow with PKCE (GET /i/oauth2/authorize on
@@ -56,6 +58,24 @@ import {
 // - Throttling: 429 with the same generic problem ("Too Many Requests") and x-rate-limit-remaining 0,
 //   x-rate-limit-reset in epoch seconds (docs.x.com "Rate limits"). The fake never throttles on its own:
 //   inject documentedErrors.x.throttled (FakePlatforms.failDocumented('x', 'throttled')).
+//
+// The inbox's read side (docs.x.com "User mention timeline", "Direct Messages lookup" and "Manage Direct
+// Messages"), its requests checked against X's OpenAPI document 2.167 (the excerpt in
+// schemas/x-openapi-2.167-inbox.json: parameter names, ranges, patterns, enums, the DM body): `inbox(seed)`
+// adds someone else's post mentioning the account (a comment: a reply to one of its posts, which X shows
+// with the @mention) or a direct message in their one-to-one conversation (id `<low id>-<high id>`).
+// A seed's `to` is a user id or username (default: the author of the post it answers, else the default
+// account "acme"); `author.id` fixes the other account's id (default: derived from its handle).
+//   GET  /2/users/:id/mentions   since_id, start_time, until_id, end_time, pagination_token, max_results
+//                                5–100 (default 10), expansions=author_id (includes.users), post.fields
+//                                created_at, conversation_id, in_reply_to_user_id, referenced_tweets,
+//                                author_id; newest first, meta {result_count, newest_id, oldest_id, next_token}
+//   GET  /2/dm_events            event_types, dm_event.fields, expansions=sender_id, max_results 1–100
+//                                (default 100), pagination_token (≥ 16 characters); events of the last 30 days
+//   GET  /2/dm_conversations/:id/dm_events   the same, for one conversation of the account
+//   POST /2/dm_conversations/:id/messages    {text (1–10,000 characters)} → 201 {data: {dm_conversation_id,
+//                                dm_event_id}}; dm.write
+// Reads need tweet.read and users.read, and dm.read for direct messages (else the 403 Forbidden problem).
 
 export interface FakeXMedia {
   id: string;
@@ -92,6 +112,16 @@ export interface FakeTweet {
   };
 }
 
+export interface FakeXDmEvent {
+  id: string;
+  event_type: 'MessageCreate';
+  text: string;
+  sender_id: string;
+  dm_conversation_id: string;
+  created_at: string;
+  participant_ids: string[];
+}
+
 export interface FakeX extends FakePlatform {
   readonly oauth: FakeOAuth;
   validTokens: Set<string>;
@@ -114,6 +144,11 @@ export interface FakeX extends FakePlatform {
   minted: Array<{ access_token: string; refresh_token: string }>;
   /** Ids of the posts DELETE /2/tweets/:id removed, in order. */
   deleted: string[];
+  /** Other accounts that mention or message the account (seeded by `inbox`), by id. */
+  users: Map<string, { id: string; username: string; name: string }>;
+  /** The posts' mentioned user ids (a comment mentions the author it answers), by post id. */
+  mentions: Map<string, string[]>;
+  dmEvents: FakeXDmEvent[];
 }
 
 const problem = (status: number, title: string, detail: string, type = 'about:blank'): FakeResponse => ({
@@ -242,6 +277,136 @@ const oauthError = (status: number, error: string, description: string): FakeRes
   body: { error, error_description: description },
 });
 const BAD_CLIENT = xAnswers.badClient;
+
+// --- the OpenAPI document's request rules (schemas/x-openapi-2.167-inbox.json) -------------------
+
+interface Param {
+  name: string;
+  in: string;
+  required?: boolean;
+  schema?: {
+    type?: string;
+    minimum?: number;
+    maximum?: number;
+    pattern?: string;
+    minLength?: number;
+    items?: { enum?: string[] };
+  };
+}
+interface Operation {
+  parameters: Param[];
+  requestBody?: { content: { 'application/json': { schema: BodySchema } } };
+}
+interface BodySchema {
+  properties: Record<string, { type?: string; minLength?: number }>;
+  additionalProperties?: boolean;
+  anyOf?: Array<{ required: string[] }>;
+}
+
+const INBOX_DOC = JSON.parse(
+  readFileSync(new URL('./schemas/x-openapi-2.167-inbox.json', import.meta.url), 'utf8'),
+) as { paths: Record<string, Record<string, Operation>> };
+
+/**
+ * A query the document's operation refuses, answered as X does (400 Invalid Request), or null.
+ * `post.fields` values are not checked against the document's enum: 2.167 renamed the post fields
+ * it lists (referenced_posts …) while X's reference and API take referenced_tweets, author_id and
+ * in_reply_to_user_id, which the connector asks for.
+ */
+function checkQuery(path: string, method: string, query: URLSearchParams): FakeResponse | null {
+  const op = INBOX_DOC.paths[path]?.[method];
+  if (!op) return null;
+  const params = op.parameters.filter((p) => p.in === 'query');
+  const names = params.map((p) => p.name);
+  const unknown = unknownQuery(query, names);
+  if (unknown) return unknown;
+  for (const p of params) {
+    const v = query.get(p.name);
+    if (v === null) {
+      if (p.required) return invalid(`The \`${p.name}\` query parameter can not be empty`, { [p.name]: [] });
+      continue;
+    }
+    const sc = p.schema ?? {};
+    if (sc.type === 'integer') {
+      const n = Number(v);
+      if (
+        !Number.isInteger(n) ||
+        (sc.minimum !== undefined && n < sc.minimum) ||
+        (sc.maximum !== undefined && n > sc.maximum)
+      )
+        return invalid(
+          `The \`${p.name}\` query parameter value [${v}] is not between ${sc.minimum} and ${sc.maximum}`,
+          {
+            [p.name]: [v],
+          },
+        );
+    }
+    if (sc.type === 'string') {
+      if (sc.minLength !== undefined && v.length < sc.minLength)
+        return invalid(
+          `The \`${p.name}\` query parameter value [${v}] must be at least ${sc.minLength} characters`,
+          {
+            [p.name]: [v],
+          },
+        );
+      if (sc.pattern && !new RegExp(sc.pattern).test(v))
+        return invalid(`The \`${p.name}\` query parameter value [${v}] does not match ${sc.pattern}`, {
+          [p.name]: [v],
+        });
+      if (p.name.endsWith('_time') && Number.isNaN(Date.parse(v)))
+        return invalid(`Invalid '${p.name}':'${v}'. '${p.name}' must be a valid RFC 3339 date-time.`, {
+          [p.name]: [v],
+        });
+    }
+    if (sc.type === 'array' && sc.items?.enum && p.name !== 'post.fields') {
+      const bad = v.split(',').find((x) => !sc.items?.enum?.includes(x));
+      if (bad !== undefined)
+        return invalid(
+          `The \`${p.name}\` query parameter value [${bad}] is not one of [${sc.items.enum.join(',')}]`,
+          {
+            [p.name]: [v],
+          },
+        );
+    }
+  }
+  return null;
+}
+
+/** A JSON body the operation's schema refuses (additional properties, a required one missing, too short). */
+function checkBody(path: string, method: string, body: unknown): FakeResponse | null {
+  const schema = INBOX_DOC.paths[path]?.[method]?.requestBody?.content['application/json'].schema;
+  if (!schema) return null;
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return invalid('$: must be an object');
+  const b = body as Record<string, unknown>;
+  for (const k of Object.keys(b))
+    if (!(k in schema.properties) && schema.additionalProperties === false)
+      return invalid(
+        `$.${k}: is not defined in the schema and the schema does not allow additional properties`,
+      );
+  if (schema.anyOf && !schema.anyOf.some((a) => a.required.every((r) => r in b)))
+    return invalid(`$: must have one of ${schema.anyOf.map((a) => a.required.join('+')).join(', ')}`);
+  for (const [k, rule] of Object.entries(schema.properties)) {
+    const v = b[k];
+    if (v === undefined) continue;
+    if (rule.type === 'string' && typeof v !== 'string')
+      return invalid(`$.${k}: string found, ${typeof v} expected`);
+    if (rule.minLength !== undefined && typeof v === 'string' && v.length < rule.minLength)
+      return invalid(`$.${k}: must be at least ${rule.minLength} characters long`);
+  }
+  return null;
+}
+
+/** X's Snowflake ids: milliseconds since its epoch, then a sequence. */
+const snowflakeAt = (ms: number, seq: number) =>
+  String((BigInt(ms - 1288834974657) << 22n) | BigInt(seq & 0x3fffff));
+/** A page token of at least 16 characters (dm_events asks that much). */
+const pageToken = (offset: number) => Buffer.from(`page:${String(offset).padStart(8, '0')}`).toString('hex');
+const offsetOf = (token: string | null) => {
+  if (!token) return 0;
+  const m = /^page:(\d+)$/.exec(Buffer.from(token, 'hex').toString('utf8'));
+  return m ? Number(m[1]) : Number.NaN;
+};
 
 export function createFake(): FakeX {
   let seq = 0;
@@ -650,6 +815,168 @@ export function createFake(): FakeX {
       };
     }
 
+    const mentionsOf = /^\/2\/users\/(\d+)\/mentions$/.exec(req.path);
+    if (req.method === 'GET' && mentionsOf) {
+      const denied = forbidden('tweet.read', 'users.read');
+      if (denied) return denied;
+      const bad = checkQuery('/2/users/{id}/mentions', 'get', req.query);
+      if (bad) return bad;
+      const user = mentionsOf[1] ?? '';
+      const q = req.query;
+      const max = Number(q.get('max_results') ?? 10);
+      const offset = offsetOf(q.get('pagination_token'));
+      if (!Number.isFinite(offset)) return invalid('The `pagination_token` query parameter value is invalid');
+      const n = (v: string) => BigInt(v);
+      // since_id takes precedence over start_time, until_id over end_time (the reference says so).
+      const since = q.get('since_id');
+      const until = q.get('until_id');
+      const start = since ? null : q.get('start_time');
+      const end = until ? null : q.get('end_time');
+      const all = fake.posts
+        .filter((t) => (fake.mentions.get(t.id) ?? []).includes(user))
+        .filter((t) => !since || n(t.id) > n(since))
+        .filter((t) => !until || n(t.id) < n(until))
+        .filter((t) => !start || Date.parse(t.created_at) >= Date.parse(start))
+        .filter((t) => !end || Date.parse(t.created_at) <= Date.parse(end))
+        .sort((a, b) => (n(b.id) > n(a.id) ? 1 : -1));
+      const page = all.slice(offset, offset + max);
+      const fields = (q.get('post.fields') ?? '').split(',');
+      const expansions = (q.get('expansions') ?? '').split(',');
+      const rootOf = (t: FakeTweet): string => {
+        let cur = t;
+        for (let i = 0; i < 100 && cur.in_reply_to; i++) {
+          const up = fake.posts.find((x) => x.id === cur.in_reply_to);
+          if (!up) return cur.in_reply_to;
+          cur = up;
+        }
+        return cur.id;
+      };
+      const data = page.map((t) => {
+        const parent = t.in_reply_to ? fake.posts.find((x) => x.id === t.in_reply_to) : undefined;
+        return {
+          id: t.id,
+          text: shown(t),
+          edit_history_tweet_ids: [t.id],
+          ...(fields.includes('author_id') || expansions.includes('author_id')
+            ? { author_id: t.author_id }
+            : {}),
+          ...(fields.includes('created_at') ? { created_at: t.created_at } : {}),
+          ...(fields.includes('conversation_id') ? { conversation_id: rootOf(t) } : {}),
+          ...(fields.includes('in_reply_to_user_id') && parent
+            ? { in_reply_to_user_id: parent.author_id }
+            : {}),
+          ...(fields.includes('referenced_tweets') && t.in_reply_to
+            ? { referenced_tweets: [{ type: 'replied_to', id: t.in_reply_to }] }
+            : {}),
+        };
+      });
+      const userFields = (q.get('user.fields') ?? '').split(',');
+      const users = expansions.includes('author_id')
+        ? [...new Set(page.map((t) => t.author_id))].map((id) => {
+            const u = fake.users.get(id) ?? { id, username: id, name: id };
+            return {
+              id: u.id,
+              name: u.name,
+              username: u.username,
+              ...(userFields.includes('profile_image_url')
+                ? { profile_image_url: `${ctx.base}/profile_images/${u.id}/normal.jpg` }
+                : {}),
+            };
+          })
+        : [];
+      const meta: Record<string, unknown> = { result_count: data.length };
+      if (data.length) Object.assign(meta, { newest_id: data[0]?.id, oldest_id: data.at(-1)?.id });
+      if (offset + max < all.length) meta.next_token = pageToken(offset + max);
+      return {
+        status: 200,
+        body: { ...(data.length ? { data } : {}), ...(users.length ? { includes: { users } } : {}), meta },
+      };
+    }
+
+    const conversationEvents = /^\/2\/dm_conversations\/([^/]+)\/dm_events$/.exec(req.path);
+    if (req.method === 'GET' && (req.path === '/2/dm_events' || conversationEvents)) {
+      const denied = forbidden('dm.read', 'tweet.read', 'users.read');
+      if (denied) return denied;
+      const bad = checkQuery(
+        conversationEvents ? '/2/dm_conversations/{id}/dm_events' : '/2/dm_events',
+        'get',
+        req.query,
+      );
+      if (bad) return bad;
+      const q = req.query;
+      const conv = conversationEvents ? decodeURIComponent(conversationEvents[1] ?? '') : null;
+      if (conv !== null && !/^([0-9]{1,19}-[0-9]{1,19}|[0-9]{15,19})$/.test(conv))
+        return invalid(`The \`id\` path parameter value [${conv}] does not match the pattern`);
+      const max = Number(q.get('max_results') ?? 100);
+      const offset = offsetOf(q.get('pagination_token'));
+      if (!Number.isFinite(offset)) return invalid('The `pagination_token` query parameter value is invalid');
+      const types = (q.get('event_types') ?? 'MessageCreate,ParticipantsLeave,ParticipantsJoin').split(',');
+      const monthAgo = Date.now() - 30 * 86_400_000;
+      const all = fake.dmEvents
+        .filter((e) => e.participant_ids.includes(me.id) && types.includes(e.event_type))
+        .filter((e) => conv === null || e.dm_conversation_id === conv)
+        .filter((e) => Date.parse(e.created_at) >= monthAgo)
+        .sort((a, b) => (BigInt(b.id) > BigInt(a.id) ? 1 : -1));
+      const page = all.slice(offset, offset + max);
+      const fields = (q.get('dm_event.fields') ?? '').split(',');
+      const expansions = (q.get('expansions') ?? '').split(',');
+      const data = page.map((e) => ({
+        id: e.id,
+        event_type: e.event_type,
+        text: e.text,
+        ...(expansions.includes('sender_id') || fields.includes('sender_id')
+          ? { sender_id: e.sender_id }
+          : {}),
+        ...(fields.includes('dm_conversation_id') ? { dm_conversation_id: e.dm_conversation_id } : {}),
+        ...(fields.includes('created_at') ? { created_at: e.created_at } : {}),
+      }));
+      const users = expansions.includes('sender_id')
+        ? [...new Set(page.map((e) => e.sender_id))].map((id) => {
+            const u =
+              fake.users.get(id) ??
+              (id === me.id
+                ? { id, username: me.username, name: me.displayName }
+                : { id, username: id, name: id });
+            return { id: u.id, name: u.name, username: u.username };
+          })
+        : [];
+      const meta: Record<string, unknown> = { result_count: data.length };
+      if (offset + max < all.length) meta.next_token = pageToken(offset + max);
+      if (offset > 0) meta.previous_token = pageToken(Math.max(0, offset - max));
+      return {
+        status: 200,
+        body: { ...(data.length ? { data } : {}), ...(users.length ? { includes: { users } } : {}), meta },
+      };
+    }
+
+    const dmSend = /^\/2\/dm_conversations\/([^/]+)\/messages$/.exec(req.path);
+    if (req.method === 'POST' && dmSend) {
+      const denied = forbidden('dm.write', 'tweet.read', 'users.read');
+      if (denied) return denied;
+      const bad = checkBody('/2/dm_conversations/{dm_conversation_id}/messages', 'post', req.json);
+      if (bad) return bad;
+      const conv = decodeURIComponent(dmSend[1] ?? '');
+      const text = String((req.json as { text?: unknown }).text ?? '');
+      if ([...text].length > 10000)
+        return invalid('Text of the Direct Message must be at most 10000 characters');
+      const existing = fake.dmEvents.find(
+        (e) => e.dm_conversation_id === conv && e.participant_ids.includes(me.id),
+      );
+      if (!existing)
+        return problem(403, 'Forbidden', 'You are not permitted to send messages to this conversation.');
+      const event: FakeXDmEvent = {
+        id: snowflakeAt(Date.now(), ++seq),
+        event_type: 'MessageCreate',
+        text,
+        sender_id: me.id,
+        dm_conversation_id: conv,
+        created_at: new Date().toISOString(),
+        participant_ids: existing.participant_ids,
+      };
+      fake.dmEvents.push(event);
+      return { status: 201, body: { data: { dm_conversation_id: conv, dm_event_id: event.id } } };
+    }
+
     const timeline = /^\/2\/users\/(\d+)\/tweets$/.exec(req.path);
     if (req.method === 'GET' && timeline) {
       const unknown = unknownQuery(req.query, QUERY.timeline);
@@ -800,6 +1127,64 @@ export function createFake(): FakeX {
     countOnly: false,
     minted: [],
     deleted: [],
+    users: new Map(),
+    mentions: new Map(),
+    dmEvents: [],
+    inbox(seed: InboxSeed) {
+      const created = seed.created_at ? Date.parse(seed.created_at) : Date.now();
+      const at = Number.isFinite(created) ? created : Date.now();
+      const handle = (seed.author?.handle ?? 'bob').replace(/^@/, '');
+      const author = {
+        id: seed.author?.id ?? hashDigits(`other:${handle}`, 19, 'x').replace(/^0/, '1'),
+        username: handle,
+        name: seed.author?.name ?? handle,
+      };
+      fake.users.set(author.id, author);
+      const parent = seed.parent ? fake.posts.find((t) => t.id === seed.parent) : undefined;
+      const toUser = seed.to
+        ? ([...fake.users.values(), { id: fake.user.id, username: fake.user.username }].find(
+            (u) => u.id === seed.to || u.username === seed.to,
+          )?.id ?? seed.to)
+        : (parent?.author_id ?? fake.user.id);
+      const username =
+        toUser === fake.user.id ? fake.user.username : (fake.users.get(toUser)?.username ?? toUser);
+      const id = snowflakeAt(at, ++seq);
+      if (seed.kind === 'message') {
+        const pair = [author.id, toUser].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
+        fake.dmEvents.push({
+          id,
+          event_type: 'MessageCreate',
+          text: seed.text,
+          sender_id: author.id,
+          dm_conversation_id: seed.conversation ?? pair.join('-'),
+          created_at: new Date(at).toISOString(),
+          participant_ids: pair,
+        });
+        return { platform_id: id };
+      }
+      // X shows a reply with the @mention of whom it answers; a mention names the account.
+      const text = seed.text.includes(`@${username}`) ? seed.text : `@${username} ${seed.text}`;
+      fake.posts.push({
+        id,
+        text,
+        author_id: author.id,
+        created_at: new Date(at).toISOString(),
+        media: [],
+        reply_settings: null,
+        in_reply_to: parent?.id ?? seed.parent ?? null,
+        public_metrics: {
+          retweet_count: 0,
+          reply_count: 0,
+          like_count: 0,
+          quote_count: 0,
+          bookmark_count: 0,
+          impression_count: 0,
+        },
+      });
+      if (parent) parent.public_metrics.reply_count++;
+      fake.mentions.set(id, [toUser]);
+      return { platform_id: id };
+    },
     reset() {
       seq = 0;
       fake.oauth.reset();
@@ -812,6 +1197,9 @@ export function createFake(): FakeX {
       fake.failProcessing = false;
       fake.minted = [];
       fake.deleted = [];
+      fake.users = new Map();
+      fake.mentions = new Map();
+      fake.dmEvents = [];
     },
     async handle(req: FakeRequest, ctx: FakeContext) {
       if (req.method === 'GET' && req.path === '/i/oauth2/authorize')

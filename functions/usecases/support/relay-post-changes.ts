@@ -78,7 +78,7 @@ export interface Change<T> {
   new: T | undefined;
 }
 
-function event(
+export function event(
   change: Change<unknown>,
   type: EventType,
   orgId: string,

@@ -575,7 +575,7 @@ describe('least privilege', () => {
 });
 
 describe('stream relay', () => {
-  it('reads the table stream in bisecting batches with partial failures, filtered to posts, channels and webhook endpoints', () => {
+  it('reads the table stream in bisecting batches with partial failures, filtered to posts, channels, webhook endpoints and inbox items', () => {
     const queueConsumers = workers.filter((w) => w.trigger.kind === 'queue').length;
     prod.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1 + queueConsumers);
     prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
@@ -599,6 +599,7 @@ describe('stream relay', () => {
           { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['post'] } } } }) },
           { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['channel'] } } } }) },
           { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['webhook_endpoint'] } } } }) },
+          { Pattern: JSON.stringify({ dynamodb: { NewImage: { entity: { S: ['inbox_item'] } } } }) },
         ],
       },
     });

@@ -33,6 +33,9 @@ const KNOBS = {
   unpublishConcurrency: 3,
   mediaImportConcurrency: 5,
   inboxReplyConcurrency: 4,
+  inboxPollConcurrency: 12,
+  inboxRetentionDays: 30,
+  inboxDisabledPlatforms: '["x"]',
   throttleRateLimit: 1000,
   throttleBurstLimit: '2000',
   tracing: 'true',
@@ -124,6 +127,15 @@ describe('concurrency and the stage throttle', () => {
         .map((w) => w.id)
         .sort(),
     );
+  });
+
+  it('passes the inbox settings to the functions only when set (their own defaults otherwise)', () => {
+    expect(envOf(knobbed, 'inboxPollWorker')).toMatchObject({
+      HERALD_INBOX_RETENTION_DAYS: '30',
+      HERALD_INBOX_DISABLED_PLATFORMS: 'x',
+    });
+    expect(envOf(plain, 'inboxPollWorker')).not.toHaveProperty('HERALD_INBOX_RETENTION_DAYS');
+    expect(envOf(plain, 'inboxPollWorker')).not.toHaveProperty('HERALD_INBOX_DISABLED_PLATFORMS');
   });
 
   it('sets the stage throttle', () => {

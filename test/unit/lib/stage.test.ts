@@ -214,3 +214,39 @@ describe('a custom domain', () => {
       );
   });
 });
+
+describe('the inbox settings', () => {
+  it('default to the functions’ own (90 days, every platform polled)', () => {
+    expect(stageConfigFrom({ stage: 'dev' }).inbox).toEqual({
+      retentionDays: undefined,
+      disabledPlatforms: [],
+    });
+  });
+
+  it('take a retention of 1–3650 days and platform names (an array, or a comma-separated flag)', () => {
+    const config = stageConfigFrom({
+      stage: 'dev',
+      stages: { dev: { inboxRetentionDays: 30, inboxDisabledPlatforms: ['x', 'youtube', 'x'] } },
+    });
+    expect(config.inbox).toEqual({ retentionDays: 30, disabledPlatforms: ['x', 'youtube'] });
+    expect(
+      stageConfigFrom({ inboxDisabledPlatforms: 'x, threads', inboxRetentionDays: '3650' }).inbox,
+    ).toEqual({
+      retentionDays: 3650,
+      disabledPlatforms: ['threads', 'x'],
+    });
+  });
+
+  it('refuse a retention out of range and a name that is not a platform', () => {
+    for (const bad of [0, 3651, 1.5, 'long'])
+      expect(() => stageConfigFrom({ inboxRetentionDays: bad }), String(bad)).toThrow(
+        /invalid inboxRetentionDays/,
+      );
+    expect(() => stageConfigFrom({ inboxDisabledPlatforms: ['x', 'myspace'] })).toThrow(
+      /invalid inboxDisabledPlatforms entry "myspace"/,
+    );
+    expect(() => stageConfigFrom({ inboxDisabledPlatforms: { x: true } })).toThrow(
+      /invalid inboxDisabledPlatforms/,
+    );
+  });
+});

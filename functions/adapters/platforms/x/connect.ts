@@ -52,7 +52,8 @@ export const connect: OAuthConnect = {
         },
       ],
     }),
-  scopes: ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access'],
+  // dm.read and dm.write: the inbox's direct messages (inbox.ts); mentions need tweet.read.
+  scopes: ['tweet.read', 'tweet.write', 'users.read', 'media.write', 'offline.access', 'dm.read', 'dm.write'],
   required: ['tweet.write', 'users.read', 'offline.access'],
   async accounts(tokens: TokenSet) {
     const user = await me(tokens.access_token);

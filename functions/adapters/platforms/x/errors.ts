@@ -26,8 +26,9 @@ function describe(res: HttpResponse): string {
 export function xError(res: HttpResponse, what: string, media = false): PlatformError {
   const detail = describe(res);
   const msg = `x: ${what} ${res.status}${detail ? ` ${detail}` : ''}`.slice(0, 500);
-  // "You are not allowed to create a Tweet with duplicate content." is about the text, not a policy.
-  if (res.status === 403 && /duplicate content/i.test(detail))
+  // "You are not allowed to create a Tweet with duplicate content." and "Your Tweet text is too long."
+  // are about the text, not a policy.
+  if (res.status === 403 && /duplicate content|text is too long/i.test(detail))
     return new PlatformError('user_content', msg, { status: res.status, retryable: false });
   return statusError(res, msg, { ...rateLimit(res.headers), media });
 }
@@ -47,4 +48,7 @@ function rateLimit(headers: Headers): { retryAfter: number | undefined; scope?: 
 }
 
 export const isDuplicate = (err: unknown) =>
-  err instanceof PlatformError && err.opts.status === 403 && err.category === 'user_content';
+  err instanceof PlatformError &&
+  err.opts.status === 403 &&
+  err.category === 'user_content' &&
+  /duplicate content/i.test(err.message);
