@@ -19,6 +19,20 @@ export async function getInboxItem(orgId: string, itemId: string): Promise<Inbox
   return res.Item ? fromItem<InboxItemRecord>(res.Item) : null;
 }
 
+/**
+ * The condition that the item is still at the version read, and the version a write gives it. An
+ * item the poller wrote has no version: it counts as 1 (as the status writes count it), so the
+ * first write makes it 2 and every write moves the item's ETag.
+ */
+function atVersion(item: Pick<InboxItemRecord, 'version'>): {
+  condition: string;
+  values: Record<string, number>;
+} {
+  if (item.version === undefined)
+    return { condition: 'attribute_not_exists(version)', values: { ':next': 2 } };
+  return { condition: 'version = :v', values: { ':v': item.version, ':next': item.version + 1 } };
+}
+
 /** Another writer changed the item first: read it again and decide again. */
 export class ItemChangedError extends Error {
   constructor(readonly current: InboxItemRecord | null) {
@@ -36,7 +50,7 @@ export async function appendReply(
   reply: InboxReply,
   now: Date,
 ): Promise<InboxItemRecord> {
-  const version = item.version ?? 0;
+  const { condition, values } = atVersion(item);
   try {
     const res = await ddb.send(
       new UpdateCommand({
@@ -47,12 +61,11 @@ export async function appendReply(
         ConditionExpression:
           'attribute_exists(pk) AND ' +
           // At the version read: the caller counted its replies (MAX_REPLIES_PER_ITEM) on that read.
-          (version === 0 ? '(attribute_not_exists(version) OR version = :v)' : 'version = :v'),
+          condition,
         ExpressionAttributeValues: {
           ':r': [reply],
           ':empty': [],
-          ':v': version,
-          ':next': version + 1,
+          ...values,
           ':at': now.toISOString(),
         },
         ReturnValues: 'ALL_NEW',
@@ -78,22 +91,19 @@ export async function replaceReply(
   next: InboxReply,
   now: Date,
 ): Promise<{ written: InboxItemRecord } | { current: InboxItemRecord | null }> {
-  const version = item.version ?? 0;
+  const { condition, values } = atVersion(item);
   const path = `replies[${Math.trunc(index)}]`;
   try {
     const res = await ddb.send(
       new UpdateCommand({
         TableName: TABLE_NAME,
         Key: keys.inboxItem(item.org_id, item.id),
-        UpdateExpression: `SET ${path} = :next, version = :nv, updated_at = :at`,
-        ConditionExpression: `${path}.#id = :id AND ${
-          version === 0 ? '(attribute_not_exists(version) OR version = :v)' : 'version = :v'
-        }`,
+        UpdateExpression: `SET ${path} = :reply, version = :next, updated_at = :at`,
+        ConditionExpression: `${path}.#id = :id AND ${condition}`,
         ExpressionAttributeNames: { '#id': 'id' },
         ExpressionAttributeValues: {
-          ':next': next,
-          ':v': version,
-          ':nv': version + 1,
+          ':reply': next,
+          ...values,
           ':at': now.toISOString(),
           ':id': next.id,
         },

@@ -135,6 +135,13 @@ async function until<T>(
   }
 }
 
+/** The requests that asked the fake to post a status carrying `marker` (a second send would be one more). */
+const postsAsked = async (marker: string) =>
+  (await fakeState('mastodon')).requests.filter(
+    (r) =>
+      r.method === 'POST' && r.path.endsWith('/api/v1/statuses') && JSON.stringify(r.json).includes(marker),
+  ).length;
+
 /** The fake's statuses whose text carries `marker`. */
 const statusesWith = async (marker: string) =>
   ((await fakeState('mastodon')).posts ?? []).filter((p) =>
@@ -175,6 +182,7 @@ describe('replyToInboxItem (Mastodon)', () => {
     expect(statuses).toHaveLength(1);
     expect(sent.external_id).toBe(statuses[0]?.id);
     expect(statuses[0]?.in_reply_to_id).toBe(item.platform_id);
+    expect(await postsAsked(marker)).toBe(1);
     // Settled: nothing more is sent later (a duplicate message would find the reply sent).
     await sleep(1500);
     expect(await statusesWith(marker)).toHaveLength(1);
@@ -422,5 +430,7 @@ describe('kill -9 while the platform holds its answer to the reply', () => {
     expect(statuses).toHaveLength(1);
     expect(done.external_id).toBe(statuses[0]?.id);
     expect(done.attempts).toBe(1);
+    // Found by the lookup, not sent again (which the platform's Idempotency-Key would also absorb).
+    expect(await postsAsked(marker)).toBe(1);
   }, 360_000);
 });

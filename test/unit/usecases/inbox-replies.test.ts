@@ -215,6 +215,14 @@ describe('replyToInboxItem', () => {
     });
   });
 
+  it('counts an item the poller wrote without a version as version 1: the append makes it 2', async () => {
+    const { version: _v, ...unversioned } = ITEM;
+    serve([orgItem(org({ dangerous_ops: true })), channelItem(CH), inboxRecordItem(unversioned)]);
+    await byKey('Hi');
+    expect(stored().version).toBe(2);
+    expect(stored().replies).toHaveLength(1);
+  });
+
   it('refuses with 403 while Dangerous AI operations is off, before looking for the item', async () => {
     world({ dangerous: false });
     const err = await refusal(byKey('Hi', fixedId('inbox', 99)));
