@@ -1,59 +1,12 @@
 import type { ErrorCategory } from './delivery.ts';
 import { MAX_ATTEMPTS, retryDelaySeconds, withUnknownOutcome } from './delivery.ts';
-import { ApiError, type FieldError } from './errors.ts';
-import {
-  INBOX,
-  type InboxItemRecord,
-  type InboxKind,
-  type InboxReply,
-  MAX_REPLIES_PER_ITEM,
-  MESSAGE_MAX_TEXT,
-} from './inbox.ts';
-import { checkComment, commentMaxText, PLATFORM_RULES, type Platform, textLength } from './platforms.ts';
+import { type InboxItemRecord, type InboxReply, MAX_REPLIES_PER_ITEM } from './inbox.ts';
 import { LEASE_SECONDS } from './timing.ts';
 
-// Answering an inbox item (replyToInboxItem, docs/api/inbox.md "Replies"): what may be answered,
-// how long an answer may be, and a reply's stages — queued → sending (under a worker's claim) →
-// sent or failed — with the post delivery's attempts, backoff and "outcome unknown". Pure: the
-// conditional writes are adapters/inbox-replies.ts's.
-
-/** The platform cannot answer this kind of item (TikTok, Pinterest; a YouTube or LinkedIn message). */
-export function replyUnsupported(platform: Platform, kind: InboxKind): ApiError {
-  const support = INBOX[platform];
-  const detail = support.replies.length
-    ? `${platform} lets an app answer ${support.replies.map((k) => `${k}s`).join(' and ')}, not ${kind}s: nothing was sent.`
-    : `${platform} offers apps no way to answer comments, mentions or messages: nothing was sent.`;
-  return new ApiError('reply_unsupported', detail);
-}
-
-/** The longest reply to an item of `kind` on `platform` (a reply to a comment or mention is a comment). */
-export function replyMaxText(platform: Platform, kind: InboxKind): number {
-  return kind === 'message'
-    ? (MESSAGE_MAX_TEXT[platform] ?? PLATFORM_RULES[platform].maxText)
-    : commentMaxText(platform);
-}
-
-/**
- * Field errors of a reply's text (pointer `/body`): not empty, and within the platform's limit as
- * it counts — a comment's (commentMaxText) for comments and mentions, a direct message's
- * (MESSAGE_MAX_TEXT) for messages. A message is counted in characters (graphemes), except on
- * Mastodon, where a direct message is a status and counted as one.
- */
-export function replyTextErrors(platform: Platform, kind: InboxKind, body: string): FieldError[] {
-  if (body.trim() === '') return [{ pointer: '/body', code: 'too_short', message: 'A reply needs text.' }];
-  if (kind !== 'message') return checkComment(platform, body, '/body');
-  const max = replyMaxText(platform, kind);
-  const counter = platform === 'mastodon' ? PLATFORM_RULES.mastodon.counter : 'graphemes';
-  const length = textLength(counter, body);
-  if (length <= max) return [];
-  return [
-    {
-      pointer: '/body',
-      code: 'text_too_long',
-      message: `${platform} allows ${max} characters in a direct message as it counts them; this text is ${length}.`,
-    },
-  ];
-}
+// Answering an inbox item (replyToInboxItem, docs/api/inbox.md "Replying"): a reply's stages —
+// queued → sending (under a worker's claim) → sent or failed — with the post delivery's attempts, backoff and "outcome unknown". Pure: the
+// conditional writes are adapters/inbox-replies.ts's; what may be answered, and how long an answer
+// may be, is core/inbox-reply-rules.ts (the request's, kept out of the worker's bundle).
 
 /** The reply replyToInboxItem appends: queued, nothing tried yet. */
 export function newReply(id: string, text: string, requestedBy: string, now: Date): InboxReply {

@@ -1,7 +1,7 @@
 import type { InboxReplyMessage } from '#core/messages';
 import { logger } from '#shared/logger';
 import { sqsBatchHandler } from '#shared/sqs-batch';
-import { replyDeadLetter } from '#usecases/inbox-reply-worker';
+import { replyDeadLetter } from '#usecases/inbox-reply-dead-letters';
 
 export const handler = sqsBatchHandler<InboxReplyMessage>(async (msg) => {
   const marked = await replyDeadLetter(msg);

@@ -8,14 +8,7 @@ import { type InboxReplyContext, PlatformError, type PublishResult } from '#adap
 import { sendDelayed } from '#adapters/queues';
 import type { ChannelRecord } from '#core/accounts';
 import type { InboxItemRecord, InboxReply } from '#core/inbox';
-import {
-  claimReply,
-  lookupFrom,
-  replyDeadLettered,
-  replyDeferred,
-  replyFailed,
-  replySent,
-} from '#core/inbox-replies';
+import { claimReply, lookupFrom, replyDeferred, replyFailed, replySent } from '#core/inbox-replies';
 import { type InboxReplyMessage, MAX_DELAY_SECONDS } from '#core/messages';
 import { logger } from '#shared/logger';
 import { recordChannelFailure } from '#usecases/support/channel-health';
@@ -205,24 +198,6 @@ export async function sendReply(
   }
   logger.error('inbox reply failed', why);
   return 'failed';
-}
-
-/**
- * A reply whose messages failed processing again and again (a crash, not a platform answer) lands
- * in the DLQ: marked `failed` (system), so the item says so, rather than `queued` forever.
- */
-export async function replyDeadLetter(msg: InboxReplyMessage, now: Date = new Date()): Promise<boolean> {
-  let item = await getInboxItem(msg.org_id, msg.item_id);
-  for (let i = 0; i < WRITES && item; i++) {
-    const index = (item.replies ?? []).findIndex((r) => r.id === msg.reply_id);
-    const r = item.replies[index];
-    const next = r && replyDeadLettered(r);
-    if (!r || !next) return false;
-    const res = await replaceReply(item, index, next, now);
-    if ('written' in res) return true;
-    item = res.current;
-  }
-  return false;
 }
 
 /** Writes before giving up on an item that keeps changing under the worker (other replies, status). */
