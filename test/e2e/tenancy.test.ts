@@ -363,6 +363,7 @@ const CASES: Record<string, Case> = {
   listInbox: { kind: 'list', foreign: () => [A.inboxId], own: () => [bInboxId] },
   getInboxItem: { kind: 'byId', resource: 'inbox' },
   updateInboxItem: { kind: 'byId', resource: 'inbox', body: () => ({ status: 'archived' }) },
+  replyToInboxItem: { kind: 'byId', resource: 'inbox', body: () => ({ body: 'Hi' }) },
 };
 
 const hasPathParam = (op: Operation) => /\{\w+\}/.test(op.path);

@@ -3,14 +3,14 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from 
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { countUnread, getInboxItem, queryInbox, setInboxStatus } from '#adapters/inbox';
-import { fixedId, inboxItemItem, inboxRecord, ORG_ID, TABLE } from '../support/fixtures.ts';
+import { fixedId, inboxComment, inboxItemItem, inboxRecord, ORG_ID, TABLE } from '../support/fixtures.ts';
 
 // The inbox's reads and its status write (adapters/inbox.ts), against the mocked document client:
 // the keys and index each access pattern uses, the filters, the page's extra item, the status
 // write's conditions, and the unread count's cap.
 
 const ddb = mockClient(DynamoDBDocumentClient);
-const ITEM = inboxRecord();
+const ITEM = inboxComment();
 const id = (n: number) => fixedId('inbox', n);
 
 beforeEach(() => ddb.reset());
@@ -35,10 +35,10 @@ describe('getInboxItem', () => {
 
 describe('queryInbox', () => {
   it("pages the org's items newest first, reading one more than the page to tell whether more follow", async () => {
-    ddb.on(QueryCommand).resolves({ Items: [3, 2, 1].map((n) => inboxItemItem(inboxRecord({ id: id(n) }))) });
+    ddb.on(QueryCommand).resolves({ Items: [3, 2, 1].map((n) => inboxItemItem(inboxComment({ id: id(n) }))) });
     const page = await queryInbox(ORG_ID, { limit: 2, afterId: id(4) });
     expect(page).toEqual({
-      items: [inboxRecord({ id: id(3) }), inboxRecord({ id: id(2) })],
+      items: [inboxComment({ id: id(3) }), inboxComment({ id: id(2) })],
       hasMore: true,
       lastKey: id(2),
     });
@@ -75,7 +75,7 @@ describe('queryInbox', () => {
   });
 
   it('filters kind, channel and post as DynamoDB reads, and keeps reading until the page is full', async () => {
-    const wanted = (n: number) => inboxItemItem(inboxRecord({ id: id(n), kind: 'mention' }));
+    const wanted = (n: number) => inboxItemItem(inboxComment({ id: id(n), kind: 'mention' }));
     ddb
       .on(QueryCommand)
       .resolvesOnce({ Items: [wanted(9)], LastEvaluatedKey: { pk: `ORG#${ORG_ID}`, sk: `INBOX#${id(8)}` } })

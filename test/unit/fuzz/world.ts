@@ -64,33 +64,7 @@ import { docsUrl } from '#shared/config';
 import { logger } from '#shared/logger';
 import { buildOpenApi } from '#usecases/openapi';
 import {
-  apiEvent,
-  apiKey,
-  apiKeyItem,
-  bearer,
-  type CounterStart,
-  CREATED_AT,
-  channel,
-  channelItem,
-  counters,
-  fixedId,
-  type Item,
-  inboxItemItem,
-  inboxRecord,
-  jsonHeaders,
-  lambdaContext,
-  mediaAsset,
-  mediaItem,
-  ORG_ID,
-  OTHER_ORG_ID,
-  org,
-  orgItem,
-  post,
-  postItem,
-  tableReads,
-  webhookEndpoint,
-  webhookEndpointItem,
-} from '../support/fixtures.ts';
+  jsonHeaders, apiEvent, apiKey, apiKeyItem, bearer, channel, channelItem, counters, CREATED_AT, fixedId, inboxComment, inboxItemItem, inboxRecord, lambdaContext, mediaAsset, mediaItem, org, ORG_ID, orgItem, OTHER_ORG_ID, post, postItem, tableReads, type CounterStart, type Item, webhookEndpoint, webhookEndpointItem } from '../support/fixtures.ts';
 import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fake-table.ts';
 
 // The world every fuzzed request runs in: all AWS clients mocked (DynamoDB through an in-memory
@@ -176,7 +150,7 @@ export const OWN = {
   webhook: fixedId('webhook', 1),
   /** A LinkedIn session waiting for the person to pick one of two accounts (selecting_account). */
   connection: fixedId('connection', 1),
-  /** An unread comment on the Bluesky channel. */
+  /** An unread comment on the Bluesky channel: what replyToInboxItem answers. */
   inbox: fixedId('inbox', 1),
 };
 export const FOREIGN = {
@@ -312,8 +286,8 @@ const SEED: Item[] = [
   webhookEndpointItem(endpointRecord(OWN.webhook, ORG_ID)),
   webhookEndpointItem(endpointRecord(FOREIGN.webhook, OTHER_ORG_ID)),
   { ...keys.webhookCount(ORG_ID), endpoints: 1 },
-  inboxItemItem(inboxRecord({ id: OWN.inbox })),
-  inboxItemItem(inboxRecord({ id: FOREIGN.inbox, org_id: OTHER_ORG_ID, channel_id: FOREIGN.channel })),
+  inboxItemItem(inboxComment({ id: OWN.inbox })),
+  inboxItemItem(inboxComment({ id: FOREIGN.inbox, org_id: OTHER_ORG_ID, channel_id: FOREIGN.channel })),
 ];
 
 const session = (id: string, orgId: string, rest: Partial<ConnectionRecord> = {}): ConnectionRecord => ({

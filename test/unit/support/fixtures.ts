@@ -189,6 +189,29 @@ export const channelItem = (c: ChannelRecord): Item => ({
   entity: 'channel',
   ...c,
 });
+/** An inbox item (a comment on the org's channel `n`), as the poller stores it. */
+export function inboxRecord(n: number, rest: Partial<InboxItemRecord> = {}): InboxItemRecord {
+  return {
+    id: fixedId('inbox', n),
+    org_id: ORG_ID,
+    channel_id: fixedId('channel', 1),
+    platform: 'bluesky',
+    kind: 'comment',
+    status: 'unread',
+    text: 'Great launch!',
+    url: null,
+    author: { handle: 'fan.example', name: 'A Fan', avatar_url: null, platform_id: 'did:plc:fan' },
+    post_id: null,
+    in_reply_to: 'at://did:plc:acme/app.bsky.feed.post/1',
+    conversation_id: 'at://did:plc:acme/app.bsky.feed.post/1',
+    platform_id: `at://did:plc:fan/app.bsky.feed.post/${n}`,
+    created_at: CREATED_AT,
+    received_at: CREATED_AT,
+    replies: [],
+    version: 1,
+    ...rest,
+  };
+}
 /** A post's item with its index keys, as adapters/posts.ts writes it (a publishing post is due-work). */
 export const postItem = (p: PostRecord): Item => ({
   ...keys.post(p.org_id, p.id),
@@ -209,7 +232,7 @@ export const webhookEndpointItem = (e: WebhookEndpointRecord): Item => ({
   ...e,
 });
 /** A comment on the org's Bluesky channel 1, unread, as the inbox poller stores it (no version yet). */
-export function inboxRecord(overrides: Partial<InboxItemRecord> = {}): InboxItemRecord {
+export function inboxComment(overrides: Partial<InboxItemRecord> = {}): InboxItemRecord {
   return {
     id: fixedId('inbox', 1),
     org_id: ORG_ID,
@@ -458,6 +481,7 @@ export const MCP_TOOL_NAMES = [
   'update_post',
   'validate_post',
   'unpublish_post',
+  'reply_to_inbox_item',
   'get_analytics',
   'get_usage',
   'list_webhook_endpoints',

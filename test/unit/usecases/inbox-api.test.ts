@@ -8,25 +8,7 @@ import { handler as listInbox } from '#handlers/list-inbox';
 import { handler as updateItem } from '#handlers/update-inbox-item';
 import { INBOX_DISABLED_ENV } from '#shared/inbox-settings';
 import { useWorld } from '../faults/support/world.ts';
-import {
-  apiEvent,
-  apiKey,
-  apiKeyItem,
-  bearer,
-  channel,
-  channelItem,
-  fixedId,
-  inboxItemItem,
-  inboxRecord,
-  jsonHeaders,
-  jsonOf,
-  lambdaContext,
-  ORG_ID,
-  OTHER_ORG_ID,
-  org,
-  orgItem,
-  problemOf,
-} from '../support/fixtures.ts';
+import { apiEvent, apiKey, apiKeyItem, bearer, channel, channelItem, fixedId, inboxComment, inboxItemItem, inboxRecord, jsonHeaders, jsonOf, lambdaContext, org, ORG_ID, orgItem, OTHER_ORG_ID, problemOf } from '../support/fixtures.ts';
 
 // The inbox's read and mark operations through their real handlers (scope, plan feature,
 // validation, tenancy) over the in-memory table behind the production client, which evaluates key
@@ -50,7 +32,7 @@ function items(n: number, shape: (i: number) => Partial<InboxItemRecord> = () =>
     const i = k + 1;
     const at = new Date(Date.UTC(2030, 0, 1, 0, i)).toISOString();
     const platformId = `at://did:plc:someone/app.bsky.feed.post/${i}`;
-    return inboxRecord({
+    return inboxComment({
       id: inboxItemId(CH1, platformId, at),
       platform_id: platformId,
       created_at: at,
@@ -118,7 +100,7 @@ describe('listInbox', () => {
       channel_id: i % 3 ? CH1 : CH2,
       post_id: i === 2 ? POST : null,
     }));
-    seed([...all, inboxRecord({ id: fixedId('inbox', 99), org_id: OTHER_ORG_ID })]);
+    seed([...all, inboxComment({ id: fixedId('inbox', 99), org_id: OTHER_ORG_ID })]);
     const ids = async (q: Record<string, string>) => jsonOf<List>(await list(q)).data.map((i) => i.id);
     const expected = (pick: (r: InboxItemRecord) => boolean) =>
       all
@@ -202,7 +184,7 @@ describe('getInboxItem', () => {
   });
 
   it("answers 404 for another organization's item and for malformed ids (those before any read)", async () => {
-    const theirs = inboxRecord({ id: fixedId('inbox', 7), org_id: OTHER_ORG_ID });
+    const theirs = inboxComment({ id: fixedId('inbox', 7), org_id: OTHER_ORG_ID });
     seed([theirs]);
     const foreign = await get(theirs.id);
     expect(foreign.statusCode).toBe(404);
@@ -299,7 +281,7 @@ describe('updateInboxItem', () => {
 
   it('refuses bad bodies at their pointers, a key without inbox:write, the free plan, and other orgs, changing nothing', async () => {
     const [item] = items(1) as [InboxItemRecord];
-    const theirs = inboxRecord({ id: fixedId('inbox', 8), org_id: OTHER_ORG_ID });
+    const theirs = inboxComment({ id: fixedId('inbox', 8), org_id: OTHER_ORG_ID });
     seed([item, theirs]);
     const before = [stored(item), stored(theirs)];
     for (const [body, pointer, code] of [

@@ -43,28 +43,7 @@ import { handler as unpublishPost } from '#handlers/unpublish-post';
 import { handler as updateInboxItem } from '#handlers/update-inbox-item';
 import { authenticate, clearAuthCache } from '#usecases/support/authenticate';
 import { condition, update } from '../support/expressions.ts';
-import {
-  apiEvent,
-  apiKey,
-  apiKeyItem,
-  bearer,
-  channel,
-  channelItem,
-  counters,
-  daysFromNow,
-  type EventOptions,
-  fixedId,
-  type Item,
-  inboxItemItem,
-  inboxRecord,
-  jsonHeaders,
-  lambdaContext,
-  org,
-  orgItem,
-  post,
-  postItem,
-  tableReads,
-} from '../support/fixtures.ts';
+import { apiEvent, apiKey, apiKeyItem, bearer, channel, channelItem, counters, daysFromNow, fixedId, inboxComment, inboxItemItem, inboxRecord, jsonHeaders, lambdaContext, org, orgItem, post, postItem, tableReads, type EventOptions, type Item } from '../support/fixtures.ts';
 
 // DynamoDB requests per operation through the real handlers, on the warm path (API key and org in
 // the per-container auth cache), and how many of them are sequential on the critical path.
@@ -117,7 +96,7 @@ const DELAY_MS = 5;
 const KEY = apiKey({
   scopes: ['posts:read', 'posts:write', 'channels:read', 'analytics:read', 'inbox:read', 'inbox:write'],
 });
-const INBOX_ITEM = inboxRecord();
+const INBOX_ITEM = inboxComment();
 const CH1 = channel(1, 'bluesky');
 const DRAFT = post();
 const PUBLISHED = post({
