@@ -2,14 +2,7 @@ import { canActOnPosts } from '#core/accounts';
 import { INBOX_KINDS, INBOX_STATUSES, type InboxKind, type InboxStatus } from '#core/inbox';
 import { ActError, type SignedIn } from '#core/people';
 import { actorOf, consolePage, frameOf, orgOf } from '#handlers/support/console';
-import {
-  INBOX_PATH,
-  inboxItemPage,
-  inboxItemPath,
-  inboxPage,
-  REPLY_FIELD,
-  type ReplyForm,
-} from '#handlers/views/inbox';
+import { inboxItemPage, inboxItemPath, inboxPage, REPLY_FIELD, type ReplyForm } from '#handlers/views/inbox';
 import { type MessageCode, messageOf, withMessage } from '#handlers/views/layout';
 import { requireEnv } from '#shared/config';
 import { pageAnswer, redirectAnswer } from '#shared/console';
