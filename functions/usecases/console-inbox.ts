@@ -1,16 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { anyRole, canActOnPosts } from '#core/accounts';
+import { anyRole } from '#core/accounts';
 import { ApiError } from '#core/errors';
-import { INBOX, type InboxItem, type InboxKind, type InboxStatus, MESSAGE_MAX_TEXT } from '#core/inbox';
+import { isId, newId } from '#core/ids';
+import { INBOX, type InboxItem, type InboxKind, type InboxStatus } from '#core/inbox';
+import { replyMaxText } from '#core/inbox-replies';
 import { ActError, type Actor } from '#core/people';
 import { hasFeature, type PlanName } from '#core/plans';
-import { commentMaxText } from '#core/platforms';
 import { getInboxItem } from '#usecases/get-inbox-item';
 import { getPostById } from '#usecases/get-post';
 import { listChannelsOf } from '#usecases/list-channels';
 import { listInbox } from '#usecases/list-inbox';
 import { replyToInboxItem } from '#usecases/reply-to-inbox-item';
-import { type Authorized, authorizeAct } from '#usecases/support/acts';
+import { type Authorized, authorizeAct, unmetered } from '#usecases/support/acts';
 import { updateInboxItem } from '#usecases/update-inbox-item';
 
 // The console's inbox: the API's own use cases (listInbox, getInboxItem, updateInboxItem,
@@ -116,7 +116,7 @@ export interface InboxDetails {
   replyable: boolean;
   /** The longest reply the platform takes here. */
   replyLimit: number;
-  /** A fresh token for the reply form: the same form sent twice asks for one reply. */
+  /** The reply form's token: a reply id minted for this page, so the same form sent twice asks for one reply. */
   replyToken: string;
 }
 
@@ -129,7 +129,7 @@ export async function getInboxItemForPerson(a: {
 }): Promise<InboxDetails> {
   const [, item, { data: channels }] = await Promise.all([
     authorizeInbox(a.orgId, a.actor, anyRole, 'seeing the inbox'),
-    personal(() => getInboxItem(a.orgId, a.id)),
+    personal(async () => (await getInboxItem(a.orgId, a.id)).item),
     listChannelsOf(a.orgId),
   ]);
   const [post, conversation] = await Promise.all([postOf(a.orgId, item), conversationOf(a, item)]);
@@ -140,11 +140,8 @@ export async function getInboxItemForPerson(a: {
     post,
     conversation,
     replyable: INBOX[item.platform].replies.includes(kind),
-    replyLimit:
-      kind === 'message'
-        ? (MESSAGE_MAX_TEXT[item.platform] ?? commentMaxText(item.platform))
-        : commentMaxText(item.platform),
-    replyToken: randomBytes(16).toString('base64url'),
+    replyLimit: replyMaxText(item.platform, kind),
+    replyToken: newId('reply'),
   };
 }
 
@@ -195,12 +192,14 @@ export async function markForPerson(a: {
   now: Date;
 }): Promise<InboxItem> {
   await authorizeInbox(a.orgId, a.actor, anyRole, 'marking inbox items');
-  return personal(() => updateInboxItem(a.orgId, a.id, { status: a.status }, a.now));
+  return personal(async () => (await updateInboxItem(a.orgId, a.id, a.status, a.now, unmetered)).item);
 }
 
 /**
- * Replies to an item (owners and admins), through replyToInboxItem: queued now, delivered by the
- * reply worker exactly once. `token` is the form's: sent twice, it asks for the same reply.
+ * Replies to an item (owners and admins), through replyToInboxItem's person path (the role, not
+ * the toggle; audited): queued now, sent by the reply worker exactly once. `token` is the form's,
+ * a reply id minted when the page was rendered: the same form sent twice (a double click, a
+ * resend) finds its reply already there and queues nothing more.
  */
 export async function replyForPerson(a: {
   orgId: string;
@@ -210,15 +209,13 @@ export async function replyForPerson(a: {
   token: string;
   now: Date;
 }) {
-  const by = await authorizeInbox(a.orgId, a.actor, canActOnPosts, 'replying to inbox items');
-  return personal(() =>
-    replyToInboxItem({
-      orgId: a.orgId,
-      itemId: a.id,
-      body: a.body,
-      requestedBy: by.user?.id ?? 'operator',
-      idempotencyKey: a.token,
-      now: a.now,
-    }),
-  );
+  await authorizeInbox(a.orgId, a.actor, anyRole, 'seeing the inbox');
+  return replyToInboxItem({
+    orgId: a.orgId,
+    itemId: a.id,
+    body: a.body,
+    actor: a.actor,
+    now: a.now,
+    ...(isId('reply', a.token) ? { replyId: a.token } : {}),
+  });
 }
