@@ -64,7 +64,7 @@ export interface Operation {
   /** Handler module, relative to the repository root; it exports `handler`. */
   entry: string;
   summary: string;
-  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta';
+  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta' | 'Inbox';
   access: Access;
   /** @default DEFAULT_TIMEOUT_SECONDS */
   timeoutSeconds?: number;
@@ -417,6 +417,39 @@ export const operations: readonly Operation[] = [
     access: { table: 'RW', connectionSecrets: ['seal', 'open'] },
     // The platform's lists: a few pages (Pinterest boards, LinkedIn organizations and their names).
     timeoutSeconds: 20,
+  },
+  {
+    id: 'listInbox',
+    method: 'GET',
+    path: '/v1/inbox',
+    scope: 'inbox:read',
+    feature: 'inbox',
+    entry: 'functions/handlers/list-inbox.ts',
+    summary: 'List inbox items (comments, mentions, messages), newest first',
+    tag: 'Inbox',
+    access: { table: 'RO', cursor: true },
+  },
+  {
+    id: 'getInboxItem',
+    method: 'GET',
+    path: '/v1/inbox/{id}',
+    scope: 'inbox:read',
+    feature: 'inbox',
+    entry: 'functions/handlers/get-inbox-item.ts',
+    summary: 'Get an inbox item with its replies',
+    tag: 'Inbox',
+    access: { table: 'RO' },
+  },
+  {
+    id: 'updateInboxItem',
+    method: 'PATCH',
+    path: '/v1/inbox/{id}',
+    scope: 'inbox:write',
+    feature: 'inbox',
+    entry: 'functions/handlers/update-inbox-item.ts',
+    summary: 'Mark an inbox item unread, read or archived',
+    tag: 'Inbox',
+    access: { table: 'RW' },
   },
   {
     id: 'oauthCallback',

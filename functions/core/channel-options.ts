@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import { type ChannelRecord, toChannel } from './accounts.ts';
 import type { Platform } from './constants.ts';
+import { type ChannelInbox, channelInbox, type InboxPollRecord } from './inbox.ts';
 import {
   type ChannelCapabilities,
   channelCapabilities,
@@ -108,12 +109,32 @@ export function capabilitiesOf(channel: {
   return { ...caps, formats: [...FORMATS[channel.platform]] };
 }
 
+/** What a channel's `inbox` is read from besides the channel: its poll state, the operator's switch. */
+export interface ChannelInboxState {
+  poll: Pick<InboxPollRecord, 'last_synced_at' | 'error'> | null;
+  /** The operator turned the platform's inbox off (inboxDisabledPlatforms). */
+  off: boolean;
+}
+
 /**
- * The channel as listChannels and getChannel answer it: with its capabilities (other answers that
- * embed a channel, a connection session's or an event's, carry it without them).
+ * The channel as listChannels and getChannel answer it: with its capabilities and its inbox
+ * (other answers that embed a channel, a connection session's or an event's, carry it without them).
  */
-export function toChannelView(rec: ChannelRecord) {
-  return { ...toChannel(rec), capabilities: capabilitiesOf(rec) };
+export function toChannelView(
+  rec: ChannelRecord,
+  state: ChannelInboxState,
+): ReturnType<typeof toChannel> & { capabilities: ChannelCapabilityView; inbox: ChannelInbox } {
+  return {
+    ...toChannel(rec),
+    capabilities: capabilitiesOf(rec),
+    inbox: channelInbox({
+      platform: rec.platform,
+      grantedScopes: rec.granted_scopes,
+      accountId: rec.account_id,
+      poll: state.poll,
+      off: state.off,
+    }),
+  };
 }
 
 /** Something the caller should know about a channel's options: why a list is empty, what to do. */

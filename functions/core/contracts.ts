@@ -9,6 +9,8 @@ import {
   ChannelOptions,
   DeletePostResponse,
   Health,
+  InboxItem,
+  InboxItemList,
   MediaAsset,
   MediaList,
   Post,
@@ -118,6 +120,9 @@ const responses = {
   disconnectChannel: ok(Channel, 'The channel, disconnected.'),
   getChannel: ok(Channel, 'The channel.'),
   getChannelOptions: ok(ChannelOptions, "The channel's capabilities, options and live choices."),
+  listInbox: ok(InboxItemList, 'A page of inbox items.'),
+  getInboxItem: ok(InboxItem, 'The item (its ETag in the `ETag` header).'),
+  updateInboxItem: ok(InboxItem, 'The item with its new status (its ETag in the `ETag` header).'),
   oauthCallback: {
     status: 303,
     schema: null,

@@ -31,12 +31,15 @@ export function parseIfMatch(header: string | undefined): IfMatch | undefined {
   return { versions };
 }
 
-/** The 412 of a post whose version is not one If-Match names; it carries the current ETag. */
-export function checkIfMatch(cond: IfMatch | undefined, version: number): void {
+/**
+ * The 412 of a post (or another versioned resource: `what`, an inbox item) whose version is not
+ * one If-Match names; it carries the current ETag.
+ */
+export function checkIfMatch(cond: IfMatch | undefined, version: number, what = 'post'): void {
   if (!cond || 'any' in cond || cond.versions.includes(version)) return;
   throw new ApiError(
     'precondition_failed',
-    `The post changed since it was read (its ETag is now ${etagOf(version)}); read it again and retry. Nothing was changed.`,
+    `The ${what} changed since it was read (its ETag is now ${etagOf(version)}); read it again and retry. Nothing was changed.`,
     { headers: { etag: etagOf(version) } },
   );
 }

@@ -284,3 +284,9 @@ export function pollBackoffSeconds(failures: number): number {
   if (failures <= 0) return POLL_INTERVAL_SECONDS;
   return Math.min(6 * 3600, POLL_INTERVAL_SECONDS * 2 ** Math.min(failures, 10));
 }
+
+/**
+ * An item's version (its ETag): an item the poller created and nothing wrote since has none and
+ * counts as 1; every later write (a status, a reply) moves it with `if_not_exists(version, 1) + 1`.
+ */
+export const inboxItemVersion = (r: Pick<InboxItemRecord, 'version'>): number => r.version ?? 1;

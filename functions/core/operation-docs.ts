@@ -255,6 +255,30 @@ export const operationDocs = {
       "What a variant for this channel may carry: its `capabilities`, each `options` entry (type, values, required, description, from the same rules createPost checks) and `choices`, the live values of the options whose values are the account's own (Pinterest boards, YouTube categories, TikTok's privacy levels with its `limits`, the LinkedIn organizations the member administers), read from the platform and reused for 5 minutes (`choices_read_at`). When the platform fails or refuses the token, the choices are empty and `notes` say why and what to do; the answer is still 200.",
     errors: ['resource_not_found'],
   },
+  listInbox: {
+    description:
+      "The comments, mentions and direct messages that came back to the organization's channels, newest first (by when they were written on the platform). Filters: `status` (`unread`, `read`, `archived`), `kind` (`comment`, `mention`, `message`), `channel_id`, `post_id` (the Herald post a comment answers); without `status` every status is listed. Pass `next_cursor` as `after` for the next page; a filtered page may hold fewer than `limit` items while `has_more` is true. Items are kept 90 days unless the deployment says otherwise.",
+    errors: ['invalid_request'],
+  },
+  getInboxItem: {
+    description:
+      'One inbox item: its text, author, the Herald post it answers (`post_id`), its conversation and the replies sent from Herald. The `ETag` header names this version of the item: send it as `If-Match` to updateInboxItem to act only on the item as you read it.',
+    errors: ['resource_not_found'],
+    etag: true,
+  },
+  updateInboxItem: {
+    description:
+      'Marks an item `unread`, `read` or `archived`. The same status again changes nothing (and answers the item as it is). Honours `If-Match` (412 when the item changed since, a reply included).',
+    errors: [
+      'invalid_request',
+      'resource_not_found',
+      'resource_conflict',
+      'precondition_failed',
+      'payload_too_large',
+    ],
+    etag: true,
+    ifMatch: true,
+  },
   oauthCallback: {
     description:
       "Where platforms send the person back after the consent page (register `{public URL}/oauth/callback/{platform}` as the redirect URI of the platform app). Served without an API key: the one-time `state` identifies the session. Exchanges the code, reads the accounts the grant covers and connects the channel (or waits for the account choice), then redirects to the session's `redirect_uri`. A session whose state arrived always ends: any failure (including Herald's own) fails it with an `error` code and gives back tokens no channel keeps. The answers are for a person's browser: a missing, unknown, expired or already used `state` is a 400 HTML page (not problem+json) that says to start again; the route is throttled (10 requests/s, bursts of 20).",

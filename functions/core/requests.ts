@@ -2,6 +2,8 @@ import * as z from 'zod/mini';
 import { hiddenCharacterIn } from '#core/text';
 import { LIMITS, MEDIA_KINDS, PLATFORMS, POST_STATUSES } from './constants.ts';
 import { PAGE_SIZE } from './cursor.ts';
+import { ID_PREFIXES } from './ids.ts';
+import { INBOX_KINDS, INBOX_STATUSES } from './inbox.ts';
 import { once } from './once.ts';
 import { EVENT_TYPES } from './webhooks.ts';
 
@@ -254,6 +256,40 @@ export const SelectChannelAccountBody = /* @__PURE__ */ once(() =>
   }),
 );
 
+/** A filter naming a resource by id: its kind's prefixed ULID (anything else is a 400 at its pointer). */
+const idFilter = (kind: keyof typeof ID_PREFIXES) =>
+  z.optional(
+    z
+      .string()
+      .check(
+        z.regex(
+          new RegExp(`^${ID_PREFIXES[kind]}_[0-9A-HJKMNP-TV-Z]{26}$`),
+          `Must be a ${ID_PREFIXES[kind]}_… id.`,
+        ),
+      ),
+  );
+
+export const ListInboxQuery = /* @__PURE__ */ once(() =>
+  z.strictObject({
+    limit: limitParam(),
+    after: afterParam(),
+    status: z.optional(z.enum(INBOX_STATUSES)),
+    kind: z.optional(z.enum(INBOX_KINDS)),
+    channel_id: idFilter('channel'),
+    post_id: idFilter('post'),
+  }),
+);
+
+const buildUpdateInboxItemBody = () =>
+  meta(z.strictObject({ status: z.enum(INBOX_STATUSES) }), {
+    id: 'UpdateInboxItemRequest',
+    description:
+      'The status to give the item: `unread`, `read` or `archived` (any to any; the same status again changes nothing).',
+    example: { status: 'read' },
+  });
+export const UpdateInboxItemBody = /* @__PURE__ */ once(buildUpdateInboxItemBody);
+export type UpdateInboxItemInput = z.infer<ReturnType<typeof buildUpdateInboxItemBody>>;
+
 interface RequestSpec {
   body?: () => z.ZodMiniType;
   query?: () => z.ZodMiniType;
@@ -302,6 +338,9 @@ export const requests = {
   getOperatorGuidePage: {},
   getChannel: { query: NoQuery },
   getChannelOptions: { query: NoQuery },
+  listInbox: { query: ListInboxQuery },
+  getInboxItem: { query: NoQuery },
+  updateInboxItem: { body: UpdateInboxItemBody },
 } as const satisfies Record<string, RequestSpec>;
 
 export type OperationId = keyof typeof requests;

@@ -8,6 +8,7 @@ import {
   PLATFORMS,
   POST_STATUSES,
 } from './constants.ts';
+import { INBOX_KINDS, INBOX_STATUSES, REPLY_STAGES } from './inbox.ts';
 import { PLAN_NAMES } from './plans.ts';
 import { dateTime as buildDateTime, meta } from './requests.ts';
 import {
@@ -131,6 +132,20 @@ export const ChannelCapabilities = meta(
   },
 );
 
+export const ChannelInbox = meta(
+  z.object({
+    available: z.boolean(),
+    kinds: z.array(z.enum(INBOX_KINDS)),
+    last_synced_at: nullableDateTime,
+    error: z.nullable(z.string()),
+  }),
+  {
+    id: 'ChannelInbox',
+    description:
+      "What the channel's inbox reads: `kinds` its platform and grant allow, when it last read them (`last_synced_at`), and what is wrong (`error`). `available: false` with an `error` that names the fix: a grant without the inbox's scopes (reconnect the channel), a platform that offers apps nothing to read (TikTok, Pinterest, LinkedIn member accounts), or a platform the operator turned off.",
+  },
+);
+
 export const Channel = meta(
   z.object({
     id: z.string(),
@@ -144,6 +159,8 @@ export const Channel = meta(
     created_at: dateTime,
     // listChannels and getChannel; absent where a channel is embedded (a session, an event).
     capabilities: z.optional(ChannelCapabilities),
+    // listChannels and getChannel too.
+    inbox: z.optional(ChannelInbox),
   }),
   { id: 'Channel', description: 'A connected social account.' },
 );
@@ -318,6 +335,65 @@ export const Analytics = meta(
       'Workspace summary: posts per status, delivery outcomes counted per (post, channel) with success_rate = published / (published + failed) (null before any), a 14-day UTC publish timeline (oldest first, today last) and engagement summed across the platforms that synced it.',
   },
 );
+
+// ---- inbox -----------------------------------------------------------------------------------
+
+export const InboxAuthor = meta(
+  z.object({
+    handle: z.string(),
+    name: z.nullable(z.string()),
+    avatar_url: z.nullable(z.string()),
+    platform_id: z.string(),
+  }),
+  { id: 'InboxAuthor', description: 'Who wrote the item, as the platform names them.' },
+);
+
+export const InboxReply = meta(
+  z.object({
+    id: z.string(),
+    text: z.string(),
+    stage: z.enum(REPLY_STAGES),
+    external_id: z.nullable(z.string()),
+    url: z.nullable(z.string()),
+    error: z.nullable(z.object({ code: z.string(), message: z.string() })),
+    created_at: dateTime,
+  }),
+  {
+    id: 'InboxReply',
+    description:
+      'A reply sent from Herald (`rpl_…`): `queued`, `sending`, then `sent` (with its `external_id` and `url` on the platform) or `failed` (with `error`, in the delivery error categories).',
+  },
+);
+
+export const InboxItem = meta(
+  z.object({
+    id: z.string(),
+    channel_id: z.string(),
+    platform: z.enum(PLATFORMS),
+    kind: z.enum(INBOX_KINDS),
+    status: z.enum(INBOX_STATUSES),
+    text: z.string(),
+    url: z.nullable(z.string()),
+    author: InboxAuthor,
+    post_id: z.nullable(z.string()),
+    in_reply_to: z.nullable(z.string()),
+    conversation_id: z.nullable(z.string()),
+    platform_id: z.string(),
+    created_at: dateTime,
+    received_at: dateTime,
+    replies: z.array(InboxReply),
+  }),
+  {
+    id: 'InboxItem',
+    description:
+      "A comment, mention or direct message that came back to a channel (`inb_…`), one per (channel, platform id). `created_at`: when it was written on the platform; `received_at`: when Herald read it. `post_id`: the Herald post it answers, or null; `in_reply_to`: the platform id of what it answers; `conversation_id`: a message's conversation, a comment's root post.",
+  },
+);
+
+export const InboxItemList = page(InboxItem, {
+  id: 'InboxItemList',
+  description: 'A page of inbox items, newest first (by created_at).',
+});
 
 // ---- media -----------------------------------------------------------------------------------
 

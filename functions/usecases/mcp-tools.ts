@@ -102,7 +102,8 @@ function toolOf(op: Operation): ToolSpec {
   const properties: Record<string, Json> = {};
   const required: string[] = [];
   for (const p of pathParams) {
-    properties[p] = { type: 'string', description: `The ${op.tag.toLowerCase().replace(/s$/, '')} id.` };
+    const what = op.tag === 'Inbox' ? 'inbox item' : op.tag.toLowerCase().replace(/s$/, '');
+    properties[p] = { type: 'string', description: `The ${what} id.` };
     required.push(p);
   }
   const query = contract.query ? jsonSchema(contract.query) : undefined;
@@ -128,7 +129,9 @@ function toolOf(op: Operation): ToolSpec {
       minLength: 1,
       maxLength: 1024,
       description:
-        'Optional: the post\'s ETag as get_post gave it (its result\'s _meta.etag, like "7"). The call then acts only on the post as you read it; a post changed since answers precondition_failed and is left as it is.',
+        op.tag === 'Inbox'
+          ? 'Optional: the item\'s ETag as get_inbox_item gave it (its result\'s _meta.etag, like "7"). The call then acts only on the item as you read it; an item changed since answers precondition_failed and is left as it is.'
+          : 'Optional: the post\'s ETag as get_post gave it (its result\'s _meta.etag, like "7"). The call then acts only on the post as you read it; a post changed since answers precondition_failed and is left as it is.',
     };
   }
   const readOnly = op.method === 'GET' || READ_ONLY_POSTS.has(op.id);

@@ -59,14 +59,14 @@ function inline(schema: z.ZodMiniType): Json {
   return JSON.parse(JSON.stringify(json).replaceAll('"#/$defs/', `"${REF}`)) as Json;
 }
 
-function queryParameters(schema: z.ZodMiniType | undefined): Json[] {
+function queryParameters(schema: z.ZodMiniType | undefined, id?: OperationId): Json[] {
   if (!schema) return [];
   const json = inline(schema) as { properties?: Record<string, Json>; required?: string[] };
   return Object.entries(json.properties ?? {}).map(([name, s]) => ({
     name,
     in: 'query',
     required: json.required?.includes(name) ?? false,
-    description: QUERY_DOCS[name] ?? name,
+    description: (id && OPERATION_QUERY_DOCS[id]?.[name]) ?? QUERY_DOCS[name] ?? name,
     schema: s,
   }));
 }
@@ -75,6 +75,16 @@ const QUERY_DOCS: Record<string, string> = {
   limit: 'Page size, 1 to 100 (default 25).',
   after: 'Opaque cursor: the `next_cursor` of the previous page, unchanged.',
   status: 'Only posts in this status.',
+};
+
+/** Query parameters an operation describes its own way (listInbox's `status` is an item's). */
+const OPERATION_QUERY_DOCS: Partial<Record<OperationId, Record<string, string>>> = {
+  listInbox: {
+    status: 'Only items in this status (unread, read, archived); without it, every status.',
+    kind: 'Only items of this kind (comment, mention, message).',
+    channel_id: 'Only items of this channel.',
+    post_id: 'Only the items that answer this Herald post.',
+  },
 };
 
 const requestIdHeader = {
@@ -165,7 +175,7 @@ function operationObject(id: OperationId, docsUrl: string): Json {
       schema: { type: 'string' },
     });
   }
-  parameters.push(...queryParameters(contract.query));
+  parameters.push(...queryParameters(contract.query, id));
   if (contract.idempotent) {
     parameters.push({
       name: 'Idempotency-Key',
@@ -183,7 +193,9 @@ function operationObject(id: OperationId, docsUrl: string): Json {
       in: 'header',
       required: false,
       description:
-        "Acts only on the post as you read it: getPost's `ETag` (or a list of them; `*` matches any existing post). A post changed since answers 412 precondition_failed and is left as it is.",
+        op.tag === 'Inbox'
+          ? "Acts only on the item as you read it: getInboxItem's `ETag` (or a list of them; `*` matches any existing item). An item changed since answers 412 precondition_failed and is left as it is."
+          : "Acts only on the post as you read it: getPost's `ETag` (or a list of them; `*` matches any existing post). A post changed since answers 412 precondition_failed and is left as it is.",
       schema: { type: 'string', maxLength: 1024 },
     });
   }
@@ -191,8 +203,7 @@ function operationObject(id: OperationId, docsUrl: string): Json {
   const successHeaders: Json = { ...requestIdHeader, ...(op.scope ? RATE_LIMIT_HEADERS : {}) };
   if (contract.etag) {
     successHeaders.ETag = {
-      description:
-        'This version of the post (a strong tag, e.g. `"7"`); send it as `If-Match` to act only on it.',
+      description: `This version of the ${op.tag === 'Inbox' ? 'item' : 'post'} (a strong tag, e.g. \`"7"\`); send it as \`If-Match\` to act only on it.`,
       schema: { type: 'string' },
     };
   }
@@ -332,5 +343,6 @@ const TAG_DOCS: Record<string, string> = {
   Channels: 'Connected social accounts.',
   Posts: 'Drafts, scheduled and published posts and their deliveries.',
   Usage: 'The plan and its usage meters.',
+  Inbox: 'The comments, mentions and direct messages that come back to connected channels.',
   Meta: "This API described (the OpenAPI document, the guide with a page per problem code, the operator's guide) and the deployment's health.",
 };

@@ -100,20 +100,23 @@ describe('capabilities and what to do', () => {
   });
 
   it('the Channel view carries them; the resource stays as listChannels showed it otherwise', () => {
-    const view = toChannelView({
-      id: 'ch_1',
-      org_id: 'org_1',
-      platform: 'x',
-      handle: 'herald',
-      avatar_url: null,
-      followers: 3,
-      status: 'live',
-      last_sync_at: null,
-      last_error: null,
-      created_at: '2026-01-01T00:00:00.000Z',
-      granted_scopes: null,
-      pace_until: '2026-01-02T00:00:00.000Z',
-    });
+    const view = toChannelView(
+      {
+        id: 'ch_1',
+        org_id: 'org_1',
+        platform: 'x',
+        handle: 'herald',
+        avatar_url: null,
+        followers: 3,
+        status: 'live',
+        last_sync_at: null,
+        last_error: null,
+        created_at: '2026-01-01T00:00:00.000Z',
+        granted_scopes: null,
+        pace_until: '2026-01-02T00:00:00.000Z',
+      },
+      { poll: null, off: false },
+    );
     expect(view.capabilities).toMatchObject({ thread: true, first_comment: true, formats: [] });
     expect(view).not.toHaveProperty('org_id');
     expect(view).not.toHaveProperty('pace_until');

@@ -141,8 +141,9 @@ const ulidLike = (length: number) =>
   fc.string({ unit: fc.constantFrom(...CROCKFORD), minLength: length, maxLength: length });
 const ID_RE = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/;
 
-export type IdKind = 'post' | 'media' | 'webhook' | 'channel' | 'connection';
+export type IdKind = 'post' | 'media' | 'webhook' | 'channel' | 'connection' | 'inbox';
 const prefixOf: Record<IdKind, string> = {
+  inbox: ID_PREFIXES.inbox,
   post: ID_PREFIXES.post,
   media: ID_PREFIXES.media,
   webhook: ID_PREFIXES.webhook,
@@ -362,6 +363,12 @@ export function validRequest(op: OperationId): FuzzRequest {
     case 'getChannelOptions':
       // The world's channel is Bluesky's: no choices to read, so no call to a platform.
       return { op, headers: auth(), params: { id: OWN.channel } };
+    case 'listInbox':
+      return { op, headers: auth(), query: { status: 'unread', limit: '5' } };
+    case 'getInboxItem':
+      return { op, headers: auth(), params: { id: OWN.inbox } };
+    case 'updateInboxItem':
+      return { op, params: { id: OWN.inbox }, ...json({ status: 'read' }) };
     case 'oauthCallback':
       // The person declined at LinkedIn: the session fails and the browser lands at its
       // redirect_uri (303), without any call to the platform.

@@ -51,6 +51,7 @@ const ID_KINDS: ReadonlyArray<readonly [string, IdKind]> = [
   ['/v1/webhook-endpoints/', 'webhook'],
   ['/v1/channel-connections/', 'connection'],
   ['/v1/channels/', 'channel'],
+  ['/v1/inbox/', 'inbox'],
 ];
 const kindOf = (op: OperationId): IdKind => {
   const kind = ID_KINDS.find(([prefix]) => opById(op).path.startsWith(prefix))?.[1];

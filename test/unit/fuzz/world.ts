@@ -75,6 +75,8 @@ import {
   counters,
   fixedId,
   type Item,
+  inboxItemItem,
+  inboxRecord,
   jsonHeaders,
   lambdaContext,
   mediaAsset,
@@ -174,6 +176,8 @@ export const OWN = {
   webhook: fixedId('webhook', 1),
   /** A LinkedIn session waiting for the person to pick one of two accounts (selecting_account). */
   connection: fixedId('connection', 1),
+  /** An unread comment on the Bluesky channel. */
+  inbox: fixedId('inbox', 1),
 };
 export const FOREIGN = {
   post: fixedId('post', 2),
@@ -182,6 +186,7 @@ export const FOREIGN = {
   webhook: fixedId('webhook', 2),
   /** Another organization's session, in selecting_account too (its grant sealed under its own org). */
   connection: fixedId('connection', 2),
+  inbox: fixedId('inbox', 2),
 };
 
 /** The accounts the own session's grant covers (the callback read them from LinkedIn). */
@@ -307,6 +312,8 @@ const SEED: Item[] = [
   webhookEndpointItem(endpointRecord(OWN.webhook, ORG_ID)),
   webhookEndpointItem(endpointRecord(FOREIGN.webhook, OTHER_ORG_ID)),
   { ...keys.webhookCount(ORG_ID), endpoints: 1 },
+  inboxItemItem(inboxRecord({ id: OWN.inbox })),
+  inboxItemItem(inboxRecord({ id: FOREIGN.inbox, org_id: OTHER_ORG_ID, channel_id: FOREIGN.channel })),
 ];
 
 const session = (id: string, orgId: string, rest: Partial<ConnectionRecord> = {}): ConnectionRecord => ({

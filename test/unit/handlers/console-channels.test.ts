@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Org } from '#core/accounts';
 import { capabilitiesOf } from '#core/channel-options';
+import { channelInbox } from '#core/inbox';
 import { ActError, type SignedIn } from '#core/people';
 import { handler } from '#handlers/console-channels';
 import type { HttpResult } from '#shared/envelope';
@@ -90,6 +91,12 @@ const overview = (
   channels: channels.map((c) => ({
     ...c,
     capabilities: capabilitiesOf({ ...c, granted_scopes: grants[c.id] ?? null }),
+    inbox: channelInbox({
+      platform: c.platform,
+      grantedScopes: grants[c.id] ?? null,
+      accountId: null,
+      poll: null,
+    }),
   })),
   oauth: [
     { platform: 'x', ready: true },

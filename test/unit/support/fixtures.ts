@@ -21,6 +21,7 @@ import {
 } from '#core/accounts';
 import type { Problem } from '#core/errors';
 import { ID_PREFIXES, type IdKind } from '#core/ids';
+import type { InboxItemRecord } from '#core/inbox';
 import type { MediaAssetRecord } from '#core/media';
 import type { Platform } from '#core/platforms';
 import { dueAt, type PostRecord, type VariantRecord } from '#core/posts';
@@ -206,6 +207,41 @@ export const apiKeyItem = (k: KeyFixture): Item => ({
 export const webhookEndpointItem = (e: WebhookEndpointRecord): Item => ({
   ...keys.webhookEndpoint(e.org_id, e.id),
   ...e,
+});
+/** A comment on the org's Bluesky channel 1, unread, as the inbox poller stores it (no version yet). */
+export function inboxRecord(overrides: Partial<InboxItemRecord> = {}): InboxItemRecord {
+  return {
+    id: fixedId('inbox', 1),
+    org_id: ORG_ID,
+    channel_id: fixedId('channel', 1),
+    platform: 'bluesky',
+    kind: 'comment',
+    status: 'unread',
+    text: 'Nice post!',
+    url: 'https://bsky.app/profile/someone.bsky.social/post/3kcomment',
+    author: {
+      handle: 'someone.bsky.social',
+      name: 'Someone',
+      avatar_url: null,
+      platform_id: 'did:plc:someone',
+    },
+    post_id: null,
+    in_reply_to: 'at://did:plc:acme/app.bsky.feed.post/3kroot',
+    conversation_id: 'at://did:plc:acme/app.bsky.feed.post/3kroot',
+    platform_id: 'at://did:plc:someone/app.bsky.feed.post/3kcomment',
+    created_at: CREATED_AT,
+    received_at: CREATED_AT,
+    replies: [],
+    ...overrides,
+  };
+}
+/** An inbox item with its keys and status entry, as adapters/inbox.ts inboxItemOf writes it. */
+export const inboxItemItem = (r: InboxItemRecord): Item => ({
+  ...keys.inboxItem(r.org_id, r.id),
+  ...keys.inboxByStatus(r.org_id, r.status, r.id),
+  entity: 'inbox_item',
+  ...r,
+  ttl: Math.floor(Date.parse(r.received_at) / 1000) + 90 * 86_400,
 });
 export const mediaItem = (a: MediaAssetRecord): Item => ({
   ...keys.media(a.org_id, a.id),
@@ -437,4 +473,7 @@ export const MCP_TOOL_NAMES = [
   'disconnect_channel',
   'get_channel',
   'get_channel_options',
+  'list_inbox',
+  'get_inbox_item',
+  'update_inbox_item',
 ];
