@@ -373,7 +373,7 @@ describe('the console inbox', { timeout: 180_000 }, () => {
     await page.goto(at(`/console/inbox/${seeded.answer?.id}`));
     expect(await page.locator('textarea').count()).toBe(0);
     expect(await page.locator('main').textContent()).toContain('Owners and admins reply.');
-    await checkPage(page);
+    await checkPage(page, 'inbox-phone');
 
     const token = 'member-token';
     const refused = await post(page, `/console/inbox/${seeded.answer?.id}/reply`, {
