@@ -29,6 +29,7 @@ export const SETTING_KEYS = [
   'engagementSyncConcurrency',
   'unpublishConcurrency',
   'mediaImportConcurrency',
+  'inboxReplyConcurrency',
   'throttleRateLimit',
   'throttleBurstLimit',
   'tracing',
@@ -56,6 +57,7 @@ export const CONCURRENCY_SETTINGS = {
   engagementSyncConcurrency: 'engagementSyncWorker',
   unpublishConcurrency: 'unpublishWorker',
   mediaImportConcurrency: 'mediaImportWorker',
+  inboxReplyConcurrency: 'inboxReplyWorker',
 } as const satisfies Partial<Record<SettingKey, string>>;
 type ConcurrencySetting = keyof typeof CONCURRENCY_SETTINGS;
 

@@ -6,6 +6,7 @@ import {
   type DispatchMessage,
   type EngagementSyncMessage,
   type HeraldEvent,
+  type InboxReplyMessage,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
   type UnpublishMessage,
@@ -189,6 +190,14 @@ export function sendChannelSyncs(messages: ChannelSyncMessage[]): Promise<void> 
 export function sendRemovals(messages: UnpublishMessage[]): Promise<void> {
   return sendBatch(
     'unpublish',
+    messages.map((body) => ({ body })),
+  );
+}
+
+/** Replies to inbox items (replyToInboxItem), sent by the stream relay's outbox. */
+export function sendInboxReplies(messages: InboxReplyMessage[]): Promise<void> {
+  return sendBatch(
+    'inboxReplies',
     messages.map((body) => ({ body })),
   );
 }

@@ -75,8 +75,8 @@ import {
   counters,
   fixedId,
   type Item,
-  inboxItemItem,
   inboxRecord,
+  inboxRecordItem,
   jsonHeaders,
   lambdaContext,
   mediaAsset,
@@ -176,7 +176,7 @@ export const OWN = {
   webhook: fixedId('webhook', 1),
   /** A LinkedIn session waiting for the person to pick one of two accounts (selecting_account). */
   connection: fixedId('connection', 1),
-  /** An unread comment on the Bluesky channel. */
+  /** An unread comment on the Bluesky channel: what replyToInboxItem answers. */
   inbox: fixedId('inbox', 1),
 };
 export const FOREIGN = {
@@ -311,9 +311,9 @@ const SEED: Item[] = [
   mediaItem(UPLOADED_VIDEO),
   webhookEndpointItem(endpointRecord(OWN.webhook, ORG_ID)),
   webhookEndpointItem(endpointRecord(FOREIGN.webhook, OTHER_ORG_ID)),
+  inboxRecordItem(inboxRecord(1)),
+  inboxRecordItem(inboxRecord(2, { org_id: OTHER_ORG_ID, channel_id: fixedId('channel', 2), platform: 'x' })),
   { ...keys.webhookCount(ORG_ID), endpoints: 1 },
-  inboxItemItem(inboxRecord({ id: OWN.inbox })),
-  inboxItemItem(inboxRecord({ id: FOREIGN.inbox, org_id: OTHER_ORG_ID, channel_id: FOREIGN.channel })),
 ];
 
 const session = (id: string, orgId: string, rest: Partial<ConnectionRecord> = {}): ConnectionRecord => ({

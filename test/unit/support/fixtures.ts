@@ -189,6 +189,35 @@ export const channelItem = (c: ChannelRecord): Item => ({
   entity: 'channel',
   ...c,
 });
+/** An inbox item (a comment on the org's channel `n`), as the poller stores it. */
+export function inboxRecord(n: number, rest: Partial<InboxItemRecord> = {}): InboxItemRecord {
+  return {
+    id: fixedId('inbox', n),
+    org_id: ORG_ID,
+    channel_id: fixedId('channel', 1),
+    platform: 'bluesky',
+    kind: 'comment',
+    status: 'unread',
+    text: 'Great launch!',
+    url: null,
+    author: { handle: 'fan.example', name: 'A Fan', avatar_url: null, platform_id: 'did:plc:fan' },
+    post_id: null,
+    in_reply_to: 'at://did:plc:acme/app.bsky.feed.post/1',
+    conversation_id: 'at://did:plc:acme/app.bsky.feed.post/1',
+    platform_id: `at://did:plc:fan/app.bsky.feed.post/${n}`,
+    created_at: CREATED_AT,
+    received_at: CREATED_AT,
+    replies: [],
+    version: 1,
+    ...rest,
+  };
+}
+export const inboxRecordItem = (r: InboxItemRecord): Item => ({
+  ...keys.inboxItem(r.org_id, r.id),
+  ...keys.inboxByStatus(r.org_id, r.status, r.id),
+  entity: 'inbox_item',
+  ...r,
+});
 /** A post's item with its index keys, as adapters/posts.ts writes it (a publishing post is due-work). */
 export const postItem = (p: PostRecord): Item => ({
   ...keys.post(p.org_id, p.id),
@@ -207,41 +236,6 @@ export const apiKeyItem = (k: KeyFixture): Item => ({
 export const webhookEndpointItem = (e: WebhookEndpointRecord): Item => ({
   ...keys.webhookEndpoint(e.org_id, e.id),
   ...e,
-});
-/** A comment on the org's Bluesky channel 1, unread, as the inbox poller stores it (no version yet). */
-export function inboxRecord(overrides: Partial<InboxItemRecord> = {}): InboxItemRecord {
-  return {
-    id: fixedId('inbox', 1),
-    org_id: ORG_ID,
-    channel_id: fixedId('channel', 1),
-    platform: 'bluesky',
-    kind: 'comment',
-    status: 'unread',
-    text: 'Nice post!',
-    url: 'https://bsky.app/profile/someone.bsky.social/post/3kcomment',
-    author: {
-      handle: 'someone.bsky.social',
-      name: 'Someone',
-      avatar_url: null,
-      platform_id: 'did:plc:someone',
-    },
-    post_id: null,
-    in_reply_to: 'at://did:plc:acme/app.bsky.feed.post/3kroot',
-    conversation_id: 'at://did:plc:acme/app.bsky.feed.post/3kroot',
-    platform_id: 'at://did:plc:someone/app.bsky.feed.post/3kcomment',
-    created_at: CREATED_AT,
-    received_at: CREATED_AT,
-    replies: [],
-    ...overrides,
-  };
-}
-/** An inbox item with its keys and status entry, as adapters/inbox.ts inboxItemOf writes it. */
-export const inboxItemItem = (r: InboxItemRecord): Item => ({
-  ...keys.inboxItem(r.org_id, r.id),
-  ...keys.inboxByStatus(r.org_id, r.status, r.id),
-  entity: 'inbox_item',
-  ...r,
-  ttl: Math.floor(Date.parse(r.received_at) / 1000) + 90 * 86_400,
 });
 export const mediaItem = (a: MediaAssetRecord): Item => ({
   ...keys.media(a.org_id, a.id),
