@@ -124,8 +124,9 @@ export async function getInstanceAppInfo(instance: string): Promise<InstanceAppI
 /**
  * Keeps the first app registered on an instance: of two connections that registered at once, the
  * second one's app is dropped and it uses the first (both apps work; only one is remembered).
- * `replaceOther`: an app kept for another redirect URI is replaced (the operator moved the
- * deployment's configured public URL); otherwise whatever app is kept wins.
+ * `replaceOther`: an app kept for another redirect URI, or with other scopes than this one, is
+ * replaced (the operator moved the deployment's configured public URL, or Herald asks for more
+ * scopes than when it registered); otherwise whatever app is kept wins.
  */
 export async function keepInstanceApp(app: InstanceApp, replaceOther: boolean): Promise<InstanceAppInfo> {
   const { client_secret, ...rest } = app;
@@ -141,8 +142,9 @@ export async function keepInstanceApp(app: InstanceApp, replaceOther: boolean): 
         },
         ...(replaceOther
           ? {
-              ConditionExpression: 'attribute_not_exists(pk) OR redirect_uri <> :uri',
-              ExpressionAttributeValues: { ':uri': app.redirect_uri },
+              // …or with other scopes (registered before Herald asked for the ones it asks now).
+              ConditionExpression: 'attribute_not_exists(pk) OR redirect_uri <> :uri OR scopes <> :scopes',
+              ExpressionAttributeValues: { ':uri': app.redirect_uri, ':scopes': app.scopes },
             }
           : { ConditionExpression: 'attribute_not_exists(pk)' }),
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

@@ -97,6 +97,7 @@ export async function createChannelConnection(args: {
         account,
         connectionId: id,
         reconnect: base.channel_id,
+        grantedScopes: account.scopes ?? null,
         now,
       });
     } catch (err) {

@@ -13,6 +13,7 @@ import {
   type FakePlatform,
   type FakeRequest,
   type FakeResponse,
+  type InboxSeed,
 } from './server.ts';
 
 // Contract fake of a Bluesky PDS (AT Protocol XRPC): sessions from app passwords, blob uploads,
@@ -39,6 +40,26 @@ import {
 //                                                 "Profile not found". Auth optional (the AppView's is public).
 // The control API's revoke ({"user": "<identifier or handle>"} or {"access_token": accessJwt}) is the user
 // deleting the app password: the user's sessions end and createSession refuses that identifier until reset.
+// Access tokens are JWTs whose `scope` says what the password allows (the reference PDS's auth-verifier):
+// `com.atproto.appPassPrivileged` for an app password with direct-message access (the fake's
+// `privilegedPasswords`, by default "app-password"), `com.atproto.appPass` for the others ("token").
+//
+// The inbox's read side, seeded by `inbox(seed)` (lexicons app.bsky.notification.listNotifications,
+// app.bsky.feed.getPostThread, chat.bsky.convo.*; the AppView's keyset cursors `<ms>::<cid>`):
+//   GET  /xrpc/app.bsky.notification.listNotifications  reasons (repeated), limit 1–100 (default 50),
+//        cursor → {notifications: [{uri, cid, author, reason, reasonSubject, record, isRead, indexedAt,
+//        labels}], cursor, seenAt}, newest first. A comment is a `reply` notification (reasonSubject: the
+//        post it answers), a mention `mention`; their records carry text, createdAt, reply {root, parent}.
+//   GET  /xrpc/app.bsky.feed.getPostThread  uri, depth → {thread: threadViewPost {post, parent, replies}};
+//        an unknown post answers 400 NotFound.
+//   Chat, only through the PDS's proxy (header `atproto-proxy: did:web:api.bsky.chat#bsky_chat`; without
+//   it 501 MethodNotImplemented) and only with a privileged app password (else 400 InvalidToken "Bad token
+//   method", as the chat service answers since 2025):
+//   GET  /xrpc/chat.bsky.convo.listConvos   limit 1–100 (default 50), cursor → {convos: [convoView {id,
+//        rev, members, lastMessage, muted, status, unreadCount}], cursor}, most recent first
+//   GET  /xrpc/chat.bsky.convo.getMessages  convoId, limit, cursor → {messages: [messageView {id, rev,
+//        text, sender {did}, sentAt}], cursor}, newest first
+//   POST /xrpc/chat.bsky.convo.sendMessage  {convoId, message: {text}} (≤ 1000 graphemes) → messageView
 
 const TID_RE = /^[234567abcdefghij][234567abcdefghijklmnopqrstuvwxyz]{12}$/;
 const POST = 'app.bsky.feed.post';
@@ -79,6 +100,52 @@ export interface FakeBluesky extends FakePlatform {
   didFor(identifier: string): string;
   /** A hostile PDS: createSession for this identifier (lower case) answers this handle instead. */
   claimedHandles: Map<string, string>;
+  /** App passwords created with "allow access to your direct messages". */
+  privilegedPasswords: Set<string>;
+  /** Posts of other accounts that reached an account (seeded by `inbox`), by uri. */
+  others: Map<string, FakeBlueskyOther>;
+  notifications: FakeBlueskyNotification[];
+  convos: Map<string, FakeBlueskyConvo>;
+}
+
+export interface FakeBlueskyAuthor {
+  did: string;
+  handle: string;
+  displayName: string;
+}
+
+export interface FakeBlueskyOther {
+  uri: string;
+  cid: string;
+  author: FakeBlueskyAuthor;
+  record: Record<string, unknown>;
+  indexedAt: string;
+}
+
+export interface FakeBlueskyNotification {
+  uri: string;
+  cid: string;
+  reason: 'reply' | 'mention' | 'quote';
+  reasonSubject: string | null;
+  indexedAt: string;
+  /** The account it reaches: a did, or '*' (whichever account asks). */
+  to: string;
+}
+
+export interface FakeBlueskyMessage {
+  id: string;
+  rev: string;
+  text: string;
+  sender: { did: string };
+  sentAt: string;
+}
+
+export interface FakeBlueskyConvo {
+  id: string;
+  /** The account's side: a did, or '*' (whichever account asks). */
+  to: string;
+  other: FakeBlueskyAuthor;
+  messages: FakeBlueskyMessage[];
 }
 
 const err = (status: number, error: string, message: string): FakeResponse => ({
@@ -157,9 +224,25 @@ export function createFake(): FakeBluesky {
   const didFor = (identifier: string) =>
     `did:plc:${b32(createHash('sha256').update(identifier.toLowerCase()).digest()).slice(0, 24)}`;
 
-  function mint(did: string, handle: string, session = `s${++sessionSeq}`) {
-    const accessJwt = `acc-${randomBytes(12).toString('hex')}`;
-    const refreshJwt = `ref-${randomBytes(12).toString('hex')}`;
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  /** A JWT as the PDS signs them (the fake's signature is random: only the PDS checks it). */
+  const jwt = (payload: Record<string, unknown>) =>
+    `${b64({ typ: payload.scope === 'com.atproto.refresh' ? 'refresh+jwt' : 'at+jwt', alg: 'ES256K' })}.${b64(payload)}.${randomBytes(32).toString('base64url')}`;
+  const scopes = new Map<string, string>();
+
+  function mint(did: string, handle: string, session = `s${++sessionSeq}`, scope = scopes.get(session)) {
+    const now = Math.floor(Date.now() / 1000);
+    const granted = scope ?? 'com.atproto.appPass';
+    scopes.set(session, granted);
+    const accessJwt = jwt({ scope: granted, sub: did, aud: 'did:web:pds.fake', iat: now, exp: now + 7200 });
+    const refreshJwt = jwt({
+      scope: 'com.atproto.refresh',
+      sub: did,
+      aud: 'did:web:pds.fake',
+      jti: randomBytes(16).toString('base64url'),
+      iat: now,
+      exp: now + 90 * 86400,
+    });
     access.set(accessJwt, { did, handle, expired: false, session });
     refresh.set(refreshJwt, { did, handle, session });
     accounts.set(did, handle);
@@ -295,6 +378,112 @@ export function createFake(): FakeBluesky {
     };
   }
 
+  let tidSeq = 0;
+  const S32 = '234567abcdefghijklmnopqrstuvwxyz';
+  /** A TID (record keys, chat ids and revs) at a time: microseconds, then a clock id. */
+  function tidAt(ms: number): string {
+    let v = (BigInt(Math.floor(ms)) * 1000n + BigInt(++tidSeq % 1000)) << 10n;
+    let out = '';
+    for (let i = 0; i < 13; i++) {
+      out = S32[Number(v & 31n)] + out;
+      v >>= 5n;
+    }
+    return out;
+  }
+  const CHAT_PROXY = 'did:web:api.bsky.chat#bsky_chat';
+  const sameAccount = (to: string, who: { did: string }) => to === '*' || to === who.did;
+  const recipientOf = (to: string | undefined) => {
+    if (!to) return '*';
+    const t = to.toLowerCase().replace(/^@/, '');
+    if (t.startsWith('did:')) return t;
+    return [...accounts].find(([, h]) => h === t || h === `${t}.bsky.social`)?.[0] ?? didFor(t);
+  };
+  const authorOf = (seed: InboxSeed): FakeBlueskyAuthor => {
+    const handle = (seed.author?.handle ?? 'bob.example.com').replace(/^@/, '').toLowerCase();
+    return {
+      did: seed.author?.id ?? didFor(`other:${handle}`),
+      handle,
+      displayName: seed.author?.name ?? handle.split('.')[0] ?? handle,
+    };
+  };
+  const profileView = (a: FakeBlueskyAuthor, base: string) => ({
+    did: a.did,
+    handle: a.handle,
+    displayName: a.displayName,
+    avatar: `${base}${avatarPath(a.did)}`,
+    labels: [],
+    indexedAt: '2024-01-01T00:00:00.000Z',
+    createdAt: '2023-05-01T00:00:00.000Z',
+  });
+  /** A post by uri, as a postView (own records and others' alike). */
+  function postView(uri: string, base: string): Record<string, unknown> | null {
+    const other = fake.others.get(uri);
+    if (other)
+      return {
+        uri,
+        cid: other.cid,
+        author: profileView(other.author, base),
+        record: other.record,
+        replyCount: 0,
+        repostCount: 0,
+        likeCount: 0,
+        quoteCount: 0,
+        indexedAt: other.indexedAt,
+        labels: [],
+      };
+    const rec = records.get(uri);
+    if (!rec) return null;
+    const did = uri.split('/')[2] ?? '';
+    const handle = accounts.get(did) ?? did;
+    const c = fake.counts.get(uri) ?? { likeCount: 0, repostCount: 0, replyCount: 0, quoteCount: 0 };
+    return {
+      uri,
+      cid: rec.cid,
+      author: profileView({ did, handle, displayName: handle.split('.')[0] ?? handle }, base),
+      record: rec.value,
+      ...c,
+      indexedAt: rec.value.createdAt,
+      labels: [],
+    };
+  }
+  const parentUri = (uri: string) => {
+    const v = (fake.others.get(uri)?.record ?? records.get(uri)?.value) as
+      | { reply?: { parent?: { uri?: string } } }
+      | undefined;
+    return v?.reply?.parent?.uri ?? null;
+  };
+  function thread(uri: string, depth: number, base: string): Record<string, unknown> | null {
+    const post = postView(uri, base);
+    if (!post) return null;
+    const children = [...records.keys(), ...fake.others.keys()].filter((u) => parentUri(u) === uri);
+    return {
+      $type: 'app.bsky.feed.defs#threadViewPost',
+      post,
+      ...(depth > 0
+        ? {
+            replies: children
+              .map((u) => thread(u, depth - 1, base))
+              .filter((t): t is Record<string, unknown> => !!t),
+          }
+        : {}),
+    };
+  }
+  const messageView = (m: FakeBlueskyMessage) => ({ $type: 'chat.bsky.convo.defs#messageView', ...m });
+  /** Keyset paging newest first on (time, tiebreak), the cursor `<ms>::<tiebreak>` as the AppView's. */
+  function keyset<T>(items: T[], at: (t: T) => string, tie: (t: T) => string, q: URLSearchParams) {
+    const raw = Number(q.get('limit') ?? 50);
+    const limit = Math.max(1, Math.min(100, Number.isFinite(raw) && raw > 0 ? Math.floor(raw) : 50));
+    const key = (t: T) => [Date.parse(at(t)), tie(t)] as const;
+    const before = (a: readonly [number, string], b: readonly [number, string]) =>
+      a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
+    const cursor = q.get('cursor');
+    const from = cursor ? ([Number(cursor.split('::')[0]), cursor.split('::')[1] ?? ''] as const) : null;
+    const sorted = [...items].sort((a, b) => (before(key(a), key(b)) ? 1 : before(key(b), key(a)) ? -1 : 0));
+    const page = sorted.filter((t) => !from || before(key(t), from)).slice(0, limit);
+    const last = page.at(-1);
+    return { page, cursor: last && page.length >= limit ? `${key(last)[0]}::${key(last)[1]}` : undefined };
+  }
+
   const fake: FakeBluesky = {
     name: 'bluesky',
     oauth: {
@@ -319,6 +508,89 @@ export function createFake(): FakeBluesky {
       stats: () => ({ ...stats, revoked: [...stats.revoked] }),
     },
     appPasswords: new Set(['app-password', 'token']),
+    privilegedPasswords: new Set(['app-password']),
+    others: new Map(),
+    notifications: [],
+    convos: new Map(),
+    inbox(seed: InboxSeed) {
+      const created = seed.created_at ? Date.parse(seed.created_at) : Date.now();
+      const at = new Date(Number.isFinite(created) ? created : Date.now()).toISOString();
+      const author = authorOf(seed);
+      if (seed.kind === 'message') {
+        const to = recipientOf(seed.to);
+        const id =
+          seed.conversation ??
+          [...fake.convos.values()].find((c) => c.to === to && c.other.did === author.did)?.id ??
+          `convo${tidAt(Date.parse(at))}`;
+        const convo = fake.convos.get(id) ?? { id, to, other: author, messages: [] };
+        const msg = {
+          id: tidAt(Date.parse(at)),
+          rev: tidAt(Date.now()),
+          text: seed.text,
+          sender: { did: author.did },
+          sentAt: at,
+        };
+        convo.messages.push(msg);
+        fake.convos.set(id, convo);
+        return { platform_id: msg.id };
+      }
+      const parent = seed.parent ?? null;
+      const parentRef = parent
+        ? { uri: parent, cid: fake.others.get(parent)?.cid ?? records.get(parent)?.cid ?? cidOf(parent) }
+        : null;
+      const parentRoot = parent
+        ? (
+            (fake.others.get(parent)?.record ?? records.get(parent)?.value) as
+              | { reply?: { root?: { uri: string; cid: string } } }
+              | undefined
+          )?.reply?.root
+        : undefined;
+      // A comment reaches the author of the post it answers; a mention whom it names.
+      const to = seed.to
+        ? recipientOf(seed.to)
+        : parent?.startsWith('at://')
+          ? (parent.split('/')[2] ?? '*')
+          : '*';
+      const named = to === '*' ? null : (accounts.get(to) ?? null);
+      const text =
+        seed.kind === 'mention' && named && !seed.text.includes(`@${named}`)
+          ? `@${named} ${seed.text}`
+          : seed.text;
+      const mentionAt = named ? text.indexOf(`@${named}`) : -1;
+      const record: Record<string, unknown> = {
+        $type: POST,
+        text,
+        createdAt: at,
+        langs: ['en'],
+        ...(mentionAt >= 0
+          ? {
+              facets: [
+                {
+                  index: {
+                    byteStart: Buffer.byteLength(text.slice(0, mentionAt)),
+                    byteEnd: Buffer.byteLength(text.slice(0, mentionAt + 1 + (named?.length ?? 0))),
+                  },
+                  features: [{ $type: 'app.bsky.richtext.facet#mention', did: to }],
+                },
+              ],
+            }
+          : {}),
+        ...(parentRef ? { reply: { root: parentRoot ?? parentRef, parent: parentRef } } : {}),
+      };
+      const rkey = tidAt(Date.parse(at));
+      const uri = `at://${author.did}/${POST}/${rkey}`;
+      const cid = cidOf(JSON.stringify(record) + uri);
+      fake.others.set(uri, { uri, cid, author, record, indexedAt: at });
+      fake.notifications.push({
+        uri,
+        cid,
+        reason: seed.kind === 'comment' ? 'reply' : 'mention',
+        reasonSubject: seed.kind === 'comment' ? parent : null,
+        indexedAt: at,
+        to,
+      });
+      return { platform_id: uri };
+    },
     handles: new Map(),
     claimedHandles: new Map(),
     blobs,
@@ -347,6 +619,12 @@ export function createFake(): FakeBluesky {
       fake.handles = new Map();
       fake.claimedHandles = new Map();
       fake.appPasswords = new Set(['app-password', 'token']);
+      fake.privilegedPasswords = new Set(['app-password']);
+      fake.others = new Map();
+      fake.notifications = [];
+      fake.convos = new Map();
+      scopes.clear();
+      tidSeq = 0;
       fake.sessionsCreated = 0;
       fake.maxBlobBytes = 100_000_000;
     },
@@ -373,7 +651,10 @@ export function createFake(): FakeBluesky {
         const handle =
           fake.claimedHandles.get(identifier.toLowerCase()) ??
           (identifier.includes('.') ? identifier.toLowerCase() : `${identifier.toLowerCase()}.bsky.social`);
-        return { status: 200, body: mint(didFor(identifier), handle) };
+        const scope = fake.privilegedPasswords.has(password)
+          ? 'com.atproto.appPassPrivileged'
+          : 'com.atproto.appPass';
+        return { status: 200, body: mint(didFor(identifier), handle, `s${++sessionSeq}`, scope) };
       }
 
       if (req.method === 'POST' && nsid === 'com.atproto.server.refreshSession') {
@@ -515,13 +796,131 @@ export function createFake(): FakeBluesky {
           : err(400, 'RecordNotFound', `Could not locate record: ${uri}`);
       }
 
+      if (req.method === 'GET' && nsid === 'app.bsky.notification.listNotifications') {
+        const reasons = req.query.getAll('reasons');
+        const mine = fake.notifications.filter(
+          (n) => sameAccount(n.to, who) && (!reasons.length || reasons.includes(n.reason)),
+        );
+        const { page, cursor } = keyset(
+          mine,
+          (n) => n.indexedAt,
+          (n) => n.cid,
+          req.query,
+        );
+        return {
+          status: 200,
+          body: {
+            notifications: page.map((n) => {
+              const o = fake.others.get(n.uri);
+              return {
+                uri: n.uri,
+                cid: n.cid,
+                author: o ? profileView(o.author, ctx.base) : null,
+                reason: n.reason,
+                ...(n.reasonSubject ? { reasonSubject: n.reasonSubject } : {}),
+                record: o?.record ?? {},
+                isRead: false,
+                indexedAt: n.indexedAt,
+                labels: [],
+              };
+            }),
+            ...(cursor ? { cursor } : {}),
+            priority: false,
+            seenAt: '1970-01-01T00:00:00.000Z',
+          },
+        };
+      }
+
+      if (req.method === 'GET' && nsid === 'app.bsky.feed.getPostThread') {
+        const uri = req.query.get('uri') ?? '';
+        const depth = Math.min(1000, Number(req.query.get('depth') ?? 6));
+        const t = thread(uri, Number.isFinite(depth) ? depth : 6, ctx.base);
+        if (!t) return err(400, 'NotFound', `Post not found: ${uri}`);
+        const up = parentUri(uri);
+        const parent = up ? postView(up, ctx.base) : null;
+        return {
+          status: 200,
+          body: {
+            thread: {
+              ...t,
+              ...(parent ? { parent: { $type: 'app.bsky.feed.defs#threadViewPost', post: parent } } : {}),
+            },
+          },
+        };
+      }
+
+      if (nsid.startsWith('chat.bsky.')) {
+        if (req.headers['atproto-proxy'] !== CHAT_PROXY)
+          return err(501, 'MethodNotImplemented', 'Method Not Implemented');
+        const token = bearer(req) ?? '';
+        const session = access.get(token)?.session ?? '';
+        if (scopes.get(session) !== 'com.atproto.appPassPrivileged')
+          return err(400, 'InvalidToken', 'Bad token method');
+        const convoJson = (c: FakeBlueskyConvo) => {
+          const last = [...c.messages].sort((a, b) => Date.parse(b.sentAt) - Date.parse(a.sentAt))[0];
+          return {
+            id: c.id,
+            rev: last?.rev ?? '2222222222222',
+            members: [
+              profileView({ did: who.did, handle: who.handle, displayName: who.handle }, ctx.base),
+              profileView(c.other, ctx.base),
+            ],
+            ...(last ? { lastMessage: messageView(last) } : {}),
+            muted: false,
+            status: 'accepted',
+            unreadCount: c.messages.filter((m) => m.sender.did !== who.did).length,
+          };
+        };
+        const lastAt = (c: FakeBlueskyConvo) =>
+          c.messages.reduce((t, m) => (m.sentAt > t ? m.sentAt : t), '1970-01-01T00:00:00.000Z');
+        if (req.method === 'GET' && nsid === 'chat.bsky.convo.listConvos') {
+          const mine = [...fake.convos.values()].filter((c) => sameAccount(c.to, who));
+          const { page, cursor } = keyset(mine, lastAt, (c) => c.id, req.query);
+          return { status: 200, body: { convos: page.map(convoJson), ...(cursor ? { cursor } : {}) } };
+        }
+        if (req.method === 'GET' && nsid === 'chat.bsky.convo.getMessages') {
+          const c = fake.convos.get(req.query.get('convoId') ?? '');
+          if (!c || !sameAccount(c.to, who)) return err(400, 'InvalidRequest', 'Convo not found');
+          const { page, cursor } = keyset(
+            c.messages,
+            (m) => m.sentAt,
+            (m) => m.id,
+            req.query,
+          );
+          return { status: 200, body: { messages: page.map(messageView), ...(cursor ? { cursor } : {}) } };
+        }
+        if (req.method === 'POST' && nsid === 'chat.bsky.convo.sendMessage') {
+          const c = fake.convos.get(String(body.convoId ?? ''));
+          if (!c || !sameAccount(c.to, who)) return err(400, 'InvalidRequest', 'Convo not found');
+          const text = (body.message as { text?: unknown } | undefined)?.text;
+          if (typeof text !== 'string' || !text)
+            return err(400, 'InvalidRequest', 'Input/message must have the property "text"');
+          if ([...segmenter.segment(text)].length > 1000 || Buffer.byteLength(text) > 10000)
+            return err(400, 'InvalidRequest', 'Input/message/text must not be longer than 1000 graphemes');
+          const now = new Date().toISOString();
+          const m = {
+            id: tidAt(Date.now()),
+            rev: tidAt(Date.now()),
+            text,
+            sender: { did: who.did },
+            sentAt: now,
+          };
+          c.messages.push(m);
+          return { status: 200, body: messageView(m) };
+        }
+        return null;
+      }
+
       if (req.method === 'GET' && nsid === 'app.bsky.feed.getPosts') {
         const uris = req.query.getAll('uris');
         if (uris.length > 25)
           return err(400, 'InvalidRequest', 'Error: uris must not have more than 25 elements');
         const posts = uris.flatMap((uri) => {
           const rec = records.get(uri);
-          if (!rec) return [];
+          if (!rec) {
+            const other = postView(uri, ctx.base);
+            return other ? [other] : [];
+          }
           const c = fake.counts.get(uri) ?? { likeCount: 0, repostCount: 0, replyCount: 0, quoteCount: 0 };
           return [
             {

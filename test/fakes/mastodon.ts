@@ -19,6 +19,7 @@ import {
   type FakePlatform,
   type FakeRequest,
   type FakeResponse,
+  type InboxSeed,
 } from './server.ts';
 
 // Contract fake of a Mastodon instance: POST /api/v2/media (multipart `file`, `description`; 200 for
@@ -27,7 +28,23 @@ import {
 // in_reply_to_id makes a reply, 404 when that status does not exist),
 // GET /api/v1/statuses/:id, GET /api/v1/accounts/verify_credentials and
 // /api/v1/accounts/:id/statuses (newest first, limit/max_id). Statuses carry HTML `content` the way
-// Mastodon renders it. Errors are `{"error": "…"}`: 401 "The access token is invalid", 422
+// Mastodon renders it. Ids are Mastodon's Snowflake-like ones (milliseconds << 16 | sequence), so a
+// backdated seed sorts by its created_at.
+//
+// The inbox's read side (docs.joinmastodon.org methods/notifications, methods/conversations,
+// methods/statuses#context; entities/Notification, entities/Conversation; app/lib/paginable and
+// app/models/account_conversation.rb for the paging): someone else's status seeded by `inbox(seed)`
+// (a comment: a reply to one of the account's statuses; a mention; a direct message, visibility
+// direct) makes a `mention` notification for the account, as the instance does, and a message also
+// puts the status into its conversation.
+//   GET /api/v1/notifications  read or read:notifications; types[] / exclude_types[], limit (default
+//                              40, max 80), max_id / since_id / min_id (min_id: the page immediately
+//                              newer, still newest first); Link header rel="next" (max_id, when the
+//                              page is full) and rel="prev" (min_id, when it is not empty)
+//   GET /api/v1/conversations  read or read:statuses; {id, unread, accounts (the others), last_status},
+//                              paged by the last status' id (limit default 20, max 40), same Link header
+//   GET /api/v1/statuses/:id/context  {ancestors, descendants}, oldest first
+// A direct reply (visibility direct, in_reply_to_id a message) moves the conversation's last_status. Errors are `{"error": "…"}`: 401 "The access token is invalid", 422
 // "Validation failed: …", 404 "Record not found".
 //
 // OAuth (docs.joinmastodon.org methods/apps and methods/oauth; Doorkeeper's wording for errors):
@@ -98,6 +115,84 @@ export interface FakeMastodon extends FakePlatform {
   /** Forget idempotency keys (as the instance does after an hour). */
   forgetIdempotencyKeys(): void;
   account: { id: string; username: string; acct: string };
+  /** Statuses of other accounts that reached this one (seeded by `inbox`), by id. */
+  others: Map<string, FakeMastodonOther>;
+  notifications: FakeMastodonNotification[];
+  conversations: Map<string, FakeMastodonConversation>;
+}
+
+export interface FakeMastodonAccount {
+  id: string;
+  username: string;
+  acct: string;
+  display_name: string;
+}
+
+export interface FakeMastodonOther {
+  id: string;
+  text: string;
+  created_at: string;
+  account: FakeMastodonAccount;
+  visibility: 'public' | 'direct';
+  in_reply_to_id: string | null;
+  in_reply_to_account_id: string | null;
+  /** The account it reaches (a user id of this fake). */
+  to: string;
+}
+
+export interface FakeMastodonNotification {
+  id: string;
+  type: 'mention';
+  created_at: string;
+  to: string;
+  accountId: string;
+  statusId: string;
+}
+
+export interface FakeMastodonConversation {
+  id: string;
+  to: string;
+  accounts: FakeMastodonAccount[];
+  lastStatusId: string;
+  unread: boolean;
+}
+
+/** Mastodon's pagination (app/lib/paginable.rb): newest first; min_id reads the page just above it. */
+function paginate<T>(items: T[], key: (t: T) => string, q: URLSearchParams, def: number, max: number): T[] {
+  const n = (v: string) => BigInt(v);
+  const raw = Number(q.get('limit') ?? def);
+  const limit = Math.max(1, Math.min(max, Number.isFinite(raw) && raw > 0 ? Math.floor(raw) : def));
+  const maxId = q.get('max_id');
+  const sinceId = q.get('since_id');
+  const minId = q.get('min_id');
+  let list = items.filter((t) => !maxId || n(key(t)) < n(maxId));
+  if (minId) {
+    list = list
+      .filter((t) => n(key(t)) > n(minId))
+      .sort((a, b) => (n(key(a)) > n(key(b)) ? 1 : -1))
+      .slice(0, limit)
+      .reverse();
+    return list;
+  }
+  return list
+    .filter((t) => !sinceId || n(key(t)) > n(sinceId))
+    .sort((a, b) => (n(key(b)) > n(key(a)) ? 1 : -1))
+    .slice(0, limit);
+}
+
+/** The Link header Mastodon sends with a page: next (older, when the page was full) and prev (newer). */
+function linkHeader(url: string, q: URLSearchParams, page: string[], limit: number): Record<string, string> {
+  if (!page.length) return {};
+  const keep = [...q.entries()].filter(([k]) => !['max_id', 'since_id', 'min_id'].includes(k));
+  const at = (k: string, v: string) => {
+    const p = new URLSearchParams(keep);
+    p.set(k, v);
+    return `<${url}?${p}>`;
+  };
+  const links: string[] = [];
+  if (page.length >= limit) links.push(`${at('max_id', page.at(-1) ?? '')}; rel="next"`);
+  links.push(`${at('min_id', page[0] ?? '')}; rel="prev"`);
+  return { link: links.join(', ') };
 }
 
 const err = (status: number, error: string): FakeResponse => ({ status, body: { error } });
@@ -161,7 +256,11 @@ const AUTHORIZE: AuthorizeSpec = {
 
 export function createFake(): FakeMastodon {
   let seq = 0;
-  const nextId = () => String(113000000000000000n + BigInt(++seq));
+  // Snowflake-like, as Mastodon's status ids: the time in ms, then a sequence.
+  const idAt = (ms: number) => String((BigInt(ms) << 16n) | BigInt(++seq & 0xffff));
+  const nextId = () => idAt(Date.now());
+  let notificationSeq = 0;
+  let conversationSeq = 0;
   const keys = new Map<string, string>();
 
   let appSeq = 0;
@@ -327,12 +426,79 @@ export function createFake(): FakeMastodon {
     posts: [],
     processingPolls: 0,
     account: { id: '109000000000000001', username: 'acme', acct: 'acme' },
+    others: new Map(),
+    notifications: [],
+    conversations: new Map(),
+    inbox(seed: InboxSeed) {
+      const created = seed.created_at ? Date.parse(seed.created_at) : Date.now();
+      const at = Number.isFinite(created) ? created : Date.now();
+      const to = seed.to ?? fake.account.id;
+      const username = (seed.author?.handle ?? 'bob@other.example').replace(/^@/, '').split('@')[0] ?? 'bob';
+      const author: FakeMastodonAccount = {
+        id: seed.author?.id ?? `109${hashDigits(seed.author?.handle ?? 'bob', 15, 'mastodon-other')}`,
+        username,
+        acct: (seed.author?.handle ?? 'bob@other.example').replace(/^@/, ''),
+        display_name: seed.author?.name ?? username,
+      };
+      const parent = seed.parent ?? null;
+      const parentAccount = parent
+        ? fake.posts.some((p) => p.id === parent)
+          ? fake.account.id
+          : (fake.others.get(parent)?.account.id ?? null)
+        : null;
+      const mention = `@${fake.account.username}`;
+      // A mention names the account in its text; a comment (a reply) and a message carry it as a
+      // mention, the way clients prefix replies and direct messages.
+      const text = seed.text.includes(mention) ? seed.text : `${mention} ${seed.text}`;
+      const status: FakeMastodonOther = {
+        id: idAt(at),
+        text,
+        created_at: new Date(at).toISOString(),
+        account: author,
+        visibility: seed.kind === 'message' ? 'direct' : 'public',
+        in_reply_to_id: parent,
+        in_reply_to_account_id: parentAccount,
+        to,
+      };
+      fake.others.set(status.id, status);
+      fake.notifications.push({
+        id: String(++notificationSeq + 4000),
+        type: 'mention',
+        created_at: status.created_at,
+        to,
+        accountId: author.id,
+        statusId: status.id,
+      });
+      if (seed.kind === 'message') {
+        const existing = seed.conversation
+          ? fake.conversations.get(seed.conversation)
+          : [...fake.conversations.values()].find(
+              (c) => c.to === to && c.accounts.some((a) => a.id === author.id),
+            );
+        const conv = existing ?? {
+          id: seed.conversation ?? String(++conversationSeq + 700),
+          to,
+          accounts: [author],
+          lastStatusId: status.id,
+          unread: true,
+        };
+        if (BigInt(status.id) >= BigInt(conv.lastStatusId)) conv.lastStatusId = status.id;
+        conv.unread = true;
+        fake.conversations.set(conv.id, conv);
+      }
+      return { platform_id: status.id };
+    },
     forgetIdempotencyKeys() {
       keys.clear();
     },
     reset() {
       seq = 0;
       appSeq = 0;
+      notificationSeq = 0;
+      conversationSeq = 0;
+      fake.others = new Map();
+      fake.notifications = [];
+      fake.conversations = new Map();
       fake.oauth.reset();
       keys.clear();
       fake.validTokens = new Set(['token']);
@@ -398,11 +564,35 @@ export function createFake(): FakeMastodon {
         blurhash: 'UFBWY:8_0Jxv?bIUt7xt',
       });
       const account = { ...fake.account, display_name: 'Acme', url: `${base}/@${fake.account.username}` };
+      const accountJson = (a: FakeMastodonAccount) => ({
+        ...a,
+        url: `${base}/@${a.acct}`,
+        avatar: `${base}/avatars/original/${a.id}.png`,
+        avatar_static: `${base}/avatars/original/${a.id}.png`,
+        bot: false,
+      });
+      // Mentions render as h-cards showing the username (as app/lib/text_formatter.rb does).
+      const withMentions = (html: string) =>
+        html.replace(
+          /(^|[\s>])@([A-Za-z0-9_]+)(?:@([A-Za-z0-9.-]+))?/g,
+          (_m, pre: string, user: string, host?: string) =>
+            `${pre}<span class="h-card" translate="no"><a href="${base}/@${host ? `${user}@${host}` : user}" class="u-url mention">@<span>${user}</span></a></span>`,
+        );
+      const accountOf = (id: string | null) =>
+        id === null
+          ? null
+          : id === fake.account.id
+            ? fake.account.id
+            : (fake.others.get(id)?.account.id ?? null);
       const statusJson = (s: FakeMastodonStatus) => ({
         id: s.id,
         created_at: s.created_at,
         in_reply_to_id: s.in_reply_to_id,
-        in_reply_to_account_id: s.in_reply_to_id ? fake.account.id : null,
+        in_reply_to_account_id: s.in_reply_to_id
+          ? fake.posts.some((p) => p.id === s.in_reply_to_id)
+            ? fake.account.id
+            : accountOf(s.in_reply_to_id)
+          : null,
         sensitive: s.sensitive,
         spoiler_text: s.spoiler_text,
         visibility: s.visibility,
@@ -412,13 +602,45 @@ export function createFake(): FakeMastodon {
         replies_count: s.replies_count,
         reblogs_count: s.reblogs_count,
         favourites_count: s.favourites_count,
-        content: render(s.text),
+        content: withMentions(render(s.text)),
         account,
         media_attachments: s.media.map(attachmentJson),
         mentions: [],
         tags: [],
         emojis: [],
       });
+      const otherJson = (s: FakeMastodonOther) => ({
+        id: s.id,
+        created_at: s.created_at,
+        in_reply_to_id: s.in_reply_to_id,
+        in_reply_to_account_id: s.in_reply_to_account_id,
+        sensitive: false,
+        spoiler_text: '',
+        visibility: s.visibility,
+        language: 'en',
+        uri: `https://${s.account.acct.split('@')[1] ?? 'other.example'}/users/${s.account.username}/statuses/${s.id}`,
+        url: `${base}/@${s.account.acct}/${s.id}`,
+        replies_count: 0,
+        reblogs_count: 0,
+        favourites_count: 0,
+        content: withMentions(render(s.text)),
+        account: accountJson(s.account),
+        media_attachments: [],
+        mentions: [
+          { id: fake.account.id, username: fake.account.username, acct: fake.account.acct, url: account.url },
+        ],
+        tags: [],
+        emojis: [],
+      });
+      const anyJson = (id: string) => {
+        const own = fake.posts.find((x) => x.id === id);
+        if (own) return statusJson(own);
+        const other = fake.others.get(id);
+        return other ? otherJson(other) : null;
+      };
+      const parentOf = (id: string) =>
+        fake.posts.find((x) => x.id === id)?.in_reply_to_id ?? fake.others.get(id)?.in_reply_to_id ?? null;
+      const isMe = (to: string) => !!me && (to === me.id || to === me.username);
 
       if (req.method === 'POST' && req.path === '/api/v2/media') {
         let form: FormData;
@@ -488,7 +710,7 @@ export function createFake(): FakeMastodon {
         const inReplyTo =
           p.in_reply_to_id === undefined || p.in_reply_to_id === null ? null : String(p.in_reply_to_id);
         const parent = inReplyTo ? fake.posts.find((x) => x.id === inReplyTo) : undefined;
-        if (inReplyTo && !parent)
+        if (inReplyTo && !parent && !fake.others.has(inReplyTo))
           return err(404, 'The post you are trying to reply to does not appear to exist.');
         const attached: FakeMastodonMedia[] = [];
         for (const id of mediaIds) {
@@ -515,6 +737,10 @@ export function createFake(): FakeMastodon {
         };
         fake.posts.push(s);
         if (parent) parent.replies_count++;
+        // A direct reply in a conversation becomes its last status (AccountConversation.add_status).
+        if (visibility === 'direct' && inReplyTo)
+          for (const c of fake.conversations.values())
+            if (c.lastStatusId === inReplyTo || parentOf(c.lastStatusId) === inReplyTo) c.lastStatusId = s.id;
         if (key) keys.set(key, s.id);
         return { status: 200, body: statusJson(s) };
       }
@@ -536,8 +762,92 @@ export function createFake(): FakeMastodon {
 
       const statusGet = /^\/api\/v1\/statuses\/([^/]+)$/.exec(req.path);
       if (req.method === 'GET' && statusGet) {
-        const s = fake.posts.find((x) => x.id === decodeURIComponent(statusGet[1] ?? ''));
-        return s ? { status: 200, body: statusJson(s) } : err(404, 'Record not found');
+        const s = anyJson(decodeURIComponent(statusGet[1] ?? ''));
+        return s ? { status: 200, body: s } : err(404, 'Record not found');
+      }
+
+      // GET /api/v1/statuses/:id/context (methods/statuses#context): ancestors and descendants, oldest first.
+      const context = /^\/api\/v1\/statuses\/([^/]+)\/context$/.exec(req.path);
+      if (req.method === 'GET' && context) {
+        const denied = outside('read', 'read:statuses');
+        if (denied) return denied;
+        const id = decodeURIComponent(context[1] ?? '');
+        if (!anyJson(id)) return err(404, 'Record not found');
+        const ancestors: unknown[] = [];
+        for (let up = parentOf(id); up; up = parentOf(up)) {
+          const j = anyJson(up);
+          if (j) ancestors.unshift(j);
+        }
+        const all = [...fake.posts.map((p) => p.id), ...fake.others.keys()];
+        const below = new Set<string>([id]);
+        const descendants: string[] = [];
+        for (const sid of all.sort((a, b) => (BigInt(a) > BigInt(b) ? 1 : -1))) {
+          const up = parentOf(sid);
+          if (up && below.has(up)) {
+            below.add(sid);
+            descendants.push(sid);
+          }
+        }
+        return { status: 200, body: { ancestors, descendants: descendants.map(anyJson) } };
+      }
+
+      if (req.method === 'GET' && req.path === '/api/v1/notifications') {
+        const denied = outside('read', 'read:notifications');
+        if (denied) return denied;
+        if (!me) return err(422, 'This method requires an authenticated user');
+        const types = req.query.getAll('types[]');
+        const excluded = req.query.getAll('exclude_types[]');
+        const mine = fake.notifications.filter(
+          (n) => isMe(n.to) && (!types.length || types.includes(n.type)) && !excluded.includes(n.type),
+        );
+        const raw = Number(req.query.get('limit') ?? 40);
+        const limit = Math.max(1, Math.min(80, Number.isFinite(raw) && raw > 0 ? Math.floor(raw) : 40));
+        const page = paginate(mine, (n) => n.id, req.query, 40, 80);
+        return {
+          status: 200,
+          headers: linkHeader(
+            `${base}/api/v1/notifications`,
+            req.query,
+            page.map((n) => n.id),
+            limit,
+          ),
+          body: page.map((n) => {
+            const st = fake.others.get(n.statusId);
+            return {
+              id: n.id,
+              type: n.type,
+              created_at: n.created_at,
+              group_key: `ungrouped-${n.id}`,
+              account: st ? accountJson(st.account) : null,
+              status: st ? otherJson(st) : null,
+            };
+          }),
+        };
+      }
+
+      if (req.method === 'GET' && req.path === '/api/v1/conversations') {
+        const denied = outside('read', 'read:statuses');
+        if (denied) return denied;
+        if (!me) return err(422, 'This method requires an authenticated user');
+        const mine = [...fake.conversations.values()].filter((c) => isMe(c.to));
+        const raw = Number(req.query.get('limit') ?? 20);
+        const limit = Math.max(1, Math.min(40, Number.isFinite(raw) && raw > 0 ? Math.floor(raw) : 20));
+        const page = paginate(mine, (c) => c.lastStatusId, req.query, 20, 40);
+        return {
+          status: 200,
+          headers: linkHeader(
+            `${base}/api/v1/conversations`,
+            req.query,
+            page.map((c) => c.lastStatusId),
+            limit,
+          ),
+          body: page.map((c) => ({
+            id: c.id,
+            unread: c.unread,
+            accounts: c.accounts.map(accountJson),
+            last_status: anyJson(c.lastStatusId),
+          })),
+        };
       }
 
       if (req.method === 'GET' && req.path === '/api/v1/accounts/verify_credentials') {

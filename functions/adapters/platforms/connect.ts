@@ -19,6 +19,8 @@ export interface PlatformAccount {
   followers: number;
   /** The channel's credentials for this account: tokens and account_id. */
   credentials: Credentials;
+  /** What a password login allows (Bluesky: its session's scope), recorded as the channel's granted scopes. */
+  scopes?: string[] | null;
 }
 
 export interface OAuthConnect {

@@ -246,7 +246,7 @@ export async function connectChannel(args: {
       account,
       connectionId: newId('connection'),
       reconnect: args.channelId ?? null,
-      grantedScopes: await pastedScopes(args.platform, credentials),
+      grantedScopes: account.scopes ?? (await pastedScopes(args.platform, credentials)),
       now: new Date(),
     });
     return toChannel(channel);

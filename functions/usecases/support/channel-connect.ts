@@ -104,7 +104,10 @@ export async function instanceApp(
   // Without a configured public URL every host the deployment answers on reaches the callback the
   // app was registered with: keep it, or a deployment reached under two hosts would re-register at
   // each switch. A configured URL that differs means the operator moved the deployment.
-  if (known && (!callback.configured || known.redirect_uri === callbackUri)) return known;
+  // An app registered before Herald asked for more scopes (the inbox's) cannot grant them: the
+  // instance refuses a scope outside its app's, so such an app is registered again.
+  const covers = !!known && scopes.every((s) => (known.scopes ?? []).includes(s));
+  if (known && covers && (!callback.configured || known.redirect_uri === callbackUri)) return known;
   const res = await request<{ client_id?: string; client_secret?: string }>(
     'mastodon',
     `${instance}/api/v1/apps`,
@@ -139,7 +142,7 @@ export async function instanceApp(
       scopes: [...scopes],
       created_at: new Date().toISOString(),
     },
-    callback.configured,
+    callback.configured || (!!known && !covers),
   );
 }
 

@@ -165,6 +165,25 @@ describe('connecting each OAuth platform', () => {
     });
   });
 
+  it('mastodon: an instance app registered without the inbox’s scopes is registered again; the grant records them', async () => {
+    const first = await connect('mastodon');
+    const key = keys.instanceApp(world.fakes.url('mastodon'));
+    const app = world.table.get(key);
+    expect(app?.scopes).toContain('read:notifications');
+    // As an app registered before Herald asked for the inbox's scopes was kept.
+    world.table.seed({ ...app, scopes: ['read:accounts', 'read:statuses', 'write:statuses', 'write:media'] });
+    const again = await connect('mastodon', { fake_user: 'zoe' });
+    expect(again.now.status).toBe('connected');
+    expect(world.fakes.requests('mastodon').filter((r) => r.path === '/api/v1/apps')).toHaveLength(2);
+    expect(world.table.get(key)?.scopes).toContain('read:notifications');
+    const authorize = world.fakes.requests('mastodon').filter((r) => r.path === '/oauth/authorize');
+    expect(authorize.at(-1)?.query.get('scope')?.split(' ')).toContain('read:notifications');
+    for (const c of [first, again])
+      expect(channelOf(String(c.now.channel_id))?.granted_scopes).toEqual(
+        expect.arrayContaining(['read:notifications', 'read:statuses']),
+      );
+  });
+
   it('several accounts: the session waits in selecting_account with them, then connects the one picked', async () => {
     // Arrange: a YouTube user with two channels.
     const session = await create({ platform: 'youtube', redirect_uri: LANDING });
@@ -312,6 +331,20 @@ describe('bad input and failures', () => {
       credentials: { service, identifier: 'acme.bsky.social', app_password: 'app-password' },
     });
     expect(good).toMatchObject({ status: 'connected', channel: { status: 'live' } });
+  });
+
+  it('Bluesky: the app password’s session scope is the channel’s granted scopes (direct messages or not)', async () => {
+    const service = world.fakes.url('bluesky');
+    const dm = await create({
+      platform: 'bluesky',
+      credentials: { service, identifier: 'acme.bsky.social', app_password: 'app-password' },
+    });
+    const plain = await create({
+      platform: 'bluesky',
+      credentials: { service, identifier: 'zoe.bsky.social', app_password: 'token' },
+    });
+    expect(channelOf(String(dm.channel_id))?.granted_scopes).toEqual(['com.atproto.appPassPrivileged']);
+    expect(channelOf(String(plain.channel_id))?.granted_scopes).toEqual(['com.atproto.appPass']);
   });
 
   it('Bluesky: a server answering another account than the one typed is refused by the identifier, storing nothing', async () => {

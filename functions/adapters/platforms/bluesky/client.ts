@@ -2,7 +2,7 @@ import { type HttpResponse, request, type StreamBody } from '../http.ts';
 import { type Credentials, PlatformError } from '../types.ts';
 import { UPLOAD_REQUEST_MS } from '../upload.ts';
 import { userOriginFetch } from '../user-origin.ts';
-import { errorName, TOKEN_ERRORS, xrpcError } from './errors.ts';
+import { errorName, scopeRefusal, TOKEN_ERRORS, xrpcError } from './errors.ts';
 
 // XRPC on the account's PDS, the origin in the channel credentials (`service`, default
 // https://bsky.social). The channel holds an app password, not tokens: we open a session
@@ -19,6 +19,22 @@ export interface SessionData {
 }
 
 const sessions = new Map<string, SessionData>();
+
+/**
+ * The access token's `scope` claim (the PDS's JWTs): `com.atproto.appPassPrivileged` for an app
+ * password allowed to read and send direct messages, `com.atproto.appPass` for the others,
+ * `com.atproto.access` for the account's own password. null when the token is not a readable JWT.
+ */
+export function sessionScope(session: Pick<SessionData, 'accessJwt'>): string | null {
+  const payload = session.accessJwt.split('.')[1];
+  if (!payload) return null;
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { scope?: unknown };
+    return typeof claims.scope === 'string' ? claims.scope : null;
+  } catch {
+    return null;
+  }
+}
 
 function credentialsOf(creds: Credentials) {
   const service = String(creds.service ?? 'https://bsky.social').replace(/\/+$/, '');
@@ -101,6 +117,8 @@ export class Client {
       /** The blob, streamed. */
       raw?: StreamBody;
       media?: boolean;
+      /** e.g. `atproto-proxy`, for a service the PDS forwards the call to (the chat service). */
+      headers?: Record<string, string>;
     },
   ): Promise<HttpResponse<T>> {
     const qs = new URLSearchParams();
@@ -110,13 +128,14 @@ export class Client {
     for (let attempt = 0; ; attempt++) {
       const res = await request<T>('bluesky', url, {
         method: init.method ?? 'GET',
-        headers: { authorization: `Bearer ${session.accessJwt}` },
+        headers: { ...init.headers, authorization: `Bearer ${session.accessJwt}` },
         json: init.raw ? undefined : init.body,
         ...(init.raw ? { stream: init.raw } : {}),
         timeoutMs: init.raw ? UPLOAD_REQUEST_MS : undefined,
         fetch: userOriginFetch(),
       });
-      if (attempt === 0 && TOKEN_ERRORS.has(errorName(res))) {
+      // "Bad token method/scope": the session is fine, this password may not make the call.
+      if (attempt === 0 && TOKEN_ERRORS.has(errorName(res)) && !scopeRefusal(res)) {
         session = await this.renew(session);
         continue;
       }

@@ -1,10 +1,11 @@
 import { type PasswordConnect, platformAccount } from '../connect.ts';
 import { AccountMismatchError, type Credentials } from '../types.ts';
-import { Client, type SessionData } from './client.ts';
+import { Client, type SessionData, sessionScope } from './client.ts';
 
 // Bluesky: an app password (identifier, app password, PDS origin), no OAuth. Connecting opens a
 // session (com.atproto.server.createSession) and reads the profile (app.bsky.actor.getProfile);
-// disconnecting ends the session. The PDS is the user's choice, so every call goes through the
+// the session's scope says whether the password allows direct messages (the inbox's); disconnecting
+// ends the session. The PDS is the user's choice, so every call goes through the
 // address-checked fetch (client.ts).
 
 interface Profile {
@@ -47,13 +48,24 @@ function checkNamed(typed: string, session: SessionData): void {
     );
 }
 
+/**
+ * What the password allows, from its session's scope: an app password with direct-message access
+ * (com.atproto.appPassPrivileged), one without (com.atproto.appPass), or the account's own password
+ * (com.atproto.access), which allows all a privileged one does. null: the PDS's token says nothing.
+ */
+export function grantedScopes(session: SessionData): string[] | null {
+  const scope = sessionScope(session);
+  if (!scope) return null;
+  return scope === 'com.atproto.access' ? [scope, 'com.atproto.appPassPrivileged'] : [scope];
+}
+
 export const connect: PasswordConnect = {
   kind: 'app_password',
   async login(credentials) {
     // A fresh session: connecting checks the password itself, not a session cached from before.
     const session = await new Client(credentials).login();
     checkNamed(String(credentials.identifier ?? ''), session);
-    return profileOf(credentials);
+    return { ...(await profileOf(credentials)), scopes: grantedScopes(session) };
   },
   profile: profileOf,
   async revoke(credentials) {

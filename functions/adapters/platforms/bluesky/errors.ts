@@ -27,6 +27,9 @@ export function xrpcError(res: HttpResponse, nsid: string, media = false): Platf
     500,
   );
   const status = res.status;
+  // Not a dead session: this app password may not do that (direct messages). Reconnecting with one
+  // that may is the fix, so it is the platform's refusal, not an expired grant.
+  if (scopeRefusal(res)) return new PlatformError('platform_rejected', msg, { status, retryable: false });
   if (status === 429 || name === 'RateLimitExceeded') {
     return new PlatformError('rate_limited', msg, {
       status,
@@ -41,6 +44,16 @@ export function xrpcError(res: HttpResponse, nsid: string, media = false): Platf
     return new PlatformError('system', msg, { status, retryAfterSeconds: retryAfterSeconds(res.headers) });
   if (status === 403) return new PlatformError('platform_rejected', msg, { status, retryable: false });
   return new PlatformError(media ? 'media_error' : 'user_content', msg, { status, retryable: false });
+}
+
+/**
+ * The PDS (or the chat service behind it) refuses the call for the token's kind, not the token: an
+ * app password without direct-message access answers 400 InvalidToken "Bad token method" (earlier
+ * "Bad token scope").
+ */
+export function scopeRefusal(res: HttpResponse): boolean {
+  const body = (typeof res.body === 'object' && res.body ? res.body : {}) as XrpcErrorBody;
+  return body.error === 'InvalidToken' && /bad token (method|scope)/i.test(body.message ?? '');
 }
 
 export const errorName = (res: HttpResponse) =>

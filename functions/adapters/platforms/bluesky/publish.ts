@@ -73,7 +73,7 @@ function trimUrl(url: string): string {
   return u;
 }
 
-async function facetsFor(
+export async function facetsFor(
   text: string,
   resolve: (handle: string) => Promise<string | null>,
 ): Promise<Facet[]> {
@@ -164,7 +164,7 @@ function embedFor(blobs: Array<{ blob: BlobRef; item: MediaInput }>): Record<str
 }
 
 /** The record at our key, or null when the PDS says there is none. */
-async function findRecord(client: Client, did: string, rkey: string): Promise<StoredRecord | null> {
+export async function findRecord(client: Client, did: string, rkey: string): Promise<StoredRecord | null> {
   const nsid = 'com.atproto.repo.getRecord';
   const res = await client.call<StoredRecord>(nsid, { query: { repo: did, collection: COLLECTION, rkey } });
   if (res.status === 200) return res.body;

@@ -34,7 +34,14 @@ async function me(instance: string, token: string, credentials: Credentials) {
   );
 }
 
-export const SCOPES = ['read:accounts', 'read:statuses', 'write:statuses', 'write:media'] as const;
+// read:notifications and read:statuses: the inbox's mentions and direct messages (inbox.ts).
+export const SCOPES = [
+  'read:accounts',
+  'read:statuses',
+  'read:notifications',
+  'write:statuses',
+  'write:media',
+] as const;
 
 export const connect: OAuthConnect = {
   kind: 'oauth',

@@ -58,7 +58,7 @@ describe('publish', () => {
       record: Record<string, unknown>;
     };
     const did = fake.didFor(identifier);
-    expect(create?.headers.authorization).toMatch(/^Bearer acc-/);
+    expect(create?.headers.authorization).toMatch(/^Bearer eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+$/);
     expect(body.repo).toBe(did);
     expect(body.collection).toBe('app.bsky.feed.post');
     expect(body.rkey).toMatch(TID);
