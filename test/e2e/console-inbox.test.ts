@@ -166,14 +166,32 @@ const setUp = () => {
     expect(published.status).toBe('published');
     postExternalId = published.deliveries[0]?.external_id as string;
     const base = { orgId: t.orgId, channelId: mastodon, platform: 'mastodon' as const };
+    // Ana's comment is on the fake too (its status answers the post), so a reply to it is accepted there.
+    const ana = {
+      text: 'Love the new uploads — does the inbox cover Bluesky too?',
+      createdAt: minutesAgo(40),
+    };
+    const onFake = await fetch(`${inject('fakesOrigin')}/__fakes/mastodon/inbox`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        kind: 'comment',
+        text: ana.text,
+        parent: postExternalId,
+        author: { handle: 'ana@other.example', name: 'Ana Lima' },
+        created_at: ana.createdAt,
+      }),
+    });
+    expect(onFake.status).toBe(201);
+    const anaId = ((await onFake.json()) as { platform_id: string }).platform_id;
     seeded.comment = record({
       ...base,
       kind: 'comment',
-      text: 'Love the new uploads — does the inbox cover Bluesky too?',
-      handle: 'ana',
+      text: ana.text,
+      handle: 'ana@other.example',
       name: 'Ana Lima',
-      platformId: '900001',
-      createdAt: minutesAgo(40),
+      platformId: anaId,
+      createdAt: ana.createdAt,
       postId,
       inReplyTo: postExternalId,
       conversationId: postExternalId,
@@ -186,7 +204,7 @@ const setUp = () => {
       platformId: '900002',
       createdAt: minutesAgo(30),
       postId,
-      inReplyTo: '900001',
+      inReplyTo: anaId,
       conversationId: postExternalId,
     });
     seeded.mention = record({
@@ -335,7 +353,9 @@ describe('the console inbox', { timeout: 180_000 }, () => {
     await setUp();
     const { page } = t.owner;
     await page.goto(at(`/console/inbox/${seeded.comment?.id}`));
-    await page.getByLabel('Reply to @ana').fill('Yes: Bluesky mentions and replies land here too.');
+    await page
+      .getByLabel('Reply to @ana@other.example')
+      .fill('Yes: Bluesky mentions and replies land here too.');
     await page.getByRole('button', { name: 'Send reply' }).click();
     await page.waitForURL((u) => u.searchParams.get('msg') === 'inbox_reply_queued');
     const replies = page.locator('#replies');
@@ -350,7 +370,29 @@ describe('the console inbox', { timeout: 180_000 }, () => {
         interval: 1_000,
       })
       .toBe('Sent');
+    // On the fake: a status answering Ana's, naming her first.
+    const state = (await (await fetch(`${inject('fakesOrigin')}/__fakes/mastodon/state`)).json()) as Json;
+    const sent = JSON.stringify(state);
+    expect(sent).toContain('Yes: Bluesky mentions and replies land here too.');
+    expect(await replies.getByRole('link', { name: 'See it on Mastodon' }).count()).toBe(1);
     await checkPage(page, 'inbox-item');
+  });
+
+  it('queues one reply for a form sent twice', async () => {
+    await setUp();
+    const { page } = t.admin;
+    await page.goto(at(`/console/inbox/${seeded.comment?.id}`));
+    const token = (await page.locator('input[name="token"]').getAttribute('value')) ?? '';
+    const before = ((await stored(t.orgId, seeded.comment?.id as string))?.replies as Json[]).length;
+    const form = { body: 'One answer, however often it is sent.', token };
+    const [first, second] = [
+      await post(page, `/console/inbox/${seeded.comment?.id}/reply`, form),
+      await post(page, `/console/inbox/${seeded.comment?.id}/reply`, form),
+    ];
+    expect([first.status(), second.status()]).toEqual([303, 303]);
+    const after = (await stored(t.orgId, seeded.comment?.id as string))?.replies as Json[];
+    expect(after).toHaveLength(before + 1);
+    expect(after.at(-1)?.id).toBe(token);
   });
 
   it('refuses an empty reply by its field, sending nothing', async () => {

@@ -200,7 +200,7 @@ export function inboxItemPage(o: {
 <p><a href="${INBOX_PATH}">Inbox</a></p>
 <h1 class="heading">${itemTitle(i)}</h1>
 <div class="panel">
-<p class="author">${avatar({ handle: i.author.handle, avatar_url: i.author.avatar_url }, o.origin)} <span><strong>${i.author.name ?? i.author.handle}</strong> <span class="muted">${i.author.handle}</span></span></p>
+<p class="author">${avatar({ handle: i.author.handle, avatar_url: i.author.avatar_url }, o.origin)} <span>${i.author.name ? html`<strong>${i.author.name}</strong> <span class="muted">${i.author.handle}</span>` : html`<strong>${i.author.handle}</strong>`}</span></p>
 <p>${i.text || html`<span class="muted">(no text)</span>`}</p>
 <p class="muted">${when(i.created_at)}${i.url && html` · ${safeLink(i.url, html`See it on ${platform}`)}`}</p>
 </div>
@@ -256,7 +256,7 @@ function answers(i: InboxItem, post: InboxDetails['post']): SafeHtml {
   return html`<h2 class="heading heading--m">What it answers</h2>
 ${
   post
-    ? html`<div class="panel"><p><a href="${postPath(post.id)}">${post.label}</a></p>${post.text && html`<p>${excerpt(post.text, 500)}</p>`}</div>`
+    ? html`<div class="panel"><p><a href="${postPath(post.id)}">${post.label}</a></p>${post.text && post.text !== post.label && html`<p>${excerpt(post.text, 500)}</p>`}</div>`
     : i.post_id
       ? html`<p>The Herald post <code>${i.post_id}</code>, since deleted.</p>`
       : i.kind === 'mention'
