@@ -362,7 +362,7 @@ describe('the console inbox', { timeout: 180_000 }, () => {
     expect(await textOf(replies)).toContain('Yes: Bluesky mentions and replies land here too.');
     expect(await textOf(replies.locator('.tag'))).toMatch(/^(Queued|Sending|Sent)$/);
     const item = await stored(t.orgId, seeded.comment?.id as string);
-    expect((item?.replies as Json[]).length).toBe(1);
+    expect((item?.replies ?? []) as Json[]).toHaveLength(1);
     // The reply worker takes it to the platform; the page's live region follows.
     await expect
       .poll(async () => (await replies.locator('.tag').first().textContent())?.trim(), {
@@ -383,14 +383,14 @@ describe('the console inbox', { timeout: 180_000 }, () => {
     const { page } = t.admin;
     await page.goto(at(`/console/inbox/${seeded.comment?.id}`));
     const token = (await page.locator('input[name="token"]').getAttribute('value')) ?? '';
-    const before = ((await stored(t.orgId, seeded.comment?.id as string))?.replies as Json[]).length;
+    const before = (((await stored(t.orgId, seeded.comment?.id as string))?.replies ?? []) as Json[]).length;
     const form = { body: 'One answer, however often it is sent.', token };
     const [first, second] = [
       await post(page, `/console/inbox/${seeded.comment?.id}/reply`, form),
       await post(page, `/console/inbox/${seeded.comment?.id}/reply`, form),
     ];
     expect([first.status(), second.status()]).toEqual([303, 303]);
-    const after = (await stored(t.orgId, seeded.comment?.id as string))?.replies as Json[];
+    const after = ((await stored(t.orgId, seeded.comment?.id as string))?.replies ?? []) as Json[];
     expect(after).toHaveLength(before + 1);
     expect(after.at(-1)?.id).toBe(token);
   });
