@@ -693,6 +693,17 @@ export const consolePages: readonly ConsolePage[] = [
     access: { table: 'RW', cursor: true },
   },
   {
+    id: 'consoleInbox',
+    entry: 'functions/handlers/console-inbox.ts',
+    routes: [
+      { method: 'GET', path: '/console/inbox' },
+      { method: 'GET', path: '/console/inbox/{id}' },
+      { method: 'POST', path: '/console/inbox/{id}/{act}' },
+    ],
+    // The API's inbox use cases (their cursor secret for the list's pages).
+    access: { table: 'RW', cursor: true },
+  },
+  {
     id: 'consoleWebhooks',
     entry: 'functions/handlers/console-webhooks.ts',
     routes: [

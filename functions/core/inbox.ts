@@ -22,6 +22,8 @@ export const POLL_INTERVAL_SECONDS = 300;
 export const BACKFILL_DAYS = 7;
 /** Items are kept this long after they were received, unless the deployment says otherwise. */
 export const DEFAULT_RETENTION_DAYS = 90;
+/** The console's unread count stops here ("99+"): one index read of at most this many entries and one more. */
+export const INBOX_UNREAD_CAP = 99;
 /** Replies one item may hold (a conversation goes on as new items, not as an endless list). */
 export const MAX_REPLIES_PER_ITEM = 50;
 

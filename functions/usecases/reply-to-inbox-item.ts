@@ -39,6 +39,8 @@ interface QueueArgs {
   needsToggle: boolean;
   /** The request's admission (the API's gate): awaited after the reads, before the write. */
   admitted: () => Promise<unknown>;
+  /** The reply's id, when the caller minted it (the console's form): the same id twice is one reply. */
+  replyId?: string | undefined;
 }
 
 /**
@@ -52,7 +54,7 @@ interface QueueArgs {
  */
 async function queueReply(a: QueueArgs): Promise<Reply> {
   // One id for every try of this request: an append whose answer was lost is recognised as ours.
-  const reply = newReply(newId('reply', a.now.getTime()), a.body, a.by, a.now);
+  const reply = newReply(a.replyId ?? newId('reply', a.now.getTime()), a.body, a.by, a.now);
   let known: InboxItemRecord | null | undefined;
   for (let attempt = 1; ; attempt++) {
     const [org, item] = await Promise.all([
@@ -173,6 +175,8 @@ export async function replyToInboxItem(a: {
   body: string;
   actor: Actor;
   now?: Date;
+  /** A reply id the console's form carries (minted with its page): a form sent twice queues one reply. */
+  replyId?: string | undefined;
 }): Promise<Reply> {
   const now = a.now ?? new Date();
   const by = await authorizeAct(a.orgId, a.actor, canActOnPosts, 'replying to inbox items');
@@ -186,6 +190,7 @@ export async function replyToInboxItem(a: {
       by: by.user?.id ?? 'operator',
       needsToggle: false,
       admitted: unmetered,
+      replyId: a.replyId && isId('reply', a.replyId) ? a.replyId : undefined,
     });
   } catch (err) {
     throw err instanceof ApiError ? asActError(err) : err;

@@ -10,6 +10,7 @@ import {
   jsonAnswer,
   sessionCookie,
 } from '#shared/console';
+import { unreadBadge } from '#usecases/inbox-badge';
 import { getSettings } from '#usecases/settings';
 import { consoleGate } from '#usecases/support/console-gate';
 
@@ -22,10 +23,13 @@ export const actorOf = (signedIn: SignedIn): Actor => ({ kind: 'person', userId:
 /** The session's organization: every id a person names is looked up in it, and only in it. */
 export const orgOf = (signedIn: SignedIn): string => signedIn.session.org_id;
 
-/** The page frame's workspace name, read through the same use case as the settings page. */
+/**
+ * The page frame's workspace name, read through the same use case as the settings page, and the
+ * inbox's unread count for the navigation.
+ */
 export async function frameOf(signedIn: SignedIn): Promise<Frame> {
   const { org } = await getSettings({ orgId: orgOf(signedIn), actor: actorOf(signedIn) });
-  return { signedIn, orgName: org.name };
+  return { signedIn, orgName: org.name, inboxUnread: await unreadBadge(org.id, org.plan) };
 }
 
 /** A field of a ceremony's JSON body (the browser's answer is passed to the use case as it is). */

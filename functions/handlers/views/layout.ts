@@ -1,5 +1,6 @@
 import type { Role } from '#core/accounts';
 import { type HtmlValue, html, type SafeHtml } from '#core/html';
+import { INBOX_UNREAD_CAP } from '#core/inbox';
 import type { SignedIn } from '#core/people';
 import { CONSOLE_PATH } from '#core/vocabulary';
 import { assetUrl } from '#shared/console';
@@ -16,6 +17,8 @@ export interface Frame {
   signedIn: SignedIn | null;
   /** The workspace's name; absent on status pages, which read nothing more. */
   orgName?: string | undefined;
+  /** Unread inbox items (at most INBOX_UNREAD_CAP + 1), by the navigation's Inbox; null or absent: no count. */
+  inboxUnread?: number | null | undefined;
 }
 
 export type Section =
@@ -28,7 +31,8 @@ export type Section =
   | 'members'
   | 'settings'
   | 'audit'
-  | 'passkeys';
+  | 'passkeys'
+  | 'inbox';
 
 const SECTIONS: ReadonlyArray<{
   id: Section;
@@ -42,6 +46,7 @@ const SECTIONS: ReadonlyArray<{
   { id: 'channels', label: 'Channels', path: `${CONSOLE_PATH}/channels` },
   { id: 'posts', label: 'Posts', path: `${CONSOLE_PATH}/posts` },
   { id: 'approvals', label: 'Approvals', path: `${CONSOLE_PATH}/approvals` },
+  { id: 'inbox', label: 'Inbox', path: `${CONSOLE_PATH}/inbox` },
   { id: 'webhooks', label: 'Webhooks', path: `${CONSOLE_PATH}/webhooks` },
   { id: 'keys', label: 'API keys', path: `${CONSOLE_PATH}/keys` },
   { id: 'members', label: 'Members', path: `${CONSOLE_PATH}/members` },
@@ -82,6 +87,11 @@ export const MESSAGES = {
   channel_reconnected: 'The channel is reconnected: posts to it are published again.',
   channel_disconnected:
     'The channel is disconnected and its tokens erased. Its scheduled posts fail to publish to it until it is connected again.',
+  inbox_read: 'Marked as read.',
+  inbox_unread: 'Marked as unread.',
+  inbox_archived: 'Archived: it stays out of the unread count, and Move back to the inbox brings it back.',
+  inbox_reply_queued:
+    'The reply is queued: it is published on the platform in a moment, and its stage shows below.',
 } as const;
 export type MessageCode = keyof typeof MESSAGES;
 
@@ -130,9 +140,9 @@ ${
 <div class="header__bar">
 <a class="header__brand" href="${CONSOLE_PATH}">Herald console</a>
 ${signedIn && person(signedIn, orgName, section)}
-${signedIn && menu(signedIn, orgName, section)}
+${signedIn && menu(signedIn, orgName, section, frame.inboxUnread)}
 </div>
-${signedIn && navigation(signedIn.user.role, section)}
+${signedIn && navigation(signedIn.user.role, section, frame.inboxUnread)}
 </header>
 <main id="main" class="main" tabindex="-1">
 <div class="messages" role="status">${message && html`<p class="notice">${message}</p>`}</div>
@@ -168,26 +178,38 @@ ${signOut}
 }
 
 /** Wide screens: the workspace's pages, in one row. */
-function navigation(role: Role, section: Section | undefined): SafeHtml {
+function navigation(role: Role, section: Section | undefined, unread?: number | null): SafeHtml {
   const items = sectionsOf(role).filter((s) => !s.personal);
   return html`<nav class="nav" aria-label="Console">
-<ul>${items.map((s) => html`<li><a href="${s.path}"${current(s.id, section)}>${s.label}</a></li>`)}</ul>
+<ul>${items.map((s) => html`<li><a href="${s.path}"${current(s.id, section)}>${s.label}${s.id === 'inbox' && unreadCount(unread)}</a></li>`)}</ul>
 </nav>`;
 }
 
 /** Phones: the same, folded into one Menu. */
-function menu(signedIn: SignedIn, orgName: string | undefined, section: Section | undefined): SafeHtml {
+function menu(
+  signedIn: SignedIn,
+  orgName: string | undefined,
+  section: Section | undefined,
+  unread?: number | null,
+): SafeHtml {
   const items = sectionsOf(signedIn.user.role);
   return html`<details class="menu">
 <summary class="menu__button">Menu</summary>
 <div class="menu__body">
 ${who(signedIn, orgName, 'header__who menu__who')}
 <nav class="menu__nav" aria-label="Console">
-<ul>${items.map((s) => html`<li><a href="${s.path}"${current(s.id, section)}>${s.label}</a></li>`)}</ul>
+<ul>${items.map((s) => html`<li><a href="${s.path}"${current(s.id, section)}>${s.label}${s.id === 'inbox' && unreadCount(unread)}</a></li>`)}</ul>
 </nav>
 ${signOut}
 </div>
 </details>`;
+}
+
+/** The unread count by the Inbox entry ("99+" past the cap); nothing when none is unread or it is not read. */
+function unreadCount(unread: number | null | undefined): SafeHtml | '' {
+  if (!unread) return '';
+  const shown = unread > INBOX_UNREAD_CAP ? `${INBOX_UNREAD_CAP}+` : String(unread);
+  return html` <span class="count">${shown}<span class="visually-hidden"> unread</span></span>`;
 }
 
 /**
