@@ -35,7 +35,9 @@ describe('getInboxItem', () => {
 
 describe('queryInbox', () => {
   it("pages the org's items newest first, reading one more than the page to tell whether more follow", async () => {
-    ddb.on(QueryCommand).resolves({ Items: [3, 2, 1].map((n) => inboxItemItem(inboxComment({ id: id(n) }))) });
+    ddb
+      .on(QueryCommand)
+      .resolves({ Items: [3, 2, 1].map((n) => inboxItemItem(inboxComment({ id: id(n) }))) });
     const page = await queryInbox(ORG_ID, { limit: 2, afterId: id(4) });
     expect(page).toEqual({
       items: [inboxComment({ id: id(3) }), inboxComment({ id: id(2) })],

@@ -64,7 +64,34 @@ import { docsUrl } from '#shared/config';
 import { logger } from '#shared/logger';
 import { buildOpenApi } from '#usecases/openapi';
 import {
-  jsonHeaders, apiEvent, apiKey, apiKeyItem, bearer, channel, channelItem, counters, CREATED_AT, fixedId, inboxComment, inboxItemItem, inboxRecord, lambdaContext, mediaAsset, mediaItem, org, ORG_ID, orgItem, OTHER_ORG_ID, post, postItem, tableReads, type CounterStart, type Item, webhookEndpoint, webhookEndpointItem } from '../support/fixtures.ts';
+  apiEvent,
+  apiKey,
+  apiKeyItem,
+  bearer,
+  type CounterStart,
+  CREATED_AT,
+  channel,
+  channelItem,
+  counters,
+  fixedId,
+  type Item,
+  inboxComment,
+  inboxItemItem,
+  inboxRecord,
+  jsonHeaders,
+  lambdaContext,
+  mediaAsset,
+  mediaItem,
+  ORG_ID,
+  OTHER_ORG_ID,
+  org,
+  orgItem,
+  post,
+  postItem,
+  tableReads,
+  webhookEndpoint,
+  webhookEndpointItem,
+} from '../support/fixtures.ts';
 import { FakeTable, type Key, type TransactSpec, type WriteAttempt } from './fake-table.ts';
 
 // The world every fuzzed request runs in: all AWS clients mocked (DynamoDB through an in-memory

@@ -6,7 +6,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { InboxReply } from '#core/inbox';
 import { handler } from '#handlers/stream-relay';
-import { CREATED_AT, fixedId, inboxItemItem, inboxRecord, ORG_ID, type Item } from '../support/fixtures.ts';
+import { CREATED_AT, fixedId, type Item, inboxItemItem, inboxRecord, ORG_ID } from '../support/fixtures.ts';
 
 // The stream relay's part of replyToInboxItem: the change that gives an item a queued reply sends
 // that reply's message to the inboxReplies queue, once per change; a failed send reports the

@@ -8,7 +8,26 @@ import { handler as listInbox } from '#handlers/list-inbox';
 import { handler as updateItem } from '#handlers/update-inbox-item';
 import { INBOX_DISABLED_ENV } from '#shared/inbox-settings';
 import { useWorld } from '../faults/support/world.ts';
-import { apiEvent, apiKey, apiKeyItem, bearer, channel, channelItem, fixedId, inboxComment, inboxItemItem, inboxRecord, jsonHeaders, jsonOf, lambdaContext, org, ORG_ID, orgItem, OTHER_ORG_ID, problemOf } from '../support/fixtures.ts';
+import {
+  apiEvent,
+  apiKey,
+  apiKeyItem,
+  bearer,
+  channel,
+  channelItem,
+  fixedId,
+  inboxComment,
+  inboxItemItem,
+  inboxRecord,
+  jsonHeaders,
+  jsonOf,
+  lambdaContext,
+  ORG_ID,
+  OTHER_ORG_ID,
+  org,
+  orgItem,
+  problemOf,
+} from '../support/fixtures.ts';
 
 // The inbox's read and mark operations through their real handlers (scope, plan feature,
 // validation, tenancy) over the in-memory table behind the production client, which evaluates key

@@ -28,7 +28,19 @@ import { ReplyBusyError, sendReply } from '#usecases/inbox-reply-worker';
 import { replyToInboxItem, replyToInboxItemByKey } from '#usecases/reply-to-inbox-item';
 import { repliesToSend } from '#usecases/support/relay-inbox-replies';
 import { update as applyUpdate, condition } from '../support/expressions.ts';
-import { channel, channelItem, CREATED_AT, fixedId, inboxItemItem, inboxRecord, org, ORG_ID, orgItem, OTHER_ORG_ID, type Item } from '../support/fixtures.ts';
+import {
+  CREATED_AT,
+  channel,
+  channelItem,
+  fixedId,
+  type Item,
+  inboxItemItem,
+  inboxRecord,
+  ORG_ID,
+  OTHER_ORG_ID,
+  org,
+  orgItem,
+} from '../support/fixtures.ts';
 
 // Answering an inbox item: replyToInboxItem's checks and its one conditional append, the relay's
 // message, and the inbox reply worker — exactly once under duplicates, races and crashes — against

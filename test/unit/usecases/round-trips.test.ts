@@ -43,7 +43,29 @@ import { handler as unpublishPost } from '#handlers/unpublish-post';
 import { handler as updateInboxItem } from '#handlers/update-inbox-item';
 import { authenticate, clearAuthCache } from '#usecases/support/authenticate';
 import { condition, update } from '../support/expressions.ts';
-import { apiEvent, apiKey, apiKeyItem, bearer, channel, channelItem, counters, daysFromNow, fixedId, inboxComment, inboxItemItem, inboxRecord, jsonHeaders, lambdaContext, org, orgItem, post, postItem, tableReads, type EventOptions, type Item } from '../support/fixtures.ts';
+import {
+  apiEvent,
+  apiKey,
+  apiKeyItem,
+  bearer,
+  channel,
+  channelItem,
+  counters,
+  daysFromNow,
+  type EventOptions,
+  fixedId,
+  type Item,
+  inboxComment,
+  inboxItemItem,
+  inboxRecord,
+  jsonHeaders,
+  lambdaContext,
+  org,
+  orgItem,
+  post,
+  postItem,
+  tableReads,
+} from '../support/fixtures.ts';
 
 // DynamoDB requests per operation through the real handlers, on the warm path (API key and org in
 // the per-container auth cache), and how many of them are sequential on the critical path.
