@@ -333,8 +333,9 @@ describe("the channel's inbox", () => {
       apiKeyItem(KEY),
       orgItem(org()),
       channelItem(channel(1, 'bluesky')),
-      channelItem({ ...channel(2, 'mastodon'), granted_scopes: ['read', 'write'] }),
-      channelItem({ ...channel(3, 'mastodon'), granted_scopes: ['read:notifications', 'read:statuses'] }),
+      channelItem({ ...channel(2, 'mastodon'), granted_scopes: ['write:statuses'] }),
+      // Mastodon's top-level `read` covers read:notifications and read:statuses.
+      channelItem({ ...channel(3, 'mastodon'), granted_scopes: ['read', 'write'] }),
       channelItem(channel(4, 'tiktok')),
       channelItem({ ...channel(5, 'linkedin'), account_id: 'urn:li:person:abc' }),
       {

@@ -85,8 +85,8 @@ describe('listPostsOf', () => {
 
     expect(page.posts).toEqual([]);
     expect(page.next).not.toBeNull();
-    // The channels' query, and the API's pages.
-    expect(queries() - before).toBe(1 + CHANNEL_FILTER_PAGES);
+    // The channels' query and their inbox states' (listChannels), and the API's pages.
+    expect(queries() - before).toBe(2 + CHANNEL_FILTER_PAGES);
     const next = await listPostsOf({
       orgId: ORG_ID,
       actor: person(MEMBER),
