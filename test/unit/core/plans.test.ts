@@ -27,11 +27,12 @@ describe('PLANS', () => {
     expect(PLANS[plan].limits).toEqual({ api_requests, burst, posts_per_month, channels });
   });
 
-  it('gives webhooks to every plan but free; analytics and mcp to all', () => {
+  it('gives webhooks and the inbox to every plan but free; analytics and mcp to all', () => {
     expect(PLANS.free.features).toEqual(expect.arrayContaining(['analytics', 'mcp']));
     expect(PLANS.free.features).not.toContain('webhooks');
+    expect(PLANS.free.features).not.toContain('inbox');
     for (const plan of ['starter', 'team', 'agency'] as const) {
-      expect([...PLANS[plan].features].sort()).toEqual(['analytics', 'mcp', 'webhooks']);
+      expect([...PLANS[plan].features].sort()).toEqual(['analytics', 'inbox', 'mcp', 'webhooks']);
     }
   });
 });
