@@ -2,6 +2,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { keys } from '#adapters/keys';
 import { conditionFailureItem, fromItem, isConditionFailure, setClause, TABLE_NAME } from '#adapters/table';
 import { mapLimit } from '#core/concurrency';
+import { deterministicId } from '#core/ids';
 import type { InboxItemRecord, InboxKind, InboxStatus } from '#core/inbox';
 import { ddb } from '#shared/clients';
 
@@ -212,4 +213,60 @@ export async function countUnread(orgId: string, cap: number): Promise<number> {
     start = res.LastEvaluatedKey;
   } while (start && count < cap);
   return Math.min(count, cap);
+}
+
+/**
+ * Items polled before the post they answer had its ref (the relay writes refs a moment after the
+ * part is published): those of the channel created since `sinceMs`, whose root or parent is one of
+ * `postOf`'s platform ids and that carry no post_id yet, get it. One Query of the org's items since
+ * then (ids sort by the platform's created_at, so only that window is read) and one conditional
+ * write per item found; an item that has a post_id already is left as it is.
+ */
+export async function linkInboxItemsToPosts(
+  orgId: string,
+  channelId: string,
+  postOf: ReadonlyMap<string, string>,
+  sinceMs: number,
+): Promise<number> {
+  const k = keys.inboxOfOrg(orgId);
+  const from = deterministicId('inbox', Math.max(0, sinceMs), new Uint8Array(16));
+  const res = await ddb.send(
+    new QueryCommand({
+      TableName: TABLE_NAME,
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      FilterExpression: 'channel_id = :ch AND attribute_type(post_id, :null)',
+      ExpressionAttributeValues: {
+        ':pk': k.pk,
+        ':from': `${k.skPrefix}${from}`,
+        ':to': `${k.skPrefix}~`,
+        ':ch': channelId,
+        ':null': 'NULL',
+      },
+      Limit: 200,
+    }),
+  );
+  const found = (res.Items ?? [])
+    .map((i) => fromItem<InboxItemRecord>(i))
+    .flatMap((r) => {
+      const postId = postOf.get(r.root_id ?? '') ?? postOf.get(r.in_reply_to ?? '');
+      return postId ? [{ r, postId }] : [];
+    });
+  const linked = await mapLimit(found, WRITE_CONCURRENCY, async ({ r, postId }) => {
+    try {
+      await ddb.send(
+        new UpdateCommand({
+          TableName: TABLE_NAME,
+          Key: keys.inboxItem(orgId, r.id),
+          UpdateExpression: 'SET post_id = :p, version = if_not_exists(version, :one) + :one',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_type(post_id, :null)',
+          ExpressionAttributeValues: { ':p': postId, ':one': 1, ':null': 'NULL' },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  });
+  return linked.filter(Boolean).length;
 }

@@ -1,3 +1,4 @@
+import { linkInboxItemsToPosts } from '#adapters/inbox';
 import { clearInboxPollBackoff, deleteInboxPoll, ensureInboxPoll } from '#adapters/inbox-polls';
 import { type PostRef, putPostRefs } from '#adapters/post-refs';
 import type { TableChange } from '#adapters/stream-records';
@@ -52,6 +53,28 @@ export function newPostRefs(before: PostRecord | undefined, after: PostRecord | 
   return refs;
 }
 
+/** How long before the part's write a comment on it may say it was made (the platform's clock against ours). */
+const CLOCK_SKEW_MS = 10 * 60_000;
+
+/**
+ * A comment polled between the part's publish and its ref (this relay's write a moment later) was
+ * stored without its post_id: each channel's items of that window are given it now.
+ */
+async function linkEarlyItems(refs: readonly PostRef[], timeMs: number): Promise<void> {
+  const byChannel = new Map<string, { orgId: string; postOf: Map<string, string> }>();
+  for (const r of refs) {
+    const key = `${r.orgId}|${r.channelId}`;
+    const entry = byChannel.get(key) ?? { orgId: r.orgId, postOf: new Map() };
+    entry.postOf.set(r.externalId, r.postId);
+    byChannel.set(key, entry);
+  }
+  await Promise.all(
+    [...byChannel].map(([key, e]) =>
+      linkInboxItemsToPosts(e.orgId, key.slice(key.indexOf('|') + 1), e.postOf, timeMs - CLOCK_SKEW_MS),
+    ),
+  );
+}
+
 /** An item's creation (never its later changes) is its one `inbox.received`, the id derived from the change. */
 export function inboxEvents(change: Change<InboxItemRecord>) {
   if (change.old || !change.new) return [];
@@ -68,7 +91,10 @@ export async function relayInboxChange(change: TableChange, outbox: Outbox): Pro
     );
   else if (change.entity === 'post') {
     const refs = newPostRefs(change.old as PostRecord | undefined, change.new as PostRecord | undefined);
-    if (refs.length) await putPostRefs(refs, new Date());
+    if (refs.length) {
+      await putPostRefs(refs, new Date());
+      await linkEarlyItems(refs, change.timeMs);
+    }
   } else if (change.entity === 'inbox_item')
     outbox.events.push(
       ...inboxEvents({

@@ -2,8 +2,14 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { countUnread, getInboxItem, queryInbox, setInboxStatus } from '#adapters/inbox';
-import { fixedId, inboxComment, inboxItemItem, inboxRecord, ORG_ID, TABLE } from '../support/fixtures.ts';
+import {
+  countUnread,
+  getInboxItem,
+  linkInboxItemsToPosts,
+  queryInbox,
+  setInboxStatus,
+} from '#adapters/inbox';
+import { fixedId, inboxComment, inboxItemItem, ORG_ID, TABLE } from '../support/fixtures.ts';
 
 // The inbox's reads and its status write (adapters/inbox.ts), against the mocked document client:
 // the keys and index each access pattern uses, the filters, the page's extra item, the status
@@ -219,5 +225,42 @@ describe('countUnread', () => {
   it('answers the whole count when the partition ends first', async () => {
     ddb.on(QueryCommand).resolves({ Count: 7 });
     expect(await countUnread(ORG_ID, 99)).toBe(7);
+  });
+});
+
+describe('linkInboxItemsToPosts', () => {
+  it('gives a post_id to the channel’s items of the window that answer one of the parts, and only to those', async () => {
+    const early = inboxComment({ id: id(1), root_id: 'root-1', in_reply_to: 'root-1', post_id: null });
+    const other = inboxComment({ id: id(2), root_id: 'elsewhere', in_reply_to: 'elsewhere', post_id: null });
+    const reply = inboxComment({ id: id(3), root_id: null, in_reply_to: 'part-2', post_id: null });
+    ddb.on(QueryCommand).resolves({ Items: [early, other, reply].map(inboxItemItem) });
+    ddb.on(UpdateCommand).resolves({});
+    const postOf = new Map([
+      ['root-1', 'post_A'],
+      ['part-2', 'post_A'],
+    ]);
+    const since = Date.parse('2030-01-01T00:00:00.000Z');
+    expect(await linkInboxItemsToPosts(ORG_ID, ITEM.channel_id, postOf, since)).toBe(2);
+
+    const query = ddb.commandCalls(QueryCommand)[0]?.args[0].input;
+    expect(query?.KeyConditionExpression).toBe('pk = :pk AND sk BETWEEN :from AND :to');
+    // The window starts at the ids of items created at `since` (their time part sorts them).
+    expect(String(query?.ExpressionAttributeValues?.[':from'])).toMatch(/^INBOX#inb_/);
+    expect(query?.ExpressionAttributeValues?.[':ch']).toBe(ITEM.channel_id);
+    const updates = ddb.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(updates.map((u) => u.Key?.sk)).toEqual([`INBOX#${id(1)}`, `INBOX#${id(3)}`]);
+    for (const u of updates) {
+      expect(u.ExpressionAttributeValues?.[':p']).toBe('post_A');
+      // Never over a post_id another write gave it meanwhile.
+      expect(u.ConditionExpression).toContain('attribute_type(post_id, :null)');
+    }
+  });
+
+  it('counts an item linked meanwhile (its condition failed) as not linked here', async () => {
+    ddb
+      .on(QueryCommand)
+      .resolves({ Items: [inboxItemItem(inboxComment({ id: id(1), root_id: 'r', post_id: null }))] });
+    ddb.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'no', $metadata: {} }));
+    expect(await linkInboxItemsToPosts(ORG_ID, ITEM.channel_id, new Map([['r', 'post_A']]), 0)).toBe(0);
   });
 });

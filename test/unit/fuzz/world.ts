@@ -77,7 +77,6 @@ import {
   type Item,
   inboxComment,
   inboxItemItem,
-  inboxRecord,
   jsonHeaders,
   lambdaContext,
   mediaAsset,

@@ -18,7 +18,6 @@ import {
   fixedId,
   inboxComment,
   inboxItemItem,
-  inboxRecord,
   jsonHeaders,
   jsonOf,
   lambdaContext,

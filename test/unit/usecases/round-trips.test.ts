@@ -57,7 +57,6 @@ import {
   type Item,
   inboxComment,
   inboxItemItem,
-  inboxRecord,
   jsonHeaders,
   lambdaContext,
   org,
