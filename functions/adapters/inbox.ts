@@ -220,7 +220,7 @@ export async function countUnread(orgId: string, cap: number): Promise<number> {
  * part is published): those of the channel created since `sinceMs`, whose root or parent is one of
  * `postOf`'s platform ids and that carry no post_id yet, get it. One Query of the org's items since
  * then (ids sort by the platform's created_at, so only that window is read) and one conditional
- * write per item found; an item that has a post_id already is left as it is.
+ * write per item found, at the version read; an item that has a post_id already is left as it is.
  */
 export async function linkInboxItemsToPosts(
   orgId: string,
@@ -234,13 +234,12 @@ export async function linkInboxItemsToPosts(
     new QueryCommand({
       TableName: TABLE_NAME,
       KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      FilterExpression: 'channel_id = :ch AND attribute_type(post_id, :null)',
+      FilterExpression: 'channel_id = :ch',
       ExpressionAttributeValues: {
         ':pk': k.pk,
         ':from': `${k.skPrefix}${from}`,
         ':to': `${k.skPrefix}~`,
         ':ch': channelId,
-        ':null': 'NULL',
       },
       Limit: 200,
     }),
@@ -248,6 +247,7 @@ export async function linkInboxItemsToPosts(
   const found = (res.Items ?? [])
     .map((i) => fromItem<InboxItemRecord>(i))
     .flatMap((r) => {
+      if (r.post_id) return [];
       const postId = postOf.get(r.root_id ?? '') ?? postOf.get(r.in_reply_to ?? '');
       return postId ? [{ r, postId }] : [];
     });
@@ -258,8 +258,11 @@ export async function linkInboxItemsToPosts(
           TableName: TABLE_NAME,
           Key: keys.inboxItem(orgId, r.id),
           UpdateExpression: 'SET post_id = :p, version = if_not_exists(version, :one) + :one',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_type(post_id, :null)',
-          ExpressionAttributeValues: { ':p': postId, ':one': 1, ':null': 'NULL' },
+          // At the version read: a write since (a status, a reply, another link) wins.
+          ConditionExpression: r.version
+            ? 'attribute_exists(pk) AND version = :v'
+            : 'attribute_exists(pk) AND attribute_not_exists(version)',
+          ExpressionAttributeValues: { ':p': postId, ':one': 1, ...(r.version ? { ':v': r.version } : {}) },
         }),
       );
       return true;

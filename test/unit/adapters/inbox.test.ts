@@ -230,10 +230,23 @@ describe('countUnread', () => {
 
 describe('linkInboxItemsToPosts', () => {
   it('gives a post_id to the channel’s items of the window that answer one of the parts, and only to those', async () => {
-    const early = inboxComment({ id: id(1), root_id: 'root-1', in_reply_to: 'root-1', post_id: null });
+    const early = inboxComment({
+      id: id(1),
+      root_id: 'root-1',
+      in_reply_to: 'root-1',
+      post_id: null,
+      version: 1,
+    });
     const other = inboxComment({ id: id(2), root_id: 'elsewhere', in_reply_to: 'elsewhere', post_id: null });
-    const reply = inboxComment({ id: id(3), root_id: null, in_reply_to: 'part-2', post_id: null });
-    ddb.on(QueryCommand).resolves({ Items: [early, other, reply].map(inboxItemItem) });
+    const known = inboxComment({ id: id(4), root_id: 'root-1', in_reply_to: 'root-1', post_id: 'post_B' });
+    const reply = inboxComment({
+      id: id(3),
+      root_id: null,
+      in_reply_to: 'part-2',
+      post_id: null,
+      version: 3,
+    });
+    ddb.on(QueryCommand).resolves({ Items: [early, other, reply, known].map(inboxItemItem) });
     ddb.on(UpdateCommand).resolves({});
     const postOf = new Map([
       ['root-1', 'post_A'],
@@ -251,8 +264,8 @@ describe('linkInboxItemsToPosts', () => {
     expect(updates.map((u) => u.Key?.sk)).toEqual([`INBOX#${id(1)}`, `INBOX#${id(3)}`]);
     for (const u of updates) {
       expect(u.ExpressionAttributeValues?.[':p']).toBe('post_A');
-      // Never over a post_id another write gave it meanwhile.
-      expect(u.ConditionExpression).toContain('attribute_type(post_id, :null)');
+      // At the version read: never over a write made meanwhile.
+      expect(u.ConditionExpression).toContain('version = :v');
     }
   });
 
