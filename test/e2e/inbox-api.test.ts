@@ -252,11 +252,11 @@ describe("the channel's inbox", () => {
     );
     expect(channels.status).toBe(200);
     const inbox = Object.fromEntries(channels.body.data.map((c) => [c.platform, c.inbox]));
-    // An app password reads mentions and replies; its DMs need a privileged one.
-    expect(inbox.bluesky).toEqual({
+    // The fake's app password allows direct messages (its session's scope is the privileged one);
+    // the poller may already have read the channel, so when it last did is not asserted here.
+    expect(inbox.bluesky).toMatchObject({
       available: true,
-      kinds: ['comment', 'mention'],
-      last_synced_at: null,
+      kinds: ['comment', 'mention', 'message'],
       error: null,
     });
     // Connected before its grant was recorded: reconnecting it asks for the inbox's scopes.

@@ -268,10 +268,13 @@ describe('polling a Mastodon channel', () => {
     await until('the first item', async () =>
       (await items(channelId)).some((i) => i.platform_id === first) ? true : undefined,
     );
-    // The channel's own next request (its cursor is in the query): answered 429, retry in 6 s.
-    const min = String(
-      ((await pollState(channelId)) as { cursor: { mentions?: { min?: string } } }).cursor.mentions?.min,
-    );
+    // The channel's own next request (its cursor is in the query): answered 429, retry in 6 s. The
+    // cursor is saved just after the page's items, so it is waited for too.
+    type Cursor = { mentions?: { min?: string } } | null;
+    const min = await until('the saved cursor', async () => {
+      const c = ((await pollState(channelId)) as { cursor?: Cursor } | undefined)?.cursor;
+      return c?.mentions?.min ? String(c.mentions.min) : undefined;
+    });
     await failNext({
       status: 429,
       path: '^/api/v1/notifications$',
