@@ -23,6 +23,7 @@ export default defineConfig({
             WEBHOOKS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-webhooks',
             CHANNEL_SYNC_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-channelSync',
             UNPUBLISH_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-unpublish',
+            INBOX_REPLIES_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/herald-inboxReplies',
             WEBHOOK_SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/unit',
             CONNECTION_SECRETS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/connections',
             // Loopback is where the contract fakes listen (Mastodon and Bluesky go through the address check).

@@ -253,6 +253,18 @@ export const operations: readonly Operation[] = [
     access: { table: 'RW' },
   },
   {
+    id: 'replyToInboxItem',
+    method: 'POST',
+    path: '/v1/inbox/{id}/replies',
+    scope: 'inbox:write',
+    feature: 'inbox',
+    entry: 'functions/handlers/reply-to-inbox-item.ts',
+    summary: 'Answer an inbox item on its platform',
+    tag: 'Inbox',
+    // Reads the org, the item and its channel; appends the reply. The inbox reply worker sends it.
+    access: { table: 'RW' },
+  },
+  {
     id: 'getAnalytics',
     method: 'GET',
     path: '/v1/analytics',
@@ -815,7 +827,7 @@ export const workers: readonly Worker[] = [
     // here. `post.*` events carry the whole post: one can be over the queue's size limit.
     access: {
       table: 'RW',
-      sends: ['delivery', 'events', 'schedule', 'unpublish'],
+      sends: ['delivery', 'events', 'schedule', 'unpublish', 'inboxReplies'],
       starts: ['webhookLadder'],
       queueBodies: ['put'],
     },
@@ -977,6 +989,24 @@ export const workers: readonly Worker[] = [
     timeoutSeconds: 30,
   },
   {
+    id: 'inboxReplyWorker',
+    entry: 'functions/handlers/inbox-reply-worker.ts',
+    // Sends one reply to an inbox item (renewing the channel's token if due) and records it; sends
+    // its own retries. Reads no media.
+    access: { table: 'RW', sends: ['inboxReplies'], connectionSecrets: ['seal', 'open'] },
+    // Replies are people's answers, a few platform calls each: 2 batches of 5 at once to start.
+    trigger: { kind: 'queue', queue: 'inboxReplies', batchSize: 5, concurrency: 2 },
+    timeoutSeconds: 60,
+  },
+  {
+    id: 'inboxReplyDeadLetters',
+    entry: 'functions/handlers/inbox-reply-dead-letters.ts',
+    // A reply whose worker crashed on every attempt ends `failed`, not queued forever.
+    access: { table: 'RW' },
+    trigger: { kind: 'queue', queue: 'inboxReplies', dlq: true, batchSize: 10, concurrency: 2 },
+    timeoutSeconds: 30,
+  },
+  {
     // ffprobe and ffmpeg on untrusted uploads, in a function that can read one upload and write its
     // poster, and nothing else: no table, no keys (the buckets are S3-managed).
     id: 'probeMedia',
@@ -1045,6 +1075,9 @@ const QUEUE_LIST: ReadonlyArray<Pick<QueueSpec, 'name' | 'maxReceiveCount'>> = [
   // One message per import not finished by importMedia (and its crash-safety net); a dead-lettered
   // one marks the asset failed (mediaImportDeadLetters).
   { name: 'mediaImport', maxReceiveCount: 3 },
+  // One message per reply to an inbox item (replyToInboxItem), and the worker's own retries; a
+  // dead-lettered one marks the reply failed (inboxReplyDeadLetters).
+  { name: 'inboxReplies', maxReceiveCount: 5 },
   // One message per channel to poll for its inbox, sent every minute for that minute's slot. A
   // dead-lettered one needs no consumer: the channel's next turn (5 minutes on) polls it again
   // from its kept cursor.

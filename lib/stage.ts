@@ -30,6 +30,7 @@ export const SETTING_KEYS = [
   'engagementSyncConcurrency',
   'unpublishConcurrency',
   'mediaImportConcurrency',
+  'inboxReplyConcurrency',
   'throttleRateLimit',
   'throttleBurstLimit',
   'tracing',
@@ -60,6 +61,7 @@ export const CONCURRENCY_SETTINGS = {
   engagementSyncConcurrency: 'engagementSyncWorker',
   unpublishConcurrency: 'unpublishWorker',
   mediaImportConcurrency: 'mediaImportWorker',
+  inboxReplyConcurrency: 'inboxReplyWorker',
   inboxPollConcurrency: 'inboxPollWorker',
 } as const satisfies Partial<Record<SettingKey, string>>;
 type ConcurrencySetting = keyof typeof CONCURRENCY_SETTINGS;

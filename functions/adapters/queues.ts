@@ -7,6 +7,7 @@ import {
   type EngagementSyncMessage,
   type HeraldEvent,
   type InboxPollMessage,
+  type InboxReplyMessage,
   MAX_DELAY_SECONDS,
   MAX_MESSAGE_BYTES,
   type UnpublishMessage,
@@ -190,6 +191,14 @@ export function sendChannelSyncs(messages: ChannelSyncMessage[]): Promise<void> 
 export function sendRemovals(messages: UnpublishMessage[]): Promise<void> {
   return sendBatch(
     'unpublish',
+    messages.map((body) => ({ body })),
+  );
+}
+
+/** Replies to inbox items (replyToInboxItem), sent by the stream relay's outbox. */
+export function sendInboxReplies(messages: InboxReplyMessage[]): Promise<void> {
+  return sendBatch(
+    'inboxReplies',
     messages.map((body) => ({ body })),
   );
 }

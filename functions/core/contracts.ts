@@ -11,6 +11,7 @@ import {
   Health,
   InboxItem,
   InboxItemList,
+  InboxReply,
   MediaAsset,
   MediaList,
   Post,
@@ -91,6 +92,12 @@ const responses = {
     schema: Post,
     description:
       'Accepted; the removals run in the background (deliveries `removing`, then `removed`). A channel whose platform cannot remove posts keeps `published` with `error: unpublish_unsupported`.',
+  },
+  replyToInboxItem: {
+    status: 202,
+    schema: InboxReply,
+    description:
+      "Accepted: the reply, `queued`; it is sent in the background and shows in the item's `replies`.",
   },
   getAnalytics: ok(Analytics, 'The analytics summary.'),
   getUsage: ok(Usage, 'The plan and its meters.'),

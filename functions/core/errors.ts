@@ -17,6 +17,7 @@ export const PROBLEMS = {
   resource_conflict: { status: 409, title: 'Resource conflict' },
   idempotency_in_progress: { status: 409, title: 'Idempotent request in progress' },
   platform_not_configured: { status: 409, title: 'Platform not configured' },
+  reply_unsupported: { status: 409, title: 'Reply not supported' },
   precondition_failed: { status: 412, title: 'Precondition failed' },
   payload_too_large: { status: 413, title: 'Payload too large' },
   idempotency_key_reused: { status: 422, title: 'Idempotency key reused' },

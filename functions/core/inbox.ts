@@ -48,6 +48,10 @@ export interface InboxReply {
   attempts?: number;
   claim?: { token: string; until: string; started_at: string } | null;
   sent_at?: string | null;
+  /** Internal: the start of an attempt whose outcome is unknown (its worker died mid-send): a lookup searches from it. */
+  unresolved_since?: string | null;
+  /** Internal: when a queued retry is due (the delivery's backoff, or a pacing pause's end). */
+  next_attempt_at?: string | null;
 }
 
 /** An item as stored (entity `inbox_item`). */

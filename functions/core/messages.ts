@@ -140,4 +140,6 @@ export interface InboxReplyMessage {
   item_id: string;
   reply_id: string;
   attempt?: number;
+  /** When the retry is due, if later than SQS's 15-minute delay: the message is sent on until then. */
+  due?: string;
 }

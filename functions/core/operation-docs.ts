@@ -146,6 +146,21 @@ export const operationDocs = {
       'payload_too_large',
     ],
   },
+  replyToInboxItem: {
+    description:
+      "Answers an inbox item on its platform (needs the Dangerous AI operations toggle: it publishes at once): a comment or mention gets a reply comment, a message a message in its conversation. Answers 202 with the reply `queued`; Herald sends it once, with a post delivery's retries and error categories, and it shows in the item's `replies` as `sent` (with `external_id` and `url`) or `failed` (with `error`). A platform that cannot answer the item's kind (TikTok, Pinterest; a YouTube or LinkedIn message) answers 409 `reply_unsupported`; a text that is empty or over the platform's limit 400 (pointer `/body`); a disconnected channel, or one that needs reconnecting, 409. Honours `Idempotency-Key`.",
+    errors: [
+      'invalid_request',
+      'dangerous_ops_disabled',
+      'resource_not_found',
+      'resource_conflict',
+      'reply_unsupported',
+      'idempotency_in_progress',
+      'idempotency_key_reused',
+      'payload_too_large',
+    ],
+    idempotent: true,
+  },
   getAnalytics: {
     description:
       'A summary of the workspace: posts per status, delivery outcomes per (post, channel) and their success rate, posts published and failed per UTC day over the last 14 days (today last), and engagement summed across the platforms synced so far (refreshed hourly for posts published in the last 7 days).',

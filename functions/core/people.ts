@@ -137,6 +137,7 @@ export const AUDIT_ACTIONS = [
   'post_deleted',
   'post_edited',
   'post_unpublished',
+  'inbox_replied',
   'channel_connected',
   'channel_reconnected',
   'channel_disconnected',

@@ -166,6 +166,21 @@ export const ImportMediaBody = /* @__PURE__ */ once(() =>
   ),
 );
 
+export const ReplyToInboxItemBody = /* @__PURE__ */ once(() =>
+  meta(
+    z.strictObject({
+      // The platform's own limit (a comment's, or a direct message's) is checked against the item.
+      body: z.string().check(z.maxLength(LIMITS.variantBody)),
+    }),
+    {
+      id: 'ReplyToInboxItemRequest',
+      description:
+        "body: the reply's text, within the platform's limit for a reply to the item's kind (a comment's for comments and mentions, a direct message's for messages), counted as the platform counts.",
+      example: { body: 'Thanks! The recording is up on our site.' },
+    },
+  ),
+);
+
 /** The query of every paginated list without a filter. */
 export const PageQuery = /* @__PURE__ */ once(() =>
   z.strictObject({ limit: limitParam(), after: afterParam() }),
@@ -316,6 +331,7 @@ export const requests = {
   // A createPost body, checked as createPost checks it; a body that breaks its schema is a 400.
   validatePost: { body: CreatePostBody },
   unpublishPost: { body: UnpublishPostBody, optionalBody: true },
+  replyToInboxItem: { body: ReplyToInboxItemBody },
   getAnalytics: { query: NoQuery },
   getUsage: { query: NoQuery },
   listWebhookEndpoints: { query: PageQuery },

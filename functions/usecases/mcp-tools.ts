@@ -68,7 +68,12 @@ function jsonSchema(
   return { ...root, ...(Object.keys(rest).length ? { $defs: rest } : {}) };
 }
 
-const DANGEROUS: ReadonlySet<string> = new Set(['publishPost', 'deletePost', 'unpublishPost']);
+const DANGEROUS: ReadonlySet<string> = new Set([
+  'publishPost',
+  'deletePost',
+  'unpublishPost',
+  'replyToInboxItem',
+]);
 const READ_ONLY_POSTS: ReadonlySet<string> = new Set(['validatePost']);
 /** Operations that reach outside Herald (platforms, webhook receivers, S3 uploads, imported URLs). */
 const OPEN_WORLD: ReadonlySet<string> = new Set([
@@ -81,6 +86,7 @@ const OPEN_WORLD: ReadonlySet<string> = new Set([
   'disconnectChannel',
   // Its choices are read live from the channel's platform.
   'getChannelOptions',
+  'replyToInboxItem',
 ]);
 const DESTRUCTIVE: ReadonlySet<string> = new Set([
   'deleteMedia',

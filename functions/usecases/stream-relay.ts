@@ -1,11 +1,13 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { decodeRecord, type TableChange } from '#adapters/stream-records';
 import type { ChannelRecord } from '#core/accounts';
+import type { InboxItemRecord } from '#core/inbox';
 import type { PostRecord } from '#core/posts';
 import type { WebhookEndpointRecord } from '#core/webhooks';
 import { logger } from '#shared/logger';
 import { channelStatusChanged } from '#shared/metrics';
 import { relayInboxChange } from '#usecases/support/relay-inbox';
+import { relayInboxReplies } from '#usecases/support/relay-inbox-replies';
 import { Outbox, relayChannelChange, relayPostChange } from '#usecases/support/relay-post-changes';
 import { type EngagedPost, recordBatchStats } from '#usecases/support/stats';
 import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
@@ -16,6 +18,15 @@ import { startLadderOnChange } from '#usecases/support/webhook-ladder-start';
 
 async function relay(change: TableChange, outbox: Outbox): Promise<void> {
   const base = { eventId: change.eventId, timeMs: change.timeMs };
+  if (change.entity === 'inbox_item')
+    relayInboxReplies(
+      {
+        ...base,
+        old: change.old as InboxItemRecord | undefined,
+        new: change.new as InboxItemRecord | undefined,
+      },
+      outbox,
+    );
   await relayInboxChange(change, outbox);
   if (change.entity === 'post') {
     await relayPostChange(

@@ -240,6 +240,24 @@ async function onFake(platform: Platform, marker: string): Promise<number> {
     .length;
 }
 
+/**
+ * The requests that asked the fake to send this message: JSON bodies carry its text; Meta's Graph
+ * API takes forms, which the fakes' log keeps no body of, so there the Send API calls since `since`
+ * count (no other file sends Meta messages).
+ */
+async function sendsAsked(platform: Platform, text: string, since: number): Promise<number> {
+  const { requests } = await fakeState(platform);
+  return requests.filter(
+    (r) =>
+      r.method === 'POST' &&
+      (r.json == null
+        ? /\/messages$/.test(r.path) &&
+          (r as { at?: number }).at !== undefined &&
+          Number((r as { at?: number }).at) >= since
+        : JSON.stringify(r.json).includes(text)),
+  ).length;
+}
+
 interface Case {
   platform: Platform;
   connect: () => Promise<string>;
@@ -409,8 +427,9 @@ describe.concurrent('the inbox per platform, through its contract fake', () => {
         expect(item.author, JSON.stringify(item)).toMatchObject(c.expectAuthor);
         expect(item.author.handle).toBeTruthy();
         expect(item.author.platform_id).toBeTruthy();
-        // A comment or mention links to it on the platform; a direct message has no public page.
-        if (k === 'message') expect(item.url).toBeNull();
+        // A comment or mention links to it on the platform; a direct message has no page, except on
+        // Mastodon, where it is a status (its page shown to the conversation's members only).
+        if (k === 'message' && platform !== 'mastodon') expect(item.url).toBeNull();
         else expect(item.url, JSON.stringify(item)).toMatch(/^https?:\/\//);
       }
       const comment = by('comment');
@@ -432,23 +451,39 @@ describe.concurrent('the inbox per platform, through its contract fake', () => {
       const again = (await listed(channelId)).filter((i) => JSON.stringify(i).includes(marker));
       expect(again.map((i) => i.platform_id).sort()).toEqual([...want].sort());
 
-      // The reply: accepted, sent once, with the platform's id.
-      const text = `${marker} thanks`;
-      const replied = await api<{ id: string; stage: string }>('POST', `/v1/inbox/${comment.id}/replies`, {
-        key,
-        body: { body: text },
-      });
-      expect(replied.status, replied.text).toBe(202);
-      const sent = await until(`${platform}'s reply`, async () => {
-        const item = await api<InboxItem>('GET', `/v1/inbox/${comment.id}`, { key });
-        const r = item.body.replies.find((x) => x.id === replied.body.id);
-        return r && (r.stage === 'sent' || r.stage === 'failed') ? r : undefined;
-      });
-      expect(sent, JSON.stringify(sent)).toMatchObject({ stage: 'sent', error: null, text });
-      expect(sent.external_id).toBeTruthy();
-      expect(await onFake(platform, text)).toBe(1);
+      // The replies: accepted, sent once, with the platform's id: to the comment (a reply comment
+      // on the platform) and, where the platform answers messages, to the message in its conversation.
+      const since = Date.now();
+      const answer = async (item: InboxItem, text: string) => {
+        const replied = await api<{ id: string; stage: string }>('POST', `/v1/inbox/${item.id}/replies`, {
+          key,
+          body: { body: text },
+        });
+        expect(replied.status, replied.text).toBe(202);
+        expect(replied.body.stage).toBe('queued');
+        const sent = await until(`${platform}'s reply to the ${item.kind}`, async () => {
+          const now = await api<InboxItem>('GET', `/v1/inbox/${item.id}`, { key });
+          const r = now.body.replies.find((x) => x.id === replied.body.id);
+          return r && (r.stage === 'sent' || r.stage === 'failed') ? r : undefined;
+        });
+        expect(sent, `${platform} ${item.kind}: ${JSON.stringify(sent)}`).toMatchObject({
+          stage: 'sent',
+          error: null,
+          text,
+        });
+        expect(sent.external_id).toBeTruthy();
+        return sent;
+      };
+      const toComment = `${marker} thanks`;
+      const toMessage = `${marker} hello back`;
+      const answersMessage = !!seeded.message && INBOX[platform].replies.includes('message');
+      await Promise.all([
+        answer(comment, toComment),
+        ...(answersMessage ? [answer(by('message'), toMessage)] : []),
+      ]);
       await sleep(2_000);
-      expect(await onFake(platform, text)).toBe(1);
+      expect(await onFake(platform, toComment)).toBe(1);
+      if (answersMessage) expect(await sendsAsked(platform, toMessage, since)).toBe(1);
     },
     90_000,
   );

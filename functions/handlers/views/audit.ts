@@ -31,6 +31,7 @@ const ACTIONS: Record<AuditAction, string> = {
   post_deleted: 'Post deleted',
   post_edited: 'Post edited',
   post_unpublished: 'Post unpublished from its platforms',
+  inbox_replied: 'Inbox item answered',
   channel_connected: 'Channel connected',
   channel_reconnected: 'Channel reconnected',
   channel_disconnected: 'Channel disconnected',

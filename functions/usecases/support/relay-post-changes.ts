@@ -1,8 +1,20 @@
 import { createHash } from 'node:crypto';
-import { enqueueDeliveries, publishEvents, sendDispatches, sendRemovals } from '#adapters/queues';
+import {
+  enqueueDeliveries,
+  publishEvents,
+  sendDispatches,
+  sendInboxReplies,
+  sendRemovals,
+} from '#adapters/queues';
 import { type ChannelRecord, toChannel } from '#core/accounts';
 import { deterministicId } from '#core/ids';
-import type { DeliveryMessage, DispatchMessage, HeraldEvent, UnpublishMessage } from '#core/messages';
+import type {
+  DeliveryMessage,
+  DispatchMessage,
+  HeraldEvent,
+  InboxReplyMessage,
+  UnpublishMessage,
+} from '#core/messages';
 import { type PostRecord, pendingChannels, toPost } from '#core/posts';
 import { LOOKAHEAD_SECONDS } from '#core/timing';
 import { removing } from '#core/unpublish';
@@ -160,9 +172,16 @@ export class Outbox {
   readonly dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   readonly events: HeraldEvent[] = [];
   readonly removals: UnpublishMessage[] = [];
+  readonly inboxReplies: InboxReplyMessage[] = [];
 
   get size(): number {
-    return this.deliveries.length + this.dispatches.length + this.events.length + this.removals.length;
+    return (
+      this.deliveries.length +
+      this.dispatches.length +
+      this.events.length +
+      this.removals.length +
+      this.inboxReplies.length
+    );
   }
 
   async send(): Promise<void> {
@@ -171,6 +190,7 @@ export class Outbox {
       this.dispatches.length ? sendDispatches(this.dispatches) : undefined,
       this.events.length ? publishEvents(this.events) : undefined,
       this.removals.length ? sendRemovals(this.removals) : undefined,
+      this.inboxReplies.length ? sendInboxReplies(this.inboxReplies) : undefined,
     ]);
   }
 }

@@ -143,12 +143,12 @@ const ID_RE = /^[a-z]+_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 export type IdKind = 'post' | 'media' | 'webhook' | 'channel' | 'connection' | 'inbox';
 const prefixOf: Record<IdKind, string> = {
-  inbox: ID_PREFIXES.inbox,
   post: ID_PREFIXES.post,
   media: ID_PREFIXES.media,
   webhook: ID_PREFIXES.webhook,
   channel: ID_PREFIXES.channel,
   connection: ID_PREFIXES.connection,
+  inbox: ID_PREFIXES.inbox,
 };
 
 /**
@@ -261,6 +261,8 @@ export function richBody(op: OperationId): Record<string, unknown> {
       return richBody('createPost');
     case 'unpublishPost':
       return { channel_ids: [OWN.channel] };
+    case 'replyToInboxItem':
+      return { body: 'Thank you!' };
     case 'createWebhookEndpoint':
       return {
         url: 'https://93.184.216.34/herald',
@@ -343,6 +345,8 @@ export function validRequest(op: OperationId): FuzzRequest {
       };
     case 'unpublishPost':
       return { op, params: { id: OWN.publishedPost }, ...json(richBody(op)) };
+    case 'replyToInboxItem':
+      return { op, params: { id: OWN.inbox }, ...json(richBody(op)) };
     case 'createWebhookEndpoint':
       return { op, ...json(richBody(op)) };
     case 'updateWebhookEndpoint':

@@ -453,10 +453,11 @@ describe('order of checks', () => {
     const o = opById(op);
     const base = validRequest(op);
     const faults: Fault[] = ['noKey', 'badKey', 'noScope', 'burst', 'quota'];
-    if (o.feature === 'webhooks') faults.push('freePlan');
+    if (o.feature === 'webhooks' || o.feature === 'inbox') faults.push('freePlan');
     if (querySchema(op)) faults.push('query');
     if (base.body !== undefined) faults.push('oversize', 'contentType', 'json', 'schema');
-    if (op === 'deletePost' || op === 'publishPost' || op === 'unpublishPost') faults.push('cautious');
+    if (op === 'deletePost' || op === 'publishPost' || op === 'unpublishPost' || op === 'replyToInboxItem')
+      faults.push('cautious');
     if (base.params) faults.push('id');
     return faults;
   }

@@ -297,6 +297,7 @@ const STRING_FIELDS: Record<string, ReadonlyArray<readonly [Path, number]>> = {
     [['variants', 0, 'media', 0, 'alt'], 1500],
   ],
   unpublishPost: [[['channel_ids', 0], 64]],
+  replyToInboxItem: [[['body'], 63_206]],
   createWebhookEndpoint: [
     [['url'], 2048],
     [['description'], 500],

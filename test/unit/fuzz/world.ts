@@ -77,6 +77,7 @@ import {
   type Item,
   inboxItemItem,
   inboxRecord,
+  inboxRecordItem,
   jsonHeaders,
   lambdaContext,
   mediaAsset,
@@ -176,7 +177,7 @@ export const OWN = {
   webhook: fixedId('webhook', 1),
   /** A LinkedIn session waiting for the person to pick one of two accounts (selecting_account). */
   connection: fixedId('connection', 1),
-  /** An unread comment on the Bluesky channel. */
+  /** A comment on the Bluesky channel: what replyToInboxItem answers. */
   inbox: fixedId('inbox', 1),
 };
 export const FOREIGN = {
@@ -311,6 +312,8 @@ const SEED: Item[] = [
   mediaItem(UPLOADED_VIDEO),
   webhookEndpointItem(endpointRecord(OWN.webhook, ORG_ID)),
   webhookEndpointItem(endpointRecord(FOREIGN.webhook, OTHER_ORG_ID)),
+  inboxRecordItem(inboxRecord(1)),
+  inboxRecordItem(inboxRecord(2, { org_id: OTHER_ORG_ID, channel_id: fixedId('channel', 2), platform: 'x' })),
   { ...keys.webhookCount(ORG_ID), endpoints: 1 },
   inboxItemItem(inboxRecord({ id: OWN.inbox })),
   inboxItemItem(inboxRecord({ id: FOREIGN.inbox, org_id: OTHER_ORG_ID, channel_id: FOREIGN.channel })),

@@ -146,8 +146,8 @@ describe('every alarm', () => {
 describe('DLQs', () => {
   it('alarm on depth (Maximum ≥ 1) and on the oldest message (3 days) of each unconsumed DLQ', () => {
     for (const [name, { dlq }] of stacks.queues) {
-      // Consumed DLQs (delivery, mediaImport) alarm on what they receive instead.
-      if (name === 'delivery' || name === 'mediaImport') continue;
+      // Consumed DLQs (delivery, mediaImport, inboxReplies) alarm on what they receive instead.
+      if (name === 'delivery' || name === 'mediaImport' || name === 'inboxReplies') continue;
       const q = pascal(name);
       expect(single(`${q}DlqDepth`)).toEqual({
         namespace: 'AWS/SQS',
@@ -197,6 +197,19 @@ describe('DLQs', () => {
       threshold: 900,
     });
     expect(alarms.has('MediaImportDlqDepth')).toBe(false);
+  });
+
+  it('alarm on what the consumed inboxReplies DLQ received, and on a consumer that stopped emptying it', () => {
+    expect(single('InboxRepliesDlqReceived')).toMatchObject({
+      metric: 'NumberOfMessagesReceived',
+      statistic: 'Sum',
+      threshold: 1,
+    });
+    expect(single('InboxRepliesDlqAge')).toMatchObject({
+      metric: 'ApproximateAgeOfOldestMessage',
+      threshold: 900,
+    });
+    expect(alarms.has('InboxRepliesDlqDepth')).toBe(false);
   });
 
   it("ticket the stream relay DLQ's depth (through the composite) and page its age, within the stream's 24 h", () => {

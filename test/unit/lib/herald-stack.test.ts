@@ -808,9 +808,9 @@ describe('alarms', () => {
         OKActions: [ticketRef()],
       });
       prod.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        // Consumed DLQs (delivery, mediaImport) are emptied at once: what they received is the signal.
+        // Consumed DLQs (delivery, mediaImport, inboxReplies) are emptied at once: what they received is the signal.
         MetricName:
-          name === 'delivery' || name === 'mediaImport'
+          name === 'delivery' || name === 'mediaImport' || name === 'inboxReplies'
             ? 'NumberOfMessagesReceived'
             : 'ApproximateNumberOfMessagesVisible',
         Threshold: 1,

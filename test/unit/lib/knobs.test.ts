@@ -32,6 +32,7 @@ const KNOBS = {
   engagementSyncConcurrency: 3,
   unpublishConcurrency: 3,
   mediaImportConcurrency: 5,
+  inboxReplyConcurrency: 4,
   inboxPollConcurrency: 12,
   inboxRetentionDays: 30,
   inboxDisabledPlatforms: '["x"]',

@@ -264,7 +264,7 @@ describe('protection', () => {
   it('deletes queues and empties buckets on a dev destroy, so it completes', () => {
     const data = resourcesOf(templateOf(dev, dev.stacks.data));
     const queues = Object.values(data).filter((r) => r.Type === 'AWS::SQS::Queue');
-    expect(queues).toHaveLength(19);
+    expect(queues).toHaveLength(21);
     for (const q of queues) expect(q.DeletionPolicy).toBe('Delete');
     for (const b of Object.values(data).filter((r) => r.Type === 'AWS::S3::Bucket'))
       expect(b.DeletionPolicy).toBe('Delete');

@@ -189,6 +189,12 @@ export const channelItem = (c: ChannelRecord): Item => ({
   entity: 'channel',
   ...c,
 });
+export const inboxRecordItem = (r: InboxItemRecord): Item => ({
+  ...keys.inboxItem(r.org_id, r.id),
+  ...keys.inboxByStatus(r.org_id, r.status, r.id),
+  entity: 'inbox_item',
+  ...r,
+});
 /** A post's item with its index keys, as adapters/posts.ts writes it (a publishing post is due-work). */
 export const postItem = (p: PostRecord): Item => ({
   ...keys.post(p.org_id, p.id),
@@ -208,8 +214,31 @@ export const webhookEndpointItem = (e: WebhookEndpointRecord): Item => ({
   ...keys.webhookEndpoint(e.org_id, e.id),
   ...e,
 });
+/** An inbox item (a comment on the org's channel `n`), as the poller stores it. */
+function numberedInboxRecord(n: number, rest: Partial<InboxItemRecord> = {}): InboxItemRecord {
+  return {
+    id: fixedId('inbox', n),
+    org_id: ORG_ID,
+    channel_id: fixedId('channel', 1),
+    platform: 'bluesky',
+    kind: 'comment',
+    status: 'unread',
+    text: 'Great launch!',
+    url: null,
+    author: { handle: 'fan.example', name: 'A Fan', avatar_url: null, platform_id: 'did:plc:fan' },
+    post_id: null,
+    in_reply_to: 'at://did:plc:acme/app.bsky.feed.post/1',
+    conversation_id: 'at://did:plc:acme/app.bsky.feed.post/1',
+    platform_id: `at://did:plc:fan/app.bsky.feed.post/${n}`,
+    created_at: CREATED_AT,
+    received_at: CREATED_AT,
+    replies: [],
+    version: 1,
+    ...rest,
+  };
+}
 /** A comment on the org's Bluesky channel 1, unread, as the inbox poller stores it (no version yet). */
-export function inboxRecord(overrides: Partial<InboxItemRecord> = {}): InboxItemRecord {
+function firstInboxRecord(overrides: Partial<InboxItemRecord> = {}): InboxItemRecord {
   return {
     id: fixedId('inbox', 1),
     org_id: ORG_ID,
@@ -234,6 +263,18 @@ export function inboxRecord(overrides: Partial<InboxItemRecord> = {}): InboxItem
     replies: [],
     ...overrides,
   };
+}
+/**
+ * An inbox item: `inboxRecord(n, rest)` the comment `n` (version 1), `inboxRecord(overrides)` the
+ * comment 1 as the poller first stores it (no version yet).
+ */
+export function inboxRecord(n: number, rest?: Partial<InboxItemRecord>): InboxItemRecord;
+export function inboxRecord(overrides?: Partial<InboxItemRecord>): InboxItemRecord;
+export function inboxRecord(
+  a: number | Partial<InboxItemRecord> = {},
+  rest: Partial<InboxItemRecord> = {},
+): InboxItemRecord {
+  return typeof a === 'number' ? numberedInboxRecord(a, rest) : firstInboxRecord(a);
 }
 /** An inbox item with its keys and status entry, as adapters/inbox.ts inboxItemOf writes it. */
 export const inboxItemItem = (r: InboxItemRecord): Item => ({
@@ -458,6 +499,7 @@ export const MCP_TOOL_NAMES = [
   'update_post',
   'validate_post',
   'unpublish_post',
+  'reply_to_inbox_item',
   'get_analytics',
   'get_usage',
   'list_webhook_endpoints',

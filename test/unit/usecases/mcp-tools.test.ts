@@ -35,6 +35,8 @@ const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; o
   ['publish_post', { destructive: true, idempotent: false, openWorld: true }],
   ['update_post', { destructive: false, idempotent: true, openWorld: false }],
   ['unpublish_post', { destructive: true, idempotent: false, openWorld: true }],
+  // Posts on the platform; with its idempotency_key, once.
+  ['reply_to_inbox_item', { destructive: false, idempotent: true, openWorld: true }],
   ['create_webhook_endpoint', { destructive: false, idempotent: false, openWorld: false }],
   ['update_webhook_endpoint', { destructive: false, idempotent: true, openWorld: false }],
   ['delete_webhook_endpoint', { destructive: true, idempotent: true, openWorld: false }],
@@ -127,6 +129,7 @@ describe('input schemas', () => {
       'publish_post',
       'update_post',
       'unpublish_post',
+      'reply_to_inbox_item',
       'update_webhook_endpoint',
       'delete_webhook_endpoint',
       'test_webhook_endpoint',
@@ -206,7 +209,7 @@ describe('input schemas', () => {
 
   it('offers idempotency_key only where the operation reads an Idempotency-Key', () => {
     const withKey = allTools().filter((t) => IDEMPOTENCY_ARG in (t.tool.inputSchema.properties as Json));
-    expect(withKey.map((t) => t.name)).toEqual(['create_post']);
+    expect(withKey.map((t) => t.name)).toEqual(['create_post', 'reply_to_inbox_item']);
   });
 
   it('merges path parameters with required body fields (reschedule_post)', () => {
@@ -295,12 +298,12 @@ describe('annotations', () => {
     expect([...gets, ...WRITE_HINTS.map(([n]) => n)].sort()).toEqual([...MCP_TOOL_NAMES].sort());
   });
 
-  it('marks exactly publish_post, delete_post and unpublish_post as needing the dangerous-operations toggle', () => {
+  it('marks exactly publish_post, delete_post, unpublish_post and reply_to_inbox_item as needing the dangerous-operations toggle', () => {
     expect(
       allTools()
         .filter((t) => t.dangerous)
         .map((t) => t.name),
-    ).toEqual(['delete_post', 'publish_post', 'unpublish_post']);
+    ).toEqual(['delete_post', 'publish_post', 'unpublish_post', 'reply_to_inbox_item']);
   });
 });
 
@@ -387,10 +390,12 @@ describe('visibleTools', () => {
     expect(shown).toHaveLength(MCP_TOOL_NAMES.length - 1);
   });
 
-  it('hides publish_post, delete_post and unpublish_post, and publish_now from create_post, while the toggle is off', () => {
+  it('hides publish_post, delete_post, unpublish_post and reply_to_inbox_item, and publish_now from create_post, while the toggle is off', () => {
     const tools = visible(allScopes, false);
     expect(names(tools)).toEqual(
-      MCP_TOOL_NAMES.filter((n) => !['publish_post', 'delete_post', 'unpublish_post'].includes(n)),
+      MCP_TOOL_NAMES.filter(
+        (n) => !['publish_post', 'delete_post', 'unpublish_post', 'reply_to_inbox_item'].includes(n),
+      ),
     );
     const create = toolIn(tools, 'create_post');
     const schema = schemaIn(create);

@@ -54,7 +54,7 @@ const UNKNOWN = apiKey({ scopes: [...SCOPES], n: 5 });
 const POST_ID = fixedId('post', 7);
 
 const SAFE_TOOLS = MCP_TOOL_NAMES.filter(
-  (n) => !['publish_post', 'delete_post', 'unpublish_post'].includes(n),
+  (n) => !['publish_post', 'delete_post', 'unpublish_post', 'reply_to_inbox_item'].includes(n),
 );
 
 const ACCEPT = 'application/json, text/event-stream';
