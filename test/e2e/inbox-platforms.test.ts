@@ -1,7 +1,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { INBOX, type InboxItem, type InboxKind } from '../../functions/core/inbox.ts';
 import type { Platform } from '../../functions/core/platforms.ts';
@@ -43,8 +45,18 @@ const LANDING = 'http://127.0.0.1:9/connected';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const info = JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8')) as {
+  dynamodbEndpoint: string;
+  dynamodbCredentials: { accessKeyId: string; secretAccessKey: string };
+  tableName: string;
   queues: Record<string, { url: string }>;
 };
+const doc = DynamoDBDocumentClient.from(
+  new DynamoDBClient({
+    endpoint: info.dynamodbEndpoint,
+    region: 'us-east-1',
+    credentials: info.dynamodbCredentials,
+  }),
+);
 const sqs = new SQSClient({
   endpoint: stackInfo().sqsEndpoint,
   region: 'us-east-1',
@@ -54,6 +66,10 @@ const sqs = new SQSClient({
 
 let ws: Workspace;
 let key: string;
+/** A key per platform: the API limits each key to 120 requests a minute, and the cases run at once. */
+const keys = new Map<Platform, string>();
+const keyOf = (p: Platform) => keys.get(p) as string;
+const INBOX_KEY_SCOPES = `${ALL_SCOPES},inbox:read,inbox:write`;
 let samples: Samples;
 const run = Date.now().toString(36);
 
@@ -87,6 +103,7 @@ async function consented(
   platform: Platform,
   opts: { user?: string; pick?: (a: { id: string }) => boolean } = {},
 ): Promise<string> {
+  const key = keyOf(platform);
   const created = await api<{ id: string; authorize_url: string }>('POST', '/v1/channel-connections', {
     key,
     body: {
@@ -125,7 +142,7 @@ async function consented(
   return String(now.channel?.id);
 }
 
-async function upload(name: SampleName): Promise<string> {
+async function upload(key: string, name: SampleName): Promise<string> {
   const sample = samples.files[name];
   const bytes = readFileSync(sample.path);
   const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
@@ -150,11 +167,12 @@ async function upload(name: SampleName): Promise<string> {
 
 /** Publishes a post on the channel now: the Herald post and the platform's id of it. */
 async function publish(platform: Platform, channelId: string, marker: string) {
+  const key = keyOf(platform);
   const media =
     platform === 'instagram'
-      ? [{ url: await upload('jpeg'), type: 'image' }]
+      ? [{ url: await upload(key, 'jpeg'), type: 'image' }]
       : platform === 'youtube'
-        ? [{ url: await upload('mp4'), type: 'video' }]
+        ? [{ url: await upload(key, 'mp4'), type: 'video' }]
         : [];
   const res = await api<{ id: string }>('POST', '/v1/posts', {
     key,
@@ -174,6 +192,18 @@ async function publish(platform: Platform, channelId: string, marker: string) {
   expect(post.status, JSON.stringify(post)).toBe('published');
   const external = post.deliveries.find((d) => d.channel_id === channelId)?.external_id;
   expect(external).toBeTruthy();
+  // The poller knows Herald's posts by the refs the stream relay writes once the delivery has its
+  // platform id, a moment after the post is published: a comment polled before that has no post_id.
+  await until('the post ref', async () => {
+    const ref = await doc.send(
+      new GetCommand({
+        TableName: info.tableName,
+        Key: { pk: `ORG#${ws.orgId}`, sk: `POSTREF#${channelId}#${external}` },
+        ConsistentRead: true,
+      }),
+    );
+    return ref.Item?.post_id === post.id ? true : undefined;
+  });
   return { postId: post.id, external: String(external) };
 }
 
@@ -202,7 +232,7 @@ async function poll(channelId: string, times = 1) {
 }
 
 /** The channel's items through the API, every page. */
-async function listed(channelId: string): Promise<InboxItem[]> {
+async function listed(key: string, channelId: string): Promise<InboxItem[]> {
   const out: InboxItem[] = [];
   let cursor: string | null = null;
   do {
@@ -267,6 +297,8 @@ interface Case {
   author: { handle: string; name: string; id?: string };
   /** What the item's author must show of it. */
   expectAuthor: Partial<InboxItem['author']>;
+  /** Comments form a tree under the post (a reply to the comment is a comment on the post too). */
+  nested?: boolean;
 }
 
 const mastodonUser = `inboxp${run}`;
@@ -282,6 +314,7 @@ const CASES: Case[] = [
   },
   {
     platform: 'bluesky',
+    nested: true,
     to: blueskyHandle,
     // App passwords, no OAuth: one with direct-message access (the fake's privileged password).
     connect: async () =>
@@ -310,6 +343,7 @@ const CASES: Case[] = [
   },
   {
     platform: 'facebook',
+    nested: true,
     connect: () => consented('facebook'),
     author: { handle: 'ada.fb', name: 'Ada Facebook', id: '2000000000000042' },
     // A Page sees a person's name and page-scoped id, no username: the name is the handle.
@@ -317,6 +351,7 @@ const CASES: Case[] = [
   },
   {
     platform: 'instagram',
+    nested: true,
     connect: () => consented('instagram'),
     author: { handle: 'ada.ig', name: 'Ada Instagram', id: '17840000000000042' },
     // Comments and messages name the person's id; a tag (mention) names the username only.
@@ -324,6 +359,7 @@ const CASES: Case[] = [
   },
   {
     platform: 'threads',
+    nested: true,
     connect: () => consented('threads'),
     author: { handle: 'ada_threads', name: 'Ada Threads' },
     // Threads names the author of a reply or mention by username only.
@@ -331,6 +367,7 @@ const CASES: Case[] = [
   },
   {
     platform: 'youtube',
+    nested: true,
     connect: () => consented('youtube'),
     author: { handle: '@ada', name: 'Ada YouTube', id: 'UCadaviewer00000000000042' },
     // YouTube gives the commenter's display name and channel id.
@@ -338,6 +375,7 @@ const CASES: Case[] = [
   },
   {
     platform: 'linkedin',
+    nested: true,
     // The organization page, with the inbox's scope added to the app only while this grant is made
     // (other files connect member accounts with the app's default scopes).
     connect: async () => {
@@ -357,12 +395,14 @@ const CASES: Case[] = [
 beforeAll(async () => {
   samples = await makeSamples(mkdtempSync(join(tmpdir(), 'herald-inbox-platforms-')));
   ws = await workspace(['tiktok', 'pinterest']);
-  key = await mint(ws, `${ALL_SCOPES},inbox:read,inbox:write`);
+  key = await mint(ws, INBOX_KEY_SCOPES);
+  await Promise.all(CASES.map(async (c) => keys.set(c.platform, await mint(ws, INBOX_KEY_SCOPES))));
   for (const p of ['x', 'facebook', 'instagram', 'threads', 'youtube', 'linkedin']) await platformApp(p);
   await dangerous(ws, true);
 }, 120_000);
 afterAll(() => {
   sqs.destroy();
+  doc.destroy();
   rmSync(samples.dir, { recursive: true, force: true });
 });
 
@@ -371,6 +411,7 @@ describe.concurrent('the inbox per platform, through its contract fake', () => {
     '$platform: each kind comes in once with its context, and a reply goes out once',
     async (c) => {
       const { platform } = c;
+      const key = keyOf(platform);
       const channelId = await c.connect();
       const kinds = Object.keys(INBOX[platform].kinds) as InboxKind[];
       const channel = await api<{ inbox: Json }>('GET', `/v1/channels/${channelId}`, { key });
@@ -406,11 +447,21 @@ describe.concurrent('the inbox per platform, through its contract fake', () => {
           author,
           ...to,
         });
-      const want = Object.values(seeded);
+      // A reply to that comment: still a comment on the post (its conversation), answering the comment.
+      const nested = c.nested
+        ? await seed(platform, {
+            kind: 'comment',
+            text: `${marker} a reply`,
+            parent: seeded.comment,
+            author: { handle: 'lin_b', name: 'Lin B', id: '1600000000000000077' },
+            ...to,
+          })
+        : undefined;
+      const want = [...Object.values(seeded), ...(nested ? [nested] : [])];
 
       await poll(channelId, 2);
       const got = await until(`${platform}'s items`, async () => {
-        const list = (await listed(channelId)).filter((i) => want.includes(i.platform_id));
+        const list = (await listed(key, channelId)).filter((i) => want.includes(i.platform_id));
         return list.length === want.length ? list : undefined;
       });
       const by = (k: InboxKind) => got.find((i) => i.platform_id === seeded[k]) as InboxItem;
@@ -438,6 +489,16 @@ describe.concurrent('the inbox per platform, through its contract fake', () => {
         in_reply_to: external,
         conversation_id: external,
       });
+      if (nested) {
+        const answer = got.find((i) => i.platform_id === nested) as InboxItem;
+        expect(answer, JSON.stringify(answer)).toMatchObject({
+          kind: 'comment',
+          post_id: postId,
+          in_reply_to: seeded.comment,
+          conversation_id: external,
+        });
+        expect(answer.text).toContain(`${marker} a reply`);
+      }
       if (seeded.mention) expect(by('mention').post_id).toBeNull();
       if (seeded.message) {
         const message = by('message');
@@ -448,7 +509,7 @@ describe.concurrent('the inbox per platform, through its contract fake', () => {
       // Overlapping polls read the same items again and write none of them twice.
       await poll(channelId, 2);
       await sleep(6_000);
-      const again = (await listed(channelId)).filter((i) => JSON.stringify(i).includes(marker));
+      const again = (await listed(key, channelId)).filter((i) => JSON.stringify(i).includes(marker));
       expect(again.map((i) => i.platform_id).sort()).toEqual([...want].sort());
 
       // The replies: accepted, sent once, with the platform's id: to the comment (a reply comment
