@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import { type InboxItemRecord, type InboxReply, inboxItemId } from '#core/inbox';
@@ -15,11 +16,13 @@ import { type RunningStack, startLocalStack } from '../support/local-stack.ts';
 import {
   ALL_SCOPES,
   api,
+  baseUrl,
   CREDENTIALS,
   dangerous,
   failPlatform,
   fakeState,
   mint,
+  stackInfo,
   workspace,
 } from './helpers.ts';
 
@@ -148,6 +151,33 @@ const statusesWith = async (marker: string) =>
     String(p.text ?? p.status ?? '').includes(marker),
   );
 
+/** A Mastodon account of its own, connected through OAuth (its grant carries the inbox's scopes). */
+async function connectMastodon(key: string, user: string): Promise<string> {
+  const created = await api<{ id: string; authorize_url: string }>('POST', '/v1/channel-connections', {
+    key,
+    body: {
+      platform: 'mastodon',
+      redirect_uri: 'http://127.0.0.1:9/connected',
+      instance: `${inject('fakesOrigin')}/mastodon`,
+    },
+  });
+  expect(created.status, created.text).toBe(201);
+  const authorize = new URL(created.body.authorize_url);
+  authorize.searchParams.set('fake_user', user);
+  const consent = await fetch(authorize, { redirect: 'manual' });
+  expect(consent.status, await consent.text()).toBe(302);
+  const back = new URL(String(consent.headers.get('location')));
+  expect(back.origin).toBe(baseUrl());
+  expect((await fetch(back, { redirect: 'manual' })).status).toBe(303);
+  const session = await api<{ status: string; channel_id: string }>(
+    'GET',
+    `/v1/channel-connections/${created.body.id}`,
+    { key },
+  );
+  expect(session.body.status, session.text).toBe('connected');
+  return session.body.channel_id;
+}
+
 describe('replyToInboxItem (Mastodon)', () => {
   it('answers 202 queued, then the reply is sent once: one status on the platform, in reply to the comment', async () => {
     const ws = await workspace(['mastodon']);
@@ -186,6 +216,81 @@ describe('replyToInboxItem (Mastodon)', () => {
     // Settled: nothing more is sent later (a duplicate message would find the reply sent).
     await sleep(1500);
     expect(await statusesWith(marker)).toHaveLength(1);
+  });
+
+  it('answers an item the poller read: the comment polled from the platform, the reply under it', async () => {
+    const ws = await workspace([]);
+    const key = await mint(ws, INBOX_SCOPES);
+    await dangerous(ws, true);
+    const user = `reply${Date.now().toString(36)}`;
+    const channelId = await connectMastodon(key, user);
+    const seeded = await fetch(`${inject('fakesOrigin')}/__fakes/mastodon/inbox`, {
+      method: 'POST',
+      body: JSON.stringify({
+        to: user,
+        kind: 'mention',
+        text: `@${user} do you ship to Canada? ${Date.now()}`,
+      }),
+    });
+    expect(seeded.status).toBe(201);
+    const platformId = ((await seeded.json()) as { platform_id: string }).platform_id;
+    const info = JSON.parse(readFileSync(join(inject('dataDir'), 'stack.json'), 'utf8')) as {
+      queues: Record<string, { url: string }>;
+    };
+    const sqs = new SQSClient({
+      endpoint: stackInfo().sqsEndpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+      useQueueUrlAsEndpoint: false,
+    });
+    const t = table(inject('dataDir'));
+    try {
+      // One poll now, as the finder sends it (the finder's own turn may come first: one item all the same).
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: info.queues.inboxPoll?.url,
+          MessageBody: JSON.stringify({ org_id: ws.orgId, channel_id: channelId }),
+        }),
+      );
+      const item = await until(
+        'the poller to store the mention',
+        async () => {
+          const res = await t.doc.send(
+            new QueryCommand({
+              TableName: t.name,
+              KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
+              ExpressionAttributeValues: { ':pk': `ORG#${ws.orgId}`, ':sk': 'INBOX#' },
+              ConsistentRead: true,
+            }),
+          );
+          return (res.Items ?? []).find((i) => i.platform_id === platformId) as InboxItemRecord | undefined;
+        },
+        45_000,
+      );
+      const marker = `polled ${Date.now()}`;
+      const res = await api<InboxReply>('POST', `/v1/inbox/${item.id}/replies`, {
+        key,
+        body: { body: `Yes! ${marker}` },
+      });
+      expect(res.status, res.text).toBe(202);
+      const done = await until(
+        'the reply to be sent',
+        async () => {
+          const r = await replyOf(inject('dataDir'), ws.orgId, item.id, res.body.id);
+          return r?.stage === 'sent' || r?.stage === 'failed' ? r : undefined;
+        },
+        30_000,
+      );
+      expect(done.stage, JSON.stringify(done.error)).toBe('sent');
+      const statuses = await statusesWith(marker);
+      expect(statuses).toHaveLength(1);
+      expect(statuses[0]?.in_reply_to_id).toBe(platformId);
+      expect(done.external_id).toBe(statuses[0]?.id);
+    } finally {
+      t.close();
+      sqs.destroy();
+      await api('DELETE', `/v1/channels/${channelId}`, { key });
+    }
   });
 
   it('replays a repeated Idempotency-Key: one reply', async () => {
