@@ -506,9 +506,18 @@ describe.concurrent('the inbox per platform, through its contract fake', () => {
         expect(message.conversation_id).toBeTruthy();
       }
 
-      // Overlapping polls read the same items again and write none of them twice.
+      // Overlapping polls read the same items again and write none of them twice (waited for: the
+      // channel's last sync moves past them).
+      const synced = async () =>
+        (await api<{ inbox: { last_synced_at: string | null } }>('GET', `/v1/channels/${channelId}`, { key }))
+          .body.inbox.last_synced_at;
+      const before = Date.now();
       await poll(channelId, 2);
-      await sleep(6_000);
+      await until(`${platform}'s next poll`, async () => {
+        const at = await synced();
+        return at && Date.parse(at) > before ? true : undefined;
+      });
+      await sleep(2_000);
       const again = (await listed(key, channelId)).filter((i) => JSON.stringify(i).includes(marker));
       expect(again.map((i) => i.platform_id).sort()).toEqual([...want].sort());
 
