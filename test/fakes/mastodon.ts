@@ -77,7 +77,8 @@ import {
 // resource owner or authorization server denied the request. verify_credentials answers the token's user
 // (needs read, read:accounts or profile); POST /api/v1/statuses needs write or write:statuses, POST
 // /api/v2/media write or write:media (403 "This action is outside the authorized scopes"). Statuses are
-// still authored by the default account whoever posts them.
+// still authored by the default account whoever posts them, but a reply to one names the account
+// whose token posted it (in_reply_to_account_id), so a comment on a fake_user's post is theirs.
 
 export interface FakeMastodonMedia {
   id: string;
@@ -102,6 +103,8 @@ export interface FakeMastodonStatus {
   media: FakeMastodonMedia[];
   /** in_reply_to_id: the status this one answers, or null. */
   in_reply_to_id: string | null;
+  /** The id of the account whose token posted it (a reply to it names that account), default the default account. */
+  account_id?: string;
   favourites_count: number;
   reblogs_count: number;
   replies_count: number;
@@ -443,9 +446,10 @@ export function createFake(): FakeMastodon {
         display_name: seed.author?.name ?? username,
       };
       const parent = seed.parent ?? null;
+      const own = parent ? fake.posts.find((p) => p.id === parent) : undefined;
       const parentAccount = parent
-        ? fake.posts.some((p) => p.id === parent)
-          ? fake.account.id
+        ? own
+          ? (own.account_id ?? fake.account.id)
           : (fake.others.get(parent)?.account.id ?? null)
         : null;
       const mention = `@${fake.account.username}`;
@@ -592,7 +596,7 @@ export function createFake(): FakeMastodon {
         in_reply_to_id: s.in_reply_to_id,
         in_reply_to_account_id: s.in_reply_to_id
           ? fake.posts.some((p) => p.id === s.in_reply_to_id)
-            ? fake.account.id
+            ? (fake.posts.find((p) => p.id === s.in_reply_to_id)?.account_id ?? fake.account.id)
             : accountOf(s.in_reply_to_id)
           : null,
         sensitive: s.sensitive,
@@ -733,6 +737,7 @@ export function createFake(): FakeMastodon {
           idempotencyKey: key,
           media: attached,
           in_reply_to_id: inReplyTo,
+          account_id: me?.id ?? fake.account.id,
           favourites_count: 0,
           reblogs_count: 0,
           replies_count: 0,
