@@ -77,7 +77,8 @@ const SHOTS = resolve(import.meta.dirname, '../../docs/images/console');
 
 /**
  * A screenshot for docs/console.md: written into docs/images/console when HERALD_SCREENSHOTS=1
- * (`npm run docs:screenshots`), else into the OS temp directory so a test run changes no tracked file.
+ * (`HERALD_SCREENSHOTS=1 npx vitest run --project e2e test/e2e/console*.test.ts`), else into the OS
+ * temp directory so a test run changes no tracked file.
  */
 export async function screenshot(page: Page, name: string): Promise<string> {
   const dir =
