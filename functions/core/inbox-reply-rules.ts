@@ -14,6 +14,24 @@ export function replyUnsupported(platform: Platform, kind: InboxKind): ApiError 
   return new ApiError('reply_unsupported', detail);
 }
 
+/**
+ * A Mastodon reply as it is posted: the author's mention first (`@user@host`), unless the text
+ * already names them — a status reaches only the accounts it mentions. Its length counts.
+ */
+export function mastodonReplyText(authorHandle: string, text: string): string {
+  const mention = authorHandle.startsWith('@') ? authorHandle : `@${authorHandle}`;
+  const user = mention.split('@')[1] ?? '';
+  const named = new RegExp(`(^|\\s)@${user.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(@|\\b)`, 'i');
+  return named.test(text) ? text : `${mention} ${text}`;
+}
+
+/** A Mastodon reply's text as the instance counts it: a mention's domain does not count. */
+function mastodonCounted(authorHandle: string, body: string): string {
+  if (mastodonReplyText(authorHandle, body) === body) return body;
+  const user = authorHandle.replace(/^@/, '').split('@')[0] ?? '';
+  return `@${user} ${body}`;
+}
+
 /** The longest reply to an item of `kind` on `platform` (a reply to a comment or mention is a comment). */
 export function replyMaxText(platform: Platform, kind: InboxKind): number {
   return kind === 'message'
@@ -25,14 +43,21 @@ export function replyMaxText(platform: Platform, kind: InboxKind): number {
  * Field errors of a reply's text (pointer `/body`): not empty, and within the platform's limit as
  * it counts — a comment's (commentMaxText) for comments and mentions, a direct message's
  * (MESSAGE_MAX_TEXT) for messages. A message is counted in characters (graphemes), except on
- * Mastodon, where a direct message is a status and counted as one.
+ * Mastodon, where a direct message is a status and counted as one, with the author's mention.
  */
-export function replyTextErrors(platform: Platform, kind: InboxKind, body: string): FieldError[] {
+export function replyTextErrors(
+  platform: Platform,
+  kind: InboxKind,
+  body: string,
+  authorHandle: string,
+): FieldError[] {
   if (body.trim() === '') return [{ pointer: '/body', code: 'too_short', message: 'A reply needs text.' }];
-  if (kind !== 'message') return checkComment(platform, body, '/body');
+  // On Mastodon the author's mention goes first, and counts as Mastodon counts one: `@user`.
+  const posted = platform === 'mastodon' ? mastodonCounted(authorHandle, body) : body;
+  if (kind !== 'message') return checkComment(platform, posted, '/body');
   const max = replyMaxText(platform, kind);
   const counter = platform === 'mastodon' ? PLATFORM_RULES.mastodon.counter : 'graphemes';
-  const length = textLength(counter, body);
+  const length = textLength(counter, posted);
   if (length <= max) return [];
   return [
     {

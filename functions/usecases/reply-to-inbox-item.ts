@@ -97,7 +97,7 @@ const findReply = (item: InboxItemRecord, id: string) => item.replies?.find((r) 
 /** What the platform lets an app answer, the text's length, and the channel it goes out on. */
 async function checkReplyable(item: InboxItemRecord, body: string): Promise<void> {
   if (!INBOX[item.platform].replies.includes(item.kind)) throw replyUnsupported(item.platform, item.kind);
-  const errors = replyTextErrors(item.platform, item.kind, body);
+  const errors = replyTextErrors(item.platform, item.kind, body, item.author.handle);
   if (errors.length) throw new ValidationError(errors);
   const channel = await getChannel(item.org_id, item.channel_id);
   if (!channel || channel.status === 'disconnected')

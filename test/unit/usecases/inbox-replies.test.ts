@@ -265,8 +265,9 @@ describe('replyToInboxItem', () => {
     expect(empty.errors).toEqual([expect.objectContaining({ pointer: '/body', code: 'too_short' })]);
     const long = await refusal(byKey('a'.repeat(501)));
     expect(long.errors).toEqual([expect.objectContaining({ pointer: '/body', code: 'text_too_long' })]);
-    // 500 is Mastodon's: accepted.
-    expect((await byKey('a'.repeat(500))).status).toBe(202);
+    // Mastodon's 500 holds the author's mention Herald puts first ("@fan.example ", 13 as counted).
+    expect((await refusal(byKey('a'.repeat(488)))).errors?.[0]?.code).toBe('text_too_long');
+    expect((await byKey('a'.repeat(487))).status).toBe(202);
     // A direct message has its own limit (Bluesky's 1,000 against a post's 300).
     world({ item: { platform: 'bluesky', kind: 'message' }, channel: { platform: 'bluesky' } });
     expect((await byKey('b'.repeat(1000))).status).toBe(202);

@@ -1,3 +1,4 @@
+import { mastodonReplyText } from '#core/inbox-reply-rules';
 import { orOutcomeUnknown } from '../support.ts';
 import type {
   InboxConnector,
@@ -281,18 +282,8 @@ async function poll(ctx: InboxPollContext): Promise<InboxPage> {
 
 // --- replies --------------------------------------------------------------------------------
 
-const mentionOf = (ctx: InboxReplyContext) => {
-  const h = ctx.item.author.handle;
-  return h.startsWith('@') ? h : `@${h}`;
-};
-
 /** The status text: the author's mention first, unless the reply already names them. */
-function replyText(ctx: InboxReplyContext): string {
-  const mention = mentionOf(ctx);
-  const user = mention.split('@')[1] ?? '';
-  const named = new RegExp(`(^|\\s)@${user.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(@|\\b)`, 'i');
-  return named.test(ctx.text) ? ctx.text : `${mention} ${ctx.text}`;
-}
+const replyText = (ctx: InboxReplyContext): string => mastodonReplyText(ctx.item.author.handle, ctx.text);
 
 function replyParams(ctx: InboxReplyContext): Record<string, unknown> {
   return {
