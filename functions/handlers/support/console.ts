@@ -28,8 +28,16 @@ export const orgOf = (signedIn: SignedIn): string => signedIn.session.org_id;
  * inbox's unread count for the navigation.
  */
 export async function frameOf(signedIn: SignedIn): Promise<Frame> {
-  const { org } = await getSettings({ orgId: orgOf(signedIn), actor: actorOf(signedIn) });
-  return { signedIn, orgName: org.name, inboxUnread: await unreadBadge(org.id, org.plan) };
+  const orgId = orgOf(signedIn);
+  const settings = getSettings({ orgId, actor: actorOf(signedIn) });
+  const [{ org }, inboxUnread] = await Promise.all([
+    settings,
+    unreadBadge(
+      orgId,
+      settings.then((s) => s.org.plan),
+    ),
+  ]);
+  return { signedIn, orgName: org.name, inboxUnread };
 }
 
 /** A field of a ceremony's JSON body (the browser's answer is passed to the use case as it is). */
