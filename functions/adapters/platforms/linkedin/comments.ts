@@ -13,17 +13,20 @@ import { linkedinError } from './errors.ts';
 // (GET …/comments needs r_member_social or r_organization_social, which most apps lack: then the
 // outcome stays unknown rather than risking a second comment).
 
-interface LiComment {
+/** A comment as the Comments API answers it (on a post, or under a comment: `parentComment`). */
+export interface LiComment {
   id?: string;
   commentUrn?: string;
   $URN?: string;
   actor?: string;
   object?: string;
+  parentComment?: string;
   message?: { text?: string };
   created?: { time?: number };
+  commentsSummary?: { aggregatedTotalComments?: number; totalFirstLevelComments?: number };
 }
 
-const commentsPath = (post: string) => `/rest/socialActions/${encodeURIComponent(post)}/comments`;
+export const commentsPath = (post: string) => `/rest/socialActions/${encodeURIComponent(post)}/comments`;
 
 /** Where LinkedIn shows one comment: the post's page, scrolled to it. */
 export const commentUrl = (post: string, comment: string) =>
@@ -39,7 +42,12 @@ function parentOf(ctx: PublishContext): string {
   return id;
 }
 
-const urnOf = (c: LiComment, post: string, headerId: string | null): string | undefined =>
+/** A comment's URN: as answered, else built from its id (or the created one's `x-restli-id`) on `post`. */
+export const commentUrnOf = (
+  c: LiComment,
+  post: string,
+  headerId: string | null = null,
+): string | undefined =>
   c.commentUrn ?? c.$URN ?? (c.id || headerId ? `urn:li:comment:(${post},${c.id ?? headerId})` : undefined);
 
 export async function publishComment(ctx: PublishContext): Promise<PublishResult> {
@@ -52,7 +60,7 @@ export async function publishComment(ctx: PublishContext): Promise<PublishResult
   const res = await call<LiComment>(auth, 'POST', commentsPath(post), { json: body });
   if (res.status !== 201 && res.status !== 200) throw linkedinError(res, 'POST socialActions comments');
   const made = typeof res.body === 'object' && res.body ? res.body : {};
-  const urn = urnOf(made, post, res.headers.get('x-restli-id'));
+  const urn = commentUrnOf(made, post, res.headers.get('x-restli-id'));
   if (!urn)
     throw new PlatformError('system', 'linkedin: the comment was created without an id', {
       retryable: false,
@@ -77,6 +85,6 @@ export async function reconcileComment(ctx: PublishContext): Promise<PublishResu
       (c.message?.text ?? '').trim() === want &&
       (c.created?.time ?? Date.now()) >= since,
   );
-  const urn = hit ? urnOf(hit, post, null) : undefined;
+  const urn = hit ? commentUrnOf(hit, post) : undefined;
   return urn ? { externalId: urn, url: commentUrl(post, urn) } : null;
 }

@@ -9,7 +9,7 @@ import {
   type PublishResult,
 } from '../types.ts';
 import { Auth, ok } from './client.ts';
-import { commentUrl } from './comments.ts';
+import { commentsPath, commentUrl, commentUrnOf, type LiComment } from './comments.ts';
 
 // The comments on an organization page's posts, read and answered through LinkedIn's Community
 // Management API (learn.microsoft.com/linkedin/marketing/community-management/shares/):
@@ -40,18 +40,6 @@ const ORG_POSTS = 20;
 const COMMENT_PAGES = 5;
 const PAGE = 100;
 const CLOCK_SLACK_MS = 2 * 60_000;
-
-interface LiComment {
-  id?: string;
-  commentUrn?: string;
-  $URN?: string;
-  actor?: string;
-  object?: string;
-  parentComment?: string;
-  message?: { text?: string };
-  created?: { time?: number };
-  commentsSummary?: { aggregatedTotalComments?: number; totalFirstLevelComments?: number };
-}
 
 interface Paged<T> {
   elements?: T[];
@@ -116,10 +104,6 @@ function organizationOf(ctx: {
   return urn;
 }
 
-const commentsPath = (urn: string) => `/rest/socialActions/${encodeURIComponent(urn)}/comments`;
-const urnOf = (c: LiComment, on: string): string | undefined =>
-  c.commentUrn ?? c.$URN ?? (c.id ? `urn:li:comment:(${on},${c.id})` : undefined);
-
 /** Every comment on a post or a comment, page by page (start/count), at most `pages` pages. */
 async function commentsOn(
   auth: Auth,
@@ -164,7 +148,7 @@ async function counts(auth: Auth, posts: string[]): Promise<Record<string, { n: 
 }
 
 function fetched(c: LiComment, post: string, parent: string | null): InboxFetched | null {
-  const urn = urnOf(c, post);
+  const urn = commentUrnOf(c, post);
   const at = c.created?.time;
   if (!urn || typeof at !== 'number') return null;
   const actor = c.actor ?? '';
@@ -248,7 +232,7 @@ export async function poll(ctx: InboxPollContext): Promise<InboxPage> {
   const nestedMoved = !prev || prev.nested !== head.nested || prev.replies !== replies;
   for (const c of top.all) {
     take(c, null);
-    const urn = urnOf(c, head.urn);
+    const urn = commentUrnOf(c, head.urn);
     if (!urn || repliesOf(c) <= 0 || !nestedMoved) continue;
     for (const r of (await commentsOn(auth, urn, 1)).all) take(r, urn);
   }
@@ -315,7 +299,7 @@ export async function findReply(ctx: InboxReplyContext): Promise<PublishResult |
     (c) =>
       c.actor === org && (c.message?.text ?? '').trim() === want && (c.created?.time ?? Date.now()) >= since,
   );
-  const urn = hit ? urnOf(hit, post) : undefined;
+  const urn = hit ? commentUrnOf(hit, post) : undefined;
   if (urn) return { externalId: urn, url: commentUrl(post, urn) };
   if (!whole) throw outcomeUnknown(P, 'the comment has more replies than we read');
   return null;

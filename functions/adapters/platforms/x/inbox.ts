@@ -70,6 +70,26 @@ interface StreamCursor {
 
 const big = (id: string | undefined) => BigInt(id && /^\d+$/.test(id) ? id : '0');
 const maxId = (a: string | undefined, b: string | undefined) => (big(a) >= big(b) ? a : b);
+/**
+ * A page's items and the stream's cursor after it: while X has a next page, the walk goes on (its
+ * token, and the newest id it began with); at its end the newest id becomes what was read.
+ */
+function step(
+  items: InboxFetched[],
+  cursor: StreamCursor | undefined,
+  next: string | undefined,
+  newest: string | undefined,
+): { items: InboxFetched[]; cursor: StreamCursor; more: boolean } {
+  if (next && newest)
+    return {
+      items,
+      cursor: { ...(cursor?.since ? { since: cursor.since } : {}), walk: { token: next, newest } },
+      more: true,
+    };
+  const since = maxId(cursor?.since, newest);
+  return { items, cursor: since ? { since } : {}, more: false };
+}
+
 /** X's times are RFC 3339 without milliseconds. */
 const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
@@ -134,15 +154,7 @@ async function pollMentions(auth: Auth, ctx: InboxPollContext, cursor: StreamCur
     .map((t) => fromMention(t, users, myId))
     .filter((i) => ctx.kinds.includes(i.kind));
   const newest = maxId(cursor?.walk?.newest, page.meta?.newest_id ?? data[0]?.id);
-  const next = page.meta?.next_token;
-  if (next && newest)
-    return {
-      items,
-      cursor: { ...(cursor?.since ? { since: cursor.since } : {}), walk: { token: next, newest } },
-      more: true,
-    };
-  const since2 = maxId(cursor?.since, newest);
-  return { items, cursor: since2 ? { since: since2 } : {}, more: false };
+  return step(items, cursor, page.meta?.next_token, newest);
 }
 
 async function pollMessages(auth: Auth, ctx: InboxPollContext, cursor: StreamCursor | undefined) {
@@ -178,15 +190,8 @@ async function pollMessages(auth: Auth, ctx: InboxPollContext, cursor: StreamCur
       createdAt: new Date(e.created_at ?? Date.now()).toISOString(),
     }));
   const newest = maxId(cursor?.walk?.newest, data[0]?.id);
-  const next = page.meta?.next_token;
-  if (next && newest && fresh.length === data.length)
-    return {
-      items,
-      cursor: { ...(cursor?.since ? { since: cursor.since } : {}), walk: { token: next, newest } },
-      more: true,
-    };
-  const since2 = maxId(cursor?.since, newest);
-  return { items, cursor: since2 ? { since: since2 } : {}, more: false };
+  // A page reaching what the last read saw ends the walk: the pages after it were read then.
+  return step(items, cursor, fresh.length === data.length ? page.meta?.next_token : undefined, newest);
 }
 
 async function poll(ctx: InboxPollContext): Promise<InboxPage> {
