@@ -182,6 +182,29 @@ describe('poll: mapping', () => {
       expect(r.headers['atproto-proxy']).toBe('did:web:api.bsky.chat#bsky_chat');
   });
 
+  it('the fake answers chat as a PDS does: 501 without the proxy header, 400 without a privileged session', async () => {
+    const token = async (password: string) => {
+      const res = await fetch(`${fakes.url('bluesky')}/xrpc/com.atproto.server.createSession`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ identifier: identifier(), password }),
+      });
+      return ((await res.json()) as { accessJwt: string }).accessJwt;
+    };
+    const chat = async (password: string, proxied: boolean) => {
+      const res = await fetch(`${fakes.url('bluesky')}/xrpc/chat.bsky.convo.listConvos`, {
+        headers: {
+          authorization: `Bearer ${await token(password)}`,
+          ...(proxied ? { 'atproto-proxy': 'did:web:api.bsky.chat#bsky_chat' } : {}),
+        },
+      });
+      return [res.status, ((await res.json()) as { error?: string }).error];
+    };
+    expect(await chat('app-password', false)).toEqual([501, 'MethodNotImplemented']);
+    expect(await chat('token', true)).toEqual([400, 'InvalidToken']);
+    expect((await chat('app-password', true))[0]).toBe(200);
+  });
+
   it('an app password without DM access reads no conversations (the chat service would refuse it)', async () => {
     seed({ kind: 'message', text: 'psst', to: identifier() });
     seed({ kind: 'mention', text: 'hi', to: identifier() });
