@@ -42,7 +42,7 @@ export const PLATFORMS = [
 ] as const;
 export type Platform = (typeof PLATFORMS)[number];
 
-export const MEDIA_KINDS = ['image', 'video', 'audio'] as const;
+export const MEDIA_KINDS = ['image', 'video', 'audio', 'document'] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];
 
 export const LIMITS = {
@@ -57,3 +57,10 @@ export const LIMITS = {
   /** How far ahead a post may be scheduled. */
   scheduleHorizonDays: 730,
 } as const;
+
+/**
+ * What a published delivery did not do as asked without failing (Delivery `warnings`): a link card
+ * the page did not give, a rendition made by `media_fit` published in place of the asset.
+ */
+export const DELIVERY_WARNING_CODES = ['link_card_unavailable', 'media_fitted'] as const;
+export type DeliveryWarningCode = (typeof DELIVERY_WARNING_CODES)[number];

@@ -84,22 +84,35 @@ export function channelCapabilities(
 }
 
 /**
- * The values of `options.format` each platform takes in this version: one each where the platform
- * has several kinds of post (a later version adds stories, reels, shorts, documents); none where
- * it has one kind only. getChannelOptions lists them as `capabilities.formats`.
+ * The values of `options.format` each platform takes, the default first; none where the platform
+ * has one kind of post only. getChannelOptions lists them as `capabilities.formats`; what each
+ * format allows is in core/formats.ts.
  */
 export const FORMATS: Record<Platform, readonly string[]> = {
   x: [],
   bluesky: [],
   threads: [],
   mastodon: [],
-  linkedin: ['post'],
-  facebook: ['feed'],
-  instagram: ['feed'],
-  youtube: ['video'],
+  linkedin: ['post', 'document'],
+  facebook: ['feed', 'story', 'reel'],
+  instagram: ['feed', 'story', 'reel'],
+  youtube: ['video', 'short'],
   pinterest: [],
   tiktok: [],
 };
+
+/** The platforms whose posts take `options.poll` (a poll takes no media). */
+export const POLL_PLATFORMS: readonly Platform[] = ['x', 'linkedin', 'mastodon', 'threads'];
+
+/** The platforms whose posts get a preview card of the first URL in the text (`options.link_card`). */
+export const LINK_CARD_PLATFORMS: readonly Platform[] = ['bluesky', 'linkedin'];
+
+/** TikTok's `options.post_mode`: published at once, or sent to the creator's TikTok inbox to finish. */
+export const TIKTOK_POST_MODES = ['direct', 'inbox'] as const;
+export type TikTokPostMode = (typeof TIKTOK_POST_MODES)[number];
+
+/** `options.media_fit`: `auto` lets Herald derive a rendition the platform takes (core/media-fit.ts). */
+export const MEDIA_FIT_MODES = ['off', 'auto'] as const;
 
 /** The format option of a platform with formats (absent: its one format). */
 const format = (platform: Platform) => ({
@@ -174,6 +187,29 @@ export function textLength(counter: Counter, text: string): number {
 const str = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
 const httpsUrl = () => z.url({ protocol: /^https?$/ });
 
+/**
+ * `options.poll` as one platform takes it: 2–4 choices of at most `choiceMax` characters, and a
+ * duration in minutes within the platform's range (absent: the platform's default, core/formats.ts).
+ */
+const poll = (choiceMax: number, minutes: { min: number; max: number; only?: readonly number[] }) => ({
+  poll: z.optional(
+    z.strictObject({
+      choices: z.array(str(choiceMax)).check(z.minLength(2), z.maxLength(4)),
+      duration_minutes: z.optional(
+        z.int().check(
+          z.minimum(minutes.min),
+          z.maximum(minutes.max),
+          z.refine((m) => !minutes.only || minutes.only.includes(m), {
+            message: `Must be one of ${minutes.only?.join(', ')}.`,
+          }),
+        ),
+      ),
+    }),
+  ),
+});
+const mediaFit = () => ({ media_fit: z.optional(z.enum(MEDIA_FIT_MODES)) });
+const linkCard = () => ({ link_card: z.optional(z.boolean()) });
+
 const media = (m: Partial<MediaRule> & Pick<MediaRule, 'maxItems'>): MediaRule => ({
   required: false,
   kinds: ['image', 'video'],
@@ -191,6 +227,8 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
     options: once(() =>
       z.strictObject({
         reply_settings: z.optional(z.enum(['following', 'mentionedUsers', 'subscribers', 'verified'])),
+        ...poll(25, { min: 5, max: 10080 }),
+        ...mediaFit(),
       }),
     ),
   },
@@ -202,6 +240,10 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
       z.strictObject({
         visibility: z.optional(z.enum(['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'])),
         ...format('linkedin'),
+        document_title: z.optional(str(400)),
+        ...poll(30, { min: 1440, max: 20160, only: [1440, 4320, 10080, 20160] }),
+        ...linkCard(),
+        ...mediaFit(),
       }),
     ),
   },
@@ -214,6 +256,8 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
         langs: z.optional(
           z.array(z.string().check(z.regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$/))).check(z.maxLength(3)),
         ),
+        ...linkCard(),
+        ...mediaFit(),
       }),
     ),
   },
@@ -227,6 +271,8 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
         spoiler_text: z.optional(z.string().check(z.maxLength(500))),
         sensitive: z.optional(z.boolean()),
         language: z.optional(z.string().check(z.regex(/^[a-z]{2,3}$/))),
+        ...poll(50, { min: 5, max: 43829 }),
+        ...mediaFit(),
       }),
     ),
   },
@@ -237,6 +283,8 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
     options: once(() =>
       z.strictObject({
         reply_control: z.optional(z.enum(['everyone', 'accounts_you_follow', 'mentioned_only'])),
+        ...poll(25, { min: 1440, max: 1440 }),
+        ...mediaFit(),
       }),
     ),
   },
@@ -244,13 +292,15 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
     maxText: 2200,
     counter: 'code_points',
     media: media({ required: true, maxItems: 10, maxVideos: 10, mixed: true }),
-    options: once(() => z.strictObject({ ...format('instagram') })),
+    options: once(() => z.strictObject({ ...format('instagram'), ...mediaFit() })),
   },
   facebook: {
     maxText: 63206,
     counter: 'code_points',
     media: media({ maxItems: 10 }),
-    options: once(() => z.strictObject({ link: z.optional(httpsUrl()), ...format('facebook') })),
+    options: once(() =>
+      z.strictObject({ link: z.optional(httpsUrl()), ...format('facebook'), ...mediaFit() }),
+    ),
   },
   tiktok: {
     maxText: 2200,
@@ -264,6 +314,12 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
         disable_comment: z.optional(z.boolean()),
         disable_duet: z.optional(z.boolean()),
         disable_stitch: z.optional(z.boolean()),
+        post_mode: z.optional(z.enum(TIKTOK_POST_MODES)),
+        brand_content: z.optional(z.boolean()),
+        brand_organic: z.optional(z.boolean()),
+        ai_generated: z.optional(z.boolean()),
+        cover_timestamp_ms: z.optional(z.int().check(z.minimum(0))),
+        ...mediaFit(),
       }),
     ),
   },
@@ -279,6 +335,10 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
         made_for_kids: z.optional(z.boolean()),
         category_id: z.optional(z.string().check(z.regex(/^[0-9]{1,3}$/))),
         ...format('youtube'),
+        thumbnail_url: z.optional(httpsUrl()),
+        playlist_id: z.optional(z.string().check(z.regex(/^[A-Za-z0-9_-]{2,64}$/))),
+        publish_at: z.optional(z.iso.datetime({ offset: true })),
+        ...mediaFit(),
       }),
     ),
   },
@@ -291,6 +351,7 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
         board_id: z.optional(z.string().check(z.regex(/^[0-9]{1,32}$/))),
         link: z.optional(httpsUrl().check(z.maxLength(2048))),
         title: z.optional(str(100)),
+        ...mediaFit(),
       }),
     ),
   },
@@ -303,29 +364,54 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
 export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
   x: {
     reply_settings: 'Who may reply to the post (and to every item of its thread). Default: everyone.',
+    poll: 'A poll under the text: 2–4 choices of at most 25 characters, `duration_minutes` 5–10080 (default 1440). No media with a poll.',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   linkedin: {
     visibility: 'Who sees the post. Default: PUBLIC.',
-    format: 'The kind of post: `post` (the only one in this version).',
+    format:
+      'The kind of post: `post` (default), or `document`: one PDF (media kind `document`) shown as a swipeable carousel.',
+    document_title: "A `document` post's title shown on the carousel. Default: the post title, else the PDF's file name.",
+    poll: "A poll under the text: 2–4 choices of at most 30 characters, `duration_minutes` 1440, 4320, 10080 or 20160 (default 10080); the question is the post's title, else its text (at most 140 characters). No media with a poll.",
+    link_card: 'Show a preview card of the first URL in the text (its title, description and image). Default: true.',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   bluesky: {
     langs: 'Up to 3 BCP 47 language tags of the text (e.g. `en`, `pt-BR`), for feeds and filters.',
+    link_card:
+      'Show a preview card of the first URL in the text (its title, description and image), when the post has no media. Default: true.',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   mastodon: {
     visibility: "Who sees the status. Default: the account's default.",
     spoiler_text: 'A content warning shown before the text; counts toward the 500 characters.',
     sensitive: 'Hide the media behind a warning.',
     language: 'ISO 639 language code of the text (e.g. `en`).',
+    poll: 'A poll under the status: 2–4 choices of at most 50 characters, `duration_minutes` 5–43829 (default 1440). No media with a poll.',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   threads: {
     reply_control: 'Who may reply. Default: everyone.',
+    poll: 'A poll under the text: 2–4 choices of at most 25 characters; Threads polls last 24 hours (`duration_minutes` 1440). No media with a poll.',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   instagram: {
-    format: 'The kind of post: `feed` (the only one in this version).',
+    format:
+      'The kind of post: `feed` (default: an image, a video or a carousel), `story` (one image or video, no caption) or `reel` (one video).',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   facebook: {
     link: 'A link shared with the post (its preview shows under the text).',
-    format: 'The kind of post: `feed` (the only one in this version).',
+    format:
+      'The kind of post: `feed` (default), `story` (one image or video, no text) or `reel` (one vertical video).',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   tiktok: {
     privacy_level:
@@ -334,6 +420,14 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
       'Turn comments off for this video (always off when the creator turned them off: limits).',
     disable_duet: 'Turn duets off for this video (always off when the creator turned them off).',
     disable_stitch: 'Turn stitches off for this video (always off when the creator turned them off).',
+    post_mode:
+      "`direct`: published at once; `inbox`: sent to the creator's TikTok inbox to finish in the app (the delivery ends published with no URL). Default: `direct` when the platform app is audited, else `inbox`.",
+    brand_content: 'Disclose a paid partnership promoting a third party (TikTok shows “Paid partnership”).',
+    brand_organic: "Disclose that the post promotes the creator's own business (TikTok shows “Promotional content”).",
+    ai_generated: 'Label the content as AI-generated.',
+    cover_timestamp_ms: "The video frame shown as the cover, in milliseconds from the start. Default: TikTok's choice.",
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   youtube: {
     title: 'The video title (at most 100 characters, no `<` or `>`). Default: the post title, else the text.',
@@ -341,13 +435,21 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
     tags: 'Keywords (at most 30, 100 characters each).',
     made_for_kids: 'Declare the video made for children (COPPA). Default: false.',
     category_id: 'The video category (choices.category_id, read from YouTube). Default: 22 (People & Blogs).',
-    format: 'The kind of post: `video` (the only one in this version).',
+    format: 'The kind of post: `video` (default) or `short` (a vertical or square video of at most 3 minutes).',
+    thumbnail_url: "The `url` of a ready image asset to set as the video's thumbnail (JPEG or PNG, at most 2 MB).",
+    playlist_id: 'A playlist of the channel to add the video to (choices.playlist_id, read from YouTube).',
+    publish_at:
+      'When the video goes public (ISO 8601, in the future): it is uploaded private and YouTube publishes it then.',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
   pinterest: {
     board_id:
       'The board to pin to (choices.board_id, read from Pinterest). Default: the board the channel was connected with.',
     link: 'Where the Pin leads when clicked.',
     title: 'The Pin title (at most 100 characters).',
+    media_fit:
+      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
 };
 

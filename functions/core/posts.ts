@@ -1,5 +1,5 @@
 import type { OrgSettings } from './accounts.ts';
-import type { MediaKind } from './constants.ts';
+import type { DeliveryWarningCode, MediaKind } from './constants.ts';
 import { LIMITS, type PostStatus } from './constants.ts';
 import { conflict, dangerousOpsDisabled, type FieldError } from './errors.ts';
 import type { CreatePostInput } from './requests.ts';
@@ -36,6 +36,15 @@ export interface PartRecord {
   ref?: Record<string, unknown> | null;
 }
 
+/**
+ * Something a published delivery did not do as asked, which did not stop it (the post is on the
+ * platform): a link card the page did not give, a rendition used in place of the asset.
+ */
+export interface DeliveryWarning {
+  code: DeliveryWarningCode;
+  detail: string;
+}
+
 export interface DeliveryRecord {
   channel_id: string;
   stage: DeliveryStage;
@@ -66,6 +75,8 @@ export interface DeliveryRecord {
   ref?: Record<string, unknown> | null;
   /** One entry per thread item of the variant, in order (absent: the variant has no thread). */
   thread?: PartRecord[];
+  /** What the delivery did not do as asked without failing (absent: nothing). */
+  warnings?: DeliveryWarning[];
   /** The variant's first comment (absent or null: none asked for). */
   first_comment?: PartRecord | null;
   /** Internal: removal attempts that failed and are retried (unpublishPost; while `removing`). */
@@ -192,6 +203,7 @@ export function toPost(rec: PostRecord) {
           updated_at: d.updated_at,
           thread: (d.thread ?? []).map((p, index) => ({ index, ...partOf(p) })),
           first_comment: d.first_comment ? partOf(d.first_comment) : null,
+          warnings: d.warnings ?? [],
         },
       ];
     }),

@@ -3,6 +3,7 @@ import { CONNECTION_FAILURES, CONNECTION_STATUSES } from './connections.ts';
 import {
   CHANNEL_STATUSES,
   DELIVERY_STAGES,
+  DELIVERY_WARNING_CODES,
   ERROR_CATEGORIES,
   MEDIA_KINDS,
   PLATFORMS,
@@ -79,6 +80,15 @@ export const Variant = meta(
   { id: 'Variant', description: 'What is published to one channel.' },
 );
 
+export const DeliveryWarning = meta(
+  z.object({ code: z.enum(DELIVERY_WARNING_CODES), detail: z.string() }),
+  {
+    id: 'DeliveryWarning',
+    description:
+      'Something the delivery did not do as asked without failing: `link_card_unavailable` (the page gave no card; published without one), `media_fitted` (a rendition made by media_fit was published).',
+  },
+);
+
 export const Delivery = meta(
   z.object({
     channel_id: z.string(),
@@ -91,6 +101,7 @@ export const Delivery = meta(
     updated_at: dateTime,
     thread: z.array(DeliveryPart),
     first_comment: z.nullable(DeliveryComment),
+    warnings: z.array(DeliveryWarning),
   }),
   {
     id: 'Delivery',

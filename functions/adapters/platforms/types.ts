@@ -1,6 +1,8 @@
 import type { OptionsNote } from '#core/channel-options';
 import type { ErrorCategory } from '#core/delivery';
+import type { DeliveryWarningCode } from '#core/constants';
 import type { InboxKind } from '#core/inbox';
+import type { LinkCard } from '#core/link-cards';
 import type { PaceScope } from '#core/pacing';
 import type { MediaKind, Platform } from '#core/platforms';
 
@@ -78,6 +80,15 @@ export interface PublishContext {
    * that can be searched find a post an earlier attempt made from there.
    */
   attemptStartedAt: Date;
+  /**
+   * The root's preview card of the first URL in its text (Bluesky, LinkedIn; core/link-cards.ts),
+   * read by the worker before the call; null or absent: no card (none asked, or the page gave none).
+   */
+  linkCard?: LinkCard | null;
+  /** Note on the delivery what it did not do as asked without failing (its `warnings`). */
+  warn?(code: DeliveryWarningCode, detail: string): void;
+  /** The deployment's platform-app settings the connector honours (TikTok: `audited`). */
+  app?: { audited?: boolean } | undefined;
 }
 
 export interface PublishResult {

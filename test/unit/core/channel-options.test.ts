@@ -65,7 +65,7 @@ describe('formats', () => {
         checkVariant(p, { ...body, options: { format } }, '').filter((e) => e.code === 'invalid_option'),
       ).toEqual([]);
     }
-    const refused = checkVariant(p, { ...body, options: { format: 'story' } }, '');
+    const refused = checkVariant(p, { ...body, options: { format: 'hologram' } }, '');
     expect(refused.some((e) => e.code === 'invalid_option' && e.pointer.startsWith('/options'))).toBe(true);
     expect('format' in describeOptions(p)).toBe(caps.formats.length > 0);
     if (caps.formats.length) expect(describeOptions(p).format?.values).toEqual(caps.formats);
