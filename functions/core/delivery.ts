@@ -1,6 +1,7 @@
 import type { ERROR_CATEGORIES } from './constants.ts';
 import {
   type DeliveryRecord,
+  type DeliveryWarning,
   type PartRecord,
   type PostRecord,
   queuedPart,
@@ -326,11 +327,17 @@ export function partSucceeded(
   part: DeliveryPart,
   result: { externalId: string; url: string | null; ref?: Record<string, unknown> | null },
   now: Date,
+  warnings: readonly DeliveryWarning[] = [],
 ): DeliveryRecord {
   const recorded =
     part.kind === 'root'
-      ? { ...d, external_id: result.externalId, url: result.url, ...(result.ref ? { ref: result.ref } : {}) }
-      : withPart(d, part, {
+      ? {
+          ...withWarnings(d, warnings),
+          external_id: result.externalId,
+          url: result.url,
+          ...(result.ref ? { ref: result.ref } : {}),
+        }
+      : withPart(withWarnings(d, warnings), part, {
           stage: 'published',
           external_id: result.externalId,
           url: result.url,
@@ -354,6 +361,14 @@ export function partSucceeded(
     error_category: null,
     updated_at: at,
   };
+}
+
+/** The delivery with `warnings` added, one per code (a retried part says it once, the latest wording). */
+export function withWarnings(d: DeliveryRecord, warnings: readonly DeliveryWarning[]): DeliveryRecord {
+  if (!warnings.length) return d;
+  const byCode = new Map((d.warnings ?? []).map((w) => [w.code, w]));
+  for (const w of warnings) byCode.set(w.code, w);
+  return { ...d, warnings: [...byCode.values()] };
 }
 
 /**

@@ -372,9 +372,11 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
     visibility: 'Who sees the post. Default: PUBLIC.',
     format:
       'The kind of post: `post` (default), or `document`: one PDF (media kind `document`) shown as a swipeable carousel.',
-    document_title: "A `document` post's title shown on the carousel. Default: the post title, else the PDF's file name.",
+    document_title:
+      "A `document` post's title shown on the carousel. Default: the post title, else the PDF's file name.",
     poll: "A poll under the text: 2–4 choices of at most 30 characters, `duration_minutes` 1440, 4320, 10080 or 20160 (default 10080); the question is the post's title, else its text (at most 140 characters). No media with a poll.",
-    link_card: 'Show a preview card of the first URL in the text (its title, description and image). Default: true.',
+    link_card:
+      'Show a preview card of the first URL in the text (its title, description and image). Default: true.',
     media_fit:
       '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
@@ -423,9 +425,11 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
     post_mode:
       "`direct`: published at once; `inbox`: sent to the creator's TikTok inbox to finish in the app (the delivery ends published with no URL). Default: `direct` when the platform app is audited, else `inbox`.",
     brand_content: 'Disclose a paid partnership promoting a third party (TikTok shows “Paid partnership”).',
-    brand_organic: "Disclose that the post promotes the creator's own business (TikTok shows “Promotional content”).",
+    brand_organic:
+      "Disclose that the post promotes the creator's own business (TikTok shows “Promotional content”).",
     ai_generated: 'Label the content as AI-generated.',
-    cover_timestamp_ms: "The video frame shown as the cover, in milliseconds from the start. Default: TikTok's choice.",
+    cover_timestamp_ms:
+      "The video frame shown as the cover, in milliseconds from the start. Default: TikTok's choice.",
     media_fit:
       '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
   },
@@ -435,8 +439,10 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
     tags: 'Keywords (at most 30, 100 characters each).',
     made_for_kids: 'Declare the video made for children (COPPA). Default: false.',
     category_id: 'The video category (choices.category_id, read from YouTube). Default: 22 (People & Blogs).',
-    format: 'The kind of post: `video` (default) or `short` (a vertical or square video of at most 3 minutes).',
-    thumbnail_url: "The `url` of a ready image asset to set as the video's thumbnail (JPEG or PNG, at most 2 MB).",
+    format:
+      'The kind of post: `video` (default) or `short` (a vertical or square video of at most 3 minutes).',
+    thumbnail_url:
+      "The `url` of a ready image asset to set as the video's thumbnail (JPEG or PNG, at most 2 MB).",
     playlist_id: 'A playlist of the channel to add the video to (choices.playlist_id, read from YouTube).',
     publish_at:
       'When the video goes public (ISO 8601, in the future): it is uploaded private and YouTube publishes it then.',

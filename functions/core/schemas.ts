@@ -80,14 +80,11 @@ export const Variant = meta(
   { id: 'Variant', description: 'What is published to one channel.' },
 );
 
-export const DeliveryWarning = meta(
-  z.object({ code: z.enum(DELIVERY_WARNING_CODES), detail: z.string() }),
-  {
-    id: 'DeliveryWarning',
-    description:
-      'Something the delivery did not do as asked without failing: `link_card_unavailable` (the page gave no card; published without one), `media_fitted` (a rendition made by media_fit was published).',
-  },
-);
+export const DeliveryWarning = meta(z.object({ code: z.enum(DELIVERY_WARNING_CODES), detail: z.string() }), {
+  id: 'DeliveryWarning',
+  description:
+    'Something the delivery did not do as asked without failing: `link_card_unavailable` (the page gave no card; published without one), `media_fitted` (a rendition made by media_fit was published).',
+});
 
 export const Delivery = meta(
   z.object({

@@ -30,7 +30,7 @@ import {
 import { mediaIdFromUrl } from '#core/media';
 import type { DeliveryMessage } from '#core/messages';
 import { deferredDelivery, type PaceDecision } from '#core/pacing';
-import type { DeliveryRecord, PostRecord, VariantRecord } from '#core/posts';
+import type { DeliveryRecord, DeliveryWarning, PostRecord, VariantRecord } from '#core/posts';
 import {
   type DeliveryFacts,
   deliveryFailed as deliveryFailedLine,
@@ -105,6 +105,8 @@ export async function deliver(
     /** This attempt's reconcile found that no earlier attempt posted this part. */
     let resolved = false;
     let maybeSent = false;
+    /** What this part did not do as asked without failing: recorded with its success. */
+    const warnings: DeliveryWarning[] = [];
     try {
       if (!variant)
         throw new PlatformError('system', `The post has no variant for channel ${msg.channel_id}.`, {
@@ -166,6 +168,9 @@ export async function deliver(
             });
         },
         tokens: tokens as PublishContext['tokens'],
+        warn: (code, detail) => {
+          warnings.push({ code, detail });
+        },
       };
       if (reconcileFirst) {
         reconcileFirst = false;
@@ -213,7 +218,9 @@ export async function deliver(
     if (result) {
       const done = result;
       const at = part;
-      const after = await updateClaimed(attempt, (d) => partSucceeded(settled(d), at, done, clock()));
+      const after = await updateClaimed(attempt, (d) =>
+        partSucceeded(settled(d), at, done, clock(), warnings),
+      );
       // Lost the claim: whoever holds it now finds this part by its reconcile.
       if (!after) return 'skipped';
       delivery = after.deliveries[msg.channel_id] as DeliveryRecord;

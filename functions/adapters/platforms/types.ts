@@ -1,6 +1,6 @@
 import type { OptionsNote } from '#core/channel-options';
-import type { ErrorCategory } from '#core/delivery';
 import type { DeliveryWarningCode } from '#core/constants';
+import type { ErrorCategory } from '#core/delivery';
 import type { InboxKind } from '#core/inbox';
 import type { LinkCard } from '#core/link-cards';
 import type { PaceScope } from '#core/pacing';
