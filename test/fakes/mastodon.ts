@@ -25,7 +25,9 @@ import {
 // Contract fake of a Mastodon instance: POST /api/v2/media (multipart `file`, `description`; 200 for
 // images, 202 with url null for video/audio until processed), GET /api/v1/media/:id (206 while
 // processing), POST /api/v1/statuses with Idempotency-Key (a repeat returns the original status;
-// in_reply_to_id makes a reply, 404 when that status does not exist),
+// in_reply_to_id makes a reply, 404 when that status does not exist; `poll` {options, expires_in,
+// multiple, hide_totals} checked against the instance's configuration.polls, which GET
+// /api/v2/instance states, and refused beside media_ids),
 // GET /api/v1/statuses/:id, GET /api/v1/accounts/verify_credentials and
 // /api/v1/accounts/:id/statuses (newest first, limit/max_id). Statuses carry HTML `content` the way
 // Mastodon renders it. Ids are Mastodon's Snowflake-like ones (milliseconds << 16 | sequence), so a
@@ -91,6 +93,31 @@ export interface FakeMastodonMedia {
   ready: boolean;
 }
 
+/** The instance's poll limits (GET /api/v2/instance configuration.polls; Mastodon's defaults). */
+export interface FakeMastodonPollLimits {
+  max_options: number;
+  max_characters_per_option: number;
+  /** Seconds. */
+  min_expiration: number;
+  max_expiration: number;
+}
+
+export const MASTODON_POLL_LIMITS: FakeMastodonPollLimits = {
+  max_options: 4,
+  max_characters_per_option: 50,
+  min_expiration: 300,
+  max_expiration: 2_629_746,
+};
+
+/** A status' poll as the instance keeps it (entities/Poll). */
+export interface FakeMastodonPoll {
+  id: string;
+  expires_at: string;
+  multiple: boolean;
+  hide_totals: boolean;
+  options: Array<{ title: string; votes_count: number }>;
+}
+
 export interface FakeMastodonStatus {
   id: string;
   text: string;
@@ -101,6 +128,8 @@ export interface FakeMastodonStatus {
   created_at: string;
   idempotencyKey: string | null;
   media: FakeMastodonMedia[];
+  /** Its poll, or null. */
+  poll?: FakeMastodonPoll | null;
   /** in_reply_to_id: the status this one answers, or null. */
   in_reply_to_id: string | null;
   /** The id of the account whose token posted it (a reply to it names that account), default the default account. */
@@ -119,6 +148,8 @@ export interface FakeMastodon extends FakePlatform {
   processingPolls: number;
   /** Forget idempotency keys (as the instance does after an hour). */
   forgetIdempotencyKeys(): void;
+  /** What GET /api/v2/instance states and POST /api/v1/statuses applies to polls (reset: the defaults). */
+  pollLimits: FakeMastodonPollLimits;
   account: { id: string; username: string; acct: string };
   /** Statuses of other accounts that reached this one (seeded by `inbox`), by id. */
   others: Map<string, FakeMastodonOther>;
@@ -233,6 +264,42 @@ function render(text: string): string {
       return `<p>${html.replace(/\n/g, '<br />')}</p>`;
     })
     .join('');
+}
+
+/**
+ * A status' `poll` param as the instance reads it, or why it refuses it: PollOptionsValidator and
+ * PollExpirationValidator against the instance's configuration.polls, their errors as the status'
+ * ActiveRecord::RecordInvalid words them ("Validation failed: Poll options must have more than one item").
+ */
+function pollRefused(
+  raw: unknown,
+  limits: FakeMastodonPollLimits,
+):
+  | { poll: { options: string[]; expires_in: number; multiple: boolean; hide_totals: boolean } }
+  | { error: string } {
+  const p = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  const options = Array.isArray(p.options) ? p.options.map(String) : [];
+  const expiresIn = Number(p.expires_in);
+  const errors: string[] = [];
+  if (!options.length) errors.push("Poll options can't be blank");
+  if (options.length < 2) errors.push('Poll options must have more than one item');
+  if (options.length > limits.max_options)
+    errors.push(`Poll options can't contain more than ${limits.max_options} items`);
+  if (options.some((o) => [...new Intl.Segmenter().segment(o)].length > limits.max_characters_per_option))
+    errors.push(`Poll options cannot be longer than ${limits.max_characters_per_option} characters each`);
+  if (new Set(options).size !== options.length) errors.push('Poll options contain duplicate items');
+  if (!Number.isFinite(expiresIn)) errors.push("Poll expires at can't be blank");
+  else if (expiresIn > limits.max_expiration) errors.push('Poll expires at is too far into the future');
+  else if (expiresIn < limits.min_expiration) errors.push('Poll expires at is too soon');
+  if (errors.length) return { error: `Validation failed: ${errors.join(', ')}` };
+  return {
+    poll: {
+      options,
+      expires_in: expiresIn,
+      multiple: p.multiple === true || p.multiple === 'true',
+      hide_totals: p.hide_totals === true || p.hide_totals === 'true',
+    },
+  };
 }
 
 function charCount(text: string) {
@@ -430,6 +497,7 @@ export function createFake(): FakeMastodon {
     media: new Map(),
     posts: [],
     processingPolls: 0,
+    pollLimits: { ...MASTODON_POLL_LIMITS },
     account: { id: '109000000000000001', username: 'acme', acct: 'acme' },
     others: new Map(),
     notifications: [],
@@ -511,6 +579,7 @@ export function createFake(): FakeMastodon {
       fake.media = new Map();
       fake.posts = [];
       fake.processingPolls = 0;
+      fake.pollLimits = { ...MASTODON_POLL_LIMITS };
     },
 
     async handle(req: FakeRequest, ctx: FakeContext): Promise<FakeResponse | null> {
@@ -533,6 +602,24 @@ export function createFake(): FakeMastodon {
       if (req.method === 'POST' && req.path === '/oauth/revoke') return revokeEndpoint(req);
       const avatar = serveAvatar(req);
       if (avatar) return avatar;
+      // GET /api/v2/instance (methods/instance#v2, public): the part of `configuration` statuses obey.
+      if (req.method === 'GET' && req.path === '/api/v2/instance')
+        return {
+          status: 200,
+          body: {
+            domain: new URL(ctx.base).host,
+            title: 'Fake Mastodon',
+            version: '4.3.0',
+            configuration: {
+              statuses: {
+                max_characters: MAX_CHARS,
+                max_media_attachments: 4,
+                characters_reserved_per_url: 23,
+              },
+              polls: fake.pollLimits,
+            },
+          },
+        };
 
       const token = bearer(req);
       const issued = fake.oauth.check(token);
@@ -590,6 +677,23 @@ export function createFake(): FakeMastodon {
           : id === fake.account.id
             ? fake.account.id
             : (fake.others.get(id)?.account.id ?? null);
+      // entities/Poll: votes are hidden (null) while a hide_totals poll is open.
+      const pollJson = (poll: FakeMastodonPoll) => {
+        const expired = Date.parse(poll.expires_at) <= Date.now();
+        const shown = expired || !poll.hide_totals;
+        return {
+          id: poll.id,
+          expires_at: poll.expires_at,
+          expired,
+          multiple: poll.multiple,
+          votes_count: 0,
+          voters_count: poll.multiple ? 0 : null,
+          voted: false,
+          own_votes: [],
+          options: poll.options.map((o) => ({ title: o.title, votes_count: shown ? o.votes_count : null })),
+          emojis: [],
+        };
+      };
       const statusJson = (s: FakeMastodonStatus) => ({
         id: s.id,
         created_at: s.created_at,
@@ -611,6 +715,7 @@ export function createFake(): FakeMastodon {
         content: withMentions(render(s.text)),
         account,
         media_attachments: s.media.map(attachmentJson),
+        poll: s.poll ? pollJson(s.poll) : null,
         mentions: [],
         tags: [],
         emojis: [],
@@ -708,6 +813,11 @@ export function createFake(): FakeMastodon {
         if (charCount(text) + [...spoiler].length > MAX_CHARS)
           return err(422, `Validation failed: Text character limit of ${MAX_CHARS} exceeded`);
         if (mediaIds.length > 4) return err(422, 'Validation failed: Cannot attach more than 4 files');
+        const poll = p.poll === undefined || p.poll === null ? null : pollRefused(p.poll, fake.pollLimits);
+        // PostStatusService#validate_media!: media_ids with a poll raise the too_many ValidationError
+        // (its message as is, no "Validation failed:").
+        if (poll && mediaIds.length) return err(422, 'Cannot attach more than 4 files');
+        if (poll && 'error' in poll) return err(422, poll.error);
         const visibility = p.visibility === undefined ? 'public' : String(p.visibility);
         if (!['public', 'unlisted', 'private', 'direct'].includes(visibility))
           return err(422, 'Validation failed: Visibility is not included in the list');
@@ -736,6 +846,16 @@ export function createFake(): FakeMastodon {
           created_at: new Date().toISOString(),
           idempotencyKey: key,
           media: attached,
+          poll:
+            poll && 'poll' in poll
+              ? {
+                  id: nextId(),
+                  expires_at: new Date(Date.now() + poll.poll.expires_in * 1000).toISOString(),
+                  multiple: poll.poll.multiple,
+                  hide_totals: poll.poll.hide_totals,
+                  options: poll.poll.options.map((title) => ({ title, votes_count: 0 })),
+                }
+              : null,
           in_reply_to_id: inReplyTo,
           account_id: me?.id ?? fake.account.id,
           favourites_count: 0,

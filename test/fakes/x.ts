@@ -27,7 +27,9 @@ import {
 // x.com; POST /2/oauth2/token for authorization_code and refresh_token grants, single-use refresh tokens;
 // POST /2/oauth2/revoke), GET /2/users/me, media upload (simple POST /2/media/upload for images;
 // initialize / {id}/append / {id}/finalize and GET ?command=STATUS with processing_info for video and GIFs;
-// POST /2/media/metadata for alt text), POST /2/tweets (replies: `reply.in_reply_to_tweet_id`; to a
+// POST /2/media/metadata for alt text), POST /2/tweets (its body checked against the OpenAPI document's
+// CreatePostsRequest in schemas/x-openapi-2.167-inbox.json; a poll kept as X's Poll object, refused
+// beside media as the document says; replies: `reply.in_reply_to_tweet_id`; to a
 // missing tweet, X's 403 "You attempted to reply to a Tweet that is deleted or not visible to you."),
 // GET /2/users/:id/tweets (text as X returns it: links as t.co, a media link appended, & < > escaped;
 // `exclude=replies`, `post.fields=referenced_tweets` naming a reply's `replied_to`) and GET /2/tweets?ids=&post.fields=public_metrics
@@ -93,6 +95,14 @@ export interface FakeXMedia {
   alt: string | null;
 }
 
+export interface FakeXPoll {
+  id: string;
+  options: Array<{ position: number; label: string; votes: number }>;
+  duration_minutes: number;
+  end_datetime: string;
+  voting_status: 'open' | 'closed';
+}
+
 export interface FakeTweet {
   id: string;
   text: string;
@@ -102,6 +112,8 @@ export interface FakeTweet {
   reply_settings: string | null;
   /** The tweet this one replies to (`reply.in_reply_to_tweet_id`), or null. */
   in_reply_to: string | null;
+  /** Its poll, as X's Poll object shows it, or null. */
+  poll: FakeXPoll | null;
   public_metrics: {
     retweet_count: number;
     reply_count: number;
@@ -395,6 +407,85 @@ function checkBody(path: string, method: string, body: unknown): FakeResponse | 
       return invalid(`$.${k}: must be at least ${rule.minLength} characters long`);
   }
   return null;
+}
+
+/** The JSON Schema keywords the excerpt's request bodies use (OpenAPI 3.0, $refs resolved). */
+interface JsonRule {
+  type?: string;
+  properties?: Record<string, JsonRule>;
+  required?: string[];
+  additionalProperties?: boolean;
+  items?: JsonRule;
+  minItems?: number;
+  maxItems?: number;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  pattern?: string;
+  enum?: string[];
+}
+
+const typeOf = (v: unknown) =>
+  Array.isArray(v) ? 'array' : v === null ? 'null' : Number.isInteger(v) ? 'integer' : typeof v;
+
+/**
+ * The first place `value` breaks `rule`, worded as X's validator words it ("$.poll.options: there
+ * must be a minimum of 2 items in the array"), or null. Lengths count UTF-16 units, as Java does.
+ */
+function ruleBroken(rule: JsonRule, value: unknown, at: string): string | null {
+  const t = typeOf(value);
+  if (rule.type && rule.type !== t && !(rule.type === 'number' && t === 'integer'))
+    return `${at}: ${t} found, ${rule.type} expected`;
+  if (rule.enum && !rule.enum.includes(String(value)))
+    return `${at}: does not have a value in the enumeration [${rule.enum.join(', ')}]`;
+  if (typeof value === 'string') {
+    if (rule.minLength !== undefined && value.length < rule.minLength)
+      return `${at}: must be at least ${rule.minLength} characters long`;
+    if (rule.maxLength !== undefined && value.length > rule.maxLength)
+      return `${at}: may only be ${rule.maxLength} characters long`;
+    if (rule.pattern && !new RegExp(rule.pattern).test(value))
+      return `${at}: does not match the regex pattern ${rule.pattern}`;
+  }
+  if (typeof value === 'number') {
+    if (rule.minimum !== undefined && value < rule.minimum)
+      return `${at}: must have a minimum value of ${rule.minimum}`;
+    if (rule.maximum !== undefined && value > rule.maximum)
+      return `${at}: must have a maximum value of ${rule.maximum}`;
+  }
+  if (Array.isArray(value)) {
+    if (rule.minItems !== undefined && value.length < rule.minItems)
+      return `${at}: there must be a minimum of ${rule.minItems} items in the array`;
+    if (rule.maxItems !== undefined && value.length > rule.maxItems)
+      return `${at}: there must be a maximum of ${rule.maxItems} items in the array`;
+    for (const [i, item] of value.entries()) {
+      const broken = rule.items ? ruleBroken(rule.items, item, `${at}[${i}]`) : null;
+      if (broken) return broken;
+    }
+  }
+  if (t === 'object') {
+    const o = value as Record<string, unknown>;
+    for (const k of rule.required ?? []) if (!(k in o)) return `${at}.${k}: is missing but it is required`;
+    for (const [k, v] of Object.entries(o)) {
+      const sub = rule.properties?.[k];
+      if (!sub) {
+        if (rule.additionalProperties === false)
+          return `${at}.${k}: is not defined in the schema and the schema does not allow additional properties`;
+        continue;
+      }
+      const broken = ruleBroken(sub, v, `${at}.${k}`);
+      if (broken) return broken;
+    }
+  }
+  return null;
+}
+
+/** A JSON body the excerpt's schema for the operation refuses, as X's 400 Invalid Request, or null. */
+function checkJson(path: string, method: string, body: unknown): FakeResponse | null {
+  const schema = INBOX_DOC.paths[path]?.[method]?.requestBody?.content['application/json'].schema;
+  if (!schema) return null;
+  const broken = ruleBroken(schema as JsonRule, body, '$');
+  return broken ? invalid(broken) : null;
 }
 
 /** X's Snowflake ids: milliseconds since its epoch, then a sequence. */
@@ -731,6 +822,7 @@ export function createFake(): FakeX {
         media?: { media_ids?: unknown };
         reply_settings?: unknown;
         reply?: unknown;
+        poll?: { options: string[]; duration_minutes: number };
       };
       const text = typeof b.text === 'string' ? b.text : '';
       const ids = Array.isArray(b.media?.media_ids) ? b.media.media_ids.map(String) : [];
@@ -779,6 +871,15 @@ export function createFake(): FakeX {
           );
         inReplyTo = id;
       }
+      // The rest of CreatePostsRequest (the poll's 2–4 options of 1–25 characters, 5–10080 minutes)
+      // as the document's schema states it.
+      const bad = checkJson('/2/tweets', 'post', req.json ?? {});
+      if (bad) return bad;
+      // The document: poll "is mutually exclusive from Media, Quote Tweet Id, and Card URI".
+      if (b.poll && (b.media !== undefined || 'quote_tweet_id' in b || 'card_uri' in b))
+        return invalid('$.poll: is mutually exclusive with media, quote_tweet_id and card_uri', {
+          poll: [JSON.stringify(b.poll)],
+        });
       const media: FakeXMedia[] = [];
       for (const id of ids) {
         const m = fake.media.get(id);
@@ -797,6 +898,7 @@ export function createFake(): FakeX {
         media,
         reply_settings: typeof b.reply_settings === 'string' ? b.reply_settings : null,
         in_reply_to: inReplyTo,
+        poll: null,
         public_metrics: {
           retweet_count: 0,
           reply_count: 0,
@@ -806,6 +908,17 @@ export function createFake(): FakeX {
           impression_count: 0,
         },
       };
+      if (b.poll) {
+        // Kept as X's Poll object shows it (data dictionary "Poll object").
+        const ends = new Date(Date.parse(tweet.created_at) + b.poll.duration_minutes * 60_000);
+        tweet.poll = {
+          id: snowflake(),
+          options: b.poll.options.map((label, i) => ({ position: i + 1, label, votes: 0 })),
+          duration_minutes: b.poll.duration_minutes,
+          end_datetime: ends.toISOString(),
+          voting_status: 'open',
+        };
+      }
       fake.posts.push(tweet);
       const parent = inReplyTo ? fake.posts.find((t) => t.id === inReplyTo) : undefined;
       if (parent) parent.public_metrics.reply_count++;
@@ -1172,6 +1285,7 @@ export function createFake(): FakeX {
         media: [],
         reply_settings: null,
         in_reply_to: parent?.id ?? seed.parent ?? null,
+        poll: null,
         public_metrics: {
           retweet_count: 0,
           reply_count: 0,

@@ -114,3 +114,31 @@ export function postOrComment(platform: string, post: PartPaths, comment: PartPa
     reconcile: async (ctx) => paths(ctx).reconcile(ctx),
   };
 }
+
+/** A variant's `options.poll` as a connector sends it: its choices and how long it stays open. */
+export interface PollAsked {
+  choices: string[];
+  minutes: number;
+}
+
+/**
+ * The poll the root carries (thread items and comments carry none: options are the variant's),
+ * with the platform's default duration when none was asked. createPost checked the shape.
+ */
+export function rootPoll(
+  ctx: Pick<PublishContext, 'part' | 'options'>,
+  defaultMinutes: number,
+): PollAsked | null {
+  if (ctx.part && ctx.part.kind !== 'root') return null;
+  const poll = ctx.options.poll as { choices?: unknown; duration_minutes?: unknown } | undefined;
+  if (!poll || !Array.isArray(poll.choices)) return null;
+  const minutes = typeof poll.duration_minutes === 'number' ? poll.duration_minutes : defaultMinutes;
+  return { choices: poll.choices.map(String), minutes };
+}
+
+/** A poll with media: every platform with polls refuses it (createPost does too). */
+export function pollWithMedia(platform: string): PlatformError {
+  return new PlatformError('user_content', `${platform}: a post with a poll takes no media`, {
+    retryable: false,
+  });
+}

@@ -1,4 +1,4 @@
-import { orOutcomeUnknown, publishedIn, searchFrom, sleep } from '../support.ts';
+import { orOutcomeUnknown, pollWithMedia, publishedIn, rootPoll, searchFrom, sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { multipartBody, UPLOAD_REQUEST_MS } from '../upload.ts';
 import { Api, type Status } from './client.ts';
@@ -13,6 +13,11 @@ import { mastodonError } from './errors.ts';
 // reconcile inside that hour repeats the request and gets the original status back (or makes the
 // only one). Past the hour, counted from the earliest attempt that may have sent it, reconcile looks
 // the text up among the account's own statuses since then.
+
+// Polls: the root's `poll: {options, expires_in}` (docs.joinmastodon.org methods/statuses#create:
+// poll[options][] and poll[expires_in] in seconds), never with media_ids (PostStatusService refuses
+// both). The instance's own limits (configuration.polls of GET /api/v2/instance) are its to apply:
+// a refusal is a 422 the delivery reports.
 
 const IDEMPOTENCY_WINDOW_MS = 55 * 60 * 1000; // the server keeps keys 1 h; keep a margin
 const POLL_BUDGET_MS = 20_000; // the worker's Lambda stops at 60 s, with the batch's other deliveries
@@ -49,11 +54,16 @@ async function upload(api: Api, item: MediaInput): Promise<string> {
   return attachment.id;
 }
 
+/** Absent duration: 1440 minutes, the default getChannelOptions states for Mastodon. */
+const pollOf = (ctx: PublishContext) => rootPoll(ctx, 1440);
+
 function statusParams(ctx: PublishContext, mediaIds: string[]): Record<string, unknown> {
   const o = ctx.options;
+  const poll = pollOf(ctx);
   return {
     status: ctx.text,
     ...(mediaIds.length ? { media_ids: mediaIds } : {}),
+    ...(poll ? { poll: { options: poll.choices, expires_in: poll.minutes * 60 } } : {}),
     ...(typeof o.visibility === 'string' ? { visibility: o.visibility } : {}),
     ...(typeof o.spoiler_text === 'string' && o.spoiler_text ? { spoiler_text: o.spoiler_text } : {}),
     ...(typeof o.sensitive === 'boolean' ? { sensitive: o.sensitive } : {}),
@@ -71,6 +81,8 @@ function postStatus(api: Api, params: Record<string, unknown>, key: string) {
 
 export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const api = Api.of(ctx.credentials);
+  // Refused before any upload: the instance would refuse the status after them.
+  if (ctx.media.length && pollOf(ctx)) throw pollWithMedia('mastodon');
   const mediaIds: string[] = [];
   for (const item of ctx.media) mediaIds.push(await upload(api, item));
   const params = statusParams(ctx, mediaIds);

@@ -1,4 +1,4 @@
-import { orOutcomeUnknown, publishedIn, searchFrom } from '../support.ts';
+import { orOutcomeUnknown, pollWithMedia, publishedIn, rootPoll, searchFrom } from '../support.ts';
 import { PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Auth, ok, type Tweet } from './client.ts';
 import { isDuplicate } from './errors.ts';
@@ -13,6 +13,9 @@ import { uploadMedia } from './upload.ts';
 // compares text the way X rewrites it (t.co links, entities).
 //
 // Media: ./upload.ts.
+//
+// Polls: the root's `poll: {options, duration_minutes}` (TweetCreateRequest.poll in X's OpenAPI
+// document: 2–4 options of 1–25 characters, 5–10080 minutes), which X takes in place of media.
 
 // Finding a tweet an earlier attempt made
 
@@ -73,10 +76,15 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const auth = new Auth(ctx);
   // An earlier attempt that may have made the tweet was reconciled (looked up) before this one.
   const sentBefore = ctx.checkpoint?.stage === 'posting';
+  // Absent duration: 1440 minutes, the default getChannelOptions states for X.
+  const poll = rootPoll(ctx, 1440);
+  // Refused before any upload: X takes media or a poll, never both.
+  if (poll && ctx.media.length) throw pollWithMedia('x');
   const mediaIds = await uploadMedia(auth, ctx);
   const body: Record<string, unknown> = {
     text: ctx.text,
     ...(mediaIds.length ? { media: { media_ids: mediaIds } } : {}),
+    ...(poll ? { poll: { options: poll.choices, duration_minutes: poll.minutes } } : {}),
     ...(typeof ctx.options.reply_settings === 'string' ? { reply_settings: ctx.options.reply_settings } : {}),
     // A thread item or the first comment: a reply to the part before it.
     ...(ctx.replyTo ? { reply: { in_reply_to_tweet_id: ctx.replyTo.parent.externalId } } : {}),
