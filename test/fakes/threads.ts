@@ -38,7 +38,8 @@ import {
 // POST /{user-id}/threads_publish), the user's threads (GET /{user-id}/threads with since/until),
 // replies (a container's reply_to_id, needing threads_manage_replies; a missing parent is Graph's
 // code 100; GET /{user-id}/replies lists them with replied_to / root_post / is_reply),
-// single media (GET /{media-id}?fields=…), insights, and GET /refresh_access_token.
+// single media (GET /{media-id}?fields=…), insights, and GET /refresh_access_token. A TEXT container
+// may carry a poll_attachment (the Polls guide), shown on the post as poll_attachment{…}.
 //
 // OAuth and profile (developers.facebook.com/docs/threads "Get Access Tokens", "Long-Lived Tokens"):
 //   GET  /oauth/authorize          (threads.net) client_id, redirect_uri, scope comma-separated
@@ -80,6 +81,20 @@ import {
 
 export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' | 'PUBLISHED';
 
+/** A post's poll as GET /{media-id}?fields=poll_attachment{…} answers it (the Polls guide). */
+export interface FakeThreadsPoll {
+  option_a: string;
+  option_b: string;
+  option_c?: string;
+  option_d?: string;
+  option_a_votes_percentage: number;
+  option_b_votes_percentage: number;
+  option_c_votes_percentage?: number;
+  option_d_votes_percentage?: number;
+  total_votes: number;
+  expiration_timestamp: string;
+}
+
 export interface FakeThreadsContainer {
   id: string;
   mediaType: 'TEXT' | 'IMAGE' | 'VIDEO' | 'CAROUSEL';
@@ -91,6 +106,8 @@ export interface FakeThreadsContainer {
   replyTo?: string;
   isCarouselItem: boolean;
   children: string[];
+  /** poll_attachment as sent: the options by key. */
+  poll?: Record<string, string>;
   status: ContainerStatus;
   errorMessage?: string;
   /** Status reads still answered IN_PROGRESS after the download finished. */
@@ -115,6 +132,8 @@ export interface FakeThreadsPost {
   timestamp: number;
   permalink: string;
   containerId: string;
+  /** Its poll (TEXT_POST only). */
+  poll?: FakeThreadsPoll;
   media: Array<{
     type: 'IMAGE' | 'VIDEO';
     url: string;
@@ -463,6 +482,39 @@ function refresh(fake: ThreadsFake, params: URLSearchParams): FakeResponse {
   return { status: 200, body: { access_token: fresh, token_type: 'bearer', expires_in: 5_183_944 } };
 }
 
+const POLL_KEYS = ['option_a', 'option_b', 'option_c', 'option_d'];
+
+/**
+ * A container's poll_attachment (the Polls guide: a JSON object of option_a, option_b and optional
+ * option_c, option_d, each 1–25 characters; text-only posts only), or why it is refused. The
+ * guide states the rules, not the error wording: the messages are the fake's, as Graph code 100.
+ */
+function pollAttachment(raw: string | null, mediaType: string): Record<string, string> | string | undefined {
+  if (raw === null) return undefined;
+  if (mediaType !== 'TEXT') return 'Param poll_attachment is only supported for media_type=TEXT';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return 'Param poll_attachment must be a JSON object';
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    return 'Param poll_attachment must be a JSON object';
+  const o = parsed as Record<string, unknown>;
+  const unknown = Object.keys(o).find((k) => !POLL_KEYS.includes(k));
+  if (unknown) return `Param poll_attachment has an unknown key ${unknown}`;
+  const keys = POLL_KEYS.filter((k) => k in o);
+  // Options fill a, b, then c, then d: no gap.
+  if (keys.length < 2 || keys.some((k, i) => k !== POLL_KEYS[i]))
+    return 'Param poll_attachment must contain at least 2 options (option_a, option_b) and no more than 4';
+  for (const k of keys) {
+    const v = o[k];
+    if (typeof v !== 'string' || [...v].length < 1 || [...v].length > 25)
+      return `Param poll_attachment.${k} must be between 1 and 25 characters long`;
+  }
+  return Object.fromEntries(keys.map((k) => [k, String(o[k])]));
+}
+
 async function createContainer(fake: ThreadsFake, params: URLSearchParams): Promise<FakeResponse> {
   const mediaType = params.get('media_type');
   if (mediaType !== 'TEXT' && mediaType !== 'IMAGE' && mediaType !== 'VIDEO' && mediaType !== 'CAROUSEL') {
@@ -480,6 +532,8 @@ async function createContainer(fake: ThreadsFake, params: URLSearchParams): Prom
   const replyTo = params.get('reply_to_id') ?? undefined;
   if (replyTo && !fake.posts.some((p) => p.id === replyTo))
     return param(100, `Param reply_to_id must be the id of a Threads media object you can reply to`);
+  const poll = pollAttachment(params.get('poll_attachment'), mediaType);
+  if (typeof poll === 'string') return param(100, poll);
   const isCarouselItem = params.get('is_carousel_item') === 'true';
   const url =
     mediaType === 'IMAGE' ? params.get('image_url') : mediaType === 'VIDEO' ? params.get('video_url') : null;
@@ -508,6 +562,7 @@ async function createContainer(fake: ThreadsFake, params: URLSearchParams): Prom
     replyTo,
     isCarouselItem,
     children,
+    ...(poll ? { poll } : {}),
     status: 'IN_PROGRESS',
     pollsLeft: fake.processingPolls,
     downloading: Boolean(url),
@@ -583,6 +638,7 @@ function publish(fake: ThreadsFake, params: URLSearchParams): FakeResponse {
     timestamp: Date.now(),
     permalink: '',
     containerId: container.id,
+    ...(container.poll ? { poll: openPoll(container.poll) } : {}),
     media: items.map((c) => ({
       type: c.mediaType === 'VIDEO' ? 'VIDEO' : 'IMAGE',
       url: c.url ?? '',
@@ -602,6 +658,14 @@ function publish(fake: ThreadsFake, params: URLSearchParams): FakeResponse {
   return { status: 200, body: { id: post.id } };
 }
 
+/** A published poll: no votes yet, open for 24 hours. */
+function openPoll(options: Record<string, string>): FakeThreadsPoll {
+  const poll: Record<string, unknown> = { ...options, total_votes: 0 };
+  for (const k of Object.keys(options)) poll[`${k}_votes_percentage`] = 0;
+  poll.expiration_timestamp = graphTime(Date.now() + 24 * 3600_000);
+  return poll as unknown as FakeThreadsPoll;
+}
+
 function fields(fake: ThreadsFake, p: FakeThreadsPost, params: URLSearchParams): Record<string, unknown> {
   const row: Record<string, unknown> = { id: p.id };
   for (const f of (params.get('fields') ?? 'id').split(',')) {
@@ -616,6 +680,8 @@ function fields(fake: ThreadsFake, p: FakeThreadsPost, params: URLSearchParams):
     if (f === 'is_reply') row.is_reply = p.repliedTo !== undefined;
     if (f === 'replied_to' && p.repliedTo) row.replied_to = { id: p.repliedTo };
     if (f === 'root_post' && p.rootPost) row.root_post = { id: p.rootPost };
+    // `poll_attachment` or `poll_attachment{option_a,…}`: the whole object either way.
+    if (f.startsWith('poll_attachment') && p.poll) row.poll_attachment = p.poll;
   }
   return row;
 }

@@ -1,5 +1,6 @@
 import type { Params } from '../meta/client.ts';
 import type { ContainerPlatform } from '../meta/publish.ts';
+import { pollWithMedia, rootPoll } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext } from '../types.ts';
 import { open } from './client.ts';
 
@@ -7,6 +8,10 @@ import { open } from './client.ts';
 // VIDEO, or CAROUSEL over item containers made with is_carousel_item=true), GET
 // /{container-id}?fields=status,error_message until FINISHED, then POST /{user-id}/threads_publish.
 // Meta fetches images and videos from their public URLs.
+//
+// Polls (developers.facebook.com/documentation/threads/create-posts/polls): the root's TEXT container
+// carries `poll_attachment`, a JSON object {option_a, option_b, option_c?, option_d?} of 2–4 options
+// of 1–25 characters; text-only posts only. Threads sets no duration (its polls last 24 hours).
 
 const PLATFORM = 'threads';
 
@@ -17,6 +22,15 @@ function mediaParams(m: MediaInput): Params {
   throw new PlatformError('user_content', `${PLATFORM}: ${m.type} attachments are not supported`, {
     retryable: false,
   });
+}
+
+const OPTION_KEYS = ['option_a', 'option_b', 'option_c', 'option_d'] as const;
+
+/** The root's poll as Threads takes it, or undefined. */
+function pollAttachment(ctx: PublishContext): string | undefined {
+  const poll = rootPoll(ctx, 1440);
+  if (!poll) return undefined;
+  return JSON.stringify(Object.fromEntries(poll.choices.map((c, i) => [OPTION_KEYS[i], c])));
 }
 
 const common = (ctx: PublishContext): Params => ({
@@ -47,8 +61,12 @@ export async function threadsContainers(ctx: PublishContext): Promise<ContainerP
         throw new PlatformError('user_content', `${PLATFORM}: a post needs text or media`, {
           retryable: false,
         });
-      return { media_type: 'TEXT', ...common(c) };
+      return { media_type: 'TEXT', ...common(c), poll_attachment: pollAttachment(c) };
     },
-    item: (m, carousel) => (carousel ? { ...mediaParams(m), is_carousel_item: true } : mediaParams(m)),
+    item: (m, carousel) => {
+      // A poll goes on a text-only post: refused before any container is made.
+      if (pollAttachment(ctx)) throw pollWithMedia(PLATFORM);
+      return carousel ? { ...mediaParams(m), is_carousel_item: true } : mediaParams(m);
+    },
   };
 }
