@@ -384,7 +384,7 @@ describe('Threads: poll_attachment on a TEXT container', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({ access_token: 'token', ...params }),
       });
-    for (const params of [
+    for (const params of <Array<Record<string, string>>>[
       {
         media_type: 'IMAGE',
         image_url: `${fakes.url('cdn')}/a.jpg`,
