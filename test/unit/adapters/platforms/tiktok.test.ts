@@ -54,6 +54,8 @@ function ctxOf(over: Partial<PublishContext> = {}): Fixture {
     text: 'Hello TikTok #herald',
     media: [video()],
     idempotencyKey: 'post_1.ch_1',
+    // The tests of Direct Post run as an audited app; the modes' own tests say otherwise.
+    app: { audited: true },
     ...over,
   });
 }
@@ -83,6 +85,8 @@ describe('tiktok publish', () => {
         disable_comment: false,
         disable_duet: false,
         disable_stitch: false,
+        brand_content_toggle: false,
+        brand_organic_toggle: false,
       },
       source_info: { source: 'FILE_UPLOAD', video_size: 3000, chunk_size: 3000, total_chunk_count: 1 },
     });
@@ -172,6 +176,8 @@ describe('tiktok publish', () => {
         privacy_level: 'PUBLIC_TO_EVERYONE',
         disable_comment: false,
         auto_add_music: true,
+        brand_content_toggle: false,
+        brand_organic_toggle: false,
       },
       source_info: {
         source: 'PULL_FROM_URL',
@@ -180,8 +186,8 @@ describe('tiktok publish', () => {
       },
     });
     expect(f.checkpoints).toEqual([
-      { phase: 'photo_init', media: 'photo' },
-      { publish_id: post.publishId, media: 'photo' },
+      { phase: 'photo_init', media: 'photo', mode: 'direct' },
+      { publish_id: post.publishId, media: 'photo', mode: 'direct' },
     ]);
   });
 
