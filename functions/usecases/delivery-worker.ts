@@ -4,6 +4,7 @@ import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel
 import { getAssets } from '#adapters/media';
 import { readObject, readRange, streamObject } from '#adapters/media-store';
 import { paceDelivery, recordRateLimit } from '#adapters/pacing';
+import { platformAppSettings } from '#adapters/platform-apps';
 import { connectorFor } from '#adapters/platforms/index';
 import {
   type Connector,
@@ -81,6 +82,8 @@ export async function deliver(
   let tokens: ReturnType<typeof channelTokens> | undefined;
   let connector: Connector | undefined;
   let connectedCredentials: PublishContext['credentials'] | undefined;
+  /** The platform app's settings the connector honours (TikTok: audited), read with the channel. */
+  let appSettings: PublishContext['app'];
   /** The channel's platform once read: the outcome metrics' one dimension besides their totals. */
   let platform = 'unknown';
   /** Only the first part this attempt makes can have an unknown outcome (see core/delivery.ts). */
@@ -137,6 +140,7 @@ export async function deliver(
         });
         connector = await connectorFor(channel.platform);
         connectedCredentials = credentials;
+        appSettings = await platformAppSettings(channel.platform);
       }
       const channel = connected;
       const content = partContent(variant, part);
@@ -171,6 +175,7 @@ export async function deliver(
         warn: (code, detail) => {
           warnings.push({ code, detail });
         },
+        app: appSettings,
       };
       if (reconcileFirst) {
         reconcileFirst = false;

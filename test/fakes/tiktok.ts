@@ -486,7 +486,11 @@ export function createFake(): TikTokFake {
     }
     const cover = info.video_cover_timestamp_ms;
     if (cover !== undefined && (typeof cover !== 'number' || !Number.isInteger(cover) || cover < 0))
-      return fail(400, 'invalid_params', 'post_info.video_cover_timestamp_ms must be a non-negative integer.');
+      return fail(
+        400,
+        'invalid_params',
+        'post_info.video_cover_timestamp_ms must be a non-negative integer.',
+      );
     if (!fake.audited && privacy !== 'SELF_ONLY') {
       return fail(
         403,
@@ -540,8 +544,7 @@ export function createFake(): TikTokFake {
       postInfo = {};
     } else {
       postInfo = obj(body?.post_info);
-      if (!postInfo || !source)
-        return fail(400, 'invalid_params', 'post_info and source_info are required.');
+      if (!postInfo || !source) return fail(400, 'invalid_params', 'post_info and source_info are required.');
       const bad = checkPostInfo(postInfo, 2200);
       if (bad) return bad;
     }

@@ -1027,3 +1027,35 @@ describe('latenessSeconds', () => {
     expect(latenessSeconds({ ...started, started_at: undefined }, NOW)).toBeNull();
   });
 });
+
+describe('deliver: the platform app settings a connector honours', () => {
+  const seed = (platform: 'tiktok' | 'bluesky', app: Item | null) =>
+    memoryTable([
+      postItem(publishing()),
+      channelItem(channel(1, platform)),
+      channelItem(CH2),
+      { ...keys.channelCredentials(ORG_ID, CH1.id), credentials: { token: 'tok-1' } },
+      ...(app ? [{ ...keys.platformApp('tiktok'), entity: 'platform_app', platform: 'tiktok', ...app }] : []),
+    ]);
+
+  it.each([
+    ['an audited TikTok app', { audited: true }, { audited: true }],
+    ['a TikTok app not marked audited', {}, { audited: false }],
+    ['no TikTok app at all', null, { audited: false }],
+  ])('%s → ctx.app %j', async (_name, app, expected) => {
+    seed('tiktok', app);
+    connector.publish.mockResolvedValue(RESULT);
+    expect(await deliver(MSG, clock)).toBe('published');
+    expect(ctxOf(connector.publish).app).toEqual(expected);
+  });
+
+  it('a platform without such settings reads none', async () => {
+    seed('bluesky', { audited: true });
+    connector.publish.mockResolvedValue(RESULT);
+    await deliver(MSG, clock);
+    expect(ctxOf(connector.publish).app).toBeUndefined();
+    expect(
+      ddb.commandCalls(BatchGetCommand).some((c) => JSON.stringify(c.args[0].input).includes('PLATFORMAPP#')),
+    ).toBe(false);
+  });
+});

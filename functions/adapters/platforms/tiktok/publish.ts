@@ -248,22 +248,18 @@ async function postVideo(
   } else {
     const info = await creatorInfo(tokens);
     const cover = ctx.options.cover_timestamp_ms;
-    init = await api<{ publish_id?: string; upload_url?: string }>(
-      tokens,
-      '/v2/post/publish/video/init/',
-      {
-        post_info: {
-          title: ctx.text,
-          privacy_level: privacyLevel(ctx, info),
-          disable_comment: interaction(ctx, 'disable_comment', info.comment_disabled),
-          disable_duet: interaction(ctx, 'disable_duet', info.duet_disabled),
-          disable_stitch: interaction(ctx, 'disable_stitch', info.stitch_disabled),
-          ...(typeof cover === 'number' ? { video_cover_timestamp_ms: cover } : {}),
-          ...disclosure(ctx, { aigc: true }),
-        },
-        source_info,
+    init = await api<{ publish_id?: string; upload_url?: string }>(tokens, '/v2/post/publish/video/init/', {
+      post_info: {
+        title: ctx.text,
+        privacy_level: privacyLevel(ctx, info),
+        disable_comment: interaction(ctx, 'disable_comment', info.comment_disabled),
+        disable_duet: interaction(ctx, 'disable_duet', info.duet_disabled),
+        disable_stitch: interaction(ctx, 'disable_stitch', info.stitch_disabled),
+        ...(typeof cover === 'number' ? { video_cover_timestamp_ms: cover } : {}),
+        ...disclosure(ctx, { aigc: true }),
       },
-    ).catch((err: unknown) => {
+      source_info,
+    }).catch((err: unknown) => {
       throw explainRefusal(err);
     });
   }

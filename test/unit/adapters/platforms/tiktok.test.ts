@@ -477,9 +477,7 @@ describe('tiktok post modes', () => {
   it("a public Direct Post from an unaudited app is TikTok's refusal, with what to do", async () => {
     fake.configure?.({ audited: false });
     const err = await failure(
-      connector.publish(
-        unaudited({ options: { post_mode: 'direct', privacy_level: 'PUBLIC_TO_EVERYONE' } }),
-      ),
+      connector.publish(unaudited({ options: { post_mode: 'direct', privacy_level: 'PUBLIC_TO_EVERYONE' } })),
     );
     expect(err.category).toBe('platform_rejected');
     expect(err.retryable).toBe(false);
@@ -526,7 +524,11 @@ describe('tiktok post modes', () => {
       media_type: 'PHOTO',
       post_mode: 'MEDIA_UPLOAD',
       post_info: { title: 'A title', description: 'Hello TikTok #herald' },
-      source_info: { source: 'PULL_FROM_URL', photo_images: ['https://media.example/a.jpg'], photo_cover_index: 0 },
+      source_info: {
+        source: 'PULL_FROM_URL',
+        photo_images: ['https://media.example/a.jpg'],
+        photo_cover_index: 0,
+      },
     });
   });
 
