@@ -176,6 +176,9 @@ export async function deliver(
           warnings.push({ code, detail });
         },
         app: appSettings,
+        ...(part.kind === 'root' && typeof variant.options.thumbnail_url === 'string'
+          ? { thumbnail: (await mediaOf(msg.org_id, [thumbnailRef(variant.options.thumbnail_url)]))[0] }
+          : {}),
       };
       if (reconcileFirst) {
         reconcileFirst = false;
@@ -456,6 +459,9 @@ async function requeueWhenDue(
   if (!at || msg.due !== at) return;
   await sendAgain(msg, at, clock);
 }
+
+/** `options.thumbnail_url` as a media reference: the url of an image asset (checked at createPost). */
+const thumbnailRef = (url: string): VariantRecord['media'][number] => ({ type: 'image', url, alt: '' });
 
 // The media of a variant as connectors need it: type, alt text, content type, size and the bytes —
 // read from the media bucket by the asset's object key (not fetched through the public url). Videos
