@@ -57,6 +57,8 @@ export interface FakePlatform {
   readonly oauth?: OAuthControl;
   /** Seeds an inbox item where the fake's read endpoints serve it; its platform id. */
   inbox?(seed: InboxSeed, fake: FakeContext): { platform_id: string };
+  /** What else the fake holds, for GET /__fakes/<platform>/state (beside posts, uploads, comments). */
+  state?(): Record<string, unknown>;
   /** Changes the fake's own settings (reset restores them); what they are now. Throws on a bad value. */
   configure?(settings: Record<string, unknown>): Record<string, unknown>;
 }
@@ -200,9 +202,11 @@ export class FakePlatforms {
       uploads: plain(f?.uploads),
       comments: plain(f?.comments),
       oauth: f?.oauth ? plain(f.oauth.stats()) : null,
+      ...(f?.state ? plain(f.state()) : {}),
       requests: this.requests(platform).map((r) => ({
         method: r.method,
         path: r.path,
+        query: r.query.toString(),
         headers: r.headers,
         json: r.json,
         at: r.at,

@@ -372,6 +372,25 @@ export function createFake(): YouTubeFake {
       sessions.clear();
     },
 
+    state() {
+      return {
+        videos: fake.videos.map((v) => ({
+          id: v.id,
+          snippet: v.snippet,
+          status: v.status,
+          size: v.size,
+          thumbnail: v.thumbnail
+            ? {
+                contentType: v.thumbnail.contentType,
+                sets: v.thumbnail.sets,
+                sha256: createHash('sha256').update(v.thumbnail.bytes).digest('hex'),
+              }
+            : null,
+        })),
+        playlistItems: fake.playlistItems,
+      };
+    },
+
     reset() {
       seq = 0;
       fake.oauth.reset();
