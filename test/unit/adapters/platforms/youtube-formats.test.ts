@@ -7,7 +7,14 @@ import type { OptionsNote } from '#core/channel-options';
 import type { DeliveryWarningCode } from '#core/constants';
 import { FakePlatforms } from '../../../fakes/server.ts';
 import { createFake, type YouTubeFake } from '../../../fakes/youtube.ts';
-import { type Fixture, mediaInput, memoryTokens, patternBytes, publishFixture } from './context.ts';
+import {
+  type Fixture,
+  mediaInput,
+  memoryTokens,
+  patternBytes,
+  publishContext,
+  publishFixture,
+} from './context.ts';
 
 // YouTube's formats and the steps after the upload (Shorts, publish_at, thumbnails.set,
 // playlistItems.insert, the playlists as choices) against the contract fake.
@@ -125,6 +132,23 @@ describe('youtube thumbnail and playlist', () => {
       { session_uri: f.checkpoints[0]!.session_uri, size: 4096, playlist: 'sending' },
     ]);
     expect(f.warned).toEqual([]);
+  });
+
+  it("the playlist mark keeps the upload session even when ctx.checkpoint is not updated (the worker's way)", async () => {
+    // The worker builds ctx.checkpoint once per attempt: a save does not change it.
+    const { ctx, checkpoints } = publishContext({
+      channel: { id: 'ch_1', handle: 'Herald', platform: 'youtube' },
+      credentials: CREDS,
+      media: [video()],
+      options: { playlist_id: PLAYLIST },
+    });
+    await connector.publish(ctx);
+    expect(ctx.checkpoint).toBeNull();
+    expect(checkpoints.at(-1)).toEqual({
+      session_uri: checkpoints[0]?.session_uri,
+      size: 4096,
+      playlist: 'sending',
+    });
   });
 
   it('a playlist insert refused once (503) is retried: the video is in the playlist once, no warning', async () => {
