@@ -35,6 +35,9 @@ Commands:
   channel disconnect --org ORG --id CH
   channel sync    --org ORG --id CH
   platform-app set  --platform P --client-id ID --client-secret S [--scopes a,b] [--public-url URL]
+                  [--audited yes|no]   TikTok: whether TikTok audited the app (default no: posts go
+                  to the creator's TikTok inbox unless a variant asks post_mode direct); --audited
+                  alone changes only that setting of the registered app
   platform-app list
   settings set    --org ORG [--dangerous-ops on|off] [--approval-required on|off]
                   [--landing-origins URL,URL]  the origins connection sessions may send people
@@ -98,6 +101,7 @@ const options = {
   'client-id': { type: 'string' },
   'client-secret': { type: 'string' },
   'public-url': { type: 'string' },
+  audited: { type: 'string' },
   timeout: { type: 'string' },
   limits: { type: 'string' },
   'dangerous-ops': { type: 'string' },
@@ -328,10 +332,15 @@ async function run(argv: string[]): Promise<unknown> {
         return (a: Admin) => a.syncOne(args);
       }
       case 'platform-app set': {
+        const audited =
+          values.audited === undefined ? undefined : oneOf(values.audited, ['yes', 'no'], 'audited');
+        const alone =
+          audited !== undefined && values['client-id'] === undefined && values['client-secret'] === undefined;
         const args = {
           platform: oneOf(need(values, 'platform'), PLATFORMS, 'platform'),
-          clientId: need(values, 'client-id'),
-          clientSecret: need(values, 'client-secret'),
+          clientId: alone ? undefined : need(values, 'client-id'),
+          clientSecret: alone ? undefined : need(values, 'client-secret'),
+          audited: audited === undefined ? undefined : audited === 'yes',
           scopes: values.scopes
             ?.split(',')
             .map((x) => x.trim())

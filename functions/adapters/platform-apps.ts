@@ -1,4 +1,4 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#adapters/keys';
 import { open, type Sealed, seal } from '#adapters/sealed';
 import { batchGet, conditionFailureItem, isConditionFailure, TABLE_NAME } from '#adapters/table';
@@ -17,8 +17,16 @@ export interface PlatformApp {
   redirect_uri: string;
   /** Scopes to request instead of the platform's defaults (null: the defaults). */
   scopes: string[] | null;
+  /**
+   * The platform audited the app (TikTok: until then its Direct Posts can only be private, so
+   * Herald sends posts to the creator's inbox by default). Absent: not audited.
+   */
+  audited?: boolean;
   updated_at: string;
 }
+
+/** The platforms whose app has an `audited` setting a connector honours. */
+export const AUDIT_PLATFORMS: readonly Platform[] = ['tiktok'];
 
 interface StoredApp extends Omit<PlatformApp, 'client_secret'> {
   secret: Sealed;
@@ -65,6 +73,39 @@ export async function getPlatformAppInfo(
 ): Promise<Omit<PlatformApp, 'client_secret'> | null> {
   const [info] = await listPlatformApps([platform]);
   return info ?? null;
+}
+
+/**
+ * Sets the `audited` setting of a platform's app already registered; false when there is none.
+ * Only that attribute changes (the sealed secret is not read or rewritten).
+ */
+export async function setPlatformAppAudited(
+  platform: Platform,
+  audited: boolean,
+  updatedAt: string,
+): Promise<boolean> {
+  try {
+    await ddb.send(
+      new UpdateCommand({
+        TableName: TABLE_NAME,
+        Key: keys.platformApp(platform),
+        UpdateExpression: 'SET audited = :a, updated_at = :u',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':a': audited, ':u': updatedAt },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** What a connector honours of the platform's app (PublishContext.app): no secret is opened. */
+export async function platformAppSettings(platform: Platform): Promise<{ audited: boolean } | undefined> {
+  if (!AUDIT_PLATFORMS.includes(platform)) return undefined;
+  const info = await getPlatformAppInfo(platform);
+  return { audited: info?.audited === true };
 }
 
 /** Which platforms have an app, without opening any secret. */

@@ -91,7 +91,7 @@ function deriveOptions(platform: Platform): Record<string, OptionDescription> {
  */
 export const CHOICE_NAMES: Partial<Record<Platform, readonly string[]>> = {
   pinterest: ['board_id'],
-  youtube: ['category_id'],
+  youtube: ['category_id', 'playlist_id'],
   tiktok: ['privacy_level'],
   linkedin: ['organization'],
 };

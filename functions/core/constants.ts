@@ -62,5 +62,11 @@ export const LIMITS = {
  * What a published delivery did not do as asked without failing (Delivery `warnings`): a link card
  * the page did not give, a rendition made by `media_fit` published in place of the asset.
  */
-export const DELIVERY_WARNING_CODES = ['link_card_unavailable', 'media_fitted'] as const;
+export const DELIVERY_WARNING_CODES = [
+  'link_card_unavailable',
+  'media_fitted',
+  // YouTube: the video is up, but its thumbnail or playlist step failed for good.
+  'thumbnail_failed',
+  'playlist_failed',
+] as const;
 export type DeliveryWarningCode = (typeof DELIVERY_WARNING_CODES)[number];

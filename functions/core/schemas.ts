@@ -83,7 +83,7 @@ export const Variant = meta(
 export const DeliveryWarning = meta(z.object({ code: z.enum(DELIVERY_WARNING_CODES), detail: z.string() }), {
   id: 'DeliveryWarning',
   description:
-    'Something the delivery did not do as asked without failing: `link_card_unavailable` (the page gave no card; published without one), `media_fitted` (a rendition made by media_fit was published).',
+    'Something the delivery did not do as asked without failing: `link_card_unavailable` (the page gave no card; published without one), `media_fitted` (a rendition made by media_fit was published), `thumbnail_failed` / `playlist_failed` (YouTube: the video is published, its thumbnail could not be set or it could not be added to the playlist).',
 });
 
 export const Delivery = meta(

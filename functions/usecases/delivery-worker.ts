@@ -4,6 +4,7 @@ import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel
 import { getAssets } from '#adapters/media';
 import { readObject, readRange, streamObject } from '#adapters/media-store';
 import { paceDelivery, recordRateLimit } from '#adapters/pacing';
+import { platformAppSettings } from '#adapters/platform-apps';
 import { connectorFor } from '#adapters/platforms/index';
 import {
   type Connector,
@@ -81,6 +82,8 @@ export async function deliver(
   let tokens: ReturnType<typeof channelTokens> | undefined;
   let connector: Connector | undefined;
   let connectedCredentials: PublishContext['credentials'] | undefined;
+  /** The platform app's settings the connector honours (TikTok: audited), read with the channel. */
+  let appSettings: PublishContext['app'];
   /** The channel's platform once read: the outcome metrics' one dimension besides their totals. */
   let platform = 'unknown';
   /** Only the first part this attempt makes can have an unknown outcome (see core/delivery.ts). */
@@ -137,6 +140,7 @@ export async function deliver(
         });
         connector = await connectorFor(channel.platform);
         connectedCredentials = credentials;
+        appSettings = await platformAppSettings(channel.platform);
       }
       const channel = connected;
       const content = partContent(variant, part);
@@ -171,6 +175,10 @@ export async function deliver(
         warn: (code, detail) => {
           warnings.push({ code, detail });
         },
+        app: appSettings,
+        ...(part.kind === 'root' && typeof variant.options.thumbnail_url === 'string'
+          ? { thumbnail: (await mediaOf(msg.org_id, [thumbnailRef(variant.options.thumbnail_url)]))[0] }
+          : {}),
       };
       if (reconcileFirst) {
         reconcileFirst = false;
@@ -451,6 +459,9 @@ async function requeueWhenDue(
   if (!at || msg.due !== at) return;
   await sendAgain(msg, at, clock);
 }
+
+/** `options.thumbnail_url` as a media reference: the url of an image asset (checked at createPost). */
+const thumbnailRef = (url: string): VariantRecord['media'][number] => ({ type: 'image', url, alt: '' });
 
 // The media of a variant as connectors need it: type, alt text, content type, size and the bytes —
 // read from the media bucket by the asset's object key (not fetched through the public url). Videos

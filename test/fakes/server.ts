@@ -24,6 +24,8 @@ import type { OAuthControl } from './oauth.ts';
 //   POST /__fakes/<platform>/inbox    an InboxSeed: someone comments on, mentions or messages the account.
 //                                     The fake keeps it where its documented read endpoints serve it and
 //                                     answers 201 {"platform_id": "…"}; 404 when the fake has no inbox.
+//   POST /__fakes/<platform>/config   {setting: value, …}: the fake's own settings (TikTok: `audited`);
+//                                     200 with the settings as they are now; 404 when it has none, 400 bad value.
 //   POST /__fakes/reset               resets every fake
 
 export interface FakeRequest {
@@ -55,6 +57,10 @@ export interface FakePlatform {
   readonly oauth?: OAuthControl;
   /** Seeds an inbox item where the fake's read endpoints serve it; its platform id. */
   inbox?(seed: InboxSeed, fake: FakeContext): { platform_id: string };
+  /** What else the fake holds, for GET /__fakes/<platform>/state (beside posts, uploads, comments). */
+  state?(): Record<string, unknown>;
+  /** Changes the fake's own settings (reset restores them); what they are now. Throws on a bad value. */
+  configure?(settings: Record<string, unknown>): Record<string, unknown>;
 }
 
 /**
@@ -196,9 +202,11 @@ export class FakePlatforms {
       uploads: plain(f?.uploads),
       comments: plain(f?.comments),
       oauth: f?.oauth ? plain(f.oauth.stats()) : null,
+      ...(f?.state ? plain(f.state()) : {}),
       requests: this.requests(platform).map((r) => ({
         method: r.method,
         path: r.path,
+        query: r.query.toString(),
         headers: r.headers,
         json: r.json,
         at: r.at,
@@ -249,6 +257,15 @@ export class FakePlatforms {
         return { status: 201, body: fake.inbox(seed, { base: this.url(platform) }) };
       } catch (err) {
         // A seed the fake cannot place (a kind its platform has no API for, an unknown parent).
+        return { status: 400, body: { error: (err as Error).message } };
+      }
+    }
+    if (method === 'POST' && action === 'config') {
+      const fake = this.fakes.get(platform);
+      if (!fake?.configure) return { status: 404, body: { error: `the ${platform} fake has no settings` } };
+      try {
+        return { status: 200, body: fake.configure(JSON.parse(body.toString('utf8') || '{}')) };
+      } catch (err) {
         return { status: 400, body: { error: (err as Error).message } };
       }
     }

@@ -36,11 +36,21 @@ import {
 //   POST /v2/post/publish/creator_info/query/   → privacy_level_options, *_disabled
 //   POST /v2/post/publish/video/init/           FILE_UPLOAD with the documented chunk rules → publish_id, upload_url
 //   PUT  /upload/?upload_id=…                   sequential chunks, Content-Range; 206 per chunk, 201 when complete
-//   POST /v2/post/publish/content/init/         PHOTO, PULL_FROM_URL
-//   POST /v2/post/publish/status/fetch/         PROCESSING_UPLOAD|PROCESSING_DOWNLOAD → PUBLISH_COMPLETE | FAILED
+//   POST /v2/post/publish/inbox/video/init/     (scope video.upload) source_info only — a post_info is
+//                                               refused (400 invalid_params); the upload ends in the
+//                                               creator's inbox: SEND_TO_USER_INBOX
+//   POST /v2/post/publish/content/init/         PHOTO, PULL_FROM_URL, post_mode DIRECT_POST | MEDIA_UPLOAD
+//                                               (MEDIA_UPLOAD: title and description only, → SEND_TO_USER_INBOX)
+//   POST /v2/post/publish/status/fetch/         PROCESSING_UPLOAD|PROCESSING_DOWNLOAD → PUBLISH_COMPLETE |
+//                                               SEND_TO_USER_INBOX | FAILED
 //   POST /v2/video/query/?fields=…              {filters: {video_ids}} → like/comment/share/view counts
 // Envelope {"data", "error": {"code", "message", "log_id"}}; the post ids are emitted as bare 19-digit JSON
 // numbers, exactly as TikTok does (they do not fit a double).
+// Audit: "All content posted by unaudited clients will be restricted to private viewing mode" (Direct
+// Post reference). With `audited` false (POST /__fakes/tiktok/config {"audited": false}) a Direct Post
+// (video or photo) at any privacy level but SELF_ONLY is refused 403
+// unaudited_client_can_only_post_to_private_accounts (the code of the Direct Post error table; the
+// message wording is the fake's). Default: audited, as the fake's earlier tests assume.
 //
 // OAuth notes. Token endpoint errors are {"error", "error_description", "log_id"} with the RFC 6749 §5.2
 // categories (Login Kit "OAuth Error Handling"); the page gives no HTTP statuses and no wordings, so these
@@ -67,6 +77,8 @@ export interface TikTokPost {
   id: string;
   publishId: string;
   kind: 'video' | 'photo';
+  /** direct: posted to the profile; inbox: uploaded to the creator's inbox (inbox/video/init, MEDIA_UPLOAD). */
+  mode: 'direct' | 'inbox';
   /** Video caption (post_info.title) or the photo post's title. */
   title: string;
   description: string;
@@ -84,6 +96,7 @@ export interface TikTokPost {
 interface Publish {
   id: string;
   kind: 'video' | 'photo';
+  mode: 'direct' | 'inbox';
   postInfo: Record<string, unknown>;
   sourceInfo: Record<string, unknown>;
   uploadId: string;
@@ -123,6 +136,8 @@ export interface TikTokFake extends FakePlatform {
   stats: Map<string, { like_count: number; comment_count: number; share_count: number; view_count: number }>;
   /** Access tokens minted by the refresh endpoint. */
   minted: string[];
+  /** Whether TikTok has audited the client: unaudited clients' Direct Posts must be SELF_ONLY. */
+  audited: boolean;
   /** Ends processing of every post: the next status fetch answers its final state. */
   settle(): void;
 }
@@ -224,6 +239,15 @@ export function createFake(): TikTokFake {
     failNextPost: null,
     stats: new Map(),
     minted: [],
+    audited: true,
+
+    configure(settings: Record<string, unknown>) {
+      if ('audited' in settings) {
+        if (typeof settings.audited !== 'boolean') throw new Error('audited must be a boolean');
+        fake.audited = settings.audited;
+      }
+      return { audited: fake.audited };
+    },
 
     settle() {
       for (const p of publishes.values()) p.pollsLeft = 0;
@@ -248,6 +272,7 @@ export function createFake(): TikTokFake {
       fake.failNextPost = null;
       fake.stats = new Map();
       fake.minted = [];
+      fake.audited = true;
     },
 
     handle(req: FakeRequest, ctx: FakeContext): FakeResponse {
@@ -268,7 +293,14 @@ export function createFake(): TikTokFake {
       }
       const me = issued.state === 'valid' ? issued.token.grant.user : fake.oauth.user();
       if (req.path === '/v2/user/info/') return userInfo(req, ctx, t, me);
-      if (req.path.startsWith('/v2/post/publish/') && !fake.oauth.allows(t, 'video.publish'))
+      // The inbox upload needs video.upload; photos take either scope (their references' Scope rows).
+      const scopes =
+        req.path === '/v2/post/publish/inbox/video/init/'
+          ? ['video.upload']
+          : req.path === '/v2/post/publish/content/init/' || req.path === '/v2/post/publish/status/fetch/'
+            ? ['video.publish', 'video.upload']
+            : ['video.publish'];
+      if (req.path.startsWith('/v2/post/publish/') && !fake.oauth.allows(t, ...scopes))
         return fail(
           401,
           'scope_not_authorized',
@@ -285,7 +317,9 @@ export function createFake(): TikTokFake {
             ...fake.creator,
           });
         case '/v2/post/publish/video/init/':
-          return videoInit(req, ctx);
+          return videoInit(req, ctx, 'direct');
+        case '/v2/post/publish/inbox/video/init/':
+          return videoInit(req, ctx, 'inbox');
         case '/v2/post/publish/content/init/':
           return contentInit(req);
         case '/v2/post/publish/status/fetch/':
@@ -430,7 +464,7 @@ export function createFake(): TikTokFake {
       follower_count: me.followers,
       following_count: me.following,
       likes_count: me.followers * 3,
-      video_count: me.posts + fake.posts.length * (me.isDefault ? 1 : 0),
+      video_count: me.posts + fake.posts.filter((p) => p.mode === 'direct').length * (me.isDefault ? 1 : 0),
     };
     return envelope(200, { user: Object.fromEntries(fields.map((f) => [f, all[f]])) });
   }
@@ -446,6 +480,24 @@ export function createFake(): TikTokFake {
     if (info.title !== undefined && (typeof info.title !== 'string' || runes(info.title) > titleMax)) {
       return fail(400, 'invalid_params', `post_info.title must be at most ${titleMax} UTF-16 runes.`);
     }
+    for (const k of ['brand_content_toggle', 'brand_organic_toggle', 'is_aigc']) {
+      if (info[k] !== undefined && typeof info[k] !== 'boolean')
+        return fail(400, 'invalid_params', `post_info.${k} must be a boolean.`);
+    }
+    const cover = info.video_cover_timestamp_ms;
+    if (cover !== undefined && (typeof cover !== 'number' || !Number.isInteger(cover) || cover < 0))
+      return fail(
+        400,
+        'invalid_params',
+        'post_info.video_cover_timestamp_ms must be a non-negative integer.',
+      );
+    if (!fake.audited && privacy !== 'SELF_ONLY') {
+      return fail(
+        403,
+        'unaudited_client_can_only_post_to_private_accounts',
+        'Unaudited clients can only post with privacy_level SELF_ONLY.',
+      );
+    }
     return null;
   }
 
@@ -453,11 +505,13 @@ export function createFake(): TikTokFake {
     kind: 'video' | 'photo',
     postInfo: Record<string, unknown>,
     sourceInfo: Record<string, unknown>,
+    mode: 'direct' | 'inbox' = 'direct',
   ): Publish {
     seq++;
     const p: Publish = {
       id: kind === 'video' ? `v_pub_file~v2-1.${7_300_000_000 + seq}` : `p_pub_url~v2.${7_300_000_000 + seq}`,
       kind,
+      mode,
       postInfo,
       sourceInfo,
       uploadId: `${9_000_000 + seq}`,
@@ -478,13 +532,22 @@ export function createFake(): TikTokFake {
     return p;
   }
 
-  function videoInit(req: FakeRequest, ctx: FakeContext): FakeResponse {
+  function videoInit(req: FakeRequest, ctx: FakeContext, mode: 'direct' | 'inbox'): FakeResponse {
     const body = obj(req.json);
-    const postInfo = obj(body?.post_info);
     const source = obj(body?.source_info);
-    if (!postInfo || !source) return fail(400, 'invalid_params', 'post_info and source_info are required.');
-    const bad = checkPostInfo(postInfo, 2200);
-    if (bad) return bad;
+    let postInfo: Record<string, unknown> | undefined;
+    if (mode === 'inbox') {
+      // The upload reference's body is source_info alone: the creator writes the rest in the app.
+      if (body && 'post_info' in body)
+        return fail(400, 'invalid_params', 'post_info is not a field of the upload (inbox) request.');
+      if (!source) return fail(400, 'invalid_params', 'source_info is required.');
+      postInfo = {};
+    } else {
+      postInfo = obj(body?.post_info);
+      if (!postInfo || !source) return fail(400, 'invalid_params', 'post_info and source_info are required.');
+      const bad = checkPostInfo(postInfo, 2200);
+      if (bad) return bad;
+    }
     if (source.source !== 'FILE_UPLOAD')
       return fail(400, 'invalid_params', 'This fake supports source FILE_UPLOAD.');
     const size = source.video_size;
@@ -514,7 +577,7 @@ export function createFake(): TikTokFake {
     }
     if (size - (count - 1) * chunk > 128 * MB)
       return fail(400, 'invalid_params', 'The final chunk may not exceed 128 MB.');
-    const p = newPublish('video', postInfo, source);
+    const p = newPublish('video', postInfo, source, mode);
     p.size = size;
     p.chunkSize = chunk;
     p.chunkCount = count;
@@ -561,8 +624,16 @@ export function createFake(): TikTokFake {
       return fail(400, 'invalid_params', 'post_mode must be DIRECT_POST or MEDIA_UPLOAD.');
     }
     if (!postInfo || !source) return fail(400, 'invalid_params', 'post_info and source_info are required.');
-    const bad = checkPostInfo(postInfo, 90);
-    if (bad) return bad;
+    const mode = body.post_mode === 'MEDIA_UPLOAD' ? 'inbox' : 'direct';
+    if (mode === 'direct') {
+      const bad = checkPostInfo(postInfo, 90);
+      if (bad) return bad;
+    } else if (
+      postInfo.title !== undefined &&
+      (typeof postInfo.title !== 'string' || runes(postInfo.title) > 90)
+    ) {
+      return fail(400, 'invalid_params', 'post_info.title must be at most 90 UTF-16 runes.');
+    }
     if (
       postInfo.description !== undefined &&
       (typeof postInfo.description !== 'string' || runes(postInfo.description) > 4000)
@@ -584,7 +655,7 @@ export function createFake(): TikTokFake {
     if (typeof cover !== 'number' || cover < 0 || cover >= images.length) {
       return fail(400, 'invalid_params', 'photo_cover_index must index photo_images.');
     }
-    const p = newPublish('photo', postInfo, source);
+    const p = newPublish('photo', postInfo, source, mode);
     // TikTok pulls the photos now; the post exists from here on.
     publishMedia(p);
     return envelope(200, { publish_id: p.id });
@@ -597,9 +668,10 @@ export function createFake(): TikTokFake {
       id: `${7_400_000_000_000_000_000n + BigInt(seq)}`,
       publishId: p.id,
       kind: p.kind,
+      mode: p.mode,
       title: String(p.postInfo.title ?? ''),
       description: String(p.postInfo.description ?? ''),
-      privacyLevel: String(p.postInfo.privacy_level),
+      privacyLevel: String(p.postInfo.privacy_level ?? ''),
       postInfo: p.postInfo,
       sourceInfo: p.sourceInfo,
       bytes: p.kind === 'video' ? Buffer.concat(p.parts) : null,
@@ -621,8 +693,8 @@ export function createFake(): TikTokFake {
     else if (p.pollsLeft > 0) {
       p.pollsLeft--;
       state = p.kind === 'photo' ? 'PROCESSING_DOWNLOAD' : 'PROCESSING_UPLOAD';
-    } else state = p.failReason ? 'FAILED' : 'PUBLISH_COMPLETE';
-    // Private posts never get a public id.
+    } else state = p.failReason ? 'FAILED' : p.mode === 'inbox' ? 'SEND_TO_USER_INBOX' : 'PUBLISH_COMPLETE';
+    // Private posts never get a public id, nor does a draft in the creator's inbox.
     const publicId =
       state === 'PUBLISH_COMPLETE' && p.post && p.post.privacyLevel !== 'SELF_ONLY' ? p.post.id : null;
     const data =

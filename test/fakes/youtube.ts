@@ -91,11 +91,29 @@ import {
 // (`inbox(seed)`, POST /__fakes/youtube/inbox) are comments by someone else on a video of the
 // account `to` (default UCherald; `parent` a video id, or a comment id for a reply), with their
 // `created_at` as publishedAt. Reading is 1 quota unit a call, an insert 50: `quotaUsed` counts them.
+// After the upload (docs/thumbnails/set, docs/playlists/list, docs/playlistItems/insert and list):
+//   POST /upload/youtube/v3/thumbnails/set?videoId=…   the image as the body (image/jpeg, image/png or
+//        application/octet-stream, at most 2 MB) → youtube#thumbnailSetResponse; scopes youtube.upload,
+//        youtube, youtube.force-ssl (403 insufficientPermissions); an unknown video 404 videoNotFound, no
+//        body 400 mediaBodyRequired, another type 400 invalidImage; over 2 MB 413 mediaBodyTooLarge (the
+//        reference states the limit, not the status: Google's media uploads answer 413).
+//   GET  /youtube/v3/playlists?part=snippet&mine=true[&maxResults&pageToken]  the channel's playlists
+//        (UCherald has `playlists`; maxResults 0–50, default 5)
+//   POST /youtube/v3/playlistItems?part=snippet {snippet: {playlistId, resourceId: {kind, videoId}}}
+//        → youtube#playlistItem; scopes youtube, youtube.force-ssl, youtubepartner (youtube.upload is not
+//        enough: 403 insufficientPermissions); 404 playlistNotFound, 404 videoNotFound, 400
+//        invalidResourceId (kind other than youtube#video). A second insert adds the video again, as
+//        YouTube playlists hold duplicates.
+//   GET  /youtube/v3/playlistItems?part=…&playlistId=…[&videoId=…]  the playlist's items (of that video)
+// videos.insert takes status.publishAt only with privacyStatus private (400 invalidPublishAt otherwise,
+// or for a time not in the future), as the videos resource documents.
 
 export interface YouTubeVideo {
   id: string;
   snippet: { title: string; description: string; tags?: string[]; categoryId: string };
-  status: { privacyStatus: string; selfDeclaredMadeForKids: boolean };
+  status: { privacyStatus: string; selfDeclaredMadeForKids: boolean; publishAt?: string };
+  /** The custom thumbnail thumbnails.set made, and how many times it was set. */
+  thumbnail?: { bytes: Buffer; contentType: string; sets: number };
   bytes: Buffer;
   contentType: string;
   /** Content-Range of every PUT that carried bytes, in order. */
@@ -170,7 +188,21 @@ export interface YouTubeFake extends FakePlatform {
   inbox(seed: InboxSeed): { platform_id: string };
   /** Quota units the comment, channel and category calls cost so far (YouTube's quota table: a list 1, an insert 50). */
   quotaUsed: number;
+  /** UCherald's playlists (playlists.list mine=true). */
+  playlists: Array<{ id: string; title: string }>;
+  /** Every playlistItems.insert that added a video, in order. */
+  playlistItems: Array<{ id: string; playlistId: string; videoId: string }>;
+  /** The next playlist insert adds the video but its answer is lost (HTTP 503). */
+  loseNextPlaylistInsert: boolean;
 }
+
+const PLAYLISTS = () => [
+  { id: 'PLherald0000000000000000000000tutorials', title: 'Tutorials' },
+  { id: 'PLherald000000000000000000000000launches', title: 'Launches' },
+];
+const PLAYLIST_SCOPES = ['youtube', 'youtube.force-ssl', 'youtubepartner'].map(
+  (s) => `https://www.googleapis.com/auth/${s}`,
+);
 
 const CATEGORIES = new Set([
   '1',
@@ -332,9 +364,31 @@ export function createFake(): YouTubeFake {
     loseNextCommentResponse: false,
     loseNextReplyResponse: false,
     quotaUsed: 0,
+    playlists: PLAYLISTS(),
+    playlistItems: [],
+    loseNextPlaylistInsert: false,
 
     expireSessions() {
       sessions.clear();
+    },
+
+    state() {
+      return {
+        videos: fake.videos.map((v) => ({
+          id: v.id,
+          snippet: v.snippet,
+          status: v.status,
+          size: v.size,
+          thumbnail: v.thumbnail
+            ? {
+                contentType: v.thumbnail.contentType,
+                sets: v.thumbnail.sets,
+                sha256: createHash('sha256').update(v.thumbnail.bytes).digest('hex'),
+              }
+            : null,
+        })),
+        playlistItems: fake.playlistItems,
+      };
     },
 
     reset() {
@@ -352,6 +406,9 @@ export function createFake(): YouTubeFake {
       fake.loseNextCommentResponse = false;
       fake.loseNextReplyResponse = false;
       fake.quotaUsed = 0;
+      fake.playlists = PLAYLISTS();
+      fake.playlistItems = [];
+      fake.loseNextPlaylistInsert = false;
     },
 
     inbox(seed: InboxSeed): { platform_id: string } {
@@ -410,6 +467,11 @@ export function createFake(): YouTubeFake {
         return start(req, ctx);
       }
       if (req.method === 'GET' && req.path === '/youtube/v3/videos') return list(req);
+      if (req.method === 'POST' && req.path === '/upload/youtube/v3/thumbnails/set') {
+        if (!fake.oauth.allows(t, ...UPLOAD_SCOPES)) return insufficient();
+        fake.quotaUsed += 50;
+        return setThumbnail(req);
+      }
       // videos.delete (DELETE /youtube/v3/videos?id=; scopes youtube, youtube.force-ssl or
       // youtubepartner — youtube.upload is not enough) → 204 and the video is gone; an id YouTube
       // does not have is 404 videoNotFound.
@@ -443,6 +505,16 @@ export function createFake(): YouTubeFake {
       if (req.method === 'GET' && req.path === '/youtube/v3/channels') {
         if (!fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
         return channels(req, ctx, me);
+      }
+      if (req.method === 'GET' && req.path === '/youtube/v3/playlists') {
+        if (!fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
+        return listPlaylists(req, me);
+      }
+      if (req.path === '/youtube/v3/playlistItems') {
+        if (req.method === 'POST' && !fake.oauth.allows(t, ...PLAYLIST_SCOPES)) return insufficient();
+        if (req.method === 'GET' && !fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
+        if (req.method === 'POST') return insertPlaylistItem(req, me);
+        if (req.method === 'GET') return listPlaylistItems(req);
       }
       if (req.method === 'GET' && req.path === '/youtube/v3/videoCategories') {
         if (!fake.oauth.allows(t, ...READ_SCOPES)) return insufficient();
@@ -747,6 +819,16 @@ export function createFake(): YouTubeFake {
     if (typeof privacy !== 'string' || !PRIVACY.has(privacy)) {
       return badRequest('invalidVideoMetadata', 'The request metadata is invalid.');
     }
+    const publishAt = status?.publishAt;
+    if (
+      publishAt !== undefined &&
+      (privacy !== 'private' || typeof publishAt !== 'string' || !(Date.parse(publishAt) > Date.now()))
+    ) {
+      return badRequest(
+        'invalidPublishAt',
+        'The request metadata specifies an invalid scheduled publishing time.',
+      );
+    }
     if (fake.uploadsLeft <= 0) {
       return badRequest('uploadLimitExceeded', 'The user has exceeded the number of videos they may upload.');
     }
@@ -755,7 +837,11 @@ export function createFake(): YouTubeFake {
       id: `AEnB2U${seq}xq`,
       resource: {
         snippet: { title, description, ...(tags ? { tags: tags as string[] } : {}), categoryId },
-        status: { privacyStatus: privacy, selfDeclaredMadeForKids: status?.selfDeclaredMadeForKids === true },
+        status: {
+          privacyStatus: privacy,
+          selfDeclaredMadeForKids: status?.selfDeclaredMadeForKids === true,
+          ...(typeof publishAt === 'string' ? { publishAt } : {}),
+        },
       },
       size,
       contentType: type,
@@ -1078,6 +1164,147 @@ export function createFake(): YouTubeFake {
       return googleError(503, 'backendError', 'Backend Error', 'UNAVAILABLE');
     }
     return { status: 200, body: commentResource(c) };
+  }
+
+  function setThumbnail(req: FakeRequest): FakeResponse {
+    const v = fake.videos.find((x) => x.id === req.query.get('videoId'));
+    if (!v)
+      return googleError(
+        404,
+        'videoNotFound',
+        'The video that you are trying to update cannot be found.',
+        'NOT_FOUND',
+      );
+    if (!req.body.length)
+      return badRequest('mediaBodyRequired', 'The request does not include the image content.');
+    const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim() ?? '';
+    if (!['image/jpeg', 'image/png', 'application/octet-stream'].includes(type))
+      return badRequest('invalidImage', 'The provided image content is invalid.');
+    if (req.body.length > 2 * 1024 * 1024)
+      return googleError(413, 'mediaBodyTooLarge', 'The image is larger than 2 MB.', 'INVALID_ARGUMENT');
+    v.thumbnail = { bytes: Buffer.from(req.body), contentType: type, sets: (v.thumbnail?.sets ?? 0) + 1 };
+    const url = `https://i.ytimg.example/vi/${v.id}/custom.jpg`;
+    return {
+      status: 200,
+      body: {
+        kind: 'youtube#thumbnailSetResponse',
+        etag: `thumb-${v.id}-${v.thumbnail.sets}`,
+        items: [{ default: { url, width: 120, height: 90 }, high: { url, width: 480, height: 360 } }],
+      },
+    };
+  }
+
+  /** The playlists of the user's channel: UCherald's for the default user, none for the others. */
+  const playlistsOf = (me: FakeUser) => (me.isDefault ? fake.playlists : []);
+
+  function listPlaylists(req: FakeRequest, me: FakeUser): FakeResponse {
+    if (req.query.get('mine') !== 'true' && !req.query.get('id') && !req.query.get('channelId'))
+      return badRequest(
+        'missingRequiredParameter',
+        'No filter selected. Expected one of: channelId, id, mine',
+      );
+    const max = Number(req.query.get('maxResults') ?? '5');
+    if (!Number.isInteger(max) || max < 0 || max > 50)
+      return badRequest('invalidParameter', 'maxResults must be between 0 and 50');
+    const all = playlistsOf(me);
+    const start = Number(req.query.get('pageToken')?.replace(/^PT/, '') ?? '0');
+    if (!Number.isInteger(start) || start < 0) return badRequest('invalidPageToken', 'Invalid page token');
+    const items = all.slice(start, start + max).map((p) => ({
+      kind: 'youtube#playlist',
+      etag: `etag-${p.id}`,
+      id: p.id,
+      snippet: {
+        title: p.title,
+        description: '',
+        channelId: 'UCherald',
+        publishedAt: '2024-01-01T00:00:00Z',
+      },
+    }));
+    return {
+      status: 200,
+      body: {
+        kind: 'youtube#playlistListResponse',
+        etag: 'playlists',
+        ...(start + max < all.length ? { nextPageToken: `PT${start + max}` } : {}),
+        pageInfo: { totalResults: all.length, resultsPerPage: max },
+        items,
+      },
+    };
+  }
+
+  function playlistItemResource(item: { id: string; playlistId: string; videoId: string }) {
+    const position = fake.playlistItems.filter((i) => i.playlistId === item.playlistId).indexOf(item);
+    return {
+      kind: 'youtube#playlistItem',
+      etag: `etag-${item.id}`,
+      id: item.id,
+      snippet: {
+        playlistId: item.playlistId,
+        position,
+        channelId: 'UCherald',
+        resourceId: { kind: 'youtube#video', videoId: item.videoId },
+      },
+    };
+  }
+
+  function insertPlaylistItem(req: FakeRequest, me: FakeUser): FakeResponse {
+    if (!(req.query.get('part') ?? '').split(',').includes('snippet'))
+      return badRequest('unexpectedPart', 'part must name snippet');
+    const snippet = obj(obj(req.json)?.snippet);
+    const resource = obj(snippet?.resourceId);
+    const playlistId = snippet?.playlistId;
+    if (typeof playlistId !== 'string' || !playlistsOf(me).some((p) => p.id === playlistId))
+      return googleError(
+        404,
+        'playlistNotFound',
+        'The playlist identified with the request’s playlistId parameter cannot be found.',
+        'NOT_FOUND',
+      );
+    if (resource?.kind !== 'youtube#video')
+      return badRequest('invalidResourceId', 'The resource ID specified in the request is not supported.');
+    const videoId = resource.videoId;
+    if (typeof videoId !== 'string' || !fake.videos.some((v) => v.id === videoId))
+      return googleError(
+        404,
+        'videoNotFound',
+        'The video that you are trying to add to the playlist cannot be found.',
+        'NOT_FOUND',
+      );
+    seq++;
+    const item = { id: `UEx${String(seq).padStart(10, '0')}`, playlistId, videoId };
+    fake.playlistItems.push(item);
+    if (fake.loseNextPlaylistInsert) {
+      fake.loseNextPlaylistInsert = false;
+      return googleError(503, 'backendError', 'Backend Error', 'UNAVAILABLE');
+    }
+    return { status: 200, body: playlistItemResource(item) };
+  }
+
+  function listPlaylistItems(req: FakeRequest): FakeResponse {
+    const playlistId = req.query.get('playlistId');
+    if (!playlistId && !req.query.get('id'))
+      return badRequest('missingRequiredParameter', 'No filter selected. Expected one of: id, playlistId');
+    if (playlistId && !fake.playlists.some((p) => p.id === playlistId))
+      return googleError(
+        404,
+        'playlistNotFound',
+        'The playlist identified with the request’s playlistId parameter cannot be found.',
+        'NOT_FOUND',
+      );
+    const videoId = req.query.get('videoId');
+    const items = fake.playlistItems
+      .filter((i) => (playlistId ? i.playlistId === playlistId : i.id === req.query.get('id')))
+      .filter((i) => !videoId || i.videoId === videoId)
+      .map(playlistItemResource);
+    return {
+      status: 200,
+      body: {
+        kind: 'youtube#playlistItemListResponse',
+        etag: 'items',
+        pageInfo: { totalResults: items.length, resultsPerPage: items.length },
+        items,
+      },
+    };
   }
 
   function list(req: FakeRequest): FakeResponse {

@@ -89,6 +89,11 @@ export interface PublishContext {
   warn?(code: DeliveryWarningCode, detail: string): void;
   /** The deployment's platform-app settings the connector honours (TikTok: `audited`). */
   app?: { audited?: boolean } | undefined;
+  /**
+   * The image asset `options.thumbnail_url` names (YouTube), read from the media bucket like the
+   * part's media; absent when the variant names none.
+   */
+  thumbnail?: MediaInput | undefined;
 }
 
 export interface PublishResult {

@@ -1,6 +1,12 @@
 import { getChannel } from '#adapters/channels';
 import { createOrgWithOwner, getOrg, setOrgPlan } from '#adapters/orgs';
-import { listPlatformApps, putPlatformApp } from '#adapters/platform-apps';
+import {
+  AUDIT_PLATFORMS,
+  getPlatformAppInfo,
+  listPlatformApps,
+  putPlatformApp,
+  setPlatformAppAudited,
+} from '#adapters/platform-apps';
 import { PlatformError } from '#adapters/platforms/types';
 import {
   defaultSettings,
@@ -325,13 +331,18 @@ export async function syncOne(args: { orgId: string; channelId: string }) {
   return { result, channel: toChannel(channel) };
 }
 
-/** `herald platform-app set`: the operator's app on a platform (its secret sealed). */
+/**
+ * `herald platform-app set`: the operator's app on a platform (its secret sealed). `audited`
+ * (TikTok): whether the platform audited the app; given alone, it changes only that setting of the
+ * app already registered. Registering the app again without it keeps the current setting.
+ */
 export async function setPlatformApp(args: {
   platform: Platform;
-  clientId: string;
-  clientSecret: string;
+  clientId?: string | undefined;
+  clientSecret?: string | undefined;
   scopes?: string[] | undefined;
   publicUrl?: string | undefined;
+  audited?: boolean | undefined;
 }) {
   if (!(OAUTH_PLATFORMS as readonly string[]).includes(args.platform))
     throw new ActError(
@@ -339,6 +350,28 @@ export async function setPlatformApp(args: {
         ? 'mastodon needs no app: Herald registers one on each instance when an account there is first connected'
         : 'bluesky needs no app: accounts connect with app passwords',
     );
+  if (args.audited !== undefined && !AUDIT_PLATFORMS.includes(args.platform))
+    throw new ActError(
+      `--audited is a setting of ${AUDIT_PLATFORMS.join(', ')} apps only (what an unaudited app may post there)`,
+    );
+  if (args.clientId === undefined && args.clientSecret === undefined) {
+    if (args.audited === undefined)
+      throw new ActError('--client-id and --client-secret are required (or --audited alone)');
+    const at = nowIso();
+    if (!(await setPlatformAppAudited(args.platform, args.audited, at)))
+      throw new ActError(
+        `no ${args.platform} platform app is registered: set it with --client-id and --client-secret first`,
+        'not_found',
+      );
+    const info = await getPlatformAppInfo(args.platform);
+    return { ...info, configured: true };
+  }
+  if (!args.clientId || !args.clientSecret) throw new ActError('--client-id and --client-secret go together');
+  const audited =
+    args.audited ??
+    (AUDIT_PLATFORMS.includes(args.platform)
+      ? (await getPlatformAppInfo(args.platform))?.audited
+      : undefined);
   const base = (args.publicUrl ?? process.env.HERALD_PUBLIC_URL ?? '').replace(/\/+$/, '');
   if (!/^https?:\/\/[^/]+$/.test(base))
     throw new ActError(
@@ -350,6 +383,7 @@ export async function setPlatformApp(args: {
     client_secret: args.clientSecret,
     redirect_uri: `${base}/oauth/callback/${args.platform}`,
     scopes: args.scopes?.length ? args.scopes : null,
+    ...(audited !== undefined ? { audited } : {}),
     updated_at: nowIso(),
   };
   await putPlatformApp(app);
@@ -371,6 +405,7 @@ export async function platformApps() {
           client_id: app?.client_id ?? null,
           redirect_uri: app?.redirect_uri ?? (base ? `${base}/oauth/callback/${platform}` : null),
           scopes: app?.scopes ?? null,
+          ...(AUDIT_PLATFORMS.includes(platform) ? { audited: app?.audited === true } : {}),
         };
       }),
       {

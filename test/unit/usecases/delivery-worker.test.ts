@@ -27,6 +27,8 @@ import {
   channelItem,
   fixedId,
   type Item,
+  mediaAsset,
+  mediaItem,
   ORG_ID,
   post,
   postItem,
@@ -1025,5 +1027,76 @@ describe('latenessSeconds', () => {
     // A republished post: the dispatch was an earlier round's.
     expect(latenessSeconds({ ...dispatched, round: 2 }, NOW)).toBe(5);
     expect(latenessSeconds({ ...started, started_at: undefined }, NOW)).toBeNull();
+  });
+});
+
+describe('deliver: the platform app settings a connector honours', () => {
+  const seed = (platform: 'tiktok' | 'bluesky', app: Item | null) =>
+    memoryTable([
+      postItem(publishing()),
+      channelItem(channel(1, platform)),
+      channelItem(CH2),
+      { ...keys.channelCredentials(ORG_ID, CH1.id), credentials: { token: 'tok-1' } },
+      ...(app ? [{ ...keys.platformApp('tiktok'), entity: 'platform_app', platform: 'tiktok', ...app }] : []),
+    ]);
+
+  it.each([
+    ['an audited TikTok app', { audited: true }, { audited: true }],
+    ['a TikTok app not marked audited', {}, { audited: false }],
+    ['no TikTok app at all', null, { audited: false }],
+  ])('%s → ctx.app %j', async (_name, app, expected) => {
+    seed('tiktok', app);
+    connector.publish.mockResolvedValue(RESULT);
+    expect(await deliver(MSG, clock)).toBe('published');
+    expect(ctxOf(connector.publish).app).toEqual(expected);
+  });
+
+  it("options.thumbnail_url reaches the root's connector call as the asset, read by its key", async () => {
+    const asset = mediaAsset({
+      status: 'ready',
+      content_type: 'image/jpeg',
+      filename: 't.jpg',
+      size_bytes: 900,
+    });
+    const p = publishing();
+    const withThumb: PostRecord = {
+      ...p,
+      variants: p.variants.map((v) =>
+        v.channel_id === CH1.id ? { ...v, options: { thumbnail_url: asset.url } } : v,
+      ),
+    };
+    memoryTable([
+      postItem(withThumb),
+      channelItem(channel(1, 'youtube')),
+      channelItem(CH2),
+      { ...keys.channelCredentials(ORG_ID, CH1.id), credentials: { token: 'tok-1' } },
+      mediaItem(asset),
+    ]);
+    connector.publish.mockResolvedValue(RESULT);
+    await deliver(MSG, clock);
+    expect(ctxOf(connector.publish).thumbnail).toMatchObject({
+      type: 'image',
+      url: asset.url,
+      contentType: 'image/jpeg',
+      filename: 't.jpg',
+      sizeBytes: 900,
+    });
+  });
+
+  it('no thumbnail_url, no thumbnail', async () => {
+    seed('bluesky', null);
+    connector.publish.mockResolvedValue(RESULT);
+    await deliver(MSG, clock);
+    expect(ctxOf(connector.publish)).not.toHaveProperty('thumbnail');
+  });
+
+  it('a platform without such settings reads none', async () => {
+    seed('bluesky', { audited: true });
+    connector.publish.mockResolvedValue(RESULT);
+    await deliver(MSG, clock);
+    expect(ctxOf(connector.publish).app).toBeUndefined();
+    expect(
+      ddb.commandCalls(BatchGetCommand).some((c) => JSON.stringify(c.args[0].input).includes('PLATFORMAPP#')),
+    ).toBe(false);
   });
 });

@@ -6,12 +6,19 @@ import { outOfTime, uploadClock } from '../upload.ts';
 import { api, putChunk } from './client.ts';
 import { failReasonError } from './errors.ts';
 
-// TikTok Content Posting API, Direct Post (https://developers.tiktok.com/doc/content-posting-api-reference-direct-post).
+// TikTok Content Posting API, in one of two modes (`options.post_mode`; default: direct when the
+// operator's platform app is audited, else inbox — TikTok restricts an unaudited app's Direct Posts to
+// private viewing, https://developers.tiktok.com/doc/content-posting-api-reference-direct-post):
 //
-// Video: query the creator (allowed privacy levels, disabled interactions) → POST /v2/post/publish/video/init/
-// (FILE_UPLOAD) → PUT the bytes to upload_url in chunks → poll POST /v2/post/publish/status/fetch/ until
-// PUBLISH_COMPLETE. Photos: POST /v2/post/publish/content/init/ (PULL_FROM_URL: TikTok fetches our public media
+// direct — Video: query the creator (allowed privacy levels, disabled interactions) → POST
+// /v2/post/publish/video/init/ (post_info with the disclosure toggles, FILE_UPLOAD) → PUT the bytes to
+// upload_url in chunks → poll POST /v2/post/publish/status/fetch/ until PUBLISH_COMPLETE. Photos: POST
+// /v2/post/publish/content/init/ (post_mode DIRECT_POST, PULL_FROM_URL: TikTok fetches our public media
 // URLs, whose domain must be verified in the TikTok app) → poll the same status endpoint.
+// inbox — Video: POST /v2/post/publish/inbox/video/init/ (source_info only, scope video.upload;
+// https://developers.tiktok.com/doc/content-posting-api-reference-upload-video) → the same chunked PUT →
+// poll until SEND_TO_USER_INBOX: the creator finishes the post in the TikTok app. Photos: content/init
+// with post_mode MEDIA_UPLOAD. The delivery is published with the publish_id and no permalink.
 //
 // Private (SELF_ONLY) posts never get a public id: the publish_id is then the external id and there is no
 // permalink.
@@ -46,6 +53,25 @@ interface PublishStatus {
 }
 
 type MediaKind = 'video' | 'photo';
+type Mode = 'direct' | 'inbox';
+
+/** The variant's post_mode, else the platform app's: direct only for an audited app. */
+export function postMode(ctx: Pick<PublishContext, 'options' | 'app'>): Mode {
+  const asked = str(ctx.options.post_mode);
+  if (asked === 'direct' || asked === 'inbox') return asked;
+  return ctx.app?.audited === true ? 'direct' : 'inbox';
+}
+
+const unaudited = (ctx: PublishContext) => ctx.app?.audited !== true;
+
+/** The disclosure fields of post_info (Direct Post reference: brand_content_toggle, brand_organic_toggle, is_aigc). */
+function disclosure(ctx: PublishContext, opts: { aigc: boolean }) {
+  return {
+    brand_content_toggle: ctx.options.brand_content === true,
+    brand_organic_toggle: ctx.options.brand_organic === true,
+    ...(opts.aigc && ctx.options.ai_generated === true ? { is_aigc: true } : {}),
+  };
+}
 
 /** The privacy level: the variant's option when the creator allows it, else the most public one allowed. */
 function privacyLevel(ctx: PublishContext, info: CreatorInfo): string {
@@ -61,6 +87,8 @@ function privacyLevel(ctx: PublishContext, info: CreatorInfo): string {
     }
     return wanted;
   }
+  // An unaudited app's posts can only be private: ask for that rather than be refused.
+  if (unaudited(ctx) && (!allowed.length || allowed.includes('SELF_ONLY'))) return 'SELF_ONLY';
   return PRIVACY_ORDER.find((p) => allowed.includes(p)) ?? allowed[0] ?? 'SELF_ONLY';
 }
 
@@ -88,7 +116,10 @@ function toResult(
   publishId: string,
   media: MediaKind,
   st: PublishStatus,
+  mode: Mode,
 ): PublishResult {
+  // Sent to the creator's inbox: the post is theirs to finish; Herald keeps the publish_id.
+  if (mode === 'inbox') return { externalId: publishId, url: null };
   const id = st.publicaly_available_post_id?.[0];
   if (!id) return { externalId: publishId, url: null };
   return { externalId: id, url: `https://www.tiktok.com/@${handleOf(ctx)}/${media}/${id}` };
@@ -99,12 +130,19 @@ async function fetchStatus(tokens: OAuthTokens, publishId: string): Promise<Publ
 }
 
 /** Poll until TikTok has published (or refused) the post; still processing after the budget → retry later. */
-async function waitForPost(tokens: OAuthTokens, ctx: PublishContext, publishId: string, media: MediaKind) {
+async function waitForPost(
+  tokens: OAuthTokens,
+  ctx: PublishContext,
+  publishId: string,
+  media: MediaKind,
+  mode: Mode,
+) {
   const done = await pollWithin(polling, async () => {
     const st = await fetchStatus(tokens, publishId);
-    // SEND_TO_USER_INBOX only happens in MEDIA_UPLOAD mode; the content is on TikTok either way.
+    // SEND_TO_USER_INBOX ends an inbox upload (the creator was notified); PUBLISH_COMPLETE a direct
+    // post, or an inbox one the creator already finished.
     if (st.status === 'PUBLISH_COMPLETE' || st.status === 'SEND_TO_USER_INBOX')
-      return toResult(ctx, publishId, media, st);
+      return toResult(ctx, publishId, media, st, mode);
     if (st.status === 'FAILED') throw failReasonError(st.fail_reason, publishId);
     return undefined;
   });
@@ -116,12 +154,14 @@ type Prior =
   | { kind: 'none' }
   | { kind: 'unknown'; why: string }
   | { kind: 'done'; result: PublishResult }
-  | { kind: 'pending'; publishId: string; media: MediaKind };
+  | { kind: 'pending'; publishId: string; media: MediaKind; mode: Mode };
 
 /** What an earlier attempt left behind, judged from its checkpoint and TikTok's status of its publish_id. */
 async function inspect(tokens: OAuthTokens, ctx: PublishContext): Promise<Prior> {
   const cp = ctx.checkpoint ?? {};
   const media: MediaKind = cp.media === 'photo' ? 'photo' : 'video';
+  // Checkpoints from before the inbox mode were all direct posts.
+  const mode: Mode = cp.mode === 'inbox' ? 'inbox' : 'direct';
   const publishId = str(cp.publish_id);
   if (!publishId) {
     // A photo init was sent but its answer never recorded: TikTok may have created the post.
@@ -141,7 +181,7 @@ async function inspect(tokens: OAuthTokens, ctx: PublishContext): Promise<Prior>
   switch (st.status) {
     case 'PUBLISH_COMPLETE':
     case 'SEND_TO_USER_INBOX':
-      return { kind: 'done', result: toResult(ctx, publishId, media, st) };
+      return { kind: 'done', result: toResult(ctx, publishId, media, st, mode) };
     case 'FAILED':
       return { kind: 'none' };
     case 'PROCESSING_UPLOAD': {
@@ -155,10 +195,10 @@ async function inspect(tokens: OAuthTokens, ctx: PublishContext): Promise<Prior>
       ) {
         return { kind: 'none' };
       }
-      return { kind: 'pending', publishId, media };
+      return { kind: 'pending', publishId, media, mode };
     }
     default:
-      return { kind: 'pending', publishId, media };
+      return { kind: 'pending', publishId, media, mode };
   }
 }
 
@@ -166,45 +206,69 @@ async function creatorInfo(tokens: OAuthTokens): Promise<CreatorInfo> {
   return api<CreatorInfo>(tokens, '/v2/post/publish/creator_info/query/');
 }
 
+/** TikTok's refusal of an unaudited app's public post, with what the operator or the author can do. */
+function explainRefusal(err: unknown): unknown {
+  if (
+    err instanceof PlatformError &&
+    err.message.includes('unaudited_client_can_only_post_to_private_accounts')
+  ) {
+    return new PlatformError(
+      err.category,
+      `${err.message} — the platform app is not audited by TikTok: post with post_mode inbox or privacy_level SELF_ONLY (or, once TikTok has audited the app, herald platform-app set --platform tiktok --audited yes)`,
+      err.opts,
+    );
+  }
+  return err;
+}
+
 async function postVideo(
   tokens: OAuthTokens,
   ctx: PublishContext,
   video: MediaInput,
+  mode: Mode,
 ): Promise<PublishResult> {
-  const info = await creatorInfo(tokens);
-  const privacy = privacyLevel(ctx, info);
   const size = video.sizeBytes;
   if (size === 0) throw new PlatformError('media_error', `${P}: the video is empty`, { retryable: false });
   // One ranged read per chunk: an attempt holds a chunk (the last one < 2 × CHUNK), not the video.
   // total_chunk_count = floor(size / chunk_size); the last chunk carries the remainder.
   const chunkSize = size < CHUNK ? size : CHUNK;
   const count = Math.floor(size / chunkSize);
+  const source_info = {
+    source: 'FILE_UPLOAD',
+    video_size: size,
+    chunk_size: chunkSize,
+    total_chunk_count: count,
+  };
 
-  const init = await api<{ publish_id?: string; upload_url?: string }>(
-    tokens,
-    '/v2/post/publish/video/init/',
-    {
+  let init: { publish_id?: string; upload_url?: string };
+  if (mode === 'inbox') {
+    // The upload endpoint takes source_info only: caption, privacy and disclosure are set by the
+    // creator in TikTok's editing flow.
+    init = await api(tokens, '/v2/post/publish/inbox/video/init/', { source_info });
+  } else {
+    const info = await creatorInfo(tokens);
+    const cover = ctx.options.cover_timestamp_ms;
+    init = await api<{ publish_id?: string; upload_url?: string }>(tokens, '/v2/post/publish/video/init/', {
       post_info: {
         title: ctx.text,
-        privacy_level: privacy,
+        privacy_level: privacyLevel(ctx, info),
         disable_comment: interaction(ctx, 'disable_comment', info.comment_disabled),
         disable_duet: interaction(ctx, 'disable_duet', info.duet_disabled),
         disable_stitch: interaction(ctx, 'disable_stitch', info.stitch_disabled),
+        ...(typeof cover === 'number' ? { video_cover_timestamp_ms: cover } : {}),
+        ...disclosure(ctx, { aigc: true }),
       },
-      source_info: {
-        source: 'FILE_UPLOAD',
-        video_size: size,
-        chunk_size: chunkSize,
-        total_chunk_count: count,
-      },
-    },
-  );
+      source_info,
+    }).catch((err: unknown) => {
+      throw explainRefusal(err);
+    });
+  }
   const publishId = str(init.publish_id);
   const uploadUrl = str(init.upload_url);
   if (!publishId || !uploadUrl)
     throw new PlatformError('system', `${P}: video init answered without publish_id/upload_url`);
   // The complete upload publishes the post: record the publish_id first so a crash can be reconciled.
-  await ctx.saveCheckpoint({ publish_id: publishId, media: 'video', video_size: size });
+  await ctx.saveCheckpoint({ publish_id: publishId, media: 'video', video_size: size, mode });
 
   const clock = uploadClock();
   for (let i = 0; i < count; i++) {
@@ -223,7 +287,7 @@ async function postVideo(
       throw uploadError(`${P}: video upload chunk ${i + 1}/${count}: ${res.status}`, res.status);
     }
   }
-  return waitForPost(tokens, ctx, publishId, 'video');
+  return waitForPost(tokens, ctx, publishId, 'video', mode);
 }
 
 const PHOTO_TYPES = ['image/jpeg', 'image/webp'];
@@ -232,6 +296,7 @@ async function postPhotos(
   tokens: OAuthTokens,
   ctx: PublishContext,
   photos: MediaInput[],
+  mode: Mode,
 ): Promise<PublishResult> {
   const wrong = photos.find((p) => !PHOTO_TYPES.includes(p.contentType));
   if (wrong) {
@@ -243,23 +308,28 @@ async function postPhotos(
       },
     );
   }
-  const info = await creatorInfo(tokens);
-  const privacy = privacyLevel(ctx, info);
   const title = ctx.title ? cutUtf16(ctx.title, 90) : '';
-  const body = {
-    media_type: 'PHOTO',
-    post_mode: 'DIRECT_POST',
-    post_info: {
-      ...(title ? { title } : {}),
-      description: ctx.text,
-      privacy_level: privacy,
+  let post_info: Record<string, unknown> = { ...(title ? { title } : {}), description: ctx.text };
+  if (mode === 'direct') {
+    const info = await creatorInfo(tokens);
+    post_info = {
+      ...post_info,
+      privacy_level: privacyLevel(ctx, info),
       disable_comment: interaction(ctx, 'disable_comment', info.comment_disabled),
       auto_add_music: true,
-    },
+      // The photo reference documents the two brand toggles, not is_aigc.
+      ...disclosure(ctx, { aigc: false }),
+    };
+  }
+  const body = {
+    media_type: 'PHOTO',
+    // Photo reference: DIRECT_POST posts at once; MEDIA_UPLOAD sends it to the creator's inbox.
+    post_mode: mode === 'inbox' ? 'MEDIA_UPLOAD' : 'DIRECT_POST',
+    post_info,
     source_info: { source: 'PULL_FROM_URL', photo_images: photos.map((p) => p.url), photo_cover_index: 0 },
   };
   // This one request creates the post (TikTok pulls the photos itself): mark it before sending.
-  await ctx.saveCheckpoint({ phase: 'photo_init', media: 'photo' });
+  await ctx.saveCheckpoint({ phase: 'photo_init', media: 'photo', mode });
   let data: { publish_id?: string };
   try {
     data = await api<{ publish_id?: string }>(tokens, '/v2/post/publish/content/init/', body);
@@ -267,25 +337,26 @@ async function postPhotos(
     // A 4xx answer means TikTok refused the request: nothing was created.
     if (err instanceof PlatformError && err.opts.status !== undefined && err.opts.status < 500)
       await ctx.saveCheckpoint({});
-    throw err;
+    throw explainRefusal(err);
   }
   const publishId = str(data.publish_id);
   if (!publishId) throw outcomeUnknown(P, 'photo init answered without a publish_id');
-  await ctx.saveCheckpoint({ publish_id: publishId, media: 'photo' });
-  return waitForPost(tokens, ctx, publishId, 'photo');
+  await ctx.saveCheckpoint({ publish_id: publishId, media: 'photo', mode });
+  return waitForPost(tokens, ctx, publishId, 'photo', mode);
 }
 
 export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const tokens = await OAuthTokens.open(ctx);
   const prior = await inspect(tokens, ctx);
   if (prior.kind === 'done') return prior.result;
-  if (prior.kind === 'pending') return waitForPost(tokens, ctx, prior.publishId, prior.media);
+  if (prior.kind === 'pending') return waitForPost(tokens, ctx, prior.publishId, prior.media, prior.mode);
   if (prior.kind === 'unknown') throw outcomeUnknown(P, prior.why);
 
+  const mode = postMode(ctx);
   const video = ctx.media.find((m) => m.type === 'video');
-  if (video) return postVideo(tokens, ctx, video);
+  if (video) return postVideo(tokens, ctx, video, mode);
   const photos = ctx.media.filter((m) => m.type === 'image');
-  if (photos.length) return postPhotos(tokens, ctx, photos);
+  if (photos.length) return postPhotos(tokens, ctx, photos, mode);
   throw new PlatformError('user_content', `${P}: a post needs a video or photos`, { retryable: false });
 }
 
@@ -301,6 +372,6 @@ export async function reconcile(ctx: PublishContext): Promise<PublishResult | nu
     case 'unknown':
       throw outcomeUnknown(P, prior.why);
     case 'pending':
-      return waitForPost(tokens, ctx, prior.publishId, prior.media);
+      return waitForPost(tokens, ctx, prior.publishId, prior.media, prior.mode);
   }
 }

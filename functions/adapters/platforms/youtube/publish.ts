@@ -5,6 +5,7 @@ import { type MediaInput, PlatformError, type PublishContext, type PublishResult
 import { continueLater, uploadClock } from '../upload.ts';
 import { api, authed } from './client.ts';
 import { youtubeError } from './errors.ts';
+import { afterUpload } from './steps.ts';
 
 // YouTube Data API v3, videos.insert through the resumable upload protocol
 // (https://developers.google.com/youtube/v3/guides/using_resumable_upload_protocol):
@@ -17,6 +18,14 @@ import { youtubeError } from './errors.ts';
 // upload got (308), and a later attempt resumes from there instead of uploading twice. Each chunk is one
 // ranged read of the media object, so an attempt holds 8 MiB whatever the video's size; one that has
 // spent its time budget stops between chunks and the next attempt resumes the session.
+//
+// After the upload (steps.ts): the thumbnail (thumbnails.set) and the playlist (playlistItems.insert),
+// each retried on its own; a step that fails for good leaves the video published with a warning.
+// `publish_at` uploads the video private with status.publishAt (videos resource: publishAt "can only
+// be set if the video's privacy status is private"); YouTube makes it public then. A Short is an
+// ordinary upload: YouTube files a vertical or square video of at most 3 minutes as a Short by its
+// shape and length (YouTube Help, "Upload YouTube Shorts"); the Data API has no field for it and
+// Herald adds no #Shorts to the text.
 
 const P = 'youtube';
 
@@ -37,6 +46,7 @@ function videoResource(ctx: PublishContext, video: MediaInput) {
     cleanTitle(video.filename.replace(/\.[^.]+$/, '')) ||
     'Video';
   const tags = Array.isArray(o.tags) ? o.tags.filter((t): t is string => typeof t === 'string') : [];
+  const publishAt = str(o.publish_at);
   return {
     snippet: {
       title,
@@ -46,16 +56,30 @@ function videoResource(ctx: PublishContext, video: MediaInput) {
       categoryId: str(o.category_id) ?? '22',
     },
     status: {
-      privacyStatus: str(o.privacy_status) ?? 'public',
+      // A scheduled video is private until publishAt (createPost refuses another privacy with it).
+      privacyStatus: publishAt ? 'private' : (str(o.privacy_status) ?? 'public'),
+      ...(publishAt ? { publishAt } : {}),
       selfDeclaredMadeForKids: o.made_for_kids === true,
     },
   };
 }
 
-const result = (id: string): PublishResult => ({
-  externalId: id,
-  url: `https://www.youtube.com/watch?v=${id}`,
-});
+/** A Short's page is youtube.com/shorts/<id>; every other video's the watch page. */
+export const videoUrl = (id: string, options: Record<string, unknown>) =>
+  options.format === 'short'
+    ? `https://www.youtube.com/shorts/${id}`
+    : `https://www.youtube.com/watch?v=${id}`;
+
+/** The uploaded video, once the steps after the upload are done (or failed for good, with a warning). */
+async function uploaded(
+  tokens: OAuthTokens,
+  ctx: PublishContext,
+  id: string,
+  checkpoint: Record<string, unknown>,
+): Promise<PublishResult> {
+  await afterUpload(tokens, ctx, id, checkpoint);
+  return { externalId: id, url: videoUrl(id, ctx.options) };
+}
 
 function videoIdOf(res: HttpResponse): string {
   const id = str((res.body as { id?: unknown } | undefined)?.id);
@@ -174,14 +198,15 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   if (session) {
     // An earlier attempt opened a session: finish it rather than upload a second video.
     const st = await querySession(tokens, session, typeof cp.size === 'number' ? cp.size : size);
-    if (st.kind === 'complete') return result(st.id);
+    if (st.kind === 'complete') return uploaded(tokens, ctx, st.id, cp);
     if (st.kind === 'gone') throw outcomeUnknown(P, 'the upload session of an earlier attempt has expired');
     offset = st.offset;
   } else {
     session = await startSession(tokens, ctx, video, size);
     await ctx.saveCheckpoint({ session_uri: session, size });
   }
-  return result(await upload(tokens, ctx, session, video, offset, size));
+  const id = await upload(tokens, ctx, session, video, offset, size);
+  return uploaded(tokens, ctx, id, { ...cp, session_uri: session, size });
 }
 
 export async function reconcile(ctx: PublishContext): Promise<PublishResult | null> {
@@ -191,7 +216,8 @@ export async function reconcile(ctx: PublishContext): Promise<PublishResult | nu
   if (!session || typeof cp.size !== 'number') return null;
   const tokens = await OAuthTokens.open(ctx);
   const st = await querySession(tokens, session, cp.size);
-  if (st.kind === 'complete') return result(st.id);
+  // The video exists: what is left of its steps is done now (the worker publishes nothing more).
+  if (st.kind === 'complete') return uploaded(tokens, ctx, st.id, cp);
   // Incomplete: the video is not created until the last byte; publish resumes the same session.
   if (st.kind === 'incomplete') return null;
   throw outcomeUnknown(P, 'the upload session has expired');

@@ -54,6 +54,8 @@ function ctxOf(over: Partial<PublishContext> = {}): Fixture {
     text: 'Hello TikTok #herald',
     media: [video()],
     idempotencyKey: 'post_1.ch_1',
+    // The tests of Direct Post run as an audited app; the modes' own tests say otherwise.
+    app: { audited: true },
     ...over,
   });
 }
@@ -83,6 +85,8 @@ describe('tiktok publish', () => {
         disable_comment: false,
         disable_duet: false,
         disable_stitch: false,
+        brand_content_toggle: false,
+        brand_organic_toggle: false,
       },
       source_info: { source: 'FILE_UPLOAD', video_size: 3000, chunk_size: 3000, total_chunk_count: 1 },
     });
@@ -172,6 +176,8 @@ describe('tiktok publish', () => {
         privacy_level: 'PUBLIC_TO_EVERYONE',
         disable_comment: false,
         auto_add_music: true,
+        brand_content_toggle: false,
+        brand_organic_toggle: false,
       },
       source_info: {
         source: 'PULL_FROM_URL',
@@ -180,8 +186,8 @@ describe('tiktok publish', () => {
       },
     });
     expect(f.checkpoints).toEqual([
-      { phase: 'photo_init', media: 'photo' },
-      { publish_id: post.publishId, media: 'photo' },
+      { phase: 'photo_init', media: 'photo', mode: 'direct' },
+      { publish_id: post.publishId, media: 'photo', mode: 'direct' },
     ]);
   });
 
@@ -428,5 +434,124 @@ describe('tiktok metrics', () => {
     const q = fakes.requests('tiktok').find((r) => r.path === '/v2/video/query/')!;
     expect(q.query.get('fields')).toBe('id,like_count,comment_count,share_count,view_count');
     expect(q.json).toEqual({ filters: { video_ids: [res.externalId] } });
+  });
+});
+
+describe('tiktok post modes', () => {
+  const unaudited = (over: Partial<PublishContext> = {}) => ctxOf({ app: { audited: false }, ...over });
+
+  it('an unaudited app defaults to inbox: source_info only, no creator query, published with the publish_id and no URL', async () => {
+    const f = unaudited();
+    const res = await connector.publish(f);
+
+    const post = fake.posts[0]!;
+    expect(post.mode).toBe('inbox');
+    expect(res).toEqual({ externalId: post.publishId, url: null });
+    const init = fakes.requests('tiktok').find((r) => r.path === '/v2/post/publish/inbox/video/init/')!;
+    expect(init.json).toEqual({
+      source_info: { source: 'FILE_UPLOAD', video_size: 3000, chunk_size: 3000, total_chunk_count: 1 },
+    });
+    expect(paths()).not.toContain('POST /v2/post/publish/creator_info/query/');
+    expect(paths()).not.toContain('POST /v2/post/publish/video/init/');
+    expect(f.checkpoints).toEqual([
+      { publish_id: post.publishId, media: 'video', video_size: 3000, mode: 'inbox' },
+    ]);
+  });
+
+  it('a context without the app setting is unaudited too; an audited app defaults to direct', async () => {
+    await connector.publish(ctxOf({ app: undefined }));
+    await connector.publish(ctxOf({ app: { audited: true } }));
+    expect(fake.posts.map((p) => p.mode)).toEqual(['inbox', 'direct']);
+  });
+
+  it('post_mode direct from an unaudited app without a privacy level posts SELF_ONLY (what TikTok allows it)', async () => {
+    fake.configure?.({ audited: false });
+    const res = await connector.publish(unaudited({ options: { post_mode: 'direct' } }));
+    const post = fake.posts[0]!;
+    expect(post.mode).toBe('direct');
+    expect(post.privacyLevel).toBe('SELF_ONLY');
+    // Private posts get no public id.
+    expect(res).toEqual({ externalId: post.publishId, url: null });
+  });
+
+  it("a public Direct Post from an unaudited app is TikTok's refusal, with what to do", async () => {
+    fake.configure?.({ audited: false });
+    const err = await failure(
+      connector.publish(unaudited({ options: { post_mode: 'direct', privacy_level: 'PUBLIC_TO_EVERYONE' } })),
+    );
+    expect(err.category).toBe('platform_rejected');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toMatch(/unaudited_client_can_only_post_to_private_accounts/);
+    expect(err.message).toMatch(/post_mode inbox/);
+    expect(fake.posts).toHaveLength(0);
+  });
+
+  it('an app marked audited that TikTok has not audited is refused the same way (the fake checks, not Herald)', async () => {
+    fake.configure?.({ audited: false });
+    const err = await failure(connector.publish(ctxOf({ app: { audited: true } })));
+    expect(err.message).toMatch(/unaudited_client_can_only_post_to_private_accounts/);
+  });
+
+  it('the disclosure fields and the cover frame reach post_info', async () => {
+    await connector.publish(
+      ctxOf({
+        options: {
+          post_mode: 'direct',
+          brand_content: true,
+          brand_organic: true,
+          ai_generated: true,
+          cover_timestamp_ms: 1500,
+        },
+      }),
+    );
+    expect(fake.posts[0]!.postInfo).toMatchObject({
+      brand_content_toggle: true,
+      brand_organic_toggle: true,
+      is_aigc: true,
+      video_cover_timestamp_ms: 1500,
+    });
+  });
+
+  it('photos in inbox mode: content/init MEDIA_UPLOAD with the title and description only', async () => {
+    const photos = [mediaItem('image', 'image/jpeg', bytesOf(10), 'https://media.example/a.jpg')];
+    const f = unaudited({ media: photos, title: 'A title' });
+    const res = await connector.publish(f);
+    const post = fake.posts[0]!;
+    expect(post.mode).toBe('inbox');
+    expect(res).toEqual({ externalId: post.publishId, url: null });
+    const init = fakes.requests('tiktok').find((r) => r.path === '/v2/post/publish/content/init/')!;
+    expect(init.json).toEqual({
+      media_type: 'PHOTO',
+      post_mode: 'MEDIA_UPLOAD',
+      post_info: { title: 'A title', description: 'Hello TikTok #herald' },
+      source_info: {
+        source: 'PULL_FROM_URL',
+        photo_images: ['https://media.example/a.jpg'],
+        photo_cover_index: 0,
+      },
+    });
+  });
+
+  it('an inbox upload whose status fetch failed is found by reconcile, still without a URL, never uploaded twice', async () => {
+    fakes.failNext('tiktok', { status: 503, path: /status\/fetch/ });
+    const first = unaudited();
+    await failure(connector.publish(first));
+    const found = await connector.reconcile(unaudited({ checkpoint: first.checkpoint }));
+    expect(found).toEqual({ externalId: fake.posts[0]!.publishId, url: null });
+    expect(paths().filter((p) => p === 'PUT /upload/')).toHaveLength(1);
+  });
+
+  it('the fake refuses a post_info on the inbox upload (its body is source_info alone)', async () => {
+    const send = (body: unknown) =>
+      fetch(`${fakes.url('tiktok')}/v2/post/publish/inbox/video/init/`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer token', 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const source_info = { source: 'FILE_UPLOAD', video_size: 10, chunk_size: 10, total_chunk_count: 1 };
+    const res = await send({ post_info: { title: 'x', privacy_level: 'SELF_ONLY' }, source_info });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('invalid_params');
+    expect((await send({ source_info })).status).toBe(200);
   });
 });
