@@ -267,6 +267,14 @@ export function pdfRenderer(): { argv: string[]; assets: string } {
 }
 
 /**
+ * The reader's limits: DEFAULT_LIMITS' time, and more address space than ffmpeg's, since Node and
+ * skia reserve about 2 GB of it before reading a byte (measured: 0.75 GB for Node, 1.2 GB more
+ * once the canvas binary loads). What it really uses stays small: embedded images over 25 MP are
+ * not decoded, the canvas is at most 1280 × 4096 and the heap at most NODE_FLAGS' size.
+ */
+export const PDF_LIMITS: ToolLimits = { ...DEFAULT_LIMITS, memoryMb: 3072 };
+
+/**
  * Node flags of the reader: without the WebAssembly trap handler V8 does not reserve its 10 GB
  * guard regions per memory, so pdf.js's decoders (OpenJPEG, JBIG2) run under the address-space
  * limit; a JavaScript heap well inside that limit, so the heap fails first with a clear error.
@@ -276,14 +284,14 @@ const NODE_FLAGS = ['--disable-wasm-trap-handler', '--max-old-space-size=768'];
 /**
  * Page count of a PDF and, when `posterPath` is given, its first page rendered as a JPEG there
  * (at most 1280 px wide). pdf.js runs in a child Node process within `limits` (timeout, address
- * space), like ffmpeg: a timeout is a `timeout` ProbeError, a crash a `failed` one. A PDF that is
+ * space; `maxAllocMb` is ffmpeg's and unused here), like ffmpeg: a timeout is a `timeout` ProbeError, a crash a `failed` one. A PDF that is
  * encrypted, has more than `maxPages` pages, or cannot be read is a PdfRefused.
  */
 export async function pdfProbe(
   pdfPath: string,
   posterPath: string | null,
   maxPages: number,
-  limits: ToolLimits = DEFAULT_LIMITS,
+  limits: ToolLimits = PDF_LIMITS,
 ): Promise<PdfResult> {
   const { argv, assets } = pdfRenderer();
   if (posterPath) await rm(posterPath, { force: true });

@@ -5,6 +5,7 @@ import { downloadObject, putMediaObject } from '#adapters/media-store';
 import {
   DEFAULT_LIMITS,
   ffprobe,
+  PDF_LIMITS,
   PdfRefused,
   type PdfResult,
   ProbeError,
@@ -75,12 +76,8 @@ async function probeDocument(
 ): Promise<ProbeResponse> {
   let result: PdfResult;
   try {
-    result = await pdfProbe(
-      file,
-      request.poster_key ? poster : null,
-      MAX_DOCUMENT_PAGES,
-      limitsWithin(remainingMs),
-    );
+    const limits = { ...PDF_LIMITS, timeoutMs: limitsWithin(remainingMs).timeoutMs };
+    result = await pdfProbe(file, request.poster_key ? poster : null, MAX_DOCUMENT_PAGES, limits);
   } catch (err) {
     if (err instanceof PdfRefused) {
       if (err.reason === 'too_many_pages')
