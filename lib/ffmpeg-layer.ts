@@ -13,6 +13,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { buildSync } from 'esbuild';
+import { pdfReaderBuildOptions } from '../functions/adapters/pdf-reader-bundle.ts';
 
 // The ffmpeg/ffprobe layer's contents, chosen for the probe function's Lambda architecture rather
 // than the machine that synthesizes. The binaries come from the per-platform packages of
@@ -154,7 +155,7 @@ export function stageFfmpegLayer(arch: LambdaArch, dir: string, opts: ResolveOpt
 }
 
 // ---- the PDF reader --------------------------------------------------------------------------
-// The same layer carries the probe's PDF reader (functions/adapters/pdf-render-child.ts) under
+// The same layer carries the probe's PDF reader (functions/adapters/pdf-reader-bundle.ts) under
 // /opt/pdf: its bundle (pdf.js inside, host-independent JavaScript), pdf.js's fonts, CMaps and
 // WebAssembly decoders, and @napi-rs/canvas with the native binary of the Lambda architecture,
 // resolved like the ffmpeg packages (the lock records every platform's; npm installs the host's).
@@ -164,9 +165,6 @@ export const CANVAS_PACKAGES = (arch: LambdaArch) => ['@napi-rs/canvas', `@napi-
 
 /** pdf.js's data the reader loads at run time (standardFontDataUrl, cMapUrl, wasmUrl). */
 const PDFJS_ASSETS = ['standard_fonts', 'cmaps', 'wasm'] as const;
-
-/** The reader's source, bundled into /opt/pdf/render.mjs. */
-export const PDF_READER_SOURCE = 'functions/adapters/pdf-render-child.ts';
 
 /**
  * Stages /opt/pdf into `dir`/pdf: render.mjs, pdf.js's assets beside it, and
@@ -180,18 +178,8 @@ export function stagePdfReader(arch: LambdaArch, dir: string, opts: ResolveOptio
   const pdfjsVersion = installedVersion(pdfjs);
   if (pdfjsVersion !== lockedPackage(opts.root, 'pdfjs-dist').version)
     throw new Error(`pdfjs-dist is not installed at its locked version (found ${pdfjsVersion ?? 'none'})`);
-  buildSync({
-    entryPoints: [join(opts.root, PDF_READER_SOURCE)],
-    outfile: join(pdf, 'render.mjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node22',
-    minify: true,
-    // Native: loaded from /opt/pdf/node_modules, never bundled.
-    external: ['@napi-rs/canvas'],
-    logLevel: 'error',
-  });
+  buildSync(pdfReaderBuildOptions(join(pdf, 'render.mjs')));
+
   for (const asset of PDFJS_ASSETS) cpSync(join(pdfjs, asset), join(pdf, asset), { recursive: true });
   packages.push({ name: 'pdfjs-dist', version: pdfjsVersion });
   notices(dir, 'pdfjs-dist', pdfjs);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { localPdfReader } from './pdf-reader-bundle.ts';
 
 // ffprobe and ffmpeg, run as child processes on files the caller has downloaded to /tmp. In Lambda
 // the binaries come from a layer (/opt/bin) named by HERALD_FFPROBE_PATH / HERALD_FFMPEG_PATH; the
@@ -252,18 +252,14 @@ export class PdfRefused extends Error {
 }
 
 /**
- * The reader and the directory holding pdf.js's standard_fonts/, cmaps/ and wasm/. In Lambda the
- * layer's bundle (HERALD_PDF_RENDERER, its assets beside it); elsewhere the TypeScript source run
- * with Node's type stripping and the installed pdfjs-dist's assets.
+ * The reader's bundle and the directory holding pdf.js's standard_fonts/, cmaps/ and wasm/: in
+ * Lambda the layer's (HERALD_PDF_RENDERER, its assets beside it); elsewhere the same bundle built
+ * into the repository's .build/ and the installed pdfjs-dist's assets.
  */
-export function pdfRenderer(): { argv: string[]; assets: string } {
+export function pdfRenderer(): { script: string; assets: string } {
   const fromEnv = process.env.HERALD_PDF_RENDERER;
-  if (fromEnv) return { argv: [fromEnv], assets: dirname(fromEnv) };
-  const source = fileURLToPath(new URL('./pdf-render-child.ts', import.meta.url));
-  return {
-    argv: ['--experimental-strip-types', '--no-warnings', source],
-    assets: dirname(loadPackage.resolve('pdfjs-dist/package.json')),
-  };
+  if (fromEnv) return { script: fromEnv, assets: dirname(fromEnv) };
+  return { script: localPdfReader(), assets: dirname(loadPackage.resolve('pdfjs-dist/package.json')) };
 }
 
 /**
@@ -293,11 +289,11 @@ export async function pdfProbe(
   maxPages: number,
   limits: ToolLimits = PDF_LIMITS,
 ): Promise<PdfResult> {
-  const { argv, assets } = pdfRenderer();
+  const { script, assets } = pdfRenderer();
   if (posterPath) await rm(posterPath, { force: true });
   const out = await runLimited(
     process.execPath,
-    [...NODE_FLAGS, ...argv, pdfPath, posterPath ?? '-', String(maxPages), assets],
+    [...NODE_FLAGS, script, pdfPath, posterPath ?? '-', String(maxPages), assets],
     'the PDF reader',
     limits,
   );

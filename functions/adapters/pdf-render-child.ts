@@ -4,9 +4,8 @@ import { createCanvas } from '@napi-rs/canvas';
 
 // The PDF reader, run as its own process by media-tools.ts (pdfProbe) so that a hostile PDF is
 // bounded like an ffmpeg run: a timeout (SIGKILL), an address-space limit, and nothing of the
-// function's environment. It imports nothing of Herald's: in Lambda it runs as a bundle of the
-// probe layer (/opt/pdf/render.mjs, lib/ffmpeg-layer.ts), elsewhere as this file with Node's type
-// stripping.
+// function's environment. It imports nothing of Herald's and always runs bundled with pdf.js
+// (pdf-reader-bundle.ts): from the probe layer in Lambda, from .build/ elsewhere.
 //
 // argv: <input.pdf> <poster.jpg or -> <max pages> <assets dir (standard_fonts/, cmaps/, wasm/)>
 // stdout: one JSON line, a PdfAnswer (media-tools.ts).
