@@ -6,8 +6,12 @@ import {
   type ChannelCapabilities,
   channelCapabilities,
   FORMATS,
+  LINK_CARD_PLATFORMS,
   OPTION_DESCRIPTIONS,
   PLATFORM_RULES,
+  POLL_PLATFORMS,
+  TIKTOK_POST_MODES,
+  type TikTokPostMode,
 } from './platforms.ts';
 
 // What a channel accepts (getChannel's `capabilities`, getChannelOptions): its platform's
@@ -91,7 +95,7 @@ function deriveOptions(platform: Platform): Record<string, OptionDescription> {
  */
 export const CHOICE_NAMES: Partial<Record<Platform, readonly string[]>> = {
   pinterest: ['board_id'],
-  youtube: ['category_id'],
+  youtube: ['category_id', 'playlist_id'],
   tiktok: ['privacy_level'],
   linkedin: ['organization'],
 };
@@ -99,14 +103,39 @@ export const CHOICE_NAMES: Partial<Record<Platform, readonly string[]>> = {
 /** A channel's capabilities as getChannel and getChannelOptions answer them. */
 export interface ChannelCapabilityView extends ChannelCapabilities {
   formats: string[];
+  /** `options.poll` is taken. */
+  poll: boolean;
+  /** A URL in the text gets a preview card (`options.link_card`). */
+  link_card: boolean;
+  /** TikTok: the `options.post_mode` values this deployment can publish with (getChannelOptions). */
+  post_modes?: TikTokPostMode[];
 }
 
-export function capabilitiesOf(channel: {
-  platform: Platform;
-  granted_scopes?: readonly string[] | null;
-}): ChannelCapabilityView {
+/**
+ * TikTok's post modes as the operator's platform app allows them: Direct Post to a public level
+ * needs an audited app ("All content posted by unaudited clients will be restricted to private
+ * viewing mode"), so an unaudited app (the default) offers inbox mode only.
+ */
+export const tiktokPostModes = (app: { audited?: boolean } | null | undefined): TikTokPostMode[] =>
+  app?.audited === true ? [...TIKTOK_POST_MODES] : ['inbox'];
+
+/** `app`: the platform's app as the operator set it, where the answer depends on it (TikTok). */
+export function capabilitiesOf(
+  channel: {
+    platform: Platform;
+    granted_scopes?: readonly string[] | null;
+  },
+  app?: { audited?: boolean } | null,
+): ChannelCapabilityView {
   const caps = channelCapabilities(channel.platform, channel.granted_scopes);
-  return { ...caps, formats: [...FORMATS[channel.platform]] };
+  const view: ChannelCapabilityView = {
+    ...caps,
+    formats: [...FORMATS[channel.platform]],
+    poll: POLL_PLATFORMS.includes(channel.platform),
+    link_card: LINK_CARD_PLATFORMS.includes(channel.platform),
+  };
+  if (channel.platform === 'tiktok' && app !== undefined) view.post_modes = tiktokPostModes(app);
+  return view;
 }
 
 /** What a channel's `inbox` is read from besides the channel: its poll state, the operator's switch. */
