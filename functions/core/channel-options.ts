@@ -20,7 +20,7 @@ import {
 
 /** One variant option, as getChannelOptions describes it. */
 export interface OptionDescription {
-  type: 'string' | 'boolean' | 'integer' | 'number' | 'array';
+  type: 'string' | 'boolean' | 'integer' | 'number' | 'array' | 'object';
   /** The only values it takes (an enumeration). */
   values?: string[];
   required: boolean;
@@ -32,6 +32,8 @@ export interface OptionDescription {
   /** An array's items, and how many at most. */
   items?: Omit<OptionDescription, 'required' | 'description' | 'items'>;
   max_items?: number;
+  /** An object's fields (`options.poll`: choices, duration_minutes), each with whether it is required. */
+  properties?: Record<string, Omit<OptionDescription, 'description' | 'properties'>>;
 }
 
 interface JsonSchema {
@@ -44,6 +46,17 @@ interface JsonSchema {
   items?: JsonSchema;
   properties?: Record<string, JsonSchema>;
   required?: string[];
+}
+
+/** An object's fields, one level deep (the only objects among the options are flat). */
+function fields(json: JsonSchema): OptionDescription['properties'] {
+  const required = new Set(json.required ?? []);
+  const out: NonNullable<OptionDescription['properties']> = {};
+  for (const [name, prop] of Object.entries(json.properties ?? {})) {
+    const { properties: _nested, ...field } = shape(prop);
+    out[name] = { ...field, required: required.has(name) };
+  }
+  return out;
 }
 
 function shape(json: JsonSchema): Omit<OptionDescription, 'required' | 'description'> {
@@ -59,6 +72,7 @@ function shape(json: JsonSchema): Omit<OptionDescription, 'required' | 'descript
     out.items = items;
   }
   if (json.maxItems !== undefined) out.max_items = json.maxItems;
+  if (json.properties) out.properties = fields(json);
   return out;
 }
 

@@ -564,7 +564,7 @@ export const PostValidation = meta(
 );
 
 const OptionValueShape = {
-  type: z.enum(['string', 'boolean', 'integer', 'number', 'array']),
+  type: z.enum(['string', 'boolean', 'integer', 'number', 'array', 'object']),
   values: z.optional(z.array(z.string())),
   max_length: z.optional(z.int()),
   pattern: z.optional(z.string()),
@@ -578,11 +578,22 @@ export const ChannelOption = meta(
     required: z.boolean(),
     description: z.string(),
     items: z.optional(z.object(OptionValueShape)),
+    // An object option's fields (options.poll).
+    properties: z.optional(
+      z.record(
+        z.string(),
+        z.object({
+          ...OptionValueShape,
+          required: z.boolean(),
+          items: z.optional(z.object(OptionValueShape)),
+        }),
+      ),
+    ),
   }),
   {
     id: 'ChannelOption',
     description:
-      "One option a variant for the channel may carry in `options`, described from the rule createPost checks it with: `values` when only those are accepted; `items` for an array's items.",
+      "One option a variant for the channel may carry in `options`, described from the rule createPost checks it with: `values` when only those are accepted; `items` for an array's items; `properties` for an object's fields (`poll`).",
   },
 );
 

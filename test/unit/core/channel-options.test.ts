@@ -156,3 +156,17 @@ describe('capabilities: poll, link_card and TikTok post modes', () => {
     expect('playlist_id' in describeOptions('youtube')).toBe(true);
   });
 });
+
+describe('object options', () => {
+  it("describes a poll's fields from its schema, each with whether it is required", () => {
+    expect(describeOptions('x').poll).toMatchObject({
+      type: 'object',
+      required: false,
+      properties: {
+        choices: { type: 'array', required: true, max_items: 4, items: { type: 'string', max_length: 25 } },
+        duration_minutes: { type: 'integer', required: false },
+      },
+    });
+    expect(describeOptions('linkedin').poll?.properties?.choices?.items?.max_length).toBe(30);
+  });
+});
