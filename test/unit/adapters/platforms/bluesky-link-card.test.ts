@@ -102,13 +102,13 @@ describe('a link card on Bluesky', () => {
 describe('the fake holds the external embed to the lexicon', () => {
   it('refuses an external without its required title, or with a thumb over 1,000,000 bytes', async () => {
     const { ctx } = context();
-    const session = await (
+    const session = (await (
       await fetch(`${fakes.url('bluesky')}/xrpc/com.atproto.server.createSession`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ identifier: ctx.channel.handle, password: 'app-password' }),
       })
-    ).json();
+    ).json()) as { accessJwt: string; did: string };
     const create = (record: Record<string, unknown>) =>
       fetch(`${fakes.url('bluesky')}/xrpc/com.atproto.repo.createRecord`, {
         method: 'POST',
@@ -123,16 +123,18 @@ describe('the fake holds the external embed to the lexicon', () => {
       embed: { $type: 'app.bsky.embed.external', external: { uri: 'https://e.com/', description: '' } },
     });
     expect(noTitle.status).toBe(400);
-    expect((await noTitle.json()).message).toMatch(/external must have the property "title"/);
+    expect(((await noTitle.json()) as { message: string }).message).toMatch(
+      /external must have the property "title"/,
+    );
 
     fake.maxBlobBytes = 5_000_000;
-    const blob = await (
+    const blob = (await (
       await fetch(`${fakes.url('bluesky')}/xrpc/com.atproto.repo.uploadBlob`, {
         method: 'POST',
         headers: { 'content-type': 'image/png', authorization: `Bearer ${session.accessJwt}` },
         body: Buffer.alloc(1_000_001, 1),
       })
-    ).json();
+    ).json()) as { blob: unknown };
     const tooBig = await create({
       embed: {
         $type: 'app.bsky.embed.external',
@@ -140,6 +142,6 @@ describe('the fake holds the external embed to the lexicon', () => {
       },
     });
     expect(tooBig.status).toBe(400);
-    expect((await tooBig.json()).message).toMatch(/image file too large/);
+    expect(((await tooBig.json()) as { message: string }).message).toMatch(/image file too large/);
   });
 });
