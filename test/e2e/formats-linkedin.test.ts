@@ -1,12 +1,30 @@
-import { beforeAll, describe, expect, it } from 'vitest';
-import { api, dangerous, failPlatform, fakeState, type Workspace, waitForPost, workspace } from './helpers.ts';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  api,
+  dangerous,
+  failPlatform,
+  fakeState,
+  type Workspace,
+  waitForPost,
+  workspace,
+} from './helpers.ts';
 
 // LinkedIn's formats over HTTP against the local stack and LinkedIn's contract fake: a PDF as a
-// document post (Documents API), a poll (content.poll), and a document post whose first attempt
-// fails after the upload, retried without a second upload or a second post.
+// document post (Documents API), a poll (content.poll), a document post whose first attempt fails
+// after the upload (retried without a second upload or a second post), and a link card: the page
+// this test serves on loopback (allowed by the stack's HERALD_WEBHOOK_ALLOW_CIDRS) posted as an
+// article with its image uploaded through the Images API.
 
 type Json = Record<string, unknown>;
-type Delivery = { channel_id: string; stage: string; external_id: string | null; error: string | null };
+type Delivery = {
+  channel_id: string;
+  stage: string;
+  external_id: string | null;
+  error: string | null;
+  warnings?: Array<{ code: string; detail: string }>;
+};
 type Post = { id: string; status: string; deliveries: Delivery[] };
 type FakePost = {
   urn: string;
@@ -14,14 +32,51 @@ type FakePost = {
   body: { content?: Json };
   document?: { urn: string; title: string };
   poll?: { question: string; options: string[]; duration: string };
+  article?: { source: string; title: string; description: string | null; thumbnail: string | null };
 };
 
 let ws: Workspace;
+let server: http.Server;
+let origin: string;
+const sockets = new Set<Socket>();
+// A 1×1 PNG: the card's og:image.
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+  'base64',
+);
 
 beforeAll(async () => {
   ws = await workspace(['linkedin']);
   await dangerous(ws, true);
+  server = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    if (path.startsWith('/story')) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      return res.end(`<!doctype html><html><head>
+        <meta property="og:title" content="Herald on LinkedIn">
+        <meta property="og:description" content="Posts with a link get their card.">
+        <meta property="og:image" content="/card.png">
+      </head><body>The story.</body></html>`);
+    }
+    if (path === '/card.png') {
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': PNG.length });
+      return res.end(PNG);
+    }
+    res.writeHead(404, { 'content-type': 'text/html' });
+    res.end('<title>Not found</title>');
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 60_000);
+
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  await new Promise<void>((resolve) => server?.close(() => resolve()));
+});
 
 /** A small well-formed PDF of `pages` pages. */
 function pdf(pages: number, marker: string): Buffer {
@@ -151,5 +206,47 @@ describe('LinkedIn formats end to end', () => {
     expect(
       creates.map((r) => (r.json as { content?: { media?: { id?: string } } }).content?.media?.id),
     ).toEqual([documentUrn, documentUrn]);
+  });
+
+  it('a link card: an article of the page read by Herald, its image uploaded as the thumbnail', async () => {
+    const url = `${origin}/story?id=${Date.now()}`;
+    const marker = `card-${Date.now()}`;
+    const post = await publishNow({ body: `Read ${marker}: ${url}` });
+    const d = post.deliveries[0];
+    expect(d?.stage, JSON.stringify(post)).toBe('published');
+    expect(d?.warnings ?? []).toEqual([]);
+    const [onFake, ...more] = await fakePostsWith(marker);
+    expect(more).toEqual([]);
+    expect(onFake?.article).toMatchObject({
+      source: url,
+      title: 'Herald on LinkedIn',
+      description: 'Posts with a link get their card.',
+    });
+    expect(Buffer.from(onFake?.article?.thumbnail ?? '', 'base64').equals(PNG)).toBe(true);
+    const thumb = (onFake?.body.content as { article?: { thumbnail?: string } } | undefined)?.article
+      ?.thumbnail;
+    expect(thumb).toMatch(/^urn:li:image:/);
+  });
+
+  it('a page that cannot be read: the post goes without a card and the delivery says so', async () => {
+    const url = `${origin}/gone-${Date.now()}`;
+    const marker = `nocard-${Date.now()}`;
+    const post = await publishNow({ body: `Broken ${marker} ${url}` });
+    const d = post.deliveries[0];
+    expect(d?.stage, JSON.stringify(post)).toBe('published');
+    expect(d?.warnings?.map((w) => w.code)).toEqual(['link_card_unavailable']);
+    const [onFake] = await fakePostsWith(marker);
+    expect(onFake?.body.content).toBeUndefined();
+  });
+
+  it('link_card: false posts the text alone', async () => {
+    const marker = `off-${Date.now()}`;
+    const post = await publishNow({
+      body: `No card ${marker} ${origin}/story?off=1`,
+      options: { link_card: false },
+    });
+    expect(post.deliveries[0]?.stage, JSON.stringify(post)).toBe('published');
+    const [onFake] = await fakePostsWith(marker);
+    expect(onFake?.body.content).toBeUndefined();
   });
 });
