@@ -51,6 +51,8 @@ export interface FetchOptions {
   resolver?: Resolver;
   /** Tests: a smaller limit than the type's. */
   maxBytes?: (type: AllowedContentType) => number;
+  /** The request's Accept header (default any). */
+  accept?: string;
 }
 
 export interface FetchedMedia {
@@ -124,7 +126,12 @@ async function get(url: URL, opts: FetchOptions, hop: string): Promise<IncomingM
         port: url.port === '' ? (isHttps ? 443 : 80) : Number(url.port),
         path: `${url.pathname}${url.search}`,
         // identity: the sizes counted are the file's own, not a compressed transfer's.
-        headers: { host: url.host, accept: '*/*', 'accept-encoding': 'identity', 'user-agent': 'Herald' },
+        headers: {
+          host: url.host,
+          accept: opts.accept ?? '*/*',
+          'accept-encoding': 'identity',
+          'user-agent': 'Herald',
+        },
         lookup: pinnedLookup(pinned!),
         agent: false,
         ...(isHttps && !isIpLiteral(host) ? { servername: host } : {}),
@@ -174,12 +181,16 @@ const timedOut = () =>
   new ImportRefusal('fetch_timeout', 'The server did not send the file within the time an import has.');
 
 /**
- * Opens `raw`, follows redirects under the policy, reads the first bytes and decides the type by
- * them. The caller reads the rest from `chunks` (or closes it).
+ * GET `raw` under the policy, following redirects (each target checked the same way, at most
+ * MAX_REDIRECTS): the last response, whatever its status, and where it came from. Link cards read
+ * pages through the same door.
  */
-export async function fetchMedia(raw: string, opts: FetchOptions): Promise<FetchedMedia> {
+export async function openFollowing(
+  raw: string,
+  opts: FetchOptions,
+): Promise<{ url: URL; response: IncomingMessage }> {
   let url = checkedUrl(raw, opts, 'The URL');
-  let res: IncomingMessage | undefined;
+  let res: IncomingMessage;
   for (let hop = 0; ; hop++) {
     const name = hop === 0 ? 'The URL' : `Redirect ${hop}`;
     if (hop > 0) url = checkedUrl(url.href, opts, name);
@@ -197,7 +208,15 @@ export async function fetchMedia(raw: string, opts: FetchOptions): Promise<Fetch
       throw new ImportRefusal('invalid_url', `${name} redirects to something that is not a URL.`);
     }
   }
-  const response = res;
+  return { url, response: res };
+}
+
+/**
+ * Opens `raw`, follows redirects under the policy, reads the first bytes and decides the type by
+ * them. The caller reads the rest from `chunks` (or closes it).
+ */
+export async function fetchMedia(raw: string, opts: FetchOptions): Promise<FetchedMedia> {
+  const { url, response } = await openFollowing(raw, opts);
   const status = response.statusCode ?? 0;
   if (status < 200 || status > 299) {
     response.destroy();

@@ -6,8 +6,12 @@ import {
   type ChannelCapabilities,
   channelCapabilities,
   FORMATS,
+  LINK_CARD_PLATFORMS,
   OPTION_DESCRIPTIONS,
   PLATFORM_RULES,
+  POLL_PLATFORMS,
+  TIKTOK_POST_MODES,
+  type TikTokPostMode,
 } from './platforms.ts';
 
 // What a channel accepts (getChannel's `capabilities`, getChannelOptions): its platform's
@@ -16,7 +20,7 @@ import {
 
 /** One variant option, as getChannelOptions describes it. */
 export interface OptionDescription {
-  type: 'string' | 'boolean' | 'integer' | 'number' | 'array';
+  type: 'string' | 'boolean' | 'integer' | 'number' | 'array' | 'object';
   /** The only values it takes (an enumeration). */
   values?: string[];
   required: boolean;
@@ -28,6 +32,8 @@ export interface OptionDescription {
   /** An array's items, and how many at most. */
   items?: Omit<OptionDescription, 'required' | 'description' | 'items'>;
   max_items?: number;
+  /** An object's fields (`options.poll`: choices, duration_minutes), each with whether it is required. */
+  properties?: Record<string, Omit<OptionDescription, 'description' | 'properties'>>;
 }
 
 interface JsonSchema {
@@ -40,6 +46,17 @@ interface JsonSchema {
   items?: JsonSchema;
   properties?: Record<string, JsonSchema>;
   required?: string[];
+}
+
+/** An object's fields, one level deep (the only objects among the options are flat). */
+function fields(json: JsonSchema): OptionDescription['properties'] {
+  const required = new Set(json.required ?? []);
+  const out: NonNullable<OptionDescription['properties']> = {};
+  for (const [name, prop] of Object.entries(json.properties ?? {})) {
+    const { properties: _nested, ...field } = shape(prop);
+    out[name] = { ...field, required: required.has(name) };
+  }
+  return out;
 }
 
 function shape(json: JsonSchema): Omit<OptionDescription, 'required' | 'description'> {
@@ -55,6 +72,7 @@ function shape(json: JsonSchema): Omit<OptionDescription, 'required' | 'descript
     out.items = items;
   }
   if (json.maxItems !== undefined) out.max_items = json.maxItems;
+  if (json.properties) out.properties = fields(json);
   return out;
 }
 
@@ -99,14 +117,39 @@ export const CHOICE_NAMES: Partial<Record<Platform, readonly string[]>> = {
 /** A channel's capabilities as getChannel and getChannelOptions answer them. */
 export interface ChannelCapabilityView extends ChannelCapabilities {
   formats: string[];
+  /** `options.poll` is taken. */
+  poll: boolean;
+  /** A URL in the text gets a preview card (`options.link_card`). */
+  link_card: boolean;
+  /** TikTok: the `options.post_mode` values this deployment can publish with (getChannelOptions). */
+  post_modes?: TikTokPostMode[];
 }
 
-export function capabilitiesOf(channel: {
-  platform: Platform;
-  granted_scopes?: readonly string[] | null;
-}): ChannelCapabilityView {
+/**
+ * TikTok's post modes as the operator's platform app allows them: Direct Post to a public level
+ * needs an audited app ("All content posted by unaudited clients will be restricted to private
+ * viewing mode"), so an unaudited app (the default) offers inbox mode only.
+ */
+export const tiktokPostModes = (app: { audited?: boolean } | null | undefined): TikTokPostMode[] =>
+  app?.audited === true ? [...TIKTOK_POST_MODES] : ['inbox'];
+
+/** `app`: the platform's app as the operator set it, where the answer depends on it (TikTok). */
+export function capabilitiesOf(
+  channel: {
+    platform: Platform;
+    granted_scopes?: readonly string[] | null;
+  },
+  app?: { audited?: boolean } | null,
+): ChannelCapabilityView {
   const caps = channelCapabilities(channel.platform, channel.granted_scopes);
-  return { ...caps, formats: [...FORMATS[channel.platform]] };
+  const view: ChannelCapabilityView = {
+    ...caps,
+    formats: [...FORMATS[channel.platform]],
+    poll: POLL_PLATFORMS.includes(channel.platform),
+    link_card: LINK_CARD_PLATFORMS.includes(channel.platform),
+  };
+  if (channel.platform === 'tiktok' && app !== undefined) view.post_modes = tiktokPostModes(app);
+  return view;
 }
 
 /** What a channel's `inbox` is read from besides the channel: its poll state, the operator's switch. */

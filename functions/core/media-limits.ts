@@ -23,10 +23,15 @@ export interface KindLimits {
   /** Width ÷ height bounds (inclusive). */
   minAspect?: number;
   maxAspect?: number;
+  /** Smallest width and height in pixels (Facebook Reels and Stories: 540×960). */
+  minWidth?: number;
+  minHeight?: number;
   /** Container types taken (absent: every type Herald accepts for the kind). */
   formats?: readonly string[];
   /** Where the numbers come from. */
   source: string;
+  /** How messages name the media, where not `<platform> <kind>s` (a format's: "instagram stories"). */
+  label?: string;
 }
 
 export interface PlatformMediaLimits {
@@ -189,12 +194,13 @@ export function checkMediaFacts(
   platform: Platform,
   asset: Pick<MediaAssetRecord, 'kind' | 'content_type' | 'size_bytes' | 'width' | 'height' | 'duration_sec'>,
   pointer: string,
-  opts: { carousel?: boolean } = {},
+  opts: { carousel?: boolean; limits?: KindLimits | undefined } = {},
 ): FieldError[] {
   if (asset.kind !== 'image' && asset.kind !== 'video') return [];
-  const rule = MEDIA_LIMITS[platform][asset.kind];
+  // A format's own limits (core/formats.ts: an Instagram story, a YouTube Short) replace the platform's.
+  const rule = opts.limits ?? MEDIA_LIMITS[platform][asset.kind];
   const errors: FieldError[] = [];
-  const what = `${platform} ${asset.kind}s`;
+  const what = rule.label ?? `${platform} ${asset.kind}s`;
   if (rule.formats && !rule.formats.includes(asset.content_type))
     errors.push({
       pointer,
@@ -233,5 +239,15 @@ export function checkMediaFacts(
         message: `${what} must be between ${ratio(rule.minAspect ?? 0)} and ${ratio(rule.maxAspect ?? Number.POSITIVE_INFINITY)} (width:height); this one is ${asset.width}×${asset.height} (${ratio(aspect)}).`,
       });
   }
+  if (
+    asset.width &&
+    asset.height &&
+    (asset.width < (rule.minWidth ?? 0) || asset.height < (rule.minHeight ?? 0))
+  )
+    errors.push({
+      pointer,
+      code: 'media_too_small',
+      message: `${what} must be at least ${rule.minWidth ?? 0}×${rule.minHeight ?? 0} pixels; this one is ${asset.width}×${asset.height}.`,
+    });
   return errors;
 }

@@ -235,7 +235,8 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
   linkedin: {
     maxText: 3000,
     counter: 'code_points',
-    media: media({ maxItems: 20 }),
+    // A document (PDF) posts only as options.format "document", alone (core/formats.ts).
+    media: media({ maxItems: 20, kinds: ['image', 'video', 'document'] }),
     options: once(() =>
       z.strictObject({
         visibility: z.optional(z.enum(['PUBLIC', 'CONNECTIONS', 'LOGGED_IN'])),

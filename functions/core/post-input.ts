@@ -1,5 +1,6 @@
 import type { ChannelRecord } from './accounts.ts';
 import type { FieldError } from './errors.ts';
+import { checkFormat, formatMediaLimits, formatOf } from './formats.ts';
 import { isId } from './ids.ts';
 import { type MediaAssetRecord, mediaIdFromUrl } from './media.ts';
 import { checkMediaFacts } from './media-limits.ts';
@@ -12,12 +13,17 @@ import type { CreatePostInput } from './requests.ts';
 // channels and media assets the input names (postInputIds) and hands them in.
 
 /** What a post's variants carry: the channels, media assets and text the checks look at. */
-export type PostContentInput = Pick<CreatePostInput, 'variants'>;
+export type PostContentInput = Pick<CreatePostInput, 'variants'> & {
+  /** The post's title: a LinkedIn poll's question when given (core/formats.ts). */
+  title?: string | null | undefined;
+};
 
 /** The channels and ready media assets the input names, as read by the caller. */
 export interface PostInputContext {
   channels: ReadonlyMap<string, ChannelRecord>;
   media: ReadonlyMap<string, MediaAssetRecord>;
+  /** The time of the request (a YouTube publish_at must be after it); absent: the clock's. */
+  now?: Date | undefined;
 }
 
 /** The ids to read for validatePostInput: every variant's channel, and the media of roots and thread items. */
@@ -28,6 +34,8 @@ export function postInputIds(input: PostContentInput): { channelIds: string[]; m
   const urls = input.variants.flatMap((v) => [
     ...(v.media ?? []),
     ...(v.thread ?? []).flatMap((item) => item.media ?? []),
+    // A YouTube thumbnail is one of the organization's image assets too.
+    ...(typeof v.options?.thumbnail_url === 'string' ? [{ url: v.options.thumbnail_url }] : []),
   ]);
   const mediaIds = [...new Set(urls.map((m) => mediaIdFromUrl(m.url)).filter((id) => id !== null))];
   return { channelIds, mediaIds };
@@ -44,6 +52,8 @@ function mediaAssetErrors(
   items: readonly MediaItem[],
   ctx: PostInputContext,
   base: string,
+  /** The variant's format (core/formats.ts), whose media limits replace the platform's. */
+  format: string | null = null,
 ): FieldError[] {
   const errors: FieldError[] = [];
   items.forEach((m, j) => {
@@ -62,7 +72,12 @@ function mediaAssetErrors(
         message: `The asset is ${asset.kind}.`,
       });
     } else {
-      errors.push(...checkMediaFacts(platform, asset, `${base}/${j}`, { carousel: items.length > 1 }));
+      errors.push(
+        ...checkMediaFacts(platform, asset, `${base}/${j}`, {
+          carousel: items.length > 1,
+          limits: formatMediaLimits(platform, format, asset.kind),
+        }),
+      );
     }
   });
   return errors;
@@ -99,8 +114,21 @@ export function validatePostInput(input: PostContentInput, ctx: PostInputContext
       return;
     }
     const platform = channel.platform;
-    errors.push(...mediaAssetErrors(platform, v.media ?? [], ctx, `${base}/media`));
-    errors.push(...checkVariant(platform, v, base));
+    // The format's rules first: where they and the platform's say the same (pointer and code),
+    // the format's sentence is the clearer one.
+    const own = checkFormat(platform, v, base, {
+      media: ctx.media,
+      title: input.title,
+      now: ctx.now ?? new Date(),
+    });
+    errors.push(...own);
+    const format = formatOf(platform, v.options);
+    errors.push(
+      ...[
+        ...mediaAssetErrors(platform, v.media ?? [], ctx, `${base}/media`, format),
+        ...checkVariant(platform, v, base),
+      ].filter((e) => !own.some((o) => o.pointer === e.pointer && o.code === e.code)),
+    );
 
     const caps = channelCapabilities(platform, channel.granted_scopes);
     if (v.thread) {

@@ -132,11 +132,15 @@ export const ChannelCapabilities = meta(
     edit_after_publish: z.boolean(),
     formats: z.array(z.string()),
     missing: z.object({ thread: z.optional(z.string()), first_comment: z.optional(z.string()) }),
+    poll: z.boolean(),
+    link_card: z.boolean(),
+    // TikTok, in getChannelOptions: inbox only until the operator's app is audited.
+    post_modes: z.optional(z.array(z.enum(['direct', 'inbox']))),
   }),
   {
     id: 'ChannelCapabilities',
     description:
-      "What Herald does on the channel beyond one post: its platform's capabilities, less those the channel's grant lacks; `missing` names the grant each lacking one needs (connect the channel again to get it). `formats`: the values `options.format` takes.",
+      "What Herald does on the channel beyond one post: its platform's capabilities, less those the channel's grant lacks; `missing` names the grant each lacking one needs (connect the channel again to get it). `formats`: the values `options.format` takes; `poll`: `options.poll` is taken; `link_card`: a URL in the text gets a preview card; `post_modes` (TikTok, getChannelOptions only): the `options.post_mode` values the operator's app allows (`inbox` only until it is audited).",
   },
 );
 
@@ -418,6 +422,7 @@ export const MediaAsset = meta(
     height: z.nullable(z.int()),
     duration_sec: z.nullable(z.number()),
     poster_url: z.nullable(z.string()),
+    page_count: z.nullable(z.int()),
     created_at: dateTime,
     source_url: z.nullable(z.string()),
     error: z.nullable(z.string()),
@@ -425,7 +430,7 @@ export const MediaAsset = meta(
   {
     id: 'MediaAsset',
     description:
-      'An uploaded file. `url` is stable: use it as media[].url in posts once the asset is ready. size_bytes is the claimed size while pending (0 when none was given), the real one once ready; width/height for images and videos, duration_sec for videos and audio, poster_url for videos (a JPEG frame); null otherwise or while pending. source_url: the URL an imported asset was fetched from (null for uploads). status `failed` (imports only): error says which check refused it; otherwise error is null.',
+      'An uploaded file. `url` is stable: use it as media[].url in posts once the asset is ready. size_bytes is the claimed size while pending (0 when none was given), the real one once ready; width/height for images and videos, duration_sec for videos and audio, poster_url for videos (a JPEG frame) and documents (the first page as a JPEG), page_count for documents (PDF); null otherwise or while pending. source_url: the URL an imported asset was fetched from (null for uploads). status `failed` (imports only): error says which check refused it; otherwise error is null.',
   },
 );
 
@@ -560,7 +565,7 @@ export const PostValidation = meta(
 );
 
 const OptionValueShape = {
-  type: z.enum(['string', 'boolean', 'integer', 'number', 'array']),
+  type: z.enum(['string', 'boolean', 'integer', 'number', 'array', 'object']),
   values: z.optional(z.array(z.string())),
   max_length: z.optional(z.int()),
   pattern: z.optional(z.string()),
@@ -574,11 +579,22 @@ export const ChannelOption = meta(
     required: z.boolean(),
     description: z.string(),
     items: z.optional(z.object(OptionValueShape)),
+    // An object option's fields (options.poll).
+    properties: z.optional(
+      z.record(
+        z.string(),
+        z.object({
+          ...OptionValueShape,
+          required: z.boolean(),
+          items: z.optional(z.object(OptionValueShape)),
+        }),
+      ),
+    ),
   }),
   {
     id: 'ChannelOption',
     description:
-      "One option a variant for the channel may carry in `options`, described from the rule createPost checks it with: `values` when only those are accepted; `items` for an array's items.",
+      "One option a variant for the channel may carry in `options`, described from the rule createPost checks it with: `values` when only those are accepted; `items` for an array's items; `properties` for an object's fields (`poll`).",
   },
 );
 

@@ -70,7 +70,7 @@ async function create(
   const ctx = await read;
   const org = requireOrg(ctx.org);
 
-  errors.push(...validatePostInput(input, ctx));
+  errors.push(...validatePostInput(input, { ...ctx, now }));
   if (errors.length || 'errors' in mode) throw new ValidationError(errors);
 
   const created = newPost({

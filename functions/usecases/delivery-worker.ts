@@ -40,6 +40,7 @@ import {
 } from '#shared/metrics';
 import { recordChannelFailure } from '#usecases/support/channel-health';
 import { channelTokens } from '#usecases/support/channel-tokens';
+import { readLinkCard } from '#usecases/support/link-card';
 
 /** The message could not be handled now; SQS redelivers it after its visibility timeout. */
 export class RetryLaterError extends Error {}
@@ -195,6 +196,11 @@ export async function deliver(
           ? await paceDelivery({ orgId: msg.org_id, channel, media: content.media.length }, clock())
           : ({ go: true } as const);
         if (pace.go) {
+          // The root's link card, read only now that it is about to be published (never fails it).
+          if (part.kind === 'root')
+            ctx.linkCard = await readLinkCard(channel.platform, variant, (code, detail) =>
+              warnings.push({ code, detail }),
+            );
           calling = true;
           result = await connector.publish(ctx);
           calling = false;

@@ -1,5 +1,6 @@
 import { credentialRedactor, getChannelWithSealedCredentials } from '#adapters/channel-credentials';
 import { type CachedChoices, cacheChoices, cachedChoicesOf, cacheKey } from '#adapters/channel-options-cache';
+import { getPlatformAppInfo } from '#adapters/platform-apps';
 import { choicesFor } from '#adapters/platforms/choices';
 import { type Choice, PlatformError } from '#adapters/platforms/types';
 import type { ChannelRecord } from '#core/accounts';
@@ -41,8 +42,12 @@ export async function getChannelOptions(
   const stored = await getChannelWithSealedCredentials(orgId, id, cacheKey(orgId, id));
   const channel = stored.channel;
   if (!channel) throw notFound('channel');
-  const capabilities = capabilitiesOf(channel);
-  const live = await liveChoices(channel, stored, now, admitted);
+  // TikTok's post modes depend on the operator's app (audited or not): read beside the choices.
+  const [live, app] = await Promise.all([
+    liveChoices(channel, stored, now, admitted),
+    channel.platform === 'tiktok' ? getPlatformAppInfo('tiktok') : Promise.resolve(undefined),
+  ]);
+  const capabilities = capabilitiesOf(channel, app as { audited?: boolean } | null | undefined);
   return {
     platform: channel.platform,
     capabilities,

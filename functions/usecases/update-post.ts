@@ -38,7 +38,7 @@ export async function updatePost(
       checkIfMatch(opts.ifMatch, post.version);
       opts.check?.(post);
       assertEditable(post);
-      const errors = [...editFieldErrors(post, input), ...validatePostInput(input, { channels, media })];
+      const errors = [...editFieldErrors(post, input), ...validatePostInput(input, { channels, media, now })];
       if (errors.length) throw new ValidationError(errors);
       const decision = decideUpdate(post, input, {
         approvalRequired: settings.approval_required,

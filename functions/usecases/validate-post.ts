@@ -38,7 +38,7 @@ export async function validatePost(
       message:
         'Publishing now is off for this workspace until an owner turns on Dangerous AI operations (createPost answers 403).',
     });
-  errors.push(...validatePostInput(input, ctx));
+  errors.push(...validatePostInput(input, { ...ctx, now }));
 
   const warnings: PostCheck[] = [];
   if ('mode' in mode && mode.mode !== 'draft' && org.settings.approval_required)

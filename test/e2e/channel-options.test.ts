@@ -93,14 +93,17 @@ describe('getChannelOptions', () => {
     expect(res.body.choices_read_at).not.toBeNull();
   });
 
-  it('youtube: assignable categories, the one format, and what to do about first comments', async () => {
+  it('youtube: assignable categories, its formats, and what to do about first comments', async () => {
     const res = await options(ws.key, ws.channels.youtube ?? '');
     expect(res.status).toBe(200);
     expect(res.body.choices.category_id).toContainEqual({ value: '22', label: 'People & Blogs' });
     expect(res.body.choices.category_id?.map((c) => c.value)).not.toContain('18');
-    expect(res.body.options.format).toMatchObject({ type: 'string', values: ['video'] });
+    expect(res.body.options.format).toMatchObject({ type: 'string', values: ['video', 'short'] });
     expect(res.body.options.privacy_status?.values).toEqual(['public', 'unlisted', 'private']);
-    expect(res.body.capabilities.formats).toEqual(['video']);
+    expect(res.body.capabilities.formats).toEqual(['video', 'short']);
+    expect(res.body.capabilities).toMatchObject({ poll: false, link_card: false });
+    expect(res.body.capabilities).not.toHaveProperty('post_modes');
+    expect(res.body.options.playlist_id).toMatchObject({ type: 'string', required: false });
     // Connected with pasted credentials: no recorded grant, so no comment scope.
     expect(res.body.capabilities).toMatchObject({
       first_comment: false,
@@ -123,7 +126,10 @@ describe('getChannelOptions', () => {
       duet_disabled: false,
       stitch_disabled: false,
     });
-    expect(res.body.capabilities).toMatchObject({ first_comment: false, unpublish: false });
+    expect(res.body.capabilities).toMatchObject({ first_comment: false, unpublish: false, poll: false });
+    // The local stack's TikTok app is not marked audited: inbox mode only.
+    expect(res.body.capabilities.post_modes).toEqual(['inbox']);
+    expect(res.body.options.post_mode?.values).toEqual(['direct', 'inbox']);
   });
 
   it('linkedin: the organizations the member administers', async () => {
@@ -133,6 +139,11 @@ describe('getChannelOptions', () => {
       { value: 'urn:li:organization:2414183', label: 'Acme Corp' },
     ]);
     expect(res.body.options.visibility?.values).toEqual(['PUBLIC', 'CONNECTIONS', 'LOGGED_IN']);
+    expect(res.body.capabilities).toMatchObject({
+      formats: ['post', 'document'],
+      poll: true,
+      link_card: true,
+    });
   });
 
   it('x: options, no choices to read', async () => {
@@ -146,6 +157,11 @@ describe('getChannelOptions', () => {
       choices_read_at: null,
     });
     expect(res.body.options.reply_settings?.values).toContain('mentionedUsers');
+    expect(res.body.capabilities).toMatchObject({ formats: [], poll: true, link_card: false });
+    expect(res.body.options.poll).toMatchObject({
+      type: 'object',
+      properties: { choices: { type: 'array', required: true, max_items: 4 } },
+    });
   });
 
   it('answers a second call from the cache, without asking the platform', async () => {

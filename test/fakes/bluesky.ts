@@ -81,6 +81,8 @@ export interface FakeBlueskyPost {
   text: string;
   record: Record<string, unknown>;
   media: FakeBlueskyMedia[];
+  /** The link card (app.bsky.embed.external), its thumb blob resolved. */
+  external?: { uri: string; title: string; description: string; thumb: FakeBlueskyMedia | null };
 }
 
 export interface FakeBluesky extends FakePlatform {
@@ -336,6 +338,23 @@ export function createFake(): FakeBluesky {
         }
       } else if (embed.$type === 'app.bsky.embed.video') {
         refs.push({ blob: embed.video as { ref?: { $link?: string } }, max: 100_000_000, kind: 'video' });
+      } else if (embed.$type === 'app.bsky.embed.external') {
+        // app.bsky.embed.external: external {uri (format uri), title, description} required, thumb
+        // an optional blob (accept image/*, maxSize 1000000).
+        const ext = embed.external as Record<string, unknown> | undefined;
+        if (!ext || typeof ext !== 'object')
+          return 'Invalid app.bsky.feed.post record: Record/embed must have the property "external"';
+        for (const field of ['uri', 'title', 'description'])
+          if (typeof ext[field] !== 'string')
+            return `Invalid app.bsky.feed.post record: Record/embed/external must have the property "${field}"`;
+        if (!/^[a-z][a-z0-9+.-]*:\S+$/i.test(String(ext.uri)))
+          return 'Invalid app.bsky.feed.post record: Record/embed/external/uri must be a uri';
+        if (ext.thumb !== undefined) {
+          const thumb = ext.thumb as { $type?: string; ref?: { $link?: string } };
+          if (thumb?.$type !== 'blob')
+            return 'Invalid app.bsky.feed.post record: Record/embed/external/thumb should be a blob ref';
+          refs.push({ blob: thumb, max: 1_000_000, kind: 'image' });
+        }
       } else {
         return `Invalid app.bsky.feed.post record: Record/embed has unsupported $type ${String(embed.$type)}`;
       }
@@ -752,12 +771,40 @@ export function createFake(): FakeBluesky {
                   },
                 ]
               : [];
+        const external =
+          embed?.$type === 'app.bsky.embed.external'
+            ? (embed.external as {
+                uri: string;
+                title: string;
+                description: string;
+                thumb?: { ref: { $link: string } };
+              })
+            : undefined;
+        const thumb = external?.thumb ? blobs.get(external.thumb.ref.$link) : undefined;
         fake.posts.push({
           uri,
           rkey: key,
           did: who.did,
           text: String(value.text),
           record: value,
+          ...(external
+            ? {
+                external: {
+                  uri: external.uri,
+                  title: external.title,
+                  description: external.description,
+                  thumb:
+                    thumb && external.thumb
+                      ? {
+                          cid: external.thumb.ref.$link,
+                          mimeType: thumb.mimeType,
+                          bytes: thumb.bytes,
+                          alt: '',
+                        }
+                      : null,
+                },
+              }
+            : {}),
           media: refs.map((r) => {
             const b = blobs.get(r.link);
             return {

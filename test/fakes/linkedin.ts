@@ -84,10 +84,19 @@ import {
 // topLevelCount}, …}}, statuses, errors}. Seeds (`inbox(seed)`, POST /__fakes/linkedin/inbox) are
 // comments by a member on a post of the organization `to` (default urn:li:organization:2414183; the
 // post is made when `parent` names none the fake has), or replies when `parent` is a comment URN.
+// Formats (Posts API "content" is one kind; Documents API; Poll API; Article Post API): documents
+// (POST /rest/documents?action=initializeUpload {initializeUploadRequest: {owner}} → {value:
+// {uploadUrl, uploadUrlExpiresAt, document}}, PUT the file, GET /rest/documents/{urn} PROCESSING →
+// AVAILABLE after `processingPolls`; what is not a PDF/PPT(X)/DOC(X), over 100 MB or 300 pages fails
+// processing) posted as content.media {id, title} (title required); content.poll {question ≤ 140,
+// options [{text ≤ 30}] 2–4, settings {duration ONE_DAY|THREE_DAYS|SEVEN_DAYS|FOURTEEN_DAYS,
+// voteSelectionType SINGLE_VOTE}}; content.article {source (required, a URL), title (required),
+// description, thumbnail: an AVAILABLE image URN}. Two kinds at once (a poll with media) are 422, as
+// is a document or thumbnail that is not AVAILABLE. Unsure: LinkedIn's exact wording of these 422s.
 
 export interface FakeLinkedInAsset {
   urn: string;
-  kind: 'image' | 'video';
+  kind: 'image' | 'video' | 'document';
   owner: string;
   bytes: Buffer;
   status: 'WAITING_UPLOAD' | 'PROCESSING' | 'AVAILABLE' | 'PROCESSING_FAILED';
@@ -108,6 +117,12 @@ export interface FakeLinkedInPost {
   body: Record<string, unknown>;
   createdAt: number;
   media: Array<{ urn: string; altText: string | null; bytes: Buffer }>;
+  /** A document post's document (its title as the carousel shows it). */
+  document?: { urn: string; title: string };
+  /** A poll as LinkedIn keeps it (settings.duration defaulted). */
+  poll?: { question: string; options: string[]; duration: string };
+  /** An article (link card): the thumbnail's bytes when it has one. */
+  article?: { source: string; title: string; description: string | null; thumbnail: Buffer | null };
 }
 
 export interface FakeLinkedInComment {
@@ -135,6 +150,8 @@ export interface FakeLinkedIn extends FakePlatform {
   /** GET status polls answering PROCESSING before a video is AVAILABLE. */
   processingPolls: number;
   failVideoProcessing: boolean;
+  /** The next uploaded document fails LinkedIn's processing (PROCESSING_FAILED). */
+  failDocumentProcessing: boolean;
   minted: Array<{ access_token: string; refresh_token: string }>;
   reactions: Map<string, { likes: number; comments: number }>;
   comments: FakeLinkedInComment[];
@@ -399,6 +416,24 @@ export function createFake(): FakeLinkedIn {
       a.status = 'AVAILABLE';
       return { status: 201 };
     }
+    // Documents API: PDF, PPT(X) and DOC(X), at most 100 MB and 300 pages; what is not one fails its
+    // processing (the upload itself is accepted). Pages are counted the way a PDF names them.
+    const documentPut = /^\/dms-uploads\/document\/(.+)$/.exec(req.path);
+    if (req.method === 'PUT' && documentPut) {
+      const a = fake.assets.get(decodeURIComponent(documentPut[1] ?? ''));
+      if (a?.status !== 'WAITING_UPLOAD') return li(400, 'Upload URL is invalid or was already used');
+      a.bytes = Buffer.from(req.body);
+      const pdf = a.bytes.subarray(0, 5).toString('latin1') === '%PDF-';
+      const office =
+        a.bytes.subarray(0, 4).equals(Buffer.from([0x50, 0x4b, 0x03, 0x04])) ||
+        a.bytes.subarray(0, 4).equals(Buffer.from([0xd0, 0xcf, 0x11, 0xe0]));
+      const pages = pdf ? (a.bytes.toString('latin1').match(/\/Type\s*\/Page(?![s\w])/g) ?? []).length : 0;
+      const refused =
+        fake.failDocumentProcessing || (!pdf && !office) || a.bytes.length > 100 * 1024 * 1024 || pages > 300;
+      fake.failDocumentProcessing = false;
+      a.status = refused ? 'PROCESSING_FAILED' : 'PROCESSING';
+      return { status: 201 };
+    }
     const videoPut = /^\/dms-uploads\/video\/(.+)\/part\/(\d+)$/.exec(req.path);
     if (req.method === 'PUT' && videoPut) {
       const a = fake.assets.get(decodeURIComponent(videoPut[1] ?? ''));
@@ -426,7 +461,7 @@ export function createFake(): FakeLinkedIn {
 
     if (
       req.method === 'POST' &&
-      (req.path === '/rest/images' || req.path === '/rest/videos') &&
+      (req.path === '/rest/images' || req.path === '/rest/videos' || req.path === '/rest/documents') &&
       action === 'initializeUpload'
     ) {
       const r = ((req.json ?? {}) as { initializeUploadRequest?: { owner?: string; fileSizeBytes?: number } })
@@ -436,8 +471,32 @@ export function createFake(): FakeLinkedIn {
           422,
           'ERROR :: /initializeUploadRequest/owner :: field is required but not found and has no default value',
         );
-      const kind = req.path === '/rest/images' ? 'image' : 'video';
-      const urn = `urn:li:${kind}:C4D${next()}`;
+      const kind = req.path === '/rest/images' ? 'image' : req.path === '/rest/videos' ? 'video' : 'document';
+      const urn = `urn:li:${kind}:${kind === 'document' ? 'D4D' : 'C4D'}${next()}`;
+      if (kind === 'document') {
+        // Documents API, "Initialize Document Upload": {value: {uploadUrlExpiresAt, uploadUrl, document}}.
+        fake.assets.set(urn, {
+          urn,
+          kind,
+          owner: r.owner,
+          bytes: Buffer.alloc(0),
+          status: 'WAITING_UPLOAD',
+          pollsLeft: fake.processingPolls,
+          parts: [],
+          uploadToken: '',
+          fileSizeBytes: 0,
+        });
+        return {
+          status: 200,
+          body: {
+            value: {
+              uploadUrlExpiresAt: Date.now() + 3600_000,
+              uploadUrl: `${ctx.base}/dms-uploads/document/${encodeURIComponent(urn)}`,
+              document: urn,
+            },
+          },
+        };
+      }
       if (kind === 'image') {
         fake.assets.set(urn, {
           urn,
@@ -524,7 +583,7 @@ export function createFake(): FakeLinkedIn {
       return { status: 200 };
     }
 
-    const assetGet = /^\/rest\/(images|videos)\/(.+)$/.exec(req.path);
+    const assetGet = /^\/rest\/(images|videos|documents)\/(.+)$/.exec(req.path);
     if (req.method === 'GET' && assetGet) {
       const a = fake.assets.get(decodeURIComponent(assetGet[2] ?? ''));
       if (!a) return li(404, 'Not Found');
@@ -630,14 +689,38 @@ export function createFake(): FakeLinkedIn {
         return li(422, 'ERROR :: /commentary :: length of commentary exceeds 3000 characters');
       const content = b.content as
         | {
-            media?: { id?: string; altText?: string };
+            media?: { id?: string; altText?: string; title?: string };
             multiImage?: { images?: Array<{ id?: string; altText?: string }> };
+            poll?: {
+              question?: unknown;
+              options?: Array<{ text?: unknown }>;
+              settings?: { duration?: unknown; voteSelectionType?: unknown };
+            };
+            article?: {
+              source?: unknown;
+              title?: unknown;
+              description?: unknown;
+              thumbnail?: unknown;
+              thumbnailAltText?: unknown;
+            };
           }
         | undefined;
-      const refs = content?.media ? [content.media] : (content?.multiImage?.images ?? []);
+      // Posts API: `content` is one kind (media, multiImage, poll, article …): a poll takes no media.
+      const kinds = Object.keys(content ?? {});
+      if (kinds.length > 1)
+        return li(
+          422,
+          `ERROR :: /content :: content must be exactly one of its kinds, not ${kinds.join(' and ')}`,
+        );
+      if (kinds[0] && !['media', 'multiImage', 'poll', 'article'].includes(kinds[0]))
+        return li(422, `ERROR :: /content/${kinds[0]} :: not supported for organic posts by this fake`);
+      const refs: Array<{ id?: string; altText?: string; title?: string }> = content?.media
+        ? [content.media]
+        : (content?.multiImage?.images ?? []);
       if (content?.multiImage && (refs.length < 2 || refs.length > 20))
         return li(422, 'ERROR :: /content/multiImage/images :: multiImage needs 2 to 20 images');
       const media: FakeLinkedInPost['media'] = [];
+      let document: FakeLinkedInPost['document'];
       for (const ref of refs) {
         const a = fake.assets.get(ref.id ?? '');
         if (!a) return li(422, `ERROR :: /content/media/id :: ${ref.id} does not exist`);
@@ -645,7 +728,77 @@ export function createFake(): FakeLinkedIn {
           return li(422, `ERROR :: /content/media/id :: ${ref.id} is not AVAILABLE (${a.status})`);
         if (content?.multiImage && a.kind !== 'image')
           return li(422, 'ERROR :: /content/multiImage/images :: only images are allowed');
+        if (a.kind === 'document') {
+          // Posts API, MediaContent.title: "required for documents".
+          if (typeof ref.title !== 'string' || !ref.title.trim())
+            return li(422, 'ERROR :: /content/media/title :: field is required for a document');
+          document = { urn: a.urn, title: ref.title };
+        }
         media.push({ urn: a.urn, altText: ref.altText ?? null, bytes: a.bytes });
+      }
+      let poll: FakeLinkedInPost['poll'];
+      if (content?.poll) {
+        // Poll API: a question of at most 140 characters, 2 to 4 options of at most 30, a duration.
+        const q = content.poll.question;
+        if (typeof q !== 'string' || !q.trim())
+          return li(
+            422,
+            'ERROR :: /content/poll/question :: field is required but not found and has no default value',
+          );
+        if ([...q].length > 140)
+          return li(422, 'ERROR :: /content/poll/question :: length exceeds 140 characters');
+        const options = content.poll.options;
+        if (!Array.isArray(options) || options.length < 2 || options.length > 4)
+          return li(422, 'ERROR :: /content/poll/options :: a poll has 2 to 4 options');
+        for (const [i, o] of options.entries()) {
+          if (typeof o?.text !== 'string' || !o.text.trim())
+            return li(422, `ERROR :: /content/poll/options/${i}/text :: field is required`);
+          if ([...o.text].length > 30)
+            return li(422, `ERROR :: /content/poll/options/${i}/text :: length exceeds 30 characters`);
+        }
+        const duration = content.poll.settings?.duration ?? 'SEVEN_DAYS';
+        if (!['ONE_DAY', 'THREE_DAYS', 'SEVEN_DAYS', 'FOURTEEN_DAYS'].includes(String(duration)))
+          return li(422, `ERROR :: /content/poll/settings/duration :: Invalid value ${String(duration)}`);
+        const vote = content.poll.settings?.voteSelectionType;
+        if (vote !== undefined && vote !== 'SINGLE_VOTE')
+          return li(
+            422,
+            `ERROR :: /content/poll/settings/voteSelectionType :: Invalid value ${String(vote)}`,
+          );
+        poll = { question: q, options: options.map((o) => String(o.text)), duration: String(duration) };
+      }
+      let article: FakeLinkedInPost['article'];
+      if (content?.article) {
+        // Article Post API: LinkedIn does not scrape the URL; source and title are required, the
+        // thumbnail is an image URN uploaded through the Images API.
+        const { source, title, description, thumbnail } = content.article;
+        if (typeof source !== 'string' || !source)
+          return li(
+            422,
+            'ERROR :: /content/article/source :: field is required but not found and has no default value',
+          );
+        if (!/^https?:\/\/\S+$/.test(source))
+          return li(422, `ERROR :: /content/article/source :: ${source} is not a valid URL`);
+        if (typeof title !== 'string' || !title.trim())
+          return li(
+            422,
+            'ERROR :: /content/article/title :: field is required but not found and has no default value',
+          );
+        let thumb: Buffer | null = null;
+        if (thumbnail !== undefined) {
+          const a = fake.assets.get(String(thumbnail));
+          if (a?.kind !== 'image')
+            return li(422, `ERROR :: /content/article/thumbnail :: ${String(thumbnail)} is not an image`);
+          if (a.status !== 'AVAILABLE')
+            return li(422, `ERROR :: /content/article/thumbnail :: ${a.urn} is not AVAILABLE (${a.status})`);
+          thumb = a.bytes;
+        }
+        article = {
+          source,
+          title,
+          description: typeof description === 'string' ? description : null,
+          thumbnail: thumb,
+        };
       }
       const text = display(commentary);
       if (fake.posts.some((p) => p.author === author && p.commentary === commentary && commentary !== '')) {
@@ -672,6 +825,9 @@ export function createFake(): FakeLinkedIn {
         body: b,
         createdAt: Date.now(),
         media,
+        ...(document ? { document } : {}),
+        ...(poll ? { poll } : {}),
+        ...(article ? { article } : {}),
       });
       return { status: 201, headers: { 'x-restli-id': urn, 'x-linkedin-id': urn } };
     }
@@ -704,6 +860,7 @@ export function createFake(): FakeLinkedIn {
             thirdPartyDistributionChannels: [],
           },
           isReshareDisabledByAuthor: false,
+          ...(p.body.content ? { content: p.body.content } : {}),
         }));
       return {
         status: 200,
@@ -881,6 +1038,7 @@ export function createFake(): FakeLinkedIn {
     canReadPosts: true,
     processingPolls: 0,
     failVideoProcessing: false,
+    failDocumentProcessing: false,
     minted: [],
     reactions: new Map(),
     comments: [],
@@ -930,6 +1088,7 @@ export function createFake(): FakeLinkedIn {
       fake.canReadPosts = true;
       fake.processingPolls = 0;
       fake.failVideoProcessing = false;
+      fake.failDocumentProcessing = false;
       fake.minted = [];
       fake.reactions = new Map();
       fake.comments = [];

@@ -131,3 +131,42 @@ describe('capabilities and what to do', () => {
     }
   });
 });
+
+describe('capabilities: poll, link_card and TikTok post modes', () => {
+  it.each(PLATFORMS)(
+    '%s: poll and link_card say whether the schema takes options.poll and options.link_card',
+    (p) => {
+      const caps = capabilitiesOf({ platform: p, granted_scopes: [] });
+      expect(caps.poll).toBe('poll' in describeOptions(p));
+      expect(caps.link_card).toBe('link_card' in describeOptions(p));
+    },
+  );
+
+  it('TikTok offers inbox mode only until the platform app is audited; other platforms have no post modes', () => {
+    expect(capabilitiesOf({ platform: 'tiktok' }, null).post_modes).toEqual(['inbox']);
+    expect(capabilitiesOf({ platform: 'tiktok' }, { audited: false }).post_modes).toEqual(['inbox']);
+    expect(capabilitiesOf({ platform: 'tiktok' }, { audited: true }).post_modes).toEqual(['direct', 'inbox']);
+    expect(capabilitiesOf({ platform: 'youtube' }, { audited: true })).not.toHaveProperty('post_modes');
+    // Without the app read (listChannels, getChannel) nothing is claimed.
+    expect(capabilitiesOf({ platform: 'tiktok' })).not.toHaveProperty('post_modes');
+  });
+
+  it('YouTube lists its playlists as choices of playlist_id', () => {
+    expect(CHOICE_NAMES.youtube).toContain('playlist_id');
+    expect('playlist_id' in describeOptions('youtube')).toBe(true);
+  });
+});
+
+describe('object options', () => {
+  it("describes a poll's fields from its schema, each with whether it is required", () => {
+    expect(describeOptions('x').poll).toMatchObject({
+      type: 'object',
+      required: false,
+      properties: {
+        choices: { type: 'array', required: true, max_items: 4, items: { type: 'string', max_length: 25 } },
+        duration_minutes: { type: 'integer', required: false },
+      },
+    });
+    expect(describeOptions('linkedin').poll?.properties?.choices?.items?.max_length).toBe(30);
+  });
+});

@@ -163,6 +163,53 @@ function embedFor(blobs: Array<{ blob: BlobRef; item: MediaInput }>): Record<str
   };
 }
 
+/**
+ * A link card (ctx.linkCard, read by the worker): app.bsky.embed.external {external: {uri, title,
+ * description, thumb?}}, the thumb a blob of image/* ≤ 1,000,000 bytes (lexicons/app/bsky/embed/
+ * external.json). A thumb the PDS will not take leaves a card without one: the card never fails the post.
+ */
+async function externalEmbed(
+  client: Client,
+  card: NonNullable<PublishContext['linkCard']>,
+): Promise<Record<string, unknown>> {
+  let thumb: BlobRef | undefined;
+  const image = card.image;
+  if (image && image.bytes.length <= MAX_IMAGE_BYTES && image.contentType.startsWith('image/')) {
+    const bytes = image.bytes;
+    try {
+      const res = await client.ok<{ blob: BlobRef }>('com.atproto.repo.uploadBlob', {
+        method: 'POST',
+        raw: {
+          length: bytes.length,
+          contentType: image.contentType,
+          open: () =>
+            new ReadableStream<Uint8Array>({
+              start(c) {
+                c.enqueue(bytes);
+                c.close();
+              },
+            }),
+        },
+        media: true,
+      });
+      thumb = res.blob;
+    } catch (err) {
+      // A refused image (its size, its type): the card goes without it. A session, a rate limit or
+      // a server error is the delivery's to retry (nothing is posted yet).
+      if (!(err instanceof PlatformError) || err.category !== 'media_error') throw err;
+    }
+  }
+  return {
+    $type: 'app.bsky.embed.external',
+    external: {
+      uri: card.url,
+      title: card.title,
+      description: card.description,
+      ...(thumb ? { thumb } : {}),
+    },
+  };
+}
+
 /** The record at our key, or null when the PDS says there is none. */
 export async function findRecord(client: Client, did: string, rkey: string): Promise<StoredRecord | null> {
   const nsid = 'com.atproto.repo.getRecord';
@@ -211,7 +258,8 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const blobs = await uploadBlobs(client, ctx.media);
   const facets = await facetsFor(ctx.text, resolve);
   const langs = Array.isArray(ctx.options.langs) ? (ctx.options.langs as string[]) : undefined;
-  const embed = embedFor(blobs);
+  // An embed is one thing: media, or else the card (the worker reads none for a post with media).
+  const embed = embedFor(blobs) ?? (ctx.linkCard ? await externalEmbed(client, ctx.linkCard) : undefined);
   const record: Record<string, unknown> = {
     $type: COLLECTION,
     text: ctx.text,

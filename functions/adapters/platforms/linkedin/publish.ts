@@ -1,10 +1,12 @@
-import { orOutcomeUnknown, publishedIn, searchFrom, sleep } from '../support.ts';
+import { orOutcomeUnknown, publishedIn, searchFrom } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
-import { fileBody, outOfTime, UPLOAD_REQUEST_MS, uploadClock } from '../upload.ts';
 import { Auth, call, ok } from './client.ts';
 import { describe, linkedinError } from './errors.ts';
+import { articleContent, type Content, documentContent, pollContent, pollOf } from './formats.ts';
+import { uploadImage, uploadVideo } from './media.ts';
 
-// Posts, Images and Videos of LinkedIn's REST API.
+// Posts of LinkedIn's REST API: text, images or a video (media.ts), a document, a poll or a link
+// card as an article (formats.ts).
 //
 // `commentary` is "little text": ( ) [ ] { } < > @ # * _ ~ | \ are markup, and LinkedIn silently
 // drops text after an unescaped one. We backslash-escape them so the text arrives as written.
@@ -13,8 +15,6 @@ import { describe, linkedinError } from './errors.ts';
 // earlier attempt may have made the post) looks the post up among the author's recent posts by its
 // commentary, and a repeat that LinkedIn refuses as DUPLICATE_POST names the earlier post's URN,
 // which we then report.
-
-const POLL_BUDGET_MS = 20_000; // the worker's Lambda stops at 60 s, with the batch's other deliveries
 
 interface LiPost {
   id: string;
@@ -25,105 +25,19 @@ interface LiPost {
   lifecycleState?: string;
 }
 
-// Media
-
-/** Images and videos are usable in a post once their status is AVAILABLE. */
-async function waitAvailable(auth: Auth, kind: 'images' | 'videos', urn: string): Promise<void> {
-  const started = Date.now();
-  let wait = 250;
-  for (;;) {
-    const res = await ok<{ status?: string; processingFailureReason?: string }>(
-      auth,
-      'GET',
-      `/rest/${kind}/${encodeURIComponent(urn)}`,
-      { media: true },
-    );
-    const status = res.body.status;
-    if (status === 'AVAILABLE') return;
-    if (status === 'PROCESSING_FAILED') {
-      throw new PlatformError(
-        'media_error',
-        `linkedin: ${urn} processing failed${res.body.processingFailureReason ? `: ${res.body.processingFailureReason}` : ''}`,
-        {
-          retryable: false,
-        },
-      );
-    }
-    if (Date.now() - started > POLL_BUDGET_MS)
-      throw new PlatformError('system', `linkedin: ${urn} is still ${status ?? 'processing'}`, {
-        retryAfterSeconds: 60,
-      });
-    await sleep(wait);
-    wait = Math.min(wait * 2, 5000);
-  }
-}
-
-async function uploadImage(auth: Auth, item: MediaInput): Promise<string> {
-  const init = await ok<{ value: { uploadUrl: string; image: string } }>(
-    auth,
-    'POST',
-    '/rest/images?action=initializeUpload',
-    { json: { initializeUploadRequest: { owner: auth.author } }, media: true },
-  );
-  const put = await call(auth, 'PUT', init.body.value.uploadUrl, {
-    stream: { ...fileBody(item), contentType: 'application/octet-stream' },
-    timeoutMs: UPLOAD_REQUEST_MS,
-  });
-  if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT image upload', true);
-  await waitAvailable(auth, 'images', init.body.value.image);
-  return init.body.value.image;
-}
-
-// Each part LinkedIn's instructions name is one ranged read (parts are 4 MiB): a part in memory at a time.
-async function uploadVideo(auth: Auth, item: MediaInput): Promise<string> {
-  const init = await ok<{
-    value: {
-      video: string;
-      uploadToken?: string;
-      uploadInstructions: Array<{ uploadUrl: string; firstByte: number; lastByte: number }>;
-    };
-  }>(auth, 'POST', '/rest/videos?action=initializeUpload', {
-    json: {
-      initializeUploadRequest: {
-        owner: auth.author,
-        fileSizeBytes: item.sizeBytes,
-        uploadCaptions: false,
-        uploadThumbnail: false,
-      },
-    },
-    media: true,
-  });
-  const { video, uploadToken = '', uploadInstructions } = init.body.value;
-  const etags: string[] = [];
-  const clock = uploadClock();
-  for (const part of uploadInstructions) {
-    if (etags.length && clock.spent()) throw outOfTime('linkedin', part.firstByte, item.sizeBytes);
-    const put = await call(auth, 'PUT', part.uploadUrl, {
-      bytes: await item.readRange(part.firstByte, part.lastByte + 1),
-      timeoutMs: clock.remainingMs(),
-    });
-    if (put.status < 200 || put.status >= 300) throw linkedinError(put, 'PUT video part', true);
-    const etag = put.headers.get('etag');
-    if (!etag) throw new PlatformError('system', 'linkedin: video part upload answered without an ETag');
-    etags.push(etag);
-  }
-  await ok(auth, 'POST', '/rest/videos?action=finalizeUpload', {
-    json: { finalizeUploadRequest: { video, uploadToken, uploadedPartIds: etags } },
-    media: true,
-  });
-  await waitAvailable(auth, 'videos', video);
-  return video;
-}
-
 async function uploadAll(auth: Auth, media: MediaInput[]): Promise<Array<{ urn: string; item: MediaInput }>> {
   const out: Array<{ urn: string; item: MediaInput }> = [];
   for (const item of media) {
     if (item.type === 'image') out.push({ urn: await uploadImage(auth, item), item });
     else if (item.type === 'video') out.push({ urn: await uploadVideo(auth, item), item });
     else
-      throw new PlatformError('media_error', `linkedin: ${item.type} attachments are not supported`, {
-        retryable: false,
-      });
+      throw new PlatformError(
+        'media_error',
+        item.type === 'document'
+          ? 'linkedin: a PDF is posted as a document post (options.format "document")'
+          : `linkedin: ${item.type} attachments are not supported`,
+        { retryable: false },
+      );
   }
   return out;
 }
@@ -167,12 +81,32 @@ async function lookup(auth: Auth, ctx: PublishContext): Promise<PublishResult | 
   return hit ? { externalId: hit.id, url: permalink(hit.id) } : null;
 }
 
+/** What the post carries besides its text, and the URNs it refers to (for the posting checkpoint). */
+async function contentOf(auth: Auth, ctx: PublishContext): Promise<{ content?: Content; urns: string[] }> {
+  if (ctx.options.format === 'document') {
+    const { content, urn } = await documentContent(auth, ctx);
+    return { content, urns: [urn] };
+  }
+  const poll = pollOf(ctx);
+  if (poll) return { content: pollContent(ctx, poll), urns: [] };
+  if (ctx.media.length > 0) {
+    const uploaded = await uploadAll(auth, ctx.media);
+    return { content: contentFor(uploaded), urns: uploaded.map((u) => u.urn) };
+  }
+  // The worker reads the card for the root part only; a comment never gets here (comments.ts).
+  if (ctx.linkCard && (ctx.part?.kind ?? 'root') === 'root') {
+    const content = await articleContent(auth, ctx, ctx.linkCard);
+    const thumb = (content.article as { thumbnail?: string }).thumbnail;
+    return { content, urns: thumb ? [thumb] : [] };
+  }
+  return { urns: [] };
+}
+
 export async function publish(ctx: PublishContext): Promise<PublishResult> {
   const auth = new Auth(ctx);
   // An earlier attempt that may have made the post was reconciled (looked up) before this one.
   const sentBefore = ctx.checkpoint?.stage === 'posting';
-  const uploaded = await uploadAll(auth, ctx.media);
-  const content = contentFor(uploaded);
+  const { content, urns } = await contentOf(auth, ctx);
   const body: Record<string, unknown> = {
     author: auth.author,
     commentary: escapeLittleText(ctx.text),
@@ -184,7 +118,9 @@ export async function publish(ctx: PublishContext): Promise<PublishResult> {
   };
   await ctx.saveCheckpoint({
     stage: 'posting',
-    media: uploaded.map((u) => u.urn),
+    media: urns,
+    // A document's URN stays in the checkpoint: a retry of the post reuses it.
+    ...(ctx.options.format === 'document' && urns[0] ? { document: urns[0] } : {}),
     sentAt: new Date().toISOString(),
   });
   const res = await call(auth, 'POST', '/rest/posts', { json: body });

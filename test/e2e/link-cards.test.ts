@@ -1,0 +1,147 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeSamples, type Samples } from '../support/media-samples.ts';
+import { api, dangerous, fakeState, type Workspace, waitForPost, workspace } from './helpers.ts';
+
+// Link cards on Bluesky over the local stack: the delivery worker reads a page this test serves on
+// loopback (exempted by the stack's HERALD_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8, as for the webhook
+// receivers and media imports), uploads its og:image as the thumb blob and embeds
+// app.bsky.embed.external; a page that cannot be read publishes the post without a card and the
+// delivery's warnings say so; link_card: false reads nothing.
+
+type Json = Record<string, unknown>;
+interface Delivery {
+  channel_id: string;
+  stage: string;
+  warnings: Array<{ code: string; detail: string }>;
+}
+interface Post {
+  id: string;
+  status: string;
+  deliveries: Delivery[];
+}
+interface FakePost {
+  text: string;
+  record: { embed?: Json };
+  external?: {
+    uri: string;
+    title: string;
+    description: string;
+    thumb: { mimeType: string; bytes: string } | null;
+  };
+}
+
+let samples: Samples;
+let ws: Workspace;
+let server: http.Server;
+let origin: string;
+const sockets = new Set<Socket>();
+const hits = new Map<string, number>();
+let png: Buffer;
+
+beforeAll(async () => {
+  samples = await makeSamples(mkdtempSync(join(tmpdir(), 'herald-cards-e2e-')));
+  ws = await workspace(['bluesky']);
+  await dangerous(ws, true);
+  png = readFileSync(samples.files.png.path);
+  server = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    hits.set(path, (hits.get(path) ?? 0) + 1);
+    if (path.startsWith('/article')) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      return res.end(`<!doctype html><html><head>
+        <title>Fallback title</title>
+        <meta property="og:title" content="Herald ships link cards">
+        <meta property="og:description" content="Bluesky posts get a preview of the page they link.">
+        <meta property="og:image" content="/images/card.png">
+      </head><body><p>The article.</p></body></html>`);
+    }
+    if (path === '/images/card.png') {
+      res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length });
+      return res.end(png);
+    }
+    if (path === '/to-metadata') {
+      res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' });
+      return res.end();
+    }
+    res.writeHead(404, { 'content-type': 'text/html' });
+    res.end('<title>Not found</title>');
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}, 120_000);
+
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  rmSync(samples.dir, { recursive: true, force: true });
+});
+
+/** Publishes `body` to the Bluesky channel now and waits for the delivery to settle. */
+async function publish(body: string, options: Json = {}): Promise<{ post: Post; onFake: FakePost }> {
+  const res = await api<Post>('POST', '/v1/posts', {
+    key: ws.key,
+    body: { variants: [{ channel_id: ws.channels.bluesky, body, options }], publish_now: true },
+  });
+  expect(res.status, res.text).toBe(201);
+  const post = await waitForPost<Post>(
+    ws.key,
+    res.body.id,
+    (p) => p.status !== 'publishing' && p.status !== 'scheduled',
+  );
+  expect(post.status, JSON.stringify(post)).toBe('published');
+  const onFake = ((await fakeState('bluesky')).posts as unknown as FakePost[]).filter((p) => p.text === body);
+  expect(onFake).toHaveLength(1);
+  return { post, onFake: onFake[0] as FakePost };
+}
+
+describe('link cards on Bluesky', () => {
+  it('a post with a URL gets a card with the page title, description and its image as the thumb', async () => {
+    const url = `${origin}/article?id=${Date.now()}`;
+    const { post, onFake } = await publish(`New on the blog: ${url}`);
+    expect(post.deliveries[0]?.warnings).toEqual([]);
+    expect(onFake.record.embed?.$type).toBe('app.bsky.embed.external');
+    expect(onFake.external).toMatchObject({
+      uri: url,
+      title: 'Herald ships link cards',
+      description: 'Bluesky posts get a preview of the page they link.',
+      thumb: { mimeType: 'image/png' },
+    });
+    expect(Buffer.from(onFake.external?.thumb?.bytes ?? '', 'base64').equals(png)).toBe(true);
+  });
+
+  it('a page that 404s publishes without a card; the delivery warns link_card_unavailable', async () => {
+    const url = `${origin}/missing-${Date.now()}`;
+    const { post, onFake } = await publish(`Broken link ${url}`);
+    expect(onFake.record.embed).toBeUndefined();
+    expect(post.deliveries[0]?.warnings).toEqual([
+      { code: 'link_card_unavailable', detail: `No link card for ${url}: The page answered HTTP 404.` },
+    ]);
+  });
+
+  it('a page that redirects to the metadata address publishes without a card; the warning says why', async () => {
+    const { post, onFake } = await publish(`Sneaky ${origin}/to-metadata #${Date.now()}`);
+    expect(onFake.record.embed).toBeUndefined();
+    const [warning] = post.deliveries[0]?.warnings ?? [];
+    expect(warning?.code).toBe('link_card_unavailable');
+    expect(warning?.detail).toMatch(
+      /^No link card for .*\/to-metadata: Redirect 1 points at a private, loopback, link-local or metadata address/,
+    );
+  });
+
+  it('link_card: false reads no page and embeds no card', async () => {
+    const path = `/article?off=${Date.now()}`;
+    const { post, onFake } = await publish(`No card please ${origin}${path}`, { link_card: false });
+    expect(onFake.record.embed).toBeUndefined();
+    expect(post.deliveries[0]?.warnings).toEqual([]);
+    expect(hits.get(path)).toBeUndefined();
+  });
+});
