@@ -425,7 +425,12 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
       }
     })();
     // Stories are full-screen (9:16 recommended): the feed's aspect range does not apply to them.
-    if (kind === 'IMAGE' && width && height && (width / height < 0.8 - 0.005 || width / height > 1.91 + 0.005)) {
+    if (
+      kind === 'IMAGE' &&
+      width &&
+      height &&
+      (width / height < 0.8 - 0.005 || width / height > 1.91 + 0.005)
+    ) {
       return graphErrorResponse(36003, `The aspect ratio is not supported.`, {
         subcode: 2207009,
         userMsg: `The submitted image with aspect ratio ('${(width / height).toFixed(2)}') cannot be published. Please submit an image with a valid aspect ratio.`,

@@ -123,7 +123,7 @@ function mediaFailure(videoId: string, st: VideoStatus): PlatformError {
 }
 
 /** rupload: the file by URL, the Page token in an `OAuth` Authorization header. */
-async function transfer(s: Session, ctx: PublishContext, cp: PhaseCheckpoint, video: MediaInput) {
+async function transfer(ctx: PublishContext, cp: PhaseCheckpoint, video: MediaInput) {
   const { token } = channelAuth(PLATFORM, ctx.credentials);
   const res = await request(PLATFORM, platformUrl(PLATFORM, cp.upload_url as string), {
     method: 'POST',
@@ -154,9 +154,13 @@ async function awaitUpload(s: Session, videoId: string): Promise<void> {
     if (failed(st)) throw mediaFailure(videoId, st);
     if (st.uploading_phase?.status === 'complete' || st.video_status === 'upload_complete') return;
     if (Date.now() - started + delay > uploadPolling.budgetMs) {
-      throw new PlatformError('system', `${PLATFORM}: video ${videoId} still uploading; resuming next attempt`, {
-        retryAfterSeconds: 30,
-      });
+      throw new PlatformError(
+        'system',
+        `${PLATFORM}: video ${videoId} still uploading; resuming next attempt`,
+        {
+          retryAfterSeconds: 30,
+        },
+      );
     }
     await sleep(delay);
     delay = Math.min(uploadPolling.maxDelayMs, delay * 2);
@@ -191,7 +195,7 @@ async function uploadVideo(
   const done = st?.uploading_phase?.status === 'complete' || st?.video_status === 'upload_complete';
   if (!done && !cp.upload_url) cp = { ...cp, upload_url: ruploadUrl(cp.media_id) };
   if (!done) {
-    await transfer(s, ctx, cp, video);
+    await transfer(ctx, cp, video);
     cp = { ...cp, uploaded: true };
     await ctx.saveCheckpoint({ ...cp });
   }
@@ -200,7 +204,8 @@ async function uploadVideo(
 }
 
 /** Where the transfer goes when a checkpoint lacks the answered upload_url. */
-const ruploadUrl = (videoId: string) => `https://rupload.facebook.com/video-upload/${GRAPH_VERSION}/${videoId}`;
+const ruploadUrl = (videoId: string) =>
+  `https://rupload.facebook.com/video-upload/${GRAPH_VERSION}/${videoId}`;
 
 // ---- Reels ---------------------------------------------------------------------------------
 

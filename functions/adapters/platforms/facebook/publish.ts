@@ -1,7 +1,6 @@
 import { type GraphClient, type Params, pageGraph } from '../meta/client.ts';
 import { type CommentEdge, publishComment, reconcileComment } from '../meta/comments.ts';
 import { bestEffort, findPost, found, searchSince } from '../meta/publish.ts';
-import { formatOf, publishReel, publishStory, readPhaseCheckpoint, reconcilePhases } from './formats.ts';
 import { postOrComment } from '../support.ts';
 import {
   type Credentials,
@@ -10,6 +9,7 @@ import {
   type PublishContext,
   type PublishResult,
 } from '../types.ts';
+import { formatOf, publishReel, publishStory, readPhaseCheckpoint, reconcilePhases } from './formats.ts';
 
 // Facebook Pages API (graph.facebook.com) with a Page access token; the channel's account_id is the
 // Page id. Text and link posts: POST /{page-id}/feed (message, link). Photos: each one uploaded with

@@ -1,6 +1,6 @@
 import { listEdge, pageGraph } from '../meta/client.ts';
-import { found, parseGraphTime } from '../meta/publish.ts';
 import type { ContainerPlatform } from '../meta/publish.ts';
+import { found, parseGraphTime } from '../meta/publish.ts';
 import { outcomeUnknown } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext } from '../types.ts';
 
