@@ -135,6 +135,9 @@ export interface InstagramFake extends FakePlatform {
   /** The Page's Instagram conversations. */
   conversations: FakeConversations;
   inbox(seed: InboxSeed): { platform_id: string };
+  /** The published media and the containers, as the control API's state shows them. */
+  readonly posts: FakeIgMedia[];
+  readonly uploads: FakeIgContainer[];
 }
 
 const METRICS = new Set(['views', 'reach', 'likes', 'comments', 'shares', 'saved', 'total_interactions']);
@@ -193,6 +196,12 @@ export function createFake(): InstagramFake {
     tags: [],
     conversations: new FakeConversations('instagram', 2534022),
     inbox: (seed) => seedInbox(fake, seed),
+    get posts() {
+      return fake.media;
+    },
+    get uploads() {
+      return [...fake.containers.values()];
+    },
     reset() {
       login.reset();
       fake.validTokens = new Set(['token']);
