@@ -228,7 +228,6 @@ export async function publishReel(
     video_id: cp.media_id,
     video_state: 'PUBLISHED',
     description: ctx.text || undefined,
-    title: ctx.title || undefined,
   });
   return found(cp.media_id, reelUrl(cp.media_id));
 }
