@@ -4,6 +4,7 @@ import { graphError } from '../meta/errors.ts';
 import { bestEffort, found } from '../meta/publish.ts';
 import { sleep } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
+import { UPLOAD_REQUEST_MS } from '../upload.ts';
 
 // Facebook Page reels and stories (`options.format`), each in the platform's upload phases.
 // Reels (Video API, "Reels Publishing": developers.facebook.com/docs/video-api/guides/reels-publishing):
@@ -28,11 +29,12 @@ import { type MediaInput, PlatformError, type PublishContext, type PublishResult
 
 const PLATFORM = 'facebook';
 const WEB = 'https://www.facebook.com';
-/** Meta fetches the file during the transfer; give it longer than the default. */
-const TRANSFER_TIMEOUT_MS = 120_000;
-
-/** How long an attempt waits for the transfer to be complete before finishing (tests shorten it). */
-export const uploadPolling = { firstDelayMs: 1000, maxDelayMs: 5000, budgetMs: 30_000 };
+/**
+ * How long an attempt waits for the transfer to be complete before finishing (tests shorten it);
+ * with the transfer's own UPLOAD_REQUEST_MS it stays within the worker's 60 s. Past it, the next
+ * attempt resumes the same session.
+ */
+export const uploadPolling = { firstDelayMs: 1000, maxDelayMs: 4000, budgetMs: 10_000 };
 
 export type FacebookFormat = 'feed' | 'story' | 'reel';
 
@@ -128,7 +130,7 @@ async function transfer(ctx: PublishContext, cp: PhaseCheckpoint, video: MediaIn
   const res = await request(PLATFORM, platformUrl(PLATFORM, cp.upload_url as string), {
     method: 'POST',
     headers: { authorization: `OAuth ${token}`, file_url: video.url },
-    timeoutMs: TRANSFER_TIMEOUT_MS,
+    timeoutMs: UPLOAD_REQUEST_MS,
   });
   if (res.status >= 200 && res.status < 300) return;
   const body = typeof res.body === 'string' ? parseJson(res.body) : res.body;
@@ -192,7 +194,11 @@ async function uploadVideo(
     st = null;
     await ctx.saveCheckpoint({ ...cp });
   }
-  const done = st?.uploading_phase?.status === 'complete' || st?.video_status === 'upload_complete';
+  // Complete, or still being fetched by Meta after an earlier attempt's transfer: no second one.
+  const done =
+    st?.uploading_phase?.status === 'complete' ||
+    st?.uploading_phase?.status === 'in_progress' ||
+    st?.video_status === 'upload_complete';
   if (!done && !cp.upload_url) cp = { ...cp, upload_url: ruploadUrl(cp.media_id) };
   if (!done) {
     await transfer(ctx, cp, video);
