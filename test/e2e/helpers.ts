@@ -261,6 +261,8 @@ export async function failPlatform(
     pathPattern?: string;
     /** Only requests carrying this text (the test's marker): files run side by side share the fakes. */
     bodyIncludes?: string;
+    /** Only requests with a header value carrying this text (a transfer's `file_url`). */
+    headerIncludes?: string;
     delayMs?: number;
     holdAnswerMs?: number;
   },

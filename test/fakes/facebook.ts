@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { type FakeFbUpload, isVideoFile, ruploadError, uploadStatus } from './facebook-formats.ts';
 import { FacebookLogin, userPages } from './facebook-login.ts';
 import { FakeConversations, type FieldSpec, fieldSpecs, modParams, seedTime } from './meta-inbox.ts';
 import { defaultAccount, type FakeOAuth, hashDigits, namedAccount, serveAvatar } from './oauth.ts';
@@ -39,6 +40,9 @@ import {
 // Messages: the Page's Messenger conversations and the Send API as test/fakes/meta-inbox.ts
 // describes (pages_messaging on login tokens, else (#230), HTTP 403). Facebook has no mention kind:
 // a mention seed is a comment that names the Page.
+// Reels and stories (their upload phases, the rupload transfer, GET /{page-id}/stories) are served as
+// test/fakes/facebook-formats.ts describes; upload sessions are kept in `uploads`, and a published
+// reel or story joins `posts` with its `format` (stories stay off the feed).
 
 // ---- Graph conventions (shared by the Meta fakes) ------------------------------------------
 
@@ -199,6 +203,10 @@ export interface FakeFacebookPost {
   media: FakeFacebookMedia[];
   /** For video posts, the video id (the id POST /videos answered). */
   videoId?: string;
+  /** A reel or a story (absent: a feed post or a video). */
+  format?: 'reel' | 'story';
+  /** A story's photo or video id (GET /{page-id}/stories `media_id`). */
+  mediaId?: string;
 }
 
 export interface FakeFacebookComment {
@@ -238,6 +246,10 @@ export interface FacebookFake extends FakePlatform {
   /** The Page's Messenger conversations. */
   conversations: FakeConversations;
   inbox(seed: InboxSeed): { platform_id: string };
+  /** Reel and video story upload sessions. */
+  uploads: FakeFbUpload[];
+  /** Status reads that answer processing in_progress after each transfer. */
+  processingPolls: number;
 }
 
 const INSIGHT_METRICS = new Set(['post_media_view', 'post_clicks', 'post_reactions_by_type_total']);
@@ -285,6 +297,8 @@ export function createFake(): FacebookFake {
     tokensWithoutComments: new Set(),
     conversations: new FakeConversations('messenger', 2018278),
     inbox: (seed) => seedInbox(fake, seed),
+    uploads: [],
+    processingPolls: 0,
     reset() {
       login.reset();
       fake.validTokens = new Set(['token']);
@@ -296,6 +310,8 @@ export function createFake(): FacebookFake {
       fake.comments = [];
       fake.tokensWithoutComments = new Set();
       fake.conversations.reset();
+      fake.uploads = [];
+      fake.processingPolls = 0;
     },
     handle: (req, ctx) => handle(fake, req, ctx),
   };
@@ -318,12 +334,17 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
   const segs = graphPath(req);
   const oauth = fake.login.handleOAuth(req, params, segs);
   if (oauth) return oauth;
+  // rupload takes the token as `Authorization: OAuth <token>`.
+  const rupload = segs[0] === 'video-upload' ? /^OAuth (.+)$/i.exec(req.headers.authorization ?? '') : null;
+  if (rupload?.[1]) params.set('access_token', rupload[1]);
   const who = fake.login.authenticate(req, params);
   if (who && 'status' in who) return who;
   if (!who) {
     const denied = checkToken(req, params, fake.validTokens, fake.expiredTokens);
     if (denied) return denied;
   }
+  if (segs[0] === 'video-upload' && req.method === 'POST' && segs.length === 3)
+    return transfer(fake, req, segs[2] as string, who?.page?.id);
   if (who) {
     const account = fake.login.handleAccount(req, ctx, params, segs, who);
     if (account) return account;
@@ -345,7 +366,11 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
   if (convs) return convs;
 
   if ((node === fake.pageId || fake.login.pageIds().has(node)) && edge) {
-    if (who && req.method === 'POST' && ['feed', 'photos', 'videos'].includes(edge)) {
+    if (
+      who &&
+      req.method === 'POST' &&
+      ['feed', 'photos', 'videos', 'video_reels', 'video_stories', 'photo_stories'].includes(edge)
+    ) {
       if (!who.page || who.page.id !== node || !who.token.grant.scopes.includes('pages_manage_posts'))
         return graphErrorResponse(
           200,
@@ -356,7 +381,25 @@ async function handle(fake: FacebookFake, req: FakeRequest, ctx: FakeContext): P
     if (req.method === 'POST' && edge === 'feed') return postFeed(fake, node, params);
     if (req.method === 'POST' && edge === 'photos') return postPhoto(fake, node, params);
     if (req.method === 'POST' && edge === 'videos') return postVideo(fake, node, params);
-    const ofPage = fake.posts.filter((p) => p.id.startsWith(`${node}_`));
+    if (req.method === 'POST' && (edge === 'video_reels' || edge === 'video_stories'))
+      return videoPhase(fake, node, edge, params);
+    if (req.method === 'POST' && edge === 'photo_stories') return photoStory(fake, node, params);
+    if (req.method === 'GET' && edge === 'stories') {
+      const rows = fake.posts
+        .filter((p) => p.format === 'story' && p.id.startsWith(`${node}_`))
+        .map((p) => ({
+          _t: p.createdAt,
+          post_id: p.id,
+          status: 'PUBLISHED',
+          creation_time: String(Math.floor(p.createdAt / 1000)),
+          media_type: p.media[0]?.kind === 'video' ? 'video' : 'photo',
+          media_id: p.mediaId,
+          url: p.permalink,
+        }));
+      const page = pageOf(rows, (r) => r._t, params);
+      return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
+    }
+    const ofPage = fake.posts.filter((p) => p.id.startsWith(`${node}_`) && p.format !== 'story');
     if (req.method === 'GET' && edge === 'feed') {
       return {
         status: 200,
@@ -562,6 +605,13 @@ function videoFields(p: FakeFacebookPost, params: URLSearchParams): Row {
 }
 
 function getNode(fake: FacebookFake, id: string, params: URLSearchParams): FakeResponse {
+  const upload = fake.uploads.find((u) => u.videoId === id);
+  if (upload && fieldNames(params).includes('status')) {
+    const row: Record<string, unknown> = { id, status: uploadStatus(upload) };
+    const reel = fake.posts.find((p) => p.videoId === id);
+    if (reel && fieldNames(params).includes('permalink_url')) row.permalink_url = reel.permalink;
+    return { status: 200, body: row };
+  }
   const post = fake.posts.find((p) => p.id === id);
   if (post) {
     const { _t, ...row } = postFields(fake, post, params);
@@ -776,4 +826,108 @@ function seedInbox(fake: FacebookFake, seed: InboxSeed): { platform_id: string }
     if (!latest) (fake.posts.at(-1) as FakeFacebookPost).createdAt = Math.min(at, Date.now()) - 3600_000;
   }
   return { platform_id: addComment(fake, objectId, seed.text, author, at, parent?.id).id };
+}
+
+// ---- Reels and stories (facebook-formats.ts) ---------------------------------------------------
+
+const phaseError = (message: string) => graphErrorResponse(6000, `(#6000) ${message}`);
+
+/** POST /{page-id}/video_reels | video_stories: upload_phase start or finish. */
+function videoPhase(
+  fake: FacebookFake,
+  page: string,
+  edge: 'video_reels' | 'video_stories',
+  params: URLSearchParams,
+): FakeResponse {
+  const phase = params.get('upload_phase');
+  if (phase === 'start') {
+    const videoId = graphId('8');
+    fake.uploads.push({
+      videoId,
+      page,
+      edge,
+      phase: 'started',
+      processingPolls: fake.processingPolls,
+      createdAt: Date.now(),
+    });
+    // rupload.facebook.com's address, as Meta answers it; with the platform's URL pointed at this
+    // fake, the connector sends it here (every host of the platform maps to the fake's prefix).
+    return {
+      status: 200,
+      body: { video_id: videoId, upload_url: `https://rupload.facebook.com/video-upload/v24.0/${videoId}` },
+    };
+  }
+  if (phase !== 'finish')
+    return graphErrorResponse(100, '(#100) upload_phase must be one of {start, transfer, finish}');
+  const id = params.get('video_id') ?? '';
+  const u = fake.uploads.find((x) => x.videoId === id);
+  if (!u || u.page !== page || u.edge !== edge)
+    return graphErrorResponse(100, `(#100) Invalid video_id for ${edge}: ${id}`);
+  if (u.phase === 'started') return phaseError('The video has not been uploaded yet.');
+  if (u.phase === 'finished') return phaseError('The video has already been published.');
+  if (u.error) return phaseError(`There was a problem processing your video: ${u.error}`);
+  if (edge === 'video_reels' && params.get('video_state') !== 'PUBLISHED' && params.get('video_state'))
+    return graphErrorResponse(100, '(#100) This fake publishes reels only (video_state=PUBLISHED).');
+  u.phase = 'finished';
+  u.publishedAt = Date.now();
+  const media: FakeFacebookMedia = {
+    kind: 'video',
+    url: u.fileUrl ?? '',
+    bytes: u.media?.bytes ?? Buffer.alloc(0),
+    contentType: u.media?.contentType ?? '',
+  };
+  if (edge === 'video_reels') {
+    u.description = params.get('description') ?? undefined;
+    const post = addPost(fake, page, { message: u.description, media: [media], videoId: u.videoId });
+    post.format = 'reel';
+    post.permalink = `https://www.facebook.com/reel/${u.videoId}`;
+    return lost(fake, { status: 200, body: { success: true } });
+  }
+  const post = addPost(fake, page, { media: [media] });
+  post.format = 'story';
+  post.mediaId = u.videoId;
+  post.permalink = `https://www.facebook.com/stories/${page}/${post.id.split('_')[1]}/`;
+  return lost(fake, { status: 200, body: { success: true, post_id: post.id } });
+}
+
+/** rupload.facebook.com/video-upload/<version>/<video_id>: the file by `file_url`, or its bytes. */
+async function transfer(
+  fake: FacebookFake,
+  req: FakeRequest,
+  videoId: string,
+  tokenPage: string | undefined,
+): Promise<FakeResponse> {
+  const u = fake.uploads.find((x) => x.videoId === videoId);
+  if (!u || (tokenPage && tokenPage !== u.page)) return ruploadError(400, `Unknown video id ${videoId}`);
+  if (u.phase !== 'started') return ruploadError(400, 'The video has already been uploaded.');
+  const fileUrl = req.headers.file_url;
+  let got: Downloaded | null;
+  if (fileUrl) {
+    got = await download(fileUrl);
+    if (!got) return ruploadError(400, `The file could not be fetched from ${fileUrl}`);
+  } else {
+    const size = Number(req.headers.file_size);
+    if (req.headers.offset !== '0' || size !== req.body.length || !size)
+      return ruploadError(400, 'offset 0 and file_size equal to the body length are required');
+    got = { bytes: req.body, contentType: req.headers['content-type'] ?? '' };
+  }
+  u.phase = 'uploaded';
+  u.fileUrl = fileUrl;
+  u.media = got;
+  if (!isVideoFile(got.bytes)) u.error = 'The file is not a video (MP4 or MOV).';
+  return { status: 200, body: { success: true } };
+}
+
+/** POST /{page-id}/photo_stories photo_id: an unpublished photo of the Page becomes a story. */
+function photoStory(fake: FacebookFake, page: string, params: URLSearchParams): FakeResponse {
+  const id = params.get('photo_id') ?? '';
+  const photo = fake.photos.get(id);
+  if (!photo || photo.published)
+    return graphErrorResponse(100, `(#100) param photo_id must be an unpublished photo of this Page.`);
+  photo.published = true;
+  const post = addPost(fake, page, { media: [photo.media] });
+  post.format = 'story';
+  post.mediaId = id;
+  post.permalink = `https://www.facebook.com/stories/${page}/${post.id.split('_')[1]}/`;
+  return lost(fake, { status: 200, body: { success: true, post_id: post.id } });
 }

@@ -23,6 +23,11 @@ import type { FakeContext, FakePlatform, FakeRequest, FakeResponse, InboxSeed } 
 // account's media list (since/until), single media reads, insights, and the documented error codes
 // (9004/2207052 fetch failure, 36001/2207005 format, 36000/2207004 image over 8 MiB, 36003/2207009
 // aspect ratio outside 4:5–1.91:1, 9007/2207027 not ready, 9/2207042 publish limit).
+// Stories: media_type=STORIES with image_url or video_url (the reference lists no caption for them:
+// a caption sent is dropped, as the story has none); published stories are listed on
+// GET /{ig-user-id}/stories, not on the media edge. Reels: media_type=REELS with video_url (an
+// image_url alone is refused), share_to_feed kept; a video URL whose bytes are not an MP4/MOV
+// container ends the container in ERROR with 2207026 (the video format is not supported).
 // Facebook Login (dialog, code and long-lived token exchange, /me, /me/permissions, /me/accounts with
 // instagram_business_account{id,username,profile_picture_url,followers_count}) is served under this fake's
 // prefix as test/fakes/facebook-login.ts describes. The default user manages two Pages; the first is linked
@@ -53,8 +58,12 @@ export type ContainerStatus = 'IN_PROGRESS' | 'FINISHED' | 'ERROR' | 'EXPIRED' |
 
 export interface FakeIgContainer {
   id: string;
-  kind: 'IMAGE' | 'REELS' | 'VIDEO' | 'CAROUSEL';
+  kind: 'IMAGE' | 'REELS' | 'VIDEO' | 'CAROUSEL' | 'STORIES';
   url?: string;
+  /** A story's: image_url or video_url. */
+  storyOf?: 'IMAGE' | 'VIDEO';
+  /** A reel's share_to_feed (shown in the feed as well as in Reels). */
+  shareToFeed?: boolean;
   caption?: string;
   altText?: string;
   isCarouselItem: boolean;
@@ -69,7 +78,9 @@ export interface FakeIgContainer {
 export interface FakeIgMedia {
   id: string;
   mediaType: 'IMAGE' | 'VIDEO' | 'CAROUSEL_ALBUM';
-  productType: 'FEED' | 'REELS';
+  productType: 'FEED' | 'REELS' | 'STORY';
+  /** A reel shown in the feed too (share_to_feed). */
+  shareToFeed?: boolean;
   caption?: string;
   timestamp: number;
   permalink: string;
@@ -124,6 +135,9 @@ export interface InstagramFake extends FakePlatform {
   /** The Page's Instagram conversations. */
   conversations: FakeConversations;
   inbox(seed: InboxSeed): { platform_id: string };
+  /** The published media and the containers, as the control API's state shows them. */
+  readonly posts: FakeIgMedia[];
+  readonly uploads: FakeIgContainer[];
 }
 
 const METRICS = new Set(['views', 'reach', 'likes', 'comments', 'shares', 'saved', 'total_interactions']);
@@ -182,6 +196,12 @@ export function createFake(): InstagramFake {
     tags: [],
     conversations: new FakeConversations('instagram', 2534022),
     inbox: (seed) => seedInbox(fake, seed),
+    get posts() {
+      return fake.media;
+    },
+    get uploads() {
+      return [...fake.containers.values()];
+    },
     reset() {
       login.reset();
       fake.validTokens = new Set(['token']);
@@ -263,8 +283,14 @@ async function handle(fake: InstagramFake, req: FakeRequest, ctx: FakeContext): 
       const page = pageOf(rows, (r) => r._t, params);
       return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
     }
-    if (edge === 'media' && req.method === 'GET') {
-      const rows = fake.media.map((m) => ({ _t: m.timestamp, ...fields(m, params, fake) }));
+    if ((edge === 'media' || edge === 'stories') && req.method === 'GET') {
+      // Stories are listed on their own edge (for 24 hours), never on the media edge.
+      const listed = fake.media.filter((m) =>
+        edge === 'stories'
+          ? m.productType === 'STORY' && m.timestamp > Date.now() - 24 * 3600_000
+          : m.productType !== 'STORY',
+      );
+      const rows = listed.map((m) => ({ _t: m.timestamp, ...fields(m, params, fake) }));
       const page = pageOf(rows, (r) => r._t, params);
       return { status: 200, body: { ...page, data: page.data.map(({ _t, ...r }) => r) } };
     }
@@ -319,7 +345,7 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
   const videoUrl = params.get('video_url');
   let kind: FakeIgContainer['kind'];
   if (!mediaType || mediaType === 'IMAGE') kind = 'IMAGE';
-  else if (mediaType === 'REELS' || mediaType === 'CAROUSEL') kind = mediaType;
+  else if (mediaType === 'REELS' || mediaType === 'CAROUSEL' || mediaType === 'STORIES') kind = mediaType;
   else if (mediaType === 'VIDEO') {
     if (!isCarouselItem) {
       return graphErrorResponse(
@@ -339,6 +365,9 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
   if (kind === 'IMAGE' && !imageUrl) return graphErrorResponse(100, 'The parameter image_url is required');
   if ((kind === 'REELS' || kind === 'VIDEO') && !videoUrl)
     return graphErrorResponse(100, 'The parameter video_url is required');
+  if (kind === 'STORIES' && !imageUrl === !videoUrl)
+    return graphErrorResponse(100, 'The parameter image_url or video_url is required');
+  const storyOf = kind === 'STORIES' ? (imageUrl ? 'IMAGE' : 'VIDEO') : undefined;
   const children = (params.get('children') ?? '').split(',').filter(Boolean);
   if (kind === 'CAROUSEL') {
     if (children.length < 2 || children.length > 10) {
@@ -363,7 +392,10 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
     id: graphId('1790'),
     kind,
     url: imageUrl ?? videoUrl ?? undefined,
-    caption,
+    // A story has no caption: Instagram keeps none.
+    caption: kind === 'STORIES' ? undefined : caption,
+    ...(storyOf ? { storyOf } : {}),
+    ...(kind === 'REELS' ? { shareToFeed: params.get('share_to_feed') !== 'false' } : {}),
     altText: params.get('alt_text') ?? undefined,
     isCarouselItem,
     children,
@@ -371,7 +403,7 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
     pollsLeft: fake.processingPolls,
     downloading: false,
   };
-  if (kind === 'IMAGE') {
+  if (kind === 'IMAGE' || storyOf === 'IMAGE') {
     // Images are fetched while the container is created; JPEG is the only supported format.
     const got = await download(imageUrl);
     if (!got) {
@@ -401,7 +433,13 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
         return { width: 0, height: 0 };
       }
     })();
-    if (width && height && (width / height < 0.8 - 0.005 || width / height > 1.91 + 0.005)) {
+    // Stories are full-screen (9:16 recommended): the feed's aspect range does not apply to them.
+    if (
+      kind === 'IMAGE' &&
+      width &&
+      height &&
+      (width / height < 0.8 - 0.005 || width / height > 1.91 + 0.005)
+    ) {
       return graphErrorResponse(36003, `The aspect ratio is not supported.`, {
         subcode: 2207009,
         userMsg: `The submitted image with aspect ratio ('${(width / height).toFixed(2)}') cannot be published. Please submit an image with a valid aspect ratio.`,
@@ -413,7 +451,10 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
     container.downloading = true;
     void download(videoUrl).then((got) => {
       container.downloading = false;
-      if (got) container.media = got;
+      if (got && !isVideoContainer(got.bytes)) {
+        container.status = 'ERROR';
+        container.statusText = 'Error: The video format is not supported. (2207026)';
+      } else if (got) container.media = got;
       else {
         container.status = 'ERROR';
         container.statusText =
@@ -424,6 +465,10 @@ async function createContainer(fake: InstagramFake, params: URLSearchParams): Pr
   fake.containers.set(container.id, container);
   return { status: 200, body: { id: container.id } };
 }
+
+/** An ISO base media file (MP4, MOV): `ftyp` (or QuickTime's `moov`/`mdat`/`wide`) at byte 4. */
+const isVideoContainer = (b: Buffer) =>
+  b.length > 8 && ['ftyp', 'moov', 'mdat', 'wide', 'free'].includes(b.subarray(4, 8).toString('latin1'));
 
 function currentStatus(c: FakeIgContainer): ContainerStatus {
   if (c.status !== 'IN_PROGRESS' || c.downloading) return c.status;
@@ -461,21 +506,30 @@ function publish(fake: InstagramFake, params: URLSearchParams): FakeResponse {
       : [c];
   const m: FakeIgMedia = {
     id: graphId('1792'),
-    mediaType: c.kind === 'CAROUSEL' ? 'CAROUSEL_ALBUM' : c.kind === 'IMAGE' ? 'IMAGE' : 'VIDEO',
-    productType: c.kind === 'REELS' ? 'REELS' : 'FEED',
+    mediaType:
+      c.kind === 'CAROUSEL'
+        ? 'CAROUSEL_ALBUM'
+        : c.kind === 'IMAGE' || c.storyOf === 'IMAGE'
+          ? 'IMAGE'
+          : 'VIDEO',
+    productType: c.kind === 'REELS' ? 'REELS' : c.kind === 'STORIES' ? 'STORY' : 'FEED',
+    ...(c.shareToFeed !== undefined ? { shareToFeed: c.shareToFeed } : {}),
     caption: c.caption,
     timestamp: Date.now(),
     permalink: '',
     containerId: c.id,
     items: items.map((x) => ({
-      kind: x.kind === 'IMAGE' ? 'IMAGE' : 'VIDEO',
+      kind: x.kind === 'IMAGE' || x.storyOf === 'IMAGE' ? 'IMAGE' : 'VIDEO',
       url: x.url ?? '',
       altText: x.altText,
       bytes: x.media?.bytes ?? Buffer.alloc(0),
       contentType: x.media?.contentType ?? '',
     })),
   };
-  m.permalink = `https://www.instagram.com/${c.kind === 'REELS' ? 'reel' : 'p'}/${m.id.slice(-11)}/`;
+  m.permalink =
+    c.kind === 'STORIES'
+      ? `https://www.instagram.com/stories/acme/${m.id}/`
+      : `https://www.instagram.com/${c.kind === 'REELS' ? 'reel' : 'p'}/${m.id.slice(-11)}/`;
   fake.media.push(m);
   c.status = 'PUBLISHED';
   if (fake.loseNextPublishResponse) {

@@ -13,7 +13,7 @@ import type { OAuthControl } from './oauth.ts';
 //
 // Control API (for tests in other processes):
 //   GET  /__fakes/<platform>/state    posts, uploads, requests, and `oauth` (authorization server counters)
-//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, bodyIncludes?, queryIncludes?, delayMs?, holdAnswerMs?}
+//   POST /__fakes/<platform>/fail     {status, body?, headers?, times?, pathPattern?, bodyIncludes?, queryIncludes?, headerIncludes?, delayMs?, holdAnswerMs?}
 //                                     or {documented: "<kind>", times?}: the platform's documented answer of
 //                                     that kind (tokenInvalidClient, tokenInvalidGrant, revokedToken,
 //                                     expiredToken, throttled, or a variant name) from documented-errors.ts,
@@ -98,6 +98,8 @@ export interface InjectedFailure {
   bodyIncludes?: string;
   /** Only requests whose query string contains this text (default: any): a page past the first. */
   queryIncludes?: string;
+  /** Only requests with a header value containing this text (default: any): a transfer by `file_url`. */
+  headerIncludes?: string;
   /** How many requests to fail (default 1). */
   times?: number;
   /** Delay before answering, to provoke client timeouts. */
@@ -333,7 +335,9 @@ export class FakePlatforms {
         (f) =>
           (!f.path || f.path.test(fr.path)) &&
           (f.bodyIncludes === undefined || fr.body.toString('utf8').includes(f.bodyIncludes)) &&
-          (f.queryIncludes === undefined || decodeURIComponent(url.search).includes(f.queryIncludes)),
+          (f.queryIncludes === undefined || decodeURIComponent(url.search).includes(f.queryIncludes)) &&
+          (f.headerIncludes === undefined ||
+            Object.values(fr.headers).some((v) => v.includes(f.headerIncludes as string))),
       );
       if (failure) {
         failure.times = (failure.times ?? 1) - 1;

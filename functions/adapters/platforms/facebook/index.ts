@@ -6,7 +6,8 @@ import { metrics } from './metrics.ts';
 import { publish, reconcile } from './publish.ts';
 
 // Facebook Pages API (graph.facebook.com) with a Page access token: feed, photo and video posts and
-// the first comment under one (publish.ts), engagement per post (metrics.ts), the
+// the first comment under one (publish.ts), reels and stories in their upload phases (formats.ts),
+// engagement per post (metrics.ts), the
 // Page's comments and messages (inbox.ts). Errors are the Graph
 // API's (meta/errors.ts).
 

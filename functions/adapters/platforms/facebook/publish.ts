@@ -9,6 +9,7 @@ import {
   type PublishContext,
   type PublishResult,
 } from '../types.ts';
+import { formatOf, publishReel, publishStory, readPhaseCheckpoint, reconcilePhases } from './formats.ts';
 
 // Facebook Pages API (graph.facebook.com) with a Page access token; the channel's account_id is the
 // Page id. Text and link posts: POST /{page-id}/feed (message, link). Photos: each one uploaded with
@@ -18,6 +19,7 @@ import {
 // the publishing call) records what was about to be posted, and reconcile looks the Page's feed (or
 // videos) up since the attempt for that message. The first comment: POST /{page-post-id}/comments
 // with the Page token, so the Page is its author (pages_manage_engagement; meta/comments.ts).
+// `options.format` `reel` and `story` go through their upload phases instead (formats.ts).
 
 const PLATFORM = 'facebook';
 const WEB = 'https://www.facebook.com';
@@ -137,6 +139,9 @@ function comments(ctx: PublishContext): CommentEdge {
 
 export async function publishPagePost(ctx: PublishContext): Promise<PublishResult> {
   const s = session(ctx.credentials);
+  const format = formatOf(ctx);
+  if (format === 'reel') return publishReel(s, ctx, readPhaseCheckpoint(ctx.checkpoint));
+  if (format === 'story') return publishStory(s, ctx, readPhaseCheckpoint(ctx.checkpoint));
   const prior = readCheckpoint(ctx.checkpoint);
   for (const m of ctx.media) {
     if (m.type !== 'image' && m.type !== 'video') {
@@ -185,6 +190,8 @@ export async function publishPagePost(ctx: PublishContext): Promise<PublishResul
 }
 
 export async function reconcilePagePost(ctx: PublishContext): Promise<PublishResult | null> {
+  const phases = readPhaseCheckpoint(ctx.checkpoint);
+  if (phases) return reconcilePhases(session(ctx.credentials), phases);
   const cp = readCheckpoint(ctx.checkpoint);
   // The checkpoint is saved right before the publishing call: without one, nothing was posted.
   if (!cp) return null;

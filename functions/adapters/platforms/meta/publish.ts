@@ -180,6 +180,11 @@ export interface ContainerPlatform {
   textOnly(ctx: PublishContext): Params;
   /** The parameters of one attachment, alone or as a carousel item. */
   item(m: MediaInput, carousel: boolean): Params;
+  /**
+   * The post a PUBLISHED container became, where it is not found by its text on `postsEdge`
+   * (an Instagram story has no caption and is listed on its own edge).
+   */
+  findPublished?(ctx: PublishContext, cp: ContainerCheckpoint, since: number): Promise<PublishResult>;
 }
 
 /** A container's status (and on ERROR, why). */
@@ -225,6 +230,7 @@ async function resolvePublished(
 ): Promise<PublishResult> {
   const fields = { text: p.textField, time: 'timestamp', link: 'permalink' };
   const since = searchSince(ctx, cp.created_at);
+  if (p.findPublished) return p.findPublished(ctx, cp, since);
   const hit = await findPost<{ id: string; permalink?: string }>(
     p.client,
     `/${p.accountId}/${p.postsEdge}`,
