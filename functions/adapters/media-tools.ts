@@ -4,10 +4,11 @@ import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { localPdfReader } from './pdf-reader-bundle.ts';
 
-// ffprobe and ffmpeg, run as child processes on files the caller has downloaded to /tmp. In Lambda
-// the binaries come from a layer (/opt/bin) named by HERALD_FFPROBE_PATH / HERALD_FFMPEG_PATH; the
-// installer packages are only the local/test fallback and are loaded lazily through a renamed
-// require, which bundlers leave alone, so no function bundle carries them.
+// ffprobe and ffmpeg (and the PDF reader, at the end), run as child processes on files the caller
+// has downloaded to /tmp. In Lambda the binaries come from a layer (/opt/bin) named by
+// HERALD_FFPROBE_PATH / HERALD_FFMPEG_PATH; the installer packages are only the local/test
+// fallback and are loaded lazily through a renamed require, which bundlers leave alone, so no
+// function bundle carries them.
 
 /**
  * Every run of either tool is bounded, as the bytes it reads come from anyone with an API key:
@@ -273,15 +274,16 @@ export const PDF_LIMITS: ToolLimits = { ...DEFAULT_LIMITS, memoryMb: 3072 };
 /**
  * Node flags of the reader: without the WebAssembly trap handler V8 does not reserve its 10 GB
  * guard regions per memory, so pdf.js's decoders (OpenJPEG, JBIG2) run under the address-space
- * limit; a JavaScript heap well inside that limit, so the heap fails first with a clear error.
+ * limit; a JavaScript heap well inside that limit, so a runaway heap ends in V8's own abort.
  */
 const NODE_FLAGS = ['--disable-wasm-trap-handler', '--max-old-space-size=768'];
 
 /**
  * Page count of a PDF and, when `posterPath` is given, its first page rendered as a JPEG there
  * (at most 1280 px wide). pdf.js runs in a child Node process within `limits` (timeout, address
- * space; `maxAllocMb` is ffmpeg's and unused here), like ffmpeg: a timeout is a `timeout` ProbeError, a crash a `failed` one. A PDF that is
- * encrypted, has more than `maxPages` pages, or cannot be read is a PdfRefused.
+ * space; `maxAllocMb` is ffmpeg's and unused here), like ffmpeg: a timeout is a `timeout`
+ * ProbeError, a crash a `failed` one. A PDF that is encrypted, has more than `maxPages` pages, or
+ * cannot be read is a PdfRefused. The count is the page tree's, as pdf.js reads it.
  */
 export async function pdfProbe(
   pdfPath: string,

@@ -5,7 +5,8 @@ import { probeMedia } from '#usecases/probe-media';
 
 /**
  * The probe function, invoked by completeMediaUpload (RequestResponse; the payload is a
- * ProbeRequest). The only function with the ffmpeg/ffprobe layer; it has no table access.
+ * ProbeRequest). The only function with the ffmpeg/ffprobe layer (which also carries the PDF
+ * reader); it has no table access.
  */
 export const handler = async (event: unknown, context: Context): Promise<ProbeResponse> => {
   const request = ProbeRequest.safeParse(event);
