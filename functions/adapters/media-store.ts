@@ -1,4 +1,5 @@
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -134,6 +135,23 @@ export async function downloadObject(b: BucketName, key: string, filePath: strin
 export async function putMediaObject(key: string, body: Uint8Array, contentType: string): Promise<void> {
   await s3.send(
     new PutObjectCommand({ Bucket: bucketOf('media'), Key: key, Body: body, ContentType: contentType }),
+  );
+}
+
+/**
+ * A finished local file into the media bucket (renditions): one PutObject, so the key holds either
+ * nothing or the whole file (S3 makes an object visible only once its PUT completes).
+ */
+export async function putMediaFile(key: string, filePath: string, contentType: string): Promise<void> {
+  const { size } = await stat(filePath);
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucketOf('media'),
+      Key: key,
+      Body: createReadStream(filePath),
+      ContentLength: size,
+      ContentType: contentType,
+    }),
   );
 }
 
