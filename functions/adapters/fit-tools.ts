@@ -59,9 +59,22 @@ export function jpegArgs(
   if (step.scale < 1) filters.push(`scale='max(2\\,trunc(iw*${step.scale}/2)*2)':-2`);
   // Full-range 4:2:0, what every JPEG decoder reads; alpha is dropped.
   filters.push('format=yuvj420p');
+  // Strict decoding: a damaged picture fails (the lenient default would pass on a grey smear).
   return [
     ...BASE,
-    ...['-i', input, '-frames:v', '1', '-an', '-sn', '-map_metadata', '-1'],
+    ...[
+      '-err_detect',
+      'explode',
+      '-i',
+      input,
+      '-xerror',
+      '-frames:v',
+      '1',
+      '-an',
+      '-sn',
+      '-map_metadata',
+      '-1',
+    ],
     ...['-vf', filters.join(','), '-c:v', 'mjpeg', '-q:v', String(step.q), '-f', 'image2', output],
   ];
 }
