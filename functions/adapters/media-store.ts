@@ -61,10 +61,14 @@ function localUploadUrl(url: string): string {
 export async function headObject(
   b: BucketName,
   key: string,
-): Promise<{ size: number; contentType: string } | null> {
+): Promise<{ size: number; contentType: string; lastModified?: Date | undefined } | null> {
   try {
     const res = await s3.send(new HeadObjectCommand({ Bucket: bucketOf(b), Key: key }));
-    return { size: res.ContentLength ?? 0, contentType: res.ContentType ?? '' };
+    return {
+      size: res.ContentLength ?? 0,
+      contentType: res.ContentType ?? '',
+      lastModified: res.LastModified,
+    };
   } catch (err) {
     const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
     if (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return null;

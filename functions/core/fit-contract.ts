@@ -57,7 +57,20 @@ export const FitResponse = z.discriminatedUnion('ok', [
     /** False: an earlier call had made it. */
     made: z.boolean(),
   }),
-  /** The source cannot be fitted (it does not decode, or no encoding fits the budget). */
-  z.strictObject({ ok: z.literal(false), message: z.string().check(z.maxLength(500)) }),
+  /**
+   * The source cannot be fitted (it does not decode, or no encoding fits the budget); or, with
+   * `in_progress`, another call is making this rendition now: ask again later.
+   */
+  z.strictObject({
+    ok: z.literal(false),
+    message: z.string().check(z.maxLength(500)),
+    in_progress: z.optional(z.literal(true)),
+  }),
 ]);
 export type FitResponse = z.infer<typeof FitResponse>;
+
+/** The marker a call under way leaves next to the rendition it makes (`<rendition key>.pending`). */
+export const pendingKeyOf = (renditionKey: string) => `${renditionKey}.pending`;
+
+/** A marker older than this is a call that died (the fit function's timeout, lib/operations.ts). */
+export const FIT_PENDING_SECONDS = 900;

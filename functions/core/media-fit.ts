@@ -214,3 +214,17 @@ export function fittedErrors(
 export function renditionKeyOf(objectKey: string, plan: Pick<FitPlan, 'rendition' | 'ext'>): string {
   return `${objectKey.slice(0, objectKey.lastIndexOf('/'))}/_fit-${plan.rendition}.${plan.ext}`;
 }
+
+/**
+ * Every rendition key an asset can have (one per platform whose plan fits it, and their markers):
+ * deleting the asset deletes these too. Derived from the facts, so nothing has to list them.
+ */
+export function renditionKeysOf(asset: Facts & Pick<MediaAssetRecord, 'object_key'>): string[] {
+  const keys = new Set<string>();
+  for (const platform of Object.keys(MEDIA_LIMITS) as Platform[])
+    for (const carousel of [false, true]) {
+      const plan = fitPlan(platform, asset, { carousel });
+      if (plan && !('error' in plan)) keys.add(renditionKeyOf(asset.object_key, plan));
+    }
+  return [...keys].flatMap((k) => [k, `${k}.pending`]);
+}

@@ -14,16 +14,24 @@ import {
   sizeOf,
   videoEncoding,
 } from '#adapters/fit-tools';
-import { downloadObject, headObject, putMediaFile } from '#adapters/media-store';
+import {
+  deleteObject,
+  downloadObject,
+  headObject,
+  putMediaFile,
+  putMediaObject,
+} from '#adapters/media-store';
 import { DEFAULT_LIMITS, type ToolLimits } from '#adapters/media-tools';
-import type { FitRequest, FitResponse } from '#core/fit-contract';
+import { FIT_PENDING_SECONDS, type FitRequest, type FitResponse, pendingKeyOf } from '#core/fit-contract';
 import type { FitOp } from '#core/media-fit';
 
 // fitMedia: derives one rendition of a media-bucket object (core/media-fit.ts plans it) with
 // ffmpeg, in the fit function (no table, no keys; it reads media and writes `_fit-` keys only).
 // Once per (asset, rendition): a rendition already stored is answered as it is. The rendition is
 // written whole with one PutObject of the finished file, so a crash or a timeout never leaves part
-// of one under its key; the original is only read.
+// of one under its key; the original is only read. While it is made, an empty `<key>.pending`
+// marker tells a second call (its caller stopped waiting and asked again) to wait rather than
+// encode it twice; a marker older than the function's timeout is a call that died.
 
 /** Left of the invocation for the upload after the last tool run. */
 const MARGIN_MS = 5_000;
@@ -44,7 +52,11 @@ function orientationOf(head: Uint8Array): number {
   }
 }
 
-export async function fitMedia(request: FitRequest, remainingMs: () => number): Promise<FitResponse> {
+export async function fitMedia(
+  request: FitRequest,
+  remainingMs: () => number,
+  now: () => Date = () => new Date(),
+): Promise<FitResponse> {
   const contentType = request.kind === 'image' ? 'image/jpeg' : 'video/mp4';
   const stored = await headObject('media', request.target_key);
   if (stored && stored.size > 0)
@@ -55,6 +67,12 @@ export async function fitMedia(request: FitRequest, remainingMs: () => number): 
       size_bytes: stored.size,
       made: false,
     };
+  // Another call making it now (a caller that stopped waiting, asking again): not a second encode.
+  const pending = await headObject('media', pendingKeyOf(request.target_key));
+  const since = pending?.lastModified?.getTime();
+  if (since !== undefined && now().getTime() - since < FIT_PENDING_SECONDS * 1000)
+    return { ok: false, in_progress: true, message: 'The rendition is being made; ask again later.' };
+  await putMediaObject(pendingKeyOf(request.target_key), new Uint8Array(), 'application/octet-stream');
   const dir = await mkdtemp(join(tmpdir(), 'herald-fit-'));
   try {
     const input = join(dir, 'input');
@@ -74,6 +92,8 @@ export async function fitMedia(request: FitRequest, remainingMs: () => number): 
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
+    // Made or refused, the next call answers for itself (a failed removal ages out).
+    await deleteObject('media', pendingKeyOf(request.target_key)).catch(() => undefined);
   }
 }
 

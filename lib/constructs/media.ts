@@ -158,7 +158,8 @@ export class Media extends Construct {
       allow(['s3:GetObject'], [media]);
       // A rendition not made yet answers 404 (not 403) to its HeadObject.
       allow(['s3:ListBucket'], [this.mediaBucket.bucketArn]);
-      allow(['s3:PutObject'], [`${this.mediaBucket.bucketArn}/${FIT_RENDITION_OBJECTS}`]);
+      // Renditions and the marker of one in the making (removed once it is made or refused).
+      allow(['s3:PutObject', 's3:DeleteObject'], [`${this.mediaBucket.bucketArn}/${FIT_RENDITION_OBJECTS}`]);
     }
     if (access === 'RW') {
       allow(['s3:GetObject', 's3:DeleteObject'], [uploads]);

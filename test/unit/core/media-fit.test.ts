@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { FitRequest } from '#core/fit-contract';
-import { type FitPlan, fitPlan, fittedErrors, padTarget, renditionKeyOf } from '#core/media-fit';
+import {
+  type FitPlan,
+  fitPlan,
+  fittedErrors,
+  padTarget,
+  renditionKeyOf,
+  renditionKeysOf,
+} from '#core/media-fit';
 import { checkMediaFacts } from '#core/media-limits';
 
 // Which probed facts media_fit `auto` mends, per platform, and how (core/media-fit.ts).
@@ -162,5 +169,21 @@ describe('renditions', () => {
   it('padTarget keeps the picture and reaches the range', () => {
     expect(padTarget(1000, 1000, 0.8, 1.91)).toBeNull();
     expect(padTarget(1000, 2000, 0.8, 1.91)).toEqual({ width: 1600, height: 2000 });
+  });
+});
+
+describe('renditionKeysOf (deleteMedia removes them with the asset)', () => {
+  it('lists each platform’s rendition of a fittable asset and its marker, nothing for one taken as it is', () => {
+    const big = {
+      ...image({ size_bytes: 1_500_000, content_type: 'image/webp' }),
+      object_key: 'orgs/o/media/m/a.webp',
+    };
+    const keys = renditionKeysOf(big);
+    expect(keys).toContain('orgs/o/media/m/_fit-bluesky-image-1000000.jpg');
+    expect(keys).toContain('orgs/o/media/m/_fit-bluesky-image-1000000.jpg.pending');
+    // Instagram and Threads (no WebP), TikTok takes WebP, X takes 1.5 MB.
+    expect(keys).toContain('orgs/o/media/m/_fit-instagram-image-8388608.jpg');
+    expect(keys.some((k) => k.includes('_fit-x-'))).toBe(false);
+    expect(renditionKeysOf({ ...image(), object_key: 'orgs/o/media/m/a.jpg' })).toEqual([]);
   });
 });

@@ -715,7 +715,12 @@ describe('webhooks', () => {
     const others = manifestIds.filter(
       (id) => id !== mcp.id && actionsOf(id).includes('lambda:InvokeFunction'),
     );
-    expect(others.sort()).toEqual(['completeMediaUpload', 'deliveryWorker', 'importMedia', 'mediaImportWorker']);
+    expect(others.sort()).toEqual([
+      'completeMediaUpload',
+      'deliveryWorker',
+      'importMedia',
+      'mediaImportWorker',
+    ]);
     expect(invokers.every((s) => JSON.stringify(s.Resource).includes(fnLogicalId('webhookLadderStep')))).toBe(
       true,
     );
@@ -1015,7 +1020,12 @@ describe('media', () => {
     expect(s3Actions('probeMedia')).toEqual(['s3:GetObject', 's3:PutObject']);
     expect(s3Actions('deliveryWorker')).toEqual(['s3:GetObject']);
     // The fit function reads media and writes renditions (least-privilege.test.ts checks the prefixes).
-    expect(s3Actions('fitMedia')).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject']);
+    expect(s3Actions('fitMedia')).toEqual([
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:PutObject',
+    ]);
     // Queue bodies sent by reference (the least-privilege tests check their prefix).
     expect(s3Actions('streamRelay')).toEqual(['s3:PutObject']);
     expect(s3Actions('webhookFanout')).toEqual(['s3:GetObject', 's3:PutObject']);

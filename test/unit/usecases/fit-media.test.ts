@@ -4,7 +4,13 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { jpegArgs, mp4Args, remuxArgs, videoEncoding } from '#adapters/fit-tools';
@@ -44,6 +50,8 @@ function noisyJpeg(out: string, w: number, h: number): string {
 
 const SOURCE = 'orgs/org_1/media/med_1/photo.jpg';
 let stored: { key: string; bytes: Uint8Array; contentType: string }[] = [];
+/** `<rendition>.pending` markers and when they were written. */
+const markers = new Map<string, Date>();
 
 /** The media bucket: `files` by key for GetObject, what PutObject wrote for HeadObject. */
 function bucket(files: Record<string, string>) {
@@ -53,11 +61,21 @@ function bucket(files: Record<string, string>) {
     return { Body: createReadStream(path) };
   });
   s3.on(HeadObjectCommand).callsFake((input: { Key: string }) => {
+    const marker = markers.get(input.Key);
+    if (marker) return { ContentLength: 0, LastModified: marker };
     const put = stored.find((o) => o.key === input.Key);
     if (!put) throw Object.assign(new Error('NotFound'), { name: 'NotFound' });
     return { ContentLength: put.bytes.length, ContentType: put.contentType };
   });
+  s3.on(DeleteObjectCommand).callsFake((input: { Key: string }) => {
+    markers.delete(input.Key);
+    return {};
+  });
   s3.on(PutObjectCommand).callsFake(async (input: { Key: string; Body: Readable; ContentType: string }) => {
+    if (input.Key.endsWith('.pending')) {
+      markers.set(input.Key, new Date());
+      return {};
+    }
     const chunks: Buffer[] = [];
     for await (const c of input.Body) chunks.push(c as Buffer);
     stored.push({
@@ -84,6 +102,7 @@ afterAll(async () => {
 beforeEach(() => {
   s3.reset();
   stored = [];
+  markers.clear();
 });
 
 async function decodes(bytes: Uint8Array, name: string) {
@@ -124,7 +143,12 @@ describe('fitMedia on images (real ffmpeg)', () => {
     const info = await decodes(out?.bytes as Uint8Array, 'out.jpg');
     expect(info).toMatchObject({ hasVideo: true, videoCodec: 'mjpeg' });
     // Only the rendition was written; the original was only read.
-    expect(s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input.Key)).toEqual([target]);
+    // Only the rendition (and the marker while it was made, removed after) was written.
+    expect(s3.commandCalls(PutObjectCommand).map((c) => c.args[0].input.Key)).toEqual([
+      `${target}.pending`,
+      target,
+    ]);
+    expect(markers.size).toBe(0);
   });
 
   it('answers a rendition already stored without running ffmpeg again (once per asset and rendition)', async () => {
@@ -144,6 +168,23 @@ describe('fitMedia on images (real ffmpeg)', () => {
     });
     expect(s3.commandCalls(GetObjectCommand)).toHaveLength(0);
     expect(s3.commandCalls(PutObjectCommand)).toHaveLength(0);
+  });
+
+  it('does not encode twice: a call under way (a fresh marker) makes a second call wait; a stale one does not', async () => {
+    const src = noisyJpeg(join(dir, 'again.jpg'), 800, 600);
+    bucket({ [SOURCE]: src });
+    const target = 'orgs/org_1/media/med_1/_fit-bluesky-image-1000000.jpg';
+    const request = {
+      source_key: SOURCE,
+      target_key: target,
+      kind: 'image' as const,
+      ops: [{ op: 'jpeg' as const, maxBytes: 1_000_000 }],
+    };
+    markers.set(`${target}.pending`, new Date(Date.now() - 60_000));
+    expect(await fitMedia(request, forever)).toMatchObject({ ok: false, in_progress: true });
+    expect(s3.commandCalls(GetObjectCommand)).toHaveLength(0);
+    markers.set(`${target}.pending`, new Date(Date.now() - 901_000));
+    expect(await fitMedia(request, forever)).toMatchObject({ ok: true, made: true });
   });
 
   it('pads a 3:1 image into Instagram’s range, as a JPEG of the planned frame', async () => {
@@ -194,7 +235,9 @@ describe('fitMedia on images (real ffmpeg)', () => {
       forever,
     );
     expect(answer).toMatchObject({ ok: false, message: expect.stringContaining('could not be decoded') });
-    expect(s3.commandCalls(PutObjectCommand)).toHaveLength(0);
+    // Nothing under the rendition key, and no marker left to hold a later call back.
+    expect(stored).toEqual([]);
+    expect(markers.size).toBe(0);
   });
 });
 
@@ -254,7 +297,8 @@ describe('fitMedia on videos (real ffmpeg)', () => {
       forever,
     );
     expect(answer.ok).toBe(false);
-    expect(s3.commandCalls(PutObjectCommand)).toHaveLength(0);
+    expect(stored).toEqual([]);
+    expect(markers.size).toBe(0);
   });
 });
 
