@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readFileSync,
@@ -11,6 +12,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { buildSync } from 'esbuild';
+import { pdfReaderBuildOptions } from '../functions/adapters/pdf-reader-bundle.ts';
 
 // The ffmpeg/ffprobe layer's contents, chosen for the probe function's Lambda architecture rather
 // than the machine that synthesizes. The binaries come from the per-platform packages of
@@ -149,4 +152,57 @@ export function stageFfmpegLayer(arch: LambdaArch, dir: string, opts: ResolveOpt
     packages.push({ name, version: installedVersion(from) ?? '' });
   }
   return { dir, packages };
+}
+
+// ---- the PDF reader --------------------------------------------------------------------------
+// The same layer carries the probe's PDF reader (functions/adapters/pdf-reader-bundle.ts) under
+// /opt/pdf: its bundle (pdf.js inside, host-independent JavaScript), pdf.js's fonts, CMaps and
+// WebAssembly decoders, and @napi-rs/canvas with the native binary of the Lambda architecture,
+// resolved like the ffmpeg packages (the lock records every platform's; npm installs the host's).
+
+/** The canvas packages: the JavaScript loader and the per-architecture skia binary it requires. */
+export const CANVAS_PACKAGES = (arch: LambdaArch) => ['@napi-rs/canvas', `@napi-rs/canvas-linux-${arch}-gnu`];
+
+/** pdf.js's data the reader loads at run time (standardFontDataUrl, cMapUrl, wasmUrl). */
+const PDFJS_ASSETS = ['standard_fonts', 'cmaps', 'wasm'] as const;
+
+/**
+ * Stages /opt/pdf into `dir`/pdf: render.mjs, pdf.js's assets beside it, and
+ * node_modules/@napi-rs/{canvas, canvas-linux-<arch>-gnu}; licences under licenses/.
+ */
+export function stagePdfReader(arch: LambdaArch, dir: string, opts: ResolveOptions): StagedLayer {
+  const pdf = join(dir, 'pdf');
+  mkdirSync(pdf, { recursive: true });
+  const packages: StagedLayer['packages'] = [];
+  const pdfjs = join(opts.root, 'node_modules', 'pdfjs-dist');
+  const pdfjsVersion = installedVersion(pdfjs);
+  if (pdfjsVersion !== lockedPackage(opts.root, 'pdfjs-dist').version)
+    throw new Error(`pdfjs-dist is not installed at its locked version (found ${pdfjsVersion ?? 'none'})`);
+  buildSync(pdfReaderBuildOptions(join(pdf, 'render.mjs')));
+
+  for (const asset of PDFJS_ASSETS) cpSync(join(pdfjs, asset), join(pdf, asset), { recursive: true });
+  packages.push({ name: 'pdfjs-dist', version: pdfjsVersion });
+  notices(dir, 'pdfjs-dist', pdfjs);
+  for (const name of CANVAS_PACKAGES(arch)) {
+    const from = resolveToolPackage(name, opts);
+    const to = join(pdf, 'node_modules', name);
+    cpSync(from, to, { recursive: true, filter: (src) => !src.endsWith('.herald-integrity') });
+    packages.push({ name, version: installedVersion(from) ?? '' });
+    notices(dir, name, from);
+  }
+  const binary = join(
+    pdf,
+    'node_modules',
+    `@napi-rs/canvas-linux-${arch}-gnu`,
+    `skia.linux-${arch}-gnu.node`,
+  );
+  if (!existsSync(binary)) throw new Error(`@napi-rs/canvas-linux-${arch}-gnu has no binary at ${binary}`);
+  return { dir, packages };
+}
+
+function notices(dir: string, name: string, from: string): void {
+  const to = join(dir, 'licenses', name.replace('/', '+'));
+  mkdirSync(to, { recursive: true });
+  for (const file of ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'README.md', 'package.json'])
+    if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
 }

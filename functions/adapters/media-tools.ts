@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
 import { rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { localPdfReader } from './pdf-reader-bundle.ts';
 
 // ffprobe and ffmpeg, run as child processes on files the caller has downloaded to /tmp. In Lambda
 // the binaries come from a layer (/opt/bin) named by HERALD_FFPROBE_PATH / HERALD_FFMPEG_PATH; the
@@ -61,15 +63,24 @@ function binary(envName: string, pkg: string): string {
 export const ffprobePath = () => binary('HERALD_FFPROBE_PATH', '@ffprobe-installer/ffprobe');
 export const ffmpegPath = () => binary('HERALD_FFMPEG_PATH', '@ffmpeg-installer/ffmpeg');
 
-/** Runs a tool within `limits`; resolves with stdout, rejects with a ProbeError. */
+/** Runs ffmpeg or ffprobe within `limits`; resolves with stdout, rejects with a ProbeError. */
 export function runTool(
   file: string,
   args: readonly string[],
   tool: string,
   limits: ToolLimits = DEFAULT_LIMITS,
 ): Promise<string> {
-  const { timeoutMs, memoryMb, maxAllocMb } = limits;
-  const argv = ['-max_alloc', String(maxAllocMb * 1024 * 1024), ...args];
+  return runLimited(file, ['-max_alloc', String(limits.maxAllocMb * 1024 * 1024), ...args], tool, limits);
+}
+
+/** Runs any program within `limits`' time and address space (runTool without the tools' flags). */
+export function runLimited(
+  file: string,
+  argv: readonly string[],
+  tool: string,
+  limits: ToolLimits = DEFAULT_LIMITS,
+): Promise<string> {
+  const { timeoutMs, memoryMb } = limits;
   return new Promise((resolve, reject) => {
     execFile(
       '/bin/sh',
@@ -212,4 +223,88 @@ export async function posterFrame(
     if (await nonEmpty(outJpegPath)) return outJpegPath;
   }
   throw new ProbeError('no_frame', 'ffmpeg produced no poster frame');
+}
+
+// ---- PDF --------------------------------------------------------------------------------------
+
+/** What the PDF reader (pdf-render-child.ts) prints: its one line of JSON. */
+type PdfAnswer =
+  | { ok: true; pages: number; poster: { width: number; height: number } | null }
+  | { ok: false; reason: 'encrypted' | 'too_many_pages' | 'unreadable'; pages?: number; detail?: string };
+
+export interface PdfResult {
+  pageCount: number;
+  /** The poster's size in pixels; null when none was asked for. */
+  poster: { width: number; height: number } | null;
+}
+
+/** Why a PDF is refused: `encrypted`, `too_many_pages` (with its count) or `unreadable`. */
+export class PdfRefused extends Error {
+  override readonly name = 'PdfRefused';
+  constructor(
+    readonly reason: 'encrypted' | 'too_many_pages' | 'unreadable',
+    readonly pageCount: number | null,
+    /** pdf.js's own words, for the logs. */
+    readonly detail = '',
+  ) {
+    super(`PDF refused: ${reason}${detail ? ` (${detail})` : ''}`);
+  }
+}
+
+/**
+ * The reader's bundle and the directory holding pdf.js's standard_fonts/, cmaps/ and wasm/: in
+ * Lambda the layer's (HERALD_PDF_RENDERER, its assets beside it); elsewhere the same bundle built
+ * into the repository's .build/ and the installed pdfjs-dist's assets.
+ */
+export function pdfRenderer(): { script: string; assets: string } {
+  const fromEnv = process.env.HERALD_PDF_RENDERER;
+  if (fromEnv) return { script: fromEnv, assets: dirname(fromEnv) };
+  return { script: localPdfReader(), assets: dirname(loadPackage.resolve('pdfjs-dist/package.json')) };
+}
+
+/**
+ * The reader's limits: DEFAULT_LIMITS' time, and more address space than ffmpeg's, since Node and
+ * skia reserve about 2 GB of it before reading a byte (measured: 0.75 GB for Node, 1.2 GB more
+ * once the canvas binary loads). What it really uses stays small: embedded images over 25 MP are
+ * not decoded, the canvas is at most 1280 × 4096 and the heap at most NODE_FLAGS' size.
+ */
+export const PDF_LIMITS: ToolLimits = { ...DEFAULT_LIMITS, memoryMb: 3072 };
+
+/**
+ * Node flags of the reader: without the WebAssembly trap handler V8 does not reserve its 10 GB
+ * guard regions per memory, so pdf.js's decoders (OpenJPEG, JBIG2) run under the address-space
+ * limit; a JavaScript heap well inside that limit, so the heap fails first with a clear error.
+ */
+const NODE_FLAGS = ['--disable-wasm-trap-handler', '--max-old-space-size=768'];
+
+/**
+ * Page count of a PDF and, when `posterPath` is given, its first page rendered as a JPEG there
+ * (at most 1280 px wide). pdf.js runs in a child Node process within `limits` (timeout, address
+ * space; `maxAllocMb` is ffmpeg's and unused here), like ffmpeg: a timeout is a `timeout` ProbeError, a crash a `failed` one. A PDF that is
+ * encrypted, has more than `maxPages` pages, or cannot be read is a PdfRefused.
+ */
+export async function pdfProbe(
+  pdfPath: string,
+  posterPath: string | null,
+  maxPages: number,
+  limits: ToolLimits = PDF_LIMITS,
+): Promise<PdfResult> {
+  const { script, assets } = pdfRenderer();
+  if (posterPath) await rm(posterPath, { force: true });
+  const out = await runLimited(
+    process.execPath,
+    [...NODE_FLAGS, script, pdfPath, posterPath ?? '-', String(maxPages), assets],
+    'the PDF reader',
+    limits,
+  );
+  let answer: PdfAnswer;
+  try {
+    answer = JSON.parse(out.trim().split('\n').pop() ?? '') as PdfAnswer;
+  } catch {
+    throw new ProbeError('failed', 'the PDF reader printed no answer', out.slice(0, 500));
+  }
+  if (!answer.ok) throw new PdfRefused(answer.reason, answer.pages ?? null, answer.detail ?? '');
+  if (posterPath && !(await nonEmpty(posterPath)))
+    throw new ProbeError('no_frame', 'the PDF reader wrote no poster');
+  return { pageCount: answer.pages, poster: answer.poster };
 }

@@ -49,7 +49,8 @@ export async function markReady(
   probed: Pick<
     MediaAssetRecord,
     'size_bytes' | 'width' | 'height' | 'duration_sec' | 'poster_url' | 'poster_key' | 'updated_at'
-  >,
+  > &
+    Pick<MediaAssetRecord, 'page_count'>,
 ): Promise<MediaAssetRecord | null> {
   return ifConditionHolds(async () => {
     const res = await ddb.send(
@@ -57,7 +58,7 @@ export async function markReady(
         TableName: TABLE_NAME,
         Key: keys.media(asset.org_id, asset.id),
         UpdateExpression:
-          'SET #s = :ready, size_bytes = :size, width = :w, height = :h, duration_sec = :d, poster_url = :pu, poster_key = :pk, updated_at = :u',
+          'SET #s = :ready, size_bytes = :size, width = :w, height = :h, duration_sec = :d, poster_url = :pu, poster_key = :pk, updated_at = :u, page_count = :pc',
         ConditionExpression: '#s = :pending',
         ExpressionAttributeNames: { '#s': 'status' },
         ExpressionAttributeValues: {
@@ -70,6 +71,7 @@ export async function markReady(
           ':pu': probed.poster_url,
           ':pk': probed.poster_key,
           ':u': probed.updated_at,
+          ':pc': probed.page_count ?? null,
         },
         ReturnValues: 'ALL_NEW',
       }),

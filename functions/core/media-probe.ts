@@ -6,7 +6,14 @@ import { kindOf, normalizeContentType } from './media-types.ts';
 // video and audio, ask ffprobe (adapters/media-tools) for the rest. Nothing here trusts the
 // filename or the claimed type; `sniff` only answers what the magic bytes prove.
 
-export { ALLOWED_MEDIA, HEAD_BYTES, isAllowed, kindOf, MAX_IMAGE_HEAD_BYTES } from './media-types.ts';
+export {
+  ALLOWED_MEDIA,
+  HEAD_BYTES,
+  isAllowed,
+  kindOf,
+  MAX_DOCUMENT_PAGES,
+  MAX_IMAGE_HEAD_BYTES,
+} from './media-types.ts';
 
 const ascii = (b: Uint8Array, start: number, end: number) =>
   b.length >= end ? String.fromCharCode(...b.subarray(start, end)) : '';
@@ -103,6 +110,21 @@ function sniffId3(head: Uint8Array): MpegAudio {
 }
 
 /**
+ * `%PDF-` and a version digit. ISO 32000-1 (7.5.2) puts the header on the first line; readers
+ * (pdf.js among them) accept it within the first KiB, after junk some generators write first, so
+ * the same window is searched here.
+ */
+function isPdf(head: Uint8Array): boolean {
+  const limit = Math.min(head.length, 1024);
+  for (let at = 0; at + 6 <= limit; at++) {
+    if (startsWith(head, PDF_MAGIC, at)) return (head[at + 5] ?? 0) >= 0x30 && (head[at + 5] ?? 0) <= 0x39;
+  }
+  return false;
+}
+
+const PDF_MAGIC = [0x25, 0x50, 0x44, 0x46, 0x2d] as const; // %PDF-
+
+/**
  * The content type the first bytes prove, or null when they prove nothing we know (too short,
  * unknown, or corrupt). May return types outside `ALLOWED_MEDIA` (image/heic, video/x-matroska,
  * audio/aac…) so that a mismatch can be reported precisely.
@@ -134,6 +156,7 @@ export function sniff(head: Uint8Array): string | null {
     return null;
   }
   if (ascii(head, 0, 3) === 'ID3') return sniffId3(head);
+  if (isPdf(head)) return 'application/pdf';
   return mpegAudioAt(head, 0);
 }
 

@@ -15,7 +15,8 @@ export type AllowedContentType =
   | 'video/webm'
   | 'audio/mpeg'
   | 'audio/mp4'
-  | 'audio/wav';
+  | 'audio/wav'
+  | 'application/pdf';
 
 export interface AllowedMedia {
   kind: MediaKind;
@@ -38,7 +39,14 @@ export const ALLOWED_MEDIA: Readonly<Record<AllowedContentType, AllowedMedia>> =
   'audio/mpeg': { kind: 'audio', maxBytes: 200 * MB, extensions: ['mp3', 'mpga'] },
   'audio/mp4': { kind: 'audio', maxBytes: 200 * MB, extensions: ['m4a', 'mp4'] },
   'audio/wav': { kind: 'audio', maxBytes: 200 * MB, extensions: ['wav'] },
+  // LinkedIn's document limit, its only platform for them: "The file size cannot exceed 100MB and
+  // 300 pages" (learn.microsoft.com/linkedin/marketing/community-management/shares/documents-api).
+  // Read as decimal megabytes, the stricter reading.
+  'application/pdf': { kind: 'document', maxBytes: 100 * 1000 * 1000, extensions: ['pdf'] },
 };
+
+/** The most pages a document may have (LinkedIn's limit, as above); more is refused at the probe. */
+export const MAX_DOCUMENT_PAGES = 300;
 
 /**
  * How much of an object the caller reads first. 64 KiB holds every magic number, an MP4 `ftyp`,

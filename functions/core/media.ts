@@ -22,6 +22,9 @@ export interface MediaAssetRecord {
   height: number | null;
   duration_sec: number | null;
   poster_url: string | null;
+  /** A document's (PDF's) number of pages once ready; null for other kinds. Absent on records
+   * written before documents existed, read as null. */
+  page_count?: number | null;
   /** Where the client PUTs the bytes: `uploads/<org>/<med_id>/<safe filename>` in the upload bucket. */
   upload_key: string;
   /** The probed copy in the media bucket (served by the CDN): `orgs/<org>/media/<med_id>/<safe filename>`. */
@@ -73,7 +76,13 @@ export function checkUpload(input: {
 }
 
 const binary = (n: number) =>
-  n % 1024 ** 3 === 0 ? `${n / 1024 ** 3} GiB` : n % 1024 ** 2 === 0 ? `${n / 1024 ** 2} MiB` : `${n} bytes`;
+  n % 1024 ** 3 === 0
+    ? `${n / 1024 ** 3} GiB`
+    : n % 1024 ** 2 === 0
+      ? `${n / 1024 ** 2} MiB`
+      : n % 1000 ** 2 === 0
+        ? `${n / 1000 ** 2} MB`
+        : `${n} bytes`;
 
 /**
  * A size over the type's limit, claimed (createMediaUpload) or uploaded (completeMediaUpload). The
@@ -106,7 +115,7 @@ export function objectKeyOf(orgId: string, mediaId: string, filename: string): s
   return `orgs/${orgId}/media/${mediaId}/${safeFilename(filename)}`;
 }
 
-/** The poster frame of a video, stored next to it (safe filenames never start with `_`). */
+/** The poster of a video (a frame) or a document (its first page), stored next to it (safe filenames never start with `_`). */
 export function posterKeyOf(objectKey: string): string {
   return `${objectKey.slice(0, objectKey.lastIndexOf('/'))}/_poster.jpg`;
 }
@@ -129,6 +138,7 @@ export function toMediaAsset(r: MediaAssetRecord) {
     height: r.height,
     duration_sec: r.duration_sec,
     poster_url: r.poster_url,
+    page_count: r.page_count ?? null,
     created_at: r.created_at,
     source_url: r.source_url ?? null,
     error: r.error ?? null,

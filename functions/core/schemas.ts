@@ -422,6 +422,7 @@ export const MediaAsset = meta(
     height: z.nullable(z.int()),
     duration_sec: z.nullable(z.number()),
     poster_url: z.nullable(z.string()),
+    page_count: z.nullable(z.int()),
     created_at: dateTime,
     source_url: z.nullable(z.string()),
     error: z.nullable(z.string()),
@@ -429,7 +430,7 @@ export const MediaAsset = meta(
   {
     id: 'MediaAsset',
     description:
-      'An uploaded file. `url` is stable: use it as media[].url in posts once the asset is ready. size_bytes is the claimed size while pending (0 when none was given), the real one once ready; width/height for images and videos, duration_sec for videos and audio, poster_url for videos (a JPEG frame); null otherwise or while pending. source_url: the URL an imported asset was fetched from (null for uploads). status `failed` (imports only): error says which check refused it; otherwise error is null.',
+      'An uploaded file. `url` is stable: use it as media[].url in posts once the asset is ready. size_bytes is the claimed size while pending (0 when none was given), the real one once ready; width/height for images and videos, duration_sec for videos and audio, poster_url for videos (a JPEG frame) and documents (the first page as a JPEG), page_count for documents (PDF); null otherwise or while pending. source_url: the URL an imported asset was fetched from (null for uploads). status `failed` (imports only): error says which check refused it; otherwise error is null.',
   },
 );
 

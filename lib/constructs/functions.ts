@@ -7,7 +7,7 @@ import type { Access } from '../operations.ts';
 import type { StageConfig } from '../stage.ts';
 import { type Alarms, addFunctionAlarm } from './alarms.ts';
 import type { Data, Secrets } from './data.ts';
-import { type Media, newFfmpegLayer, PROBE_ARCHITECTURE } from './media.ts';
+import { type Media, newFfmpegLayer, PDF_READER_PATH, PROBE_ARCHITECTURE } from './media.ts';
 
 /**
  * One function of the manifest: an operation, a worker, the MCP server or the fallback all have
@@ -91,6 +91,7 @@ export class Functions {
     if (access.ffmpeg) {
       fn.addEnvironment('HERALD_FFPROBE_PATH', '/opt/bin/ffprobe');
       fn.addEnvironment('HERALD_FFMPEG_PATH', '/opt/bin/ffmpeg');
+      fn.addEnvironment('HERALD_PDF_RENDERER', PDF_READER_PATH);
     }
     if (access.table !== 'none') fn.bindTable(data.table, access.table);
     if (access.connectionSecrets?.length) {

@@ -16,14 +16,15 @@ import { Architecture, Code, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { QUEUE_BODY_BUCKET_ENV, QUEUE_BODY_DAYS, QUEUE_BODY_PREFIX } from '../../functions/core/messages.ts';
-import { stageFfmpegLayer } from '../ffmpeg-layer.ts';
+import { stageFfmpegLayer, stagePdfReader } from '../ffmpeg-layer.ts';
 import { REPO_ROOT } from '../herald-function.ts';
 import type { Access } from '../operations.ts';
 
 // Media: the upload bucket (clients PUT there with presigned URLs; never served; what is never
 // completed expires after a day; it also keeps the queue messages sent by reference, under their
 // own prefix and expiry: no bucket of their own, one resource fewer), the media bucket (probed copies and posters, private, served only
-// through CloudFront with origin access control), and the ffmpeg/ffprobe layer of the probe function.
+// through CloudFront with origin access control), and the ffmpeg/ffprobe layer of the probe function
+// (which also carries its PDF reader).
 
 /**
  * Architecture of the probe function. x86_64: its binaries are then the very ones the tests run on
@@ -39,8 +40,12 @@ export const FIT_RENDITION_OBJECTS = 'orgs/*/media/*/_fit-*';
 
 let stagedLayerDir: string | undefined;
 
+/** Where the PDF reader's bundle is in the layer (adapters/media-tools.ts pdfRenderer). */
+export const PDF_READER_PATH = '/opt/pdf/render.mjs';
+
 /**
- * The layer's /opt: the two binaries for the probe's architecture and their notices. Staged once
+ * The layer's /opt: the two binaries for the probe's architecture, the PDF reader (pdf.js bundled,
+ * its fonts, and @napi-rs/canvas with the architecture's skia binary) and their notices. Staged once
  * per process (every synth of it reads the same files) and removed when the process ends: the
  * synth has copied it into its assets by then, and 141 MB per synth would otherwise pile up.
  */
@@ -49,7 +54,9 @@ function ffmpegLayerDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'herald-ffmpeg-layer-'));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const arch = PROBE_ARCHITECTURE === Architecture.ARM_64 ? 'arm64' : 'x64';
-  stageFfmpegLayer(arch, dir, { root: REPO_ROOT, cacheDir: join(REPO_ROOT, '.build', 'media-tools') });
+  const resolve = { root: REPO_ROOT, cacheDir: join(REPO_ROOT, '.build', 'media-tools') };
+  stageFfmpegLayer(arch, dir, resolve);
+  stagePdfReader(arch, dir, resolve);
   copyFileSync(join(REPO_ROOT, 'NOTICE'), join(dir, 'licenses', 'NOTICE'));
   stagedLayerDir = dir;
   return dir;
@@ -62,7 +69,7 @@ function ffmpegLayerDir(): string {
 export function newFfmpegLayer(scope: Construct, removalPolicy: RemovalPolicy): LayerVersion {
   return new LayerVersion(scope, 'FfmpegLayer', {
     description:
-      'ffmpeg and ffprobe (from @ffmpeg-installer / @ffprobe-installer) in /opt/bin; notices in /opt/licenses',
+      'ffmpeg and ffprobe (from @ffmpeg-installer / @ffprobe-installer) in /opt/bin; the PDF reader (pdfjs-dist, @napi-rs/canvas) in /opt/pdf; notices in /opt/licenses',
     code: Code.fromAsset(ffmpegLayerDir()),
     compatibleArchitectures: [PROBE_ARCHITECTURE],
     removalPolicy,

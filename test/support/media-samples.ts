@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -222,4 +223,142 @@ export function makeVideo(out: string, width: number, height: number, seconds: n
     out,
   ]);
   return out;
+}
+
+// ---- PDF --------------------------------------------------------------------------------------
+// Hand-written PDFs (ISO 32000-1): a catalog, a page tree, one Helvetica font (a standard font, not
+// embedded) and per page a content stream that writes "Page N" and fills a blue rectangle, then the
+// cross-reference table at exact byte offsets. No PDF library: a few lines keep the test honest.
+
+export interface PdfOptions {
+  /** Page size in PDF points (1/72 in); US Letter by default. */
+  width?: number;
+  height?: number;
+  /**
+   * Encrypts with the standard security handler, revision 2 (RC4, 40-bit; ISO 32000-1 7.6.3).
+   * An empty user password opens without one (owner-password-only protection).
+   */
+  encrypt?: { userPassword: string; ownerPassword: string };
+}
+
+/** The standard security handler's padding string (ISO 32000-1, 7.6.3.3, Algorithm 2 step a). */
+const PDF_PAD = Buffer.from('28bf4e5e4e758a4164004e56fffa01082e2e00b6d0683e802f0ca9fe6453697a', 'hex');
+
+function rc4(key: Uint8Array, data: Uint8Array): Buffer {
+  const S = Array.from({ length: 256 }, (_, i) => i);
+  let j = 0;
+  for (let i = 0; i < 256; i++) {
+    j = (j + S[i]! + key[i % key.length]!) & 0xff;
+    [S[i], S[j]] = [S[j]!, S[i]!];
+  }
+  const out = Buffer.alloc(data.length);
+  let i = 0;
+  j = 0;
+  for (let n = 0; n < data.length; n++) {
+    i = (i + 1) & 0xff;
+    j = (j + S[i]!) & 0xff;
+    [S[i], S[j]] = [S[j]!, S[i]!];
+    out[n] = data[n]! ^ S[(S[i]! + S[j]!) & 0xff]!;
+  }
+  return out;
+}
+
+const md5 = (...parts: Uint8Array[]) => {
+  const h = createHash('md5');
+  for (const part of parts) h.update(part);
+  return h.digest();
+};
+const padded = (password: string) =>
+  Buffer.concat([Buffer.from(password, 'latin1'), PDF_PAD]).subarray(0, 32);
+
+/** A PDF of `pages` pages, as bytes. */
+export function makePdf(pages: number, opts: PdfOptions = {}): Buffer {
+  const width = opts.width ?? 612;
+  const height = opts.height ?? 792;
+  const id = md5(Buffer.from(`herald-test-${pages}-${width}x${height}`));
+  // Algorithms 3, 2 and 4 of ISO 32000-1 7.6.3 (revision 2, a 5-byte key).
+  let key: Buffer | null = null;
+  let encryptDict = '';
+  if (opts.encrypt) {
+    const permissions = -44; // printing and copying not allowed; the high bits set as required
+    const O = rc4(md5(padded(opts.encrypt.ownerPassword)).subarray(0, 5), padded(opts.encrypt.userPassword));
+    const P = Buffer.alloc(4);
+    P.writeInt32LE(permissions);
+    key = md5(padded(opts.encrypt.userPassword), O, P, id).subarray(0, 5);
+    const U = rc4(key, PDF_PAD);
+    encryptDict = `<< /Filter /Standard /V 1 /R 2 /O <${O.toString('hex')}> /U <${U.toString('hex')}> /P ${permissions} >>`;
+  }
+  /** Algorithm 1: each object's streams are RC4 with a key of its number and generation. */
+  const sealed = (objectNumber: number, data: Buffer) => {
+    if (!key) return data;
+    const salt = Buffer.from([
+      objectNumber & 0xff,
+      (objectNumber >> 8) & 0xff,
+      (objectNumber >> 16) & 0xff,
+      0,
+      0,
+    ]);
+    return rc4(md5(key, salt).subarray(0, 10), data);
+  };
+
+  const objects: Buffer[] = [];
+  const set = (n: number, body: string | Buffer) => {
+    objects[n] = typeof body === 'string' ? Buffer.from(body, 'latin1') : body;
+  };
+  set(1, '<< /Type /Catalog /Pages 2 0 R >>');
+  set(3, '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>');
+  const kids: string[] = [];
+  let n = 4;
+  for (let page = 1; page <= pages; page++) {
+    const content = sealed(
+      n,
+      Buffer.from(
+        `BT /F1 36 Tf 36 ${height - 72} Td (Page ${page}) Tj ET 0 0 1 rg 36 36 ${width / 3} 72 re f`,
+      ),
+    );
+    set(
+      n,
+      Buffer.concat([
+        Buffer.from(`<< /Length ${content.length} >>\nstream\n`),
+        content,
+        Buffer.from('\nendstream'),
+      ]),
+    );
+    set(
+      n + 1,
+      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Resources << /Font << /F1 3 0 R >> >> /Contents ${n} 0 R >>`,
+    );
+    kids.push(`${n + 1} 0 R`);
+    n += 2;
+  }
+  set(2, `<< /Type /Pages /Kids [${kids.join(' ')}] /Count ${pages} >>`);
+  const encryptRef = key ? n : null;
+  if (encryptRef !== null) set(encryptRef, encryptDict);
+
+  const chunks: Buffer[] = [Buffer.from('%PDF-1.4\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
+  let offset = chunks[0]!.length;
+  const offsets: number[] = [];
+  for (let i = 1; i < objects.length; i++) {
+    offsets[i] = offset;
+    const chunk = Buffer.concat([Buffer.from(`${i} 0 obj\n`), objects[i]!, Buffer.from('\nendobj\n')]);
+    chunks.push(chunk);
+    offset += chunk.length;
+  }
+  const rows = offsets.slice(1).map((o) => `${String(o).padStart(10, '0')} 00000 n \n`);
+  const hexId = id.toString('hex');
+  chunks.push(
+    Buffer.from(
+      `xref\n0 ${objects.length}\n0000000000 65535 f \n${rows.join('')}` +
+        `trailer\n<< /Size ${objects.length} /Root 1 0 R /ID [<${hexId}> <${hexId}>]` +
+        `${encryptRef !== null ? ` /Encrypt ${encryptRef} 0 R` : ''} >>\nstartxref\n${offset}\n%%EOF\n`,
+      'latin1',
+    ),
+  );
+  return Buffer.concat(chunks);
+}
+
+/** Writes `makePdf(pages, opts)` to `path` and returns the path. */
+export async function writePdf(path: string, pages: number, opts: PdfOptions = {}): Promise<string> {
+  await writeFile(path, makePdf(pages, opts));
+  return path;
 }

@@ -85,12 +85,14 @@ export function refusalErrors(err: unknown): FieldError[] | null {
   return null;
 }
 
-/** The objects an import may have left: its upload, its copy and a video's poster. */
+/** The objects an import may have left: its upload, its copy and a video's or a document's poster. */
 export async function discardObjects(asset: MediaAssetRecord): Promise<void> {
   await Promise.all([
     deleteObject('uploads', asset.upload_key),
     deleteObject('media', asset.object_key),
-    ...(asset.kind === 'video' ? [deleteObject('media', posterKeyOf(asset.object_key))] : []),
+    ...(asset.kind === 'video' || asset.kind === 'document'
+      ? [deleteObject('media', posterKeyOf(asset.object_key))]
+      : []),
     // The renditions media_fit made beside it (core/media-fit.ts), if any.
     ...(asset.status === 'ready' ? renditionKeysOf(asset).map((k) => deleteObject('media', k)) : []),
   ]);

@@ -17,14 +17,16 @@ import { mediaBaseUrl } from '#shared/config';
 import { logger } from '#shared/logger';
 
 // The probe of bytes in the upload bucket, shared by completeMediaUpload (bytes PUT by the client)
-// and importMedia (bytes fetched from a URL): images are measured here, video and audio by the
-// probe function; then the bytes are copied into the media bucket and the asset made ready.
+// and importMedia (bytes fetched from a URL): images are measured here, video, audio and
+// documents (PDF) by the probe function; then the bytes are copied into the media bucket and the asset made ready.
 
 interface Probed {
   width: number | null;
   height: number | null;
   duration_sec: number | null;
-  /** The stored poster (a video's), or null. */
+  /** A document's pages, or null. */
+  page_count: number | null;
+  /** The stored poster (a video's frame, a document's first page), or null. */
   posterKey: string | null;
 }
 
@@ -33,21 +35,31 @@ async function probeImage(key: string, size: number, head: Uint8Array): Promise<
   if (!dims && size > head.length)
     dims = imageDimensions(await readHead('uploads', key, Math.min(size, MAX_IMAGE_HEAD_BYTES)));
   if (!dims) throw contentMismatch('The image dimensions could not be read; the file may be corrupt.');
-  return { width: dims.width, height: dims.height, duration_sec: null, posterKey: null };
+  return { width: dims.width, height: dims.height, duration_sec: null, page_count: null, posterKey: null };
 }
 
-/** Video and audio: the probe function reads them (ffprobe, ffmpeg) and stores a video's poster. */
+/**
+ * Video, audio and documents: the probe function reads them (ffprobe and ffmpeg, or pdf.js) and
+ * stores the poster of a video or a document.
+ */
 async function probeAudioVideo(asset: MediaAssetRecord): Promise<Probed> {
   const answer = await invokeProbe({
     upload_key: asset.upload_key,
     content_type: asset.content_type as ProbeRequest['content_type'],
-    poster_key: asset.kind === 'video' ? posterKeyOf(asset.object_key) : null,
+    poster_key: asset.kind === 'video' || asset.kind === 'document' ? posterKeyOf(asset.object_key) : null,
   });
-  if (!answer.ok) throw contentMismatch(answer.message);
+  if (!answer.ok) {
+    if (answer.code === 'too_many_pages')
+      throw new ValidationError([
+        { pointer: '/content_type', code: 'too_many_pages', message: answer.message },
+      ]);
+    throw contentMismatch(answer.message);
+  }
   return {
     width: answer.width,
     height: answer.height,
     duration_sec: answer.duration_sec,
+    page_count: asset.kind === 'document' ? (answer.page_count ?? null) : null,
     posterKey: answer.poster_key,
   };
 }
@@ -93,6 +105,7 @@ export async function probeUpload(
     width: probed.width,
     height: probed.height,
     duration_sec: probed.duration_sec,
+    page_count: probed.page_count,
     poster_key: probed.posterKey,
     poster_url: probed.posterKey ? mediaUrl(mediaBaseUrl(), probed.posterKey) : null,
     updated_at: now.toISOString(),

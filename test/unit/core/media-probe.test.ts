@@ -13,6 +13,7 @@ import {
   streamsMatchClaim,
 } from '#core/media-probe';
 import {
+  makePdf,
   makeSamples,
   type SampleName,
   type Samples,
@@ -43,8 +44,9 @@ const ftyp = (major: string, ...compatible: string[]) =>
   bytes(u32(16 + 4 * compatible.length), 'ftyp', major, u32(0), ...compatible);
 
 describe('ALLOWED_MEDIA and kindOf', () => {
-  it('lists the ten allowed types with their size limits', () => {
+  it('lists the eleven allowed types with their size limits', () => {
     expect(Object.keys(ALLOWED_MEDIA).sort()).toEqual([
+      'application/pdf',
       'audio/mp4',
       'audio/mpeg',
       'audio/wav',
@@ -59,13 +61,20 @@ describe('ALLOWED_MEDIA and kindOf', () => {
     expect(ALLOWED_MEDIA['image/webp'].maxBytes).toBe(20 * 1024 * 1024);
     expect(ALLOWED_MEDIA['video/webm'].maxBytes).toBe(1024 * 1024 * 1024);
     expect(ALLOWED_MEDIA['audio/wav'].maxBytes).toBe(200 * 1024 * 1024);
+    // LinkedIn's "100MB", read as decimal megabytes.
+    expect(ALLOWED_MEDIA['application/pdf']).toEqual({
+      kind: 'document',
+      maxBytes: 100_000_000,
+      extensions: ['pdf'],
+    });
   });
 
   it('answers the kind, ignoring case and parameters, and null for other types', () => {
     expect(kindOf('IMAGE/PNG')).toBe('image');
     expect(kindOf('video/mp4; codecs="avc1.42E01E"')).toBe('video');
     expect(kindOf('audio/mpeg')).toBe('audio');
-    expect(kindOf('application/pdf')).toBeNull();
+    expect(kindOf('Application/PDF')).toBe('document');
+    expect(kindOf('application/msword')).toBeNull();
     expect(kindOf('toString')).toBeNull();
   });
 });
@@ -93,7 +102,8 @@ describe('sniff', () => {
     expect(sniff(new Uint8Array())).toBeNull();
     expect(sniff((await head('png')).subarray(0, 5))).toBeNull();
     expect(sniff(bytes('GIF8'))).toBeNull();
-    expect(sniff(bytes('%PDF-1.7\n%âãÏÓ'))).toBeNull();
+    expect(sniff(bytes('%PDF-'))).toBeNull();
+    expect(sniff(bytes('%PDF-x.y\n'))).toBeNull();
     expect(sniff(bytes('RIFF', u32(0), 'AVI LIST'))).toBeNull();
     expect(sniff(bytes([0x1a, 0x45, 0xdf, 0xa3]))).toBeNull();
     expect(matchesClaim('image/png', null)).toBe(false);
@@ -135,6 +145,27 @@ describe('sniff', () => {
     expect(sniff(ebml('webm'))).toBe('video/webm');
     expect(sniff(ebml('matroska'))).toBe('video/x-matroska');
     expect(matchesClaim('video/webm', sniff(ebml('matroska')))).toBe(false);
+  });
+});
+
+describe('sniff: PDF', () => {
+  it('recognises a generated PDF by its %PDF- header, and tells it from the claimed image', () => {
+    const pdf = makePdf(2);
+    expect(sniff(pdf.subarray(0, HEAD_BYTES))).toBe('application/pdf');
+    expect(matchesClaim('application/pdf', sniff(pdf))).toBe(true);
+    expect(matchesClaim('image/png', sniff(pdf))).toBe(false);
+  });
+
+  it('finds the header behind junk within the first KiB, as PDF readers do, but not past it', () => {
+    const behind = (junk: number) => Buffer.concat([Buffer.alloc(junk, 0x20), makePdf(1)]);
+    expect(sniff(behind(1000))).toBe('application/pdf');
+    expect(sniff(behind(1024))).toBeNull();
+  });
+
+  it('answers the real type of an image named and claimed as a PDF', async () => {
+    const type = sniff(await head('png'));
+    expect(type).toBe('image/png');
+    expect(matchesClaim('application/pdf', type)).toBe(false);
   });
 });
 

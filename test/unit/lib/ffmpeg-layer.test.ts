@@ -5,13 +5,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  CANVAS_PACKAGES,
   type FetchTarball,
   lockedPackage,
   MEDIA_TOOLS,
   resolveToolPackage,
   stageFfmpegLayer,
+  stagePdfReader,
 } from '#lib/ffmpeg-layer';
 import { REPO_ROOT } from '#lib/herald-function';
+import { makePdf } from '../../support/media-samples.ts';
 
 // The layer's resolution on an install that lacks the Lambda architecture's packages (what
 // `npm ci` leaves on macOS or linux-arm64): a scratch repository with its own lock and an empty
@@ -158,4 +161,45 @@ describe("the repository's lock", () => {
         expect(locked.integrity, pkg(arch)).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
       }
   });
+});
+
+describe('the PDF reader in the layer', () => {
+  it('records the canvas binary for linux-x64 and linux-arm64 (glibc), each with a sha512 integrity', () => {
+    for (const arch of ['x64', 'arm64'] as const)
+      for (const name of CANVAS_PACKAGES(arch))
+        expect(lockedPackage(REPO_ROOT, name).integrity, name).toMatch(/^sha512-[A-Za-z0-9+/]{86}==$/);
+  });
+
+  it('stages /opt/pdf for linux-x64: the bundle reads a PDF with only the layer beside it', () => {
+    // The host is linux-x64 in CI: the staged binary is then runnable here, as Lambda runs it.
+    const out = mkdtempSync(join(tmpdir(), 'herald-pdf-layer-'));
+    try {
+      const staged = stagePdfReader('x64', out, {
+        root: REPO_ROOT,
+        cacheDir: join(REPO_ROOT, '.build', 'media-tools'),
+      });
+      expect(staged.packages.map((p) => p.name)).toEqual([
+        'pdfjs-dist',
+        '@napi-rs/canvas',
+        '@napi-rs/canvas-linux-x64-gnu',
+      ]);
+      for (const asset of ['render.mjs', 'standard_fonts', 'cmaps', 'wasm'])
+        expect(existsSync(join(out, 'pdf', asset)), asset).toBe(true);
+      expect(existsSync(join(out, 'licenses', 'pdfjs-dist', 'LICENSE'))).toBe(true);
+      expect(existsSync(join(out, 'licenses', '@napi-rs+canvas', 'LICENSE'))).toBe(true);
+      if (process.platform !== 'linux' || process.arch !== 'x64') return;
+      // Copied out of the repository, so nothing resolves from its node_modules.
+      const pdf = join(out, 'deck.pdf');
+      writeFileSync(pdf, makePdf(3));
+      const answer = execFileSync(
+        process.execPath,
+        [join(out, 'pdf', 'render.mjs'), pdf, join(out, 'poster.jpg'), '300', join(out, 'pdf')],
+        { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, cwd: out },
+      );
+      expect(JSON.parse(answer)).toEqual({ ok: true, pages: 3, poster: { width: 1224, height: 1584 } });
+      expect(statSync(join(out, 'poster.jpg')).size).toBeGreaterThan(1000);
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

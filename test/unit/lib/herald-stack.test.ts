@@ -995,6 +995,7 @@ describe('media', () => {
         expect(envOf(id)).toMatchObject({
           HERALD_FFPROBE_PATH: '/opt/bin/ffprobe',
           HERALD_FFMPEG_PATH: '/opt/bin/ffmpeg',
+          HERALD_PDF_RENDERER: '/opt/pdf/render.mjs',
         });
       } else {
         expect(props.Layers, id).toBeUndefined();
@@ -1066,6 +1067,12 @@ describe('media', () => {
         ],
       },
     });
+  });
+
+  it('keeps pdf.js and the canvas out of the probe bundle: they run from the layer, in a child process', () => {
+    const sources = sourcesOf('probeMedia');
+    expect(sources.filter((s) => /node_modules\/(pdfjs-dist|@napi-rs|esbuild)\//.test(s))).toEqual([]);
+    expect(sources.some((s) => s.endsWith('functions/adapters/pdf-render-child.ts'))).toBe(false);
   });
 
   it('keeps the ffmpeg binaries out of every bundle', () => {
