@@ -3,6 +3,7 @@ import type { FieldError } from './errors.ts';
 import { checkFormat, formatMediaLimits, formatOf } from './formats.ts';
 import { isId } from './ids.ts';
 import { type MediaAssetRecord, mediaIdFromUrl } from './media.ts';
+import { fittedErrors } from './media-fit.ts';
 import { checkMediaFacts } from './media-limits.ts';
 import { CAPABILITIES, channelCapabilities, checkComment, checkVariant, type Platform } from './platforms.ts';
 import { duplicateChannelErrors } from './posts.ts';
@@ -54,6 +55,8 @@ function mediaAssetErrors(
   base: string,
   /** The variant's format (core/formats.ts), whose media limits replace the platform's. */
   format: string | null = null,
+  /** The variant's `options.media_fit` is `auto`: what a rendition mends is not refused. */
+  fit = false,
 ): FieldError[] {
   const errors: FieldError[] = [];
   items.forEach((m, j) => {
@@ -72,12 +75,11 @@ function mediaAssetErrors(
         message: `The asset is ${asset.kind}.`,
       });
     } else {
-      errors.push(
-        ...checkMediaFacts(platform, asset, `${base}/${j}`, {
-          carousel: items.length > 1,
-          limits: formatMediaLimits(platform, format, asset.kind),
-        }),
-      );
+      const at = { pointer: `${base}/${j}`, carousel: items.length > 1 };
+      const limits = formatMediaLimits(platform, format, asset.kind);
+      const refused = checkMediaFacts(platform, asset, at.pointer, { ...at, limits });
+      // A rendition is planned from the platform's limits: a format's own (a story, a Short) stand.
+      errors.push(...(fit && !limits ? fittedErrors(platform, asset, refused, at) : refused));
     }
   });
   return errors;
@@ -123,9 +125,10 @@ export function validatePostInput(input: PostContentInput, ctx: PostInputContext
     });
     errors.push(...own);
     const format = formatOf(platform, v.options);
+    const fit = (v.options as { media_fit?: string } | undefined)?.media_fit === 'auto';
     errors.push(
       ...[
-        ...mediaAssetErrors(platform, v.media ?? [], ctx, `${base}/media`, format),
+        ...mediaAssetErrors(platform, v.media ?? [], ctx, `${base}/media`, format, fit),
         ...checkVariant(platform, v, base),
       ].filter((e) => !own.some((o) => o.pointer === e.pointer && o.code === e.code)),
     );
@@ -154,7 +157,7 @@ export function validatePostInput(input: PostContentInput, ctx: PostInputContext
               message: 'A thread item needs text or media.',
             });
           }
-          errors.push(...mediaAssetErrors(platform, item.media ?? [], ctx, `${at}/media`));
+          errors.push(...mediaAssetErrors(platform, item.media ?? [], ctx, `${at}/media`, null, fit));
           errors.push(...checkVariant(platform, { body: item.body, media: item.media }, at));
         });
       }

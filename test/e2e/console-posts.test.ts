@@ -1,8 +1,21 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/browser.ts';
+import { makeSamples } from '../support/media-samples.ts';
 import { at, checkPage, connectMastodon, post, type Team, team } from './console-helpers.ts';
-import { ALL_SCOPES, api, cliOk, failPlatform, fakeState, mcpClient, waitForPost } from './helpers.ts';
+import {
+  ALL_SCOPES,
+  api,
+  CREDENTIALS,
+  cliOk,
+  failPlatform,
+  fakeState,
+  mcpClient,
+  waitForPost,
+} from './helpers.ts';
 
 // Posts and Approvals in a real browser, on the local stack and the platforms' contract fakes: with
 // approval required, a post an agent creates through MCP waits in Approvals with its key and "via
@@ -363,5 +376,74 @@ describe('approvals and posts', { timeout: 150_000 }, () => {
     expect((await getPost(id)).deliveries[0]?.stage).toBe('removed');
     await checkPage(page, 'post-unpublished');
     await cliOk('settings', 'set', '--org', t.orgId, '--dangerous-ops', 'off');
+  });
+
+  it("shows each variant's format, its poll and TikTok's post mode", async () => {
+    await setUp();
+    const connect = async (platform: string) =>
+      (
+        await cliOk(
+          'channel',
+          'connect',
+          '--org',
+          t.orgId,
+          '--platform',
+          platform,
+          '--credentials',
+          JSON.stringify(CREDENTIALS[platform]),
+        )
+      ).id as string;
+    const [linkedin, tiktok] = [await connect('linkedin'), await connect('tiktok')];
+    const samples = await makeSamples(mkdtempSync(join(tmpdir(), 'herald-console-formats-')));
+    try {
+      const bytes = readFileSync(samples.files.jpeg.path);
+      const ticket = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
+        key,
+        body: { filename: 'p.jpg', content_type: 'image/jpeg', size_bytes: bytes.length },
+      });
+      await fetch(ticket.body.upload_url, {
+        method: 'PUT',
+        body: bytes,
+        headers: { 'content-type': 'image/jpeg' },
+      });
+      const photo = (
+        await api<{ url: string }>('POST', `/v1/media/uploads/${ticket.body.asset_id}/complete`, { key })
+      ).body.url;
+      const created = await api<Post>('POST', '/v1/posts', {
+        key,
+        body: {
+          draft: true,
+          variants: [
+            {
+              channel_id: channel,
+              body: 'Tabs or spaces?',
+              options: { poll: { choices: ['Tabs', 'Spaces'], duration_minutes: 1440 } },
+            },
+            { channel_id: linkedin, body: 'Our update' },
+            {
+              channel_id: tiktok,
+              body: 'A photo',
+              media: [{ url: photo, type: 'image' }],
+              options: { post_mode: 'inbox' },
+            },
+          ],
+        },
+      });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+
+      const { page } = t.owner;
+      await page.goto(at(`/console/posts/${created.body.id}`));
+      const panels = page.locator('.panel');
+      const mastodon = (await panels.filter({ hasText: 'Tabs or spaces?' }).textContent()) ?? '';
+      expect(mastodon).toMatch(/Poll\s*Tabs\s*Spaces\s*Open for 1 day/);
+      expect(mastodon).not.toContain('Format');
+      expect(await panels.filter({ hasText: 'Our update' }).textContent()).toMatch(/Format\s*Post/);
+      expect(await panels.filter({ hasText: 'A photo' }).textContent()).toMatch(
+        /Post mode\s*Inbox: sent to the creator to finish in the TikTok app/,
+      );
+      await checkPage(page, 'post-formats');
+    } finally {
+      rmSync(samples.dir, { recursive: true, force: true });
+    }
   });
 });

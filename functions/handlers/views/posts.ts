@@ -1,6 +1,7 @@
 import { type ERROR_CATEGORIES, LIMITS, POST_STATUSES, type PostStatus } from '#core/constants';
+import { formatOf } from '#core/formats';
 import { type HtmlValue, html, type SafeHtml } from '#core/html';
-import { CAPABILITIES } from '#core/platforms';
+import { CAPABILITIES, FORMATS, type Platform } from '#core/platforms';
 import { MAX_REJECT_REASON, type PartRecord, type PostRecord } from '#core/posts';
 import { CONSOLE_PATH } from '#core/vocabulary';
 import type { ApiKeyView } from '#usecases/api-keys';
@@ -271,6 +272,7 @@ function variants(p: PostRecord, channels: readonly Channel[]): SafeHtml {
     const platform = platformName(channelPlatform(channels, v.channel_id));
     return html`<div class="panel">
 <h3 class="heading heading--s">${channelName(channels, v.channel_id)}</h3>
+${shape(v, channels.find((c) => c.id === v.channel_id)?.platform)}
 <p>${v.body}</p>
 ${mediaList(v.media)}
 ${
@@ -290,6 +292,56 @@ ${
 }
 </div>`;
   })}`;
+}
+
+const FORMAT_NAMES: Record<string, string> = {
+  feed: 'Feed post',
+  story: 'Story',
+  reel: 'Reel',
+  video: 'Video',
+  short: 'Short',
+  post: 'Post',
+  document: 'Document (PDF carousel)',
+};
+
+/** "1 day", "3 hours", "90 minutes": a poll's duration as people say it. */
+function duration(minutes: number): string {
+  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  if (minutes % 1440 === 0) return unit(minutes / 1440, 'day');
+  if (minutes % 60 === 0) return unit(minutes / 60, 'hour');
+  return unit(minutes, 'minute');
+}
+
+/**
+ * What kind of post the variant is on its platform: the format (where the platform has several),
+ * the poll (its choices and duration) and TikTok's post mode.
+ */
+function shape(v: PostRecord['variants'][number], platform: Platform | undefined): SafeHtml {
+  if (!platform) return html``;
+  const rows: Array<[string, HtmlValue]> = [];
+  const format = FORMATS[platform].length ? formatOf(platform, v.options) : null;
+  if (format) rows.push(['Format', FORMAT_NAMES[format] ?? format]);
+  const poll = v.options.poll as { choices?: unknown; duration_minutes?: unknown } | undefined;
+  if (poll && Array.isArray(poll.choices)) {
+    const minutes = typeof poll.duration_minutes === 'number' ? poll.duration_minutes : null;
+    rows.push([
+      'Poll',
+      html`<ol class="plain">${poll.choices.map((c) => html`<li>${String(c)}</li>`)}</ol>${minutes ? html`<p class="muted">Open for ${duration(minutes)}</p>` : html`<p class="muted">Open for the platform's default time</p>`}`,
+    ]);
+  }
+  if (platform === 'tiktok') {
+    const mode = v.options.post_mode;
+    rows.push([
+      'Post mode',
+      mode === 'inbox'
+        ? 'Inbox: sent to the creator to finish in the TikTok app'
+        : mode === 'direct'
+          ? 'Direct: published at once'
+          : 'The platform app’s default (inbox until the app is audited)',
+    ]);
+  }
+  if (!rows.length) return html``;
+  return html`<dl class="summary">${rows.map(([label, value]) => html`<div class="summary__row"><dt>${label}</dt><dd>${value}</dd></div>`)}</dl>`;
 }
 
 function mediaList(media: PostRecord['variants'][number]['media']): SafeHtml {

@@ -80,7 +80,14 @@ const bigThumb = asset({
 // fixtures' url uses the id: rebuild the copies' urls.
 for (const a of [wide, tenMinutes, tiny, longPdf])
   a.url = `https://media.example/orgs/${a.org_id}/media/${a.id}/${a.filename}`;
-const all = [photo, tall, vertical, wide, tenMinutes, tiny, pdf, longPdf, thumb, bigThumb];
+const webp = asset({
+  filename: 'w.webp',
+  content_type: 'image/webp',
+  size_bytes: MB,
+  width: 1080,
+  height: 1350,
+});
+const all = [webp, photo, tall, vertical, wide, tenMinutes, tiny, pdf, longPdf, thumb, bigThumb];
 const media = new Map(all.map((a) => [a.id, a]));
 
 const item = (a: MediaAssetRecord, alt?: string) => ({
@@ -422,5 +429,21 @@ describe('checkFormat on its own', () => {
     );
     expect(formatMediaLimits('x', null, 'image')).toBeUndefined();
     expect(formatMediaLimits('youtube', 'short', 'video')?.maxSec).toBe(180);
+  });
+});
+
+describe('media_fit with a format', () => {
+  it("fits a feed image, but a format's own limits stand (a rendition is planned from the platform's)", () => {
+    expect(
+      check({ on: 'instagram', body: 'a', media: [item(webp)], options: { media_fit: 'auto' } }),
+    ).toEqual([]);
+    expect(
+      check({
+        on: 'instagram',
+        body: '',
+        media: [item(webp)],
+        options: { format: 'story', media_fit: 'auto' },
+      }),
+    ).toEqual([['/variants/0/media/0', 'unsupported_format']]);
   });
 });
