@@ -1,5 +1,5 @@
-import { createReadStream, createWriteStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -143,20 +143,57 @@ export async function putMediaObject(key: string, body: Uint8Array, contentType:
 }
 
 /**
- * A finished local file into the media bucket (renditions): one PutObject, so the key holds either
- * nothing or the whole file (S3 makes an object visible only once its PUT completes).
+ * A finished local file into the media bucket (renditions), a part at a time from the file: one
+ * PutObject when it fits in a part, else a multipart upload (aborted on any failure). Either way
+ * the key holds nothing until the whole file is there (S3 shows an object only once its PUT or
+ * CompleteMultipartUpload is done).
  */
 export async function putMediaFile(key: string, filePath: string, contentType: string): Promise<void> {
-  const { size } = await stat(filePath);
-  await s3.send(
-    new PutObjectCommand({
-      Bucket: bucketOf('media'),
-      Key: key,
-      Body: createReadStream(filePath),
-      ContentLength: size,
-      ContentType: contentType,
-    }),
-  );
+  const Bucket = bucketOf('media');
+  const file = await open(filePath, 'r');
+  let uploadId: string | undefined;
+  try {
+    const { size } = await file.stat();
+    const part = async (at: number) => {
+      const buf = Buffer.alloc(Math.min(UPLOAD_PART_BYTES, size - at));
+      await file.read(buf, 0, buf.length, at);
+      return buf;
+    };
+    if (size <= UPLOAD_PART_BYTES) {
+      await s3.send(
+        new PutObjectCommand({ Bucket, Key: key, Body: await part(0), ContentType: contentType }),
+      );
+      return;
+    }
+    uploadId = (
+      await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }))
+    ).UploadId;
+    const parts: Array<{ ETag: string; PartNumber: number }> = [];
+    for (let at = 0; at < size; at += UPLOAD_PART_BYTES) {
+      const PartNumber = parts.length + 1;
+      const res = await s3.send(
+        new UploadPartCommand({ Bucket, Key: key, UploadId: uploadId, PartNumber, Body: await part(at) }),
+      );
+      parts.push({ ETag: res.ETag ?? '', PartNumber });
+    }
+    await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
+    uploadId = undefined;
+  } catch (err) {
+    if (uploadId)
+      await s3
+        .send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }))
+        .catch(() => undefined);
+    throw err;
+  } finally {
+    await file.close();
+  }
 }
 
 /** The probed upload into the media bucket (server-side copy; single copies go up to 5 GB). */

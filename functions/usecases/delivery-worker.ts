@@ -477,7 +477,11 @@ const thumbnailRef = (url: string): VariantRecord['media'][number] => ({ type: '
 // read from the media bucket by the asset's object key (not fetched through the public url). Videos
 // and audio only ever go by ranged reads or a stream: one of them in memory whole (up to 1 GiB) would
 // take the batch's other deliveries down with it.
-async function mediaOf(orgId: string, media: VariantRecord['media'], fit?: MediaFit): Promise<MediaInput[]> {
+export async function mediaOf(
+  orgId: string,
+  media: VariantRecord['media'],
+  fit?: MediaFit,
+): Promise<MediaInput[]> {
   if (!media.length) return [];
   const assets = await getAssets(
     orgId,
@@ -519,7 +523,7 @@ async function mediaOf(orgId: string, media: VariantRecord['media'], fit?: Media
 }
 
 /** A variant's media_fit `auto` on its platform; `note` records what was done (one warning). */
-interface MediaFit {
+export interface MediaFit {
   platform: Platform;
   note(detail: string): void;
 }

@@ -165,8 +165,12 @@ export class Media extends Construct {
       allow(['s3:GetObject'], [media]);
       // A rendition not made yet answers 404 (not 403) to its HeadObject.
       allow(['s3:ListBucket'], [this.mediaBucket.bucketArn]);
-      // Renditions and the marker of one in the making (removed once it is made or refused).
-      allow(['s3:PutObject', 's3:DeleteObject'], [`${this.mediaBucket.bucketArn}/${FIT_RENDITION_OBJECTS}`]);
+      // Renditions (multipart for large videos) and the marker of one in the making (removed once
+      // it is made or refused).
+      allow(
+        ['s3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+        [`${this.mediaBucket.bucketArn}/${FIT_RENDITION_OBJECTS}`],
+      );
     }
     if (access === 'RW') {
       allow(['s3:GetObject', 's3:DeleteObject'], [uploads]);

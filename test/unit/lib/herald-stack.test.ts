@@ -1022,6 +1022,7 @@ describe('media', () => {
     expect(s3Actions('deliveryWorker')).toEqual(['s3:GetObject']);
     // The fit function reads media and writes renditions (least-privilege.test.ts checks the prefixes).
     expect(s3Actions('fitMedia')).toEqual([
+      's3:AbortMultipartUpload',
       's3:DeleteObject',
       's3:GetObject',
       's3:ListBucket',

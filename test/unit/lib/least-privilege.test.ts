@@ -413,6 +413,7 @@ describe.each(specs)('least privilege of $id', (f) => {
       ],
       delete: ['s3:DeleteObject @ mediaBucket/orgs/*', 's3:DeleteObject @ uploadBucket/uploads/*'],
       fit: [
+        's3:AbortMultipartUpload @ mediaBucket/orgs/*/media/*/_fit-*',
         's3:DeleteObject @ mediaBucket/orgs/*/media/*/_fit-*',
         's3:GetObject @ mediaBucket/orgs/*',
         's3:ListBucket @ mediaBucket',

@@ -3,7 +3,6 @@ import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import {
   DeleteObjectCommand,
   GetObjectCommand,
@@ -71,18 +70,12 @@ function bucket(files: Record<string, string>) {
     markers.delete(input.Key);
     return {};
   });
-  s3.on(PutObjectCommand).callsFake(async (input: { Key: string; Body: Readable; ContentType: string }) => {
+  s3.on(PutObjectCommand).callsFake(async (input: { Key: string; Body: Uint8Array; ContentType: string }) => {
     if (input.Key.endsWith('.pending')) {
       markers.set(input.Key, new Date());
       return {};
     }
-    const chunks: Buffer[] = [];
-    for await (const c of input.Body) chunks.push(c as Buffer);
-    stored.push({
-      key: input.Key,
-      bytes: new Uint8Array(Buffer.concat(chunks)),
-      contentType: input.ContentType,
-    });
+    stored.push({ key: input.Key, bytes: new Uint8Array(input.Body), contentType: input.ContentType });
     return {};
   });
 }
