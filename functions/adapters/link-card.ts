@@ -204,7 +204,7 @@ export class CardTagReader {
 
   /** A reader for the page at `base`; the parser is loaded on the first card (not at the worker's init). */
   static async open(base: URL): Promise<CardTagReader> {
-    const { Parser } = await import('htmlparser2');
+    const { Parser } = await import('./html-parser.ts');
     return new CardTagReader(base, Parser);
   }
 
