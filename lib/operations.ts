@@ -6,6 +6,7 @@
 import {
   CONSOLE_PATH,
   type Feature,
+  FIT_FUNCTION_ENV,
   PROBE_FUNCTION_ENV,
   QUEUE_URL_ENV,
   type QueueName,
@@ -27,9 +28,10 @@ export interface Access {
    * and removes uploads, copies them into the media bucket), `probe` reads uploads and writes
    * posters only (`…/_poster.jpg`), `RO` reads asset bytes (GetObject), `import` is `RW` plus
    * writing uploads (the fetched bytes) and removing what a refused import left, `delete` removes
-   * an asset's objects (DeleteObject only).
+   * an asset's objects (DeleteObject only), `fit` reads media objects and writes renditions only
+   * (`…/_fit-*`).
    */
-  media?: 'presign' | 'RW' | 'probe' | 'RO' | 'import' | 'delete';
+  media?: 'presign' | 'RW' | 'probe' | 'RO' | 'import' | 'delete' | 'fit';
   /** Needs the ffmpeg/ffprobe layer (the probe function only; no other bundle carries it). */
   ffmpeg?: boolean;
   /** The webhook signing-secret key: `encrypt` seals new secrets, `decrypt` opens them to sign. */
@@ -1031,6 +1033,18 @@ export const workers: readonly Worker[] = [
     // Inside its caller's 29 s; each tool run is bounded too (adapters/media-tools.ts).
     timeoutSeconds: 27,
     // The download of up to 1 GiB streams to /tmp; memory is for the tools (and CPU with it).
+    memoryMb: 3008,
+  },
+  {
+    // ffmpeg on media (already probed), in a function that reads media objects and writes the
+    // renditions beside them (`…/_fit-*`), and nothing else: no table, no keys.
+    id: 'fitMedia',
+    entry: 'functions/handlers/fit-media.ts',
+    access: { table: 'none', media: 'fit', ffmpeg: true },
+    trigger: { kind: 'invoke', by: ['deliveryWorker'], env: FIT_FUNCTION_ENV },
+    // A 200 MB video re-encoded within the budget (BENCHMARKS.md, media fitting); callers that
+    // cannot wait that long stop waiting and find the rendition made on their next attempt.
+    timeoutSeconds: 900,
     memoryMb: 3008,
   },
   {

@@ -1,4 +1,5 @@
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -60,10 +61,14 @@ function localUploadUrl(url: string): string {
 export async function headObject(
   b: BucketName,
   key: string,
-): Promise<{ size: number; contentType: string } | null> {
+): Promise<{ size: number; contentType: string; lastModified?: Date | undefined } | null> {
   try {
     const res = await s3.send(new HeadObjectCommand({ Bucket: bucketOf(b), Key: key }));
-    return { size: res.ContentLength ?? 0, contentType: res.ContentType ?? '' };
+    return {
+      size: res.ContentLength ?? 0,
+      contentType: res.ContentType ?? '',
+      lastModified: res.LastModified,
+    };
   } catch (err) {
     const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
     if (e.name === 'NotFound' || e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404) return null;
@@ -134,6 +139,23 @@ export async function downloadObject(b: BucketName, key: string, filePath: strin
 export async function putMediaObject(key: string, body: Uint8Array, contentType: string): Promise<void> {
   await s3.send(
     new PutObjectCommand({ Bucket: bucketOf('media'), Key: key, Body: body, ContentType: contentType }),
+  );
+}
+
+/**
+ * A finished local file into the media bucket (renditions): one PutObject, so the key holds either
+ * nothing or the whole file (S3 makes an object visible only once its PUT completes).
+ */
+export async function putMediaFile(key: string, filePath: string, contentType: string): Promise<void> {
+  const { size } = await stat(filePath);
+  await s3.send(
+    new PutObjectCommand({
+      Bucket: bucketOf('media'),
+      Key: key,
+      Body: createReadStream(filePath),
+      ContentLength: size,
+      ContentType: contentType,
+    }),
   );
 }
 

@@ -35,14 +35,21 @@ export async function invokeOperation(
  * Invokes a function and waits for its answer (RequestResponse): its parsed payload, or an Error
  * naming `what` when the function failed. Shared with the probe's caller (adapters/probe-function.ts).
  */
-export async function invokeFunction(name: string, payload: unknown, what: string): Promise<unknown> {
+export async function invokeFunction(
+  name: string,
+  payload: unknown,
+  what: string,
+  opts: { signal?: AbortSignal } = {},
+): Promise<unknown> {
   const { lambda, InvokeCommand } = await lambdaClient();
+  // A caller that stops waiting (`signal`) leaves the function running to its end.
   const res = await lambda.send(
     new InvokeCommand({
       FunctionName: name,
       InvocationType: 'RequestResponse',
       Payload: Buffer.from(JSON.stringify(payload)),
     }),
+    opts.signal ? { abortSignal: opts.signal } : {},
   );
   const text = res.Payload ? Buffer.from(res.Payload).toString('utf8') : '';
   if (res.FunctionError) throw new Error(`${what} failed: ${res.FunctionError} ${text.slice(0, 300)}`);

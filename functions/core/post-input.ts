@@ -2,6 +2,7 @@ import type { ChannelRecord } from './accounts.ts';
 import type { FieldError } from './errors.ts';
 import { isId } from './ids.ts';
 import { type MediaAssetRecord, mediaIdFromUrl } from './media.ts';
+import { fittedErrors } from './media-fit.ts';
 import { checkMediaFacts } from './media-limits.ts';
 import { CAPABILITIES, channelCapabilities, checkComment, checkVariant, type Platform } from './platforms.ts';
 import { duplicateChannelErrors } from './posts.ts';
@@ -44,6 +45,8 @@ function mediaAssetErrors(
   items: readonly MediaItem[],
   ctx: PostInputContext,
   base: string,
+  /** The variant's `options.media_fit` is `auto`: what a rendition mends is not refused. */
+  fit = false,
 ): FieldError[] {
   const errors: FieldError[] = [];
   items.forEach((m, j) => {
@@ -62,7 +65,9 @@ function mediaAssetErrors(
         message: `The asset is ${asset.kind}.`,
       });
     } else {
-      errors.push(...checkMediaFacts(platform, asset, `${base}/${j}`, { carousel: items.length > 1 }));
+      const at = { pointer: `${base}/${j}`, carousel: items.length > 1 };
+      const refused = checkMediaFacts(platform, asset, at.pointer, at);
+      errors.push(...(fit ? fittedErrors(platform, asset, refused, at) : refused));
     }
   });
   return errors;
@@ -99,7 +104,8 @@ export function validatePostInput(input: PostContentInput, ctx: PostInputContext
       return;
     }
     const platform = channel.platform;
-    errors.push(...mediaAssetErrors(platform, v.media ?? [], ctx, `${base}/media`));
+    const fit = (v.options as { media_fit?: string } | undefined)?.media_fit === 'auto';
+    errors.push(...mediaAssetErrors(platform, v.media ?? [], ctx, `${base}/media`, fit));
     errors.push(...checkVariant(platform, v, base));
 
     const caps = channelCapabilities(platform, channel.granted_scopes);
@@ -126,7 +132,7 @@ export function validatePostInput(input: PostContentInput, ctx: PostInputContext
               message: 'A thread item needs text or media.',
             });
           }
-          errors.push(...mediaAssetErrors(platform, item.media ?? [], ctx, `${at}/media`));
+          errors.push(...mediaAssetErrors(platform, item.media ?? [], ctx, `${at}/media`, fit));
           errors.push(...checkVariant(platform, { body: item.body, media: item.media }, at));
         });
       }

@@ -53,3 +53,6 @@ export const OPERATOR_GUIDE_BUNDLE_DIR = 'operator-guide';
 
 /** The variable naming the probe function (probeMedia) to its caller, completeMediaUpload. */
 export const PROBE_FUNCTION_ENV = 'HERALD_PROBE_FUNCTION';
+
+/** The variable naming the fit function (fitMedia) to its callers: the delivery worker, link cards. */
+export const FIT_FUNCTION_ENV = 'HERALD_FIT_FUNCTION';

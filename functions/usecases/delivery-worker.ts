@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { countAppRefusal } from '#adapters/app-refusals';
 import { credentialRedactor, getChannelWithCredentials } from '#adapters/channel-credentials';
+import { invokeFit } from '#adapters/fit-function';
 import { getAssets } from '#adapters/media';
 import { readObject, readRange, streamObject } from '#adapters/media-store';
 import { paceDelivery, recordRateLimit } from '#adapters/pacing';
@@ -15,6 +16,7 @@ import {
 import { ConcurrentChangeError, getPost, putPost, writeDelivery } from '#adapters/posts';
 import { sendDelayed } from '#adapters/queues';
 import type { ChannelRecord } from '#core/accounts';
+import type { Platform } from '#core/constants';
 import {
   type ClaimOutcome,
   claimDelivery,
@@ -27,10 +29,12 @@ import {
   replyRefs,
   settledPost,
 } from '#core/delivery';
-import { mediaIdFromUrl } from '#core/media';
+import { type MediaAssetRecord, mediaIdFromUrl, mediaUrl } from '#core/media';
+import { fitPlan, renditionKeyOf } from '#core/media-fit';
 import type { DeliveryMessage } from '#core/messages';
 import { deferredDelivery, type PaceDecision } from '#core/pacing';
 import type { DeliveryRecord, DeliveryWarning, PostRecord, VariantRecord } from '#core/posts';
+import { mediaBaseUrl } from '#shared/config';
 import {
   type DeliveryFacts,
   deliveryFailed as deliveryFailedLine,
@@ -148,7 +152,7 @@ export async function deliver(
         text: content.body,
         title: post.title,
         options: variant.options,
-        media: await mediaOf(msg.org_id, content.media),
+        media: await mediaOf(msg.org_id, content.media, fitFor(channel.platform, variant.options, warnings)),
         idempotencyKey: partKey(`${post.id}.${channel.id}`, part),
         checkpoint: delivery.checkpoint ?? null,
         // While an earlier attempt is unresolved, lookups search from its start (a part's own:
@@ -462,14 +466,25 @@ async function requeueWhenDue(
 // read from the media bucket by the asset's object key (not fetched through the public url). Videos
 // and audio only ever go by ranged reads or a stream: one of them in memory whole (up to 1 GiB) would
 // take the batch's other deliveries down with it.
-async function mediaOf(orgId: string, media: VariantRecord['media']): Promise<MediaInput[]> {
+async function mediaOf(orgId: string, media: VariantRecord['media'], fit?: MediaFit): Promise<MediaInput[]> {
   if (!media.length) return [];
   const assets = await getAssets(
     orgId,
     media.map((m) => mediaIdFromUrl(m.url) ?? ''),
   );
+  // media_fit `auto`: the planned rendition of each item that needs one, made (or found) first.
+  const renditions = fit
+    ? await Promise.all(
+        assets.map((a) => (a?.status === 'ready' ? rendition(a, fit, media.length > 1) : null)),
+      )
+    : [];
+  const done = renditions.filter((r) => r !== null).map((r) => r.summary);
+  if (fit && done.length) fit.note(done.join('; '));
   return media.map((m, i) => {
-    const asset = assets[i];
+    const original = assets[i];
+    const r = renditions[i];
+    // The rendition stands in for the original: its key, type, size and public address.
+    const asset = original && r ? { ...original, ...r.asset } : original;
     const key = () => {
       if (asset?.status !== 'ready') throw new Error(`media ${m.url} is not a ready asset`);
       return asset.object_key;
@@ -477,7 +492,7 @@ async function mediaOf(orgId: string, media: VariantRecord['media']): Promise<Me
     return {
       type: m.type,
       alt: m.alt,
-      url: m.url,
+      url: r ? r.url : m.url,
       contentType: asset?.content_type ?? 'application/octet-stream',
       filename: asset?.filename ?? 'media',
       sizeBytes: asset?.size_bytes ?? 0,
@@ -490,4 +505,62 @@ async function mediaOf(orgId: string, media: VariantRecord['media']): Promise<Me
       stream: () => streamObject('media', key()),
     };
   });
+}
+
+/** A variant's media_fit `auto` on its platform; `note` records what was done (one warning). */
+interface MediaFit {
+  platform: Platform;
+  note(detail: string): void;
+}
+
+function fitFor(platform: Platform, options: VariantRecord['options'], warnings: DeliveryWarning[]) {
+  if ((options as { media_fit?: string } | undefined)?.media_fit !== 'auto') return undefined;
+  return { platform, note: (detail: string) => warnings.push({ code: 'media_fitted', detail }) };
+}
+
+/** How long a delivery waits for a rendition before it tries again later (the fit goes on). */
+const FIT_WAIT_MS = 30_000;
+/** When it tries again: a 200 MB video takes minutes to re-encode (BENCHMARKS.md, media fitting). */
+const FIT_RETRY_SECONDS = 180;
+
+/**
+ * The rendition the plan asks for, made by the fit function (or found made), as the fields of the
+ * asset it stands in for; null when the asset is taken as it is (or cannot be fitted: createPost
+ * refused that, and the platform decides for a post made before). Media that does not decode fails
+ * the delivery for good; a rendition still being made retries it later.
+ */
+async function rendition(asset: MediaAssetRecord, fit: MediaFit, carousel: boolean) {
+  const plan = fitPlan(fit.platform, asset, { carousel });
+  if (!plan || 'error' in plan) return null;
+  const target = renditionKeyOf(asset.object_key, plan);
+  const later = (why: string) =>
+    new PlatformError('system', `${why}; the delivery tries again.`, {
+      retryable: true,
+      retryAfterSeconds: FIT_RETRY_SECONDS,
+    });
+  let answer: Awaited<ReturnType<typeof invokeFit>>;
+  try {
+    answer = await invokeFit(
+      { source_key: asset.object_key, target_key: target, kind: plan.kind, ops: plan.ops },
+      { signal: AbortSignal.timeout(FIT_WAIT_MS) },
+    );
+  } catch (err) {
+    if ((err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError')
+      throw later(`The ${asset.kind} ${asset.id} is still being fitted for ${fit.platform}`);
+    throw err;
+  }
+  if (!answer.ok && answer.in_progress)
+    throw later(`The ${asset.kind} ${asset.id} is still being fitted for ${fit.platform}`);
+  if (!answer.ok)
+    throw new PlatformError('media_error', `media_fit: ${asset.id}: ${answer.message}`, { retryable: false });
+  return {
+    summary: `${asset.id} ${plan.summary} (${answer.size_bytes} bytes)`,
+    url: mediaUrl(mediaBaseUrl(), answer.key),
+    asset: {
+      object_key: answer.key,
+      content_type: answer.content_type,
+      size_bytes: answer.size_bytes,
+      filename: `${asset.filename.replace(/\.[A-Za-z0-9]+$/, '')}.${plan.ext}`,
+    },
+  };
 }

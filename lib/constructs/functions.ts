@@ -73,8 +73,8 @@ export class Functions {
       tracing: config.tracing,
       // Without a docsUrl the problem types point at the deployment's own /docs (HERALD_API_URL's).
       environment: { HERALD_API_URL: apiUrl, ...(config.docsUrl ? { HERALD_DOCS_URL: config.docsUrl } : {}) },
-      // Only the probe function gets the ffmpeg/ffprobe layer (and its architecture, and /tmp room
-      // for a 1 GiB video plus its poster).
+      // Only the probe and fit functions get the ffmpeg/ffprobe layer (and its architecture, and
+      // /tmp room for a 1 GiB video plus its poster, or plus its rendition).
       ...(access.ffmpeg
         ? {
             layers: [this.#ffmpegLayer(stack)],

@@ -34,6 +34,9 @@ export const PROBE_ARCHITECTURE = Architecture.X86_64;
 /** The only media-bucket objects the probe function may write: posters (core/media.ts posterKeyOf). */
 export const PROBE_POSTER_OBJECTS = 'orgs/*/media/*/_poster.jpg';
 
+/** The only media-bucket objects the fit function may write: renditions (core/media-fit.ts renditionKeyOf). */
+export const FIT_RENDITION_OBJECTS = 'orgs/*/media/*/_fit-*';
+
 let stagedLayerDir: string | undefined;
 
 /**
@@ -150,6 +153,13 @@ export class Media extends Construct {
     if (access === 'probe') {
       allow(['s3:GetObject'], [uploads]);
       allow(['s3:PutObject'], [`${this.mediaBucket.bucketArn}/${PROBE_POSTER_OBJECTS}`]);
+    }
+    if (access === 'fit') {
+      allow(['s3:GetObject'], [media]);
+      // A rendition not made yet answers 404 (not 403) to its HeadObject.
+      allow(['s3:ListBucket'], [this.mediaBucket.bucketArn]);
+      // Renditions and the marker of one in the making (removed once it is made or refused).
+      allow(['s3:PutObject', 's3:DeleteObject'], [`${this.mediaBucket.bucketArn}/${FIT_RENDITION_OBJECTS}`]);
     }
     if (access === 'RW') {
       allow(['s3:GetObject', 's3:DeleteObject'], [uploads]);

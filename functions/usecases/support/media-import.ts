@@ -3,6 +3,7 @@ import { deleteObject, putUploadStream } from '#adapters/media-store';
 import { webhookAddressPolicy } from '#adapters/webhooks/policy';
 import { type FieldError, ValidationError } from '#core/errors';
 import { type MediaAssetRecord, posterKeyOf } from '#core/media';
+import { renditionKeysOf } from '#core/media-fit';
 import { ALLOWED_MEDIA, type AllowedContentType } from '#core/media-types';
 import { probeUpload } from './probe-upload.ts';
 
@@ -90,5 +91,7 @@ export async function discardObjects(asset: MediaAssetRecord): Promise<void> {
     deleteObject('uploads', asset.upload_key),
     deleteObject('media', asset.object_key),
     ...(asset.kind === 'video' ? [deleteObject('media', posterKeyOf(asset.object_key))] : []),
+    // The renditions media_fit made beside it (core/media-fit.ts), if any.
+    ...(asset.status === 'ready' ? renditionKeysOf(asset).map((k) => deleteObject('media', k)) : []),
   ]);
 }

@@ -710,11 +710,17 @@ describe('webhooks', () => {
       )
       .filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
     expect(JSON.stringify(invokers)).toContain(fnLogicalId('webhookLadderStep'));
-    // Besides the MCP server, only the probe's callers invoke a function (least-privilege.test.ts: that one only).
+    // Besides the MCP server, only the probe's and the fit function's callers invoke a function
+    // (least-privilege.test.ts: that one only).
     const others = manifestIds.filter(
       (id) => id !== mcp.id && actionsOf(id).includes('lambda:InvokeFunction'),
     );
-    expect(others.sort()).toEqual(['completeMediaUpload', 'importMedia', 'mediaImportWorker']);
+    expect(others.sort()).toEqual([
+      'completeMediaUpload',
+      'deliveryWorker',
+      'importMedia',
+      'mediaImportWorker',
+    ]);
     expect(invokers.every((s) => JSON.stringify(s.Resource).includes(fnLogicalId('webhookLadderStep')))).toBe(
       true,
     );
@@ -978,13 +984,12 @@ describe('media', () => {
     });
   });
 
-  it('gives the ffmpeg layer (and its binary paths) to the probe function only', () => {
-    // Made in the probe function's own stack (a layer's ARN changes with each version).
-    const probeStack = Stack.of(fnOf('probeMedia'));
-    const layerId = logicalId(probeStack.node.findChild('FfmpegLayer'));
+  it('gives the ffmpeg layer (and its binary paths) to the probe and fit functions only', () => {
     for (const id of manifestIds) {
       const props = fnResource(id).Properties;
-      if (id === 'probeMedia') {
+      if (id === 'probeMedia' || id === 'fitMedia') {
+        // Made in the function's own stack (a layer's ARN changes with each version).
+        const layerId = logicalId(Stack.of(fnOf(id)).node.findChild('FfmpegLayer'));
         expect(props.Layers).toEqual([{ Ref: layerId }]);
         expect(props.EphemeralStorage).toEqual({ Size: 2048 });
         expect(envOf(id)).toMatchObject({
@@ -1014,6 +1019,13 @@ describe('media', () => {
     // The probe reads uploads and writes posters (least-privilege.test.ts checks the prefixes).
     expect(s3Actions('probeMedia')).toEqual(['s3:GetObject', 's3:PutObject']);
     expect(s3Actions('deliveryWorker')).toEqual(['s3:GetObject']);
+    // The fit function reads media and writes renditions (least-privilege.test.ts checks the prefixes).
+    expect(s3Actions('fitMedia')).toEqual([
+      's3:DeleteObject',
+      's3:GetObject',
+      's3:ListBucket',
+      's3:PutObject',
+    ]);
     // Queue bodies sent by reference (the least-privilege tests check their prefix).
     expect(s3Actions('streamRelay')).toEqual(['s3:PutObject']);
     expect(s3Actions('webhookFanout')).toEqual(['s3:GetObject', 's3:PutObject']);
@@ -1038,6 +1050,7 @@ describe('media', () => {
       'createMediaUpload',
       'completeMediaUpload',
       'probeMedia',
+      'fitMedia',
       'deliveryWorker',
       'streamRelay',
       'webhookFanout',

@@ -412,6 +412,12 @@ describe.each(specs)('least privilege of $id', (f) => {
         's3:PutObject @ uploadBucket/uploads/*',
       ],
       delete: ['s3:DeleteObject @ mediaBucket/orgs/*', 's3:DeleteObject @ uploadBucket/uploads/*'],
+      fit: [
+        's3:DeleteObject @ mediaBucket/orgs/*/media/*/_fit-*',
+        's3:GetObject @ mediaBucket/orgs/*',
+        's3:ListBucket @ mediaBucket',
+        's3:PutObject @ mediaBucket/orgs/*/media/*/_fit-*',
+      ],
     };
     const bodies = (f.access.queueBodies ?? []).map(
       (use) => `s3:${use === 'put' ? 'PutObject' : 'GetObject'} @ uploadBucket/queue-bodies/*`,
@@ -464,6 +470,30 @@ describe('least privilege: the probe function and its caller', () => {
     const env = (fnProps('completeMediaUpload').Environment as { Variables: Json }).Variables;
     expect(env.HERALD_PROBE_FUNCTION).toEqual({ Ref: logicalId(stack.functionOf('probeMedia')) });
     expect(env.HERALD_FFPROBE_PATH).toBeUndefined();
+  });
+});
+
+describe('least privilege: the fit function and its caller', () => {
+  const fnProps = (id: string) =>
+    (template.toJSON().Resources as Record<string, { Properties: Json }>)[logicalId(stack.functionOf(id))]
+      ?.Properties ?? {};
+
+  it('fitMedia has no table, key or queue grant: it reads media and writes renditions only', () => {
+    const used = [...new Set(grantsOf('fitMedia').map((g) => service(g.action)))].sort();
+    expect(used).toEqual(['logs', 's3', 'xray']);
+    expect(fnProps('fitMedia').Layers).toHaveLength(1);
+    expect(fnProps('fitMedia').MemorySize).toBe(3008);
+    expect((fnProps('fitMedia').Environment as { Variables: Json }).Variables.TABLE_NAME).toBeUndefined();
+  });
+
+  it('the delivery worker has no ffmpeg layer and invokes exactly the fit function', () => {
+    expect(fnProps('deliveryWorker').Layers).toBeUndefined();
+    expect(of(grantsOf('deliveryWorker'), 'lambda')).toEqual([
+      { action: 'lambda:InvokeFunction', resource: 'fn:fitMedia' },
+    ]);
+    const env = (fnProps('deliveryWorker').Environment as { Variables: Json }).Variables;
+    expect(env.HERALD_FIT_FUNCTION).toEqual({ Ref: logicalId(stack.functionOf('fitMedia')) });
+    expect(env.HERALD_FFMPEG_PATH).toBeUndefined();
   });
 });
 
