@@ -947,6 +947,19 @@ describe('media', () => {
         { Id: 'expire-queue-bodies', Prefix: 'queue-bodies/', ExpirationInDays: 15, Status: 'Enabled' },
       ],
     });
+    // Assets never expire; link cards' images stored for re-encoding (and their renditions) do, in a day.
+    expect(
+      buckets()[logicalId(prod.stack.data.media.mediaBucket)]?.Properties.LifecycleConfiguration,
+    ).toEqual({
+      Rules: [
+        {
+          Id: 'abort-multipart',
+          AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+          Status: 'Enabled',
+        },
+        { Id: 'expire-card-images', Prefix: 'orgs/_cards/', ExpirationInDays: 1, Status: 'Enabled' },
+      ],
+    });
     prod.template.hasResourceProperties('AWS::S3::BucketPolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
