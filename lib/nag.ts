@@ -2,6 +2,7 @@ import { type App, type CfnResource, Stack, Validations } from 'aws-cdk-lib';
 import { HttpRoute } from 'aws-cdk-lib/aws-apigatewayv2';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
+import { CARD_IMAGE_PREFIX } from '../functions/core/link-cards.ts';
 import { QUEUE_BODY_PREFIX } from '../functions/core/messages.ts';
 import { FIT_RENDITION_OBJECTS, PROBE_POSTER_OBJECTS } from './constructs/media.ts';
 import type { HeraldStacks } from './herald-stack.ts';
@@ -59,7 +60,7 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
     'The distribution uses the default *.cloudfront.net certificate (no custom domain is required to ' +
     'deploy Herald); with a custom domain and ACM certificate, TLS 1.2 is the minimum.',
   'AwsSolutions-IAM5[Resource::<bucket>/<prefix>/*]':
-    'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/*, queue-bodies/*, the posters orgs/*/media/*/_poster.jpg, or the renditions orgs/*/media/*/_fit-*): ' +
+    'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/*, queue-bodies/*, the posters orgs/*/media/*/_poster.jpg, the renditions orgs/*/media/*/_fit-*, or link cards\' images orgs/_cards/media/*): ' +
     'object keys are created per asset or message, so they cannot be listed in advance.',
   'AwsSolutions-IAM5[Resource::*]:StateMachine':
     'The state machine role needs CloudWatch Logs delivery and, when the stage turns tracing on, X-Ray (xray:PutTraceSegments, xray:GetSampling*) ' +
@@ -150,6 +151,7 @@ export function acknowledgeNagFindings(stacks: HeraldStacks): void {
       `${refIn(stack, data.media.mediaBucket)}/orgs/*`,
       `${refIn(stack, data.media.mediaBucket)}/${PROBE_POSTER_OBJECTS}`,
       `${refIn(stack, data.media.mediaBucket)}/${FIT_RENDITION_OBJECTS}`,
+      `${refIn(stack, data.media.mediaBucket)}/${CARD_IMAGE_PREFIX}media/*`,
     ];
     for (const prefix of prefixes)
       acknowledge(

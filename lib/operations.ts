@@ -34,6 +34,11 @@ export interface Access {
   media?: 'presign' | 'RW' | 'probe' | 'RO' | 'import' | 'delete' | 'fit';
   /** Needs the ffmpeg/ffprobe layer (the probe function only; no other bundle carries it). */
   ffmpeg?: boolean;
+  /**
+   * Stores link cards' images the platform needs re-encoded, for the fit function to read (the
+   * delivery worker): PutObject under `orgs/_cards/media/*` only, a prefix that expires in a day.
+   */
+  cardImages?: boolean;
   /** The webhook signing-secret key: `encrypt` seals new secrets, `decrypt` opens them to sign. */
   secrets?: Array<'encrypt' | 'decrypt'>;
   /**
@@ -876,7 +881,13 @@ export const workers: readonly Worker[] = [
   {
     id: 'deliveryWorker',
     entry: 'functions/handlers/delivery-worker.ts',
-    access: { table: 'RW', sends: ['delivery'], media: 'RO', connectionSecrets: ['seal', 'open'] },
+    access: {
+      table: 'RW',
+      sends: ['delivery'],
+      media: 'RO',
+      connectionSecrets: ['seal', 'open'],
+      cardImages: true,
+    },
     trigger: { kind: 'queue', queue: 'delivery', batchSize: 10, concurrency: 8 },
     timeoutSeconds: 60,
   },

@@ -10,7 +10,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { TextDecoder } from 'node:util';
-import { Parser } from 'htmlparser2';
+import type { Parser } from 'htmlparser2';
 import type { CidrList } from '#core/address-policy';
 import type { AllowedContentType } from '#core/media-types';
 import { type FetchOptions, fetchMedia, ImportRefusal, openFollowing } from './media-fetch.ts';
@@ -112,7 +112,7 @@ async function readHtml(
     const mediaType = declared.split(';')[0]?.trim().toLowerCase() ?? '';
     if (mediaType && !HTML_TYPES.has(mediaType))
       throw new LinkCardUnavailable(`The page is ${mediaType}, not an HTML page.`);
-    const reader = new CardTagReader(url);
+    const reader = await CardTagReader.open(url);
     let decoder: TextDecoder | null = null;
     let pending: Buffer[] = [];
     let read = 0;
@@ -202,8 +202,17 @@ export class CardTagReader {
   private readonly parser: Parser;
   done = false;
 
-  constructor(private readonly base: URL) {
-    this.parser = new Parser(
+  /** A reader for the page at `base`; the parser is loaded on the first card (not at the worker's init). */
+  static async open(base: URL): Promise<CardTagReader> {
+    const { Parser } = await import('./html-parser.ts');
+    return new CardTagReader(base, Parser);
+  }
+
+  private constructor(
+    private readonly base: URL,
+    ParserClass: typeof Parser,
+  ) {
+    this.parser = new ParserClass(
       {
         onopentag: (name, attrs) => {
           if (name === 'svg') this.depthInSvg++;

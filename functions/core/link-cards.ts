@@ -46,3 +46,11 @@ export function linkCardUrl(
   if (platform === 'linkedin' && variant.options.poll) return null;
   return firstUrl(variant.body);
 }
+
+/**
+ * Where a card's image goes when the platform needs it re-encoded (the fit function reads only the
+ * media bucket): by its content, apart from every organization's assets, under a prefix the bucket
+ * expires after a day (lib/constructs/media.ts). The rendition is made beside it.
+ */
+export const CARD_IMAGE_PREFIX = 'orgs/_cards/';
+export const cardImageKey = (sha256Hex: string) => `${CARD_IMAGE_PREFIX}media/${sha256Hex}/image`;

@@ -88,6 +88,7 @@ export class Functions {
       for (const [k, v] of Object.entries(media.environment())) fn.addEnvironment(k, v);
     }
     if (access.queueBodies?.length) media.grantQueueBodies(fn, access.queueBodies);
+    if (access.cardImages) media.grantCardImages(fn);
     if (access.ffmpeg) {
       fn.addEnvironment('HERALD_FFPROBE_PATH', '/opt/bin/ffprobe');
       fn.addEnvironment('HERALD_FFMPEG_PATH', '/opt/bin/ffmpeg');

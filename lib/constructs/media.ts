@@ -15,6 +15,7 @@ import { type IGrantable, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Code, LayerVersion } from 'aws-cdk-lib/aws-lambda';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { CARD_IMAGE_PREFIX } from '../../functions/core/link-cards.ts';
 import { QUEUE_BODY_BUCKET_ENV, QUEUE_BODY_DAYS, QUEUE_BODY_PREFIX } from '../../functions/core/messages.ts';
 import { stageFfmpegLayer, stagePdfReader } from '../ffmpeg-layer.ts';
 import { REPO_ROOT } from '../herald-function.ts';
@@ -110,7 +111,11 @@ export class Media extends Construct {
     });
     this.mediaBucket = new Bucket(this, 'MediaBucket', {
       ...common,
-      lifecycleRules: [{ id: 'abort-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [
+        { id: 'abort-multipart', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // Link cards' images stored for re-encoding (and their renditions): read once, then gone.
+        { id: 'expire-card-images', prefix: CARD_IMAGE_PREFIX, expiration: Duration.days(1) },
+      ],
     });
     this.distribution = new Distribution(this, 'MediaCdn', {
       comment: 'Herald media assets',
@@ -147,6 +152,16 @@ export class Media extends Construct {
       new PolicyStatement({ actions, resources: [`${this.uploadBucket.bucketArn}/${QUEUE_BODY_PREFIX}*`] }),
     );
     fn.addEnvironment(QUEUE_BODY_BUCKET_ENV, this.uploadBucket.bucketName);
+  }
+
+  /** Link cards' images, stored for the fit function to re-encode: PutObject on their prefix only. */
+  grantCardImages(fn: IGrantable): void {
+    fn.grantPrincipal.addToPrincipalPolicy(
+      new PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [`${this.mediaBucket.bucketArn}/${CARD_IMAGE_PREFIX}media/*`],
+      }),
+    );
   }
 
   /** Least privilege per the manifest's `media` access (object actions on the used prefixes only). */

@@ -219,6 +219,7 @@ export const DEFERRED: Record<string, { module: string; when: string }> = {
   consoleEnroll: { module: '@simplewebauthn/server', when: 'the first enrollment ceremony' },
   consolePasskeys: { module: '@simplewebauthn/server', when: 'the first passkey added' },
   consoleMembers: { module: '@aws-sdk/client-sesv2', when: 'the first invitation e-mailed' },
+  deliveryWorker: { module: 'functions/adapters/html-parser.ts', when: 'the first link card read' },
 };
 
 /** A DEFERRED module as an import specifier: our files by path, packages by name. */

@@ -1,9 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ffmpegPath } from '#adapters/media-tools';
 import { makeSamples, type Samples } from '../support/media-samples.ts';
 import { api, dangerous, fakeState, type Workspace, waitForPost, workspace } from './helpers.ts';
 
@@ -42,15 +44,33 @@ let origin: string;
 const sockets = new Set<Socket>();
 const hits = new Map<string, number>();
 let png: Buffer;
+/** A photo-like JPEG over Bluesky's 1,000,000-byte blob limit. */
+let big: Buffer;
 
 beforeAll(async () => {
   samples = await makeSamples(mkdtempSync(join(tmpdir(), 'herald-cards-e2e-')));
   ws = await workspace(['bluesky']);
   await dangerous(ws, true);
   png = readFileSync(samples.files.png.path);
+  const bigPath = join(samples.dir, 'card-big.jpg');
+  execFileSync(ffmpegPath(), [
+    ...['-v', 'error', '-nostdin', '-y', '-f', 'lavfi'],
+    ...['-i', 'testsrc=size=1600x1200:rate=1,noise=alls=40:allf=t', '-frames:v', '1', '-q:v', '2', bigPath],
+  ]);
+  big = readFileSync(bigPath);
   server = http.createServer((req, res) => {
     const path = req.url ?? '/';
     hits.set(path, (hits.get(path) ?? 0) + 1);
+    if (path.startsWith('/photo-story')) {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      return res.end(
+        '<head><meta property="og:title" content="A big photo"><meta property="og:image" content="/images/big.jpg"></head>',
+      );
+    }
+    if (path === '/images/big.jpg') {
+      res.writeHead(200, { 'content-type': 'image/jpeg', 'content-length': big.length });
+      return res.end(big);
+    }
     if (path.startsWith('/article')) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return res.end(`<!doctype html><html><head>
@@ -116,6 +136,19 @@ describe('link cards on Bluesky', () => {
       thumb: { mimeType: 'image/png' },
     });
     expect(Buffer.from(onFake.external?.thumb?.bytes ?? '', 'base64').equals(png)).toBe(true);
+  });
+
+  it('an image over 1,000,000 bytes is re-encoded by the fit function into a JPEG thumb within the limit', async () => {
+    expect(big.length).toBeGreaterThan(1_000_000);
+    const url = `${origin}/photo-story?id=${Date.now()}`;
+    const { post, onFake } = await publish(`Look: ${url}`);
+    expect(post.deliveries[0]?.warnings).toEqual([]);
+    expect(onFake.external).toMatchObject({ uri: url, title: 'A big photo', description: '' });
+    expect(onFake.external?.thumb?.mimeType).toBe('image/jpeg');
+    const thumb = Buffer.from(onFake.external?.thumb?.bytes ?? '', 'base64');
+    expect(thumb.length).toBeGreaterThan(10_000);
+    expect(thumb.length).toBeLessThanOrEqual(1_000_000);
+    expect(thumb.subarray(0, 3).equals(Buffer.from([0xff, 0xd8, 0xff]))).toBe(true);
   });
 
   it('a page that 404s publishes without a card; the delivery warns link_card_unavailable', async () => {

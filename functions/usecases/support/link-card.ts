@@ -1,8 +1,12 @@
+import { createHash } from 'node:crypto';
+import { fitImageObject } from '#adapters/fit-function';
 import { IMAGE_MAX_BYTES, LinkCardUnavailable, readCardImage, readPageMeta } from '#adapters/link-card';
+import { putMediaObject, readObject } from '#adapters/media-store';
 import { webhookAddressPolicy } from '#adapters/webhooks/policy';
 import type { DeliveryWarningCode, Platform } from '#core/constants';
-import { type LinkCard, linkCardUrl } from '#core/link-cards';
+import { cardImageKey, type LinkCard, linkCardUrl } from '#core/link-cards';
 import { MEDIA_LIMITS } from '#core/media-limits';
+import { FIT_FUNCTION_ENV } from '#core/vocabulary';
 import { logger } from '#shared/logger';
 
 // The root part's link card, read by the delivery worker just before it publishes (core/link-cards.ts
@@ -26,8 +30,27 @@ export type ImageFitter = (
 ) => Promise<CardImage | null>;
 
 export interface CardDeps {
+  /** Default: the fit function, where the deployment has one. */
   fit?: ImageFitter | undefined;
 }
+
+/** How long a card waits for its image to be re-encoded: past it, the card goes without one. */
+export const CARD_FIT_WAIT_MS = 15_000;
+
+/**
+ * The fit function's JPEG of the image, within the target's bytes: the image stored by its content
+ * (cardImageKey), the rendition made beside it once, then read back. null when it cannot be fitted.
+ */
+export const fitWithFunction: ImageFitter = async (image, target) => {
+  if (!target.types.includes('image/jpeg')) return null;
+  const source = cardImageKey(createHash('sha256').update(image.bytes).digest('hex'));
+  await putMediaObject(source, image.bytes, image.contentType);
+  const answer = await fitImageObject(source, target.maxBytes, `card-${target.maxBytes}`, {
+    signal: AbortSignal.timeout(CARD_FIT_WAIT_MS),
+  });
+  if (!answer.ok) return null;
+  return { bytes: await readObject('media', answer.key), contentType: answer.content_type };
+};
 
 /**
  * The card for a root part, or null (none asked, or the page gave none: then `warn` says why). The
@@ -38,7 +61,7 @@ export async function readLinkCard(
   platform: Platform,
   variant: { body: string; media: readonly unknown[]; options: Record<string, unknown> },
   warn: (code: DeliveryWarningCode, detail: string) => void,
-  deps: CardDeps = {},
+  deps: CardDeps = { fit: process.env[FIT_FUNCTION_ENV] ? fitWithFunction : undefined },
 ): Promise<LinkCard | null> {
   const url = linkCardUrl(platform, variant);
   if (!url) return null;
@@ -59,6 +82,12 @@ export async function readLinkCard(
       const fetched = await readCardImage(page.imageUrl, { policy });
       image = fits(fetched, target) ? fetched : ((await deps.fit?.(fetched, target)) ?? null);
       if (image && !fits(image, target)) image = null;
+      if (image && image !== fetched)
+        logger.info('link card image fitted', {
+          platform,
+          from: fetched.bytes.length,
+          to: image.bytes.length,
+        });
       if (!image)
         logger.info('link card image dropped: over the platform limit and not fitted', {
           platform,

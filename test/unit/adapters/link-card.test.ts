@@ -53,8 +53,8 @@ async function refusal(p: Promise<unknown>): Promise<LinkCardUnavailable> {
   return err as LinkCardUnavailable;
 }
 
-function tags(html: string, base = 'https://example.com/blog/post') {
-  const r = new CardTagReader(new URL(base));
+async function tags(html: string, base = 'https://example.com/blog/post') {
+  const r = await CardTagReader.open(new URL(base));
   r.write(html);
   return r.end();
 }
@@ -65,10 +65,10 @@ const png = (extra = 0) =>
     Buffer.alloc(extra, 0x42),
   ]);
 
-describe('the card tags', () => {
-  it('reads Open Graph first, its image resolved against the page, entities decoded', () => {
+describe('the card tags', async () => {
+  it('reads Open Graph first, its image resolved against the page, entities decoded', async () => {
     expect(
-      tags(`<!doctype html><html><head>
+      await tags(`<!doctype html><html><head>
         <title>Plain title</title>
         <meta name="description" content="Plain description">
         <meta property="og:title" content="Launch &amp; learn">
@@ -84,37 +84,43 @@ describe('the card tags', () => {
     });
   });
 
-  it('falls back to Twitter tags, then to <title> and <meta name="description">', () => {
+  it('falls back to Twitter tags, then to <title> and <meta name="description">', async () => {
     expect(
-      tags(`<head><meta name="twitter:title" content="T title"><meta name="twitter:description" content="T desc">
+      await tags(`<head><meta name="twitter:title" content="T title"><meta name="twitter:description" content="T desc">
         <meta name="twitter:image" content="https://cdn.example.net/t.jpg"><title>Plain</title></head>`),
     ).toEqual({ title: 'T title', description: 'T desc', imageUrl: 'https://cdn.example.net/t.jpg' });
     expect(
-      tags('<html><head><TITLE>  Only a\ttitle </TITLE><META NAME="Description" CONTENT="Words"></head>'),
+      await tags(
+        '<html><head><TITLE>  Only a\ttitle </TITLE><META NAME="Description" CONTENT="Words"></head>',
+      ),
     ).toEqual({ title: 'Only a title', description: 'Words', imageUrl: null });
   });
 
-  it('takes og:image:secure_url before og:image, and skips an image that is not an http(s) URL', () => {
+  it('takes og:image:secure_url before og:image, and skips an image that is not an http(s) URL', async () => {
     expect(
-      tags(
-        '<meta property="og:image" content="http://e.com/a.png"><meta property="og:image:secure_url" content="https://e.com/a.png"><title>x</title>',
+      (
+        await tags(
+          '<meta property="og:image" content="http://e.com/a.png"><meta property="og:image:secure_url" content="https://e.com/a.png"><title>x</title>',
+        )
       ).imageUrl,
     ).toBe('https://e.com/a.png');
     expect(
-      tags('<meta property="og:image" content="data:image/png;base64,AAAA"><title>x</title>').imageUrl,
+      (await tags('<meta property="og:image" content="data:image/png;base64,AAAA"><title>x</title>'))
+        .imageUrl,
     ).toBe(null);
   });
 
-  it('ignores an SVG <title> and keeps the first document title', () => {
+  it('ignores an SVG <title> and keeps the first document title', async () => {
     expect(
-      tags('<head><title>Doc</title></head><body><svg><title>Icon</title></svg><title>Later</title>').title,
+      (await tags('<head><title>Doc</title></head><body><svg><title>Icon</title></svg><title>Later</title>'))
+        .title,
     ).toBe('Doc');
-    expect(tags('<body><svg><title>Icon</title></svg></body>').title).toBe('');
+    expect((await tags('<body><svg><title>Icon</title></svg></body>')).title).toBe('');
   });
 
-  it('clamps a long title and description at a word, with an ellipsis', () => {
+  it('clamps a long title and description at a word, with an ellipsis', async () => {
     const long = `${'word '.repeat(100)}end`;
-    const t = tags(
+    const t = await tags(
       `<meta property="og:title" content="${long}"><meta property="og:description" content="${'x'.repeat(2000)}">`,
     );
     expect([...t.title].length).toBeLessThanOrEqual(300);

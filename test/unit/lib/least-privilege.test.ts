@@ -423,8 +423,10 @@ describe.each(specs)('least privilege of $id', (f) => {
     const bodies = (f.access.queueBodies ?? []).map(
       (use) => `s3:${use === 'put' ? 'PutObject' : 'GetObject'} @ uploadBucket/queue-bodies/*`,
     );
+    // Link cards' images for the fit function (the delivery worker): put on their own prefix only.
+    const cardImages = f.access.cardImages ? ['s3:PutObject @ mediaBucket/orgs/_cards/media/*'] : [];
     expect(pairs(of(grants(), 's3'))).toEqual(
-      [...(f.access.media ? expected[f.access.media] : []), ...bodies].sort(),
+      [...(f.access.media ? expected[f.access.media] : []), ...bodies, ...cardImages].sort(),
     );
   });
 
