@@ -60,7 +60,7 @@ export const NAG_ACKNOWLEDGEMENTS: Readonly<Record<string, string>> = {
     'The distribution uses the default *.cloudfront.net certificate (no custom domain is required to ' +
     'deploy Herald); with a custom domain and ACM certificate, TLS 1.2 is the minimum.',
   'AwsSolutions-IAM5[Resource::<bucket>/<prefix>/*]':
-    'Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/*, queue-bodies/*, the posters orgs/*/media/*/_poster.jpg, the renditions orgs/*/media/*/_fit-*, or link cards\' images orgs/_cards/media/*): ' +
+    "Object-level S3 permissions on one prefix of one bucket (uploads/*, orgs/*, queue-bodies/*, the posters orgs/*/media/*/_poster.jpg, the renditions orgs/*/media/*/_fit-*, or link cards' images orgs/_cards/media/*): " +
     'object keys are created per asset or message, so they cannot be listed in advance.',
   'AwsSolutions-IAM5[Resource::*]:StateMachine':
     'The state machine role needs CloudWatch Logs delivery and, when the stage turns tracing on, X-Ray (xray:PutTraceSegments, xray:GetSampling*) ' +
