@@ -415,7 +415,7 @@ function documentFacts(asset: MediaAssetRecord, pointer: string): FieldError[] {
       ),
     );
   // The probe's page count (null: not read, not checked).
-  const pages = (asset as { page_count?: number | null }).page_count;
+  const pages = asset.page_count;
   if (typeof pages === 'number' && pages > DOCUMENT_MAX_PAGES)
     errors.push(
       err(
