@@ -11,6 +11,7 @@ import { type InboxRun, inboxSection } from './inbox.ts';
 import { benchJournal, journalSection } from './journal.ts';
 import { type ManyChannelsRow, manyChannelsSection } from './many-channels.ts';
 import { benchMedia, mediaSection } from './media.ts';
+import { benchMediaFit, mediaFitSection } from './media-fit.ts';
 import { benchOverhead, overheadSection } from './overhead.ts';
 import { benchRecovery, recoverySection } from './recovery.ts';
 import { benchRoundTrips, type RoundTripsResult, roundTripsSection } from './round-trips.ts';
@@ -24,7 +25,7 @@ import { benchThroughput, throughputSection } from './throughput.ts';
 // `npm run bench`: every benchmark in one run, each written into BENCHMARKS.md between its
 // generated markers (the rest of the file is prose kept by hand). BENCH_ONLY=a,b runs a subset
 // (coldstart, overhead, roundtrips, throughput, cost, stats, awsmodel, connect, console, scheduler,
-// manychannels, threads, recovery, journal, sync, media, inbox); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
+// manychannels, threads, recovery, journal, sync, media, mediafit, inbox); BENCH_RUNS, BENCH_ITERATIONS (overhead, console),
 // BENCH_POSTS and BENCH_SECONDS shorten the parts (sync: BENCH_SYNC_* in sync.ts); BENCH_LEAD
 // (seconds) gives the scheduler's posts more time to be created on a busy machine.
 
@@ -236,6 +237,10 @@ if (wants('media')) {
   sections.media = { title: 'Large videos: the worker’s memory while it uploads', body: mediaSection(r) };
 }
 
+if (wants('mediafit')) {
+  const r = await part('media fit', () => benchMediaFit());
+  sections.mediafit = { title: 'Media fitting (issue 36)', body: mediaFitSection(r) };
+}
 if (wants('inbox')) {
   const r = await part('inbox', async () => {
     const { stdout } = await run(
