@@ -32,6 +32,17 @@ export function formatOf(platform: Platform, options: Record<string, unknown> | 
 
 const withoutCarousel = ({ carouselMaxSec: _c, ...rest }: KindLimits): KindLimits => rest;
 
+// Facebook Stories and Reels share one video specification: 9:16, at least 540×960, 3–90 s.
+const FACEBOOK_VERTICAL_VIDEO = {
+  minSec: 3,
+  maxSec: 90,
+  minAspect: 9 / 16,
+  maxAspect: 9 / 16,
+  minWidth: 540,
+  minHeight: 960,
+  formats: ['video/mp4', 'video/quicktime'],
+} as const satisfies Omit<KindLimits, 'source'>;
+
 /**
  * Media limits of a format, where they differ from the platform's (core/media-limits.ts): the
  * probed facts of each item are checked against these instead. Absent: the platform's.
@@ -73,13 +84,7 @@ export const FORMAT_MEDIA_LIMITS: Partial<
         source: 'Facebook Stories API, photo specifications: JPEG, PNG, GIF (also BMP, TIFF) ≤ 10 MB',
       },
       video: {
-        minSec: 3,
-        maxSec: 90,
-        minAspect: 9 / 16,
-        maxAspect: 9 / 16,
-        minWidth: 540,
-        minHeight: 960,
-        formats: ['video/mp4', 'video/quicktime'],
+        ...FACEBOOK_VERTICAL_VIDEO,
         label: 'facebook story videos',
         source:
           'Facebook Stories API, video specifications: 9:16, at least 540×960, 3–90 s, .mp4 recommended',
@@ -87,13 +92,7 @@ export const FORMAT_MEDIA_LIMITS: Partial<
     },
     reel: {
       video: {
-        minSec: 3,
-        maxSec: 90,
-        minAspect: 9 / 16,
-        maxAspect: 9 / 16,
-        minWidth: 540,
-        minHeight: 960,
-        formats: ['video/mp4', 'video/quicktime'],
+        ...FACEBOOK_VERTICAL_VIDEO,
         label: 'facebook reels',
         source: 'Facebook Reels Publishing API, video specifications: 9:16, at least 540×960, 3–90 s',
       },
