@@ -358,6 +358,9 @@ export const PLATFORM_RULES: Record<Platform, PlatformRule> = {
   },
 };
 
+const MEDIA_FIT_DESCRIPTION =
+  '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.';
+
 /**
  * What each option of PLATFORM_RULES[p].options means, for getChannelOptions (which derives type,
  * values and required from the schema itself). A unit test keeps the two the same set of names.
@@ -366,8 +369,7 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
   x: {
     reply_settings: 'Who may reply to the post (and to every item of its thread). Default: everyone.',
     poll: 'A poll under the text: 2–4 choices of at most 25 characters, `duration_minutes` 5–10080 (default 1440). No media with a poll.',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   linkedin: {
     visibility: 'Who sees the post. Default: PUBLIC.',
@@ -378,15 +380,13 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
     poll: "A poll under the text: 2–4 choices of at most 30 characters, `duration_minutes` 1440, 4320, 10080 or 20160 (default 10080); the question is the post's title, else its text (at most 140 characters). No media with a poll.",
     link_card:
       'Show a preview card of the first URL in the text (its title, description and image). Default: true.',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   bluesky: {
     langs: 'Up to 3 BCP 47 language tags of the text (e.g. `en`, `pt-BR`), for feeds and filters.',
     link_card:
       'Show a preview card of the first URL in the text (its title, description and image), when the post has no media. Default: true.',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   mastodon: {
     visibility: "Who sees the status. Default: the account's default.",
@@ -394,27 +394,23 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
     sensitive: 'Hide the media behind a warning.',
     language: 'ISO 639 language code of the text (e.g. `en`).',
     poll: 'A poll under the status: 2–4 choices of at most 50 characters, `duration_minutes` 5–43829 (default 1440). No media with a poll.',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   threads: {
     reply_control: 'Who may reply. Default: everyone.',
     poll: 'A poll under the text: 2–4 choices of at most 25 characters; Threads polls last 24 hours (`duration_minutes` 1440). No media with a poll.',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   instagram: {
     format:
       'The kind of post: `feed` (default: an image, a video or a carousel), `story` (one image or video, no caption) or `reel` (one video).',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   facebook: {
     link: 'A link shared with the post (its preview shows under the text).',
     format:
       'The kind of post: `feed` (default), `story` (one image or video, no text) or `reel` (one vertical video).',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   tiktok: {
     privacy_level:
@@ -431,8 +427,7 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
     ai_generated: 'Label the content as AI-generated.',
     cover_timestamp_ms:
       "The video frame shown as the cover, in milliseconds from the start. Default: TikTok's choice.",
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   youtube: {
     title: 'The video title (at most 100 characters, no `<` or `>`). Default: the post title, else the text.',
@@ -447,16 +442,14 @@ export const OPTION_DESCRIPTIONS: Record<Platform, Record<string, string>> = {
     playlist_id: 'A playlist of the channel to add the video to (choices.playlist_id, read from YouTube).',
     publish_at:
       'When the video goes public (ISO 8601, in the future): it is uploaded private and YouTube publishes it then.',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
   pinterest: {
     board_id:
       'The board to pin to (choices.board_id, read from Pinterest). Default: the board the channel was connected with.',
     link: 'Where the Pin leads when clicked.',
     title: 'The Pin title (at most 100 characters).',
-    media_fit:
-      '`auto`: Herald derives a rendition of each media item this platform takes (re-encoded, padded or cropped) instead of refusing it. Default: `off`.',
+    media_fit: MEDIA_FIT_DESCRIPTION,
   },
 };
 
