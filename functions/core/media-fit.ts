@@ -1,7 +1,7 @@
 import type { Platform } from './constants.ts';
 import type { FieldError } from './errors.ts';
 import type { MediaAssetRecord } from './media.ts';
-import { MEDIA_LIMITS } from './media-limits.ts';
+import { type KindLimits, MEDIA_LIMITS } from './media-limits.ts';
 
 // Media fitting (`options.media_fit: "auto"`): which of an asset's probed facts the platform would
 // refuse can be mended by a derived rendition, and how. Pure: createPost/validatePost drop the
@@ -99,6 +99,46 @@ export function padTarget(
 const ratio = (n: number) => `${+n.toFixed(2)}`;
 
 /**
+ * The plan that pads (when `pad`) and then re-encodes with `encode`: its rendition is named by the
+ * platform, the kind, the byte budget and the aspect range padded to.
+ */
+function planOf(
+  platform: Platform,
+  asset: Facts,
+  rule: KindLimits,
+  pad: { width: number; height: number } | null,
+  encode: JpegOp | Mp4Op,
+): FitPlan {
+  const kind = encode.op === 'jpeg' ? 'image' : 'video';
+  const ops: FitOp[] = [];
+  const did: string[] = [];
+  if (pad) {
+    ops.push({ op: 'pad', ...pad });
+    did.push(`padded ${asset.width}×${asset.height} to ${pad.width}×${pad.height}`);
+  }
+  ops.push(encode);
+  did.push(
+    encode.op === 'mp4'
+      ? `re-encoded as H.264/AAC MP4 ≤ ${encode.maxBytes} bytes`
+      : asset.content_type === 'image/jpeg'
+        ? `re-encoded as JPEG ≤ ${encode.maxBytes} bytes`
+        : `re-encoded ${asset.content_type} as JPEG ≤ ${encode.maxBytes} bytes`,
+  );
+  const shape =
+    pad && rule.minAspect !== undefined && rule.maxAspect !== undefined
+      ? `-pad${ratio(rule.minAspect)}-${ratio(rule.maxAspect)}`
+      : '';
+  return {
+    rendition: `${platform}-${kind}-${encode.maxBytes}${shape}`,
+    kind,
+    ops,
+    contentType: kind === 'image' ? 'image/jpeg' : 'video/mp4',
+    ext: kind === 'image' ? 'jpg' : 'mp4',
+    summary: did.join(', '),
+  };
+}
+
+/**
  * How to fit `asset` to `platform`, from its probed facts: a plan (a rendition to derive), null
  * (the platform takes the asset as it is), or the field error of what cannot be fitted (at
  * `opts.pointer`, with the media codes).
@@ -118,36 +158,13 @@ export function fitPlan(
     if (!rule.formats && rule.maxBytes === undefined && rule.minAspect === undefined) return null;
     if (!asset.width || !asset.height)
       return refuse('unsupported_format', 'The image could not be measured, so it cannot be fitted.');
-    const ops: FitOp[] = [];
-    const did: string[] = [];
     const pad = padTarget(asset.width, asset.height, rule.minAspect, rule.maxAspect);
-    if (pad) {
-      ops.push({ op: 'pad', ...pad });
-      did.push(`padded ${asset.width}×${asset.height} to ${pad.width}×${pad.height}`);
-    }
     const maxBytes = rule.maxBytesByType?.['image/jpeg'] ?? rule.maxBytes;
     const wrongFormat = rule.formats !== undefined && !rule.formats.includes(asset.content_type);
     const tooLarge = maxBytes !== undefined && asset.size_bytes > maxBytes;
     if (!pad && !wrongFormat && !tooLarge) return null;
     const budget = maxBytes ?? 20 * 1024 * 1024;
-    ops.push({ op: 'jpeg', maxBytes: budget });
-    did.push(
-      asset.content_type === 'image/jpeg'
-        ? `re-encoded as JPEG ≤ ${budget} bytes`
-        : `re-encoded ${asset.content_type} as JPEG ≤ ${budget} bytes`,
-    );
-    const shape =
-      pad && rule.minAspect !== undefined && rule.maxAspect !== undefined
-        ? `-pad${ratio(rule.minAspect)}-${ratio(rule.maxAspect)}`
-        : '';
-    return {
-      rendition: `${platform}-image-${budget}${shape}`,
-      kind: 'image',
-      ops,
-      contentType: 'image/jpeg',
-      ext: 'jpg',
-      summary: did.join(', '),
-    };
+    return planOf(platform, asset, rule, pad, { op: 'jpeg', maxBytes: budget });
   }
 
   // Video: no trimming and no looping.
@@ -157,8 +174,6 @@ export function fitPlan(
       'media_too_long',
       `${platform} videos may last at most ${maxSec} s and this one lasts ${asset.duration_sec} s; media_fit does not trim.`,
     );
-  const ops: FitOp[] = [];
-  const did: string[] = [];
   const pad =
     asset.width && asset.height ? padTarget(asset.width, asset.height, rule.minAspect, rule.maxAspect) : null;
   const wrongFormat = rule.formats !== undefined && !rule.formats.includes(asset.content_type);
@@ -173,24 +188,7 @@ export function fitPlan(
       'media_too_large',
       `${platform} videos may be at most ${maxBytes} bytes: ${asset.duration_sec} s of video would get under ${MIN_VIDEO_KBPS} kbit/s, too little to fit it.`,
     );
-  if (pad) {
-    ops.push({ op: 'pad', ...pad });
-    did.push(`padded ${asset.width}×${asset.height} to ${pad.width}×${pad.height}`);
-  }
-  ops.push({ op: 'mp4', maxBytes, durationSec: asset.duration_sec });
-  did.push(`re-encoded as H.264/AAC MP4 ≤ ${maxBytes} bytes`);
-  const shape =
-    pad && rule.minAspect !== undefined && rule.maxAspect !== undefined
-      ? `-pad${ratio(rule.minAspect)}-${ratio(rule.maxAspect)}`
-      : '';
-  return {
-    rendition: `${platform}-video-${maxBytes}${shape}`,
-    kind: 'video',
-    ops,
-    contentType: 'video/mp4',
-    ext: 'mp4',
-    summary: did.join(', '),
-  };
+  return planOf(platform, asset, rule, pad, { op: 'mp4', maxBytes, durationSec: asset.duration_sec });
 }
 
 /**
