@@ -96,7 +96,20 @@ const item = (a: MediaAssetRecord, alt?: string) => ({
   ...(alt ? { alt } : {}),
 });
 type Variant = CreatePostInput['variants'][number];
-const check = (v: Omit<Variant, 'channel_id'> & { on: Platform }, title?: string) => {
+type Post = Omit<Variant, 'channel_id'> & { on: Platform };
+/** A variant on `p` of `assets` (no alt text) with `options`, for check. */
+const post = (
+  p: Platform,
+  body: string,
+  assets: MediaAssetRecord[] = [],
+  options?: Record<string, unknown>,
+): Post => ({
+  on: p,
+  body,
+  ...(assets.length > 0 ? { media: assets.map((a) => item(a)) } : {}),
+  ...(options ? { options } : {}),
+});
+const check = (v: Post, title?: string) => {
   const { on: p, ...rest } = v;
   return validatePostInput(
     { title, variants: [{ channel_id: on(p), ...rest }] },
@@ -115,12 +128,8 @@ describe('formatOf', () => {
 
 describe('instagram story and reel', () => {
   it('accepts a story of one image without a caption, and a reel of one video with one', () => {
-    expect(check({ on: 'instagram', body: '', media: [item(tall)], options: { format: 'story' } })).toEqual(
-      [],
-    );
-    expect(
-      check({ on: 'instagram', body: 'Our reel', media: [item(vertical)], options: { format: 'reel' } }),
-    ).toEqual([]);
+    expect(check(post('instagram', '', [tall], { format: 'story' }))).toEqual([]);
+    expect(check(post('instagram', 'Our reel', [vertical], { format: 'reel' }))).toEqual([]);
   });
 
   it('refuses a story with a caption, alt text, two items or a first comment', () => {
@@ -141,26 +150,24 @@ describe('instagram story and reel', () => {
   });
 
   it('takes a 9:16 story image that a feed post refuses (its own limits)', () => {
-    expect(check({ on: 'instagram', body: '', media: [item(tall)] })).toEqual([
+    expect(check(post('instagram', '', [tall]))).toEqual([
       ['/variants/0/media/0', 'unsupported_aspect_ratio'],
     ]);
   });
 
   it('refuses a reel that is an image, and one story video over 60 s', () => {
-    expect(check({ on: 'instagram', body: 'r', media: [item(photo)], options: { format: 'reel' } })).toEqual([
+    expect(check(post('instagram', 'r', [photo], { format: 'reel' }))).toEqual([
       ['/variants/0/media/0/type', 'unsupported_media'],
     ]);
-    expect(
-      check({ on: 'instagram', body: '', media: [item(tenMinutes)], options: { format: 'story' } }),
-    ).toEqual([['/variants/0/media/0', 'media_too_long']]);
+    expect(check(post('instagram', '', [tenMinutes], { format: 'story' }))).toEqual([
+      ['/variants/0/media/0', 'media_too_long'],
+    ]);
     // The same 10 minutes are a reel Instagram takes (3 s–15 min).
-    expect(
-      check({ on: 'instagram', body: 'r', media: [item(tenMinutes)], options: { format: 'reel' } }),
-    ).toEqual([]);
+    expect(check(post('instagram', 'r', [tenMinutes], { format: 'reel' }))).toEqual([]);
   });
 
   it('refuses a story without media once (the format says it, not twice)', () => {
-    expect(check({ on: 'instagram', body: '', options: { format: 'story' } })).toEqual([
+    expect(check(post('instagram', '', [], { format: 'story' }))).toEqual([
       ['/variants/0/media', 'media_required'],
     ]);
   });
@@ -168,72 +175,57 @@ describe('instagram story and reel', () => {
 
 describe('facebook story and reel', () => {
   it('accepts a story photo and a vertical reel of 30 s', () => {
-    expect(check({ on: 'facebook', body: '', media: [item(photo)], options: { format: 'story' } })).toEqual(
-      [],
-    );
-    expect(
-      check({ on: 'facebook', body: 'New reel', media: [item(vertical)], options: { format: 'reel' } }),
-    ).toEqual([]);
+    expect(check(post('facebook', '', [photo], { format: 'story' }))).toEqual([]);
+    expect(check(post('facebook', 'New reel', [vertical], { format: 'reel' }))).toEqual([]);
   });
 
   it('refuses a story with text, and a link with a story or a reel', () => {
-    expect(
-      check({
-        on: 'facebook',
-        body: 'text',
-        media: [item(photo)],
-        options: { format: 'story', link: 'https://a.example' },
-      }),
-    ).toEqual([
+    expect(check(post('facebook', 'text', [photo], { format: 'story', link: 'https://a.example' }))).toEqual([
       ['/variants/0/body', 'text_too_long'],
       ['/variants/0/options/link', 'invalid_option'],
     ]);
-    expect(
-      check({
-        on: 'facebook',
-        body: 'r',
-        media: [item(vertical)],
-        options: { format: 'reel', link: 'https://a.example' },
-      }),
-    ).toEqual([['/variants/0/options/link', 'invalid_option']]);
+    expect(check(post('facebook', 'r', [vertical], { format: 'reel', link: 'https://a.example' }))).toEqual([
+      ['/variants/0/options/link', 'invalid_option'],
+    ]);
   });
 
   it('refuses a reel that is landscape, too long, or under 540×960', () => {
-    expect(check({ on: 'facebook', body: 'r', media: [item(wide)], options: { format: 'reel' } })).toEqual([
+    expect(check(post('facebook', 'r', [wide], { format: 'reel' }))).toEqual([
       ['/variants/0/media/0', 'unsupported_aspect_ratio'],
     ]);
-    expect(
-      check({ on: 'facebook', body: 'r', media: [item(tenMinutes)], options: { format: 'reel' } }),
-    ).toEqual([['/variants/0/media/0', 'media_too_long']]);
-    expect(check({ on: 'facebook', body: 'r', media: [item(tiny)], options: { format: 'reel' } })).toEqual([
+    expect(check(post('facebook', 'r', [tenMinutes], { format: 'reel' }))).toEqual([
+      ['/variants/0/media/0', 'media_too_long'],
+    ]);
+    expect(check(post('facebook', 'r', [tiny], { format: 'reel' }))).toEqual([
       ['/variants/0/media/0', 'media_too_small'],
     ]);
     // A feed post takes the same landscape video.
-    expect(check({ on: 'facebook', body: 'r', media: [item(wide)] })).toEqual([]);
+    expect(check(post('facebook', 'r', [wide]))).toEqual([]);
   });
 });
 
 describe('youtube short, thumbnail and publish_at', () => {
   it('accepts a vertical Short of 30 s with a thumbnail and a future publish_at', () => {
     expect(
-      check({
-        on: 'youtube',
-        body: 'd',
-        media: [item(vertical)],
-        options: { format: 'short', thumbnail_url: thumb.url, publish_at: '2030-02-01T00:00:00Z' },
-      }),
+      check(
+        post('youtube', 'd', [vertical], {
+          format: 'short',
+          thumbnail_url: thumb.url,
+          publish_at: '2030-02-01T00:00:00Z',
+        }),
+      ),
     ).toEqual([]);
   });
 
   it('refuses a Short of 10 minutes and a landscape one', () => {
-    expect(
-      check({ on: 'youtube', body: 'd', media: [item(tenMinutes)], options: { format: 'short' } }),
-    ).toEqual([['/variants/0/media/0', 'media_too_long']]);
-    expect(check({ on: 'youtube', body: 'd', media: [item(wide)], options: { format: 'short' } })).toEqual([
+    expect(check(post('youtube', 'd', [tenMinutes], { format: 'short' }))).toEqual([
+      ['/variants/0/media/0', 'media_too_long'],
+    ]);
+    expect(check(post('youtube', 'd', [wide], { format: 'short' }))).toEqual([
       ['/variants/0/media/0', 'unsupported_aspect_ratio'],
     ]);
     // As a video, both are fine.
-    expect(check({ on: 'youtube', body: 'd', media: [item(tenMinutes)] })).toEqual([]);
+    expect(check(post('youtube', 'd', [tenMinutes]))).toEqual([]);
   });
 
   it('refuses a thumbnail that is no ready image of the org, or over 2 MB', () => {
@@ -242,9 +234,9 @@ describe('youtube short, thumbnail and publish_at', () => {
       vertical.url,
       bigThumb.url,
     ])
-      expect(
-        check({ on: 'youtube', body: 'd', media: [item(vertical)], options: { thumbnail_url: url } }),
-      ).toEqual([['/variants/0/options/thumbnail_url', 'invalid_option']]);
+      expect(check(post('youtube', 'd', [vertical], { thumbnail_url: url }))).toEqual([
+        ['/variants/0/options/thumbnail_url', 'invalid_option'],
+      ]);
   });
 
   it('reads the thumbnail asset with the media', () => {
@@ -256,75 +248,52 @@ describe('youtube short, thumbnail and publish_at', () => {
   });
 
   it('refuses a publish_at in the past, or with a privacy other than private', () => {
+    expect(check(post('youtube', 'd', [vertical], { publish_at: '2029-12-31T00:00:00Z' }))).toEqual([
+      ['/variants/0/options/publish_at', 'invalid_option'],
+    ]);
     expect(
-      check({
-        on: 'youtube',
-        body: 'd',
-        media: [item(vertical)],
-        options: { publish_at: '2029-12-31T00:00:00Z' },
-      }),
+      check(
+        post('youtube', 'd', [vertical], { publish_at: '2030-02-01T00:00:00Z', privacy_status: 'public' }),
+      ),
     ).toEqual([['/variants/0/options/publish_at', 'invalid_option']]);
     expect(
-      check({
-        on: 'youtube',
-        body: 'd',
-        media: [item(vertical)],
-        options: { publish_at: '2030-02-01T00:00:00Z', privacy_status: 'public' },
-      }),
-    ).toEqual([['/variants/0/options/publish_at', 'invalid_option']]);
-    expect(
-      check({
-        on: 'youtube',
-        body: 'd',
-        media: [item(vertical)],
-        options: { publish_at: '2030-02-01T00:00:00Z', privacy_status: 'private' },
-      }),
+      check(
+        post('youtube', 'd', [vertical], { publish_at: '2030-02-01T00:00:00Z', privacy_status: 'private' }),
+      ),
     ).toEqual([]);
   });
 });
 
 describe('linkedin document', () => {
   it('accepts one PDF with a title', () => {
-    expect(
-      check({
-        on: 'linkedin',
-        body: 'Our deck',
-        media: [item(pdf)],
-        options: { format: 'document', document_title: 'Q3' },
-      }),
-    ).toEqual([]);
+    expect(check(post('linkedin', 'Our deck', [pdf], { format: 'document', document_title: 'Q3' }))).toEqual(
+      [],
+    );
   });
 
   it('refuses a document post of an image, of none, of a PDF and an image, and over 300 pages', () => {
-    expect(
-      check({ on: 'linkedin', body: 'd', media: [item(photo)], options: { format: 'document' } }),
-    ).toEqual([['/variants/0/media/0/type', 'unsupported_media']]);
-    expect(check({ on: 'linkedin', body: 'd', options: { format: 'document' } })).toEqual([
+    expect(check(post('linkedin', 'd', [photo], { format: 'document' }))).toEqual([
+      ['/variants/0/media/0/type', 'unsupported_media'],
+    ]);
+    expect(check(post('linkedin', 'd', [], { format: 'document' }))).toEqual([
       ['/variants/0/media', 'media_required'],
     ]);
-    expect(
-      check({ on: 'linkedin', body: 'd', media: [item(pdf), item(photo)], options: { format: 'document' } }),
-    ).toEqual([
+    expect(check(post('linkedin', 'd', [pdf, photo], { format: 'document' }))).toEqual([
       ['/variants/0/media', 'too_many_media'],
       ['/variants/0/media/1/type', 'unsupported_media'],
     ]);
-    expect(
-      check({ on: 'linkedin', body: 'd', media: [item(longPdf)], options: { format: 'document' } }),
-    ).toEqual([['/variants/0/media/0', 'media_too_long']]);
+    expect(check(post('linkedin', 'd', [longPdf], { format: 'document' }))).toEqual([
+      ['/variants/0/media/0', 'media_too_long'],
+    ]);
   });
 
   it('refuses a PDF anywhere else, and document_title without the format', () => {
-    expect(
-      check({ on: 'linkedin', body: 'd', media: [item(pdf)], options: { document_title: 'Q3' } }),
-    ).toEqual([
+    expect(check(post('linkedin', 'd', [pdf], { document_title: 'Q3' }))).toEqual([
       ['/variants/0/media/0/type', 'unsupported_media'],
       ['/variants/0/options/document_title', 'invalid_option'],
     ]);
     for (const p of ['x', 'facebook', 'instagram'] as const)
-      expect(check({ on: p, body: 'd', media: [item(pdf)] }), p).toContainEqual([
-        '/variants/0/media/0/type',
-        'unsupported_media',
-      ]);
+      expect(check(post(p, 'd', [pdf])), p).toContainEqual(['/variants/0/media/0/type', 'unsupported_media']);
   });
 });
 
@@ -332,62 +301,60 @@ describe('polls', () => {
   const poll = { choices: ['Yes', 'No'], duration_minutes: 1440 };
   it('accepts a poll without media on x, mastodon, threads and linkedin', () => {
     for (const p of ['x', 'mastodon', 'threads', 'linkedin'] as const)
-      expect(check({ on: p, body: 'Which one?', options: { poll } }), p).toEqual([]);
+      expect(check(post(p, 'Which one?', [], { poll })), p).toEqual([]);
   });
 
   it('refuses a poll with media, and one choice (the schema)', () => {
     for (const p of ['x', 'mastodon', 'threads', 'linkedin'] as const)
-      expect(check({ on: p, body: 'Which one?', media: [item(photo)], options: { poll } }), p).toEqual([
+      expect(check(post(p, 'Which one?', [photo], { poll })), p).toEqual([
         ['/variants/0/media', 'too_many_media'],
       ]);
-    expect(check({ on: 'x', body: 'q', options: { poll: { choices: ['Only'] } } })).toEqual([
+    expect(check(post('x', 'q', [], { poll: { choices: ['Only'] } }))).toEqual([
       ['/variants/0/options/poll/choices', 'invalid_option'],
     ]);
   });
 
   it('refuses a poll where the platform has none', () => {
-    expect(check({ on: 'bluesky', body: 'q', options: { poll } })).toEqual([
+    expect(check(post('bluesky', 'q', [], { poll }))).toEqual([
       ['/variants/0/options/poll', 'invalid_option'],
     ]);
   });
 
   it("takes LinkedIn's question from the title, else the text, at most 140 characters", () => {
-    expect(check({ on: 'linkedin', body: 'x'.repeat(141), options: { poll } })).toEqual([
+    expect(check(post('linkedin', 'x'.repeat(141), [], { poll }))).toEqual([
       ['/variants/0/body', 'text_too_long'],
     ]);
-    expect(check({ on: 'linkedin', body: 'x'.repeat(141), options: { poll } }, 'Which one?')).toEqual([]);
-    expect(check({ on: 'linkedin', body: 'text', options: { poll } }, 'q'.repeat(141))).toEqual([
+    expect(check(post('linkedin', 'x'.repeat(141), [], { poll }), 'Which one?')).toEqual([]);
+    expect(check(post('linkedin', 'text', [], { poll }), 'q'.repeat(141))).toEqual([
       ['/title', 'text_too_long'],
     ]);
-    expect(check({ on: 'linkedin', body: ' ', options: { poll } })).toEqual([
-      ['/variants/0/body', 'too_short'],
-    ]);
+    expect(check(post('linkedin', ' ', [], { poll }))).toEqual([['/variants/0/body', 'too_short']]);
   });
 });
 
 describe('tiktok', () => {
   it('accepts inbox mode without the settings, and direct mode with them', () => {
+    expect(check(post('tiktok', 'v', [vertical], { post_mode: 'inbox' }))).toEqual([]);
     expect(
-      check({ on: 'tiktok', body: 'v', media: [item(vertical)], options: { post_mode: 'inbox' } }),
-    ).toEqual([]);
-    expect(
-      check({
-        on: 'tiktok',
-        body: 'v',
-        media: [item(vertical)],
-        options: { post_mode: 'direct', privacy_level: 'SELF_ONLY', disable_duet: true },
-      }),
+      check(
+        post('tiktok', 'v', [vertical], {
+          post_mode: 'direct',
+          privacy_level: 'SELF_ONLY',
+          disable_duet: true,
+        }),
+      ),
     ).toEqual([]);
   });
 
   it('refuses a privacy level or interaction setting in inbox mode', () => {
     expect(
-      check({
-        on: 'tiktok',
-        body: 'v',
-        media: [item(vertical)],
-        options: { post_mode: 'inbox', privacy_level: 'PUBLIC_TO_EVERYONE', disable_comment: true },
-      }),
+      check(
+        post('tiktok', 'v', [vertical], {
+          post_mode: 'inbox',
+          privacy_level: 'PUBLIC_TO_EVERYONE',
+          disable_comment: true,
+        }),
+      ),
     ).toEqual([
       ['/variants/0/options/privacy_level', 'invalid_option'],
       ['/variants/0/options/disable_comment', 'invalid_option'],
@@ -396,29 +363,22 @@ describe('tiktok', () => {
 
   it('refuses private branded content; takes it public', () => {
     const options = { brand_content: true, privacy_level: 'SELF_ONLY' };
-    expect(check({ on: 'tiktok', body: 'v', media: [item(vertical)], options })).toEqual([
+    expect(check(post('tiktok', 'v', [vertical], options))).toEqual([
       ['/variants/0/options/privacy_level', 'invalid_option'],
     ]);
     expect(
-      check({
-        on: 'tiktok',
-        body: 'v',
-        media: [item(vertical)],
-        options: { ...options, privacy_level: 'PUBLIC_TO_EVERYONE' },
-      }),
+      check(post('tiktok', 'v', [vertical], { ...options, privacy_level: 'PUBLIC_TO_EVERYONE' })),
     ).toEqual([]);
   });
 
   it('refuses a cover frame on a photo post, or past the end of the video', () => {
-    expect(
-      check({ on: 'tiktok', body: 'p', media: [item(photo)], options: { cover_timestamp_ms: 1000 } }),
-    ).toEqual([['/variants/0/options/cover_timestamp_ms', 'invalid_option']]);
-    expect(
-      check({ on: 'tiktok', body: 'v', media: [item(vertical)], options: { cover_timestamp_ms: 31_000 } }),
-    ).toEqual([['/variants/0/options/cover_timestamp_ms', 'invalid_option']]);
-    expect(
-      check({ on: 'tiktok', body: 'v', media: [item(vertical)], options: { cover_timestamp_ms: 1000 } }),
-    ).toEqual([]);
+    expect(check(post('tiktok', 'p', [photo], { cover_timestamp_ms: 1000 }))).toEqual([
+      ['/variants/0/options/cover_timestamp_ms', 'invalid_option'],
+    ]);
+    expect(check(post('tiktok', 'v', [vertical], { cover_timestamp_ms: 31_000 }))).toEqual([
+      ['/variants/0/options/cover_timestamp_ms', 'invalid_option'],
+    ]);
+    expect(check(post('tiktok', 'v', [vertical], { cover_timestamp_ms: 1000 }))).toEqual([]);
   });
 });
 
@@ -434,16 +394,9 @@ describe('checkFormat on its own', () => {
 
 describe('media_fit with a format', () => {
   it("fits a feed image, but a format's own limits stand (a rendition is planned from the platform's)", () => {
-    expect(
-      check({ on: 'instagram', body: 'a', media: [item(webp)], options: { media_fit: 'auto' } }),
-    ).toEqual([]);
-    expect(
-      check({
-        on: 'instagram',
-        body: '',
-        media: [item(webp)],
-        options: { format: 'story', media_fit: 'auto' },
-      }),
-    ).toEqual([['/variants/0/media/0', 'unsupported_format']]);
+    expect(check(post('instagram', 'a', [webp], { media_fit: 'auto' }))).toEqual([]);
+    expect(check(post('instagram', '', [webp], { format: 'story', media_fit: 'auto' }))).toEqual([
+      ['/variants/0/media/0', 'unsupported_format'],
+    ]);
   });
 });
