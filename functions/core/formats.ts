@@ -457,14 +457,11 @@ const tiktok: Check = (_platform, v, base, ctx) => {
       ),
     );
   if (o.cover_timestamp_ms !== undefined) {
+    const at = `${base}/options/cover_timestamp_ms`;
     const items = v.media ?? [];
     if (items.some((m) => m.type === 'image'))
       errors.push(
-        err(
-          `${base}/options/cover_timestamp_ms`,
-          'invalid_option',
-          'tiktok: cover_timestamp_ms picks a video frame; a photo post has none.',
-        ),
+        err(at, 'invalid_option', 'tiktok: cover_timestamp_ms picks a video frame; a photo post has none.'),
       );
     else if (typeof o.cover_timestamp_ms === 'number') {
       const asset = ctx.media.get(mediaIdFromUrl(items[0]?.url ?? '') ?? '');
@@ -472,7 +469,7 @@ const tiktok: Check = (_platform, v, base, ctx) => {
       if (sec !== null && sec !== undefined && o.cover_timestamp_ms > sec * 1000)
         errors.push(
           err(
-            `${base}/options/cover_timestamp_ms`,
+            at,
             'invalid_option',
             `tiktok: cover_timestamp_ms is past the end of the video (${Math.round(sec * 1000)} ms).`,
           ),

@@ -75,11 +75,14 @@ function mediaAssetErrors(
         message: `The asset is ${asset.kind}.`,
       });
     } else {
-      const at = { pointer: `${base}/${j}`, carousel: items.length > 1 };
+      const pointer = `${base}/${j}`;
+      const carousel = items.length > 1;
       const limits = formatMediaLimits(platform, format, asset.kind);
-      const refused = checkMediaFacts(platform, asset, at.pointer, { ...at, limits });
+      const refused = checkMediaFacts(platform, asset, pointer, { carousel, limits });
       // A rendition is planned from the platform's limits: a format's own (a story, a Short) stand.
-      errors.push(...(fit && !limits ? fittedErrors(platform, asset, refused, at) : refused));
+      errors.push(
+        ...(fit && !limits ? fittedErrors(platform, asset, refused, { pointer, carousel }) : refused),
+      );
     }
   });
   return errors;
