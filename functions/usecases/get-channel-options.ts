@@ -47,7 +47,7 @@ export async function getChannelOptions(
     liveChoices(channel, stored, now, admitted),
     channel.platform === 'tiktok' ? getPlatformAppInfo('tiktok') : Promise.resolve(undefined),
   ]);
-  const capabilities = capabilitiesOf(channel, app as { audited?: boolean } | null | undefined);
+  const capabilities = capabilitiesOf(channel, app);
   return {
     platform: channel.platform,
     capabilities,
