@@ -1,5 +1,4 @@
-import { createWriteStream } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -143,57 +142,11 @@ export async function putMediaObject(key: string, body: Uint8Array, contentType:
 }
 
 /**
- * A finished local file into the media bucket (renditions), a part at a time from the file: one
- * PutObject when it fits in a part, else a multipart upload (aborted on any failure). Either way
- * the key holds nothing until the whole file is there (S3 shows an object only once its PUT or
- * CompleteMultipartUpload is done).
+ * A finished local file into the media bucket (renditions), a part at a time from the file (putStream):
+ * the key holds nothing until the whole file is there.
  */
 export async function putMediaFile(key: string, filePath: string, contentType: string): Promise<void> {
-  const Bucket = bucketOf('media');
-  const file = await open(filePath, 'r');
-  let uploadId: string | undefined;
-  try {
-    const { size } = await file.stat();
-    const part = async (at: number) => {
-      const buf = Buffer.alloc(Math.min(UPLOAD_PART_BYTES, size - at));
-      await file.read(buf, 0, buf.length, at);
-      return buf;
-    };
-    if (size <= UPLOAD_PART_BYTES) {
-      await s3.send(
-        new PutObjectCommand({ Bucket, Key: key, Body: await part(0), ContentType: contentType }),
-      );
-      return;
-    }
-    uploadId = (
-      await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }))
-    ).UploadId;
-    const parts: Array<{ ETag: string; PartNumber: number }> = [];
-    for (let at = 0; at < size; at += UPLOAD_PART_BYTES) {
-      const PartNumber = parts.length + 1;
-      const res = await s3.send(
-        new UploadPartCommand({ Bucket, Key: key, UploadId: uploadId, PartNumber, Body: await part(at) }),
-      );
-      parts.push({ ETag: res.ETag ?? '', PartNumber });
-    }
-    await s3.send(
-      new CompleteMultipartUploadCommand({
-        Bucket,
-        Key: key,
-        UploadId: uploadId,
-        MultipartUpload: { Parts: parts },
-      }),
-    );
-    uploadId = undefined;
-  } catch (err) {
-    if (uploadId)
-      await s3
-        .send(new AbortMultipartUploadCommand({ Bucket, Key: key, UploadId: uploadId }))
-        .catch(() => undefined);
-    throw err;
-  } finally {
-    await file.close();
-  }
+  await putStream('media', key, contentType, createReadStream(filePath));
 }
 
 /** The probed upload into the media bucket (server-side copy; single copies go up to 5 GB). */
@@ -226,17 +179,20 @@ export async function deleteObject(b: BucketName, key: string): Promise<void> {
 export const UPLOAD_PART_BYTES = 8 * 1024 * 1024;
 
 /**
- * Streams bytes of unknown length into the upload bucket: one PutObject when they fit in a part,
- * else a multipart upload, a part at a time (aborted on any failure, so no parts linger). Answers
- * the size. `signal` stops it between parts.
+ * Streams bytes of unknown length into a bucket: one PutObject when they fit in a part, else a
+ * multipart upload, a part at a time (aborted on any failure, so no parts linger; S3 shows the
+ * object only once its PUT or CompleteMultipartUpload is done). Answers the size. `signal` stops it
+ * between parts. Each body is a Buffer of known length: a stream body would go aws-chunked, which
+ * the local stack's s3rver stores framed.
  */
-export async function putUploadStream(
+export async function putStream(
+  b: BucketName,
   key: string,
   contentType: string,
   chunks: AsyncIterable<Uint8Array>,
   signal?: AbortSignal,
 ): Promise<number> {
-  const Bucket = bucketOf('uploads');
+  const Bucket = bucketOf(b);
   let buffered: Uint8Array[] = [];
   let bufferedBytes = 0;
   let total = 0;

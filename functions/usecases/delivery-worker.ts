@@ -149,6 +149,18 @@ export async function deliver(
       }
       const channel = connected;
       const content = partContent(variant, part);
+      // The root's thumbnail (YouTube) is read with the part's media, in the same BatchGet: the
+      // reconcile needs it too (a video found uploaded has its steps finished there).
+      const thumbnail =
+        part.kind === 'root' && typeof variant.options.thumbnail_url === 'string'
+          ? [thumbnailRef(variant.options.thumbnail_url)]
+          : [];
+      const media = await mediaOf(
+        msg.org_id,
+        content.media,
+        fitFor(channel.platform, variant.options, warnings),
+        thumbnail,
+      );
       const ctx: PublishContext = {
         ...(part.kind === 'root' ? {} : { part, replyTo: replyRefs(delivery, part) }),
         channel: { id: channel.id, handle: channel.handle, platform: channel.platform },
@@ -156,7 +168,7 @@ export async function deliver(
         text: content.body,
         title: post.title,
         options: variant.options,
-        media: await mediaOf(msg.org_id, content.media, fitFor(channel.platform, variant.options, warnings)),
+        media: media.slice(0, content.media.length),
         idempotencyKey: partKey(`${post.id}.${channel.id}`, part),
         checkpoint: delivery.checkpoint ?? null,
         // While an earlier attempt is unresolved, lookups search from its start (a part's own:
@@ -181,9 +193,7 @@ export async function deliver(
           warnings.push({ code, detail });
         },
         app: appSettings,
-        ...(part.kind === 'root' && typeof variant.options.thumbnail_url === 'string'
-          ? { thumbnail: (await mediaOf(msg.org_id, [thumbnailRef(variant.options.thumbnail_url)]))[0] }
-          : {}),
+        ...(thumbnail.length ? { thumbnail: media[content.media.length] } : {}),
       };
       if (reconcileFirst) {
         reconcileFirst = false;
@@ -477,25 +487,30 @@ const thumbnailRef = (url: string): VariantRecord['media'][number] => ({ type: '
 // read from the media bucket by the asset's object key (not fetched through the public url). Videos
 // and audio only ever go by ranged reads or a stream: one of them in memory whole (up to 1 GiB) would
 // take the batch's other deliveries down with it.
+// `also`: more items read in the same BatchGet (the thumbnail), returned after `media` and never fitted.
 export async function mediaOf(
   orgId: string,
   media: VariantRecord['media'],
   fit?: MediaFit,
+  also: VariantRecord['media'] = [],
 ): Promise<MediaInput[]> {
-  if (!media.length) return [];
+  const items = also.length ? [...media, ...also] : media;
+  if (!items.length) return [];
   const assets = await getAssets(
     orgId,
-    media.map((m) => mediaIdFromUrl(m.url) ?? ''),
+    items.map((m) => mediaIdFromUrl(m.url) ?? ''),
   );
   // media_fit `auto`: the planned rendition of each item that needs one, made (or found) first.
   const renditions = fit
     ? await Promise.all(
-        assets.map((a) => (a?.status === 'ready' ? rendition(a, fit, media.length > 1) : null)),
+        assets
+          .slice(0, media.length)
+          .map((a) => (a?.status === 'ready' ? rendition(a, fit, media.length > 1) : null)),
       )
     : [];
   const done = renditions.filter((r) => r !== null).map((r) => r.summary);
   if (fit && done.length) fit.note(done.join('; '));
-  return media.map((m, i) => {
+  return items.map((m, i) => {
     const original = assets[i];
     const r = renditions[i];
     // The rendition stands in for the original: its key, type, size and public address.

@@ -1,5 +1,5 @@
 import { type FetchedMedia, fetchMedia, ImportRefusal } from '#adapters/media-fetch';
-import { deleteObject, putUploadStream } from '#adapters/media-store';
+import { deleteObject, putStream } from '#adapters/media-store';
 import { webhookAddressPolicy } from '#adapters/webhooks/policy';
 import { type FieldError, ValidationError } from '#core/errors';
 import { type MediaAssetRecord, posterKeyOf } from '#core/media';
@@ -69,7 +69,7 @@ export async function storeAndProbe(
   now: Date,
   signal: AbortSignal,
 ): Promise<MediaAssetRecord | null> {
-  const size = await putUploadStream(asset.upload_key, asset.content_type, fetched.chunks, signal);
+  const size = await putStream('uploads', asset.upload_key, asset.content_type, fetched.chunks, signal);
   return probeUpload(asset, size, now, signal);
 }
 

@@ -8,7 +8,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { putUploadStream, UPLOAD_PART_BYTES } from '#adapters/media-store';
+import { putStream, UPLOAD_PART_BYTES } from '#adapters/media-store';
 
 // Streamed uploads of fetched bytes (importMedia): one PutObject when they fit a part, else a
 // multipart upload holding one part at a time, aborted when the source fails.
@@ -32,9 +32,9 @@ beforeEach(() => {
   s3.on(AbortMultipartUploadCommand).resolves({});
 });
 
-describe('putUploadStream', () => {
+describe('putStream', () => {
   it('puts a small file in one PutObject', async () => {
-    expect(await putUploadStream(KEY, 'image/png', source([1000, 2000]))).toBe(3000);
+    expect(await putStream('uploads', KEY, 'image/png', source([1000, 2000]))).toBe(3000);
     const put = s3.commandCalls(PutObjectCommand)[0]?.args[0].input;
     expect(put).toMatchObject({ Bucket: 'herald-test-uploads', Key: KEY, ContentType: 'image/png' });
     expect((put?.Body as Buffer | undefined)?.length).toBe(3000);
@@ -43,7 +43,9 @@ describe('putUploadStream', () => {
 
   it('sends a large file in parts of 8 MiB, in order, and completes it', async () => {
     const half = UPLOAD_PART_BYTES / 2;
-    expect(await putUploadStream(KEY, 'video/mp4', source([half, half, half, 1000]))).toBe(3 * half + 1000);
+    expect(await putStream('uploads', KEY, 'video/mp4', source([half, half, half, 1000]))).toBe(
+      3 * half + 1000,
+    );
     const parts = s3.commandCalls(UploadPartCommand).map((c) => c.args[0].input);
     expect(parts.map((p) => [p.PartNumber, (p.Body as Buffer).length])).toEqual([
       [1, UPLOAD_PART_BYTES],
@@ -59,7 +61,7 @@ describe('putUploadStream', () => {
   });
 
   it('aborts the multipart upload when the source fails, leaving no parts', async () => {
-    const attempt = putUploadStream(KEY, 'video/mp4', source([UPLOAD_PART_BYTES, 10, 10], 2));
+    const attempt = putStream('uploads', KEY, 'video/mp4', source([UPLOAD_PART_BYTES, 10, 10], 2));
     await expect(attempt).rejects.toThrow(/broke off/);
     expect(s3.commandCalls(AbortMultipartUploadCommand)[0]?.args[0].input).toMatchObject({
       Key: KEY,
@@ -71,7 +73,7 @@ describe('putUploadStream', () => {
   it('stops between parts once its signal aborts', async () => {
     const stop = new AbortController();
     stop.abort();
-    await expect(putUploadStream(KEY, 'video/mp4', source([10]), stop.signal)).rejects.toThrow();
+    await expect(putStream('uploads', KEY, 'video/mp4', source([10]), stop.signal)).rejects.toThrow();
     expect(s3.commandCalls(PutObjectCommand)).toHaveLength(0);
   });
 });

@@ -1058,11 +1058,24 @@ describe('deliver: the platform app settings a connector honours', () => {
       filename: 't.jpg',
       size_bytes: 900,
     });
+    const video = mediaAsset({
+      id: fixedId('media', 2),
+      status: 'ready',
+      kind: 'video',
+      content_type: 'video/mp4',
+      filename: 'v.mp4',
+    });
     const p = publishing();
     const withThumb: PostRecord = {
       ...p,
       variants: p.variants.map((v) =>
-        v.channel_id === CH1.id ? { ...v, options: { thumbnail_url: asset.url } } : v,
+        v.channel_id === CH1.id
+          ? {
+              ...v,
+              media: [{ url: video.url, type: 'video', alt: '' }],
+              options: { thumbnail_url: asset.url },
+            }
+          : v,
       ),
     };
     memoryTable([
@@ -1071,6 +1084,7 @@ describe('deliver: the platform app settings a connector honours', () => {
       channelItem(CH2),
       { ...keys.channelCredentials(ORG_ID, CH1.id), credentials: { token: 'tok-1' } },
       mediaItem(asset),
+      mediaItem(video),
     ]);
     connector.publish.mockResolvedValue(RESULT);
     await deliver(MSG, clock);
@@ -1081,6 +1095,11 @@ describe('deliver: the platform app settings a connector honours', () => {
       filename: 't.jpg',
       sizeBytes: 900,
     });
+    // The thumbnail is not one of the part's media, and both are read in one BatchGet.
+    expect(ctxOf(connector.publish).media.map((m) => m.url)).toEqual([video.url]);
+    expect(
+      ddb.commandCalls(BatchGetCommand).filter((c) => JSON.stringify(c.args[0].input).includes('MEDIA#')),
+    ).toHaveLength(1);
   });
 
   it('no thumbnail_url, no thumbnail', async () => {
