@@ -106,7 +106,10 @@ describe('kill -9 right after an acknowledgement', () => {
 
 describe('kill -9 with work in flight and waiting', () => {
   it('delivers webhooks in flight and awaiting retry with the same webhook-id, delivers posts in flight and in backoff once, sends a post that fell due during the outage, and publishes the acknowledged ones of the crashes above once', async () => {
-    // Arrange: two endpoints; `hung` holds its first request open, `failing` answers 500 once.
+    // Arrange: the thread of the next test first (its hold is on item 2's text; the Mastodon hold
+    // below takes the next status of any text). Two endpoints; `hung` holds its first request
+    // open, `failing` answers 500 once.
+    thread = await arrangeThread();
     const t = await tenant(['bluesky', 'mastodon', 'x']);
     const hung = await webhookReceiver();
     const failing = await webhookReceiver();
@@ -259,44 +262,50 @@ function failFirstRequest(rx: WebhookReceiver) {
   };
 }
 
+/**
+ * The thread of the test below, arranged inside the test above so that one crash (and one wait for
+ * the delivery queue's visibility timeout) serves both: Mastodon takes item 2 (the first follow-up)
+ * and its answer never comes back; the stack is killed while the worker waits for it.
+ */
+async function arrangeThread() {
+  const t = await tenant(['mastodon']);
+  const stamp = Date.now();
+  const texts = [1, 2, 3, 4, 5].map((i) => `thread ${stamp} ${i}/5`);
+  const comment = `thread ${stamp} comment`;
+  await failPlatform('mastodon', {
+    status: 200,
+    pathPattern: '^/api/v1/statuses$',
+    bodyIncludes: texts[1],
+    holdAnswerMs: 600_000,
+  });
+  const created = await call<{ id: string }>('POST', '/v1/posts', t.key, {
+    variants: [
+      {
+        channel_id: t.channels.mastodon,
+        body: texts[0],
+        thread: texts.slice(1).map((body) => ({ body })),
+        first_comment: { body: comment },
+      },
+    ],
+    publish_now: true,
+  });
+  expect(created.status, created.text).toBe(201);
+  await until(
+    'item 2 to reach the platform',
+    async () => ((await countOn('mastodon', texts[1] as string)) === 1 ? true : undefined),
+    30_000,
+  );
+  return { t, stamp, texts, comment, postId: created.body.id };
+}
+let thread: Awaited<ReturnType<typeof arrangeThread>>;
+
 describe('kill -9 between the parts of a thread', () => {
   it('killed after item 2 of 5 was accepted by the platform, before it was recorded: each part on the platform once, in order', async () => {
-    // Arrange: Mastodon takes item 2 (the first follow-up) and its answer never comes back; the
-    // stack is killed while the worker waits for it.
-    const t = await tenant(['mastodon']);
-    const stamp = Date.now();
-    const texts = [1, 2, 3, 4, 5].map((i) => `thread ${stamp} ${i}/5`);
-    const comment = `thread ${stamp} comment`;
-    await failPlatform('mastodon', {
-      status: 200,
-      pathPattern: '^/api/v1/statuses$',
-      bodyIncludes: texts[1],
-      holdAnswerMs: 600_000,
-    });
-    const created = await call<{ id: string }>('POST', '/v1/posts', t.key, {
-      variants: [
-        {
-          channel_id: t.channels.mastodon,
-          body: texts[0],
-          thread: texts.slice(1).map((body) => ({ body })),
-          first_comment: { body: comment },
-        },
-      ],
-      publish_now: true,
-    });
-    expect(created.status, created.text).toBe(201);
-    await until(
-      'item 2 to reach the platform',
-      async () => ((await countOn('mastodon', texts[1] as string)) === 1 ? true : undefined),
-      30_000,
-    );
-
-    // Act
-    await crash.stack.kill();
-    await boot();
+    // Arranged and crashed in the test above.
+    const { t, stamp, texts, comment } = thread;
 
     // Assert: published, every part once, each a reply to the one before.
-    await until('the thread', published(t, created.body.id), 200_000);
+    await until('the thread', published(t, thread.postId), 200_000);
     const statuses = ((await fakeState('mastodon')).posts ?? []).filter((p) =>
       String(p.text).startsWith(`thread ${stamp} `),
     );
@@ -308,7 +317,7 @@ describe('kill -9 between the parts of a thread', () => {
     const post = (
       await call<{
         deliveries: Array<{ external_id: string; thread: Array<{ stage: string; external_id: string }> }>;
-      }>('GET', `/v1/posts/${created.body.id}`, t.key)
+      }>('GET', `/v1/posts/${thread.postId}`, t.key)
     ).body;
     expect(post.deliveries[0]?.thread.map((p) => [p.stage, p.external_id])).toEqual(
       statuses.slice(1, 5).map((p) => ['published', p.id]),
