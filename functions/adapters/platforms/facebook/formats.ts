@@ -2,7 +2,7 @@ import { parseJson, platformUrl, request } from '../http.ts';
 import { channelAuth, GRAPH_VERSION, type GraphClient, listEdge } from '../meta/client.ts';
 import { graphError } from '../meta/errors.ts';
 import { bestEffort, found } from '../meta/publish.ts';
-import { sleep } from '../support.ts';
+import { type Backoff, backoff, pollWithin } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { UPLOAD_REQUEST_MS } from '../upload.ts';
 
@@ -34,7 +34,7 @@ const WEB = 'https://www.facebook.com';
  * with the transfer's own UPLOAD_REQUEST_MS it stays within the worker's 60 s. Past it, the next
  * attempt resumes the same session.
  */
-export const uploadPolling = { firstDelayMs: 1000, maxDelayMs: 4000, budgetMs: 10_000 };
+export const uploadPolling: Backoff = { firstDelayMs: 1000, maxDelayMs: 4000, budgetMs: 10_000 };
 
 export type FacebookFormat = 'feed' | 'story' | 'reel';
 
@@ -148,25 +148,16 @@ async function transfer(ctx: PublishContext, cp: PhaseCheckpoint, video: MediaIn
 
 /** Waits for the transfer to be complete (processing may go on after finish). */
 async function awaitUpload(s: Session, videoId: string): Promise<void> {
-  const started = Date.now();
-  let delay = uploadPolling.firstDelayMs;
-  for (;;) {
+  const done = await pollWithin(backoff(uploadPolling), async () => {
     const st = await videoStatus(s, videoId);
     if (!st) throw new PlatformError('system', `${PLATFORM}: video ${videoId} can no longer be read`);
     if (failed(st)) throw mediaFailure(videoId, st);
-    if (st.uploading_phase?.status === 'complete' || st.video_status === 'upload_complete') return;
-    if (Date.now() - started + delay > uploadPolling.budgetMs) {
-      throw new PlatformError(
-        'system',
-        `${PLATFORM}: video ${videoId} still uploading; resuming next attempt`,
-        {
-          retryAfterSeconds: 30,
-        },
-      );
-    }
-    await sleep(delay);
-    delay = Math.min(uploadPolling.maxDelayMs, delay * 2);
-  }
+    return st.uploading_phase?.status === 'complete' || st.video_status === 'upload_complete' || undefined;
+  });
+  if (done) return;
+  throw new PlatformError('system', `${PLATFORM}: video ${videoId} still uploading; resuming next attempt`, {
+    retryAfterSeconds: 30,
+  });
 }
 
 /** Start (or resume) a video's upload session on `edge`, transfer the file, and wait for it. */

@@ -1,4 +1,4 @@
-import { outcomeUnknown, searchFrom, sleep } from '../support.ts';
+import { type Backoff, backoff, outcomeUnknown, pollWithin, searchFrom } from '../support.ts';
 import {
   type Connector,
   type MediaInput,
@@ -90,7 +90,7 @@ export interface ContainerState {
  * a minute for up to five minutes; a Lambda attempt should not block that long, so we back off up to
  * a budget and then hand the container (kept in the checkpoint) to the next attempt.
  */
-export const containerPolling = { firstDelayMs: 1000, maxDelayMs: 10_000, budgetMs: 60_000 };
+export const containerPolling: Backoff = { firstDelayMs: 1000, maxDelayMs: 10_000, budgetMs: 60_000 };
 
 export function asContainerStatus(value: unknown): ContainerStatus | undefined {
   return value === 'IN_PROGRESS' ||
@@ -108,9 +108,7 @@ export async function waitForContainer(
   id: string,
   read: () => Promise<ContainerState>,
 ): Promise<'FINISHED' | 'PUBLISHED'> {
-  const started = Date.now();
-  let delay = containerPolling.firstDelayMs;
-  for (;;) {
+  const done = await pollWithin(backoff(containerPolling), async () => {
     const state = await read();
     if (state.status === 'FINISHED' || state.status === 'PUBLISHED') return state.status;
     if (state.status === 'ERROR') {
@@ -126,18 +124,16 @@ export async function waitForContainer(
       // Not published within 24 hours; the next attempt makes a new one.
       throw new PlatformError('system', `${platform}: container ${id} expired before publishing`);
     }
-    if (Date.now() - started + delay > containerPolling.budgetMs) {
-      throw new PlatformError(
-        'system',
-        `${platform}: container ${id} still processing; resuming on the next attempt`,
-        {
-          retryAfterSeconds: 60,
-        },
-      );
-    }
-    await sleep(delay);
-    delay = Math.min(containerPolling.maxDelayMs, delay * 2);
-  }
+    return undefined;
+  });
+  if (done) return done;
+  throw new PlatformError(
+    'system',
+    `${platform}: container ${id} still processing; resuming on the next attempt`,
+    {
+      retryAfterSeconds: 60,
+    },
+  );
 }
 
 /** The checkpoint Threads and Instagram keep: the container that will be (or was) published. */
