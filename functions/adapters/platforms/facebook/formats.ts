@@ -49,11 +49,8 @@ export interface PhaseCheckpoint {
   /** The video's (reels, video stories) or the unpublished photo's (photo stories) id. */
   media_id: string;
   upload_url?: string;
-  /** The transfer answered success. */
-  uploaded?: boolean;
   /** Saved right before finish / photo_stories: that step may have happened. */
   finishing?: boolean;
-  created_at: string;
 }
 
 export function readPhaseCheckpoint(cp: Record<string, unknown> | null): PhaseCheckpoint | null {
@@ -63,9 +60,7 @@ export function readPhaseCheckpoint(cp: Record<string, unknown> | null): PhaseCh
     kind: cp.kind,
     media_id: cp.media_id,
     ...(typeof cp.upload_url === 'string' ? { upload_url: cp.upload_url } : {}),
-    uploaded: cp.uploaded === true,
     finishing: cp.finishing === true,
-    created_at: typeof cp.created_at === 'string' ? cp.created_at : new Date(0).toISOString(),
   };
 }
 
@@ -176,12 +171,7 @@ async function uploadVideo(
     const started = await s.client.post<{ video_id: string; upload_url: string }>(`/${s.pageId}/${edge}`, {
       upload_phase: 'start',
     });
-    cp = {
-      kind,
-      media_id: String(started.video_id),
-      upload_url: started.upload_url,
-      created_at: new Date().toISOString(),
-    };
+    cp = { kind, media_id: String(started.video_id), upload_url: started.upload_url };
     st = null;
     await ctx.saveCheckpoint({ ...cp });
   }
@@ -191,11 +181,8 @@ async function uploadVideo(
     st?.uploading_phase?.status === 'in_progress' ||
     st?.video_status === 'upload_complete';
   if (!done && !cp.upload_url) cp = { ...cp, upload_url: ruploadUrl(cp.media_id) };
-  if (!done) {
-    await transfer(ctx, cp, video);
-    cp = { ...cp, uploaded: true };
-    await ctx.saveCheckpoint({ ...cp });
-  }
+  // Not recorded: a retry asks the video's status whether the transfer happened.
+  if (!done) await transfer(ctx, cp, video);
   await awaitUpload(s, cp.media_id);
   return cp;
 }
@@ -219,7 +206,7 @@ export async function publishReel(
     if (st && finished(st)) return found(prior.media_id, reelUrl(prior.media_id));
   }
   const cp = await uploadVideo(s, ctx, 'reel', 'video_reels', video, prior);
-  await ctx.saveCheckpoint({ ...cp, finishing: true, created_at: new Date().toISOString() });
+  await ctx.saveCheckpoint({ ...cp, finishing: true });
   await s.client.post(`/${s.pageId}/video_reels`, {
     upload_phase: 'finish',
     video_id: cp.media_id,
@@ -263,7 +250,7 @@ export async function publishStory(
   }
   if (kind === 'video_story') {
     const cp = await uploadVideo(s, ctx, kind, 'video_stories', m, prior);
-    await ctx.saveCheckpoint({ ...cp, finishing: true, created_at: new Date().toISOString() });
+    await ctx.saveCheckpoint({ ...cp, finishing: true });
     const res = await s.client.post<{ post_id?: string }>(`/${s.pageId}/video_stories`, {
       upload_phase: 'finish',
       video_id: cp.media_id,
@@ -279,12 +266,7 @@ export async function publishStory(
     });
     photoId = photo.id;
   }
-  await ctx.saveCheckpoint({
-    kind,
-    media_id: photoId,
-    finishing: true,
-    created_at: new Date().toISOString(),
-  } satisfies PhaseCheckpoint);
+  await ctx.saveCheckpoint({ kind, media_id: photoId, finishing: true } satisfies PhaseCheckpoint);
   const res = await s.client.post<{ post_id?: string }>(`/${s.pageId}/photo_stories`, { photo_id: photoId });
   return storyResult(s, String(res.post_id ?? photoId), photoId);
 }
