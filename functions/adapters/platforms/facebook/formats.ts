@@ -1,7 +1,7 @@
 import { parseJson, platformUrl, request } from '../http.ts';
 import { channelAuth, GRAPH_VERSION, type GraphClient, listEdge } from '../meta/client.ts';
 import { graphError } from '../meta/errors.ts';
-import { bestEffort, found } from '../meta/publish.ts';
+import { bestEffort, found, singleItem } from '../meta/publish.ts';
 import { type Backoff, backoff, pollWithin } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { UPLOAD_REQUEST_MS } from '../upload.ts';
@@ -36,13 +36,6 @@ const WEB = 'https://www.facebook.com';
  */
 export const uploadPolling: Backoff = { firstDelayMs: 1000, maxDelayMs: 4000, budgetMs: 10_000 };
 
-export type FacebookFormat = 'feed' | 'story' | 'reel';
-
-export function formatOf(ctx: Pick<PublishContext, 'options'>): FacebookFormat {
-  const f = ctx.options.format;
-  return f === 'story' || f === 'reel' ? f : 'feed';
-}
-
 /** What a reel or story attempt keeps between attempts. */
 export interface PhaseCheckpoint {
   kind: 'reel' | 'video_story' | 'photo_story';
@@ -67,19 +60,6 @@ export function readPhaseCheckpoint(cp: Record<string, unknown> | null): PhaseCh
 interface Session {
   client: GraphClient;
   pageId: string;
-}
-
-const refuse = (message: string) =>
-  new PlatformError('user_content', `${PLATFORM}: ${message}`, { retryable: false });
-
-/** A reel or story is one item and no text on a story; createPost checks the same (core/formats.ts). */
-function single(ctx: PublishContext, format: 'story' | 'reel'): MediaInput {
-  const [m, ...rest] = ctx.media;
-  if (!m || rest.length) throw refuse(`a ${format} is one ${format === 'reel' ? 'video' : 'image or video'}`);
-  if (m.type !== 'image' && m.type !== 'video') throw refuse(`${m.type} attachments are not supported`);
-  if (format === 'reel' && m.type !== 'video') throw refuse('a reel is a video');
-  if (format === 'story' && ctx.text.trim()) throw refuse('a story takes no text');
-  return m;
 }
 
 // ---- The video's phases --------------------------------------------------------------------
@@ -200,7 +180,7 @@ export async function publishReel(
   ctx: PublishContext,
   prior: PhaseCheckpoint | null,
 ): Promise<PublishResult> {
-  const video = single(ctx, 'reel');
+  const video = singleItem(PLATFORM, ctx, 'reel');
   if (prior?.kind === 'reel' && prior.finishing) {
     const st = await videoStatus(s, prior.media_id);
     if (st && finished(st)) return found(prior.media_id, reelUrl(prior.media_id));
@@ -242,7 +222,7 @@ export async function publishStory(
   ctx: PublishContext,
   prior: PhaseCheckpoint | null,
 ): Promise<PublishResult> {
-  const m = single(ctx, 'story');
+  const m = singleItem(PLATFORM, ctx, 'story');
   const kind = m.type === 'video' ? 'video_story' : 'photo_story';
   if (prior?.kind === kind && prior.finishing) {
     const earlier = await storyOf(s, prior.media_id);

@@ -14,6 +14,28 @@ import { type GraphClient, listEdge, type Params } from './client.ts';
 // checkpoint, which is how a retry knows whether the earlier attempt got through. Facebook Pages
 // posts directly and finds an earlier attempt's post by looking (findPost).
 
+// ---- Formats (Instagram, Facebook Pages) ----------------------------------------------------
+
+export type MetaFormat = 'feed' | 'story' | 'reel';
+
+/** The post's `options.format` on Instagram or a Facebook Page: feed unless story or reel. */
+export function metaFormat(ctx: Pick<PublishContext, 'options'>): MetaFormat {
+  const f = ctx.options.format;
+  return f === 'story' || f === 'reel' ? f : 'feed';
+}
+
+/** A story or a reel is one item (a reel's a video), a story without text; as createPost checks (core/formats.ts). */
+export function singleItem(platform: string, ctx: PublishContext, format: 'story' | 'reel'): MediaInput {
+  const refuse = (message: string) =>
+    new PlatformError('user_content', `${platform}: ${message}`, { retryable: false });
+  const [m, ...rest] = ctx.media;
+  if (!m || rest.length) throw refuse(`a ${format} is one ${format === 'reel' ? 'video' : 'image or video'}`);
+  if (m.type !== 'image' && m.type !== 'video') throw refuse(`${m.type} attachments are not supported`);
+  if (format === 'reel' && m.type !== 'video') throw refuse('a reel is a video');
+  if (format === 'story' && ctx.text.trim()) throw refuse('a story takes no text');
+  return m;
+}
+
 // ---- Finding a post an earlier attempt made ---------------------------------------------------
 
 /** Epoch seconds to search from: the earlier of the attempt and the checkpoint, minus clock slack. */
