@@ -1,21 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../bin/local/services.ts';
-import { PLATFORMS } from '../../functions/core/constants.ts';
-import { type RunningStack, startLocalStack } from '../support/local-stack.ts';
-import {
-  ALL_SCOPES,
-  CREDENTIALS,
-  failPlatform,
-  fakeState,
-  type WebhookReceiver,
-  webhookReceiver,
-} from './helpers.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CrashStack, sleep, type Tenant } from './crash-stack.ts';
+import { failPlatform, fakeState, type WebhookReceiver, webhookReceiver } from './helpers.ts';
 
 // The local stack loses nothing to a crash: its own stack on its own data directory, killed with
 // SIGKILL to the whole process group (the JVM of DynamoDB Local included) at the moments that
@@ -24,14 +12,10 @@ import {
 // and nothing acknowledged is lost.
 
 type Json = Record<string, unknown>;
-const root = resolve(import.meta.dirname, '../..');
-const run = promisify(execFile);
-const verbose = Boolean(process.env.HERALD_E2E_VERBOSE);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-let dir = '';
-let port = 0;
-let stack: RunningStack;
+const crash = new CrashStack();
+const call = crash.call.bind(crash);
+const until = crash.until.bind(crash);
+const tenant = crash.tenant.bind(crash);
 /** When the stack last printed `herald ready` (the restart's end). */
 let readyAt = 0;
 /** Measured for BENCHMARKS.md (`npm run bench`, part `recovery`, sets HERALD_RECOVERY_REPORT). */
@@ -42,90 +26,9 @@ const report: { restartsMs: number[]; afterReadyMs: Record<string, number> } = {
 
 async function boot(timeScale = 1) {
   const began = Date.now();
-  const fakes = inject('fakesOrigin');
-  stack = await startLocalStack(
-    {
-      ...Object.fromEntries(
-        PLATFORMS.map((p) => [`HERALD_PLATFORM_${p.toUpperCase()}_URL`, `${fakes}/${p}`]),
-      ),
-      HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
-      HERALD_TIME_SCALE: String(timeScale),
-    },
-    verbose,
-    { dataDir: dir, port, detached: true },
-  );
+  await crash.boot({ HERALD_TIME_SCALE: String(timeScale) });
   readyAt = Date.now();
   report.restartsMs.push(readyAt - began);
-}
-
-async function call<T = Json>(method: string, path: string, key: string, body?: unknown) {
-  const res = await fetch(`${stack.baseUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T, text };
-}
-
-async function admin(...args: string[]): Promise<Json> {
-  const { stdout } = await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], {
-    env: { ...process.env, HERALD_DATA_DIR: dir },
-    cwd: root,
-  });
-  return JSON.parse(stdout) as Json;
-}
-
-interface Tenant {
-  key: string;
-  channels: Record<string, string>;
-}
-
-async function tenant(platforms: string[]): Promise<Tenant> {
-  const created = await admin(
-    'org',
-    'create',
-    '--name',
-    'Crash',
-    '--plan',
-    'agency',
-    '--owner-email',
-    `o${Date.now()}@e2e.test`,
-  );
-  const orgId = (created.org as Json).id as string;
-  const ownerId = (created.owner as Json).id as string;
-  const key = (await admin('key', 'mint', '--org', orgId, '--by', ownerId, '--scopes', ALL_SCOPES))
-    .key as string;
-  await admin('settings', 'set', '--org', orgId, '--by', ownerId, '--dangerous-ops', 'on');
-  const channels: Record<string, string> = {};
-  for (const p of platforms)
-    channels[p] = (
-      await admin(
-        'channel',
-        'connect',
-        '--org',
-        orgId,
-        '--platform',
-        p,
-        '--credentials',
-        JSON.stringify(CREDENTIALS[p]),
-      )
-    ).id as string;
-  return { key, channels };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n${stack.output().slice(-3000)}`);
-    await sleep(200);
-  }
 }
 
 const postOf = async (t: Tenant, id: string) =>
@@ -136,14 +39,12 @@ const countOn = async (platform: string, text: string) =>
   ((await fakeState(platform)).posts ?? []).filter((p) => JSON.stringify(p).includes(text)).length;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'herald-crash-'));
-  port = await freePort();
+  await crash.open('herald-crash-');
   await boot();
 }, 120_000);
 
 afterAll(async () => {
-  await stack?.kill();
-  rmSync(dir, { recursive: true, force: true });
+  await crash.close();
   if (process.env.HERALD_RECOVERY_REPORT)
     writeFileSync(process.env.HERALD_RECOVERY_REPORT, JSON.stringify(report));
 });
@@ -172,7 +73,7 @@ describe('kill -9 right after an acknowledgement', () => {
         if (killed) return;
         killed = true;
         // At once, in the callback of the first acknowledgement: the race is a few milliseconds wide.
-        process.kill(-stack.pid, 'SIGKILL');
+        process.kill(-crash.stack.pid, 'SIGKILL');
       };
       const creating = [0, 1, 2, 3].map(async (s) => {
         for (let i = 0; !killed; i++) {
@@ -195,7 +96,7 @@ describe('kill -9 right after an acknowledgement', () => {
         }
       });
       await Promise.all([...creating, ...publishing]);
-      await stack.kill();
+      await crash.stack.kill();
       await boot();
       for (const a of acked) expect((await postOf(t, a.id)).status, a.text).not.toBe('draft');
     }
@@ -205,7 +106,10 @@ describe('kill -9 right after an acknowledgement', () => {
 
 describe('kill -9 with work in flight and waiting', () => {
   it('delivers webhooks in flight and awaiting retry with the same webhook-id, delivers posts in flight and in backoff once, sends a post that fell due during the outage, and publishes the acknowledged ones of the crashes above once', async () => {
-    // Arrange: two endpoints; `hung` holds its first request open, `failing` answers 500 once.
+    // Arrange: the thread of the next test first (its hold is on item 2's text; the Mastodon hold
+    // below takes the next status of any text). Two endpoints; `hung` holds its first request
+    // open, `failing` answers 500 once.
+    thread = await arrangeThread();
     const t = await tenant(['bluesky', 'mastodon', 'x']);
     const hung = await webhookReceiver();
     const failing = await webhookReceiver();
@@ -279,7 +183,7 @@ describe('kill -9 with work in flight and waiting', () => {
     expect((await postOf(t, due)).status).toBe('scheduled');
 
     // Act
-    await stack.kill();
+    await crash.stack.kill();
     // Down until the scheduled post is due.
     await sleep(Math.max(0, stamp + 4_500 - Date.now()));
     await boot();
@@ -358,44 +262,50 @@ function failFirstRequest(rx: WebhookReceiver) {
   };
 }
 
+/**
+ * The thread of the test below, arranged inside the test above so that one crash (and one wait for
+ * the delivery queue's visibility timeout) serves both: Mastodon takes item 2 (the first follow-up)
+ * and its answer never comes back; the stack is killed while the worker waits for it.
+ */
+async function arrangeThread() {
+  const t = await tenant(['mastodon']);
+  const stamp = Date.now();
+  const texts = [1, 2, 3, 4, 5].map((i) => `thread ${stamp} ${i}/5`);
+  const comment = `thread ${stamp} comment`;
+  await failPlatform('mastodon', {
+    status: 200,
+    pathPattern: '^/api/v1/statuses$',
+    bodyIncludes: texts[1],
+    holdAnswerMs: 600_000,
+  });
+  const created = await call<{ id: string }>('POST', '/v1/posts', t.key, {
+    variants: [
+      {
+        channel_id: t.channels.mastodon,
+        body: texts[0],
+        thread: texts.slice(1).map((body) => ({ body })),
+        first_comment: { body: comment },
+      },
+    ],
+    publish_now: true,
+  });
+  expect(created.status, created.text).toBe(201);
+  await until(
+    'item 2 to reach the platform',
+    async () => ((await countOn('mastodon', texts[1] as string)) === 1 ? true : undefined),
+    30_000,
+  );
+  return { t, stamp, texts, comment, postId: created.body.id };
+}
+let thread: Awaited<ReturnType<typeof arrangeThread>>;
+
 describe('kill -9 between the parts of a thread', () => {
   it('killed after item 2 of 5 was accepted by the platform, before it was recorded: each part on the platform once, in order', async () => {
-    // Arrange: Mastodon takes item 2 (the first follow-up) and its answer never comes back; the
-    // stack is killed while the worker waits for it.
-    const t = await tenant(['mastodon']);
-    const stamp = Date.now();
-    const texts = [1, 2, 3, 4, 5].map((i) => `thread ${stamp} ${i}/5`);
-    const comment = `thread ${stamp} comment`;
-    await failPlatform('mastodon', {
-      status: 200,
-      pathPattern: '^/api/v1/statuses$',
-      bodyIncludes: texts[1],
-      holdAnswerMs: 600_000,
-    });
-    const created = await call<{ id: string }>('POST', '/v1/posts', t.key, {
-      variants: [
-        {
-          channel_id: t.channels.mastodon,
-          body: texts[0],
-          thread: texts.slice(1).map((body) => ({ body })),
-          first_comment: { body: comment },
-        },
-      ],
-      publish_now: true,
-    });
-    expect(created.status, created.text).toBe(201);
-    await until(
-      'item 2 to reach the platform',
-      async () => ((await countOn('mastodon', texts[1] as string)) === 1 ? true : undefined),
-      30_000,
-    );
-
-    // Act
-    await stack.kill();
-    await boot();
+    // Arranged and crashed in the test above.
+    const { t, stamp, texts, comment } = thread;
 
     // Assert: published, every part once, each a reply to the one before.
-    await until('the thread', published(t, created.body.id), 200_000);
+    await until('the thread', published(t, thread.postId), 200_000);
     const statuses = ((await fakeState('mastodon')).posts ?? []).filter((p) =>
       String(p.text).startsWith(`thread ${stamp} `),
     );
@@ -407,7 +317,7 @@ describe('kill -9 between the parts of a thread', () => {
     const post = (
       await call<{
         deliveries: Array<{ external_id: string; thread: Array<{ stage: string; external_id: string }> }>;
-      }>('GET', `/v1/posts/${created.body.id}`, t.key)
+      }>('GET', `/v1/posts/${thread.postId}`, t.key)
     ).body;
     expect(post.deliveries[0]?.thread.map((p) => [p.stage, p.external_id])).toEqual(
       statuses.slice(1, 5).map((p) => ['published', p.id]),
@@ -418,7 +328,7 @@ describe('kill -9 between the parts of a thread', () => {
 describe('kill -9 during the failure ladder’s wait', () => {
   it('resumes the ladder: the endpoint is warned once and disabled on time', async () => {
     // Arrange: 72 h of ladder in ≈ 26 s (time scale 0.0001); an endpoint that always answers 500.
-    await stack.kill();
+    await crash.stack.kill();
     await boot(0.0001);
     const t = await tenant(['bluesky']);
     const rx = await webhookReceiver(500);
@@ -445,7 +355,7 @@ describe('kill -9 during the failure ladder’s wait', () => {
       20_000,
     );
     const ladder = () =>
-      JSON.parse(readFileSync(join(dir, 'step-functions.json'), 'utf8')) as Array<{
+      JSON.parse(readFileSync(join(crash.dir, 'step-functions.json'), 'utf8')) as Array<{
         status: string;
         input: string;
       }>;
@@ -456,8 +366,8 @@ describe('kill -9 during the failure ladder’s wait', () => {
     );
 
     // Act: crash while it waits for the warning (24 h ≈ 8.6 s after failing_since).
-    await stack.kill();
-    const emailsBefore = (stack.output().match(/\[aws\] email to/g) ?? []).length;
+    await crash.stack.kill();
+    const emailsBefore = (crash.stack.output().match(/\[aws\] email to/g) ?? []).length;
     await boot(0.0001);
 
     // Assert
@@ -472,7 +382,7 @@ describe('kill -9 during the failure ladder’s wait', () => {
     );
     expect(Date.now() - Date.parse(failingSince)).toBeGreaterThanOrEqual(72 * 3600 * 1000 * 0.0001 - 1_000);
     expect(emailsBefore).toBe(0);
-    expect((stack.output().match(/\[aws\] email to/g) ?? []).length).toBe(1);
+    expect((crash.stack.output().match(/\[aws\] email to/g) ?? []).length).toBe(1);
     expect(
       ladder()
         .filter((e) => e.input.includes(ep))
@@ -483,7 +393,7 @@ describe('kill -9 during the failure ladder’s wait', () => {
 
 describe('what listens', () => {
   it('binds every socket of the stack to loopback, except DynamoDB Local (which has no host option)', () => {
-    const pids = descendants(stack.pid);
+    const pids = descendants(crash.stack.pid);
     const listening = pids.flatMap((pid) =>
       listeningSockets(pid).map((s) => ({ pid, ...s, exe: exeOf(pid) })),
     );
@@ -496,7 +406,7 @@ describe('what listens', () => {
   });
 
   it('serves no Herald table to a DynamoDB client without the data directory’s key', async () => {
-    const info = JSON.parse(readFileSync(join(dir, 'stack.json'), 'utf8')) as {
+    const info = JSON.parse(readFileSync(join(crash.dir, 'stack.json'), 'utf8')) as {
       dynamodbEndpoint: string;
       dynamodbCredentials: { accessKeyId: string; secretAccessKey: string };
     };

@@ -1,79 +1,26 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpegPath } from '#adapters/media-tools';
-import { freePort } from '../../bin/local/services.ts';
-import { PLATFORMS } from '../../functions/core/constants.ts';
-import { type RunningStack, startLocalStack } from '../support/local-stack.ts';
-import { ALL_SCOPES, CREDENTIALS, failPlatform, fakeState } from './helpers.ts';
+import { CrashStack } from './crash-stack.ts';
+import { failPlatform, fakeState } from './helpers.ts';
 
 // A Facebook reel's upload phases killed in between: the local stack on its own data directory is
 // killed with SIGKILL (its whole process group) while the worker waits for the platform's answer of
 // one phase — the transfer, or the finish — which the platform carried out; started again on the
 // same data, the delivery resumes from its checkpoint. Either way the Page has exactly one reel,
-// made from one upload session.
+// made from one upload session. Both cases are set up before one crash: each comes back after the
+// delivery queue's visibility timeout (two minutes locally), which they then wait out together.
 
 type Json = Record<string, unknown>;
-const root = resolve(import.meta.dirname, '../..');
-const run = promisify(execFile);
-const verbose = Boolean(process.env.HERALD_E2E_VERBOSE);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-let dir = '';
-let port = 0;
-let stack: RunningStack;
+const crash = new CrashStack();
+const until = crash.until.bind(crash);
 let key = '';
 let channel = '';
 let video = '';
-
-async function boot() {
-  const fakes = inject('fakesOrigin');
-  stack = await startLocalStack(
-    {
-      ...Object.fromEntries(
-        PLATFORMS.map((p) => [`HERALD_PLATFORM_${p.toUpperCase()}_URL`, `${fakes}/${p}`]),
-      ),
-      HERALD_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
-    },
-    verbose,
-    { dataDir: dir, port, detached: true },
-  );
-}
-
-async function call<T = Json>(method: string, path: string, body?: unknown) {
-  const res = await fetch(`${stack.baseUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T, text };
-}
-
-async function admin(...args: string[]): Promise<Json> {
-  const { stdout } = await run(process.execPath, [join(root, 'bin/herald.js'), ...args, '--json'], {
-    env: { ...process.env, HERALD_DATA_DIR: dir },
-    cwd: root,
-  });
-  return JSON.parse(stdout) as Json;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}\n${stack.output().slice(-3000)}`);
-    await sleep(200);
-  }
-}
+const call = <T = Json>(method: string, path: string, body?: unknown) =>
+  crash.call<T>(method, path, key, body);
 
 /** A vertical video asset of this stack; its public URL and id. */
 async function upload(): Promise<{ url: string; id: string }> {
@@ -100,8 +47,8 @@ const ofAsset = (rows: Json[] | null, id: string) =>
   (rows ?? []).filter((r) => JSON.stringify(r).includes(id));
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'herald-reel-crash-'));
-  video = join(dir, 'vertical.mp4');
+  await crash.open('herald-reel-crash-');
+  video = join(crash.dir, 'vertical.mp4');
   execFileSync(
     ffmpegPath(),
     [
@@ -124,39 +71,14 @@ beforeAll(async () => {
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
-  port = await freePort();
-  await boot();
-  const created = await admin(
-    'org',
-    'create',
-    '--name',
-    'Reels',
-    '--plan',
-    'agency',
-    '--owner-email',
-    `r${Date.now()}@e2e.test`,
-  );
-  const orgId = (created.org as Json).id as string;
-  const ownerId = (created.owner as Json).id as string;
-  key = (await admin('key', 'mint', '--org', orgId, '--by', ownerId, '--scopes', ALL_SCOPES)).key as string;
-  await admin('settings', 'set', '--org', orgId, '--by', ownerId, '--dangerous-ops', 'on');
-  channel = (
-    await admin(
-      'channel',
-      'connect',
-      '--org',
-      orgId,
-      '--platform',
-      'facebook',
-      '--credentials',
-      JSON.stringify(CREDENTIALS.facebook),
-    )
-  ).id as string;
+  await crash.boot();
+  const t = await crash.tenant(['facebook']);
+  key = t.key;
+  channel = t.channels.facebook as string;
 }, 180_000);
 
 afterAll(async () => {
-  await stack?.kill();
-  rmSync(dir, { recursive: true, force: true });
+  await crash.close();
 });
 
 async function reel(body: string, mediaUrl: string) {
@@ -189,32 +111,19 @@ async function publishedOnce(postId: string, assetId: string) {
 }
 
 describe('kill -9 between the phases of a Facebook reel upload', () => {
-  it('killed while the transfer’s answer is on its way (the file is uploaded): resumed with the same session, one reel', async () => {
-    const asset = await upload();
+  const held = { transfer: { postId: '', assetId: '' }, finish: { postId: '', assetId: '' } };
+
+  beforeAll(async () => {
+    // The transfer: the file reaches the platform, its answer never comes back.
+    const transfer = await upload();
     await failPlatform('facebook', {
       status: 200,
       pathPattern: '^/video-upload/',
-      headerIncludes: asset.id,
+      headerIncludes: transfer.id,
       holdAnswerMs: 600_000,
     });
-    const postId = await reel(`crash transfer ${Date.now()}`, asset.url);
-    await until(
-      'the transfer to be carried out',
-      async () => {
-        const s = (await fakeState('facebook')) as unknown as FbState;
-        return ofAsset(s.uploads, asset.id).some((u) => u.phase === 'uploaded') ? true : undefined;
-      },
-      60_000,
-    );
-
-    await stack.kill();
-    await boot();
-
-    await publishedOnce(postId, asset.id);
-  }, 300_000);
-
-  it('killed while the finish’s answer is on its way (the reel is published): reconciled, not finished twice', async () => {
-    const asset = await upload();
+    // The finish: the reel is published, the answer never comes back.
+    const finish = await upload();
     const marker = `crashfinish${Date.now()}`;
     await failPlatform('facebook', {
       status: 200,
@@ -222,19 +131,39 @@ describe('kill -9 between the phases of a Facebook reel upload', () => {
       bodyIncludes: marker,
       holdAnswerMs: 600_000,
     });
-    const postId = await reel(marker, asset.url);
-    await until(
-      'the reel to be published on the Page',
-      async () => {
-        const s = (await fakeState('facebook')) as unknown as FbState;
-        return ofAsset(s.posts, asset.id).length ? true : undefined;
-      },
-      60_000,
-    );
+    held.transfer = {
+      postId: await reel(`crash transfer ${Date.now()}`, transfer.url),
+      assetId: transfer.id,
+    };
+    held.finish = { postId: await reel(marker, finish.url), assetId: finish.id };
+    await Promise.all([
+      until(
+        'the transfer to be carried out',
+        async () => {
+          const s = (await fakeState('facebook')) as unknown as FbState;
+          return ofAsset(s.uploads, transfer.id).some((u) => u.phase === 'uploaded') ? true : undefined;
+        },
+        60_000,
+      ),
+      until(
+        'the reel to be published on the Page',
+        async () => {
+          const s = (await fakeState('facebook')) as unknown as FbState;
+          return ofAsset(s.posts, finish.id).length ? true : undefined;
+        },
+        60_000,
+      ),
+    ]);
 
-    await stack.kill();
-    await boot();
+    await crash.stack.kill();
+    await crash.boot();
+  }, 180_000);
 
-    await publishedOnce(postId, asset.id);
-  }, 300_000);
+  it('killed while the transfer’s answer is on its way (the file is uploaded): resumed with the same session, one reel', async () => {
+    await publishedOnce(held.transfer.postId, held.transfer.assetId);
+  }, 240_000);
+
+  it('killed while the finish’s answer is on its way (the reel is published): reconciled, not finished twice', async () => {
+    await publishedOnce(held.finish.postId, held.finish.assetId);
+  }, 240_000);
 });

@@ -282,13 +282,17 @@ export async function waitForPost<T extends { status: string }>(
   timeoutMs = 40_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let last: T | undefined;
+  let last: ApiResponse<T> | undefined;
   while (Date.now() < deadline) {
-    last = (await api<T>('GET', `/v1/posts/${id}`, { key })).body;
-    if (done(last)) return last;
-    await new Promise((r) => setTimeout(r, 200));
+    last = await api<T>('GET', `/v1/posts/${id}`, { key });
+    if (last.status === 200 && done(last.body)) return last.body;
+    // Polling spends the key's per-minute burst like any client: over it, wait for the window's end.
+    const wait = last.status === 429 ? Number(last.headers.get('x-ratelimit-reset') ?? 1) * 1000 : 200;
+    await new Promise((r) => setTimeout(r, Math.min(wait, Math.max(0, deadline - Date.now()))));
   }
-  throw new Error(`post ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(last)}`);
+  throw new Error(
+    `post ${id} did not reach the expected state in ${timeoutMs} ms: ${last?.status} ${last?.text}`,
+  );
 }
 
 // Receivers and MCP clients opened by a test file are closed when that file ends.

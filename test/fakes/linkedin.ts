@@ -473,15 +473,16 @@ export function createFake(): FakeLinkedIn {
         );
       const kind = req.path === '/rest/images' ? 'image' : req.path === '/rest/videos' ? 'video' : 'document';
       const urn = `urn:li:${kind}:${kind === 'document' ? 'D4D' : 'C4D'}${next()}`;
-      if (kind === 'document') {
-        // Documents API, "Initialize Document Upload": {value: {uploadUrlExpiresAt, uploadUrl, document}}.
+      if (kind !== 'video') {
+        // Images and Documents APIs ("Initialize Document Upload"): {value: {uploadUrlExpiresAt,
+        // uploadUrl, image | document}}; a document is processed after its PUT, an image is not.
         fake.assets.set(urn, {
           urn,
           kind,
           owner: r.owner,
           bytes: Buffer.alloc(0),
           status: 'WAITING_UPLOAD',
-          pollsLeft: fake.processingPolls,
+          pollsLeft: kind === 'document' ? fake.processingPolls : 0,
           parts: [],
           uploadToken: '',
           fileSizeBytes: 0,
@@ -491,31 +492,8 @@ export function createFake(): FakeLinkedIn {
           body: {
             value: {
               uploadUrlExpiresAt: Date.now() + 3600_000,
-              uploadUrl: `${ctx.base}/dms-uploads/document/${encodeURIComponent(urn)}`,
-              document: urn,
-            },
-          },
-        };
-      }
-      if (kind === 'image') {
-        fake.assets.set(urn, {
-          urn,
-          kind,
-          owner: r.owner,
-          bytes: Buffer.alloc(0),
-          status: 'WAITING_UPLOAD',
-          pollsLeft: 0,
-          parts: [],
-          uploadToken: '',
-          fileSizeBytes: 0,
-        });
-        return {
-          status: 200,
-          body: {
-            value: {
-              uploadUrlExpiresAt: Date.now() + 3600_000,
-              uploadUrl: `${ctx.base}/dms-uploads/image/${encodeURIComponent(urn)}`,
-              image: urn,
+              uploadUrl: `${ctx.base}/dms-uploads/${kind}/${encodeURIComponent(urn)}`,
+              [kind]: urn,
             },
           },
         };

@@ -62,6 +62,25 @@ export interface Polling {
   budgetMs: number;
 }
 
+/** Exponential pacing: `firstDelayMs` doubling up to `maxDelayMs`, within `budgetMs`. */
+export interface Backoff {
+  firstDelayMs: number;
+  maxDelayMs: number;
+  budgetMs: number;
+}
+
+/** A backoff as `pollWithin` paces it: an immediate first round, then the doubling delays. */
+export function backoff(b: Backoff): Polling {
+  const delaysMs = [0];
+  let d = b.firstDelayMs;
+  while (d > 0 && d < b.maxDelayMs) {
+    delaysMs.push(d);
+    d *= 2;
+  }
+  delaysMs.push(Math.min(d, b.maxDelayMs));
+  return { delaysMs, budgetMs: b.budgetMs };
+}
+
 /**
  * Polls `check` after each delay of `polling` until it returns a value; undefined once the next delay
  * would run past the budget (the caller decides what "still processing" means). The first round always runs.

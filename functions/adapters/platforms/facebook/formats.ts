@@ -1,8 +1,8 @@
 import { parseJson, platformUrl, request } from '../http.ts';
 import { channelAuth, GRAPH_VERSION, type GraphClient, listEdge } from '../meta/client.ts';
 import { graphError } from '../meta/errors.ts';
-import { bestEffort, found } from '../meta/publish.ts';
-import { sleep } from '../support.ts';
+import { bestEffort, found, singleItem } from '../meta/publish.ts';
+import { type Backoff, backoff, pollWithin } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { UPLOAD_REQUEST_MS } from '../upload.ts';
 
@@ -34,14 +34,7 @@ const WEB = 'https://www.facebook.com';
  * with the transfer's own UPLOAD_REQUEST_MS it stays within the worker's 60 s. Past it, the next
  * attempt resumes the same session.
  */
-export const uploadPolling = { firstDelayMs: 1000, maxDelayMs: 4000, budgetMs: 10_000 };
-
-export type FacebookFormat = 'feed' | 'story' | 'reel';
-
-export function formatOf(ctx: Pick<PublishContext, 'options'>): FacebookFormat {
-  const f = ctx.options.format;
-  return f === 'story' || f === 'reel' ? f : 'feed';
-}
+export const uploadPolling: Backoff = { firstDelayMs: 1000, maxDelayMs: 4000, budgetMs: 10_000 };
 
 /** What a reel or story attempt keeps between attempts. */
 export interface PhaseCheckpoint {
@@ -49,11 +42,8 @@ export interface PhaseCheckpoint {
   /** The video's (reels, video stories) or the unpublished photo's (photo stories) id. */
   media_id: string;
   upload_url?: string;
-  /** The transfer answered success. */
-  uploaded?: boolean;
   /** Saved right before finish / photo_stories: that step may have happened. */
   finishing?: boolean;
-  created_at: string;
 }
 
 export function readPhaseCheckpoint(cp: Record<string, unknown> | null): PhaseCheckpoint | null {
@@ -63,28 +53,13 @@ export function readPhaseCheckpoint(cp: Record<string, unknown> | null): PhaseCh
     kind: cp.kind,
     media_id: cp.media_id,
     ...(typeof cp.upload_url === 'string' ? { upload_url: cp.upload_url } : {}),
-    uploaded: cp.uploaded === true,
     finishing: cp.finishing === true,
-    created_at: typeof cp.created_at === 'string' ? cp.created_at : new Date(0).toISOString(),
   };
 }
 
 interface Session {
   client: GraphClient;
   pageId: string;
-}
-
-const refuse = (message: string) =>
-  new PlatformError('user_content', `${PLATFORM}: ${message}`, { retryable: false });
-
-/** A reel or story is one item and no text on a story; createPost checks the same (core/formats.ts). */
-function single(ctx: PublishContext, format: 'story' | 'reel'): MediaInput {
-  const [m, ...rest] = ctx.media;
-  if (!m || rest.length) throw refuse(`a ${format} is one ${format === 'reel' ? 'video' : 'image or video'}`);
-  if (m.type !== 'image' && m.type !== 'video') throw refuse(`${m.type} attachments are not supported`);
-  if (format === 'reel' && m.type !== 'video') throw refuse('a reel is a video');
-  if (format === 'story' && ctx.text.trim()) throw refuse('a story takes no text');
-  return m;
 }
 
 // ---- The video's phases --------------------------------------------------------------------
@@ -148,25 +123,16 @@ async function transfer(ctx: PublishContext, cp: PhaseCheckpoint, video: MediaIn
 
 /** Waits for the transfer to be complete (processing may go on after finish). */
 async function awaitUpload(s: Session, videoId: string): Promise<void> {
-  const started = Date.now();
-  let delay = uploadPolling.firstDelayMs;
-  for (;;) {
+  const done = await pollWithin(backoff(uploadPolling), async () => {
     const st = await videoStatus(s, videoId);
     if (!st) throw new PlatformError('system', `${PLATFORM}: video ${videoId} can no longer be read`);
     if (failed(st)) throw mediaFailure(videoId, st);
-    if (st.uploading_phase?.status === 'complete' || st.video_status === 'upload_complete') return;
-    if (Date.now() - started + delay > uploadPolling.budgetMs) {
-      throw new PlatformError(
-        'system',
-        `${PLATFORM}: video ${videoId} still uploading; resuming next attempt`,
-        {
-          retryAfterSeconds: 30,
-        },
-      );
-    }
-    await sleep(delay);
-    delay = Math.min(uploadPolling.maxDelayMs, delay * 2);
-  }
+    return st.uploading_phase?.status === 'complete' || st.video_status === 'upload_complete' || undefined;
+  });
+  if (done) return;
+  throw new PlatformError('system', `${PLATFORM}: video ${videoId} still uploading; resuming next attempt`, {
+    retryAfterSeconds: 30,
+  });
 }
 
 /** Start (or resume) a video's upload session on `edge`, transfer the file, and wait for it. */
@@ -185,12 +151,7 @@ async function uploadVideo(
     const started = await s.client.post<{ video_id: string; upload_url: string }>(`/${s.pageId}/${edge}`, {
       upload_phase: 'start',
     });
-    cp = {
-      kind,
-      media_id: String(started.video_id),
-      upload_url: started.upload_url,
-      created_at: new Date().toISOString(),
-    };
+    cp = { kind, media_id: String(started.video_id), upload_url: started.upload_url };
     st = null;
     await ctx.saveCheckpoint({ ...cp });
   }
@@ -200,11 +161,8 @@ async function uploadVideo(
     st?.uploading_phase?.status === 'in_progress' ||
     st?.video_status === 'upload_complete';
   if (!done && !cp.upload_url) cp = { ...cp, upload_url: ruploadUrl(cp.media_id) };
-  if (!done) {
-    await transfer(ctx, cp, video);
-    cp = { ...cp, uploaded: true };
-    await ctx.saveCheckpoint({ ...cp });
-  }
+  // Not recorded: a retry asks the video's status whether the transfer happened.
+  if (!done) await transfer(ctx, cp, video);
   await awaitUpload(s, cp.media_id);
   return cp;
 }
@@ -222,13 +180,13 @@ export async function publishReel(
   ctx: PublishContext,
   prior: PhaseCheckpoint | null,
 ): Promise<PublishResult> {
-  const video = single(ctx, 'reel');
+  const video = singleItem(PLATFORM, ctx, 'reel');
   if (prior?.kind === 'reel' && prior.finishing) {
     const st = await videoStatus(s, prior.media_id);
     if (st && finished(st)) return found(prior.media_id, reelUrl(prior.media_id));
   }
   const cp = await uploadVideo(s, ctx, 'reel', 'video_reels', video, prior);
-  await ctx.saveCheckpoint({ ...cp, finishing: true, created_at: new Date().toISOString() });
+  await ctx.saveCheckpoint({ ...cp, finishing: true });
   await s.client.post(`/${s.pageId}/video_reels`, {
     upload_phase: 'finish',
     video_id: cp.media_id,
@@ -264,7 +222,7 @@ export async function publishStory(
   ctx: PublishContext,
   prior: PhaseCheckpoint | null,
 ): Promise<PublishResult> {
-  const m = single(ctx, 'story');
+  const m = singleItem(PLATFORM, ctx, 'story');
   const kind = m.type === 'video' ? 'video_story' : 'photo_story';
   if (prior?.kind === kind && prior.finishing) {
     const earlier = await storyOf(s, prior.media_id);
@@ -272,7 +230,7 @@ export async function publishStory(
   }
   if (kind === 'video_story') {
     const cp = await uploadVideo(s, ctx, kind, 'video_stories', m, prior);
-    await ctx.saveCheckpoint({ ...cp, finishing: true, created_at: new Date().toISOString() });
+    await ctx.saveCheckpoint({ ...cp, finishing: true });
     const res = await s.client.post<{ post_id?: string }>(`/${s.pageId}/video_stories`, {
       upload_phase: 'finish',
       video_id: cp.media_id,
@@ -288,12 +246,7 @@ export async function publishStory(
     });
     photoId = photo.id;
   }
-  await ctx.saveCheckpoint({
-    kind,
-    media_id: photoId,
-    finishing: true,
-    created_at: new Date().toISOString(),
-  } satisfies PhaseCheckpoint);
+  await ctx.saveCheckpoint({ kind, media_id: photoId, finishing: true } satisfies PhaseCheckpoint);
   const res = await s.client.post<{ post_id?: string }>(`/${s.pageId}/photo_stories`, { photo_id: photoId });
   return storyResult(s, String(res.post_id ?? photoId), photoId);
 }

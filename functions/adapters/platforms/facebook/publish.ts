@@ -1,6 +1,6 @@
 import { type GraphClient, type Params, pageGraph } from '../meta/client.ts';
 import { type CommentEdge, publishComment, reconcileComment } from '../meta/comments.ts';
-import { bestEffort, findPost, found, searchSince } from '../meta/publish.ts';
+import { bestEffort, findPost, found, metaFormat, searchSince } from '../meta/publish.ts';
 import { postOrComment } from '../support.ts';
 import {
   type Credentials,
@@ -9,7 +9,7 @@ import {
   type PublishContext,
   type PublishResult,
 } from '../types.ts';
-import { formatOf, publishReel, publishStory, readPhaseCheckpoint, reconcilePhases } from './formats.ts';
+import { publishReel, publishStory, readPhaseCheckpoint, reconcilePhases } from './formats.ts';
 
 // Facebook Pages API (graph.facebook.com) with a Page access token; the channel's account_id is the
 // Page id. Text and link posts: POST /{page-id}/feed (message, link). Photos: each one uploaded with
@@ -139,7 +139,7 @@ function comments(ctx: PublishContext): CommentEdge {
 
 export async function publishPagePost(ctx: PublishContext): Promise<PublishResult> {
   const s = session(ctx.credentials);
-  const format = formatOf(ctx);
+  const format = metaFormat(ctx);
   if (format === 'reel') return publishReel(s, ctx, readPhaseCheckpoint(ctx.checkpoint));
   if (format === 'story') return publishStory(s, ctx, readPhaseCheckpoint(ctx.checkpoint));
   const prior = readCheckpoint(ctx.checkpoint);

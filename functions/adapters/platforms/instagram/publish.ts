@@ -1,8 +1,8 @@
 import { listEdge, pageGraph } from '../meta/client.ts';
 import type { ContainerPlatform } from '../meta/publish.ts';
-import { found, parseGraphTime } from '../meta/publish.ts';
+import { found, metaFormat, parseGraphTime, singleItem } from '../meta/publish.ts';
 import { outcomeUnknown } from '../support.ts';
-import { type MediaInput, PlatformError, type PublishContext } from '../types.ts';
+import { PlatformError, type PublishContext } from '../types.ts';
 
 // Instagram API with Facebook Login (graph.facebook.com), content publishing for professional
 // accounts through media containers (meta/publish.ts), by `options.format`:
@@ -21,29 +21,12 @@ import { type MediaInput, PlatformError, type PublishContext } from '../types.ts
 
 const PLATFORM = 'instagram';
 
-export type InstagramFormat = 'feed' | 'story' | 'reel';
-
-export function formatOf(ctx: Pick<PublishContext, 'options'>): InstagramFormat {
-  const f = ctx.options.format;
-  return f === 'story' || f === 'reel' ? f : 'feed';
-}
-
 const refuse = (message: string) =>
   new PlatformError('user_content', `${PLATFORM}: ${message}`, { retryable: false });
 
-/** A story or a reel is one item; createPost checks the same (core/formats.ts). */
-function single(ctx: PublishContext, format: 'story' | 'reel'): MediaInput {
-  const [m, ...rest] = ctx.media;
-  if (!m || rest.length) throw refuse(`a ${format} is one ${format === 'reel' ? 'video' : 'image or video'}`);
-  if (format === 'reel' && m.type !== 'video') throw refuse('a reel is a video');
-  if (m.type !== 'image' && m.type !== 'video') throw refuse(`${m.type} attachments are not supported`);
-  if (format === 'story' && ctx.text.trim()) throw refuse('a story takes no caption');
-  return m;
-}
-
 export function instagramContainers(ctx: PublishContext): ContainerPlatform {
   const { client, accountId } = pageGraph(PLATFORM, ctx.credentials);
-  const format = formatOf(ctx);
+  const format = metaFormat(ctx);
   const base: ContainerPlatform = {
     platform: PLATFORM,
     client,
@@ -77,7 +60,7 @@ export function instagramContainers(ctx: PublishContext): ContainerPlatform {
     return {
       ...base,
       item(m) {
-        single(ctx, 'reel');
+        singleItem(PLATFORM, ctx, 'reel');
         return { media_type: 'REELS', video_url: m.url, share_to_feed: true };
       },
     };
@@ -89,7 +72,7 @@ export function instagramContainers(ctx: PublishContext): ContainerPlatform {
       noun: 'story',
       common: () => ({}),
       item(m) {
-        single(ctx, 'story');
+        singleItem(PLATFORM, ctx, 'story');
         return m.type === 'image'
           ? { media_type: 'STORIES', image_url: m.url }
           : { media_type: 'STORIES', video_url: m.url };

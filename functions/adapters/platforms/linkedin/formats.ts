@@ -1,5 +1,6 @@
+import { LINKEDIN_POLL_QUESTION_MAX } from '#core/formats';
 import type { LinkCard } from '#core/link-cards';
-import { str } from '../support.ts';
+import { pollWithMedia, rootPoll, str } from '../support.ts';
 import { PlatformError, type PublishContext } from '../types.ts';
 import type { Auth } from './client.ts';
 import { assetStatus, uploadDocument, uploadImageBytes, waitAvailable } from './media.ts';
@@ -24,32 +25,23 @@ export const POLL_DURATIONS: Readonly<Record<number, string>> = {
   20160: 'FOURTEEN_DAYS',
 };
 export const POLL_DEFAULT_MINUTES = 10080;
-export const POLL_QUESTION_MAX = 140;
-
-export interface PollOption {
-  choices: string[];
-  duration_minutes?: number;
-}
-
-export function pollOf(ctx: Pick<PublishContext, 'options'>): PollOption | null {
-  const poll = ctx.options.poll as PollOption | undefined;
-  return poll && Array.isArray(poll.choices) ? poll : null;
-}
 
 /** The poll's question: the post's title, else its text (the commentary stays the text). */
 export function pollQuestion(ctx: Pick<PublishContext, 'title' | 'text'>): string {
   return (ctx.title ?? '').trim() || ctx.text.trim();
 }
 
-export function pollContent(ctx: PublishContext, poll: PollOption): Content {
-  if (ctx.media.length > 0) throw fail('a poll takes no media');
+/** The root's poll as content.poll, or null without one. */
+export function pollContent(ctx: PublishContext): Content | null {
+  const poll = rootPoll(ctx, POLL_DEFAULT_MINUTES);
+  if (!poll) return null;
+  if (ctx.media.length > 0) throw pollWithMedia('linkedin');
   const question = pollQuestion(ctx);
   if (!question) throw fail("a poll needs a question: the post's title or its text");
-  if ([...question].length > POLL_QUESTION_MAX)
-    throw fail(`the poll's question is over ${POLL_QUESTION_MAX} characters`);
-  const minutes = poll.duration_minutes ?? POLL_DEFAULT_MINUTES;
-  const duration = POLL_DURATIONS[minutes];
-  if (!duration) throw fail(`a poll lasts 1, 3, 7 or 14 days, not ${minutes} minutes`);
+  if ([...question].length > LINKEDIN_POLL_QUESTION_MAX)
+    throw fail(`the poll's question is over ${LINKEDIN_POLL_QUESTION_MAX} characters`);
+  const duration = POLL_DURATIONS[poll.minutes];
+  if (!duration) throw fail(`a poll lasts 1, 3, 7 or 14 days, not ${poll.minutes} minutes`);
   return {
     poll: { question, options: poll.choices.map((text) => ({ text })), settings: { duration } },
   };

@@ -1,4 +1,4 @@
-import { sleep } from '../support.ts';
+import { backoff, pollWithin } from '../support.ts';
 import { type MediaInput, PlatformError } from '../types.ts';
 import { fileBody, outOfTime, UPLOAD_REQUEST_MS, uploadClock } from '../upload.ts';
 import { type Auth, type CallInit, call, ok } from './client.ts';
@@ -7,7 +7,8 @@ import { linkedinError } from './errors.ts';
 // The Images, Videos and Documents APIs: each asset is initialized (an URN and upload URL), its
 // bytes PUT, and it is usable in a post once its status is AVAILABLE.
 
-const POLL_BUDGET_MS = 20_000; // the worker's Lambda stops at 60 s, with the batch's other deliveries
+// The worker's Lambda stops at 60 s, with the batch's other deliveries.
+const AVAILABLE_POLLING = { firstDelayMs: 250, maxDelayMs: 5000, budgetMs: 20_000 };
 
 export type AssetKind = 'images' | 'videos' | 'documents';
 /** Statuses of the Images/Videos/Documents APIs ("Get a Document": WAITING_UPLOAD … AVAILABLE). */
@@ -23,17 +24,16 @@ export async function assetStatus(auth: Auth, kind: AssetKind, urn: string): Pro
 
 /** Polls the asset until AVAILABLE: PROCESSING_FAILED is the media's fault; still processing, a retry later. */
 export async function waitAvailable(auth: Auth, kind: AssetKind, urn: string): Promise<void> {
-  const started = Date.now();
-  let wait = 250;
-  for (;;) {
+  let status: string | undefined;
+  const done = await pollWithin(backoff(AVAILABLE_POLLING), async () => {
     const res = await ok<{ status?: string; processingFailureReason?: string }>(
       auth,
       'GET',
       `/rest/${kind}/${encodeURIComponent(urn)}`,
       { media: true },
     );
-    const status = res.body.status;
-    if (status === 'AVAILABLE') return;
+    status = res.body.status;
+    if (status === 'AVAILABLE') return true;
     if (status === 'PROCESSING_FAILED') {
       throw new PlatformError(
         'media_error',
@@ -43,13 +43,12 @@ export async function waitAvailable(auth: Auth, kind: AssetKind, urn: string): P
         },
       );
     }
-    if (Date.now() - started > POLL_BUDGET_MS)
-      throw new PlatformError('system', `linkedin: ${urn} is still ${status ?? 'processing'}`, {
-        retryAfterSeconds: 60,
-      });
-    await sleep(wait);
-    wait = Math.min(wait * 2, 5000);
-  }
+    return undefined;
+  });
+  if (done) return;
+  throw new PlatformError('system', `linkedin: ${urn} is still ${status ?? 'processing'}`, {
+    retryAfterSeconds: 60,
+  });
 }
 
 /** initializeUpload then one PUT of the whole file (images and documents take a single upload URL). */

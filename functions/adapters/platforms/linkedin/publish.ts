@@ -2,7 +2,7 @@ import { orOutcomeUnknown, publishedIn, searchFrom } from '../support.ts';
 import { type MediaInput, PlatformError, type PublishContext, type PublishResult } from '../types.ts';
 import { Auth, call, ok } from './client.ts';
 import { describe, linkedinError } from './errors.ts';
-import { articleContent, type Content, documentContent, pollContent, pollOf } from './formats.ts';
+import { articleContent, type Content, documentContent, pollContent } from './formats.ts';
 import { uploadImage, uploadVideo } from './media.ts';
 
 // Posts of LinkedIn's REST API: text, images or a video (media.ts), a document, a poll or a link
@@ -87,8 +87,8 @@ async function contentOf(auth: Auth, ctx: PublishContext): Promise<{ content?: C
     const { content, urn } = await documentContent(auth, ctx);
     return { content, urns: [urn] };
   }
-  const poll = pollOf(ctx);
-  if (poll) return { content: pollContent(ctx, poll), urns: [] };
+  const poll = pollContent(ctx);
+  if (poll) return { content: poll, urns: [] };
   if (ctx.media.length > 0) {
     const uploaded = await uploadAll(auth, ctx.media);
     return { content: contentFor(uploaded), urns: uploaded.map((u) => u.urn) };

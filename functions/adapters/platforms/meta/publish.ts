@@ -1,4 +1,4 @@
-import { outcomeUnknown, searchFrom, sleep } from '../support.ts';
+import { type Backoff, backoff, outcomeUnknown, pollWithin, searchFrom } from '../support.ts';
 import {
   type Connector,
   type MediaInput,
@@ -13,6 +13,28 @@ import { type GraphClient, listEdge, type Params } from './client.ts';
 // one container per post, or item containers under a CAROUSEL one. The container id is the
 // checkpoint, which is how a retry knows whether the earlier attempt got through. Facebook Pages
 // posts directly and finds an earlier attempt's post by looking (findPost).
+
+// ---- Formats (Instagram, Facebook Pages) ----------------------------------------------------
+
+export type MetaFormat = 'feed' | 'story' | 'reel';
+
+/** The post's `options.format` on Instagram or a Facebook Page: feed unless story or reel. */
+export function metaFormat(ctx: Pick<PublishContext, 'options'>): MetaFormat {
+  const f = ctx.options.format;
+  return f === 'story' || f === 'reel' ? f : 'feed';
+}
+
+/** A story or a reel is one item (a reel's a video), a story without text; as createPost checks (core/formats.ts). */
+export function singleItem(platform: string, ctx: PublishContext, format: 'story' | 'reel'): MediaInput {
+  const refuse = (message: string) =>
+    new PlatformError('user_content', `${platform}: ${message}`, { retryable: false });
+  const [m, ...rest] = ctx.media;
+  if (!m || rest.length) throw refuse(`a ${format} is one ${format === 'reel' ? 'video' : 'image or video'}`);
+  if (m.type !== 'image' && m.type !== 'video') throw refuse(`${m.type} attachments are not supported`);
+  if (format === 'reel' && m.type !== 'video') throw refuse('a reel is a video');
+  if (format === 'story' && ctx.text.trim()) throw refuse('a story takes no text');
+  return m;
+}
 
 // ---- Finding a post an earlier attempt made ---------------------------------------------------
 
@@ -90,7 +112,7 @@ export interface ContainerState {
  * a minute for up to five minutes; a Lambda attempt should not block that long, so we back off up to
  * a budget and then hand the container (kept in the checkpoint) to the next attempt.
  */
-export const containerPolling = { firstDelayMs: 1000, maxDelayMs: 10_000, budgetMs: 60_000 };
+export const containerPolling: Backoff = { firstDelayMs: 1000, maxDelayMs: 10_000, budgetMs: 60_000 };
 
 export function asContainerStatus(value: unknown): ContainerStatus | undefined {
   return value === 'IN_PROGRESS' ||
@@ -108,9 +130,7 @@ export async function waitForContainer(
   id: string,
   read: () => Promise<ContainerState>,
 ): Promise<'FINISHED' | 'PUBLISHED'> {
-  const started = Date.now();
-  let delay = containerPolling.firstDelayMs;
-  for (;;) {
+  const done = await pollWithin(backoff(containerPolling), async () => {
     const state = await read();
     if (state.status === 'FINISHED' || state.status === 'PUBLISHED') return state.status;
     if (state.status === 'ERROR') {
@@ -126,18 +146,16 @@ export async function waitForContainer(
       // Not published within 24 hours; the next attempt makes a new one.
       throw new PlatformError('system', `${platform}: container ${id} expired before publishing`);
     }
-    if (Date.now() - started + delay > containerPolling.budgetMs) {
-      throw new PlatformError(
-        'system',
-        `${platform}: container ${id} still processing; resuming on the next attempt`,
-        {
-          retryAfterSeconds: 60,
-        },
-      );
-    }
-    await sleep(delay);
-    delay = Math.min(containerPolling.maxDelayMs, delay * 2);
-  }
+    return undefined;
+  });
+  if (done) return done;
+  throw new PlatformError(
+    'system',
+    `${platform}: container ${id} still processing; resuming on the next attempt`,
+    {
+      retryAfterSeconds: 60,
+    },
+  );
 }
 
 /** The checkpoint Threads and Instagram keep: the container that will be (or was) published. */

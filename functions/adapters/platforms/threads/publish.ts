@@ -42,6 +42,7 @@ const common = (ctx: PublishContext): Params => ({
 
 export async function threadsContainers(ctx: PublishContext): Promise<ContainerPlatform> {
   const { client, accountId } = await open(ctx);
+  const poll = pollAttachment(ctx);
   return {
     platform: PLATFORM,
     client,
@@ -61,11 +62,11 @@ export async function threadsContainers(ctx: PublishContext): Promise<ContainerP
         throw new PlatformError('user_content', `${PLATFORM}: a post needs text or media`, {
           retryable: false,
         });
-      return { media_type: 'TEXT', ...common(c), poll_attachment: pollAttachment(c) };
+      return { media_type: 'TEXT', ...common(c), poll_attachment: poll };
     },
     item: (m, carousel) => {
       // A poll goes on a text-only post: refused before any container is made.
-      if (pollAttachment(ctx)) throw pollWithMedia(PLATFORM);
+      if (poll) throw pollWithMedia(PLATFORM);
       return carousel ? { ...mediaParams(m), is_carousel_item: true } : mediaParams(m);
     },
   };

@@ -228,9 +228,10 @@ describe('facebook reels', () => {
     expect(rec.checkpoints.at(-1)).toMatchObject({
       kind: 'reel',
       media_id: videoId,
-      uploaded: true,
       finishing: true,
     });
+    // Two saves: the session as started, then right before finish (the transfer is not recorded).
+    expect(rec.checkpoints).toHaveLength(2);
   });
 
   it('a finish that failed is resumed from the checkpoint: the same upload session, no second start or transfer, one reel', async () => {
@@ -268,11 +269,11 @@ describe('facebook reels', () => {
     expect(fb.posts).toHaveLength(1);
   });
 
-  it('killed right after the transfer, before recording it: the session is resumed (its status says uploaded), one reel', async () => {
+  it('killed right after the transfer, before the finish checkpoint: the session is resumed (its status says uploaded), one reel', async () => {
     const first = fbContext({ options: { format: 'reel' }, media: [media('r.mp4', 'video', MP4)] }, true);
     const save = first.ctx.saveCheckpoint;
     first.ctx.saveCheckpoint = async (cp) => {
-      if (cp.uploaded) throw new Error('the worker died');
+      if (cp.finishing) throw new Error('the worker died');
       await save(cp);
     };
     await expect(facebook.publish(first.ctx)).rejects.toThrow('the worker died');
@@ -280,7 +281,7 @@ describe('facebook reels', () => {
 
     const again = { ...first.ctx, saveCheckpoint: save, checkpoint: first.checkpoints.at(-1) ?? null };
     expect(again.checkpoint).toMatchObject({ kind: 'reel' });
-    expect(again.checkpoint?.uploaded).toBeFalsy();
+    expect(again.checkpoint?.finishing).toBeFalsy();
     expect(await facebook.reconcile(again)).toBeNull();
     await facebook.publish(again);
     expect(fbCalls()).toEqual(['video_reels:start', 'transfer', 'video_reels:finish']);
