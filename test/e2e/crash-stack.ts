@@ -21,6 +21,7 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface Tenant {
   key: string;
+  orgId: string;
   channels: Record<string, string>;
 }
 
@@ -90,8 +91,8 @@ export class CrashStack {
     }
   }
 
-  /** An organization on the agency plan with dangerous ops on, a key of every scope, one channel per platform. */
-  async tenant(platforms: string[]): Promise<Tenant> {
+  /** An organization on the agency plan with dangerous ops on, a key of `scopes`, one channel per platform. */
+  async tenant(platforms: string[], scopes = ALL_SCOPES): Promise<Tenant> {
     const created = await this.admin(
       'org',
       'create',
@@ -104,7 +105,7 @@ export class CrashStack {
     );
     const orgId = (created.org as Json).id as string;
     const ownerId = (created.owner as Json).id as string;
-    const key = (await this.admin('key', 'mint', '--org', orgId, '--by', ownerId, '--scopes', ALL_SCOPES))
+    const key = (await this.admin('key', 'mint', '--org', orgId, '--by', ownerId, '--scopes', scopes))
       .key as string;
     await this.admin('settings', 'set', '--org', orgId, '--by', ownerId, '--dangerous-ops', 'on');
     const channels: Record<string, string> = {};
@@ -121,6 +122,6 @@ export class CrashStack {
           JSON.stringify(CREDENTIALS[p]),
         )
       ).id as string;
-    return { key, channels };
+    return { key, orgId, channels };
   }
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrashStack, sleep, type Tenant } from './crash-stack.ts';
-import { failPlatform, fakeState, type WebhookReceiver, webhookReceiver } from './helpers.ts';
+import { ALL_SCOPES, failPlatform, fakeState, type WebhookReceiver, webhookReceiver } from './helpers.ts';
+import { postsAsked, replyOf, seedItem, statusesWith } from './inbox-table.ts';
 
 // The local stack loses nothing to a crash: its own stack on its own data directory, killed with
 // SIGKILL to the whole process group (the JVM of DynamoDB Local included) at the moments that
@@ -106,10 +107,11 @@ describe('kill -9 right after an acknowledgement', () => {
 
 describe('kill -9 with work in flight and waiting', () => {
   it('delivers webhooks in flight and awaiting retry with the same webhook-id, delivers posts in flight and in backoff once, sends a post that fell due during the outage, and publishes the acknowledged ones of the crashes above once', async () => {
-    // Arrange: the thread of the next test first (its hold is on item 2's text; the Mastodon hold
-    // below takes the next status of any text). Two endpoints; `hung` holds its first request
+    // Arrange: the thread and the inbox reply of the next tests first (their holds are on their own
+    // texts; the Mastodon hold below takes the next status of any text). Two endpoints; `hung` holds its first request
     // open, `failing` answers 500 once.
     thread = await arrangeThread();
+    reply = await arrangeReply();
     const t = await tenant(['bluesky', 'mastodon', 'x']);
     const hung = await webhookReceiver();
     const failing = await webhookReceiver();
@@ -322,6 +324,59 @@ describe('kill -9 between the parts of a thread', () => {
     expect(post.deliveries[0]?.thread.map((p) => [p.stage, p.external_id])).toEqual(
       statuses.slice(1, 5).map((p) => ['published', p.id]),
     );
+  }, 300_000);
+});
+
+/**
+ * The inbox reply of the test below, arranged inside the in-flight test above like the thread:
+ * Mastodon takes the reply's status and never answers, so the worker is mid-reply at the crash.
+ */
+async function arrangeReply() {
+  const t = await tenant(['mastodon'], `${ALL_SCOPES},inbox:read,inbox:write`);
+  const channelId = t.channels.mastodon as string;
+  const item = await seedItem(crash.dir, {
+    orgId: t.orgId,
+    channelId,
+    platform: 'mastodon',
+    text: `Crash? ${Date.now()}`,
+  });
+  const marker = `held reply ${Date.now()}`;
+  await failPlatform('mastodon', {
+    status: 200,
+    pathPattern: '^/api/v1/statuses$',
+    bodyIncludes: marker,
+    holdAnswerMs: 600_000,
+  });
+  const res = await call<{ id: string }>('POST', `/v1/inbox/${item.id}/replies`, t.key, { body: marker });
+  expect(res.status, res.text).toBe(202);
+  await until(
+    'the reply to reach the platform',
+    async () => ((await statusesWith(marker)).length === 1 ? true : undefined),
+    30_000,
+  );
+  return { orgId: t.orgId, itemId: item.id, replyId: res.body.id, marker };
+}
+let reply: Awaited<ReturnType<typeof arrangeReply>>;
+
+describe('kill -9 while the platform holds its answer to an inbox reply', () => {
+  it('finds the reply it made after the restart: one status on the platform, the reply sent with its id', async () => {
+    // Arranged and crashed in the test above. After the lease runs out the message comes back,
+    // the worker looks first and finds it.
+    const done = await until(
+      'the reply to be recorded',
+      async () => {
+        const r = await replyOf(crash.dir, reply.orgId, reply.itemId, reply.replyId);
+        return r?.stage === 'sent' || r?.stage === 'failed' ? r : undefined;
+      },
+      240_000,
+    );
+    const statuses = await statusesWith(reply.marker);
+    expect(done.stage, JSON.stringify(done.error)).toBe('sent');
+    expect(statuses).toHaveLength(1);
+    expect(done.external_id).toBe(statuses[0]?.id);
+    expect(done.attempts).toBe(1);
+    // Found by the lookup, not sent again (which the platform's Idempotency-Key would also absorb).
+    expect(await postsAsked(reply.marker)).toBe(1);
   }, 300_000);
 });
 
