@@ -6,6 +6,7 @@ import {
   dangerous,
   failPlatform,
   fakeState,
+  uploadMedia,
   type Workspace,
   waitForPost,
   workspace,
@@ -99,26 +100,8 @@ function pdf(pages: number, marker: string): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-async function uploadPdf(bytes: Buffer, filename: string): Promise<string> {
-  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: { filename, content_type: 'application/pdf', size_bytes: bytes.length },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': 'application/pdf' },
-  });
-  expect(put.status).toBe(200);
-  const done = await api<{ url: string; kind?: string; type?: string }>(
-    'POST',
-    `/v1/media/uploads/${t.body.asset_id}/complete`,
-    { key: ws.key },
-  );
-  expect(done.status, done.text).toBe(200);
-  return done.body.url;
-}
+const uploadPdf = async (bytes: Buffer, filename: string): Promise<string> =>
+  (await uploadMedia(ws.key, bytes, filename, 'application/pdf')).url;
 
 async function publishNow(variant: Json, title: string | null = null): Promise<Post> {
   const res = await api<Post>('POST', '/v1/posts', {

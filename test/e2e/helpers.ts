@@ -274,6 +274,32 @@ export async function failPlatform(
   expect(res.status).toBe(204);
 }
 
+/**
+ * One asset through the upload flow (createMediaUpload, the presigned PUT, completeMediaUpload),
+ * each step expected to succeed: the completed asset.
+ */
+export async function uploadMedia<A extends { url: string } = { id: string; url: string; status: string }>(
+  key: string,
+  bytes: Uint8Array,
+  filename: string,
+  contentType: string,
+): Promise<A> {
+  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
+    key,
+    body: { filename, content_type: contentType, size_bytes: bytes.length },
+  });
+  expect(t.status, t.text).toBe(201);
+  const put = await fetch(t.body.upload_url, {
+    method: 'PUT',
+    body: bytes,
+    headers: { 'content-type': contentType },
+  });
+  expect(put.status).toBe(200);
+  const done = await api<A>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, { key });
+  expect(done.status, done.text).toBe(200);
+  return done.body;
+}
+
 /** Polls getPost until `done` holds for it (or the deadline passes, failing the test). */
 export async function waitForPost<T extends { status: string }>(
   key: string,
