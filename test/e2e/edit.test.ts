@@ -13,6 +13,7 @@ import {
   failPlatform,
   inDays,
   mcpClient,
+  uploadMedia,
   type Workspace,
   waitForPost,
   workspace,
@@ -437,28 +438,8 @@ function jpeg(width: number, height: number): Buffer {
   return readFileSync(out);
 }
 
-async function upload(filename: string, contentType: string, bytes: Buffer): Promise<{ url: string }> {
-  const ticket = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: { filename, content_type: contentType, size_bytes: bytes.length },
-  });
-  expect(ticket.status, ticket.text).toBe(201);
-  const stored = await fetch(ticket.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': contentType },
-  });
-  expect(stored.status).toBe(200);
-  const done = await api<{ url: string; status: string }>(
-    'POST',
-    `/v1/media/uploads/${ticket.body.asset_id}/complete`,
-    {
-      key: ws.key,
-    },
-  );
-  expect(done.status, done.text).toBe(200);
-  return done.body;
-}
+const upload = (filename: string, contentType: string, bytes: Buffer): Promise<{ url: string }> =>
+  uploadMedia(ws.key, bytes, filename, contentType);
 
 describe('media checks from the probe', () => {
   it('refuses an image over Bluesky’s 1,000,000 bytes, at createPost, validatePost and updatePost', async () => {

@@ -10,6 +10,7 @@ import {
   cliOk,
   dangerous,
   fakeState,
+  uploadMedia,
   type Workspace,
   waitForPost,
   workspace,
@@ -87,27 +88,8 @@ afterAll(() => rmSync(samples.dir, { recursive: true, force: true }));
 
 async function upload(name: SampleName): Promise<string> {
   const sample = samples.files[name];
-  const bytes = readFileSync(sample.path);
-  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: {
-      filename: `s.${sample.path.split('.').pop()}`,
-      content_type: sample.contentType,
-      size_bytes: bytes.length,
-    },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': sample.contentType },
-  });
-  expect(put.status).toBe(200);
-  const done = await api<{ url: string }>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, {
-    key: ws.key,
-  });
-  expect(done.status, done.text).toBe(200);
-  return done.body.url;
+  const ext = sample.path.split('.').pop();
+  return (await uploadMedia(ws.key, readFileSync(sample.path), `s.${ext}`, sample.contentType)).url;
 }
 
 /** The comment texts the platform's fake holds, whatever its own shape calls the text. */

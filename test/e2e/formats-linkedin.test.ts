@@ -1,11 +1,11 @@
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
   dangerous,
   failPlatform,
   fakeState,
+  loopbackOrigin,
+  uploadMedia,
   type Workspace,
   waitForPost,
   workspace,
@@ -36,9 +36,7 @@ type FakePost = {
 };
 
 let ws: Workspace;
-let server: http.Server;
 let origin: string;
-const sockets = new Set<Socket>();
 // A 1×1 PNG: the card's og:image.
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
@@ -48,7 +46,7 @@ const PNG = Buffer.from(
 beforeAll(async () => {
   ws = await workspace(['linkedin']);
   await dangerous(ws, true);
-  server = http.createServer((req, res) => {
+  origin = await loopbackOrigin((req, res) => {
     const path = req.url ?? '/';
     if (path.startsWith('/story')) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -65,18 +63,7 @@ beforeAll(async () => {
     res.writeHead(404, { 'content-type': 'text/html' });
     res.end('<title>Not found</title>');
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 60_000);
-
-afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise<void>((resolve) => server?.close(() => resolve()));
-});
 
 /** A small well-formed PDF of `pages` pages. */
 function pdf(pages: number, marker: string): Buffer {
@@ -99,26 +86,8 @@ function pdf(pages: number, marker: string): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-async function uploadPdf(bytes: Buffer, filename: string): Promise<string> {
-  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: { filename, content_type: 'application/pdf', size_bytes: bytes.length },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': 'application/pdf' },
-  });
-  expect(put.status).toBe(200);
-  const done = await api<{ url: string; kind?: string; type?: string }>(
-    'POST',
-    `/v1/media/uploads/${t.body.asset_id}/complete`,
-    { key: ws.key },
-  );
-  expect(done.status, done.text).toBe(200);
-  return done.body.url;
-}
+const uploadPdf = async (bytes: Buffer, filename: string): Promise<string> =>
+  (await uploadMedia(ws.key, bytes, filename, 'application/pdf')).url;
 
 async function publishNow(variant: Json, title: string | null = null): Promise<Post> {
   const res = await api<Post>('POST', '/v1/posts', {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpegPath } from '#adapters/media-tools';
-import { api, dangerous, fakeState, type Workspace, waitForPost, workspace } from './helpers.ts';
+import { api, dangerous, fakeState, uploadMedia, type Workspace, waitForPost, workspace } from './helpers.ts';
 
 // Instagram and Facebook formats through the local stack: createPost with `options.format`, the
 // delivery published, and the platform's fake holding what its documented calls made (Instagram's
@@ -60,28 +60,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Uploads a file as a media asset; its public URL and id. */
 async function upload(kind: 'mp4' | 'jpeg'): Promise<{ url: string; id: string }> {
-  const bytes = readFileSync(files[kind]);
-  const contentType = kind === 'mp4' ? 'video/mp4' : 'image/jpeg';
-  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: {
-      filename: `f.${kind === 'mp4' ? 'mp4' : 'jpg'}`,
-      content_type: contentType,
-      size_bytes: bytes.length,
-    },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': contentType },
-  });
-  expect(put.status).toBe(200);
-  const done = await api<{ url: string }>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, {
-    key: ws.key,
-  });
-  expect(done.status, done.text).toBe(200);
-  return { url: done.body.url, id: t.body.asset_id };
+  const [name, contentType] = kind === 'mp4' ? ['f.mp4', 'video/mp4'] : ['f.jpg', 'image/jpeg'];
+  return uploadMedia(ws.key, readFileSync(files[kind]), name, contentType);
 }
 
 async function publish(platform: 'instagram' | 'facebook', body: string, format: string, media: Json[]) {

@@ -14,6 +14,7 @@ import {
   failPlatform,
   fakeState,
   inDays,
+  uploadMedia,
   type Workspace,
   waitForPost,
   workspace,
@@ -87,25 +88,8 @@ afterAll(async () => {
   rmSync(samples.dir, { recursive: true, force: true });
 });
 
-async function upload(path: string, contentType: string): Promise<string> {
-  const bytes = readFileSync(path);
-  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: { filename: `m.${path.split('.').pop()}`, content_type: contentType, size_bytes: bytes.length },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': contentType },
-  });
-  expect(put.status).toBe(200);
-  const done = await api<{ url: string }>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, {
-    key: ws.key,
-  });
-  expect(done.status, done.text).toBe(200);
-  return done.body.url;
-}
+const upload = async (path: string, contentType: string): Promise<string> =>
+  (await uploadMedia(ws.key, readFileSync(path), `m.${path.split('.').pop()}`, contentType)).url;
 
 /** Publishes one variant now; the delivery once it settled. */
 async function publish(variant: Json, title: string | null = null): Promise<Delivery> {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpegPath } from '#adapters/media-tools';
 import { makeSamples, type Samples } from '../support/media-samples.ts';
-import { api, type Workspace, workspace } from './helpers.ts';
+import { api, uploadMedia, type Workspace, workspace } from './helpers.ts';
 
 // The formats' bad input over HTTP against the local stack: validatePost answers each problem
 // (valid false, the pointer and code), createPost refuses the same body with 400 validation_failed
@@ -48,25 +48,8 @@ function vertical(out: string, seconds: number): string {
   return out;
 }
 
-async function upload(path: string, contentType: string): Promise<string> {
-  const bytes = readFileSync(path);
-  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: { filename: `f.${path.split('.').pop()}`, content_type: contentType, size_bytes: bytes.length },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': contentType },
-  });
-  expect(put.status).toBe(200);
-  const done = await api<{ url: string }>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, {
-    key: ws.key,
-  });
-  expect(done.status, done.text).toBe(200);
-  return done.body.url;
-}
+const upload = async (path: string, contentType: string): Promise<string> =>
+  (await uploadMedia(ws.key, readFileSync(path), `f.${path.split('.').pop()}`, contentType)).url;
 
 beforeAll(async () => {
   samples = await makeSamples(mkdtempSync(join(tmpdir(), 'herald-formats-')));

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingHttpHeaders, type RequestListener } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -272,6 +272,51 @@ export async function failPlatform(
     body: JSON.stringify(failure),
   });
   expect(res.status).toBe(204);
+}
+
+/**
+ * One asset through the upload flow (createMediaUpload, the presigned PUT, completeMediaUpload),
+ * each step expected to succeed: the completed asset.
+ */
+export async function uploadMedia<A extends { url: string } = { id: string; url: string; status: string }>(
+  key: string,
+  bytes: Uint8Array,
+  filename: string,
+  contentType: string,
+): Promise<A> {
+  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
+    key,
+    body: { filename, content_type: contentType, size_bytes: bytes.length },
+  });
+  expect(t.status, t.text).toBe(201);
+  const put = await fetch(t.body.upload_url, {
+    method: 'PUT',
+    body: bytes,
+    headers: { 'content-type': contentType },
+  });
+  expect(put.status).toBe(200);
+  const done = await api<A>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, { key });
+  expect(done.status, done.text).toBe(200);
+  return done.body;
+}
+
+/**
+ * An HTTP server on loopback for the stack to fetch from (pages, media; the stack's address checks
+ * allow 127.0.0.0/8 in the tests): its origin. Closed with its open sockets when the test file ends.
+ */
+export async function loopbackOrigin(handler: RequestListener): Promise<string> {
+  const server = createServer(handler);
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  opened.push(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** Polls getPost until `done` holds for it (or the deadline passes, failing the test). */

@@ -19,6 +19,7 @@ import {
   fakeState,
   mint,
   stackInfo,
+  uploadMedia,
   type Workspace,
   waitForPost,
   workspace,
@@ -144,25 +145,8 @@ async function consented(
 
 async function upload(key: string, name: SampleName): Promise<string> {
   const sample = samples.files[name];
-  const bytes = readFileSync(sample.path);
-  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key,
-    body: {
-      filename: `s.${sample.path.split('.').pop()}`,
-      content_type: sample.contentType,
-      size_bytes: bytes.length,
-    },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': sample.contentType },
-  });
-  expect(put.status).toBe(200);
-  const done = await api<{ url: string }>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, { key });
-  expect(done.status, done.text).toBe(200);
-  return done.body.url;
+  const ext = sample.path.split('.').pop();
+  return (await uploadMedia(key, readFileSync(sample.path), `s.${ext}`, sample.contentType)).url;
 }
 
 /** Publishes a post on the channel now: the Herald post and the platform's id of it. */

@@ -1,13 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpegPath } from '#adapters/media-tools';
 import { makeSamples, type Samples } from '../support/media-samples.ts';
-import { api, dangerous, fakeState, type Workspace, waitForPost, workspace } from './helpers.ts';
+import {
+  api,
+  dangerous,
+  fakeState,
+  loopbackOrigin,
+  type Workspace,
+  waitForPost,
+  workspace,
+} from './helpers.ts';
 
 // Link cards on Bluesky over the local stack: the delivery worker reads a page this test serves on
 // loopback (exempted by the stack's HERALD_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8, as for the webhook
@@ -39,9 +45,7 @@ interface FakePost {
 
 let samples: Samples;
 let ws: Workspace;
-let server: http.Server;
 let origin: string;
-const sockets = new Set<Socket>();
 const hits = new Map<string, number>();
 let png: Buffer;
 /** A photo-like JPEG over Bluesky's 1,000,000-byte blob limit. */
@@ -58,7 +62,7 @@ beforeAll(async () => {
     ...['-i', 'testsrc=size=1600x1200:rate=1,noise=alls=40:allf=t', '-frames:v', '1', '-q:v', '2', bigPath],
   ]);
   big = readFileSync(bigPath);
-  server = http.createServer((req, res) => {
+  origin = await loopbackOrigin((req, res) => {
     const path = req.url ?? '/';
     hits.set(path, (hits.get(path) ?? 0) + 1);
     if (path.startsWith('/photo-story')) {
@@ -91,17 +95,9 @@ beforeAll(async () => {
     res.writeHead(404, { 'content-type': 'text/html' });
     res.end('<title>Not found</title>');
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 120_000);
 
 afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
   rmSync(samples.dir, { recursive: true, force: true });
 });
 

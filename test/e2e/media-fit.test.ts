@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ffmpegPath } from '#adapters/media-tools';
 import { imageDimensions } from '#core/media-probe';
-import { api, dangerous, fakeState, type Workspace, waitForPost, workspace } from './helpers.ts';
+import { api, dangerous, fakeState, uploadMedia, type Workspace, waitForPost, workspace } from './helpers.ts';
 
 // media_fit over the local stack: createPost takes an image Bluesky would refuse only under
 // `media_fit: "auto"`; the delivery worker has the fit function (the real ffmpeg, through the
@@ -67,22 +67,8 @@ beforeAll(async () => {
 }, 90_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function upload(bytes: Buffer, filename: string): Promise<Asset> {
-  const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: { filename, content_type: 'image/jpeg', size_bytes: bytes.length },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': 'image/jpeg' },
-  });
-  expect(put.status).toBe(200);
-  const done = await api<Asset>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, { key: ws.key });
-  expect(done.status, done.text).toBe(200);
-  return done.body;
-}
+const upload = (bytes: Buffer, filename: string): Promise<Asset> =>
+  uploadMedia<Asset>(ws.key, bytes, filename, 'image/jpeg');
 
 const variant = (asset: Asset, body: string, fit?: 'auto') => ({
   channel_id: ws.channels.bluesky,

@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeSamples, type Samples } from '../support/media-samples.ts';
-import { api, dangerous, inDays, type Workspace, workspace } from './helpers.ts';
+import { api, dangerous, inDays, loopbackOrigin, type Workspace, workspace } from './helpers.ts';
 
 // Media from a URL over the local stack: importMedia fetching from a server this test starts on
 // loopback (allowed by the stack's HERALD_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8, as the webhook receivers
@@ -36,9 +34,7 @@ interface Problem {
 let samples: Samples;
 let ws: Workspace;
 let other: Workspace;
-let server: http.Server;
 let origin: string;
-const sockets = new Set<Socket>();
 const hits = new Map<string, number>();
 
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -48,7 +44,7 @@ beforeAll(async () => {
   [ws, other] = await Promise.all([workspace(['bluesky']), workspace([])]);
   const png = readFileSync(samples.files.png.path);
   const mp4 = readFileSync(samples.files.mp4.path);
-  server = http.createServer((req, res) => {
+  origin = await loopbackOrigin((req, res) => {
     const path = req.url ?? '/';
     const n = (hits.get(path) ?? 0) + 1;
     hits.set(path, n);
@@ -82,17 +78,9 @@ beforeAll(async () => {
     res.writeHead(404);
     res.end();
   });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }, 120_000);
 
 afterAll(async () => {
-  for (const s of sockets) s.destroy();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
   rmSync(samples.dir, { recursive: true, force: true });
 });
 
