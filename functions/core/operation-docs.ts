@@ -168,7 +168,7 @@ export const operationDocs = {
   },
   getUsage: {
     description:
-      'The effective plan and its meters for the current UTC calendar month: `api_requests` (every authenticated /v1 call not refused with 429, this one included), `posts_per_month` (posts first scheduled or published this month) and `channels` (connected channels).',
+      'The effective plan and its meters for the current UTC calendar month: `api_requests` (every authenticated /v1 call not refused with 429, this one included), `posts_per_month` (posts first scheduled or published this month) `channels` (connected channels) and `ai_credits` (AI generation credits used this month).',
     errors: [],
   },
   listWebhookEndpoints: {

@@ -256,7 +256,7 @@ export const ProblemSchema = meta(
 
 export const UsageMeter = meta(
   z.object({
-    key: z.enum(['api_requests', 'posts_per_month', 'channels']),
+    key: z.enum(['api_requests', 'posts_per_month', 'channels', 'ai_credits']),
     used: z.int(),
     limit: z.int(),
     remaining: z.int(),
