@@ -146,7 +146,7 @@ function rulesOutputBound(input: Input, facts: GenerationFacts): number {
   switch (input.task) {
     case 'variants':
     case 'rewrite':
-      return input.channel_ids.length * (source + HASHTAG_ROOM + 2);
+      return input.channel_ids.length * (source + HASHTAG_ROOM + 8);
     case 'thread':
       return source + THREAD_PARTS * 2;
     case 'alt_text':
