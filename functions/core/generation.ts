@@ -175,16 +175,28 @@ export function overBy(platform: Platform, body: string): number {
   return Math.max(0, textLength(rule.counter, body) - rule.maxText);
 }
 
-/** A text's atoms: grapheme clusters, and each URL whole (neither is ever cut). */
-function atomsOf(text: string): string[] {
+/**
+ * The first `most` atoms of a text: grapheme clusters, and each URL whole (neither is ever cut).
+ * Only a head can fit, and every atom counts at least 1, so a long text is segmented no further.
+ */
+function atomsOf(text: string, most: number): string[] {
   const atoms: string[] = [];
+  const plain = (from: number, to: number) => {
+    // A window of 16 code units an atom (an emoji ZWJ sequence is 11); its last cluster may be cut
+    // by the window, so it is dropped unless the window reached the end.
+    const end = Math.min(to, from + (most - atoms.length + 1) * 16);
+    const found = graphemes(text.slice(from, end));
+    atoms.push(...(end < to ? found.slice(0, -1) : found));
+    return end === to;
+  };
   let last = 0;
   for (const m of text.matchAll(URL_RE)) {
-    atoms.push(...graphemes(text.slice(last, m.index)), m[0]);
+    if (atoms.length >= most || !plain(last, m.index)) return atoms.slice(0, most);
+    atoms.push(m[0]);
     last = m.index + m[0].length;
   }
-  atoms.push(...graphemes(text.slice(last)));
-  return atoms;
+  if (atoms.length < most) plain(last, text.length);
+  return atoms.slice(0, most);
 }
 
 const SPACE = /^\s+$/u;
@@ -200,9 +212,10 @@ function cutHead(
   text: string,
   fits: (s: string) => boolean,
   ellipsis: boolean,
+  most: number,
 ): { head: string; rest: string } {
   if (fits(text)) return { head: text, rest: '' };
-  const atoms = atomsOf(text);
+  const atoms = atomsOf(text, most + 1);
   const off = [0];
   for (const a of atoms) off.push((off.at(-1) ?? 0) + a.length);
   const prefix = (k: number) => text.slice(0, off[k]).trimEnd();
@@ -220,7 +233,7 @@ function cutHead(
   const wanted = (off[kFit] ?? 0) / 2;
   for (let k = kFit; k > 0 && (off[k] ?? 0) >= wanted; k--) {
     const next = atoms[k];
-    if (next !== undefined && !SPACE.test(next)) continue;
+    if (next === undefined ? off[k] !== text.length : !SPACE.test(next)) continue;
     const end = text.slice(Math.max(0, (off[k] ?? 0) - 8), off[k]);
     if (SENTENCE_END.test(end) || next?.includes('\n')) {
       return { head: prefix(k), rest: text.slice(off[k]).trimStart() };
@@ -245,7 +258,7 @@ const fitsPlatform = (platform: Platform, max: number) => {
  * sentence boundary, else a word boundary (with an ellipsis), never cutting a grapheme or a URL.
  */
 export function fitText(platform: Platform, text: string, max = PLATFORM_RULES[platform].maxText): string {
-  return cutHead(text.trim(), fitsPlatform(platform, max), true).head;
+  return cutHead(text.trim(), fitsPlatform(platform, max), true, max).head;
 }
 
 /**
@@ -257,17 +270,18 @@ export function splitThread(
   platform: Platform,
   text: string,
 ): { body: string; thread: Array<{ body: string }> } {
-  const fits = fitsPlatform(platform, PLATFORM_RULES[platform].maxText);
+  const max = PLATFORM_RULES[platform].maxText;
+  const fits = fitsPlatform(platform, max);
   const parts: string[] = [];
   let rest = text.trim();
   const most = CAPABILITIES[platform].thread ? THREAD_PARTS : 1;
   while (rest !== '' && parts.length < most - 1) {
-    const cut = cutHead(rest, fits, false);
+    const cut = cutHead(rest, fits, false, max);
     if (cut.head === '') break;
     parts.push(cut.head);
     rest = cut.rest;
   }
-  if (rest !== '') parts.push(cutHead(rest, fits, true).head);
+  if (rest !== '') parts.push(cutHead(rest, fits, true, max).head);
   const [body = '', ...thread] = parts.filter((p) => p !== '');
   return { body, thread: thread.map((b) => ({ body: b })) };
 }
@@ -569,7 +583,7 @@ export function finishSuggestions(input: Input, facts: GenerationFacts, raw: Sug
           ...(split.thread.length ? { thread: split.thread } : {}),
         });
     } else if ('alt' in s) {
-      const alt = cutHead(visible(s.alt).trim(), (t) => t.length <= LIMITS.alt, true).head;
+      const alt = cutHead(visible(s.alt).trim(), (t) => t.length <= LIMITS.alt, true, LIMITS.alt).head;
       if (alt) out.push({ alt });
     } else {
       const item = itemOf(facts);
@@ -583,6 +597,7 @@ export function finishSuggestions(input: Input, facts: GenerationFacts, raw: Sug
             (e) => e.code === 'text_too_long',
           ),
         true,
+        replyMaxText(item.platform, item.kind),
       ).head;
       if (body.trim()) out.push({ body });
     }
