@@ -71,7 +71,7 @@ export interface Operation {
   /** Handler module, relative to the repository root; it exports `handler`. */
   entry: string;
   summary: string;
-  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta' | 'Inbox';
+  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta' | 'Inbox' | 'AI';
   access: Access;
   /** @default DEFAULT_TIMEOUT_SECONDS */
   timeoutSeconds?: number;
@@ -270,6 +270,21 @@ export const operations: readonly Operation[] = [
     tag: 'Inbox',
     // Reads the org, the item and its channel; appends the reply. The inbox reply worker sends it.
     access: { table: 'RW' },
+  },
+  {
+    id: 'createGeneration',
+    method: 'POST',
+    path: '/v1/ai/generations',
+    scope: 'ai:generate',
+    feature: 'ai',
+    entry: 'functions/handlers/create-generation.ts',
+    summary: 'Write post, thread, alt text or reply suggestions with a model',
+    tag: 'AI',
+    // Reads the org, channels, the asset or the inbox item; writes the credits and the reservation,
+    // and the idempotency record. An image's bytes are read for a model that accepts images.
+    access: { table: 'RW', media: 'RO' },
+    // The model's timeout (20 s by default) twice: the answer and at most one re-ask.
+    timeoutSeconds: 50,
   },
   {
     id: 'getAnalytics',

@@ -388,6 +388,7 @@ export const requests = {
   validatePost: { body: CreatePostBody },
   unpublishPost: { body: UnpublishPostBody, optionalBody: true },
   replyToInboxItem: { body: ReplyToInboxItemBody },
+  createGeneration: { body: CreateGenerationBody },
   getAnalytics: { query: NoQuery },
   getUsage: { query: NoQuery },
   listWebhookEndpoints: { query: PageQuery },
