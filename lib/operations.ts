@@ -722,8 +722,11 @@ export const consolePages: readonly ConsolePage[] = [
       { method: 'GET', path: '/console/inbox/{id}' },
       { method: 'POST', path: '/console/inbox/{id}/{act}' },
     ],
-    // The API's inbox use cases (their cursor secret for the list's pages).
+    // The API's inbox use cases (their cursor secret for the list's pages), and createGeneration's
+    // for "Suggest a reply" (the act `suggest`).
     access: { table: 'RW', cursor: true },
+    // As createGeneration's: the model's timeout twice (the answer and at most one re-ask).
+    timeoutSeconds: 50,
   },
   {
     id: 'consoleWebhooks',

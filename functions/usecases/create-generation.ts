@@ -174,6 +174,7 @@ export async function createGeneration(
   input: CreateGenerationInput,
   now: Date,
   lambda: Pick<Context, 'getRemainingTimeInMillis'>,
+  o: { metered?: boolean } = {},
 ): Promise<Generation> {
   requireFeature(auth.plan, 'ai');
   const { facts, objectKey } = await factsOf(auth.orgId, input);
@@ -185,8 +186,9 @@ export async function createGeneration(
   const dueAt = new Date(now.getTime() + lambda.getRemainingTimeInMillis() + RESERVATION_MARGIN_MS);
   const limit = auth.limits.ai_credits;
   if (!(await reserveCredits(auth.orgId, period.id, id, reserved, limit, dueAt.toISOString(), now))) {
-    // No 429 is metered (docs/api/limits.md): the admitted request is taken back out.
-    await uncountRequest(auth.orgId, period.id);
+    // No 429 is metered (docs/api/limits.md): the admitted request is taken back out. The
+    // console's person was never counted.
+    if (o.metered !== false) await uncountRequest(auth.orgId, period.id);
     throw new ApiError(
       'quota_exhausted',
       `This task may need ${reserved} ai_credits and the organization has fewer left of its ${limit} for ${period.id} (used or reserved by generations running now); it resets at ${period.endsAt}.`,
