@@ -72,6 +72,9 @@ async function main() {
   process.once('SIGTERM', () => void shutdown(0));
 
   try {
+    // The generation engine is the user's HERALD_AI_* (the handlers read the same environment):
+    // a half setting stops the start here, before any service, rather than failing a generation.
+    const engine = modelClientFrom(process.env);
     const credentials = dynamoCredentials(dir);
     // An older data directory is brought to this version's layout first; a newer one is refused.
     for (const done of prepareDataDir(dir, [
@@ -298,9 +301,6 @@ async function main() {
     });
     // Failure ladders that were waiting when the stack last stopped (crash or not) carry on.
     standins.resumeExecutions();
-    // The generation engine is the user's HERALD_AI_* (the handlers read the same environment):
-    // a half setting stops the start here rather than failing the first generation.
-    const engine = modelClientFrom(process.env);
     console.log(`herald ai engine ${engine ? engine.model : 'rules (no HERALD_AI_* engine set)'}`);
     console.log(`herald ready ${baseUrl}`);
     console.log(`herald console ${consoleUrl}${CONSOLE_PATH}`);
