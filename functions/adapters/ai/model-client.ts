@@ -48,8 +48,6 @@ export class ModelAnswerError extends Error {
   override readonly name = 'ModelAnswerError';
 }
 
-export { AI_ENV };
-
 /** The engine the environment names, or null (the rule-based engine). Throws on a half or double setting. */
 export function modelClientFrom(env: NodeJS.ProcessEnv): ModelClient | null {
   const get = (name: string) => (env[name] === '' ? undefined : env[name]);
