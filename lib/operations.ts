@@ -57,6 +57,12 @@ export interface Access {
   queueBodies?: Array<'put' | 'get'>;
   /** Sends messages to these queues (SendMessage on them, their URLs in the environment). */
   sends?: QueueName[];
+  /**
+   * Calls the stage's generation engine (its `ai` setting): the HERALD_AI_* environment, and
+   * bedrock:InvokeModel on exactly the configured model (its profile and destination regions), or
+   * opening the OpenAI-compatible key. Without the setting: nothing (the rule-based engine).
+   */
+  ai?: true;
 }
 
 export interface Operation {

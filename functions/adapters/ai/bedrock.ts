@@ -5,6 +5,7 @@ import {
   type ConverseCommandInput,
   type ConverseCommandOutput,
 } from '@aws-sdk/client-bedrock-runtime';
+import { INFERENCE_PROFILE_PREFIX } from '#shared/ai-settings';
 import { lean } from '#shared/sdk';
 import {
   deadlineOf,
@@ -68,9 +69,6 @@ export function converseInput(opts: BedrockOptions, req: ModelRequest): Converse
   };
 }
 
-/** An inference profile id: a geography (or `global`) before the model id. */
-const PROFILE = /^(us|eu|apac|global|us-gov|jp|au|ca)\./;
-
 function modelErrorOf(err: unknown, opts: BedrockOptions, region: string): ModelError {
   if (isAbort(err))
     return new ModelError('timeout', `Amazon Bedrock did not answer within ${opts.timeoutMs} ms`);
@@ -78,7 +76,7 @@ function modelErrorOf(err: unknown, opts: BedrockOptions, region: string): Model
   const kind = KINDS[name] ?? 'unavailable';
   const said = err instanceof Error ? err.message : String(err);
   if (kind === 'access_denied') {
-    const where = PROFILE.test(opts.modelId)
+    const where = INFERENCE_PROFILE_PREFIX.test(opts.modelId)
       ? `${region} and every region its inference profile routes to`
       : region;
     return new ModelError(

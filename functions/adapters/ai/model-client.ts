@@ -1,3 +1,4 @@
+import { AI_ENV, DEFAULT_AI_TIMEOUT_MS } from '#shared/ai-settings';
 import { bedrockClient } from './bedrock.ts';
 import { openAiCompatibleClient } from './openai-compatible.ts';
 
@@ -47,26 +48,10 @@ export class ModelAnswerError extends Error {
   override readonly name = 'ModelAnswerError';
 }
 
-/** The environment the deployment settings (or the local stack's user) set. */
-export const AI_ENV = {
-  bedrockModelId: 'HERALD_AI_BEDROCK_MODEL_ID',
-  bedrockRegion: 'HERALD_AI_BEDROCK_REGION',
-  bedrockGuardrailId: 'HERALD_AI_BEDROCK_GUARDRAIL_ID',
-  bedrockGuardrailVersion: 'HERALD_AI_BEDROCK_GUARDRAIL_VERSION',
-  images: 'HERALD_AI_IMAGES',
-  openAiBaseUrl: 'HERALD_AI_OPENAI_BASE_URL',
-  openAiModel: 'HERALD_AI_OPENAI_MODEL',
-  openAiKey: 'HERALD_AI_OPENAI_KEY',
-  openAiKeyCiphertext: 'HERALD_AI_OPENAI_KEY_CIPHERTEXT',
-  timeoutMs: 'HERALD_AI_TIMEOUT_MS',
-} as const;
-
-export const DEFAULT_TIMEOUT_MS = 20_000;
-
 /** The engine the environment names, or null (the rule-based engine). Throws on a half or double setting. */
 export function modelClientFrom(env: NodeJS.ProcessEnv): ModelClient | null {
   const get = (name: string) => (env[name] === '' ? undefined : env[name]);
-  const timeoutMs = Number(get(AI_ENV.timeoutMs) ?? DEFAULT_TIMEOUT_MS);
+  const timeoutMs = Number(get(AI_ENV.timeoutMs) ?? DEFAULT_AI_TIMEOUT_MS);
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0)
     throw new Error(`${AI_ENV.timeoutMs} must be a whole number of milliseconds above 0`);
   const acceptsImages = get(AI_ENV.images) === 'true';

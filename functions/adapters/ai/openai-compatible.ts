@@ -1,4 +1,5 @@
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { OPENAI_KEY_CONTEXT } from '#shared/ai-settings';
 import { lean } from '#shared/sdk';
 import {
   deadlineOf,
@@ -10,12 +11,11 @@ import {
   type ModelRequest,
 } from './model-client.ts';
 
+export { OPENAI_KEY_CONTEXT };
+
 // Any OpenAI-compatible chat endpoint (a hosted API, or Ollama, vLLM, llama.cpp's server in the
 // operator's own network): POST {base}/chat/completions. The base URL is the operator's setting,
 // never a caller's, so it is called as given; the deadline bounds it.
-
-/** The KMS encryption context the operator encrypts the key under (docs/operator/ai.md). */
-export const OPENAI_KEY_CONTEXT = { herald: 'ai-openai-key' } as const;
 
 export interface OpenAiCompatibleOptions {
   /** e.g. https://api.example.com/v1, http://127.0.0.1:11434/v1 (Ollama). */
