@@ -729,8 +729,8 @@ export const consolePages: readonly ConsolePage[] = [
       { method: 'POST', path: '/console/inbox/{id}/{act}' },
     ],
     // The API's inbox use cases (their cursor secret for the list's pages), and createGeneration's
-    // for "Suggest a reply" (the act `suggest`).
-    access: { table: 'RW', cursor: true },
+    // for "Suggest a reply" (the act `suggest`): the generation engine too.
+    access: { table: 'RW', cursor: true, ai: true },
     // As createGeneration's: the model's timeout twice (the answer and at most one re-ask).
     timeoutSeconds: 50,
   },

@@ -8,16 +8,17 @@ import { mergedTemplate } from './stacks-view.ts';
 
 // The stage's `ai` setting as it reaches the one function with `ai` access: its HERALD_AI_*
 // environment and exactly the Bedrock or KMS grants the engine needs (syntheses without bundling,
-// cdk-nag applied). The manifest here marks createPost as the AI function, so this holds whichever
-// operation carries the flag.
+// cdk-nag applied). The manifest here marks createPost as the AI function and no other (the flag
+// is taken off the functions that carry it), so this holds whichever function carries the flag.
 
 vi.mock('#lib/operations', async (importOriginal) => {
   const real = await importOriginal<typeof import('#lib/operations')>();
   return {
     ...real,
-    operations: real.operations.map((op) =>
-      op.id === 'createPost' ? { ...op, access: { ...op.access, ai: true as const } } : op,
+    operations: real.operations.map(({ access: { ai: _, ...access }, ...op }) =>
+      op.id === 'createPost' ? { ...op, access: { ...access, ai: true as const } } : { ...op, access },
     ),
+    consolePages: real.consolePages.map(({ access: { ai: _, ...access }, ...page }) => ({ ...page, access })),
   };
 });
 
