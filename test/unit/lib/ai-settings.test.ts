@@ -1,6 +1,6 @@
 import { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addHeraldStacks, type HeraldStacks } from '#lib/herald-stack';
 import { applyNag } from '#lib/nag';
 import { stageConfigFrom } from '#lib/stage';
@@ -8,21 +8,10 @@ import { mergedTemplate } from './stacks-view.ts';
 
 // The stage's `ai` setting as it reaches the one function with `ai` access: its HERALD_AI_*
 // environment and exactly the Bedrock or KMS grants the engine needs (syntheses without bundling,
-// cdk-nag applied). The manifest here marks createPost as the AI function, so this holds whichever
-// operation carries the flag.
-
-vi.mock('#lib/operations', async (importOriginal) => {
-  const real = await importOriginal<typeof import('#lib/operations')>();
-  return {
-    ...real,
-    operations: real.operations.map((op) =>
-      op.id === 'createPost' ? { ...op, access: { ...op.access, ai: true as const } } : op,
-    ),
-  };
-});
+// cdk-nag applied). createGeneration is the manifest's one function with the flag.
 
 const ENV = { account: '111111111111', region: 'eu-west-1' };
-const AI_FN = 'createPost';
+const AI_FN = 'createGeneration';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 interface Statement {
