@@ -288,7 +288,7 @@ export const operations: readonly Operation[] = [
     tag: 'AI',
     // Reads the org, channels, the asset or the inbox item; writes the credits and the reservation,
     // and the idempotency record. An image's bytes are read for a model that accepts images.
-    access: { table: 'RW', media: 'RO' },
+    access: { table: 'RW', media: 'RO', ai: true },
     // The model's timeout (20 s by default) twice: the answer and at most one re-ask.
     timeoutSeconds: 50,
   },

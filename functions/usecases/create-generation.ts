@@ -178,7 +178,10 @@ export async function createGeneration(
 ): Promise<Generation> {
   requireFeature(auth.plan, 'ai');
   const { facts, objectKey } = await factsOf(auth.orgId, input);
-  const client = modelClient();
+  // Alt text from a model that cannot see the image would be invented: the rules engine describes
+  // it from its file facts instead.
+  const configured = modelClient();
+  const client = input.task === 'alt_text' && !configured?.acceptsImages ? null : configured;
   const prompt = promptOf(input, facts);
   const reserved = reservationOf(input, facts, `${prompt.system}\n${prompt.user}`);
   const period = billingPeriod(now.getTime());
@@ -200,7 +203,7 @@ export async function createGeneration(
     if (client) {
       const format = facts.image ? IMAGE_FORMATS[facts.image.content_type] : undefined;
       const image =
-        input.task === 'alt_text' && client.acceptsImages && objectKey && format
+        input.task === 'alt_text' && objectKey && format
           ? { bytes: await readObject('media', objectKey), format }
           : undefined;
       answer = await ask(client, input, facts, image);

@@ -1,29 +1,19 @@
 import { App } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { addHeraldStacks, type HeraldStacks } from '#lib/herald-stack';
 import { applyNag } from '#lib/nag';
 import { stageConfigFrom } from '#lib/stage';
 import { mergedTemplate } from './stacks-view.ts';
 
-// The stage's `ai` setting as it reaches the one function with `ai` access: its HERALD_AI_*
+// The stage's `ai` setting as it reaches the functions with `ai` access: their HERALD_AI_*
 // environment and exactly the Bedrock or KMS grants the engine needs (syntheses without bundling,
-// cdk-nag applied). The manifest here marks createPost as the AI function and no other (the flag
-// is taken off the functions that carry it), so this holds whichever function carries the flag.
-
-vi.mock('#lib/operations', async (importOriginal) => {
-  const real = await importOriginal<typeof import('#lib/operations')>();
-  return {
-    ...real,
-    operations: real.operations.map(({ access: { ai: _, ...access }, ...op }) =>
-      op.id === 'createPost' ? { ...op, access: { ...access, ai: true as const } } : { ...op, access },
-    ),
-    consolePages: real.consolePages.map(({ access: { ai: _, ...access }, ...page }) => ({ ...page, access })),
-  };
-});
+// cdk-nag applied). createGeneration carries the flag, and the console's inbox (Suggest a reply),
+// which gets exactly the same.
 
 const ENV = { account: '111111111111', region: 'eu-west-1' };
-const AI_FN = 'createPost';
+const AI_FN = 'createGeneration';
+const CONSOLE_AI_FN = 'consoleInbox';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 interface Statement {
@@ -113,8 +103,9 @@ describe('the ai setting', () => {
         Resource: join('arn:', partition, ':bedrock:eu-west-1:111111111111:guardrail/gr7abc'),
       },
     ]);
-    // Only the AI function's role names bedrock.
-    expect(everyBedrockStatement(s)).toHaveLength(2);
+    expect(bedrockOf(statementsOf(s, CONSOLE_AI_FN))).toEqual(bedrockOf(statementsOf(s, AI_FN)));
+    // Only the AI functions' roles name bedrock.
+    expect(everyBedrockStatement(s)).toHaveLength(4);
     expect(environmentOf(s, AI_FN)).toMatchObject({
       HERALD_AI_BEDROCK_MODEL_ID: PROFILE,
       HERALD_AI_BEDROCK_GUARDRAIL_ID: 'gr7abc',
@@ -122,6 +113,7 @@ describe('the ai setting', () => {
       HERALD_AI_IMAGES: 'true',
     });
     expect(environmentOf(s, AI_FN)).not.toHaveProperty('HERALD_AI_BEDROCK_REGION');
+    expect(environmentOf(s, CONSOLE_AI_FN)).toMatchObject({ HERALD_AI_BEDROCK_MODEL_ID: PROFILE });
     expect(environmentOf(s, 'listPosts')).not.toHaveProperty('HERALD_AI_BEDROCK_MODEL_ID');
   }, 180_000);
 
