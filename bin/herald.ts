@@ -42,7 +42,7 @@ Commands:
   settings set    --org ORG [--dangerous-ops on|off] [--approval-required on|off]
                   [--landing-origins URL,URL]  the origins connection sessions may send people
                   back to (replaces the list; '' clears it; loopback needs none)
-  plan set        --org ORG --plan P [--limits api_requests=N,burst=N,posts_per_month=N,channels=N]
+  plan set        --org ORG --plan P [--limits api_requests=N,burst=N,posts_per_month=N,channels=N,ai_credits=N]
   post approve    --org ORG --id POST_ID
   post reject     --org ORG --id POST_ID --reason TEXT   back to draft, never published; the
                   reason (at most 500 characters) is kept on the post and in the audit log

@@ -9,6 +9,7 @@ import { join, resolve } from 'node:path';
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { modelClientFrom } from '#adapters/ai/model-client';
 import { QUEUE_BODY_BUCKET_ENV } from '#core/messages';
 import { consoleAssetsVersion } from '#lib/console-assets';
 import { apiOperations, CONSOLE_PATH, queues, stateMachines, workers } from '#lib/operations';
@@ -71,6 +72,9 @@ async function main() {
   process.once('SIGTERM', () => void shutdown(0));
 
   try {
+    // The generation engine is the user's HERALD_AI_* (the handlers read the same environment):
+    // a half setting stops the start here, before any service, rather than failing a generation.
+    const engine = modelClientFrom(process.env);
     const credentials = dynamoCredentials(dir);
     // An older data directory is brought to this version's layout first; a newer one is refused.
     for (const done of prepareDataDir(dir, [
@@ -297,6 +301,7 @@ async function main() {
     });
     // Failure ladders that were waiting when the stack last stopped (crash or not) carry on.
     standins.resumeExecutions();
+    console.log(`herald ai engine ${engine ? engine.model : 'rules (no HERALD_AI_* engine set)'}`);
     console.log(`herald ready ${baseUrl}`);
     console.log(`herald console ${consoleUrl}${CONSOLE_PATH}`);
   } catch (err) {

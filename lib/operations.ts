@@ -57,6 +57,12 @@ export interface Access {
   queueBodies?: Array<'put' | 'get'>;
   /** Sends messages to these queues (SendMessage on them, their URLs in the environment). */
   sends?: QueueName[];
+  /**
+   * Calls the stage's generation engine (its `ai` setting): the HERALD_AI_* environment, and
+   * bedrock:InvokeModel on exactly the configured model (its profile and destination regions), or
+   * opening the OpenAI-compatible key. Without the setting: nothing (the rule-based engine).
+   */
+  ai?: true;
 }
 
 export interface Operation {
@@ -71,7 +77,7 @@ export interface Operation {
   /** Handler module, relative to the repository root; it exports `handler`. */
   entry: string;
   summary: string;
-  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta' | 'Inbox';
+  tag: 'Channels' | 'Media' | 'Posts' | 'Usage' | 'Webhooks' | 'Meta' | 'Inbox' | 'AI';
   access: Access;
   /** @default DEFAULT_TIMEOUT_SECONDS */
   timeoutSeconds?: number;
@@ -270,6 +276,21 @@ export const operations: readonly Operation[] = [
     tag: 'Inbox',
     // Reads the org, the item and its channel; appends the reply. The inbox reply worker sends it.
     access: { table: 'RW' },
+  },
+  {
+    id: 'createGeneration',
+    method: 'POST',
+    path: '/v1/ai/generations',
+    scope: 'ai:generate',
+    feature: 'ai',
+    entry: 'functions/handlers/create-generation.ts',
+    summary: 'Write post, thread, alt text or reply suggestions with a model',
+    tag: 'AI',
+    // Reads the org, channels, the asset or the inbox item; writes the credits and the reservation,
+    // and the idempotency record. An image's bytes are read for a model that accepts images.
+    access: { table: 'RW', media: 'RO', ai: true },
+    // The model's timeout (20 s by default) twice: the answer and at most one re-ask.
+    timeoutSeconds: 50,
   },
   {
     id: 'getAnalytics',
@@ -707,8 +728,11 @@ export const consolePages: readonly ConsolePage[] = [
       { method: 'GET', path: '/console/inbox/{id}' },
       { method: 'POST', path: '/console/inbox/{id}/{act}' },
     ],
-    // The API's inbox use cases (their cursor secret for the list's pages).
-    access: { table: 'RW', cursor: true },
+    // The API's inbox use cases (their cursor secret for the list's pages), and createGeneration's
+    // for "Suggest a reply" (the act `suggest`): the generation engine too.
+    access: { table: 'RW', cursor: true, ai: true },
+    // As createGeneration's: the model's timeout twice (the answer and at most one re-ask).
+    timeoutSeconds: 50,
   },
   {
     id: 'consoleWebhooks',

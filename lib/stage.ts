@@ -1,6 +1,7 @@
 import { RemovalPolicy, Token } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { PLATFORMS, type Platform } from '../functions/core/constants.ts';
+import { INFERENCE_PROFILE_PREFIX } from '../functions/shared/ai-settings.ts';
 
 // Per-stage settings, read and validated here once; the stack and the app only see a typed
 // StageConfig. They live in `cdk.json` under `context.stages.<stage>` (reviewed like code), so a
@@ -39,6 +40,7 @@ export const SETTING_KEYS = [
   'inboxRetentionDays',
   'inboxDisabledPlatforms',
   'inboxPollConcurrency',
+  'ai',
 ] as const;
 export type SettingKey = (typeof SETTING_KEYS)[number];
 
@@ -129,6 +131,37 @@ export interface StageConfig {
    * and the platforms whose inbox is not polled at all (X bills every read).
    */
   readonly inbox: { readonly retentionDays: number | undefined; readonly disabledPlatforms: Platform[] };
+  /** The generation engine (issue 37); undefined: the rule-based engine, no model is called. */
+  readonly ai: AiSettings | undefined;
+}
+
+/** Amazon Bedrock: a foundation model, or an inference profile and the regions it routes to. */
+export interface BedrockSettings {
+  /** `anthropic.claude-…` (a foundation model) or `eu.anthropic.claude-…` (an inference profile). */
+  readonly modelId: string;
+  /** Where Bedrock is called (the profile's source region); the stack's region when unset. */
+  readonly region: string | undefined;
+  /** An inference profile's destination regions (its foundation model is invoked in each); [] for a model. */
+  readonly regions: string[];
+  readonly guardrail: { readonly id: string; readonly version: string } | undefined;
+}
+
+/** Any OpenAI-compatible chat endpoint. */
+export interface OpenAiSettings {
+  readonly baseUrl: string;
+  readonly model: string;
+  /** The key, encrypted with the connection-secrets key under `herald=ai-openai-key` (base64). */
+  readonly keyCiphertext: string | undefined;
+}
+
+export interface AiSettings {
+  /** Exactly one of the two. */
+  readonly bedrock: BedrockSettings | undefined;
+  readonly openai: OpenAiSettings | undefined;
+  /** The model reads images (alt text is then asked of it). */
+  readonly images: boolean;
+  /** The model call's deadline, ms; the functions' default (20 s) when unset. */
+  readonly timeoutMs: number | undefined;
 }
 
 export function parseStage(raw: unknown): string {
@@ -350,6 +383,142 @@ function parseDisabledPlatforms(raw: unknown): Platform[] {
   return [...new Set(list as Platform[])].sort();
 }
 
+const REGION = /^[a-z]{2}(?:-[a-z]+)+-\d$/;
+/** A foundation model id, or one with an inference profile's geography before it. */
+const MODEL_ID = /^[a-z0-9][a-z0-9-]*\.[a-zA-Z0-9.:_-]{1,200}$/;
+const GUARDRAIL_ID = /^[a-z0-9]{1,64}$/;
+const GUARDRAIL_VERSION = /^(DRAFT|[1-9][0-9]{0,7})$/;
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+/** The deadline stays under API Gateway's 30 s. */
+const AI_TIMEOUT_RANGE = { min: 1000, max: 25_000 } as const;
+
+function objectOf(
+  name: string,
+  raw: unknown,
+  keys: readonly string[],
+  shape: string,
+): Record<string, unknown> {
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`invalid ${name} ${JSON.stringify(raw)}: ${shape}`);
+  const unknown = Object.keys(value).filter((k) => !keys.includes(k));
+  if (unknown.length) throw new Error(`invalid ${name}: unknown key ${unknown.join(', ')}; ${shape}`);
+  return value as Record<string, unknown>;
+}
+
+function parseRegion(name: string, raw: unknown): string {
+  if (typeof raw !== 'string' || !REGION.test(raw))
+    throw new Error(`invalid ${name} ${JSON.stringify(raw)}: an AWS region like eu-west-1`);
+  return raw;
+}
+
+function parseBedrock(raw: unknown): BedrockSettings {
+  const shape =
+    '{ "modelId": "<model or inference profile id>", "region"?: "<region>", "regions"?: [<the profile\'s destination regions>], "guardrail"?: { "id", "version" } }';
+  const b = objectOf('ai.bedrock', raw, ['modelId', 'region', 'regions', 'guardrail'], shape);
+  if (typeof b.modelId !== 'string' || !MODEL_ID.test(b.modelId))
+    throw new Error(
+      `invalid ai.bedrock.modelId ${JSON.stringify(b.modelId)}: a model id like anthropic.claude-3-5-haiku-20241022-v1:0 or an inference profile id like eu.anthropic.claude-3-5-haiku-20241022-v1:0 (not an ARN)`,
+    );
+  const region = absent(b.region) ? undefined : parseRegion('ai.bedrock.region', b.region);
+  const profile = INFERENCE_PROFILE_PREFIX.test(b.modelId);
+  const regions = absent(b.regions) ? [] : b.regions;
+  if (!Array.isArray(regions)) throw new Error('invalid ai.bedrock.regions: an array of AWS regions');
+  if (profile && regions.length === 0)
+    throw new Error(
+      `ai.bedrock.modelId ${b.modelId} is an inference profile: list the regions it routes requests to in ai.bedrock.regions (the profile's page in the Bedrock console shows them); its model is invoked in each`,
+    );
+  if (!profile && regions.length)
+    throw new Error(
+      `ai.bedrock.regions is only for an inference profile; ${b.modelId} is a foundation model, called in ai.bedrock.region`,
+    );
+  let guardrail: BedrockSettings['guardrail'];
+  if (!absent(b.guardrail)) {
+    const g = objectOf(
+      'ai.bedrock.guardrail',
+      b.guardrail,
+      ['id', 'version'],
+      '{ "id": "<guardrail id>", "version": "<number or DRAFT>" }',
+    );
+    if (typeof g.id !== 'string' || !GUARDRAIL_ID.test(g.id))
+      throw new Error(
+        `invalid ai.bedrock.guardrail.id ${JSON.stringify(g.id)}: a guardrail id (not its ARN)`,
+      );
+    const version = typeof g.version === 'number' ? String(g.version) : g.version;
+    if (typeof version !== 'string' || !GUARDRAIL_VERSION.test(version))
+      throw new Error(
+        `invalid ai.bedrock.guardrail.version ${JSON.stringify(g.version)}: a version number or DRAFT`,
+      );
+    guardrail = { id: g.id, version };
+  }
+  return {
+    modelId: b.modelId,
+    region,
+    regions: [...new Set(regions.map((r, i) => parseRegion(`ai.bedrock.regions[${i}]`, r)))].sort(),
+    guardrail,
+  };
+}
+
+function parseOpenAi(raw: unknown): OpenAiSettings {
+  const shape = '{ "baseUrl": "https://…/v1", "model": "<model name>", "keyCiphertext"?: "<base64>" }';
+  const o = objectOf('ai.openai', raw, ['baseUrl', 'model', 'keyCiphertext'], shape);
+  // https only: the key travels in a header, and the functions reach no private network.
+  if (typeof o.baseUrl !== 'string' || !URL.canParse(o.baseUrl) || new URL(o.baseUrl).protocol !== 'https:')
+    throw new Error(
+      `invalid ai.openai.baseUrl ${JSON.stringify(o.baseUrl)}: an https URL like https://llm.example.org/v1`,
+    );
+  if (typeof o.model !== 'string' || o.model.trim() === '' || o.model.length > 200)
+    throw new Error(`invalid ai.openai.model ${JSON.stringify(o.model)}: the model name the endpoint serves`);
+  if (!absent(o.keyCiphertext) && (typeof o.keyCiphertext !== 'string' || !BASE64.test(o.keyCiphertext)))
+    throw new Error(
+      'invalid ai.openai.keyCiphertext: the base64 CiphertextBlob of aws kms encrypt (docs/operator/ai.md), never the key itself',
+    );
+  return {
+    baseUrl: o.baseUrl.replace(/\/+$/, ''),
+    model: o.model,
+    keyCiphertext: absent(o.keyCiphertext) ? undefined : (o.keyCiphertext as string),
+  };
+}
+
+function parseAi(raw: unknown): AiSettings | undefined {
+  if (absent(raw)) return undefined;
+  const a = objectOf(
+    'ai',
+    raw,
+    ['bedrock', 'openai', 'images', 'timeoutMs'],
+    '{ "bedrock": {…} or "openai": {…}, "images"?: true|false, "timeoutMs"?: <ms> } (docs/operator/ai.md)',
+  );
+  if (absent(a.bedrock) === absent(a.openai))
+    throw new Error('invalid ai: set ai.bedrock or ai.openai, exactly one (one engine answers)');
+  const images = absent(a.images)
+    ? false
+    : a.images === true || a.images === 'true'
+      ? true
+      : a.images === false || a.images === 'false'
+        ? false
+        : undefined;
+  if (images === undefined) throw new Error(`invalid ai.images ${JSON.stringify(a.images)}: true or false`);
+  const { min, max } = AI_TIMEOUT_RANGE;
+  return {
+    bedrock: absent(a.bedrock) ? undefined : parseBedrock(a.bedrock),
+    openai: absent(a.openai) ? undefined : parseOpenAi(a.openai),
+    images,
+    timeoutMs: parseNumber(
+      'ai.timeoutMs',
+      a.timeoutMs,
+      `a whole number of milliseconds from ${min} to ${max}`,
+      (n) => Number.isInteger(n) && n >= min && n <= max,
+    ),
+  };
+}
+
 /** Each setting's value, normalized, so a flag and the committed entry compare by meaning. */
 const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
   publicUrl: parsePublicUrl,
@@ -370,6 +539,7 @@ const NORMALIZE: Record<SettingKey, (raw: unknown) => unknown> = {
   ticketEmail: (raw) => parseEmail('ticketEmail', raw),
   inboxRetentionDays: parseRetentionDays,
   inboxDisabledPlatforms: parseDisabledPlatforms,
+  ai: parseAi,
 };
 
 /** The committed entry of `stage` in `context.stages`, checked for shape and unknown keys. */
@@ -459,6 +629,7 @@ export function stageConfigFrom(
       retentionDays: parseRetentionDays(s.inboxRetentionDays),
       disabledPlatforms: parseDisabledPlatforms(s.inboxDisabledPlatforms),
     },
+    ai: parseAi(s.ai),
   };
   // The switch drops the created table from the template: CloudFormation deletes it unless it is
   // retained, and only protected stages retain their data.

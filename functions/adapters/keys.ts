@@ -160,6 +160,11 @@ export const keys = {
     sk: `POSTREF#${channelId}#${externalId}`,
   }),
   media: (orgId: string, mediaId: string) => ({ pk: `ORG#${orgId}`, sk: `MEDIA#${mediaId}` }),
+  /**
+   * A generation's credit reservation (adapters/ai-credits.ts): open while the model works, in the
+   * due-work index (dueWork) until settled or refunded; expires by TTL.
+   */
+  generation: (orgId: string, genId: string) => ({ pk: `ORG#${orgId}`, sk: `GEN#${genId}` }),
   /** An organization's idempotency records (Powertools; sk `<operation>#<hash>`); expire by TTL. */
   idempotency: (orgId: string) => ({ pk: `ORG#${orgId}#IDEMPOTENCY` }),
   /** Before per-organization keys: every organization's records of an operation under one key. */

@@ -285,6 +285,7 @@ export async function lastAdmittedMinutes(
 export interface UsageCounters {
   api_requests: number;
   posts_per_month: number;
+  ai_credits: number;
 }
 
 /** The org (plan, limits, channel count) and its meters for `period`, in one round trip. */
@@ -298,6 +299,7 @@ export async function getOrgUsage(
     counters: {
       api_requests: Number(usage?.api_requests ?? 0),
       posts_per_month: Number(usage?.posts_per_month ?? 0),
+      ai_credits: Number(usage?.ai_credits ?? 0),
     },
   };
 }

@@ -8,6 +8,7 @@ import {
   ChannelList,
   ChannelOptions,
   DeletePostResponse,
+  Generation,
   Health,
   InboxItem,
   InboxItemList,
@@ -99,6 +100,7 @@ const responses = {
     description:
       "Accepted: the reply, `queued`; it is sent in the background and shows in the item's `replies`.",
   },
+  createGeneration: ok(Generation, 'The suggestions and the credits they used.'),
   getAnalytics: ok(Analytics, 'The analytics summary.'),
   getUsage: ok(Usage, 'The plan and its meters.'),
   listWebhookEndpoints: ok(WebhookEndpointList, 'The endpoints.'),

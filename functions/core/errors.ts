@@ -25,7 +25,9 @@ export const PROBLEMS = {
   quota_exhausted: { status: 429, title: 'Quota exhausted' },
   internal_error: { status: 500, title: 'Internal server error' },
   platform_unavailable: { status: 502, title: 'Platform unavailable' },
+  generation_failed: { status: 502, title: 'Generation failed' },
   service_unavailable: { status: 503, title: 'Service unavailable' },
+  model_unavailable: { status: 503, title: 'Model unavailable' },
 } as const satisfies Record<string, { status: number; title: string }>;
 
 export type ProblemCode = keyof typeof PROBLEMS;

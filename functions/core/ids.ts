@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   session: 'ses',
   inbox: 'inb',
   reply: 'rpl',
+  generation: 'gen',
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

@@ -146,6 +146,20 @@ export const operationDocs = {
       'payload_too_large',
     ],
   },
+  createGeneration: {
+    description:
+      'Writes suggestions with the deployment\'s model (Amazon Bedrock or an OpenAI-compatible endpoint; without one, the rule-based engine, `model: "rules"`). `task`: `variants` (a post per channel from a prompt), `rewrite` (a text fitted to each channel), `thread` (a text split into a thread), `alt_text` (a ready image\'s alternative text), `reply` (answers to an inbox item). Every suggestion passes the checks createPost (or replyToInboxItem) applies for its channel; nothing is published or kept. Credits (`ai_credits`, one per 1,000 tokens) are reserved before the model runs, settled to what it used, refunded on failure: 429 `quota_exhausted` when the task may need more than remain. 503 `model_unavailable` (throttled, timed out, access not enabled), 502 `generation_failed` (an answer Herald cannot use). Honours `Idempotency-Key`.',
+    errors: [
+      'invalid_request',
+      'resource_not_found',
+      'idempotency_in_progress',
+      'idempotency_key_reused',
+      'model_unavailable',
+      'generation_failed',
+      'payload_too_large',
+    ],
+    idempotent: true,
+  },
   replyToInboxItem: {
     description:
       "Answers an inbox item on its platform (needs the Dangerous AI operations toggle: it publishes at once): a comment or mention gets a reply comment, a message a message in its conversation. Answers 202 with the reply `queued`; Herald sends it once, with a post delivery's retries and error categories, and it shows in the item's `replies` as `sent` (with `external_id` and `url`) or `failed` (with `error`). A platform that cannot answer the item's kind (TikTok, Pinterest; a YouTube or LinkedIn message) answers 409 `reply_unsupported`; a text that is empty or over the platform's limit 400 (pointer `/body`); a disconnected channel, or one that needs reconnecting, 409. Honours `Idempotency-Key`.",
@@ -168,7 +182,7 @@ export const operationDocs = {
   },
   getUsage: {
     description:
-      'The effective plan and its meters for the current UTC calendar month: `api_requests` (every authenticated /v1 call not refused with 429, this one included), `posts_per_month` (posts first scheduled or published this month) and `channels` (connected channels).',
+      'The effective plan and its meters for the current UTC calendar month: `api_requests` (every authenticated /v1 call not refused with 429, this one included), `posts_per_month` (posts first scheduled or published this month) `channels` (connected channels) and `ai_credits` (AI generation credits used this month).',
     errors: [],
   },
   listWebhookEndpoints: {

@@ -18,29 +18,32 @@ export interface Limits {
   posts_per_month: number;
   /** Connected channels. */
   channels: number;
+  /** AI generation credits per calendar month (one credit: 1,000 tokens, input and output). */
+  ai_credits: number;
 }
 export const LIMIT_KEYS = [
   'api_requests',
   'burst',
   'posts_per_month',
   'channels',
+  'ai_credits',
 ] as const satisfies ReadonlyArray<keyof Limits>;
 
 export const PLANS: Record<PlanName, { limits: Limits; features: readonly Feature[] }> = {
   free: {
-    limits: { api_requests: 1_000, burst: 30, posts_per_month: 30, channels: 3 },
+    limits: { api_requests: 1_000, burst: 30, posts_per_month: 30, channels: 3, ai_credits: 0 },
     features: ['analytics', 'mcp'],
   },
   starter: {
-    limits: { api_requests: 10_000, burst: 60, posts_per_month: 300, channels: 10 },
+    limits: { api_requests: 10_000, burst: 60, posts_per_month: 300, channels: 10, ai_credits: 100 },
     features: FEATURES,
   },
   team: {
-    limits: { api_requests: 50_000, burst: 120, posts_per_month: 1_500, channels: 25 },
+    limits: { api_requests: 50_000, burst: 120, posts_per_month: 1_500, channels: 25, ai_credits: 1_000 },
     features: FEATURES,
   },
   agency: {
-    limits: { api_requests: 250_000, burst: 300, posts_per_month: 10_000, channels: 100 },
+    limits: { api_requests: 250_000, burst: 300, posts_per_month: 10_000, channels: 100, ai_credits: 5_000 },
     features: FEATURES,
   },
 };

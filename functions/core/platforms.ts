@@ -127,13 +127,15 @@ export interface PlatformRule {
   options: () => z.ZodMiniType;
 }
 
-const URL_RE = /https?:\/\/[^\s<>"]+/giu;
+/** A URL as the platforms find one in a text (X and Mastodon count each as 23). */
+export const URL_RE = /https?:\/\/[^\s<>"]+/giu;
 const EMOJI = /\p{Extended_Pictographic}/u;
 // Built on first use: constructing it costs ~15 ms (ICU data), which every API function's cold
 // start paid at load although only post bodies are ever measured with it.
 const segmenter = once(() => new Intl.Segmenter('en', { granularity: 'grapheme' }));
 
-function graphemes(text: string): string[] {
+/** The user-perceived characters (grapheme clusters) of `text`. */
+export function graphemes(text: string): string[] {
   return Array.from(segmenter().segment(text), (s) => s.segment);
 }
 

@@ -271,18 +271,19 @@ export const SelectChannelAccountBody = /* @__PURE__ */ once(() =>
   }),
 );
 
-/** A filter naming a resource by id: its kind's prefixed ULID (anything else is a 400 at its pointer). */
-const idFilter = (kind: keyof typeof ID_PREFIXES) =>
-  z.optional(
-    z
-      .string()
-      .check(
-        z.regex(
-          new RegExp(`^${ID_PREFIXES[kind]}_[0-9A-HJKMNP-TV-Z]{26}$`),
-          `Must be a ${ID_PREFIXES[kind]}_… id.`,
-        ),
+/** A prefixed id of `kind` (its ULID after the prefix); anything else is a 400 at its pointer. */
+const idOf = (kind: keyof typeof ID_PREFIXES) =>
+  z
+    .string()
+    .check(
+      z.regex(
+        new RegExp(`^${ID_PREFIXES[kind]}_[0-9A-HJKMNP-TV-Z]{26}$`),
+        `Must be a ${ID_PREFIXES[kind]}_… id.`,
       ),
-  );
+    );
+
+/** A filter naming a resource by id (anything else is a 400 at its pointer). */
+const idFilter = (kind: keyof typeof ID_PREFIXES) => z.optional(idOf(kind));
 
 export const ListInboxQuery = /* @__PURE__ */ once(() =>
   z.strictObject({
@@ -304,6 +305,61 @@ const buildUpdateInboxItemBody = () =>
   });
 export const UpdateInboxItemBody = /* @__PURE__ */ once(buildUpdateInboxItemBody);
 export type UpdateInboxItemInput = z.infer<ReturnType<typeof buildUpdateInboxItemBody>>;
+
+/** The longest prompt or text a generation takes (characters). */
+export const GENERATION_TEXT_MAX = 10_000;
+/** The most channels one `variants` or `rewrite` generation writes for. */
+export const GENERATION_CHANNELS_MAX = 25;
+
+const generationText = () => z.string().check(z.minLength(1), z.maxLength(GENERATION_TEXT_MAX));
+const generationChannels = () =>
+  z.array(idOf('channel')).check(
+    z.minLength(1),
+    z.maxLength(GENERATION_CHANNELS_MAX),
+    z.refine((ids) => new Set(ids).size === ids.length, 'Each channel at most once.'),
+  );
+
+const buildCreateGenerationBody = () =>
+  meta(
+    z.discriminatedUnion('task', [
+      z.strictObject({
+        task: z.literal('variants'),
+        prompt: generationText(),
+        channel_ids: generationChannels(),
+        tone: z.optional(
+          z.string().check(
+            z.minLength(1),
+            z.maxLength(40),
+            z.refine((t) => !hiddenCharacterIn(t), 'Must not contain invisible control characters.'),
+          ),
+        ),
+        language: z.optional(
+          z.string().check(z.maxLength(35), z.regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{1,8})*$/, 'A BCP 47 tag.')),
+        ),
+      }),
+      z.strictObject({
+        task: z.literal('rewrite'),
+        text: generationText(),
+        channel_ids: generationChannels(),
+      }),
+      z.strictObject({ task: z.literal('thread'), text: generationText(), channel_id: idOf('channel') }),
+      z.strictObject({ task: z.literal('alt_text'), media_id: idOf('media') }),
+      z.strictObject({ task: z.literal('reply'), inbox_item_id: idOf('inbox') }),
+    ]),
+    {
+      id: 'CreateGenerationRequest',
+      description:
+        "`task` and its fields: `variants` {prompt, channel_ids (1–25), tone?, language? (BCP 47)}: a post per channel; `rewrite` {text, channel_ids}: the text fitted to each channel; `thread` {text, channel_id}: the text split into a thread; `alt_text` {media_id}: a ready image's alternative text; `reply` {inbox_item_id}: suggested answers. Prompt and text: at most 10,000 characters. Every suggestion is within its channel's limits, as createPost checks them; nothing is published.",
+      example: {
+        task: 'variants',
+        prompt: 'Announce our spring release: faster uploads and a new calendar view.',
+        channel_ids: ['ch_01JD0000000000000000000000'],
+        tone: 'friendly',
+      },
+    },
+  );
+export const CreateGenerationBody = /* @__PURE__ */ once(buildCreateGenerationBody);
+export type CreateGenerationInput = z.infer<ReturnType<typeof buildCreateGenerationBody>>;
 
 interface RequestSpec {
   body?: () => z.ZodMiniType;
@@ -332,6 +388,7 @@ export const requests = {
   validatePost: { body: CreatePostBody },
   unpublishPost: { body: UnpublishPostBody, optionalBody: true },
   replyToInboxItem: { body: ReplyToInboxItemBody },
+  createGeneration: { body: CreateGenerationBody },
   getAnalytics: { query: NoQuery },
   getUsage: { query: NoQuery },
   listWebhookEndpoints: { query: PageQuery },

@@ -256,7 +256,7 @@ export const ProblemSchema = meta(
 
 export const UsageMeter = meta(
   z.object({
-    key: z.enum(['api_requests', 'posts_per_month', 'channels']),
+    key: z.enum(['api_requests', 'posts_per_month', 'channels', 'ai_credits']),
     used: z.int(),
     limit: z.int(),
     remaining: z.int(),
@@ -358,6 +358,29 @@ export const InboxAuthor = meta(
     platform_id: z.string(),
   }),
   { id: 'InboxAuthor', description: 'Who wrote the item, as the platform names them.' },
+);
+
+const textPart = z.object({ body: z.string() });
+
+export const Generation = meta(
+  z.object({
+    id: z.string(),
+    task: z.enum(['variants', 'rewrite', 'thread', 'alt_text', 'reply']),
+    suggestions: z.array(
+      z.union([
+        z.object({ channel_id: z.string(), body: z.string(), thread: z.optional(z.array(textPart)) }),
+        z.object({ alt: z.string() }),
+        textPart,
+      ]),
+    ),
+    model: z.string(),
+    usage: z.object({ credits: z.int(), input_tokens: z.int(), output_tokens: z.int() }),
+  }),
+  {
+    id: 'Generation',
+    description:
+      'Suggestions (`gen_…`), nothing published or stored: `{channel_id, body}` per channel (variants, rewrite), `{channel_id, body, thread}` (thread), `{alt}` (alt_text) or `{body}` (reply), each within the limits createPost or replyToInboxItem applies. `model` is the model that wrote them, or `rules` for the rule-based engine; `usage.credits` is what the generation took from `ai_credits`.',
+  },
 );
 
 export const InboxReply = meta(

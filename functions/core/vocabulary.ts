@@ -18,7 +18,7 @@ export const SCOPES = [
 export type Scope = (typeof SCOPES)[number];
 
 /** Plan features an operation may need; core/plans.ts says which plans have them. */
-export const FEATURES = ['webhooks', 'analytics', 'mcp', 'inbox'] as const;
+export const FEATURES = ['webhooks', 'analytics', 'mcp', 'inbox', 'ai'] as const;
 export type Feature = (typeof FEATURES)[number];
 
 /** The environment variable that holds each queue's URL; the manifest creates the queues by these names. */

@@ -2,7 +2,14 @@ import { canActOnPosts } from '#core/accounts';
 import { INBOX_KINDS, INBOX_STATUSES, type InboxKind, type InboxStatus } from '#core/inbox';
 import { ActError, type SignedIn } from '#core/people';
 import { actorOf, consolePage, frameOf, orgOf } from '#handlers/support/console';
-import { inboxItemPage, inboxItemPath, inboxPage, REPLY_FIELD, type ReplyForm } from '#handlers/views/inbox';
+import {
+  inboxItemPage,
+  inboxItemPath,
+  inboxPage,
+  REPLY_FIELD,
+  type ReplyForm,
+  type Suggested,
+} from '#handlers/views/inbox';
 import { type MessageCode, messageOf, withMessage } from '#handlers/views/layout';
 import { requireEnv } from '#shared/config';
 import { pageAnswer, redirectAnswer } from '#shared/console';
@@ -11,6 +18,7 @@ import {
   listInboxForPerson,
   markForPerson,
   replyForPerson,
+  suggestReplyForPerson,
 } from '#usecases/console-inbox';
 
 // The inbox: the list and an item's page for everyone; marking read, unread and archived for
@@ -25,6 +33,14 @@ const MARKS: Record<string, { status: InboxStatus; done: MessageCode }> = {
   archive: { status: 'archived', done: 'inbox_archived' },
 };
 
+/** A refused suggestion's page status (a model that could not answer is the server's side). */
+const SUGGEST_STATUS: Partial<Record<ActError['kind'], number>> = {
+  forbidden: 403,
+  rate_limited: 429,
+  invalid: 400,
+  conflict: 503,
+};
+
 const oneOf = <T extends string>(values: readonly T[], v: string | null): T | undefined =>
   v && (values as readonly string[]).includes(v) ? (v as T) : undefined;
 
@@ -32,7 +48,13 @@ async function itemAnswer(
   signedIn: SignedIn,
   origin: string,
   id: string,
-  o: { message?: string | null; reply?: ReplyForm; status?: number } = {},
+  o: {
+    message?: string | null;
+    reply?: ReplyForm;
+    refused?: string;
+    suggested?: Suggested;
+    status?: number;
+  } = {},
 ) {
   const [frame, details] = await Promise.all([
     frameOf(signedIn),
@@ -51,6 +73,8 @@ async function itemAnswer(
       canReply: canActOnPosts(signedIn.user.role),
       message: o.message ?? null,
       ...(o.reply ? { reply: o.reply } : {}),
+      ...(o.refused ? { refused: o.refused } : {}),
+      ...(o.suggested ? { suggested: o.suggested } : {}),
     }),
     o.status ? { status: o.status } : {},
   );
@@ -97,7 +121,7 @@ export const { handler } = consolePage('consoleInbox', {
   },
   'POST /console/inbox/{id}/{act}': {
     who: 'person',
-    run: async ({ signedIn, params, form, now, site }) => {
+    run: async ({ signedIn, params, form, now, site, lambda }) => {
       const id = params.id ?? '';
       const base = { orgId: orgOf(signedIn), actor: actorOf(signedIn), id, now };
       const act = params.act ?? '';
@@ -105,6 +129,19 @@ export const { handler } = consolePage('consoleInbox', {
       if (mark) {
         await markForPerson({ ...base, status: mark.status });
         return redirectAnswer(withMessage(inboxItemPath(id), mark.done));
+      }
+      if (act === 'suggest') {
+        // Shown in the reply form, editable; nothing is sent until the person sends it.
+        try {
+          const suggested = await suggestReplyForPerson({ ...base, lambda });
+          return itemAnswer(signedIn, site.origin, id, { suggested });
+        } catch (err) {
+          if (!(err instanceof ActError) || err.kind === 'not_found') throw err;
+          return itemAnswer(signedIn, site.origin, id, {
+            refused: err.message,
+            status: SUGGEST_STATUS[err.kind] ?? 409,
+          });
+        }
       }
       if (act !== 'reply') throw new ActError('There is no such action on an inbox item.', 'not_found');
       const body = form.get('body') ?? '';

@@ -101,6 +101,8 @@ export interface ConsoleRequest {
   sourceIp: string;
   requestId: string;
   now: Date;
+  /** The function's time left (a generation's reservation outlives it by a margin). */
+  lambda: Pick<Context, 'getRemainingTimeInMillis'>;
 }
 
 export interface PersonRequest extends ConsoleRequest {
@@ -507,6 +509,7 @@ export const consoleHandlers = (deps: { gate: ConsoleGate; statusPage: StatusPag
         sourceIp: event.requestContext.http.sourceIp,
         requestId: requestIdOf(event),
         now,
+        lambda: context,
       };
       let answer: ConsoleAnswer;
       if (route.who === 'person') {

@@ -1,10 +1,12 @@
+import type { Context } from 'aws-lambda';
 import { anyRole } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { isId, newId } from '#core/ids';
 import { INBOX, type InboxItem, type InboxKind, type InboxStatus } from '#core/inbox';
 import { replyMaxText } from '#core/inbox-reply-rules';
 import { ActError, type Actor } from '#core/people';
-import { hasFeature, type PlanName } from '#core/plans';
+import { effectiveLimits, hasFeature, type PlanName } from '#core/plans';
+import { createGeneration } from '#usecases/create-generation';
 import { getInboxItem } from '#usecases/get-inbox-item';
 import { getPostById } from '#usecases/get-post';
 import { listChannelsOf } from '#usecases/list-channels';
@@ -118,6 +120,8 @@ export interface InboxDetails {
   replyLimit: number;
   /** The reply form's token: a reply id minted for this page, so the same form sent twice asks for one reply. */
   replyToken: string;
+  /** Whether the plan includes AI generation (the "Suggest a reply" button). */
+  suggests: boolean;
 }
 
 /** One item with its context (every member). */
@@ -127,7 +131,7 @@ export async function getInboxItemForPerson(a: {
   id: string;
   cursorSecret: string;
 }): Promise<InboxDetails> {
-  const [, item, { data: channels }] = await Promise.all([
+  const [by, item, { data: channels }] = await Promise.all([
     authorizeInbox(a.orgId, a.actor, anyRole, 'seeing the inbox'),
     personal(async () => (await getInboxItem(a.orgId, a.id)).item),
     listChannelsOf(a.orgId),
@@ -142,6 +146,7 @@ export async function getInboxItemForPerson(a: {
     replyable: INBOX[item.platform].replies.includes(kind),
     replyLimit: replyMaxText(item.platform, kind),
     replyToken: newId('reply'),
+    suggests: hasFeature(by.org.plan, 'ai'),
   };
 }
 
@@ -218,4 +223,40 @@ export async function replyForPerson(a: {
     now: a.now,
     ...(isId('reply', a.token) ? { replyId: a.token } : {}),
   });
+}
+
+export interface ReplySuggestion {
+  bodies: string[];
+  /** "rules": Herald's rule-based engine, not a language model. */
+  model: string;
+}
+
+/**
+ * Suggested replies to an item (every member), through createGeneration as the API runs it (the
+ * plan's `ai` feature, the `ai_credits` meter) but not metered as an API request. Nothing is sent:
+ * the suggestion only fills the reply form.
+ */
+export async function suggestReplyForPerson(a: {
+  orgId: string;
+  actor: Actor;
+  id: string;
+  now: Date;
+  lambda: Pick<Context, 'getRemainingTimeInMillis'>;
+}): Promise<ReplySuggestion> {
+  const { org } = await authorizeInbox(a.orgId, a.actor, anyRole, 'suggesting a reply');
+  if (!isId('inbox', a.id)) throw new ActError(NO_SUCH_ITEM, 'not_found');
+  const auth = {
+    orgId: a.orgId,
+    keyId: '',
+    scopes: new Set<never>(),
+    plan: org.plan,
+    limits: effectiveLimits(org.plan, org.limits),
+  };
+  const generation = await personal(() =>
+    createGeneration(auth, { task: 'reply', inbox_item_id: a.id }, a.now, a.lambda, { metered: false }),
+  );
+  return {
+    bodies: generation.suggestions.flatMap((s) => ('body' in s ? [s.body] : [])),
+    model: generation.model,
+  };
 }

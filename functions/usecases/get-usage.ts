@@ -13,7 +13,11 @@ export async function getUsage(orgId: string, admitted: () => Promise<Admission>
   if (!org) throw new ApiError('invalid_api_key', 'The API key is not valid.');
   if (!admission.allowed) throw admission.error;
   const limits = effectiveLimits(org.plan, org.limits);
-  const meter = (key: 'api_requests' | 'posts_per_month' | 'channels', used: number, limit: number) => ({
+  const meter = (
+    key: 'api_requests' | 'posts_per_month' | 'channels' | 'ai_credits',
+    used: number,
+    limit: number,
+  ) => ({
     key,
     used,
     limit,
@@ -27,6 +31,7 @@ export async function getUsage(orgId: string, admitted: () => Promise<Admission>
       meter('api_requests', Math.max(admission.apiRequests, counters.api_requests), limits.api_requests),
       meter('posts_per_month', counters.posts_per_month, limits.posts_per_month),
       meter('channels', org.channel_count ?? 0, limits.channels),
+      meter('ai_credits', counters.ai_credits, limits.ai_credits),
     ],
   };
 }

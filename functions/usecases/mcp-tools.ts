@@ -86,6 +86,8 @@ const OPEN_WORLD: ReadonlySet<string> = new Set([
   'disconnectChannel',
   // Its choices are read live from the channel's platform.
   'getChannelOptions',
+  // The deployment's model (Bedrock, an OpenAI-compatible endpoint) writes the suggestions.
+  'createGeneration',
   'replyToInboxItem',
 ]);
 const DESTRUCTIVE: ReadonlySet<string> = new Set([

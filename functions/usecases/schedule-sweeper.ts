@@ -1,3 +1,4 @@
+import { openReservations, refundCredits } from '#adapters/ai-credits';
 import { raiseDataModelMark } from '#adapters/data-model';
 import { dueInBucket, loadPosts, mutatePost } from '#adapters/posts';
 import { enqueueDeliveries, sendDispatches } from '#adapters/queues';
@@ -5,6 +6,7 @@ import { dispatchedThrough, markDispatched } from '#adapters/sweep-cursor';
 import { mapLimit } from '#core/concurrency';
 import { DATA_MODEL_VERSION } from '#core/data-model';
 import { settledPost } from '#core/delivery';
+import { ID_PREFIXES } from '#core/ids';
 import type { DeliveryMessage, DispatchMessage } from '#core/messages';
 import { type PostRecord, watchEntry } from '#core/posts';
 import { LOOKAHEAD_SECONDS, REDISPATCH_SECONDS, WATCHDOG_SECONDS } from '#core/timing';
@@ -17,7 +19,9 @@ import { logger } from '#shared/logger';
 // cursor moves past it. Posts (re)scheduled inside the window already swept are dispatched by the
 // stream relay (relay-post-changes.ts). The dispatcher starts the post at its time. Rescheduling
 // or deleting a post makes its dispatch stale: the dispatcher only acts on a post still scheduled
-// for the very time the message names.
+// for the very time the message names. The index also holds the open credit reservations of AI
+// generations (adapters/ai-credits.ts) at their due time: never dispatched, and refunded by the
+// watchdog when one is still open there (its function died before settling it).
 
 /** How far back the watchdog reads the index: entries older than this are out of its sight. */
 const LOOKBACK_MINUTES = 30;
@@ -41,6 +45,8 @@ async function entriesBetween(after: number, until: number) {
   return (await mapLimit(bucketsBetween(after, until), CONCURRENCY, (b) => dueInBucket(b, window))).flat();
 }
 
+const isReservation = (e: { postId: string }) => e.postId.startsWith(`${ID_PREFIXES.generation}_`);
+
 /**
  * One sweep. Primary course: every entry due after the cursor and up to now + lookahead → a delayed
  * dispatch message, then the cursor moves to now + lookahead. Then the watchdog: entries that have
@@ -56,7 +62,7 @@ async function entriesBetween(after: number, until: number) {
 export async function sweep(
   now: Date,
   opts: { watch: boolean } = { watch: true },
-): Promise<{ dispatched: number; redriven: number; watchFailed: number }> {
+): Promise<{ dispatched: number; redriven: number; watchFailed: number; refunded: number }> {
   const t = now.getTime();
   const horizon = t + LOOKAHEAD_SECONDS * 1000;
   const cursor = await dispatchedThrough();
@@ -65,6 +71,7 @@ export async function sweep(
   const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   if (from < horizon) {
     for (const e of await entriesBetween(from, horizon)) {
+      if (isReservation(e)) continue;
       dispatches.push({
         body: { org_id: e.orgId, post_id: e.postId, scheduled_at: e.at },
         delaySeconds: Math.max(0, (Date.parse(e.at) - t) / 1000),
@@ -78,10 +85,10 @@ export async function sweep(
   // it): the sweeper runs within a minute of any deploy.
   if (await raiseDataModelMark(now))
     logger.info('data model mark raised', { data_model: DATA_MODEL_VERSION });
-  if (!opts.watch) return { dispatched: dispatches.length, redriven: 0, watchFailed: 0 };
+  if (!opts.watch) return { dispatched: dispatches.length, redriven: 0, watchFailed: 0, refunded: 0 };
   const watched = await watchdog(now).catch((err: Error) => {
     logger.error('watchdog failed', { error: err });
-    return { dispatches: [], redrive: [], failed: 1 };
+    return { dispatches: [], redrive: [], failed: 1, refunded: 0 };
   });
   if (watched.dispatches.length) await sendDispatches(watched.dispatches);
   if (watched.redrive.length) await enqueueDeliveries(watched.redrive);
@@ -89,18 +96,38 @@ export async function sweep(
     dispatched: dispatches.length + watched.dispatches.length,
     redriven: watched.redrive.length,
     watchFailed: watched.failed,
+    refunded: watched.refunded,
   };
 }
 
 /** Entries at least WATCHDOG_SECONDS old (and at most 30 minutes): posts that should have moved on. */
 async function watchdog(now: Date) {
   const t = now.getTime();
-  const entries = await entriesBetween(t - LOOKBACK_MINUTES * 60_000, t - WATCHDOG_SECONDS * 1000);
+  const all = await entriesBetween(t - LOOKBACK_MINUTES * 60_000, t - WATCHDOG_SECONDS * 1000);
+  const entries = all.filter((e) => !isReservation(e));
+  const reservations = all.filter(isReservation);
   const dispatches: Array<{ body: DispatchMessage; delaySeconds: number }> = [];
   const redrive: DeliveryMessage[] = [];
   let failed = 0;
-  if (!entries.length) return { dispatches, redrive, failed };
-  const posts = await loadPosts(entries.map((e) => ({ orgId: e.orgId, postId: e.postId })));
+  let refunded = 0;
+  if (!all.length) return { dispatches, redrive, failed, refunded };
+  const [posts, open] = await Promise.all([
+    entries.length ? loadPosts(entries.map((e) => ({ orgId: e.orgId, postId: e.postId }))) : [],
+    reservations.length ? openReservations(reservations.map((e) => ({ orgId: e.orgId, id: e.postId }))) : [],
+  ]);
+  await mapLimit(open, CONCURRENCY, async (r) => {
+    try {
+      if (await refundCredits(r.org_id, r.period, r.id, r.credits)) refunded += 1;
+    } catch (err) {
+      // Its entry stays: refunded on the next run.
+      failed += 1;
+      logger.error('watchdog: reservation not refunded', {
+        org_id: r.org_id,
+        generation_id: r.id,
+        error: err as Error,
+      });
+    }
+  });
   await mapLimit(posts, CONCURRENCY, async (seen) => {
     if (!needsWatch(seen, t)) return;
     try {
@@ -117,7 +144,7 @@ async function watchdog(now: Date) {
       });
     }
   });
-  return { dispatches, redrive, failed };
+  return { dispatches, redrive, failed, refunded };
 }
 
 /** One watched post: re-dispatched, or its lost deliveries found and its watchdog time moved on. */

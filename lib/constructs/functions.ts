@@ -1,10 +1,11 @@
 import { Duration, type RemovalPolicy, Size, type Stack } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { LayerVersion } from 'aws-cdk-lib/aws-lambda';
+import { AI_ENV, INFERENCE_PROFILE_PREFIX, OPENAI_KEY_CONTEXT } from '../../functions/shared/ai-settings.ts';
 import { INBOX_DISABLED_ENV, INBOX_RETENTION_ENV } from '../../functions/shared/inbox-settings.ts';
 import { HeraldFunction } from '../herald-function.ts';
 import type { Access } from '../operations.ts';
-import type { StageConfig } from '../stage.ts';
+import type { AiSettings, StageConfig } from '../stage.ts';
 import { type Alarms, addFunctionAlarm } from './alarms.ts';
 import type { Data, Secrets } from './data.ts';
 import { type Media, newFfmpegLayer, PDF_READER_PATH, PROBE_ARCHITECTURE } from './media.ts';
@@ -129,6 +130,7 @@ export class Functions {
         }),
       );
     }
+    if (access.ai && config.ai) grantAi(stack, fn, config.ai, secrets);
     if (access.cursor) {
       // A CloudFormation dynamic reference ({{resolve:secretsmanager:…}}), resolved at deploy time
       // into the function's configuration. Acceptable because the secret only makes list cursors
@@ -148,5 +150,62 @@ export class Functions {
       this.#ffmpegLayers.set(stack, layer);
     }
     return layer;
+  }
+}
+
+/**
+ * The generation engine's environment and grants: InvokeModel on exactly the configured model
+ * (an inference profile: the profile, and its foundation model in every destination region, which
+ * the profile's requests are authorized against), ApplyGuardrail on the guardrail (Converse with
+ * guardrailConfig applies it under the caller's role), or Decrypt of the OpenAI-compatible key
+ * under its own encryption context only.
+ */
+function grantAi(stack: Stack, fn: HeraldFunction, ai: AiSettings, secrets: Secrets): void {
+  fn.addEnvironment(AI_ENV.images, String(ai.images));
+  if (ai.timeoutMs !== undefined) fn.addEnvironment(AI_ENV.timeoutMs, String(ai.timeoutMs));
+  const { bedrock, openai } = ai;
+  if (bedrock) {
+    const region = bedrock.region ?? stack.region;
+    const arn = (r: string, account: string, resource: string) =>
+      `arn:${stack.partition}:bedrock:${r}:${account}:${resource}`;
+    fn.addEnvironment(AI_ENV.bedrockModelId, bedrock.modelId);
+    if (bedrock.region) fn.addEnvironment(AI_ENV.bedrockRegion, bedrock.region);
+    const profile = INFERENCE_PROFILE_PREFIX.test(bedrock.modelId);
+    const model = bedrock.modelId.replace(INFERENCE_PROFILE_PREFIX, '');
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['bedrock:InvokeModel'],
+        resources: profile
+          ? [
+              arn(region, stack.account, `inference-profile/${bedrock.modelId}`),
+              ...bedrock.regions.map((r) => arn(r, '', `foundation-model/${model}`)),
+            ]
+          : [arn(region, '', `foundation-model/${model}`)],
+      }),
+    );
+    if (bedrock.guardrail) {
+      fn.addEnvironment(AI_ENV.bedrockGuardrailId, bedrock.guardrail.id);
+      fn.addEnvironment(AI_ENV.bedrockGuardrailVersion, bedrock.guardrail.version);
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['bedrock:ApplyGuardrail'],
+          resources: [arn(region, stack.account, `guardrail/${bedrock.guardrail.id}`)],
+        }),
+      );
+    }
+  }
+  if (openai) {
+    fn.addEnvironment(AI_ENV.openAiBaseUrl, openai.baseUrl);
+    fn.addEnvironment(AI_ENV.openAiModel, openai.model);
+    if (openai.keyCiphertext) {
+      fn.addEnvironment(AI_ENV.openAiKeyCiphertext, openai.keyCiphertext);
+      fn.addToRolePolicy(
+        new PolicyStatement({
+          actions: ['kms:Decrypt'],
+          resources: [secrets.connectionSecretsKey.keyArn],
+          conditions: { StringEquals: { 'kms:EncryptionContext:herald': OPENAI_KEY_CONTEXT.herald } },
+        }),
+      );
+    }
   }
 }

@@ -22,6 +22,7 @@ const METER_LABELS: Record<string, string> = {
   api_requests: 'API requests',
   posts_per_month: 'Scheduled and published posts',
   channels: 'Channels',
+  ai_credits: 'AI generation credits',
 };
 
 const PLATFORM_NAMES: Record<string, string> = {

@@ -8,7 +8,7 @@ import {
   type ReplyStage,
 } from '#core/inbox';
 import { CONSOLE_PATH } from '#core/vocabulary';
-import type { InboxDetails, InboxList } from '#usecases/console-inbox';
+import type { InboxDetails, InboxList, ReplySuggestion } from '#usecases/console-inbox';
 import { avatar } from './channels.ts';
 import { errorSummary, type FieldError, textArea } from './forms.ts';
 import { platformName } from './home.ts';
@@ -160,6 +160,8 @@ ${list.next && html`<a href="${inboxQuery(filters, list.next)}" rel="next">Older
 
 // ---- one item ----------------------------------------------------------------------------------
 
+export type Suggested = ReplySuggestion;
+
 export interface ReplyForm {
   value: string;
   errors: readonly FieldError[];
@@ -185,9 +187,11 @@ export function inboxItemPage(o: {
   message?: string | null;
   refused?: string | null;
   reply?: ReplyForm;
+  /** Suggested replies (the first fills the reply box). */
+  suggested?: Suggested;
 }): SafeHtml {
   const { item: i, post, conversation, channels, replyLimit, replyable } = o.details;
-  const form = o.reply ?? { value: '', errors: [] };
+  const form = o.reply ?? { value: o.suggested?.bodies[0] ?? '', errors: [] };
   const platform = platformName(i.platform);
   const pending = i.replies.some((r) => r.stage === 'queued' || r.stage === 'sending');
   const path = inboxItemPath(i.id);
@@ -216,6 +220,7 @@ ${answers(i, post)}
 ${conversationOf(i, conversation)}
 <h2 class="heading heading--m">Replies</h2>
 ${pending ? live({ id: 'replies', url: path, seconds: 5, body: replies(i, platform) }) : html`<div id="replies">${replies(i, platform)}</div>`}
+${replyable && o.details.suggests && suggest(path, o.suggested, o.canReply)}
 ${
   !o.canReply
     ? html`<p class="inset">Owners and admins reply.</p>`
@@ -236,6 +241,27 @@ ${textArea({
 </form>`
 }`,
   });
+}
+
+/**
+ * "Suggest a reply" (createGeneration's `reply` task) and what it suggested: the first fills the
+ * reply box for those who reply; the rest (all of them for a member) are listed to copy from.
+ */
+function suggest(path: string, s: Suggested | undefined, canReply: boolean): SafeHtml {
+  const listed = s ? (canReply ? s.bodies.slice(1) : s.bodies) : [];
+  const by =
+    s?.model === 'rules'
+      ? "Written by Herald's rule-based engine from the comment's facts, not by a language model."
+      : s
+        ? `Written by the model ${s.model}.`
+        : '';
+  return html`<form method="post" action="${path}/suggest" class="inline-form"><button type="submit" class="button button--secondary">Suggest a reply</button></form>
+${
+  s &&
+  html`<div class="panel" id="suggestion" role="status"><p><strong>${canReply ? 'A suggested reply is in the box below: edit it before you send it.' : 'Suggested replies, for an owner or admin to send:'}</strong></p>${
+    listed.length ? html`<ol class="parts">${listed.map((b) => html`<li><p>${b}</p></li>`)}</ol>` : ''
+  }<p class="muted">${by} Nothing is sent until someone sends it.</p></div>`
+}`;
 }
 
 /** Mark read / unread / archived: whichever the item is not. */

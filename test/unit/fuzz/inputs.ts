@@ -263,6 +263,8 @@ export function richBody(op: OperationId): Record<string, unknown> {
       return { channel_ids: [OWN.channel] };
     case 'replyToInboxItem':
       return { body: 'Thank you!' };
+    case 'createGeneration':
+      return { task: 'rewrite', text: 'Hello from Herald. A second sentence.', channel_ids: [OWN.channel] };
     case 'createWebhookEndpoint':
       return {
         url: 'https://93.184.216.34/herald',
@@ -347,6 +349,8 @@ export function validRequest(op: OperationId): FuzzRequest {
       return { op, params: { id: OWN.publishedPost }, ...json(richBody(op)) };
     case 'replyToInboxItem':
       return { op, params: { id: OWN.inbox }, ...json(richBody(op)) };
+    case 'createGeneration':
+      return { op, ...json(richBody(op)) };
     case 'createWebhookEndpoint':
       return { op, ...json(richBody(op)) };
     case 'updateWebhookEndpoint':

@@ -21,6 +21,7 @@ vi.mock('#usecases/console-inbox', () => ({
   getInboxItemForPerson: vi.fn(),
   markForPerson: vi.fn(),
   replyForPerson: vi.fn(),
+  suggestReplyForPerson: vi.fn(),
 }));
 
 const sessions = await import('#usecases/console-sessions');
@@ -82,6 +83,7 @@ const details = (i = item()): cases.InboxDetails => ({
   replyable: true,
   replyLimit: 500,
   replyToken: REPLY_TOKEN,
+  suggests: false,
 });
 
 beforeEach(() => {
@@ -226,5 +228,45 @@ describe('the acts', () => {
     expect(res.statusCode).toBe(404);
     expect(cases.markForPerson).not.toHaveBeenCalled();
     expect(cases.replyForPerson).not.toHaveBeenCalled();
+    expect(cases.suggestReplyForPerson).not.toHaveBeenCalled();
+  });
+});
+
+describe('suggesting a reply', () => {
+  const SUGGEST = `action="/console/inbox/${ITEM_ID}/suggest"`;
+
+  it('offers the button only on a plan with AI', async () => {
+    const without = await call(handler, get('GET /console/inbox/{id}', OWNER, { params: { id: ITEM_ID } }));
+    expect(without.body).not.toContain(SUGGEST);
+    vi.mocked(cases.getInboxItemForPerson).mockResolvedValue({ ...details(), suggests: true });
+    const withAi = await call(handler, get('GET /console/inbox/{id}', OWNER, { params: { id: ITEM_ID } }));
+    expect(withAi.body).toContain(SUGGEST);
+  });
+
+  it('fills the reply box with the suggestion, escaped, and sends nothing', async () => {
+    vi.mocked(cases.getInboxItemForPerson).mockResolvedValue({ ...details(), suggests: true });
+    vi.mocked(cases.suggestReplyForPerson).mockResolvedValue({
+      bodies: ['Thanks <b>@ana</b>!'],
+      model: 'rules',
+    });
+    const res = await call(handler, act(OWNER, 'suggest'));
+    expect(res.statusCode).toBe(200);
+    expect(cases.suggestReplyForPerson).toHaveBeenCalledWith(
+      expect.objectContaining({ orgId: ORG, actor: asPerson(OWNER), id: ITEM_ID }),
+    );
+    expect(res.body).toContain('>Thanks &lt;b&gt;@ana&lt;/b&gt;!</textarea>');
+    expect(mainText(res)).toContain('not by a language model');
+    expect(cases.replyForPerson).not.toHaveBeenCalled();
+  });
+
+  it('shows a refusal (no credits left) on the item’s page with its status', async () => {
+    vi.mocked(cases.getInboxItemForPerson).mockResolvedValue({ ...details(), suggests: true });
+    vi.mocked(cases.suggestReplyForPerson).mockRejectedValue(
+      new ActError('This task may need 1 ai_credits and the organization has fewer left.', 'rate_limited'),
+    );
+    const res = await call(handler, act(OWNER, 'suggest'));
+    expect(res.statusCode).toBe(429);
+    expect(res.body).toContain('role="alert"');
+    expect(mainText(res)).toContain('fewer left');
   });
 });

@@ -15,7 +15,7 @@ describe('schedule sweeper handler', () => {
   beforeEach(() => {
     vi.useFakeTimers();
     sweep.mockReset();
-    sweep.mockResolvedValue({ dispatched: 0, redriven: 0, watchFailed: 0 });
+    sweep.mockResolvedValue({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 0 });
   });
   afterEach(() => vi.useRealTimers());
 
@@ -39,7 +39,7 @@ describe('schedule sweeper handler', () => {
 
   it('fails the invocation (the Errors alarm) when the watchdog could not handle a post, after the sweep was done, and watches again next time', async () => {
     vi.setSystemTime(T0 + 1000 * WATCHDOG_EVERY_SECONDS * 10);
-    sweep.mockResolvedValueOnce({ dispatched: 3, redriven: 0, watchFailed: 1 });
+    sweep.mockResolvedValueOnce({ dispatched: 3, redriven: 0, watchFailed: 1, refunded: 0 });
     await expect(handler()).rejects.toThrow(/watchdog: 1 post\(s\) not handled/);
     vi.setSystemTime(T0 + 1000 * (WATCHDOG_EVERY_SECONDS * 10 + 1));
     await handler();

@@ -1058,7 +1058,10 @@ describe('media', () => {
       ]);
     for (const id of ['deleteMedia', 'mediaImportDeadLetters'])
       expect(distinct(id), id).toEqual(['s3:DeleteObject']);
+    // An image's bytes, for a model that reads images (alt text).
+    expect(distinct('createGeneration')).toEqual(['s3:GetObject']);
     const granted = [
+      'createGeneration',
       'importMedia',
       'mediaImportWorker',
       'deleteMedia',

@@ -71,6 +71,14 @@ beforeAll(() => {
       mcpAllowedOrigins: 'https://app.example.com',
       // Tracing on adds the X-Ray grants (off, there are none: test/unit/lib/knobs.test.ts).
       tracing: 'true',
+      // A Bedrock engine adds the model grants to the functions with `ai` access.
+      ai: {
+        bedrock: {
+          modelId: 'eu.anthropic.claude-3-5-haiku-20241022-v1:0',
+          regions: ['eu-west-1', 'eu-west-3'],
+          guardrail: { id: 'gr7abc', version: '1' },
+        },
+      },
     },
   });
   stack = addHeraldStacks(app, { account: '111111111111', region: 'eu-west-1' });
@@ -200,6 +208,7 @@ function allowedServices(f: FunctionSpec): string[] {
   if (f.access.sends?.length || f.trigger?.kind === 'queue' || f.trigger?.kind === 'stream') out.push('sqs');
   if (f.access.starts?.length) out.push('states');
   if (f.access.email) out.push('ses');
+  if (f.access.ai) out.push('bedrock');
   if (f.id === mcp.id || invokedBy(f.id).length) out.push('lambda');
   return [...new Set(out)].sort();
 }

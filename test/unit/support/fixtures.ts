@@ -482,6 +482,7 @@ export const MCP_TOOL_NAMES = [
   'validate_post',
   'unpublish_post',
   'reply_to_inbox_item',
+  'create_generation',
   'get_analytics',
   'get_usage',
   'list_webhook_endpoints',

@@ -39,7 +39,10 @@ const admitted = (apiRequests: number) => async (): Promise<Admission> => ({
   apiRequests,
 });
 
-function given(o: Org, meters: { api_requests?: number; posts_per_month?: number } = {}) {
+function given(
+  o: Org,
+  meters: { api_requests?: number; posts_per_month?: number; ai_credits?: number } = {},
+) {
   serveItems(ddb, [orgItem(o), { ...USAGE_ITEM, ...meters }]);
 }
 
@@ -48,9 +51,16 @@ beforeEach(() => {
 });
 
 describe('getUsage', () => {
-  it('meters api_requests, posts_per_month and channels against the plan, for the UTC month', async () => {
+  it('meters api_requests, posts_per_month, channels and ai_credits against the plan, for the UTC month', async () => {
     // Arrange: the read ran concurrently with the admission, so it saw 41; the admission counted 42.
-    given({ ...org(), plan: 'starter', channel_count: 4 }, { api_requests: 41, posts_per_month: 12 });
+    given(
+      { ...org(), plan: 'starter', channel_count: 4 },
+      {
+        api_requests: 41,
+        posts_per_month: 12,
+        ai_credits: 7,
+      },
+    );
 
     // Act
     const usage = await getUsage(ORG_ID, admitted(42), NOW);
@@ -62,18 +72,20 @@ describe('getUsage', () => {
         { key: 'api_requests', used: 42, limit: 10_000, remaining: 9_958, ...PERIOD },
         { key: 'posts_per_month', used: 12, limit: 300, remaining: 288, ...PERIOD },
         { key: 'channels', used: 4, limit: 10, remaining: 6, ...PERIOD },
+        { key: 'ai_credits', used: 7, limit: 100, remaining: 93, ...PERIOD },
       ],
     });
     expect(Usage.safeParse(usage).success).toBe(true);
   });
 
   it("applies the operator's overrides on top of the plan", async () => {
-    given({ ...org(), plan: 'free', limits: { api_requests: 5_000, channels: 8 } });
+    given({ ...org(), plan: 'free', limits: { api_requests: 5_000, channels: 8, ai_credits: 20 } });
     const usage = await getUsage(ORG_ID, admitted(1), NOW);
     expect(usage.meters.map((m) => [m.key, m.limit])).toEqual([
       ['api_requests', 5_000],
       ['posts_per_month', 30],
       ['channels', 8],
+      ['ai_credits', 20],
     ]);
   });
 
@@ -84,13 +96,14 @@ describe('getUsage', () => {
       ['api_requests', 1],
       ['posts_per_month', 0],
       ['channels', 0],
+      ['ai_credits', 0],
     ]);
   });
 
   it('never answers a negative remaining (e.g. after a downgrade)', async () => {
-    given({ ...org(), plan: 'free', channel_count: 9 }, { posts_per_month: 31 });
+    given({ ...org(), plan: 'free', channel_count: 9 }, { posts_per_month: 31, ai_credits: 3 });
     const usage = await getUsage(ORG_ID, admitted(1), NOW);
-    expect(usage.meters.map((m) => m.remaining)).toEqual([999, 0, 0]);
+    expect(usage.meters.map((m) => m.remaining)).toEqual([999, 0, 0, 0]);
   });
 
   it("reads the org and this month's meters in one BatchGetItem", async () => {
@@ -139,7 +152,7 @@ describe('getUsage handler', () => {
     serveItems(ddb, [
       apiKeyItem(KEY),
       orgItem({ ...org(), channel_count: 2 }),
-      { ...USAGE_ITEM, api_requests: 9, posts_per_month: 3 },
+      { ...USAGE_ITEM, api_requests: 9, posts_per_month: 3, ai_credits: 5 },
     ]);
     serveCounters(ddb, { api_requests: 9 });
 
@@ -155,6 +168,7 @@ describe('getUsage handler', () => {
       ['api_requests', 10, 50_000],
       ['posts_per_month', 3, 1_500],
       ['channels', 2, 25],
+      ['ai_credits', 5, 1_000],
     ]);
     expect(res.headers.ratelimit).toBeDefined();
   });

@@ -435,11 +435,15 @@ describe('tools/list', () => {
     ]);
   });
 
-  it('lists no webhook or inbox tools on a plan without webhooks and the inbox', async () => {
+  it('lists no webhook, inbox or AI tools on a plan without webhooks, the inbox and ai', async () => {
     ddb.reset();
     serveItems(ddb, table(true));
     const names = (await listTools(FREE_KEY)).map((t) => t.name);
-    expect(names).toEqual(MCP_TOOL_NAMES.filter((n) => !n.includes('webhook') && !n.includes('inbox')));
+    expect(names).toEqual(
+      MCP_TOOL_NAMES.filter(
+        (n) => !n.includes('webhook') && !n.includes('inbox') && n !== 'create_generation',
+      ),
+    );
   });
 });
 

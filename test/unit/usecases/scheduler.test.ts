@@ -10,6 +10,7 @@ import {
   type PutCommandInput,
   QueryCommand,
   type QueryCommandInput,
+  TransactWriteCommand,
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
@@ -134,8 +135,8 @@ describe('sweep: scheduled posts', () => {
     const again = await sweep(new Date(NOW.getTime() + 1000));
 
     // Assert
-    expect(result).toEqual({ dispatched: 1, redriven: 0, watchFailed: 0 });
-    expect(again).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
+    expect(result).toEqual({ dispatched: 1, redriven: 0, watchFailed: 0, refunded: 0 });
+    expect(again).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 0 });
     const entries = entriesTo(process.env.SCHEDULE_QUEUE_URL);
     expect(entries).toHaveLength(1);
     expect(entries[0]?.DelaySeconds).toBe(40);
@@ -175,7 +176,7 @@ describe('sweep: scheduled posts', () => {
     const result = await sweep(NOW);
 
     // Assert
-    expect(result).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
+    expect(result).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 0 });
     const buckets = ddb
       .commandCalls(QueryCommand)
       .map((c) => c.args[0].input.ExpressionAttributeValues?.[':p']);
@@ -276,7 +277,7 @@ describe('sweep: scheduled posts', () => {
   it('ignores an old index entry of a post rescheduled later (the dispatcher finds it stale)', async () => {
     const old = at(-WATCHDOG_SECONDS - 10);
     memoryTable([indexedAt(scheduled(1, at(3600)), old), { ...keys.sweepCursor(), through: NOW.getTime() }]);
-    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 0 });
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
   });
 });
@@ -336,7 +337,7 @@ describe('sweep: the publishing watchdog', () => {
     const result = await sweep(NOW);
 
     // Assert
-    expect(result).toEqual({ dispatched: 0, redriven: 3, watchFailed: 0 });
+    expect(result).toEqual({ dispatched: 0, redriven: 3, watchFailed: 0, refunded: 0 });
     const sent = entriesTo(process.env.DELIVERY_QUEUE_URL).map((e) => JSON.parse(e.MessageBody ?? ''));
     expect(sent).toEqual(
       [ch(1), ch(2), ch(5)].map(
@@ -356,7 +357,7 @@ describe('sweep: the publishing watchdog', () => {
     memoryTable([indexedAt(p, entry), swept]);
 
     // Act / Assert
-    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 0 });
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
   });
@@ -378,9 +379,63 @@ describe('sweep: the publishing watchdog', () => {
     const p = watched([delivery(ch(1), { stage: 'queued', updated_at: at(-20) })], watchAt);
     memoryTable([indexedAt(p, entry), swept]);
 
-    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0 });
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 0 });
     expect(sqs.commandCalls(SendMessageBatchCommand)).toHaveLength(0);
     expect(storedItem(p.id).watch_at).toBe(at(WATCHDOG_SECONDS));
+  });
+});
+
+describe('sweep: credit reservations of AI generations', () => {
+  const GEN = fixedId('generation', 1);
+  const reservation = (dueAt: string, status = 'open'): Item => ({
+    ...keys.generation(ORG_ID, GEN),
+    ...(status === 'open' ? keys.dueWork(dueAt, ORG_ID, GEN) : {}),
+    entity: 'generation',
+    org_id: ORG_ID,
+    id: GEN,
+    period: '2030-06',
+    credits: 7,
+    status,
+    due_at: dueAt,
+  });
+
+  beforeEach(() => {
+    ddb.on(TransactWriteCommand).resolves({});
+  });
+
+  it('never dispatches a reservation that falls due within the lookahead', async () => {
+    memoryTable([reservation(at(30))]);
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 0 });
+    expect(entriesTo(process.env.SCHEDULE_QUEUE_URL)).toHaveLength(0);
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('refunds a reservation still open past its due time (its function died before settling)', async () => {
+    memoryTable([reservation(at(-WATCHDOG_SECONDS - 60))]);
+
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 1 });
+
+    const calls = ddb.commandCalls(TransactWriteCommand);
+    expect(calls).toHaveLength(1);
+    const [usage, closing] = calls[0]?.args[0].input.TransactItems ?? [];
+    expect(usage?.Update).toMatchObject({
+      Key: keys.usage(ORG_ID, '2030-06'),
+      UpdateExpression: 'ADD ai_credits :n',
+      ExpressionAttributeValues: { ':n': -7 },
+    });
+    expect(closing?.Update).toMatchObject({
+      Key: keys.generation(ORG_ID, GEN),
+      ConditionExpression: '#s = :open',
+      ExpressionAttributeValues: { ':s': 'refunded', ':open': 'open' },
+    });
+    expect(entriesTo(process.env.SCHEDULE_QUEUE_URL)).toHaveLength(0);
+  });
+
+  it('leaves alone a reservation closed since its index entry was read', async () => {
+    const due = at(-WATCHDOG_SECONDS - 60);
+    memoryTable([{ ...reservation(due, 'settled'), ...keys.dueWork(due, ORG_ID, GEN) }]);
+    expect(await sweep(NOW)).toEqual({ dispatched: 0, redriven: 0, watchFailed: 0, refunded: 0 });
+    expect(ddb.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 });
 
