@@ -22,6 +22,7 @@ import {
 import { rulesGenerate } from '#core/generation-rules';
 import { newId } from '#core/ids';
 import { billingPeriod, requireFeature } from '#core/plans';
+import { CAPABILITIES, channelCapabilities } from '#core/platforms';
 import type { CreateGenerationInput } from '#core/requests';
 import { logger } from '#shared/logger';
 
@@ -75,6 +76,18 @@ async function factsOf(orgId: string, input: CreateGenerationInput) {
         message: 'No connected channel with this id.',
       });
   });
+  // A thread for a channel connected without its reply grant would be refused by createPost.
+  const threadOn = input.task === 'thread' ? ctx.channels.get(input.channel_id) : undefined;
+  if (
+    threadOn &&
+    CAPABILITIES[threadOn.platform].thread &&
+    !channelCapabilities(threadOn.platform, threadOn.granted_scopes).thread
+  )
+    errors.push({
+      pointer: '/channel_id',
+      code: 'thread_unsupported',
+      message: 'This channel was connected without the permission threads need: reconnect it to grant it.',
+    });
   if (input.task === 'alt_text' && (ctx.media?.status !== 'ready' || ctx.media.kind !== 'image'))
     errors.push({
       pointer: '/media_id',
