@@ -194,7 +194,8 @@ export async function createGeneration(
   // Alt text from a model that cannot see the image would be invented: the rules engine describes
   // it from its file facts instead.
   const configured = modelClient();
-  const client = input.task === 'alt_text' && !configured?.acceptsImages ? null : configured;
+  const format = facts.image ? IMAGE_FORMATS[facts.image.content_type] : undefined;
+  const client = input.task === 'alt_text' && !(configured?.acceptsImages && format) ? null : configured;
   const prompt = promptOf(input, facts);
   const reserved = reservationOf(input, facts, `${prompt.system}\n${prompt.user}`);
   const period = billingPeriod(now.getTime());
@@ -212,7 +213,6 @@ export async function createGeneration(
   try {
     let answer: { suggestions: Suggestion[]; inputTokens: number; outputTokens: number };
     if (client) {
-      const format = facts.image ? IMAGE_FORMATS[facts.image.content_type] : undefined;
       const image =
         input.task === 'alt_text' && objectKey && format
           ? { bytes: await readObject('media', objectKey), format }
