@@ -5,13 +5,14 @@ import { createGenerationOnce } from '#usecases/create-generation';
 export const { handler, impl } = apiHandler(
   'createGeneration',
   { body: CreateGenerationBody },
-  async ({ auth, body, headers, now, lambda }) => {
+  async ({ auth, body, headers, now, lambda, admitted }) => {
     const res = await createGenerationOnce({
       auth,
       input: body,
       idempotencyKey: headers['idempotency-key'],
       now,
       lambda,
+      admitted: () => admitted(),
     });
     return {
       status: res.status,

@@ -253,7 +253,8 @@ export async function suggestReplyForPerson(a: {
     limits: effectiveLimits(org.plan, org.limits),
   };
   const generation = await personal(() =>
-    createGeneration(auth, { task: 'reply', inbox_item_id: a.id }, a.now, a.lambda, { metered: false }),
+    // A person's act is not an API request: nothing to admit, nothing metered but the credits.
+    createGeneration(auth, { task: 'reply', inbox_item_id: a.id }, a.now, a.lambda, async () => undefined),
   );
   return {
     bodies: generation.suggestions.flatMap((s) => ('body' in s ? [s.body] : [])),

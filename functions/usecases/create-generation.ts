@@ -4,7 +4,6 @@ import { refundCredits, reserveCredits, settleCredits } from '#adapters/ai-credi
 import { loadGenerationContext } from '#adapters/generation-reads';
 import { checkIdempotencyKey, idempotent } from '#adapters/idempotency';
 import { readObject } from '#adapters/media-store';
-import { uncountRequest } from '#adapters/usage';
 import type { AuthContext } from '#core/accounts';
 import { ApiError, type FieldError } from '#core/errors';
 import {
@@ -23,6 +22,7 @@ import {
 import { rulesGenerate } from '#core/generation-rules';
 import { newId } from '#core/ids';
 import { billingPeriod, requireFeature } from '#core/plans';
+import { CAPABILITIES, channelCapabilities } from '#core/platforms';
 import type { CreateGenerationInput } from '#core/requests';
 import { logger } from '#shared/logger';
 
@@ -76,6 +76,18 @@ async function factsOf(orgId: string, input: CreateGenerationInput) {
         message: 'No connected channel with this id.',
       });
   });
+  // A thread for a channel connected without its reply grant would be refused by createPost.
+  const threadOn = input.task === 'thread' ? ctx.channels.get(input.channel_id) : undefined;
+  if (
+    threadOn &&
+    CAPABILITIES[threadOn.platform].thread &&
+    !channelCapabilities(threadOn.platform, threadOn.granted_scopes).thread
+  )
+    errors.push({
+      pointer: '/channel_id',
+      code: 'thread_unsupported',
+      message: 'This channel was connected without the permission threads need: reconnect it to grant it.',
+    });
   if (input.task === 'alt_text' && (ctx.media?.status !== 'ready' || ctx.media.kind !== 'image'))
     errors.push({
       pointer: '/media_id',
@@ -174,14 +186,16 @@ export async function createGeneration(
   input: CreateGenerationInput,
   now: Date,
   lambda: Pick<Context, 'getRemainingTimeInMillis'>,
-  o: { metered?: boolean } = {},
+  admitted: () => Promise<unknown>,
 ): Promise<Generation> {
   requireFeature(auth.plan, 'ai');
-  const { facts, objectKey } = await factsOf(auth.orgId, input);
+  // The read runs while the request is admitted; nothing is written before it is.
+  const [{ facts, objectKey }] = await Promise.all([factsOf(auth.orgId, input), admitted()]);
   // Alt text from a model that cannot see the image would be invented: the rules engine describes
   // it from its file facts instead.
   const configured = modelClient();
-  const client = input.task === 'alt_text' && !configured?.acceptsImages ? null : configured;
+  const format = facts.image ? IMAGE_FORMATS[facts.image.content_type] : undefined;
+  const client = input.task === 'alt_text' && !(configured?.acceptsImages && format) ? null : configured;
   const prompt = promptOf(input, facts);
   const reserved = reservationOf(input, facts, `${prompt.system}\n${prompt.user}`);
   const period = billingPeriod(now.getTime());
@@ -189,9 +203,7 @@ export async function createGeneration(
   const dueAt = new Date(now.getTime() + lambda.getRemainingTimeInMillis() + RESERVATION_MARGIN_MS);
   const limit = auth.limits.ai_credits;
   if (!(await reserveCredits(auth.orgId, period.id, id, reserved, limit, dueAt.toISOString(), now))) {
-    // No 429 is metered (docs/api/limits.md): the admitted request is taken back out. The
-    // console's person was never counted.
-    if (o.metered !== false) await uncountRequest(auth.orgId, period.id);
+    // A 429: the pipeline takes the admitted request back out of api_requests.
     throw new ApiError(
       'quota_exhausted',
       `This task may need ${reserved} ai_credits and the organization has fewer left of its ${limit} for ${period.id} (used or reserved by generations running now); it resets at ${period.endsAt}.`,
@@ -201,7 +213,6 @@ export async function createGeneration(
   try {
     let answer: { suggestions: Suggestion[]; inputTokens: number; outputTokens: number };
     if (client) {
-      const format = facts.image ? IMAGE_FORMATS[facts.image.content_type] : undefined;
       const image =
         input.task === 'alt_text' && objectKey && format
           ? { bytes: await readObject('media', objectKey), format }
@@ -247,13 +258,14 @@ export async function createGeneration(
 /** Recorded as JSON text, so a replay is byte for byte the first answer. */
 const createGenerationIdempotent = idempotent<
   CreateGenerationInput,
-  { auth: AuthContext; now: Date; lambda: Context }
->('createGeneration', async (call) => ({
-  status: 200,
-  json: JSON.stringify(
-    await createGeneration(call.context.auth, call.body, call.context.now, call.context.lambda),
-  ),
-}));
+  { auth: AuthContext; now: Date; lambda: Context; admitted: () => Promise<unknown> }
+>('createGeneration', async (call) => {
+  const c = call.context;
+  return {
+    status: 200,
+    json: JSON.stringify(await createGeneration(c.auth, call.body, c.now, c.lambda, c.admitted)),
+  };
+});
 
 /**
  * createGeneration as the API runs it: with an Idempotency-Key, once per key (a retry gets the
@@ -265,12 +277,16 @@ export async function createGenerationOnce(a: {
   idempotencyKey: string | undefined;
   now: Date;
   lambda: Context;
+  admitted: () => Promise<unknown>;
 }): Promise<{ status: number; json: string; replayed?: boolean }> {
   const key = checkIdempotencyKey(a.idempotencyKey);
   if (key === undefined)
-    return { status: 200, json: JSON.stringify(await createGeneration(a.auth, a.input, a.now, a.lambda)) };
-  return createGenerationIdempotent(
-    { org_id: a.auth.orgId, key, body: a.input, context: { auth: a.auth, now: a.now, lambda: a.lambda } },
-    a.lambda,
-  );
+    return {
+      status: 200,
+      json: JSON.stringify(await createGeneration(a.auth, a.input, a.now, a.lambda, a.admitted)),
+    };
+  // Admitted before the idempotency record is written: a refused request writes nothing.
+  await a.admitted();
+  const context = { auth: a.auth, now: a.now, lambda: a.lambda, admitted: a.admitted };
+  return createGenerationIdempotent({ org_id: a.auth.orgId, key, body: a.input, context }, a.lambda);
 }

@@ -100,8 +100,6 @@ describe('createGeneration with the rules engine', () => {
   });
 
   it('splits a long text into a thread within the limits on the threading platforms', async () => {
-    // Threads is left out: a channel connected without threads_manage_replies takes no thread, and
-    // the generation core fits to the platform's capabilities, not yet the channel's.
     for (const p of ['x', 'bluesky', 'mastodon']) {
       const res = await generate({ task: 'thread', text: LONG, channel_id: ws.channels[p] });
       expect(res.status, res.text).toBe(200);
@@ -110,6 +108,18 @@ describe('createGeneration with the rules engine', () => {
       expect((s?.thread?.length ?? 0) + 1).toBeLessThanOrEqual(25);
       await expectPostable(s as Suggestion);
     }
+  });
+
+  it('refuses a thread for a channel connected without the reply permission threads need, before any credit', async () => {
+    // The CLI connects Threads without threads_manage_replies: createPost would refuse its thread.
+    const before = await aiCredits();
+    const res = await generate({ task: 'thread', text: LONG, channel_id: ws.channels.threads });
+    expect(res.status).toBe(400);
+    const problem = res.body as unknown as { errors: Array<{ pointer: string; code: string }> };
+    expect(problem.errors).toEqual([
+      expect.objectContaining({ pointer: '/channel_id', code: 'thread_unsupported' }),
+    ]);
+    expect((await aiCredits()).used).toBe(before.used);
   });
 
   it('suggests replies to an inbox item, and answers 404 for another organization’s item', async () => {

@@ -328,7 +328,7 @@ describe('getOrgUsage', () => {
     // Arrange
     serveItems(ddb, [
       orgItem({ ...org(), channel_count: 4 }),
-      { ...USAGE_KEY, api_requests: 12, posts_per_month: 3 },
+      { ...USAGE_KEY, api_requests: 12, posts_per_month: 3, ai_credits: 4 },
     ]);
 
     // Act
@@ -336,7 +336,7 @@ describe('getOrgUsage', () => {
 
     // Assert
     expect(res.org).toMatchObject({ id: ORG_ID, plan: 'team', channel_count: 4 });
-    expect(res.counters).toEqual({ api_requests: 12, posts_per_month: 3 });
+    expect(res.counters).toEqual({ api_requests: 12, posts_per_month: 3, ai_credits: 4 });
     const calls = ddb.commandCalls(BatchGetCommand);
     expect(calls).toHaveLength(1);
     expect(calls[0]?.args[0].input.RequestItems?.[TABLE]).toMatchObject({
@@ -349,7 +349,7 @@ describe('getOrgUsage', () => {
     serveItems(ddb, []);
     expect(await getOrgUsage(ORG_ID, '2030-06')).toEqual({
       org: null,
-      counters: { api_requests: 0, posts_per_month: 0 },
+      counters: { api_requests: 0, posts_per_month: 0, ai_credits: 0 },
     });
   });
 });

@@ -19,20 +19,24 @@ const at = (iso: string) => Date.parse(iso);
 
 describe('PLANS', () => {
   it.each([
-    ['free', 1_000, 30, 30, 3],
-    ['starter', 10_000, 60, 300, 10],
-    ['team', 50_000, 120, 1_500, 25],
-    ['agency', 250_000, 300, 10_000, 100],
-  ] as const)('%s has its documented allowances', (plan, api_requests, burst, posts_per_month, channels) => {
-    expect(PLANS[plan].limits).toEqual({ api_requests, burst, posts_per_month, channels });
-  });
+    ['free', 1_000, 30, 30, 3, 0],
+    ['starter', 10_000, 60, 300, 10, 100],
+    ['team', 50_000, 120, 1_500, 25, 1_000],
+    ['agency', 250_000, 300, 10_000, 100, 5_000],
+  ] as const)(
+    '%s has its documented allowances',
+    (plan, api_requests, burst, posts_per_month, channels, ai_credits) => {
+      expect(PLANS[plan].limits).toEqual({ api_requests, burst, posts_per_month, channels, ai_credits });
+    },
+  );
 
-  it('gives webhooks and the inbox to every plan but free; analytics and mcp to all', () => {
+  it('gives webhooks, the inbox and ai to every plan but free; analytics and mcp to all', () => {
     expect(PLANS.free.features).toEqual(expect.arrayContaining(['analytics', 'mcp']));
     expect(PLANS.free.features).not.toContain('webhooks');
     expect(PLANS.free.features).not.toContain('inbox');
+    expect(PLANS.free.features).not.toContain('ai');
     for (const plan of ['starter', 'team', 'agency'] as const) {
-      expect([...PLANS[plan].features].sort()).toEqual(['analytics', 'inbox', 'mcp', 'webhooks']);
+      expect([...PLANS[plan].features].sort()).toEqual(['ai', 'analytics', 'inbox', 'mcp', 'webhooks']);
     }
   });
 });
@@ -123,9 +127,21 @@ describe('effectiveLimits', () => {
   });
 
   it('lays the overrides over the plan, key by key, without changing the plan', () => {
-    const limits = effectiveLimits('free', { burst: 5, channels: 12 });
-    expect(limits).toEqual({ api_requests: 1_000, burst: 5, posts_per_month: 30, channels: 12 });
-    expect(PLANS.free.limits).toEqual({ api_requests: 1_000, burst: 30, posts_per_month: 30, channels: 3 });
+    const limits = effectiveLimits('free', { burst: 5, channels: 12, ai_credits: 7 });
+    expect(limits).toEqual({
+      api_requests: 1_000,
+      burst: 5,
+      posts_per_month: 30,
+      channels: 12,
+      ai_credits: 7,
+    });
+    expect(PLANS.free.limits).toEqual({
+      api_requests: 1_000,
+      burst: 30,
+      posts_per_month: 30,
+      channels: 3,
+      ai_credits: 0,
+    });
   });
 });
 

@@ -298,6 +298,10 @@ const STRING_FIELDS: Record<string, ReadonlyArray<readonly [Path, number]>> = {
   ],
   unpublishPost: [[['channel_ids', 0], 64]],
   replyToInboxItem: [[['body'], 63_206]],
+  createGeneration: [
+    [['text'], 10_000],
+    [['channel_ids', 0], 30],
+  ],
   createWebhookEndpoint: [
     [['url'], 2048],
     [['description'], 500],

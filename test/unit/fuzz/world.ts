@@ -154,8 +154,8 @@ const ALL_SCOPES = [...SCOPES];
 export const KEYS = {
   /** Every scope, team plan, Dangerous AI operations on: gets furthest into every operation. */
   full: apiKey({ scopes: ALL_SCOPES, n: 1 }),
-  /** A scope no operation needs. */
-  noScope: apiKey({ scopes: ['ai:generate'], n: 2 }),
+  /** No scope (every scope is some operation's now that ai:generate is createGeneration's). */
+  noScope: apiKey({ scopes: [], n: 2 }),
   /** Every scope on the free plan (no webhooks feature). */
   free: apiKey({ scopes: ALL_SCOPES, n: 3, orgId: FREE_ORG_ID }),
   revoked: apiKey({ scopes: ALL_SCOPES, n: 4, revoked: true }),

@@ -14,7 +14,6 @@ const m = vi.hoisted(() => ({
   reserve: vi.fn(async () => true),
   settle: vi.fn(async () => true),
   refund: vi.fn(async () => true),
-  uncount: vi.fn(async () => undefined),
   read: vi.fn(),
   readObject: vi.fn(async () => new Uint8Array([1, 2, 3])),
 }));
@@ -29,11 +28,11 @@ vi.mock('#adapters/ai-credits', () => ({
   refundCredits: m.refund,
 }));
 vi.mock('#adapters/generation-reads', () => ({ loadGenerationContext: m.read }));
-vi.mock('#adapters/usage', () => ({ uncountRequest: m.uncount }));
 vi.mock('#adapters/media-store', () => ({ readObject: m.readObject }));
 
 const NOW = new Date('2030-06-10T12:00:00.000Z');
 const LAMBDA = { getRemainingTimeInMillis: () => 50_000 };
+const ADMITTED = async () => undefined;
 const X = channel(1, 'x');
 const AUTH: AuthContext = {
   orgId: ORG_ID,
@@ -58,7 +57,7 @@ beforeEach(() => {
 
 describe('createGeneration', () => {
   it('with no model: the rules engine, credits reserved then settled to its usage', async () => {
-    const res = await createGeneration(AUTH, REWRITE, NOW, LAMBDA);
+    const res = await createGeneration(AUTH, REWRITE, NOW, LAMBDA, ADMITTED);
     expect(res.model).toBe('rules');
     expect(res.id).toMatch(/^gen_/);
     expect(res.suggestions).toEqual([{ channel_id: X.id, body: REWRITE.text }]);
@@ -84,7 +83,7 @@ describe('createGeneration', () => {
       .mockResolvedValueOnce(answer('x'.repeat(400)))
       .mockResolvedValueOnce(answer('Short enough.', { inputTokens: 700, outputTokens: 100 }));
     m.client = { model: 'test-model', acceptsImages: false, converse };
-    const res = await createGeneration(AUTH, REWRITE, NOW, LAMBDA);
+    const res = await createGeneration(AUTH, REWRITE, NOW, LAMBDA, ADMITTED);
     expect(converse).toHaveBeenCalledTimes(2);
     expect(converse.mock.calls[1]?.[0].user).toMatch(/\d+/);
     expect(res.suggestions).toEqual([{ channel_id: X.id, body: 'Short enough.' }]);
@@ -101,7 +100,7 @@ describe('createGeneration', () => {
       acceptsImages: false,
       converse: vi.fn().mockRejectedValue(new ModelError('access_denied', 'no access')),
     };
-    const err = await rejectedApiError(createGeneration(AUTH, REWRITE, NOW, LAMBDA));
+    const err = await rejectedApiError(createGeneration(AUTH, REWRITE, NOW, LAMBDA, ADMITTED));
     expect(err.code).toBe('model_unavailable');
     expect(err.message).toMatch(/model access/);
     expect(m.refund).toHaveBeenCalledTimes(1);
@@ -114,18 +113,17 @@ describe('createGeneration', () => {
       acceptsImages: false,
       converse: vi.fn().mockResolvedValue({ text: 'Sure! Here you go.', inputTokens: 10, outputTokens: 10 }),
     };
-    const err = await rejectedApiError(createGeneration(AUTH, REWRITE, NOW, LAMBDA));
+    const err = await rejectedApiError(createGeneration(AUTH, REWRITE, NOW, LAMBDA, ADMITTED));
     expect(err.code).toBe('generation_failed');
     expect(m.refund).toHaveBeenCalledTimes(1);
   });
 
-  it('answers 429 quota_exhausted when the reservation is refused, with the credits in its detail, unmetered', async () => {
+  it('answers 429 quota_exhausted when the reservation is refused, with the credits in its detail', async () => {
     m.reserve.mockResolvedValue(false);
-    const err = await rejectedApiError(createGeneration(AUTH, REWRITE, NOW, LAMBDA));
+    const err = await rejectedApiError(createGeneration(AUTH, REWRITE, NOW, LAMBDA, ADMITTED));
     expect(err.code).toBe('quota_exhausted');
     expect(err.message).toMatch(/may need \d+ ai_credits/);
     expect(err.headers['retry-after']).toBeDefined();
-    expect(m.uncount).toHaveBeenCalledWith(ORG_ID, '2030-06');
   });
 
   it('reads the image only for a model that accepts images', async () => {
@@ -137,14 +135,20 @@ describe('createGeneration', () => {
       outputTokens: 20,
     });
     m.client = { model: 'vision', acceptsImages: true, converse };
-    const res = await createGeneration(AUTH, { task: 'alt_text', media_id: image.id }, NOW, LAMBDA);
+    const res = await createGeneration(AUTH, { task: 'alt_text', media_id: image.id }, NOW, LAMBDA, ADMITTED);
     expect(res.suggestions).toEqual([{ alt: 'A chart.' }]);
     expect(m.readObject).toHaveBeenCalledWith('media', image.object_key);
     expect(converse.mock.calls[0]?.[0].image).toEqual({ bytes: new Uint8Array([1, 2, 3]), format: 'png' });
 
     m.client = { model: 'text-only', acceptsImages: false, converse };
     m.readObject.mockClear();
-    const rules = await createGeneration(AUTH, { task: 'alt_text', media_id: image.id }, NOW, LAMBDA);
+    const rules = await createGeneration(
+      AUTH,
+      { task: 'alt_text', media_id: image.id },
+      NOW,
+      LAMBDA,
+      ADMITTED,
+    );
     expect(rules.model).toBe('rules');
     expect(m.readObject).not.toHaveBeenCalled();
   });
@@ -153,7 +157,7 @@ describe('createGeneration', () => {
     const video = mediaAsset({ kind: 'video', status: 'ready', content_type: 'video/mp4' });
     m.read.mockResolvedValue({ org: org(), channels: new Map(), media: video, item: null });
     const err = await rejectedApiError(
-      createGeneration(AUTH, { task: 'alt_text', media_id: video.id }, NOW, LAMBDA),
+      createGeneration(AUTH, { task: 'alt_text', media_id: video.id }, NOW, LAMBDA, ADMITTED),
     );
     expect(err.code).toBe('validation_failed');
     expect(err.errors?.map((e) => e.pointer)).toEqual(['/media_id']);
@@ -162,14 +166,23 @@ describe('createGeneration', () => {
 
   it('answers 404 for an inbox item the read did not find (another organization’s)', async () => {
     const err = await rejectedApiError(
-      createGeneration(AUTH, { task: 'reply', inbox_item_id: fixedId('inbox', 9) }, NOW, LAMBDA),
+      createGeneration(AUTH, { task: 'reply', inbox_item_id: fixedId('inbox', 9) }, NOW, LAMBDA, ADMITTED),
     );
     expect(err.code).toBe('resource_not_found');
     expect(m.reserve).not.toHaveBeenCalled();
   });
 
+  it('writes nothing for a request the gate refuses', async () => {
+    const refusal = new Error('burst');
+    const refused = () => Promise.reject(refusal);
+    await expect(createGeneration(AUTH, REWRITE, NOW, LAMBDA, refused)).rejects.toBe(refusal);
+    expect(m.reserve).not.toHaveBeenCalled();
+  });
+
   it('is refused on a plan without ai', async () => {
-    const err = await rejectedApiError(createGeneration({ ...AUTH, plan: 'free' }, REWRITE, NOW, LAMBDA));
+    const err = await rejectedApiError(
+      createGeneration({ ...AUTH, plan: 'free' }, REWRITE, NOW, LAMBDA, ADMITTED),
+    );
     expect(err.code).toBe('feature_not_enabled');
     expect(m.read).not.toHaveBeenCalled();
   });

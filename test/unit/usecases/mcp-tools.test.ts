@@ -37,6 +37,8 @@ const WRITE_HINTS: Array<[string, { destructive: boolean; idempotent: boolean; o
   ['unpublish_post', { destructive: true, idempotent: false, openWorld: true }],
   // Posts on the platform; with its idempotency_key, once.
   ['reply_to_inbox_item', { destructive: false, idempotent: true, openWorld: true }],
+  // Asks the deployment's model; an Idempotency-Key makes a retry answer the first result.
+  ['create_generation', { destructive: false, idempotent: true, openWorld: true }],
   ['create_webhook_endpoint', { destructive: false, idempotent: false, openWorld: false }],
   ['update_webhook_endpoint', { destructive: false, idempotent: true, openWorld: false }],
   ['delete_webhook_endpoint', { destructive: true, idempotent: true, openWorld: false }],
@@ -209,7 +211,7 @@ describe('input schemas', () => {
 
   it('offers idempotency_key only where the operation reads an Idempotency-Key', () => {
     const withKey = allTools().filter((t) => IDEMPOTENCY_ARG in (t.tool.inputSchema.properties as Json));
-    expect(withKey.map((t) => t.name)).toEqual(['create_post', 'reply_to_inbox_item']);
+    expect(withKey.map((t) => t.name)).toEqual(['create_post', 'reply_to_inbox_item', 'create_generation']);
   });
 
   it('merges path parameters with required body fields (reschedule_post)', () => {
@@ -380,7 +382,7 @@ describe('visibleTools', () => {
     });
     expect(WEBHOOK_TOOLS).toHaveLength(7);
     expect(names(tools)).toEqual(MCP_TOOL_NAMES.filter((n) => !WEBHOOK_TOOLS.includes(n)));
-    expect(new Set(asked)).toEqual(new Set(['webhooks', 'analytics', 'inbox']));
+    expect(new Set(asked)).toEqual(new Set(['webhooks', 'analytics', 'inbox', 'ai']));
   });
 
   it("hides get_analytics, not get_usage, when the plan lacks 'analytics'", () => {
