@@ -5,6 +5,7 @@ import {
   type ConverseCommandInput,
   type ConverseCommandOutput,
 } from '@aws-sdk/client-bedrock-runtime';
+import { estimateTokens } from '#core/generation';
 import { INFERENCE_PROFILE_PREFIX } from '#shared/ai-settings';
 import { lean } from '#shared/sdk';
 import {
@@ -16,7 +17,7 @@ import {
   ModelError,
   type ModelErrorKind,
   type ModelRequest,
-} from './model-client.ts';
+} from './model-port.ts';
 
 // Amazon Bedrock through the Converse API: one request shape for every model Bedrock serves (a
 // foundation model id or an inference profile id), the token usage in the answer.
@@ -89,9 +90,6 @@ function modelErrorOf(err: unknown, opts: BedrockOptions, region: string): Model
   return new ModelError(kind, `Amazon Bedrock: ${name || 'network error'}: ${said}`);
 }
 
-/** When a model reports no usage: the same measure the reservation uses (characters / 4). */
-const estimated = (text: string) => Math.ceil(text.length / 4);
-
 export function bedrockClient(opts: BedrockOptions): ModelClient {
   // Retries stay inside the deadline: one more attempt after a throttle or a 5xx.
   const client =
@@ -121,8 +119,8 @@ export function bedrockClient(opts: BedrockOptions): ModelClient {
       if (!text.trim()) throw new ModelAnswerError(`model ${opts.modelId} answered no text`);
       return {
         text,
-        inputTokens: res.usage?.inputTokens ?? estimated(req.system + req.user),
-        outputTokens: res.usage?.outputTokens ?? estimated(text),
+        inputTokens: res.usage?.inputTokens ?? estimateTokens(req.system + req.user),
+        outputTokens: res.usage?.outputTokens ?? estimateTokens(text),
       };
     },
   };

@@ -1,4 +1,5 @@
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { estimateTokens } from '#core/generation';
 import { OPENAI_KEY_CONTEXT } from '#shared/ai-settings';
 import { lean } from '#shared/sdk';
 import {
@@ -9,7 +10,7 @@ import {
   type ModelClient,
   ModelError,
   type ModelRequest,
-} from './model-client.ts';
+} from './model-port.ts';
 
 export { OPENAI_KEY_CONTEXT };
 
@@ -31,9 +32,6 @@ export interface OpenAiCompatibleOptions {
 
 /** As Bedrock's: varied suggestions that still keep to the asked JSON. */
 const TEMPERATURE = 0.4;
-
-/** When the server reports no usage: the reservation's measure (characters / 4). */
-const estimated = (text: string) => Math.ceil(text.length / 4);
 
 interface ChatCompletion {
   choices?: Array<{ message?: { content?: unknown }; finish_reason?: string }>;
@@ -148,8 +146,8 @@ export function openAiCompatibleClient(opts: OpenAiCompatibleOptions): ModelClie
       if (!text.trim()) throw new ModelAnswerError(`model ${opts.model} answered no text`);
       return {
         text,
-        inputTokens: body.usage?.prompt_tokens ?? estimated(req.system + req.user),
-        outputTokens: body.usage?.completion_tokens ?? estimated(text),
+        inputTokens: body.usage?.prompt_tokens ?? estimateTokens(req.system + req.user),
+        outputTokens: body.usage?.completion_tokens ?? estimateTokens(text),
       };
     },
   };
