@@ -728,8 +728,16 @@ export const consolePages: readonly ConsolePage[] = [
       { method: 'GET', path: '/console/inbox/{id}' },
       { method: 'POST', path: '/console/inbox/{id}/{act}' },
     ],
-    // The API's inbox use cases (their cursor secret for the list's pages), and createGeneration's
-    // for "Suggest a reply" (the act `suggest`): the generation engine too.
+    // The API's inbox use cases (their cursor secret for the list's pages).
+    access: { table: 'RW', cursor: true },
+  },
+  {
+    id: 'consoleInboxSuggest',
+    entry: 'functions/handlers/console-inbox-suggest.ts',
+    routes: [{ method: 'POST', path: '/console/inbox/{id}/suggest/reply' }],
+    // createGeneration's `reply` task (the generation engine), then the item's page as the inbox
+    // shows it (its cursor secret for the conversation's pages). Its own function, so the inbox's
+    // pages do not carry the engines.
     access: { table: 'RW', cursor: true, ai: true },
     // As createGeneration's: the model's timeout twice (the answer and at most one re-ask).
     timeoutSeconds: 50,

@@ -1,12 +1,10 @@
-import type { Context } from 'aws-lambda';
 import { anyRole } from '#core/accounts';
 import { ApiError } from '#core/errors';
 import { isId, newId } from '#core/ids';
 import { INBOX, type InboxItem, type InboxKind, type InboxStatus } from '#core/inbox';
 import { replyMaxText } from '#core/inbox-reply-rules';
 import { ActError, type Actor } from '#core/people';
-import { effectiveLimits, hasFeature, type PlanName } from '#core/plans';
-import { createGeneration } from '#usecases/create-generation';
+import { hasFeature, type PlanName } from '#core/plans';
 import { getInboxItem } from '#usecases/get-inbox-item';
 import { getPostById } from '#usecases/get-post';
 import { listChannelsOf } from '#usecases/list-channels';
@@ -38,7 +36,7 @@ export interface InboxList {
   plan: PlanName;
 }
 
-const NO_SUCH_ITEM = 'This workspace has no such inbox item; it may have expired.';
+export const NO_SUCH_ITEM = 'This workspace has no such inbox item; it may have expired.';
 
 /** The API's refusals in a person's words, with the console's status for them. */
 function asPersonError(err: unknown): unknown {
@@ -51,7 +49,7 @@ function asPersonError(err: unknown): unknown {
   return new ActError(err.message, err.status === 404 ? 'not_found' : 'conflict');
 }
 
-async function personal<T>(run: () => Promise<T>): Promise<T> {
+export async function personal<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
@@ -66,7 +64,7 @@ const planLacks = (plan: string) =>
   );
 
 /** A role allowed to do `what`, on a plan with the inbox. */
-async function authorizeInbox(
+export async function authorizeInbox(
   orgId: string,
   actor: Actor,
   allowed: Parameters<typeof authorizeAct>[2],
@@ -223,41 +221,4 @@ export async function replyForPerson(a: {
     now: a.now,
     ...(isId('reply', a.token) ? { replyId: a.token } : {}),
   });
-}
-
-export interface ReplySuggestion {
-  bodies: string[];
-  /** "rules": Herald's rule-based engine, not a language model. */
-  model: string;
-}
-
-/**
- * Suggested replies to an item (every member), through createGeneration as the API runs it (the
- * plan's `ai` feature, the `ai_credits` meter) but not metered as an API request. Nothing is sent:
- * the suggestion only fills the reply form.
- */
-export async function suggestReplyForPerson(a: {
-  orgId: string;
-  actor: Actor;
-  id: string;
-  now: Date;
-  lambda: Pick<Context, 'getRemainingTimeInMillis'>;
-}): Promise<ReplySuggestion> {
-  const { org } = await authorizeInbox(a.orgId, a.actor, anyRole, 'suggesting a reply');
-  if (!isId('inbox', a.id)) throw new ActError(NO_SUCH_ITEM, 'not_found');
-  const auth = {
-    orgId: a.orgId,
-    keyId: '',
-    scopes: new Set<never>(),
-    plan: org.plan,
-    limits: effectiveLimits(org.plan, org.limits),
-  };
-  const generation = await personal(() =>
-    // A person's act is not an API request: nothing to admit, nothing metered but the credits.
-    createGeneration(auth, { task: 'reply', inbox_item_id: a.id }, a.now, a.lambda, async () => undefined),
-  );
-  return {
-    bodies: generation.suggestions.flatMap((s) => ('body' in s ? [s.body] : [])),
-    model: generation.model,
-  };
 }

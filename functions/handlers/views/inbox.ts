@@ -8,7 +8,8 @@ import {
   type ReplyStage,
 } from '#core/inbox';
 import { CONSOLE_PATH } from '#core/vocabulary';
-import type { InboxDetails, InboxList, ReplySuggestion } from '#usecases/console-inbox';
+import type { InboxDetails, InboxList } from '#usecases/console-inbox';
+import type { ReplySuggestion } from '#usecases/console-inbox-suggest';
 import { avatar } from './channels.ts';
 import { errorSummary, type FieldError, textArea } from './forms.ts';
 import { platformName } from './home.ts';
@@ -255,7 +256,7 @@ function suggest(path: string, s: Suggested | undefined, canReply: boolean): Saf
       : s
         ? `Written by the model ${s.model}.`
         : '';
-  return html`<form method="post" action="${path}/suggest" class="inline-form"><button type="submit" class="button button--secondary">Suggest a reply</button></form>
+  return html`<form method="post" action="${path}/suggest/reply" class="inline-form"><button type="submit" class="button button--secondary">Suggest a reply</button></form>
 ${
   s &&
   html`<div class="panel" id="suggestion" role="status"><p><strong>${canReply ? 'A suggested reply is in the box below: edit it before you send it.' : 'Suggested replies, for an owner or admin to send:'}</strong></p>${

@@ -3,7 +3,9 @@ import type { Org } from '#core/accounts';
 import type { InboxItem } from '#core/inbox';
 import { ActError, type SignedIn } from '#core/people';
 import { handler } from '#handlers/console-inbox';
+import { handler as suggestHandler } from '#handlers/console-inbox-suggest';
 import * as cases from '#usecases/console-inbox';
+import * as suggestCases from '#usecases/console-inbox-suggest';
 import * as badge from '#usecases/inbox-badge';
 import * as settingsCases from '#usecases/settings';
 import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '../support/console.ts';
@@ -21,8 +23,8 @@ vi.mock('#usecases/console-inbox', () => ({
   getInboxItemForPerson: vi.fn(),
   markForPerson: vi.fn(),
   replyForPerson: vi.fn(),
-  suggestReplyForPerson: vi.fn(),
 }));
+vi.mock('#usecases/console-inbox-suggest', () => ({ suggestReplyForPerson: vi.fn() }));
 
 const sessions = await import('#usecases/console-sessions');
 
@@ -110,6 +112,12 @@ const act = (who: SignedIn, name: string, fields: Record<string, string> = {}) =
     cookies: sessionOf(who),
     params: { id: ITEM_ID, act: name },
   });
+const suggest = (who: SignedIn) =>
+  formPost(
+    'POST /console/inbox/{id}/suggest/reply',
+    {},
+    { cookies: sessionOf(who), params: { id: ITEM_ID } },
+  );
 const asPerson = (who: SignedIn) => ({ kind: 'person', userId: who.user.id });
 
 describe('the inbox list', () => {
@@ -228,12 +236,12 @@ describe('the acts', () => {
     expect(res.statusCode).toBe(404);
     expect(cases.markForPerson).not.toHaveBeenCalled();
     expect(cases.replyForPerson).not.toHaveBeenCalled();
-    expect(cases.suggestReplyForPerson).not.toHaveBeenCalled();
+    expect(suggestCases.suggestReplyForPerson).not.toHaveBeenCalled();
   });
 });
 
 describe('suggesting a reply', () => {
-  const SUGGEST = `action="/console/inbox/${ITEM_ID}/suggest"`;
+  const SUGGEST = `action="/console/inbox/${ITEM_ID}/suggest/reply"`;
 
   it('offers the button only on a plan with AI', async () => {
     const without = await call(handler, get('GET /console/inbox/{id}', OWNER, { params: { id: ITEM_ID } }));
@@ -245,13 +253,13 @@ describe('suggesting a reply', () => {
 
   it('fills the reply box with the suggestion, escaped, and sends nothing', async () => {
     vi.mocked(cases.getInboxItemForPerson).mockResolvedValue({ ...details(), suggests: true });
-    vi.mocked(cases.suggestReplyForPerson).mockResolvedValue({
+    vi.mocked(suggestCases.suggestReplyForPerson).mockResolvedValue({
       bodies: ['Thanks <b>@ana</b>!'],
       model: 'rules',
     });
-    const res = await call(handler, act(OWNER, 'suggest'));
+    const res = await call(suggestHandler, suggest(OWNER));
     expect(res.statusCode).toBe(200);
-    expect(cases.suggestReplyForPerson).toHaveBeenCalledWith(
+    expect(suggestCases.suggestReplyForPerson).toHaveBeenCalledWith(
       expect.objectContaining({ orgId: ORG, actor: asPerson(OWNER), id: ITEM_ID }),
     );
     expect(res.body).toContain('>Thanks &lt;b&gt;@ana&lt;/b&gt;!</textarea>');
@@ -261,10 +269,10 @@ describe('suggesting a reply', () => {
 
   it('shows a refusal (no credits left) on the item’s page with its status', async () => {
     vi.mocked(cases.getInboxItemForPerson).mockResolvedValue({ ...details(), suggests: true });
-    vi.mocked(cases.suggestReplyForPerson).mockRejectedValue(
+    vi.mocked(suggestCases.suggestReplyForPerson).mockRejectedValue(
       new ActError('This task may need 1 ai_credits and the organization has fewer left.', 'rate_limited'),
     );
-    const res = await call(handler, act(OWNER, 'suggest'));
+    const res = await call(suggestHandler, suggest(OWNER));
     expect(res.statusCode).toBe(429);
     expect(res.body).toContain('role="alert"');
     expect(mainText(res)).toContain('fewer left');
