@@ -327,20 +327,12 @@ const STREAM_ARN =
 
 function parseImportTable(raw: unknown, region?: string): ImportedTable | undefined {
   if (absent(raw)) return undefined;
-  let value: unknown = raw;
-  if (typeof raw === 'string') {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = undefined;
-    }
-  }
-  const shape = 'an object { "tableName": "<restored table>", "tableStreamArn": "<its stream ARN>" }';
-  if (!value || typeof value !== 'object' || Array.isArray(value))
-    throw new Error(`invalid importTable ${JSON.stringify(raw)}: ${shape}`);
-  const { tableName, tableStreamArn, ...rest } = value as Record<string, unknown>;
-  if (Object.keys(rest).length)
-    throw new Error(`invalid importTable: unknown key ${Object.keys(rest).join(', ')}; ${shape}`);
+  const { tableName, tableStreamArn } = objectOf(
+    'importTable',
+    raw,
+    ['tableName', 'tableStreamArn'],
+    'an object { "tableName": "<restored table>", "tableStreamArn": "<its stream ARN>" }',
+  );
   if (typeof tableName !== 'string' || !TABLE_NAME.test(tableName))
     throw new Error(`invalid importTable.tableName ${JSON.stringify(tableName)}: a DynamoDB table name`);
   const match = typeof tableStreamArn === 'string' ? STREAM_ARN.exec(tableStreamArn) : null;

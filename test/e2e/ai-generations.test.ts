@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { PLATFORMS } from '../../functions/core/constants.ts';
 import { api, cliOk, type Workspace, workspace } from './helpers.ts';
 import { inboxItem, seedInbox } from './inbox-seed.ts';
 
@@ -16,18 +17,6 @@ type Generation = {
 };
 type Check = { valid: boolean; errors: Array<{ pointer: string; code: string }> };
 
-const PLATFORMS = [
-  'x',
-  'linkedin',
-  'bluesky',
-  'mastodon',
-  'threads',
-  'instagram',
-  'facebook',
-  'tiktok',
-  'youtube',
-  'pinterest',
-];
 const SCOPES = 'posts:read,posts:write,analytics:read,ai:generate';
 const LONG = Array.from(
   { length: 60 },
@@ -71,7 +60,7 @@ async function expectPostable(s: Suggestion) {
 }
 
 beforeAll(async () => {
-  ws = await workspace(PLATFORMS, 'team');
+  ws = await workspace([...PLATFORMS], 'team');
   key = await mintKey(ws);
 }, 180_000);
 
