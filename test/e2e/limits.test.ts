@@ -226,6 +226,14 @@ describe('getUsage', () => {
         period_ends_at: end,
       },
       { key: 'channels', used: 2, limit: 10, remaining: 8, period_starts_at: start, period_ends_at: end },
+      {
+        key: 'ai_credits',
+        used: 0,
+        limit: 100,
+        remaining: 100,
+        period_starts_at: start,
+        period_ends_at: end,
+      },
     ]);
   });
 

@@ -79,8 +79,8 @@ describe.concurrent('MCP server at /api/mcp', { timeout: 90_000 }, () => {
 
   it('lists one tool per operation; publish/delete appear only once dangerous operations are on', async () => {
     const ws = await workspace(['bluesky']);
-    // Every scope, the inbox's included.
-    const client = await mcpClient(await mint(ws, `${ALL_SCOPES},inbox:read,inbox:write`));
+    // Every scope, the inbox's and AI generation's included.
+    const client = await mcpClient(await mint(ws, `${ALL_SCOPES},inbox:read,inbox:write,ai:generate`));
     const off = await client.listTools();
     const offNames = off.tools.map((t) => t.name);
     expect(offNames).not.toContain('publish_post');

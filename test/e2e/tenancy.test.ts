@@ -85,8 +85,8 @@ async function readA() {
 
 beforeAll(async () => {
   const [a, b] = await Promise.all([workspace(['bluesky', 'mastodon']), workspace(['bluesky'])]);
-  // B's key can do everything, the inbox included.
-  B = { ...b, key: await mint(b, `${ALL_SCOPES},inbox:read,inbox:write`) };
+  // B's key can do everything, the inbox and AI generation included.
+  B = { ...b, key: await mint(b, `${ALL_SCOPES},inbox:read,inbox:write,ai:generate`) };
   await dangerous(B, true);
 
   // A: a ready image, a scheduled post using it, a webhook endpoint.
@@ -248,6 +248,37 @@ const CASES: Record<string, Case> = {
         code: 'validation_failed',
         errors: [expect.objectContaining({ pointer: '/variants/0/media/0/url', code: 'unknown_media' })],
       });
+    },
+  },
+  createGeneration: {
+    kind: 'other',
+    run: async () => {
+      // A's channel and A's media are unknown to B's generation, as to createPost; A's inbox item
+      // is not found. Nothing is reserved for a refused request.
+      const gen = (body: Json) => api<Json>('POST', '/v1/ai/generations', { key: B.key, body });
+      const channel = await gen({
+        task: 'rewrite',
+        text: 'Hello there.',
+        channel_ids: [A.ws.channels.bluesky],
+      });
+      expect(channel.status, channel.text).toBe(400);
+      expect(channel.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [expect.objectContaining({ pointer: '/channel_ids/0', code: 'unknown_channel' })],
+      });
+      const media = await gen({ task: 'alt_text', media_id: A.mediaId });
+      expect(media.status, media.text).toBe(400);
+      expect(media.body).toMatchObject({
+        code: 'validation_failed',
+        errors: [expect.objectContaining({ pointer: '/media_id', code: 'unknown_media' })],
+      });
+      const item = await gen({ task: 'reply', inbox_item_id: A.inboxId });
+      expect(item.status, item.text).toBe(404);
+      expect(item.body.code).toBe('resource_not_found');
+      const credits = (await ok<{ meters: Json[] }>('GET', '/v1/usage', B.key)).meters.find(
+        (m) => m.key === 'ai_credits',
+      );
+      expect(credits).toMatchObject({ used: 0 });
     },
   },
   // Media
