@@ -284,6 +284,19 @@ export async function uploadMedia<A extends { url: string } = { id: string; url:
   filename: string,
   contentType: string,
 ): Promise<A> {
+  const id = await stageUpload(key, bytes, filename, contentType);
+  const done = await api<A>('POST', `/v1/media/uploads/${id}/complete`, { key });
+  expect(done.status, done.text).toBe(200);
+  return done.body;
+}
+
+/** The upload flow up to completeMediaUpload (the ticket, the presigned PUT): the asset's id. */
+export async function stageUpload(
+  key: string,
+  bytes: Uint8Array,
+  filename: string,
+  contentType: string,
+): Promise<string> {
   const t = await api<{ asset_id: string; upload_url: string }>('POST', '/v1/media/uploads', {
     key,
     body: { filename, content_type: contentType, size_bytes: bytes.length },
@@ -294,10 +307,8 @@ export async function uploadMedia<A extends { url: string } = { id: string; url:
     body: bytes,
     headers: { 'content-type': contentType },
   });
-  expect(put.status).toBe(200);
-  const done = await api<A>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, { key });
-  expect(done.status, done.text).toBe(200);
-  return done.body;
+  expect(put.status, await put.text()).toBe(200);
+  return t.body.asset_id;
 }
 
 /**

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { imageDimensions, sniff } from '#core/media-probe';
 import { makePdf, makeSamples, type Samples } from '../support/media-samples.ts';
-import { api, type Workspace, workspace } from './helpers.ts';
+import { api, stageUpload, type Workspace, workspace } from './helpers.ts';
 
 // Documents (application/pdf) over the local stack: upload → complete (the probe function's real
 // PDF reader: page count, first page as the poster) → ready; the refusals (over 300 pages,
@@ -31,10 +31,6 @@ interface Asset {
 interface Problem {
   code: string;
   errors?: Array<{ pointer: string; code: string; message: string }>;
-}
-interface Ticket {
-  asset_id: string;
-  upload_url: string;
 }
 
 let ws: Workspace;
@@ -71,21 +67,9 @@ afterAll(async () => {
 
 /** Ticket, PUT, complete: the complete's answer. */
 async function upload(filename: string, contentType: string, bytes: Uint8Array) {
-  const t = await api<Ticket>('POST', '/v1/media/uploads', {
-    key: ws.key,
-    body: { filename, content_type: contentType, size_bytes: bytes.length },
-  });
-  expect(t.status, t.text).toBe(201);
-  const put = await fetch(t.body.upload_url, {
-    method: 'PUT',
-    body: bytes,
-    headers: { 'content-type': contentType },
-  });
-  expect(put.status, await put.text()).toBe(200);
-  const res = await api<Asset & Problem>('POST', `/v1/media/uploads/${t.body.asset_id}/complete`, {
-    key: ws.key,
-  });
-  return { id: t.body.asset_id, res };
+  const id = await stageUpload(ws.key, bytes, filename, contentType);
+  const res = await api<Asset & Problem>('POST', `/v1/media/uploads/${id}/complete`, { key: ws.key });
+  return { id, res };
 }
 
 async function expectPoster(url: string | null) {
