@@ -339,11 +339,15 @@ export async function waitForPost<T extends { status: string }>(
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: ApiResponse<T> | undefined;
+  // Polling spends the key's per-minute burst (120) like any client's would: the pause grows from
+  // 100 ms to 1 s, so a 40 s wait asks about 50 times and never meets the limit on its own.
+  let pause = 100;
   while (Date.now() < deadline) {
     last = await api<T>('GET', `/v1/posts/${id}`, { key });
     if (last.status === 200 && done(last.body)) return last.body;
-    // Polling spends the key's per-minute burst like any client: over it, wait for the window's end.
-    const wait = last.status === 429 ? Number(last.headers.get('x-ratelimit-reset') ?? 1) * 1000 : 200;
+    pause = Math.min(1000, pause * 1.5);
+    // Over the burst anyway (other calls on the key): wait for the window's end.
+    const wait = last.status === 429 ? Number(last.headers.get('x-ratelimit-reset') ?? 1) * 1000 : pause;
     await new Promise((r) => setTimeout(r, Math.min(wait, Math.max(0, deadline - Date.now()))));
   }
   throw new Error(
