@@ -3,7 +3,7 @@ import { ModelAnswerError, type ModelClient, ModelError, modelClient } from '#ad
 import { refundCredits, reserveCredits, settleCredits } from '#adapters/ai-credits';
 import { loadGenerationContext } from '#adapters/generation-reads';
 import { checkIdempotencyKey, idempotent } from '#adapters/idempotency';
-import { readObject } from '#adapters/media-store';
+import { readMediaObject } from '#adapters/media-read';
 import type { AuthContext } from '#core/accounts';
 import { ApiError, type FieldError } from '#core/errors';
 import {
@@ -215,7 +215,7 @@ export async function createGeneration(
     if (client) {
       const image =
         input.task === 'alt_text' && objectKey && format
-          ? { bytes: await readObject('media', objectKey), format }
+          ? { bytes: await readMediaObject(objectKey), format }
           : undefined;
       answer = await ask(client, input, facts, image);
     } else {

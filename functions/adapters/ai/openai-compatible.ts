@@ -1,7 +1,6 @@
-import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { kmsDecrypt } from '#adapters/kms-decrypt';
 import { estimateTokens } from '#core/generation';
 import { OPENAI_KEY_CONTEXT } from '#shared/ai-settings';
-import { lean } from '#shared/sdk';
 import {
   deadlineOf,
   isAbort,
@@ -26,8 +25,8 @@ export interface OpenAiCompatibleOptions {
   key?: { plain: string } | { ciphertext: string } | undefined;
   acceptsImages: boolean;
   timeoutMs: number;
-  /** Tests hand in a client for the ciphertext. */
-  kms?: KMSClient;
+  /** Opens the ciphertext (KMS Decrypt under the key's context); tests hand in their own. */
+  decrypt?: (ciphertextBase64: string, context: Record<string, string>) => Promise<Uint8Array>;
 }
 
 /** As Bedrock's: varied suggestions that still keep to the asked JSON. */
@@ -46,15 +45,8 @@ function keyOf(opts: OpenAiCompatibleOptions): () => Promise<string | undefined>
   return () => {
     // Once per container; a failed open is tried again on the next call.
     opened ??= (async () => {
-      const kms = opts.kms ?? lean(new KMSClient({ maxAttempts: 3 }));
-      const res = await kms.send(
-        new DecryptCommand({
-          CiphertextBlob: Buffer.from(key.ciphertext, 'base64'),
-          EncryptionContext: { ...OPENAI_KEY_CONTEXT },
-        }),
-      );
-      if (!res.Plaintext) throw new Error('KMS returned no plaintext for the OpenAI-compatible key');
-      return Buffer.from(res.Plaintext).toString('utf8').trim();
+      const plaintext = await (opts.decrypt ?? kmsDecrypt)(key.ciphertext, { ...OPENAI_KEY_CONTEXT });
+      return Buffer.from(plaintext).toString('utf8').trim();
     })().catch((err: unknown) => {
       opened = undefined;
       throw new ModelError(

@@ -15,7 +15,7 @@ const m = vi.hoisted(() => ({
   settle: vi.fn(async () => true),
   refund: vi.fn(async () => true),
   read: vi.fn(),
-  readObject: vi.fn(async () => new Uint8Array([1, 2, 3])),
+  readMediaObject: vi.fn(async () => new Uint8Array([1, 2, 3])),
 }));
 
 vi.mock('#adapters/ai/model-client', async (original) => ({
@@ -28,7 +28,7 @@ vi.mock('#adapters/ai-credits', () => ({
   refundCredits: m.refund,
 }));
 vi.mock('#adapters/generation-reads', () => ({ loadGenerationContext: m.read }));
-vi.mock('#adapters/media-store', () => ({ readObject: m.readObject }));
+vi.mock('#adapters/media-read', () => ({ readMediaObject: m.readMediaObject }));
 
 const NOW = new Date('2030-06-10T12:00:00.000Z');
 const LAMBDA = { getRemainingTimeInMillis: () => 50_000 };
@@ -137,11 +137,11 @@ describe('createGeneration', () => {
     m.client = { model: 'vision', acceptsImages: true, converse };
     const res = await createGeneration(AUTH, { task: 'alt_text', media_id: image.id }, NOW, LAMBDA, ADMITTED);
     expect(res.suggestions).toEqual([{ alt: 'A chart.' }]);
-    expect(m.readObject).toHaveBeenCalledWith('media', image.object_key);
+    expect(m.readMediaObject).toHaveBeenCalledWith(image.object_key);
     expect(converse.mock.calls[0]?.[0].image).toEqual({ bytes: new Uint8Array([1, 2, 3]), format: 'png' });
 
     m.client = { model: 'text-only', acceptsImages: false, converse };
-    m.readObject.mockClear();
+    m.readMediaObject.mockClear();
     const rules = await createGeneration(
       AUTH,
       { task: 'alt_text', media_id: image.id },
@@ -150,7 +150,7 @@ describe('createGeneration', () => {
       ADMITTED,
     );
     expect(rules.model).toBe('rules');
-    expect(m.readObject).not.toHaveBeenCalled();
+    expect(m.readMediaObject).not.toHaveBeenCalled();
   });
 
   it('refuses alt text for an asset that is not a ready image (400 at /media_id) before reserving', async () => {
