@@ -402,7 +402,9 @@ const channelLine = (c: ChannelFacts) =>
   `- channel_id "${c.id}": ${c.platform} (${c.handle}); ${countingRule(c.platform, PLATFORM_RULES[c.platform].maxText)}; style: ${STYLE[c.platform]}.`;
 
 // Material from users and other people (prompts, comments) is data for the model, not instructions.
-const material = (label: string, text: string) => `<${label}>\n${text}\n</${label}>`;
+/** Material in its tags; a tag inside the text (a stranger's comment) is dropped so it cannot close them. */
+const material = (label: string, text: string) =>
+  `<${label}>\n${text.replace(/<\s*\/?\s*(?:prompt|text|item|post)\s*>/giu, '')}\n</${label}>`;
 
 const SYSTEM = [
   'You write social media text for an organization, for Herald (a publishing tool). Nothing you write is published without a person choosing it.',

@@ -1,7 +1,7 @@
 import type { Context } from 'aws-lambda';
 import { ModelAnswerError, type ModelClient, ModelError, modelClient } from '#adapters/ai/model-client';
 import { refundCredits, reserveCredits, settleCredits } from '#adapters/ai-credits';
-import { loadGenerationContext } from '#adapters/generation-reads';
+import { loadGenerationContext, readAnsweredPostText } from '#adapters/generation-reads';
 import { checkIdempotencyKey, idempotent } from '#adapters/idempotency';
 import { readMediaObject } from '#adapters/media-read';
 import type { AuthContext } from '#core/accounts';
@@ -34,6 +34,9 @@ import { logger } from '#shared/logger';
 
 /** Past the function's own timeout: a reservation still open then was left by a function that died. */
 const RESERVATION_MARGIN_MS = 60_000;
+
+/** How much of the answered post a reply's prompt carries (characters). */
+export const ANSWERED_POST_CHARS = 2000;
 
 const IMAGE_FORMATS: Record<string, 'jpeg' | 'png' | 'gif' | 'webp'> = {
   'image/jpeg': 'jpeg',
@@ -97,6 +100,10 @@ async function factsOf(orgId: string, input: CreateGenerationInput) {
   if (errors.length) throw invalid(errors);
   if (input.task === 'reply' && !ctx.item)
     throw new ApiError('resource_not_found', 'No inbox item with this id.');
+  const postText =
+    input.task === 'reply' && ctx.item?.post_id
+      ? await readAnsweredPostText(orgId, ctx.item.post_id, ctx.item.channel_id)
+      : null;
   const facts: GenerationFacts = {
     channels: [...ctx.channels.values()].map((c) => ({ id: c.id, platform: c.platform, handle: c.handle })),
     image: ctx.media
@@ -117,8 +124,8 @@ async function factsOf(orgId: string, input: CreateGenerationInput) {
           kind: ctx.item.kind,
           author_handle: ctx.item.author.handle,
           text: ctx.item.text,
-          // The answered post's text would cost a second read; the comment stands on its own.
-          post_text: null,
+          // What the comment answers, its head only: enough to answer from, and a bounded prompt.
+          post_text: postText === null ? null : postText.slice(0, ANSWERED_POST_CHARS),
         }
       : null,
   };

@@ -2,9 +2,9 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { ModelError } from '#adapters/ai/model-client';
 import type { AuthContext } from '#core/accounts';
 import { effectiveLimits } from '#core/plans';
-import { createGeneration } from '#usecases/create-generation';
+import { ANSWERED_POST_CHARS, createGeneration } from '#usecases/create-generation';
 import { rejectedApiError } from '../support/errors.ts';
-import { channel, fixedId, mediaAsset, ORG_ID, org } from '../support/fixtures.ts';
+import { channel, fixedId, inboxComment, mediaAsset, ORG_ID, org } from '../support/fixtures.ts';
 
 // createGeneration (usecases/create-generation.ts) with the model, the credits and the read stubbed:
 // what is reserved, settled and refunded, the one re-ask, and the problems.
@@ -15,6 +15,7 @@ const m = vi.hoisted(() => ({
   settle: vi.fn(async () => true),
   refund: vi.fn(async () => true),
   read: vi.fn(),
+  readPost: vi.fn(async () => null as string | null),
   readMediaObject: vi.fn(async () => new Uint8Array([1, 2, 3])),
 }));
 
@@ -27,7 +28,10 @@ vi.mock('#adapters/ai-credits', () => ({
   settleCredits: m.settle,
   refundCredits: m.refund,
 }));
-vi.mock('#adapters/generation-reads', () => ({ loadGenerationContext: m.read }));
+vi.mock('#adapters/generation-reads', () => ({
+  loadGenerationContext: m.read,
+  readAnsweredPostText: m.readPost,
+}));
 vi.mock('#adapters/media-read', () => ({ readMediaObject: m.readMediaObject }));
 
 const NOW = new Date('2030-06-10T12:00:00.000Z');
@@ -162,6 +166,39 @@ describe('createGeneration', () => {
     expect(err.code).toBe('validation_failed');
     expect(err.errors?.map((e) => e.pointer)).toEqual(['/media_id']);
     expect(m.reserve).not.toHaveBeenCalled();
+  });
+
+  it('gives a reply the head of the post the comment answers, as its channel published it', async () => {
+    const postId = fixedId('post', 4);
+    const item = inboxComment({ post_id: postId });
+    m.read.mockResolvedValue({ org: org(), channels: new Map(), media: null, item });
+    m.readPost.mockResolvedValue(`Our spring sale is on. ${'x'.repeat(5000)}`);
+    const converse = vi.fn(async () => ({
+      text: JSON.stringify({ suggestions: [{ body: 'Thank you!' }] }),
+      inputTokens: 700,
+      outputTokens: 20,
+    }));
+    m.client = { model: 'test-model', acceptsImages: false, converse };
+    const res = await createGeneration(
+      AUTH,
+      { task: 'reply', inbox_item_id: item.id },
+      NOW,
+      LAMBDA,
+      ADMITTED,
+    );
+    expect(res.suggestions).toEqual([{ body: 'Thank you!' }]);
+    expect(m.readPost).toHaveBeenCalledWith(ORG_ID, postId, item.channel_id);
+    const user = (converse.mock.calls[0] as unknown as [{ user: string }])[0].user;
+    const post = (/<post>([\s\S]*)<\/post>/.exec(user)?.[1] ?? '').trim();
+    expect(post.startsWith('Our spring sale is on.')).toBe(true);
+    expect(post.length).toBeLessThanOrEqual(ANSWERED_POST_CHARS + 2);
+    expect(post.length).toBeGreaterThan(ANSWERED_POST_CHARS - 10);
+  });
+
+  it('reads no post for a comment on a post Herald did not publish', async () => {
+    m.read.mockResolvedValue({ org: org(), channels: new Map(), media: null, item: inboxComment() });
+    await createGeneration(AUTH, { task: 'reply', inbox_item_id: inboxComment().id }, NOW, LAMBDA, ADMITTED);
+    expect(m.readPost).not.toHaveBeenCalled();
   });
 
   it('answers 404 for an inbox item the read did not find (another organization’s)', async () => {
