@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PLATFORMS } from '../../functions/core/constants.ts';
 import { api, cliOk, type Workspace, workspace } from './helpers.ts';
-import { inboxItem, seedInbox } from './inbox-seed.ts';
+import { inboxItem, seedInbox } from './inbox-table.ts';
 
 // createGeneration on the local stack, with no model configured: the rule-based engine
 // (docs/ai.md). Every suggestion must pass createPost's checks for its channel; credits are

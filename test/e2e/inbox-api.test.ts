@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { InboxItemRecord } from '../../functions/core/inbox.ts';
 import { api, mint, type Workspace, workspace } from './helpers.ts';
-import { inboxItem, seedInbox } from './inbox-seed.ts';
+import { inboxItem, seedInbox } from './inbox-table.ts';
 
 // The inbox's read and mark operations against the local stack: items written into its table as
 // the poller writes them, then listed with each filter and page by page, read with their ETag,

@@ -24,7 +24,7 @@ import {
   waitForPost,
   workspace,
 } from './helpers.ts';
-import { inboxItem, seedInbox } from './inbox-seed.ts';
+import { inboxItem, seedInbox } from './inbox-table.ts';
 
 // The inbox end to end per platform, against the local stack and each platform's contract fake:
 // a channel connected the way people connect it (consent where the platform has OAuth, so the

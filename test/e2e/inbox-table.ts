@@ -1,19 +1,23 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { expect, inject } from 'vitest';
 import { keys } from '#adapters/keys';
 import { type InboxItemRecord, type InboxReply, inboxItemId } from '#core/inbox';
+import type { Platform } from '#core/platforms';
 import type { LocalStackInfo } from '../../bin/local/stack-file.ts';
 import { fakeState } from './helpers.ts';
 
-// Inbox items written into a local stack's table as the poller writes them (one per comment on the
-// platform's fake), their replies read back, and what Mastodon's fake was asked: shared by the
-// inbox reply tests and the crash tests.
+// Inbox items written into a local stack's table in the very shape the poller's putNewInboxItems
+// writes (adapters/inbox.ts inboxItemOf), so the read, mark and reply tests need not wait for a
+// poll; their replies read back, and what Mastodon's fake was asked. Shared by the inbox, tenancy,
+// generation and crash tests (a crash test's stack has its own data directory).
 
-/** The table of a stack (its data directory's stack.json). */
-export function table(dataDir: string) {
+type Json = Record<string, unknown>;
+
+/** The table of a stack (its data directory's stack.json; by default the suite's shared stack). */
+export function table(dataDir: string = inject('dataDir')) {
   const info = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')) as LocalStackInfo;
   const client = new DynamoDBClient({
     endpoint: info.dynamodbEndpoint,
@@ -21,6 +25,76 @@ export function table(dataDir: string) {
     credentials: info.dynamodbCredentials,
   });
   return { doc: DynamoDBDocumentClient.from(client), name: info.tableName, close: () => client.destroy() };
+}
+
+/** The adapter reads TABLE_NAME at load: it is set (to the shared stack's table) before the first import. */
+async function itemShape() {
+  if (!process.env.TABLE_NAME) {
+    const t = table();
+    process.env.TABLE_NAME = t.name;
+    t.close();
+  }
+  return (await import('#adapters/inbox')).inboxItemOf;
+}
+
+/** Its expiry as the poller sets it: 90 days after receipt. */
+const ttlOf = (r: InboxItemRecord) => Math.floor(Date.parse(r.received_at) / 1000) + 90 * 86_400;
+
+let seq = 0;
+
+/** An unread comment on `channelId` from someone else, written `minutesAgo` before now. */
+export function inboxItem(
+  orgId: string,
+  channelId: string,
+  overrides: Partial<InboxItemRecord> & { minutesAgo?: number; platform?: Platform } = {},
+): InboxItemRecord {
+  seq += 1;
+  const { minutesAgo = seq, ...rest } = overrides;
+  const createdAt = new Date(Date.now() - minutesAgo * 60_000).toISOString();
+  const platformId = rest.platform_id ?? `at://did:plc:someone/app.bsky.feed.post/e2e${seq}${Date.now()}`;
+  return {
+    id: inboxItemId(channelId, platformId, createdAt),
+    org_id: orgId,
+    channel_id: channelId,
+    platform: 'bluesky',
+    kind: 'comment',
+    status: 'unread',
+    text: `Comment ${seq}`,
+    url: null,
+    author: {
+      handle: 'someone.bsky.social',
+      name: 'Someone',
+      avatar_url: null,
+      platform_id: 'did:plc:someone',
+    },
+    post_id: null,
+    in_reply_to: null,
+    conversation_id: null,
+    platform_id: platformId,
+    created_at: createdAt,
+    received_at: new Date().toISOString(),
+    replies: [],
+    ...rest,
+  };
+}
+
+/** Writes the items (as the poller would: keys, status entry, expiry) into the stack's table. */
+export async function seedInbox(records: InboxItemRecord[], dataDir?: string): Promise<void> {
+  const inboxItemOf = await itemShape();
+  const t = table(dataDir);
+  try {
+    for (let k = 0; k < records.length; k += 25) {
+      let pending: Json[] = records
+        .slice(k, k + 25)
+        .map((r) => ({ PutRequest: { Item: inboxItemOf(r, ttlOf(r)) } }));
+      while (pending.length) {
+        const res = await t.doc.send(new BatchWriteCommand({ RequestItems: { [t.name]: pending as never } }));
+        pending = (res.UnprocessedItems?.[t.name] as Json[] | undefined) ?? [];
+      }
+    }
+  } finally {
+    t.close();
+  }
 }
 
 /** A comment on the channel's account, on the fake (its platform id) and in the table as the poller keeps it. */
@@ -67,18 +141,7 @@ export async function seedItem(
   };
   const t = table(dataDir);
   try {
-    await t.doc.send(
-      new PutCommand({
-        TableName: t.name,
-        Item: {
-          ...keys.inboxItem(a.orgId, item.id),
-          ...keys.inboxByStatus(a.orgId, item.status, item.id),
-          entity: 'inbox_item',
-          ...item,
-          ttl: Math.floor(Date.now() / 1000) + 86_400,
-        },
-      }),
-    );
+    await t.doc.send(new PutCommand({ TableName: t.name, Item: (await itemShape())(item, ttlOf(item)) }));
   } finally {
     t.close();
   }

@@ -15,7 +15,7 @@ import {
   webhookReceiver,
   workspace,
 } from './helpers.ts';
-import { inboxItem, seedInbox } from './inbox-seed.ts';
+import { inboxItem, seedInbox } from './inbox-table.ts';
 
 // Tenancy (security review): organization B, with a full-scope key and dangerous operations on,
 // tries every API operation against organization A's posts, media and webhook endpoint. Every
