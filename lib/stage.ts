@@ -423,7 +423,12 @@ function parseBedrock(raw: unknown): BedrockSettings {
   const profile = INFERENCE_PROFILE_PREFIX.test(b.modelId);
   const regions = absent(b.regions) ? [] : b.regions;
   if (!Array.isArray(regions)) throw new Error('invalid ai.bedrock.regions: an array of AWS regions');
-  if (profile && regions.length === 0)
+  const global = b.modelId.startsWith('global.');
+  if (global && regions.length)
+    throw new Error(
+      `ai.bedrock.regions is not for a global inference profile: ${b.modelId} routes to any commercial region, and the stack grants its model there`,
+    );
+  if (profile && !global && regions.length === 0)
     throw new Error(
       `ai.bedrock.modelId ${b.modelId} is an inference profile: list the regions it routes requests to in ai.bedrock.regions (the profile's page in the Bedrock console shows them); its model is invoked in each`,
     );

@@ -5,7 +5,7 @@ import { AI_ENV, INFERENCE_PROFILE_PREFIX, OPENAI_KEY_CONTEXT } from '../../func
 import { INBOX_DISABLED_ENV, INBOX_RETENTION_ENV } from '../../functions/shared/inbox-settings.ts';
 import { HeraldFunction } from '../herald-function.ts';
 import type { Access } from '../operations.ts';
-import type { AiSettings, StageConfig } from '../stage.ts';
+import type { AiSettings, BedrockSettings, StageConfig } from '../stage.ts';
 import { type Alarms, addFunctionAlarm } from './alarms.ts';
 import type { Data, Secrets } from './data.ts';
 import { type Media, newFfmpegLayer, PDF_READER_PATH, PROBE_ARCHITECTURE } from './media.ts';
@@ -154,6 +154,24 @@ export class Functions {
 }
 
 /**
+ * What InvokeModel is granted on for the Bedrock setting (`region`: where it is called): a
+ * foundation model there; or an inference profile there and its foundation model in every
+ * destination region, which Bedrock authorizes the routed request against; a `global.` profile
+ * routes to any commercial region, for which Bedrock checks the region-less model ARN instead.
+ */
+export function bedrockInvokeResources(
+  bedrock: Pick<BedrockSettings, 'modelId' | 'regions'>,
+  region: string,
+): Array<{ region: string; inAccount: boolean; resource: string }> {
+  const model = bedrock.modelId.replace(INFERENCE_PROFILE_PREFIX, '');
+  const foundation = (r: string) => ({ region: r, inAccount: false, resource: `foundation-model/${model}` });
+  if (!INFERENCE_PROFILE_PREFIX.test(bedrock.modelId)) return [foundation(region)];
+  const profile = { region, inAccount: true, resource: `inference-profile/${bedrock.modelId}` };
+  if (bedrock.modelId.startsWith('global.')) return [profile, foundation(region), foundation('')];
+  return [profile, ...bedrock.regions.map(foundation)];
+}
+
+/**
  * The generation engine's environment and grants: InvokeModel on exactly the configured model
  * (an inference profile: the profile, and its foundation model in every destination region, which
  * the profile's requests are authorized against), ApplyGuardrail on the guardrail (Converse with
@@ -170,17 +188,12 @@ function grantAi(stack: Stack, fn: HeraldFunction, ai: AiSettings, secrets: Secr
       `arn:${stack.partition}:bedrock:${r}:${account}:${resource}`;
     fn.addEnvironment(AI_ENV.bedrockModelId, bedrock.modelId);
     if (bedrock.region) fn.addEnvironment(AI_ENV.bedrockRegion, bedrock.region);
-    const profile = INFERENCE_PROFILE_PREFIX.test(bedrock.modelId);
-    const model = bedrock.modelId.replace(INFERENCE_PROFILE_PREFIX, '');
     fn.addToRolePolicy(
       new PolicyStatement({
         actions: ['bedrock:InvokeModel'],
-        resources: profile
-          ? [
-              arn(region, stack.account, `inference-profile/${bedrock.modelId}`),
-              ...bedrock.regions.map((r) => arn(r, '', `foundation-model/${model}`)),
-            ]
-          : [arn(region, '', `foundation-model/${model}`)],
+        resources: bedrockInvokeResources(bedrock, region).map((r) =>
+          arn(r.region, r.inAccount ? stack.account : '', r.resource),
+        ),
       }),
     );
     if (bedrock.guardrail) {
