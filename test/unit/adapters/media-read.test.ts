@@ -1,6 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startS3 } from '../../../bin/local/services.ts';
 
 // readMediaObject on the wire (no client mock, a loopback store as the local stack's s3rver is):
 // a path-style signed GET of the media bucket's key, the bytes as stored, and S3's error code when
@@ -56,5 +62,37 @@ describe('readMediaObject', () => {
     await expect(readMediaObject('media/org_1/missing.png')).rejects.toThrow(
       'media object media/org_1/missing.png: S3 answered 404 NoSuchKey',
     );
+  });
+});
+
+describe('readMediaObject at the local stack’s S3 (s3rver)', () => {
+  it('reads back, byte for byte, what the SDK’s own S3 client put', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'herald-media-read-'));
+    // The unit project's credentials: what the DynamoDB client (and so the signed GET) signs with.
+    const credentials = { accessKeyId: 'unit', secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? 'unit' };
+    const s3 = await startS3(dir, credentials);
+    const saved = { endpoint: process.env.AWS_ENDPOINT_URL_S3, bucket: process.env.HERALD_MEDIA_BUCKET };
+    const client = new S3Client({
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      credentials,
+      forcePathStyle: true,
+    });
+    try {
+      const bytes = randomBytes(300_000);
+      const key = 'media/org_1/med_1/photo one.jpg';
+      await client.send(new PutObjectCommand({ Bucket: s3.buckets.media, Key: key, Body: bytes }));
+      process.env.AWS_ENDPOINT_URL_S3 = s3.endpoint;
+      process.env.HERALD_MEDIA_BUCKET = s3.buckets.media;
+      const { readMediaObject } = await import('#adapters/media-read');
+      expect(Buffer.from(await readMediaObject(key)).equals(bytes)).toBe(true);
+      await expect(readMediaObject('media/org_1/none.jpg')).rejects.toThrow(/S3 answered 404 NoSuchKey/);
+    } finally {
+      process.env.AWS_ENDPOINT_URL_S3 = saved.endpoint;
+      process.env.HERALD_MEDIA_BUCKET = saved.bucket;
+      client.destroy();
+      await s3.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
