@@ -1,4 +1,9 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+/** The unit tier's TMPDIR for this run (test/support/unit-tmpdir.ts makes it and removes it). */
+export const UNIT_TMPDIR = join(tmpdir(), `herald-unit-${process.pid}`);
 
 // Two tiers, chosen by folder: unit (mocked AWS clients, CDK assertions) and e2e (HTTP against the
 // local stack that the e2e global setup starts and stops).
@@ -13,6 +18,7 @@ export default defineConfig({
           // imports (the SDK, Powertools, the handlers), which two workers overlap.
           maxWorkers: 2,
           sequence: { groupOrder: 0 },
+          globalSetup: ['test/support/unit-tmpdir.ts'],
           testTimeout: 20_000,
           hookTimeout: 180_000,
           env: {
@@ -40,6 +46,7 @@ export default defineConfig({
             AWS_SECRET_ACCESS_KEY: 'unit',
             POWERTOOLS_LOG_LEVEL: 'SILENT',
             AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+            TMPDIR: UNIT_TMPDIR,
           },
         },
       },
