@@ -732,8 +732,8 @@ export const consolePages: readonly ConsolePage[] = [
     access: { table: 'RW', cursor: true },
   },
   {
-    id: 'consoleInboxSuggest',
-    entry: 'functions/handlers/console-inbox-suggest.ts',
+    id: 'consoleSuggest',
+    entry: 'functions/handlers/console-suggest.ts',
     routes: [{ method: 'POST', path: '/console/inbox/{id}/suggest/reply' }],
     // createGeneration's `reply` task (the generation engine), then the item's page as the inbox
     // shows it (its cursor secret for the conversation's pages). Its own function, so the inbox's

@@ -9,7 +9,7 @@ import {
 } from '#core/inbox';
 import { CONSOLE_PATH } from '#core/vocabulary';
 import type { InboxDetails, InboxList } from '#usecases/console-inbox';
-import type { ReplySuggestion } from '#usecases/console-inbox-suggest';
+import type { ReplySuggestion } from '#usecases/console-suggest';
 import { avatar } from './channels.ts';
 import { errorSummary, type FieldError, textArea } from './forms.ts';
 import { platformName } from './home.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keys } from '#adapters/keys';
 import { billingPeriod } from '#core/plans';
-import { suggestReplyForPerson } from '#usecases/console-inbox-suggest';
+import { suggestReplyForPerson } from '#usecases/console-suggest';
 import {
   channel,
   channelItem,

@@ -1,7 +1,7 @@
 import { ActError } from '#core/people';
 import { actorOf, consolePage, orgOf } from '#handlers/support/console';
 import { itemAnswer } from '#handlers/support/inbox-item';
-import { suggestReplyForPerson } from '#usecases/console-inbox-suggest';
+import { suggestReplyForPerson } from '#usecases/console-suggest';
 
 // "Suggest a reply" on an inbox item's page: createGeneration's `reply` task for every member, the
 // suggestion shown in the reply form, editable; nothing is sent until the person sends it. A
@@ -15,7 +15,7 @@ const SUGGEST_STATUS: Partial<Record<ActError['kind'], number>> = {
   conflict: 503,
 };
 
-export const { handler } = consolePage('consoleInboxSuggest', {
+export const { handler } = consolePage('consoleSuggest', {
   'POST /console/inbox/{id}/suggest/reply': {
     who: 'person',
     run: async ({ signedIn, params, now, site, lambda }) => {
