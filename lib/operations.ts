@@ -732,6 +732,17 @@ export const consolePages: readonly ConsolePage[] = [
     access: { table: 'RW', cursor: true },
   },
   {
+    id: 'consoleMedia',
+    entry: 'functions/handlers/console-media.ts',
+    routes: [
+      { method: 'GET', path: '/console/media' },
+      { method: 'GET', path: '/console/media/{id}' },
+    ],
+    // The API's listMedia and getMedia (their cursor secret for the list's pages); RW: every
+    // console request may refresh its session's last-seen time.
+    access: { table: 'RW', cursor: true },
+  },
+  {
     id: 'consoleSuggest',
     entry: 'functions/handlers/console-suggest.ts',
     routes: [{ method: 'POST', path: '/console/inbox/{id}/suggest/reply' }],
