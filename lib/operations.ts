@@ -745,11 +745,15 @@ export const consolePages: readonly ConsolePage[] = [
   {
     id: 'consoleSuggest',
     entry: 'functions/handlers/console-suggest.ts',
-    routes: [{ method: 'POST', path: '/console/inbox/{id}/suggest/reply' }],
-    // createGeneration's `reply` task (the generation engine), then the item's page as the inbox
-    // shows it (its cursor secret for the conversation's pages). Its own function, so the inbox's
-    // pages do not carry the engines.
-    access: { table: 'RW', cursor: true, ai: true },
+    routes: [
+      { method: 'POST', path: '/console/inbox/{id}/suggest/reply' },
+      { method: 'POST', path: '/console/media/{id}/suggest/alt-text' },
+    ],
+    // createGeneration's `reply` and `alt_text` tasks (the generation engine; an image's bytes
+    // read for a model that accepts images), then the item's or the asset's page (the inbox's
+    // cursor secret for the conversation's pages). Its own function, so the inbox's and the media
+    // library's pages do not carry the engines.
+    access: { table: 'RW', cursor: true, media: 'RO', ai: true },
     // As createGeneration's: the model's timeout twice (the answer and at most one re-ask).
     timeoutSeconds: 50,
   },

@@ -1,11 +1,13 @@
 import { ActError } from '#core/people';
 import { actorOf, consolePage, orgOf } from '#handlers/support/console';
 import { itemAnswer } from '#handlers/support/inbox-item';
-import { suggestReplyForPerson } from '#usecases/console-suggest';
+import { mediaAnswer } from '#handlers/support/media-item';
+import { suggestAltTextForPerson, suggestReplyForPerson } from '#usecases/console-suggest';
 
-// "Suggest a reply" on an inbox item's page: createGeneration's `reply` task for every member, the
-// suggestion shown in the reply form, editable; nothing is sent until the person sends it. A
-// function of its own, so the inbox's other pages do not load the generation engines.
+// The console's suggestions, createGeneration's tasks for every member: "Suggest a reply" on an
+// inbox item's page (the suggestion in the reply form, editable; nothing is sent until the person
+// sends it) and "Suggest alt text" on a ready image's page (shown to copy; nothing is saved). One
+// function of their own, so the inbox's and the media library's pages do not load the engines.
 
 /** A refused suggestion's page status (a model that could not answer is the server's side). */
 const SUGGEST_STATUS: Partial<Record<ActError['kind'], number>> = {
@@ -14,6 +16,12 @@ const SUGGEST_STATUS: Partial<Record<ActError['kind'], number>> = {
   invalid: 400,
   conflict: 503,
 };
+
+/** A refusal's message and status for the page shown again; not found (another workspace's id) stays the 404 page. */
+function refusalOf(err: unknown): { refused: string; status: number } {
+  if (!(err instanceof ActError) || err.kind === 'not_found') throw err;
+  return { refused: err.message, status: SUGGEST_STATUS[err.kind] ?? 409 };
+}
 
 export const { handler } = consolePage('consoleSuggest', {
   'POST /console/inbox/{id}/suggest/reply': {
@@ -30,11 +38,25 @@ export const { handler } = consolePage('consoleSuggest', {
         });
         return itemAnswer(signedIn, site.origin, id, { suggested });
       } catch (err) {
-        if (!(err instanceof ActError) || err.kind === 'not_found') throw err;
-        return itemAnswer(signedIn, site.origin, id, {
-          refused: err.message,
-          status: SUGGEST_STATUS[err.kind] ?? 409,
+        return itemAnswer(signedIn, site.origin, id, refusalOf(err));
+      }
+    },
+  },
+  'POST /console/media/{id}/suggest/alt-text': {
+    who: 'person',
+    run: async ({ signedIn, params, now, lambda }) => {
+      const id = params.id ?? '';
+      try {
+        const suggested = await suggestAltTextForPerson({
+          orgId: orgOf(signedIn),
+          actor: actorOf(signedIn),
+          id,
+          now,
+          lambda,
         });
+        return mediaAnswer(signedIn, id, { suggested });
+      } catch (err) {
+        return mediaAnswer(signedIn, id, refusalOf(err));
       }
     },
   },

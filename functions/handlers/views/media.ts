@@ -3,16 +3,22 @@ import { html, type SafeHtml } from '#core/html';
 import type { MediaStatus } from '#core/media';
 import { CONSOLE_PATH } from '#core/vocabulary';
 import type { MediaAsset, MediaDetails, MediaList } from '#usecases/console-media';
+import type { AltTextSuggestion } from '#usecases/console-suggest';
+import { refusal, textArea } from './forms.ts';
 import { type Frame, layout, when } from './layout.ts';
 import { safeLink } from './posts.ts';
 import { dataTable, idCode } from './table.ts';
 
 // The media library: the workspace's uploaded and imported files, newest first, paged by the API's
 // cursor; an asset's facts (kind, type, size, dimensions, duration or pages, status or why it
-// failed) with links to the file and its poster.
+// failed) with links to the file and its poster. A ready image offers "Suggest alt text" on a plan
+// with AI: the suggestion is shown to copy, nothing is saved (alt text is set on a post's media).
 
 export const MEDIA_PATH = `${CONSOLE_PATH}/media`;
 export const mediaPath = (id: string) => `${MEDIA_PATH}/${encodeURIComponent(id)}`;
+
+/** The suggestion's read-only box (the page's answer to "Suggest alt text"). */
+export const ALT_FIELD = 'alt-suggestion';
 
 const KIND_LABELS: Record<MediaKind, string> = {
   image: 'Image',
@@ -90,15 +96,24 @@ ${list.next && html`<a href="${mediaQuery(list.next)}" rel="next">Older media</a
 const row = (label: string, value: SafeHtml | string) =>
   html`<div class="summary__row"><dt>${label}</dt><dd>${value}</dd></div>`;
 
-export function mediaItemPage(o: { frame: Frame; details: MediaDetails; message?: string | null }): SafeHtml {
-  const { asset: a } = o.details;
+export function mediaItemPage(o: {
+  frame: Frame;
+  details: MediaDetails;
+  message?: string | null;
+  refused?: string | null;
+  suggested?: AltTextSuggestion;
+}): SafeHtml {
+  const { asset: a, suggests } = o.details;
+  const path = mediaPath(a.id);
   const dimensions = a.width && a.height ? `${a.width} × ${a.height} pixels` : null;
+  const canSuggest = suggests && a.status === 'ready' && a.kind === 'image';
   return layout({
-    title: a.filename,
+    title: o.refused ? `Error: ${a.filename}` : a.filename,
     frame: o.frame,
     section: 'media',
     message: o.message ?? null,
-    body: html`<p><a href="${MEDIA_PATH}">Media</a></p>
+    body: html`${refusal(o.refused)}
+<p><a href="${MEDIA_PATH}">Media</a></p>
 <h1 class="heading">${a.filename}</h1>
 <dl class="summary">
 ${row('Status', statusTag(a.status))}
@@ -120,6 +135,32 @@ ${
     : a.status === 'pending'
       ? html`<p class="inset">Not ready: the upload has not been completed, or Herald is still checking it.</p>`
       : ''
-}`,
+}
+${canSuggest && suggest(path, o.suggested)}`,
   });
+}
+
+/** "Suggest alt text" (createGeneration's `alt_text` task) and, once asked, the suggestion to copy. */
+function suggest(path: string, s: AltTextSuggestion | undefined): SafeHtml {
+  const by =
+    s?.model === 'rules'
+      ? "Written by Herald's rule-based engine from the file's facts, not by a language model."
+      : `Written by the model ${s?.model ?? ''}.`;
+  return html`<h2 class="heading heading--m">Alt text</h2>
+<form method="post" action="${path}/suggest/alt-text" class="inline-form"><button type="submit" class="button button--secondary">Suggest alt text</button></form>
+${
+  s &&
+  html`<div class="panel" id="suggestion" role="status">
+${textArea({
+  id: ALT_FIELD,
+  name: 'alt',
+  label: 'Suggested alt text',
+  hint: 'Select it and copy it into the post that uses this image; edit it there to say what matters in the picture.',
+  value: s.alt,
+  rows: 3,
+  readonly: true,
+})}
+<p class="muted">${by} Nothing is saved: alt text is set on a post's media when the post is written.</p>
+</div>`
+}`;
 }

@@ -2,19 +2,27 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Org } from '#core/accounts';
 import { ActError, type SignedIn } from '#core/people';
 import { handler } from '#handlers/console-media';
+import { handler as suggestHandler } from '#handlers/console-suggest';
 import * as cases from '#usecases/console-media';
+import * as suggestCases from '#usecases/console-suggest';
 import * as badge from '#usecases/inbox-badge';
 import * as settingsCases from '#usecases/settings';
-import { call, consoleEvent, mainText, ORG, person, sessionOf } from '../support/console.ts';
+import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '../support/console.ts';
 
 // The Media pages over mocked use cases: what the handler passes them (the session's org, the
 // person, the page's cursor), what it renders (escaped; the facts of each kind; links only when
-// http(s)), and how a refusal reaches the person (another workspace's id is the 404 page).
+// http(s)), and how a refusal reaches the person (another workspace's id is the 404 page). "Suggest
+// alt text" (the suggestion function): offered for a ready image on a plan with AI, its answer in a
+// read-only box, a refusal on the asset's page with its status.
 
 vi.mock('#usecases/console-sessions', () => ({ resolveSession: vi.fn(), signOut: vi.fn() }));
 vi.mock('#usecases/settings', () => ({ getSettings: vi.fn(), updateSettings: vi.fn() }));
 vi.mock('#usecases/inbox-badge', () => ({ unreadBadge: vi.fn() }));
 vi.mock('#usecases/console-media', () => ({ listMediaForPerson: vi.fn(), getMediaForPerson: vi.fn() }));
+vi.mock('#usecases/console-suggest', () => ({
+  suggestReplyForPerson: vi.fn(),
+  suggestAltTextForPerson: vi.fn(),
+}));
 
 const sessions = await import('#usecases/console-sessions');
 
@@ -149,5 +157,70 @@ describe('an asset’s page', () => {
     );
     const res = await call(handler, itemPage(MEMBER));
     expect(res.statusCode).toBe(404);
+  });
+});
+
+describe('suggesting alt text', () => {
+  const SUGGEST = `action="/console/media/${MEDIA_ID}/suggest/alt-text"`;
+  const suggest = (who: SignedIn) =>
+    formPost(
+      'POST /console/media/{id}/suggest/alt-text',
+      {},
+      { cookies: sessionOf(who), params: { id: MEDIA_ID } },
+    );
+
+  it('offers the button only for a ready image on a plan with AI', async () => {
+    expect((await call(handler, itemPage(OWNER))).body).not.toContain(SUGGEST);
+    vi.mocked(cases.getMediaForPerson).mockResolvedValue({ asset: asset(), suggests: true });
+    expect((await call(handler, itemPage(MEMBER))).body).toContain(SUGGEST);
+    vi.mocked(cases.getMediaForPerson).mockResolvedValue({
+      asset: asset({ status: 'pending' }),
+      suggests: true,
+    });
+    expect((await call(handler, itemPage(OWNER))).body).not.toContain(SUGGEST);
+    vi.mocked(cases.getMediaForPerson).mockResolvedValue({
+      asset: asset({ kind: 'video', content_type: 'video/mp4' }),
+      suggests: true,
+    });
+    expect((await call(handler, itemPage(OWNER))).body).not.toContain(SUGGEST);
+  });
+
+  it('shows the suggestion in a labelled read-only box, escaped, saying nothing is saved', async () => {
+    vi.mocked(cases.getMediaForPerson).mockResolvedValue({ asset: asset(), suggests: true });
+    vi.mocked(suggestCases.suggestAltTextForPerson).mockResolvedValue({
+      alt: 'A <b>banner</b>',
+      model: 'rules',
+    });
+    const res = await call(suggestHandler, suggest(MEMBER));
+    expect(res.statusCode).toBe(200);
+    expect(suggestCases.suggestAltTextForPerson).toHaveBeenCalledWith(
+      expect.objectContaining({ orgId: ORG, actor: asPerson(MEMBER), id: MEDIA_ID }),
+    );
+    expect(res.body).toMatch(/<label class="label" for="alt-suggestion">Suggested alt text<\/label>/);
+    expect(res.body).toMatch(
+      /<textarea[^>]* id="alt-suggestion"[^>]* readonly[^>]*>A &lt;b&gt;banner&lt;\/b&gt;<\/textarea>/,
+    );
+    expect(mainText(res)).toContain('not by a language model');
+    expect(mainText(res)).toContain('Nothing is saved');
+  });
+
+  it('shows a refusal on the asset’s page with its status; another workspace’s asset is the 404 page', async () => {
+    vi.mocked(cases.getMediaForPerson).mockResolvedValue({ asset: asset(), suggests: true });
+    for (const [kind, status] of [
+      ['rate_limited', 429],
+      ['forbidden', 403],
+      ['invalid', 400],
+      ['conflict', 503],
+    ] as const) {
+      vi.mocked(suggestCases.suggestAltTextForPerson).mockRejectedValueOnce(
+        new ActError(`refused: ${kind}`, kind),
+      );
+      const res = await call(suggestHandler, suggest(OWNER));
+      expect(res.statusCode, kind).toBe(status);
+      expect(res.body).toContain('role="alert"');
+      expect(mainText(res)).toContain(`refused: ${kind}`);
+    }
+    vi.mocked(suggestCases.suggestAltTextForPerson).mockRejectedValueOnce(new ActError('gone', 'not_found'));
+    expect((await call(suggestHandler, suggest(OWNER))).statusCode).toBe(404);
   });
 });
