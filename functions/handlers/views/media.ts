@@ -157,7 +157,7 @@ ${textArea({
   label: 'Suggested alt text',
   hint: 'Select it and copy it into the post that uses this image; edit it there to say what matters in the picture.',
   value: s.alt,
-  rows: 3,
+  rows: 5,
   readonly: true,
 })}
 <p class="muted">${by} Nothing is saved: alt text is set on a post's media when the post is written.</p>
