@@ -732,13 +732,28 @@ export const consolePages: readonly ConsolePage[] = [
     access: { table: 'RW', cursor: true },
   },
   {
-    id: 'consoleInboxSuggest',
-    entry: 'functions/handlers/console-inbox-suggest.ts',
-    routes: [{ method: 'POST', path: '/console/inbox/{id}/suggest/reply' }],
-    // createGeneration's `reply` task (the generation engine), then the item's page as the inbox
-    // shows it (its cursor secret for the conversation's pages). Its own function, so the inbox's
-    // pages do not carry the engines.
-    access: { table: 'RW', cursor: true, ai: true },
+    id: 'consoleMedia',
+    entry: 'functions/handlers/console-media.ts',
+    routes: [
+      { method: 'GET', path: '/console/media' },
+      { method: 'GET', path: '/console/media/{id}' },
+    ],
+    // The API's listMedia and getMedia (their cursor secret for the list's pages); RW: every
+    // console request may refresh its session's last-seen time.
+    access: { table: 'RW', cursor: true },
+  },
+  {
+    id: 'consoleSuggest',
+    entry: 'functions/handlers/console-suggest.ts',
+    routes: [
+      { method: 'POST', path: '/console/inbox/{id}/suggest/reply' },
+      { method: 'POST', path: '/console/media/{id}/suggest/alt-text' },
+    ],
+    // createGeneration's `reply` and `alt_text` tasks (the generation engine; an image's bytes
+    // read for a model that accepts images), then the item's or the asset's page (the inbox's
+    // cursor secret for the conversation's pages). Its own function, so the inbox's and the media
+    // library's pages do not carry the engines.
+    access: { table: 'RW', cursor: true, media: 'RO', ai: true },
     // As createGeneration's: the model's timeout twice (the answer and at most one re-ask).
     timeoutSeconds: 50,
   },

@@ -10,7 +10,7 @@ import { listInboxForPerson, markForPerson, replyForPerson } from '#usecases/con
 // The inbox: the list and an item's page for everyone; marking read, unread and archived for
 // everyone; replying for owners and admins (the use case decides: a member's POST gets their 403).
 // Acts answer with a redirect to the item's page (a reload sends nothing again). "Suggest a
-// reply" is a function of its own (console-inbox-suggest.ts).
+// reply" is in the console's suggestion function (console-suggest.ts), with the engines.
 
 const MARKS: Record<string, { status: InboxStatus; done: MessageCode }> = {
   read: { status: 'read', done: 'inbox_read' },

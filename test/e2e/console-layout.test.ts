@@ -23,6 +23,7 @@ const SECTIONS = [
   'Channels',
   'Posts',
   'Approvals',
+  'Media',
   'Webhooks',
   'API keys',
   'Members',

@@ -29,6 +29,15 @@ function fieldError(id: string, error: FieldError | undefined): SafeHtml {
 const describedBy = (id: string, hint: string | undefined, error: FieldError | undefined) =>
   [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
 
+/** A refused act's reason at the top of the page it re-renders. */
+export function refusal(message: string | null | undefined): SafeHtml {
+  if (!message) return html``;
+  return html`<div class="error-summary" role="alert" tabindex="-1" data-autofocus aria-labelledby="refusal-title">
+<h2 id="refusal-title" class="error-summary__title">That could not be done</h2>
+<p>${message}</p>
+</div>`;
+}
+
 export interface InputOptions {
   id: string;
   name: string;
@@ -63,7 +72,7 @@ ${fieldError(o.id, error)}
 </div>`;
 }
 
-export function textArea(o: Omit<InputOptions, 'type'> & { rows?: number }): SafeHtml {
+export function textArea(o: Omit<InputOptions, 'type'> & { rows?: number; readonly?: boolean }): SafeHtml {
   const error = errorOf(o.errors ?? [], o.id);
   return html`<div class="field${error ? ' field--error' : ''}">
 <label class="label" for="${o.id}">${o.label}</label>
@@ -73,6 +82,7 @@ ${fieldError(o.id, error)}
     id: o.id,
     name: o.name,
     rows: o.rows ?? 4,
+    readonly: o.readonly,
     autocomplete: 'off',
     spellcheck: 'false',
     'aria-describedby': describedBy(o.id, o.hint, error),

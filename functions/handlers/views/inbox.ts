@@ -9,9 +9,9 @@ import {
 } from '#core/inbox';
 import { CONSOLE_PATH } from '#core/vocabulary';
 import type { InboxDetails, InboxList } from '#usecases/console-inbox';
-import type { ReplySuggestion } from '#usecases/console-inbox-suggest';
+import type { ReplySuggestion } from '#usecases/console-suggest';
 import { avatar } from './channels.ts';
-import { errorSummary, type FieldError, textArea } from './forms.ts';
+import { errorSummary, type FieldError, refusal, textArea } from './forms.ts';
 import { platformName } from './home.ts';
 import { type Frame, layout, live, when } from './layout.ts';
 import { postPath, safeLink } from './posts.ts';
@@ -166,15 +166,6 @@ export type Suggested = ReplySuggestion;
 export interface ReplyForm {
   value: string;
   errors: readonly FieldError[];
-}
-
-/** A refused act's reason at the top of the page it re-renders. */
-function refusal(message: string | null | undefined): SafeHtml {
-  if (!message) return html``;
-  return html`<div class="error-summary" role="alert" tabindex="-1" data-autofocus aria-labelledby="refusal-title">
-<h2 id="refusal-title" class="error-summary__title">That could not be done</h2>
-<p>${message}</p>
-</div>`;
 }
 
 const itemTitle = (i: InboxItem) => `${KIND_LABELS[i.kind].one} from ${i.author.handle}`;

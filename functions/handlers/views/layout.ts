@@ -32,7 +32,8 @@ export type Section =
   | 'settings'
   | 'audit'
   | 'passkeys'
-  | 'inbox';
+  | 'inbox'
+  | 'media';
 
 const SECTIONS: ReadonlyArray<{
   id: Section;
@@ -47,6 +48,7 @@ const SECTIONS: ReadonlyArray<{
   { id: 'posts', label: 'Posts', path: `${CONSOLE_PATH}/posts` },
   { id: 'approvals', label: 'Approvals', path: `${CONSOLE_PATH}/approvals` },
   { id: 'inbox', label: 'Inbox', path: `${CONSOLE_PATH}/inbox` },
+  { id: 'media', label: 'Media', path: `${CONSOLE_PATH}/media` },
   { id: 'webhooks', label: 'Webhooks', path: `${CONSOLE_PATH}/webhooks` },
   { id: 'keys', label: 'API keys', path: `${CONSOLE_PATH}/keys` },
   { id: 'members', label: 'Members', path: `${CONSOLE_PATH}/members` },

@@ -3,9 +3,9 @@ import type { Org } from '#core/accounts';
 import type { InboxItem } from '#core/inbox';
 import { ActError, type SignedIn } from '#core/people';
 import { handler } from '#handlers/console-inbox';
-import { handler as suggestHandler } from '#handlers/console-inbox-suggest';
+import { handler as suggestHandler } from '#handlers/console-suggest';
 import * as cases from '#usecases/console-inbox';
-import * as suggestCases from '#usecases/console-inbox-suggest';
+import * as suggestCases from '#usecases/console-suggest';
 import * as badge from '#usecases/inbox-badge';
 import * as settingsCases from '#usecases/settings';
 import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '../support/console.ts';
@@ -24,7 +24,7 @@ vi.mock('#usecases/console-inbox', () => ({
   markForPerson: vi.fn(),
   replyForPerson: vi.fn(),
 }));
-vi.mock('#usecases/console-inbox-suggest', () => ({ suggestReplyForPerson: vi.fn() }));
+vi.mock('#usecases/console-suggest', () => ({ suggestReplyForPerson: vi.fn() }));
 
 const sessions = await import('#usecases/console-sessions');
 

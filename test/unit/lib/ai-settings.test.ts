@@ -13,7 +13,7 @@ import { mergedTemplate } from './stacks-view.ts';
 
 const ENV = { account: '111111111111', region: 'eu-west-1' };
 const AI_FN = 'createGeneration';
-const CONSOLE_AI_FN = 'consoleInboxSuggest';
+const CONSOLE_AI_FN = 'consoleSuggest';
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 interface Statement {

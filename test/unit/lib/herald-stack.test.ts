@@ -1060,8 +1060,10 @@ describe('media', () => {
       expect(distinct(id), id).toEqual(['s3:DeleteObject']);
     // An image's bytes, for a model that reads images (alt text).
     expect(distinct('createGeneration')).toEqual(['s3:GetObject']);
+    expect(distinct('consoleSuggest')).toEqual(['s3:GetObject']);
     const granted = [
       'createGeneration',
+      'consoleSuggest',
       'importMedia',
       'mediaImportWorker',
       'deleteMedia',
