@@ -99,7 +99,8 @@ export async function listInboxForPerson(a: {
     );
     return { items: page.data, next: page.next_cursor, channels, included: true, plan };
   } catch (err) {
-    if (err instanceof ApiError && err.code === 'validation_failed')
+    // A cursor that does not open is the API's invalid_request (a filter it refuses, validation_failed).
+    if (err instanceof ApiError && err.code === 'invalid_request')
       throw new ActError('That link to more items is not valid; start again from the first page.', 'invalid');
     throw asPersonError(err);
   }
