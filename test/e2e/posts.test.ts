@@ -198,12 +198,15 @@ describe('createPost modes', () => {
 
 describe('state transitions', () => {
   it('draft → scheduled → rescheduled → publishing, then publish again is accepted as-is', async () => {
-    // Threads: no other test posts there, so the injected 503 below meets only this post. It holds
-    // the delivery in `retrying` (Retry-After 60) and so the post in `publishing`.
+    // The injected 503 holds the delivery in `retrying` (Retry-After 60) and so the post in
+    // `publishing`. Other files post to Threads on the same fakes at the same time: the failure
+    // meets only requests carrying this post's marker, or another file's post could take it.
     const w = await workspace(['threads']);
+    const marker = `transitions-${Date.now()}`;
     await failPlatform('threads', {
       status: 503,
       pathPattern: '/threads$',
+      bodyIncludes: marker,
       headers: { 'retry-after': '60' },
       body: {
         error: {
@@ -214,7 +217,7 @@ describe('state transitions', () => {
         },
       },
     });
-    const draft = await create({ draft: true }, w);
+    const draft = await create({ draft: true, variants: variantsFor(w, `Hello ${marker}`) }, w);
     const t1 = inDays(2);
     const scheduled = await api<Post>('PATCH', `/v1/posts/${draft.body.id}`, {
       key: w.key,
