@@ -156,17 +156,32 @@ export type ConsoleRoute =
 /** Forms are small; the landing origins' text area is the largest field. */
 export const MAX_FORM_BYTES = 64 * 1024;
 
-/** The headers of every console response, errors included. */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+/**
+ * Where pages may load images from: their own origin, and the media CDN's origin for the functions
+ * that know it (the media pages preview an asset). Images only: nothing else is taken from it.
+ */
+export function imageSources(mediaBaseUrl: string | undefined): string {
+  if (!mediaBaseUrl) return "'self' data:";
+  try {
+    return `'self' data: ${new URL(mediaBaseUrl).origin}`;
+  } catch {
+    return "'self' data:";
+  }
+}
+
+/**
+ * The headers of every console response, errors included. Built per response: the local stack
+ * learns its media origin only once its front door listens, after the handlers are loaded.
+ */
+export const securityHeaders = (): Record<string, string> => ({
+  'content-security-policy': `default-src 'none'; script-src 'self'; style-src 'self'; img-src ${imageSources(process.env.HERALD_MEDIA_BASE_URL)}; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
   // Not `no-referrer`: under it browsers send `Origin: null` with a page's own form posts (Fetch's
   // "serializing a request origin"), which the Origin check must refuse. `same-origin` still sends
   // nothing to other sites.
   'referrer-policy': 'same-origin',
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
-};
+});
 
 /**
  * On https, the security headers and HSTS (a year): a browser that has seen the console once never
@@ -175,8 +190,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
  */
 export function securityHeadersFor(event: Pick<HttpEvent, 'requestContext'>): Record<string, string> {
   return consoleSite(event).secure
-    ? { ...SECURITY_HEADERS, 'strict-transport-security': 'max-age=31536000' }
-    : { ...SECURITY_HEADERS };
+    ? { ...securityHeaders(), 'strict-transport-security': 'max-age=31536000' }
+    : securityHeaders();
 }
 
 /** A refusal of the pipeline itself (before any use case runs). */
@@ -366,7 +381,7 @@ export async function consoleNotFound(
   res.headers = {
     'cache-control': 'no-store',
     ...res.headers,
-    ...SECURITY_HEADERS,
+    ...securityHeaders(),
     'x-request-id': requestId,
   };
   return res;

@@ -72,6 +72,12 @@ describe('the console’s media library', { timeout: 120_000 }, () => {
     for (const fact of ['Ready', 'Image', 'image/png', '1200 × 630 pixels', asset.id])
       expect(facts).toContain(fact);
     expect(await page.getByRole('link', { name: 'Open the file' }).getAttribute('href')).toBe(asset.url);
+    // The preview loads from the media origin: the page's CSP lets its images in (a refused or broken
+    // image has no natural width).
+    const preview = page.getByRole('img', { name: 'Preview of launch-banner.png' });
+    expect(await preview.getAttribute('src')).toBe(asset.url);
+    // A string the browser evaluates (the tests compile without the DOM's types).
+    await page.waitForFunction("document.querySelector('.media-preview img')?.naturalWidth === 1200");
     await checkPage(page);
   });
 

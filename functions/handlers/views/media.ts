@@ -107,6 +107,11 @@ export function mediaItemPage(o: {
   const path = mediaPath(a.id);
   const dimensions = a.width && a.height ? `${a.width} × ${a.height} pixels` : null;
   const canSuggest = suggests && a.status === 'ready' && a.kind === 'image';
+  // The image itself, or a video's or document's poster: what a suggested alt text is checked against.
+  const previewSrc = a.status !== 'ready' ? null : a.kind === 'image' ? a.url : a.poster_url;
+  const preview = previewSrc
+    ? { src: previewSrc, alt: `${a.kind === 'image' ? 'Preview' : 'Poster'} of ${a.filename}` }
+    : null;
   return layout({
     title: o.refused ? `Error: ${a.filename}` : a.filename,
     frame: o.frame,
@@ -128,6 +133,7 @@ ${row('Added', when(a.created_at))}
 ${a.source_url && row('Imported from', safeLink(a.source_url, a.source_url))}
 ${row('Id', idCode(a.id))}
 </dl>
+${preview && html`<p class="media-preview"><img src="${preview.src}" alt="${preview.alt}"></p>`}
 ${
   a.status === 'ready'
     ? html`<p>${safeLink(a.url, html`Open the file`)}${a.poster_url && html` · ${safeLink(a.poster_url, html`Open its poster image`)}`}</p>

@@ -7,7 +7,7 @@ import { API_GUIDE_SOURCE } from '#core/vocabulary';
 import { handler } from '#handlers/get-docs';
 import { REPO_ROOT } from '#lib/herald-function';
 import { operations } from '#lib/operations';
-import { SECURITY_HEADERS } from '#shared/console';
+import { securityHeaders } from '#shared/console';
 import type { HttpResult } from '#shared/envelope';
 import { anchors } from '../../support/doc-links.ts';
 import { apiEvent, lambdaContext, problemOf } from '../support/fixtures.ts';
@@ -43,7 +43,7 @@ describe('GET /docs', () => {
     const res = await call('getDocsIndex');
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-    expect(res.headers).toMatchObject(SECURITY_HEADERS);
+    expect(res.headers).toMatchObject(securityHeaders());
     expect(res.headers['strict-transport-security']).toBe('max-age=31536000'); // https host
     const links = hrefs(res.body as string);
     for (const page of guidePages) expect(links, page).toContain(`/docs/api/${page}`);

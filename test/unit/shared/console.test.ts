@@ -9,12 +9,13 @@ import {
   consoleHandlers,
   consoleNotFound,
   consoleSite,
+  imageSources,
   jsonAnswer,
   MAX_FORM_BYTES,
   pageAnswer,
   parseCookies,
   redirectAnswer,
-  SECURITY_HEADERS,
+  securityHeaders,
   sessionCookie,
 } from '#shared/console';
 import type { HttpEvent } from '#shared/envelope';
@@ -164,13 +165,16 @@ describe('the security headers', () => {
 
     expect(res.statusCode).toBe(status);
     expect(res.headers).toMatchObject({
-      ...SECURITY_HEADERS,
+      ...securityHeaders(),
       'cache-control': 'no-store',
       'x-request-id': 'req-console-1',
     });
     expect(res.headers['content-security-policy']).toBe(
-      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: https://media.example; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
     );
+    // Images from the media CDN's origin only (the unit env's HERALD_MEDIA_BASE_URL), not its path.
+    expect(imageSources('https://d1.cloudfront.net/base/')).toBe("'self' data: https://d1.cloudfront.net");
+    expect(imageSources(undefined)).toBe("'self' data:");
     // same-origin, not no-referrer: under no-referrer a page's own form posts carry `Origin: null`.
     expect(res.headers['referrer-policy']).toBe('same-origin');
     expect(res.headers['x-frame-options']).toBe('DENY');
@@ -184,7 +188,7 @@ describe('the security headers', () => {
     );
     const redirected = await call(handler, consoleEvent('GET /console/keys'));
 
-    for (const res of [refused, redirected]) expect(res.headers).toMatchObject(SECURITY_HEADERS);
+    for (const res of [refused, redirected]) expect(res.headers).toMatchObject(securityHeaders());
   });
 
   it('tell browsers to come back over https only (HSTS) when the console is served over https, not on http', async () => {
@@ -217,7 +221,7 @@ describe('the security headers', () => {
     const res = await call(handler, signedInGet());
 
     expect(res.headers['cache-control']).toBe('public, max-age=60');
-    expect(res.headers['content-security-policy']).toBe(SECURITY_HEADERS['content-security-policy']);
+    expect(res.headers['content-security-policy']).toBe(securityHeaders()['content-security-policy']);
   });
 });
 
@@ -514,7 +518,7 @@ describe('the workspace on status pages, and the 404 of an address no page serve
     expect(statusPage).toHaveBeenCalledWith(
       expect.objectContaining({ status: 404, signedIn: OWNER, orgName: 'Acme' }),
     );
-    expect(res.headers).toMatchObject(SECURITY_HEADERS);
+    expect(res.headers).toMatchObject(securityHeaders());
   });
 
   it('answers the signed-out 404 when the session cannot be read', async () => {
