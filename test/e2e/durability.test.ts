@@ -134,11 +134,18 @@ describe('kill -9 with work in flight and waiting', () => {
       due: `due ${stamp}`,
     };
     // Mastodon takes the status and the answer never comes back (the worker dies waiting for it).
-    await failPlatform('mastodon', { status: 200, pathPattern: '^/api/v1/statuses$', holdAnswerMs: 600_000 });
+    // Both failures meet only this test's posts (their text): other files post on the same fakes.
+    await failPlatform('mastodon', {
+      status: 200,
+      pathPattern: '^/api/v1/statuses$',
+      bodyIncludes: texts.inFlight,
+      holdAnswerMs: 600_000,
+    });
     // X refuses once with 503: the delivery waits out its backoff (5 s and more).
     await failPlatform('x', {
       status: 503,
       pathPattern: '^/2/tweets$',
+      bodyIncludes: texts.backoff,
       body: { title: 'Service Unavailable', detail: 'busy', type: 'about:blank', status: 503 },
     });
     const post = (channel: string, body: string, mode: Json) =>
