@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Org } from '#core/accounts';
 import { capabilitiesOf } from '#core/channel-options';
 import { channelInbox } from '#core/inbox';
 import { ActError, type SignedIn } from '#core/people';
@@ -13,6 +12,7 @@ import {
   CONSOLE_ORIGIN,
   call,
   consoleEvent,
+  consoleOrg,
   formPost,
   mainText,
   ORG,
@@ -46,14 +46,7 @@ const MEMBER = person('member', 3, 'member@example.com');
 const CH = 'ch_01JD0000000000000000000001';
 const CONN = 'conn_01JD0000000000000000000001';
 const SETTINGS = { dangerous_ops: false, approval_required: false, landing_origins: [] };
-const org = (): Org => ({
-  id: ORG,
-  name: 'Acme',
-  plan: 'team',
-  settings: SETTINGS,
-  created_at: '2030-01-01T00:00:00.000Z',
-  updated_at: '2030-01-01T00:00:00.000Z',
-});
+const org = () => consoleOrg(SETTINGS);
 
 const channel = (o: Partial<ChannelView> = {}): ChannelView => ({
   id: CH,

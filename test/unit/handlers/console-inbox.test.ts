@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Org } from '#core/accounts';
 import type { InboxItem } from '#core/inbox';
 import { ActError, type SignedIn } from '#core/people';
 import { handler } from '#handlers/console-inbox';
@@ -8,7 +7,16 @@ import * as cases from '#usecases/console-inbox';
 import * as suggestCases from '#usecases/console-suggest';
 import * as badge from '#usecases/inbox-badge';
 import * as settingsCases from '#usecases/settings';
-import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '../support/console.ts';
+import {
+  call,
+  consoleEvent,
+  consoleOrg,
+  formPost,
+  mainText,
+  ORG,
+  person,
+  sessionOf,
+} from '../support/console.ts';
 
 // The Inbox pages over mocked use cases: what the handler passes them (the session's org, the
 // person, the filters, the form's token), what it renders (escaped; the navigation's count and its
@@ -35,14 +43,7 @@ const CH = 'channel_01JD000000000000000000001';
 const REPLY_TOKEN = 'rpl_01JD0000000000000000000009';
 const SETTINGS = { dangerous_ops: false, approval_required: false, landing_origins: [] };
 
-const org = (): Org => ({
-  id: ORG,
-  name: 'Acme',
-  plan: 'team',
-  settings: SETTINGS,
-  created_at: '2030-01-01T00:00:00.000Z',
-  updated_at: '2030-01-01T00:00:00.000Z',
-});
+const org = () => consoleOrg(SETTINGS);
 
 const CHANNELS = [
   {

@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Org } from '#core/accounts';
 import { ActError, type SignedIn } from '#core/people';
 import { handler } from '#handlers/console-media';
 import { handler as suggestHandler } from '#handlers/console-suggest';
@@ -7,7 +6,16 @@ import * as cases from '#usecases/console-media';
 import * as suggestCases from '#usecases/console-suggest';
 import * as badge from '#usecases/inbox-badge';
 import * as settingsCases from '#usecases/settings';
-import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '../support/console.ts';
+import {
+  call,
+  consoleEvent,
+  consoleOrg,
+  formPost,
+  mainText,
+  ORG,
+  person,
+  sessionOf,
+} from '../support/console.ts';
 
 // The Media pages over mocked use cases: what the handler passes them (the session's org, the
 // person, the page's cursor), what it renders (escaped; the facts of each kind; links only when
@@ -31,14 +39,7 @@ const MEMBER = person('member', 3, 'member@example.com');
 const MEDIA_ID = 'med_01JD0000000000000000000001';
 const SETTINGS = { dangerous_ops: false, approval_required: false, landing_origins: [] };
 
-const org = (): Org => ({
-  id: ORG,
-  name: 'Acme',
-  plan: 'team',
-  settings: SETTINGS,
-  created_at: '2030-01-01T00:00:00.000Z',
-  updated_at: '2030-01-01T00:00:00.000Z',
-});
+const org = () => consoleOrg(SETTINGS);
 
 const asset = (overrides: Partial<cases.MediaAsset> = {}): cases.MediaAsset => ({
   id: MEDIA_ID,

@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Org } from '#core/accounts';
 import { ActError, type SignedIn } from '#core/people';
 import type { PostRecord } from '#core/posts';
 import { handler } from '#handlers/console-posts';
@@ -8,7 +7,16 @@ import type { ApiKeyView } from '#usecases/api-keys';
 import * as approvals from '#usecases/approvals';
 import * as acts from '#usecases/post-acts';
 import * as settingsCases from '#usecases/settings';
-import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '../support/console.ts';
+import {
+  call,
+  consoleEvent,
+  consoleOrg,
+  formPost,
+  mainText,
+  ORG,
+  person,
+  sessionOf,
+} from '../support/console.ts';
 
 // The Posts and Approvals pages over mocked use cases: what the handler passes them (the session's
 // org, the person, the filters, the version and status the page showed), what it renders (escaped;
@@ -46,14 +54,7 @@ const CH = 'channel_01JD000000000000000000001';
 const KEY_ID = 'key_01JD0000000000000000000001';
 const SETTINGS = { dangerous_ops: false, approval_required: true, landing_origins: [] };
 
-const org = (): Org => ({
-  id: ORG,
-  name: 'Acme',
-  plan: 'team',
-  settings: SETTINGS,
-  created_at: '2030-01-01T00:00:00.000Z',
-  updated_at: '2030-01-01T00:00:00.000Z',
-});
+const org = () => consoleOrg(SETTINGS);
 
 const CHANNELS = [
   {

@@ -1,11 +1,19 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Org } from '#core/accounts';
 import { ActError, type SignedIn } from '#core/people';
 import type { DeliveryRecord, PostRecord } from '#core/posts';
 import { handler } from '#handlers/console-posts';
 import * as acts from '#usecases/post-acts';
 import * as settingsCases from '#usecases/settings';
-import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '../support/console.ts';
+import {
+  call,
+  consoleEvent,
+  consoleOrg,
+  formPost,
+  mainText,
+  ORG,
+  person,
+  sessionOf,
+} from '../support/console.ts';
 
 // The post page's Unpublish… over mocked use cases: shown to owners and admins while something is
 // published on a platform that can remove it (disabled, saying why, while Dangerous AI operations
@@ -31,14 +39,7 @@ const POST_ID = 'post_01JD0000000000000000000007';
 const MASTODON = 'channel_01JD000000000000000000001';
 const INSTAGRAM = 'channel_01JD000000000000000000002';
 const SETTINGS = { dangerous_ops: true, approval_required: false, landing_origins: [] };
-const org = (): Org => ({
-  id: ORG,
-  name: 'Acme',
-  plan: 'team',
-  settings: SETTINGS,
-  created_at: '2030-01-01T00:00:00.000Z',
-  updated_at: '2030-01-01T00:00:00.000Z',
-});
+const org = () => consoleOrg(SETTINGS);
 const channel = (id: string, platform: 'mastodon' | 'instagram', handle: string) => ({
   id,
   platform,

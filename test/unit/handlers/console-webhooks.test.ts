@@ -1,5 +1,4 @@
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Org } from '#core/accounts';
 import { ActError, type SignedIn } from '#core/people';
 import { handler } from '#handlers/console-webhooks';
 import type { HttpResult } from '#shared/envelope';
@@ -7,7 +6,16 @@ import * as sessions from '#usecases/console-sessions';
 import type { EndpointDetail, EndpointListItem } from '#usecases/console-webhooks';
 import * as cases from '#usecases/console-webhooks';
 import * as settingsCases from '#usecases/settings';
-import { call, consoleEvent, formPost, mainText, ORG, person, sessionOf } from '../support/console.ts';
+import {
+  call,
+  consoleEvent,
+  consoleOrg,
+  formPost,
+  mainText,
+  ORG,
+  person,
+  sessionOf,
+} from '../support/console.ts';
 
 // The webhooks page's handler over mocked use cases: what it passes them (the session's org, the
 // person as actor, the form's fields and version), what it renders (escaped; a secret only on the
@@ -37,14 +45,7 @@ const ADMIN = person('admin', 2, 'admin@example.com');
 const MEMBER = person('member', 3, 'member@example.com');
 const ID = 'webhook_01JD0000000000000000000001';
 const SETTINGS = { dangerous_ops: false, approval_required: false, landing_origins: [] };
-const org = (): Org => ({
-  id: ORG,
-  name: 'Acme',
-  plan: 'team',
-  settings: SETTINGS,
-  created_at: '2030-01-01T00:00:00.000Z',
-  updated_at: '2030-01-01T00:00:00.000Z',
-});
+const org = () => consoleOrg(SETTINGS);
 
 const endpoint = (patch: Partial<EndpointListItem> = {}): EndpointListItem => ({
   id: ID,

@@ -1,8 +1,9 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import type { Role, User } from '#core/accounts';
+import type { Org, OrgSettings, Role, User } from '#core/accounts';
 import type { SignedIn } from '#core/people';
 import type { HttpResult } from '#shared/envelope';
 import { lambdaContext } from '../../../bin/local/front-door.ts';
+import { org } from './fixtures.ts';
 
 // Console fixtures: API Gateway v2 events for console routes (cookies in `event.cookies`, as the
 // gateway sends them), people signed in, and readers of the answers.
@@ -11,6 +12,10 @@ export const CONSOLE_DOMAIN = 'console.unit';
 export const CONSOLE_ORIGIN = `https://${CONSOLE_DOMAIN}`;
 export const SESSION_COOKIE = '__Host-herald_session';
 export const ORG = 'org_01JD0000000000000000000001';
+
+/** The console tests' workspace: ORG on the team plan, with `settings` over the defaults. */
+export const consoleOrg = (settings: Partial<OrgSettings> = {}): Org =>
+  org({ landing_origins: [], ...settings }, ORG);
 
 export interface ConsoleEventOptions {
   params?: Record<string, string>;
