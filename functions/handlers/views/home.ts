@@ -208,6 +208,11 @@ function cards(role: Role): SafeHtml {
       text: 'Every post, its schedule and how each channel took it.',
     },
     {
+      href: `${CONSOLE_PATH}/media`,
+      title: 'Media',
+      text: 'The files posts use, their facts and previews, alt text suggestions.',
+    },
+    {
       href: `${CONSOLE_PATH}/webhooks`,
       title: 'Webhooks',
       text: 'Endpoints, their delivery log, the failure ladder.',
