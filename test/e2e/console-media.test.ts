@@ -62,7 +62,11 @@ describe('the console’s media library', { timeout: 120_000 }, () => {
     const { page } = t.member;
     await page.goto(at('/console'));
     await page.getByText('Menu', { exact: true }).click();
-    await page.getByRole('link', { name: 'Media', exact: true }).click();
+    // The menu's link (the overview's Manage cards link the library too).
+    await page
+      .getByRole('navigation', { name: 'Console' })
+      .getByRole('link', { name: 'Media', exact: true })
+      .click();
     await page.waitForURL((u) => u.pathname === '/console/media');
     expect(await textOf(page.locator('#media'))).toContain('launch-banner.png');
     await checkPage(page);
