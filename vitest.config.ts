@@ -54,9 +54,9 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
-          // Mostly waiting on the local stack (and the crash tests on a visibility timeout), so two
-          // files at a time even on two cores: the suite stays under ten minutes.
-          maxWorkers: 2,
+          // Mostly waiting on the local stack (and the crash tests on a visibility timeout), so
+          // three files at a time even on two cores: the suite stays under fifteen minutes.
+          maxWorkers: 3,
           sequence: { groupOrder: 1 },
           globalSetup: ['test/e2e/global-setup.ts'],
           // Generous: a test's budget covers its setup (the admin CLI, a workspace) and its waits on
