@@ -15,7 +15,7 @@ import { errorSummary, type FieldError, refusal, textArea } from './forms.ts';
 import { platformName } from './home.ts';
 import { type Frame, layout, live, when } from './layout.ts';
 import { postPath, safeLink } from './posts.ts';
-import { dataTable } from './table.ts';
+import { dataTable, tagOf } from './table.ts';
 
 // The inbox: the comments, mentions and direct messages that came back to the workspace's channels,
 // newest first, filtered by channel, kind and status in a GET form and paged by the API's cursor;
@@ -48,7 +48,7 @@ const STAGES: Record<ReplyStage, { label: string; tag: string }> = {
   failed: { label: 'Failed', tag: 'tag--red' },
 };
 
-const statusTag = (s: InboxStatus) => html`<span class="tag ${STATUS[s].tag}">${STATUS[s].label}</span>`;
+const statusTag = (s: InboxStatus) => tagOf(STATUS, s);
 
 /** The item's text in a line (the list, the conversation). */
 const excerpt = (text: string, max = 140) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
@@ -304,9 +304,8 @@ ${
 function replies(i: InboxItem, platform: string): SafeHtml {
   if (!i.replies.length) return html`<p class="muted">No reply yet.</p>`;
   return html`<ol class="parts">${i.replies.map((r) => {
-    const stage = STAGES[r.stage] ?? { label: r.stage, tag: '' };
     return html`<li><p>${r.text}</p>
-<p><span class="tag ${stage.tag}">${stage.label}</span> <span class="muted">${when(r.created_at)}</span>${
+<p>${tagOf(STAGES, r.stage)} <span class="muted">${when(r.created_at)}</span>${
       r.stage === 'sent' && r.url ? html` · ${safeLink(r.url, html`See it on ${platform}`)}` : ''
     }</p>${r.error && html`<p><strong>Not sent</strong>: ${r.error.message}</p>`}</li>`;
   })}</ol>`;

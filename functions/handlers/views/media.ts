@@ -7,7 +7,7 @@ import type { AltTextSuggestion } from '#usecases/console-suggest';
 import { refusal, textArea } from './forms.ts';
 import { type Frame, layout, when } from './layout.ts';
 import { safeLink } from './posts.ts';
-import { dataTable, idCode } from './table.ts';
+import { dataTable, idCode, tagOf } from './table.ts';
 
 // The media library: the workspace's uploaded and imported files, newest first, paged by the API's
 // cursor; an asset's facts (kind, type, size, dimensions, duration or pages, status or why it
@@ -33,10 +33,7 @@ const STATUS: Record<MediaStatus, { label: string; tag: string }> = {
   failed: { label: 'Failed', tag: 'tag--red' },
 };
 
-const statusTag = (s: MediaStatus) => {
-  const st = STATUS[s] ?? { label: s, tag: '' };
-  return html`<span class="tag ${st.tag}">${st.label}</span>`;
-};
+const statusTag = (s: MediaStatus) => tagOf(STATUS, s);
 
 /** A size for people: bytes below a kilobyte, else KB or MB to one decimal (1 KB = 1,000 bytes). */
 export function sizeOf(bytes: number): string {

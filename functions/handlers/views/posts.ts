@@ -9,7 +9,7 @@ import type { PostDetails, PostList } from '#usecases/post-acts';
 import { errorSummary, type FieldError, textArea } from './forms.ts';
 import { platformName } from './home.ts';
 import { type Frame, layout, live, when } from './layout.ts';
-import { dataTable } from './table.ts';
+import { dataTable, tagOf } from './table.ts';
 
 // Posts: the list (filters by status and channel in a GET form, paged by the API's cursor), a post
 // with its variants, schedule and per-channel outcome, and the acts of owners and admins: approve,
@@ -49,8 +49,7 @@ const STAGES: Record<string, { label: string; tag: string }> = {
   removed: { label: 'Removed', tag: 'tag--grey' },
 };
 
-export const statusTag = (s: PostStatus) =>
-  html`<span class="tag ${STATUS[s]?.tag ?? ''}">${STATUS[s]?.label ?? s}</span>`;
+export const statusTag = (s: PostStatus) => tagOf(STATUS, s);
 
 type Channel = PostList['channels'][number];
 
@@ -239,7 +238,7 @@ function deliveries(p: PostRecord, channels: readonly Channel[]): SafeHtml {
     columns: [{ label: 'Channel' }, { label: 'Stage' }, { label: 'Attempts' }, { label: 'Outcome' }],
     rows: rows.map(({ v, d }) => [
       channelName(channels, v.channel_id),
-      html`<span class="tag ${STAGES[d.stage]?.tag ?? ''}">${STAGES[d.stage]?.label ?? d.stage}</span>`,
+      tagOf(STAGES, d.stage),
       String(d.attempts),
       d.stage === 'published'
         ? html`${d.url ? safeLink(d.url, html`See it on ${platformName(channelPlatform(channels, v.channel_id))}`) : html`<span class="muted">Published (the platform gave no link)</span>`} <span class="muted">${when(d.updated_at)}</span>`
@@ -352,8 +351,7 @@ function mediaList(media: PostRecord['variants'][number]['media']): SafeHtml {
 /** A thread item's or first comment's own outcome, once its delivery has one. */
 function partOutcome(part: PartRecord | undefined, platform: string): SafeHtml {
   if (!part) return html``;
-  const stage = STAGES[part.stage];
-  return html`<p><span class="tag ${stage?.tag ?? ''}">${stage?.label ?? part.stage}</span> ${
+  return html`<p>${tagOf(STAGES, part.stage)} ${
     part.stage === 'published' && part.url
       ? safeLink(part.url, html`See it on ${platform}`)
       : part.error

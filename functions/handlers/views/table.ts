@@ -49,3 +49,12 @@ export function idCode(id: string): SafeHtml {
     ? html`<code class="id">${id}</code>`
     : html`<code class="id" title="${id}">${id.slice(0, 16)}…</code>`;
 }
+
+/** How a status or stage is shown: its label, and the tag's colour class ('' for the default). */
+export type TagStyles = Readonly<Record<string, { label: string; tag: string } | undefined>>;
+
+/** A status or stage as a coloured tag; one the table does not know is shown as it is. */
+export function tagOf(styles: TagStyles, key: string): SafeHtml {
+  const st = styles[key];
+  return html`<span class="tag ${st?.tag ?? ''}">${st?.label ?? key}</span>`;
+}
