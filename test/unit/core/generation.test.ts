@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { LIMITS } from '#core/constants';
 import {
-  type ChannelFacts,
   creditsOf,
   estimateTokens,
   finishSuggestions,
   fitText,
   GenerationAnswerError,
-  type GenerationFacts,
   IMAGE_TOKEN_ALLOWANCE,
   type InboxFacts,
   MAX_OUTPUT_TOKENS,
@@ -22,27 +20,12 @@ import {
 } from '#core/generation';
 import { rulesGenerate } from '#core/generation-rules';
 import { replyTextErrors } from '#core/inbox-reply-rules';
-import {
-  CAPABILITIES,
-  checkVariant,
-  graphemes,
-  PLATFORM_RULES,
-  PLATFORMS,
-  type Platform,
-} from '#core/platforms';
+import { CAPABILITIES, graphemes, PLATFORM_RULES, PLATFORMS, type Platform } from '#core/platforms';
 import { CreateGenerationBody, type CreateGenerationInput } from '#core/requests';
+import { bodyErrors, channelOf, channels, facts, id } from './generation-facts.ts';
 
 // AI generation's pure core: whatever a model writes, a suggestion comes back passing the checks
 // createPost (checkVariant) and replyToInboxItem (replyTextErrors) apply, cut where a reader expects.
-
-const id = (prefix: string, n: number) => `${prefix}_01JD${String(n).padStart(22, '0')}`;
-const channels: ChannelFacts[] = PLATFORMS.map((platform, i) => ({
-  id: id('ch', i),
-  platform,
-  handle: `@herald-${platform}`,
-}));
-const channelOf = (p: Platform) => channels.find((c) => c.platform === p) as ChannelFacts;
-const facts: GenerationFacts = { channels, image: null, item: null };
 
 const SENTENCES = [
   'Herald ships a new calendar view today.',
@@ -57,8 +40,6 @@ const longText = (chars: number) => {
   return out.trim();
 };
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
-const bodyErrors = (p: Platform, body: string) =>
-  checkVariant(p, { body }, '').filter((e) => e.pointer === '/body');
 
 describe('CreateGenerationBody', () => {
   const parse = (body: unknown) => CreateGenerationBody().safeParse(body);
