@@ -3,16 +3,8 @@ import { bedrockClient } from './bedrock.ts';
 import type { ModelClient } from './model-port.ts';
 import { openAiCompatibleClient } from './openai-compatible.ts';
 
-export {
-  deadlineOf,
-  isAbort,
-  type ModelAnswer,
-  ModelAnswerError,
-  type ModelClient,
-  ModelError,
-  type ModelErrorKind,
-  type ModelRequest,
-} from './model-port.ts';
+// Callers import the port's types and errors from here, with the engine.
+export * from './model-port.ts';
 
 // The deployment's engine: the environment (its settings put HERALD_AI_* there) names Bedrock or an
 // OpenAI-compatible endpoint; with none configured the use case runs the rule-based engine instead.
